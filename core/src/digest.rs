@@ -1,0 +1,74 @@
+//! Content hashes: the board digest and chunk hashes (SHA-256), and the stable 64-bit hash
+//! (FNV-1a) that partitions players and places chunk boundaries.
+
+use core::fmt;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+use crate::rules::ScoreMode;
+
+/// A SHA-256 digest: of a whole board's ranked entries, or of one snapshot chunk.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct BoardDigest(pub [u8; 32]);
+
+/// A chunk's content hash: the SHA-256 of its encoded bytes.
+pub type ChunkHash = BoardDigest;
+
+impl BoardDigest {
+    /// The SHA-256 of `bytes`.
+    pub fn of(bytes: &[u8]) -> BoardDigest {
+        BoardDigest(Sha256::digest(bytes).into())
+    }
+}
+
+impl fmt::Display for BoardDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for BoardDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BoardDigest({self})")
+    }
+}
+
+/// Feeds ranked entries, in rank order, into a board digest.
+pub(crate) struct DigestWriter(Sha256);
+
+impl DigestWriter {
+    pub(crate) fn new(mode: ScoreMode) -> DigestWriter {
+        let mut hasher = Sha256::new();
+        hasher.update(b"standings-board-digest-v1\0");
+        hasher.update(mode.as_str().as_bytes());
+        hasher.update([0]);
+        DigestWriter(hasher)
+    }
+
+    /// One entry: a length-prefixed player id, then value and time, little-endian.
+    pub(crate) fn entry(&mut self, player: &str, value: i64, achieved_at: i64) {
+        self.0.update((player.len() as u32).to_le_bytes());
+        self.0.update(player.as_bytes());
+        self.0.update(value.to_le_bytes());
+        self.0.update(achieved_at.to_le_bytes());
+    }
+
+    pub(crate) fn finish(self) -> BoardDigest {
+        BoardDigest(self.0.finalize().into())
+    }
+}
+
+/// FNV-1a, 64 bits: stable across platforms and versions, which the snapshot format relies on
+/// to partition players and to place chunk boundaries. Not for adversarial inputs.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}

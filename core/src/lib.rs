@@ -1,0 +1,45 @@
+//! The Standings ranking core.
+//!
+//! Board rules, the total tie-break order, the ranked index, deltas and the versioned snapshot
+//! format, with no IO, no clock and no randomness: times and ids come in as arguments, and the
+//! same events in any order give the same board, byte for byte. It builds without `std` (for
+//! `wasm32-unknown-unknown`) and is shared by the origin service, the edge worker and the
+//! browser package.
+//!
+//! The entry point is [`Board`]: [`Board::apply`] a [`ScoreEvent`], get an [`Applied`] back
+//! (nothing, or a [`Delta`] with the new `board_version`), and query it with [`Board::top`],
+//! [`Board::player_rank`], [`Board::nearby`] and [`Board::rank_among`]. [`Snapshot`] ships a
+//! board; [`ClientView`] follows one by deltas.
+//!
+//! Event id uniqueness is the caller's duty: the core cannot tell a retried event from a new
+//! one, so the origin enforces uniqueness durably before an event reaches a board.
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod board;
+mod client;
+mod digest;
+mod error;
+mod event;
+mod index;
+mod interner;
+mod rules;
+mod snapshot;
+mod tree;
+
+pub use board::{Applied, Board, Cursor, Delta, FriendEntry, FriendsBoard, Page, PlayerRank};
+pub use client::ClientView;
+pub use digest::{BoardDigest, ChunkHash};
+pub use error::{ApplyError, CapacityError, DecodeError, DeltaError, IdError, QueryError};
+pub use event::{EventId, MAX_ID_BYTES, PlayerId, ScoreEvent, check_id};
+pub use index::{MemoryUsage, RankedEntry, RankedIndex, ValueRanks};
+pub use interner::MemberId;
+pub use rules::{BoardId, BoardRules, ScoreMode, Standing};
+pub use snapshot::{
+    ChunkingOptions, LookupChunk, LookupChunkRef, Manifest, RankChunk, RankChunkRef, SNAPSHOT_FORMAT_VERSION,
+    Snapshot, SnapshotEntry,
+};
