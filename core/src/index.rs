@@ -219,6 +219,7 @@ impl RankedIndex {
                 .then(a.time.cmp(&b.time))
                 .then_with(|| names.get(a.member).as_bytes().cmp(names.get(b.member).as_bytes()))
         });
+        self.names.shrink_to_fit();
         self.tree.bulk_load(&keys, self.names.len());
         Ok(())
     }

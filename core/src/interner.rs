@@ -50,12 +50,9 @@ impl Interner {
     /// The bytes of member `m`. O(1). Panics if `m` was never interned (an internal bug).
     #[inline]
     pub(crate) fn get(&self, m: MemberId) -> &str {
-        let m = m as usize;
-        let start = if m == 0 { 0 } else { self.ends[m - 1] as usize };
-        let end = self.ends[m] as usize;
         // Only `&str` values are ever interned, and each is stored whole, so every slice between
         // two ends is valid UTF-8.
-        match core::str::from_utf8(&self.arena[start..end]) {
+        match core::str::from_utf8(member_bytes(&self.arena, &self.ends, m)) {
             Ok(s) => s,
             Err(_) => unreachable_utf8(),
         }
@@ -93,12 +90,21 @@ impl Interner {
             table,
             hasher,
         } = self;
-        table.insert_unique(hash, m, |&other| {
-            let other = other as usize;
-            let start = if other == 0 { 0 } else { ends[other - 1] as usize };
-            hasher.hash_one(&arena[start..ends[other] as usize])
-        });
+        table.insert_unique(hash, m, |&other| hasher.hash_one(member_bytes(arena, ends, other)));
         Ok(m)
+    }
+
+    /// Releases spare capacity after a bulk load, when no more growth is expected soon.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.arena.shrink_to_fit();
+        self.ends.shrink_to_fit();
+        let Interner {
+            arena,
+            ends,
+            table,
+            hasher,
+        } = self;
+        table.shrink_to_fit(|&other| hasher.hash_one(member_bytes(arena, ends, other)));
     }
 
     /// Bytes held: the id strings themselves, and the bookkeeping around them.
@@ -108,6 +114,14 @@ impl Interner {
             + self.table.capacity() * (core::mem::size_of::<MemberId>() + 1);
         (strings, bookkeeping)
     }
+}
+
+/// The bytes of member `m` in the arena. O(1).
+#[inline]
+fn member_bytes<'a>(arena: &'a [u8], ends: &[u32], m: MemberId) -> &'a [u8] {
+    let m = m as usize;
+    let start = if m == 0 { 0 } else { ends[m - 1] as usize };
+    &arena[start..ends[m] as usize]
 }
 
 #[cold]

@@ -288,8 +288,8 @@ enum NodeRef {
 /// The order-statistic B+tree. See the module documentation for its layout.
 #[derive(Clone)]
 pub(crate) struct Tree {
-    leaves: Vec<Leaf>,
-    inners: Vec<Inner>,
+    leaves: Arena<Leaf>,
+    inners: Arena<Inner>,
     free_leaves: Vec<u32>,
     free_inners: Vec<u32>,
     root: NodeRef,
@@ -301,8 +301,8 @@ pub(crate) struct Tree {
 impl Default for Tree {
     fn default() -> Self {
         Tree {
-            leaves: alloc::vec![Leaf::empty(NIL)],
-            inners: Vec::new(),
+            leaves: Arena::with_first(Leaf::empty(NIL)),
+            inners: Arena::default(),
             free_leaves: Vec::new(),
             free_inners: Vec::new(),
             root: NodeRef::Leaf(0),
@@ -899,8 +899,7 @@ impl Tree {
         if keys.is_empty() {
             return;
         }
-        self.leaves.clear();
-        self.leaves.reserve(keys.len().div_ceil(BULK_FILL));
+        self.leaves = Arena::default();
         let mut level: Vec<NodeRef> = Vec::new();
         for (i, chunk) in keys.chunks(BULK_FILL).enumerate() {
             let mut leaf = Leaf::empty(NIL);
@@ -940,8 +939,7 @@ impl Tree {
 
     /// Bytes held by the tree and its locator, counting allocated capacity.
     pub(crate) fn memory(&self) -> usize {
-        self.leaves.capacity() * core::mem::size_of::<Leaf>()
-            + self.inners.capacity() * core::mem::size_of::<Inner>()
+        self.leaves.memory() + self.inners.memory()
             + (self.free_leaves.capacity() + self.free_inners.capacity() + self.locator.capacity())
                 * core::mem::size_of::<u32>()
     }
@@ -1045,5 +1043,68 @@ impl NodeRef {
         match self {
             NodeRef::Leaf(id) | NodeRef::Inner(id) => id,
         }
+    }
+}
+
+/// Node storage in fixed-size blocks, so that growing never copies the nodes or doubles the
+/// memory the way one big `Vec` does: a board of 10 million members grows by 1,024 nodes at a
+/// time. Indexing costs one extra load from the small block table, which stays in cache.
+#[derive(Clone)]
+struct Arena<T> {
+    blocks: Vec<Vec<T>>,
+    len: usize,
+}
+
+const ARENA_SHIFT: u32 = 10;
+const ARENA_BLOCK: usize = 1 << ARENA_SHIFT;
+
+impl<T> Default for Arena<T> {
+    fn default() -> Self {
+        Arena {
+            blocks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Arena<T> {
+    fn with_first(first: T) -> Arena<T> {
+        let mut arena = Arena::default();
+        arena.push(first);
+        arena
+    }
+
+    fn push(&mut self, value: T) {
+        if self.len % ARENA_BLOCK == 0 {
+            self.blocks.push(Vec::with_capacity(ARENA_BLOCK));
+        }
+        let block = self.blocks.len() - 1;
+        self.blocks[block].push(value);
+        self.len += 1;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn memory(&self) -> usize {
+        self.blocks.len() * ARENA_BLOCK * core::mem::size_of::<T>()
+            + self.blocks.capacity() * core::mem::size_of::<Vec<T>>()
+    }
+}
+
+impl<T> core::ops::Index<usize> for Arena<T> {
+    type Output = T;
+
+    #[inline]
+    fn index(&self, i: usize) -> &T {
+        &self.blocks[i >> ARENA_SHIFT][i & (ARENA_BLOCK - 1)]
+    }
+}
+
+impl<T> core::ops::IndexMut<usize> for Arena<T> {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.blocks[i >> ARENA_SHIFT][i & (ARENA_BLOCK - 1)]
     }
 }
