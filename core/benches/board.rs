@@ -1,1 +1,94 @@
-fn main() {}
+//! Board-level throughput: applying events (events/s), loading a board from aggregates (what a
+//! rebuild does), and building a snapshot, at 1 and 10 million members.
+//!
+//! `cargo bench -p standings-core --bench board` (`STANDINGS_BENCH_MEMBERS=1000000,10000000`
+//! is the default list).
+
+mod common;
+
+use std::hint::black_box;
+
+use common::{Rng, criterion, player_id};
+use criterion::Throughput;
+use standings_core::{Board, BoardRules, ScoreEvent, ScoreMode, Snapshot, Standing};
+
+fn main() {
+    let sizes = match std::env::var("STANDINGS_BENCH_MEMBERS") {
+        Ok(_) => common::members_from_env(0),
+        Err(_) => vec![1_000_000, 10_000_000],
+    };
+    for n in sizes {
+        run(n);
+    }
+}
+
+fn run(n: usize) {
+    let mut rng = Rng(11);
+    let players: Vec<String> = (0..n as u64).map(player_id).collect();
+    let standings: Vec<Standing> = (0..n).map(|_| rng.skewed_standing()).collect();
+    let aggregates = || players.iter().zip(&standings).map(|(p, s)| (p.as_str(), *s, ""));
+
+    // Events for random existing players (and a few new ones), with fresh skewed values.
+    let events: Vec<ScoreEvent> = (0..1 << 17)
+        .map(|i| {
+            let player = if i % 16 == 0 {
+                player_id(n as u64 + i)
+            } else {
+                players[(rng.next_u64() % n as u64) as usize].clone()
+            };
+            let s = rng.skewed_standing();
+            ScoreEvent::new(&format!("bench-{i}"), &player, s.value, s.achieved_at).expect("valid")
+        })
+        .collect();
+
+    let mut c = criterion();
+    {
+        let mut group = c.benchmark_group(format!("load_from_aggregates/{n}"));
+        group.sample_size(10);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function("highest", |b| {
+            b.iter(|| {
+                black_box(Board::from_aggregates(
+                    BoardRules::new(ScoreMode::Highest),
+                    0,
+                    aggregates(),
+                ))
+            })
+        });
+        group.finish();
+    }
+    for mode in [ScoreMode::Highest, ScoreMode::Cumulative] {
+        let mut board = Board::from_aggregates(BoardRules::new(mode), 0, aggregates()).expect("fits");
+        let mut group = c.benchmark_group(format!("apply/{n}"));
+        group.throughput(Throughput::Elements(1));
+        let mut i = 0;
+        group.bench_function(mode.as_str(), |b| {
+            b.iter(|| {
+                i = (i + 1) & ((1 << 17) - 1);
+                black_box(board.apply(&events[i]).is_ok())
+            })
+        });
+        group.finish();
+    }
+    {
+        let board =
+            Board::from_aggregates(BoardRules::new(ScoreMode::Highest), 0, aggregates()).expect("fits");
+        let mut group = c.benchmark_group(format!("snapshot_build/{n}"));
+        group.sample_size(10);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function("highest", |b| {
+            b.iter(|| black_box(Snapshot::build(&board).rank_chunks.len()))
+        });
+        group.finish();
+        let snapshot = Snapshot::build(&board);
+        let chunk_bytes: usize = snapshot.rank_chunks.iter().map(Vec::len).sum();
+        let lookup_bytes: usize = snapshot.lookup_chunks.iter().map(Vec::len).sum();
+        println!(
+            "snapshot of {n}: manifest {} bytes, {} rank chunks ({chunk_bytes} bytes), {} lookup chunks ({lookup_bytes} bytes)",
+            snapshot.manifest_bytes.len(),
+            snapshot.rank_chunks.len(),
+            snapshot.lookup_chunks.len(),
+        );
+    }
+    c.final_summary();
+}

@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::hint::black_box;
 
 use common::{Rng, criterion, members_from_env, player_id, rss_bytes};
-use criterion::BenchmarkId;
 use standings_core::{MemberId, RankedIndex, ScoreMode, Standing};
 
 /// The key both comparison structures sort: the order key (NOT of the value, so ascending is
@@ -40,9 +39,16 @@ fn run(n: usize) {
     ours.load(players.iter().map(String::as_str).zip(standings.iter().copied()))
         .expect("fits");
     let ours_rss = rss_bytes() - rss;
-    let members: Vec<MemberId> = players.iter().map(|p| ours.member(p).expect("interned")).collect();
+    let members: Vec<MemberId> = players
+        .iter()
+        .map(|p| ours.member(p).expect("interned"))
+        .collect();
 
-    let mut peer_keys: Vec<PeerKey> = members.iter().zip(&standings).map(|(&m, &s)| peer_key(m, s)).collect();
+    let mut peer_keys: Vec<PeerKey> = members
+        .iter()
+        .zip(&standings)
+        .map(|(&m, &s)| peer_key(m, s))
+        .collect();
     let rss = rss_bytes();
     let mut iset: indexset::BTreeSet<PeerKey> = indexset::BTreeSet::new();
     for k in &peer_keys {
@@ -53,10 +59,17 @@ fn run(n: usize) {
     let mut std_set: std::collections::BTreeSet<PeerKey> = peer_keys.iter().copied().collect();
     let std_rss = rss_bytes() - rss;
     // For "rank by player id" the peers need a map from id to key; the core interns ids itself.
-    let by_id: HashMap<&str, u32> = players.iter().map(String::as_str).zip(members.iter().copied()).collect();
+    let by_id: HashMap<&str, u32> = players
+        .iter()
+        .map(String::as_str)
+        .zip(members.iter().copied())
+        .collect();
 
     let memory = ours.memory();
-    println!("== {n} members, {string_bytes} bytes of player ids ({:.1} per member) ==", string_bytes as f64 / n as f64);
+    println!(
+        "== {n} members, {string_bytes} bytes of player ids ({:.1} per member) ==",
+        string_bytes as f64 / n as f64
+    );
     println!(
         "memory standings (computed): index {:.1} B/member, interner {:.1} B/member, id strings {:.1} B/member",
         memory.index_bytes as f64 / n as f64,
@@ -72,7 +85,9 @@ fn run(n: usize) {
     );
 
     // The same random members for every structure, in the same order.
-    let queries: Vec<u32> = (0..1 << 16).map(|_| members[(rng.next_u64() % n as u64) as usize]).collect();
+    let queries: Vec<u32> = (0..1 << 16)
+        .map(|_| members[(rng.next_u64() % n as u64) as usize])
+        .collect();
     let updates: Vec<Standing> = (0..1 << 16).map(|_| rng.skewed_standing()).collect();
     let mut c = criterion();
 

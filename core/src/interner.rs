@@ -90,7 +90,9 @@ impl Interner {
             table,
             hasher,
         } = self;
-        table.insert_unique(hash, m, |&other| hasher.hash_one(member_bytes(arena, ends, other)));
+        table.insert_unique(hash, m, |&other| {
+            hasher.hash_one(member_bytes(arena, ends, other))
+        });
         Ok(m)
     }
 

@@ -939,7 +939,8 @@ impl Tree {
 
     /// Bytes held by the tree and its locator, counting allocated capacity.
     pub(crate) fn memory(&self) -> usize {
-        self.leaves.memory() + self.inners.memory()
+        self.leaves.memory()
+            + self.inners.memory()
             + (self.free_leaves.capacity() + self.free_inners.capacity() + self.locator.capacity())
                 * core::mem::size_of::<u32>()
     }
@@ -1075,7 +1076,7 @@ impl<T> Arena<T> {
     }
 
     fn push(&mut self, value: T) {
-        if self.len % ARENA_BLOCK == 0 {
+        if self.len.is_multiple_of(ARENA_BLOCK) {
             self.blocks.push(Vec::with_capacity(ARENA_BLOCK));
         }
         let block = self.blocks.len() - 1;

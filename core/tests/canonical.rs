@@ -65,7 +65,10 @@ fn canonical_board_ranks_in_total_order() {
     assert_eq!(chloe.dense_rank, 2);
     let dev = board.player_rank("p-dev").unwrap();
     assert_eq!((dev.entry.rank, dev.competition_rank, dev.dense_rank), (4, 4, 3));
-    assert_eq!(dev.percentile, 40.0, "Dev's 9,100 is no better than 2 of 5 values");
+    assert_eq!(
+        dev.percentile, 40.0,
+        "Dev's 9,100 is no better than 2 of 5 values"
+    );
     assert_eq!(board.player_rank("p-ava").unwrap().percentile, 100.0);
     assert!(board.player_rank("p-nobody").is_none());
 }
@@ -88,17 +91,33 @@ fn arrival_order_does_not_matter() {
 #[test]
 fn a_better_score_moves_up_and_a_lower_late_one_is_a_no_op() {
     let mut board = canonical_board();
-    let applied = board.apply(&event("evt-101", "p-dev", 9_700, T0 + 10_000)).unwrap();
+    let applied = board
+        .apply(&event("evt-101", "p-dev", 9_700, T0 + 10_000))
+        .unwrap();
     let Applied::Changed(delta) = applied else {
         panic!("expected a change")
     };
     assert_eq!(delta.board_version, 6);
-    assert_eq!(delta.before, Some(Standing { value: 9_100, achieved_at: T0 + 3_000 }));
-    assert_eq!(delta.after, Some(Standing { value: 9_700, achieved_at: T0 + 10_000 }));
+    assert_eq!(
+        delta.before,
+        Some(Standing {
+            value: 9_100,
+            achieved_at: T0 + 3_000
+        })
+    );
+    assert_eq!(
+        delta.after,
+        Some(Standing {
+            value: 9_700,
+            achieved_at: T0 + 10_000
+        })
+    );
     assert_eq!(board.player_rank("p-dev").unwrap().entry.rank, 2);
     assert_eq!(players(&board), ["p-ava", "p-dev", "p-ben", "p-chloe", "p-eli"]);
 
-    let late = board.apply(&event("evt-102", "p-dev", 9_200, T0 + 5_000)).unwrap();
+    let late = board
+        .apply(&event("evt-102", "p-dev", 9_200, T0 + 5_000))
+        .unwrap();
     assert_eq!(late, Applied::Unchanged);
     assert_eq!(board.version(), 6, "a no-op never bumps the version");
     assert_eq!(board.player_rank("p-dev").unwrap().entry.value, 9_700);
@@ -133,7 +152,11 @@ fn friends_rank_among_themselves() {
         .map(|e| (e.rank, e.global_rank, e.player))
         .collect();
     assert_eq!(ranked, [(1, 2, "p-ben"), (2, 4, "p-dev"), (3, 5, "p-eli")]);
-    assert_eq!(friends.unranked, ["p-zoe"], "no made-up rank for a player with no score");
+    assert_eq!(
+        friends.unranked,
+        ["p-zoe"],
+        "no made-up rank for a player with no score"
+    );
     assert_eq!(friends.board_version, 5);
 }
 
@@ -150,7 +173,7 @@ fn invalidation_recomputes_from_the_remaining_events() {
     assert!(board.player_rank("p-ava").is_none());
     assert_eq!(players(&board), ["p-ben", "p-chloe", "p-dev", "p-eli"]);
 
-    let dev_events = vec![
+    let dev_events = [
         event("evt-4", "p-dev", 9_100, T0 + 3_000),
         event("evt-101", "p-dev", 9_700, T0 + 10_000),
     ];
@@ -163,7 +186,10 @@ fn invalidation_recomputes_from_the_remaining_events() {
     assert_eq!((dev_rank.entry.value, dev_rank.entry.rank), (9_100, 3));
     // Recomputing to the same aggregate is a no-op.
     let version = board.version();
-    assert_eq!(board.recompute_player(&dev, &dev_events[..1]).unwrap(), Applied::Unchanged);
+    assert_eq!(
+        board.recompute_player(&dev, &dev_events[..1]).unwrap(),
+        Applied::Unchanged
+    );
     assert_eq!(board.version(), version);
 }
 
@@ -177,7 +203,9 @@ fn cumulative_sums_events() {
     assert_eq!((ava.entry.value, ava.entry.achieved_at), (150, T0 + 5_000));
     // Invalidating one event drops the total by exactly that event.
     let remaining = [event("c2", "p-ava", 50, T0)];
-    board.recompute_player(&PlayerId::new("p-ava").unwrap(), &remaining).unwrap();
+    board
+        .recompute_player(&PlayerId::new("p-ava").unwrap(), &remaining)
+        .unwrap();
     assert_eq!(board.player_rank("p-ava").unwrap().entry.value, 50);
     // A total that would overflow is refused and changes nothing.
     let version = board.version();
@@ -193,7 +221,10 @@ fn fastest_ranks_ascending_and_keeps_the_best_time() {
     board.apply(&event("f1", "p-ava", 64_000, T0)).unwrap();
     board.apply(&event("f2", "p-ben", 61_200, T0 + 1_000)).unwrap();
     assert_eq!(players(&board), ["p-ben", "p-ava"]);
-    assert_eq!(board.apply(&event("f3", "p-ben", 62_000, T0 + 2_000)).unwrap(), Applied::Unchanged);
+    assert_eq!(
+        board.apply(&event("f3", "p-ben", 62_000, T0 + 2_000)).unwrap(),
+        Applied::Unchanged
+    );
     assert_eq!(board.player_rank("p-ben").unwrap().entry.value, 61_200);
     // An equal time achieved earlier takes over the tie-break time.
     board.apply(&event("f4", "p-ben", 61_200, T0 - 1_000)).unwrap();
@@ -209,9 +240,15 @@ fn fastest_ranks_ascending_and_keeps_the_best_time() {
 fn highest_prefers_the_earlier_equal_value_and_handles_extremes() {
     let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
     board.apply(&event("h1", "p-ava", 500, T0 + 10)).unwrap();
-    assert!(matches!(board.apply(&event("h2", "p-ava", 500, T0)).unwrap(), Applied::Changed(_)));
+    assert!(matches!(
+        board.apply(&event("h2", "p-ava", 500, T0)).unwrap(),
+        Applied::Changed(_)
+    ));
     assert_eq!(board.player_rank("p-ava").unwrap().entry.achieved_at, T0);
-    assert_eq!(board.apply(&event("h3", "p-ava", 500, T0 + 5)).unwrap(), Applied::Unchanged);
+    assert_eq!(
+        board.apply(&event("h3", "p-ava", 500, T0 + 5)).unwrap(),
+        Applied::Unchanged
+    );
     board.apply(&event("h4", "p-min", i64::MIN, T0)).unwrap();
     board.apply(&event("h5", "p-max", i64::MAX, T0)).unwrap();
     board.apply(&event("h6", "p-neg", -1, T0)).unwrap();
@@ -224,12 +261,19 @@ fn highest_prefers_the_earlier_equal_value_and_handles_extremes() {
 fn latest_follows_achieved_at_not_arrival() {
     let mut board = Board::new(BoardRules::new(ScoreMode::Latest));
     board.apply(&event("l2", "p-ava", 20, T0 + 2_000)).unwrap();
-    assert_eq!(board.apply(&event("l1", "p-ava", 10, T0 + 1_000)).unwrap(), Applied::Unchanged);
+    assert_eq!(
+        board.apply(&event("l1", "p-ava", 10, T0 + 1_000)).unwrap(),
+        Applied::Unchanged
+    );
     assert_eq!(board.player_rank("p-ava").unwrap().entry.value, 20);
     board.apply(&event("l3a", "p-ava", 5, T0 + 3_000)).unwrap();
     board.apply(&event("l3b", "p-ava", 7, T0 + 3_000)).unwrap();
     assert_eq!(board.player_rank("p-ava").unwrap().entry.value, 7, "l3b > l3a");
-    assert_eq!(board.apply(&event("l3", "p-ava", 9, T0 + 3_000)).unwrap(), Applied::Unchanged, "l3 < l3b");
+    assert_eq!(
+        board.apply(&event("l3", "p-ava", 9, T0 + 3_000)).unwrap(),
+        Applied::Unchanged,
+        "l3 < l3b"
+    );
     // The reverse arrival order gives the same aggregate.
     let mut other = Board::new(BoardRules::new(ScoreMode::Latest));
     for id in ["l3", "l3b", "l3a", "l1", "l2"] {
@@ -250,7 +294,14 @@ fn latest_follows_achieved_at_not_arrival() {
 fn out_of_range_values_are_refused() {
     let mut board = Board::new(BoardRules::with_range(ScoreMode::Highest, 0, 100_000_000).unwrap());
     let err = board.apply(&event("x1", "p-ava", -1, T0)).unwrap_err();
-    assert_eq!(err, ApplyError::ValueOutOfRange { value: -1, min: 0, max: 100_000_000 });
+    assert_eq!(
+        err,
+        ApplyError::ValueOutOfRange {
+            value: -1,
+            min: 0,
+            max: 100_000_000
+        }
+    );
     assert_eq!(board.version(), 0);
     assert_eq!(board.total_players(), 0);
     assert!(BoardRules::with_range(ScoreMode::Highest, 5, 4).is_none());
@@ -273,21 +324,33 @@ fn ids_are_validated() {
 fn cursors_page_within_one_version() {
     let mut board = canonical_board();
     let first = board.top(2, None).unwrap();
-    assert_eq!(first.entries.iter().map(|e| e.player).collect::<Vec<_>>(), ["p-ava", "p-ben"]);
+    assert_eq!(
+        first.entries.iter().map(|e| e.player).collect::<Vec<_>>(),
+        ["p-ava", "p-ben"]
+    );
     let cursor = first.next_cursor.clone().unwrap();
     let cursor = Cursor::decode(&cursor.encode()).unwrap();
     let second = board.top(2, Some(&cursor)).unwrap();
     assert_eq!(second.entries.iter().map(|e| e.rank).collect::<Vec<_>>(), [3, 4]);
     let third = board.top(2, second.next_cursor.as_ref()).unwrap();
-    assert_eq!(third.entries.iter().map(|e| e.player).collect::<Vec<_>>(), ["p-eli"]);
+    assert_eq!(
+        third.entries.iter().map(|e| e.player).collect::<Vec<_>>(),
+        ["p-eli"]
+    );
     assert!(third.next_cursor.is_none());
 
     board.apply(&event("evt-200", "p-fay", 1, T0)).unwrap();
     assert_eq!(
         board.top(2, Some(&cursor)).unwrap_err(),
-        QueryError::CursorVersionMismatch { cursor_version: 5, board_version: 6 }
+        QueryError::CursorVersionMismatch {
+            cursor_version: 5,
+            board_version: 6
+        }
     );
-    assert!(matches!(Cursor::decode(&[9, 1, 2]), Err(DecodeError::UnsupportedFormat { .. })));
+    assert!(matches!(
+        Cursor::decode(&[9, 1, 2]),
+        Err(DecodeError::UnsupportedFormat { .. })
+    ));
     assert!(Cursor::decode(&[]).is_err());
     assert!(Cursor::decode(&[1, 0xff]).is_err());
 }
@@ -318,7 +381,10 @@ fn client_view_follows_deltas_and_refuses_gaps() {
     }
     assert_eq!(
         view.apply(&deltas[1]),
-        Err(DeltaError::VersionGap { view_version: 5, delta_base: 6 })
+        Err(DeltaError::VersionGap {
+            view_version: 5,
+            delta_base: 6
+        })
     );
     assert_eq!(view.version(), 5, "a refused delta changes nothing");
     for d in &deltas {
@@ -327,5 +393,8 @@ fn client_view_follows_deltas_and_refuses_gaps() {
     assert_eq!(view.version(), origin.version());
     assert_eq!(view.board().digest(), origin.digest());
     assert_eq!(order(view.board()), order(&origin));
-    assert!(view.apply(&deltas[2]).is_err(), "replaying an old delta is refused");
+    assert!(
+        view.apply(&deltas[2]).is_err(),
+        "replaying an old delta is refused"
+    );
 }

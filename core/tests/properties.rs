@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use standings_core::{
-    Applied, Board, BoardRules, ChunkingOptions, Cursor, LookupChunk, Manifest, PlayerId, RankChunk, ScoreEvent,
-    ScoreMode, Snapshot, Standing,
+    Applied, Board, BoardRules, ChunkingOptions, Cursor, LookupChunk, Manifest, PlayerId, RankChunk,
+    ScoreEvent, ScoreMode, Snapshot, Standing,
 };
 
 fn mode_strategy() -> impl Strategy<Value = ScoreMode> {
@@ -30,13 +30,27 @@ fn model_aggregate(mode: ScoreMode, events: &[&ScoreEvent]) -> Option<Standing> 
     Some(match mode {
         ScoreMode::Highest => {
             let best = events.iter().map(|e| e.value).max()?;
-            let at = events.iter().filter(|e| e.value == best).map(|e| e.achieved_at).min()?;
-            Standing { value: best, achieved_at: at }
+            let at = events
+                .iter()
+                .filter(|e| e.value == best)
+                .map(|e| e.achieved_at)
+                .min()?;
+            Standing {
+                value: best,
+                achieved_at: at,
+            }
         }
         ScoreMode::Fastest => {
             let best = events.iter().map(|e| e.value).min()?;
-            let at = events.iter().filter(|e| e.value == best).map(|e| e.achieved_at).min()?;
-            Standing { value: best, achieved_at: at }
+            let at = events
+                .iter()
+                .filter(|e| e.value == best)
+                .map(|e| e.achieved_at)
+                .min()?;
+            Standing {
+                value: best,
+                achieved_at: at,
+            }
         }
         ScoreMode::Cumulative => Standing {
             value: events.iter().map(|e| e.value).sum(),
@@ -89,7 +103,15 @@ fn check_board(board: &Board, mode: ScoreMode, aggregates: &BTreeMap<String, Sta
     let got: Vec<_> = page
         .entries
         .iter()
-        .map(|e| (e.player.to_string(), Standing { value: e.value, achieved_at: e.achieved_at }))
+        .map(|e| {
+            (
+                e.player.to_string(),
+                Standing {
+                    value: e.value,
+                    achieved_at: e.achieved_at,
+                },
+            )
+        })
         .collect();
     assert_eq!(got, expected);
     for (i, (player, _)) in expected.iter().enumerate() {
@@ -277,19 +299,37 @@ fn a_move_rewrites_few_chunks() {
         let e = ScoreEvent::new(&format!("e{i}"), &format!("player-{i}"), (i * 7_919) % 100_000, i).unwrap();
         board.apply(&e).unwrap();
     }
-    let options = ChunkingOptions { min_entries: 64, boundary_modulus: 128, max_entries: 1024, lookup_target: 512 };
+    let options = ChunkingOptions {
+        min_entries: 64,
+        boundary_modulus: 128,
+        max_entries: 1024,
+        lookup_target: 512,
+    };
     let before = Snapshot::build_with(&board, options);
     assert!(before.manifest.rank_chunks.len() > 50, "enough chunks to matter");
     // The last-placed player jumps to first place, crossing every chunk.
     let last = board.top(1, None).unwrap().total_players;
     let bottom = board.index().entry_at(last).unwrap().player.to_string();
-    board.apply(&ScoreEvent::new("jump", &bottom, 1_000_000, 0).unwrap()).unwrap();
+    board
+        .apply(&ScoreEvent::new("jump", &bottom, 1_000_000, 0).unwrap())
+        .unwrap();
     let after = Snapshot::build_with(&board, options);
     let old: std::collections::HashSet<_> = before.manifest.rank_chunks.iter().map(|c| c.hash).collect();
-    let new_rank_chunks = after.manifest.rank_chunks.iter().filter(|c| !old.contains(&c.hash)).count();
+    let new_rank_chunks = after
+        .manifest
+        .rank_chunks
+        .iter()
+        .filter(|c| !old.contains(&c.hash))
+        .count();
     assert!(new_rank_chunks <= 4, "{new_rank_chunks} rank chunks rewritten");
-    let old_lookup: std::collections::HashSet<_> = before.manifest.lookup_chunks.iter().map(|c| c.hash).collect();
-    let new_lookup = after.manifest.lookup_chunks.iter().filter(|c| !old_lookup.contains(&c.hash)).count();
+    let old_lookup: std::collections::HashSet<_> =
+        before.manifest.lookup_chunks.iter().map(|c| c.hash).collect();
+    let new_lookup = after
+        .manifest
+        .lookup_chunks
+        .iter()
+        .filter(|c| !old_lookup.contains(&c.hash))
+        .count();
     assert_eq!(new_lookup, 1);
     assert_ne!(before.manifest.digest, after.manifest.digest);
 }
@@ -298,9 +338,15 @@ fn a_move_rewrites_few_chunks() {
 #[test]
 fn disqualifying_by_recompute_leaves_the_player_unranked() {
     let mut board = Board::new(BoardRules::new(ScoreMode::Cumulative));
-    board.apply(&ScoreEvent::new("a", "p-ava", 10, 1).unwrap()).unwrap();
-    board.apply(&ScoreEvent::new("b", "p-ben", 5, 1).unwrap()).unwrap();
-    let applied = board.recompute_player(&PlayerId::new("p-ava").unwrap(), []).unwrap();
+    board
+        .apply(&ScoreEvent::new("a", "p-ava", 10, 1).unwrap())
+        .unwrap();
+    board
+        .apply(&ScoreEvent::new("b", "p-ben", 5, 1).unwrap())
+        .unwrap();
+    let applied = board
+        .recompute_player(&PlayerId::new("p-ava").unwrap(), [])
+        .unwrap();
     assert!(matches!(applied, Applied::Changed(ref d) if d.after.is_none()));
     let snapshot = Snapshot::build(&board);
     assert_eq!(snapshot.manifest.total_players, 1);

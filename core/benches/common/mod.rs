@@ -11,6 +11,7 @@ pub const T0: i64 = 1_760_313_600_000;
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -19,6 +20,7 @@ impl Rng {
         z ^ (z >> 31)
     }
 
+    /// A uniform float in [0, 1).
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
