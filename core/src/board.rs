@@ -4,10 +4,20 @@
 //! Call order: build with [`Board::new`] (or [`Board::from_aggregates`] for a rebuild), then any
 //! sequence of `apply` / `recompute_player` and queries. Each change bumps `board_version` by
 //! exactly one; a no-op never does.
+//!
+//! A board also keeps its most recent deltas (at most [`Board::history_limit`], by default
+//! [`DEFAULT_HISTORY_LIMIT`]). They let [`Board::top`] answer a cursor made at an older version
+//! that is still held, in that version's order, without copying the board: the players named in
+//! the deltas since then are the only ones whose place differs, and each one's standing at that
+//! version is the `before` of the first delta that names them. A cursor older than the history
+//! (or newer than the board) is refused with [`QueryError::StaleCursor`], never re-read in
+//! another order. [`Board::deltas_since`] hands the same deltas to whoever follows the board.
 
 use alloc::boxed::Box;
+use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +27,10 @@ use crate::event::{PlayerId, ScoreEvent};
 use crate::index::{RankedEntry, RankedIndex};
 use crate::interner::MemberId;
 use crate::rules::{BoardRules, ScoreMode, Standing};
+
+/// How many deltas a board keeps by default: enough for a client paging a busy board for a
+/// while, at about 0.4 MiB per board with 23-byte player ids (see [`Board::set_history_limit`]).
+pub const DEFAULT_HISTORY_LIMIT: usize = 4096;
 
 /// What applying an event did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,7 +157,7 @@ pub struct FriendsBoard<'q> {
     pub unranked: Vec<&'q str>,
 }
 
-/// One board: rules, version and ranked index.
+/// One board: rules, version, ranked index, and the most recent deltas.
 #[derive(Clone)]
 pub struct Board {
     rules: BoardRules,
@@ -152,6 +166,11 @@ pub struct Board {
     /// For `latest` boards only: the id of the event behind each member's aggregate, which
     /// breaks equal times. Empty for other modes, so they pay nothing for it.
     latest_event: Vec<Option<Box<str>>>,
+    /// The most recent deltas, oldest first, ending at `version` and consecutive: the one at
+    /// position `i` produced version `version - history.len() + 1 + i`.
+    history: VecDeque<Delta>,
+    /// The most deltas `history` keeps.
+    history_limit: usize,
 }
 
 impl Board {
@@ -162,12 +181,16 @@ impl Board {
             version: 0,
             index: RankedIndex::new(rules.score_mode),
             latest_event: Vec::new(),
+            history: VecDeque::new(),
+            history_limit: DEFAULT_HISTORY_LIMIT,
         }
     }
 
     /// A board holding the given aggregates at the given version: what a rebuild produces
     /// after folding the event log. `event_id` is the id behind each aggregate (only `latest`
     /// keeps it). A player listed twice keeps the first. O(n log n).
+    ///
+    /// The history starts empty: only `board_version` itself can be paged until changes follow.
     pub fn from_aggregates<'p>(
         rules: BoardRules,
         board_version: u64,
@@ -270,12 +293,84 @@ impl Board {
     fn commit(&mut self, member: MemberId, player: &PlayerId, after: Option<Standing>) -> Applied {
         let before = self.index.set(member, after);
         self.version += 1;
-        Applied::Changed(Delta {
+        let delta = Delta {
             board_version: self.version,
             player: player.clone(),
             before,
             after,
-        })
+        };
+        self.remember(&delta);
+        Applied::Changed(delta)
+    }
+
+    /// Keeps a copy of the delta that just produced `self.version`, dropping the oldest beyond
+    /// the limit. O(1) amortized: once the history is full, the dropped delta's id buffer is
+    /// reused for the new one, so a full history allocates nothing for ids it can reuse.
+    fn remember(&mut self, delta: &Delta) {
+        if self.history_limit == 0 {
+            return;
+        }
+        let kept = if self.history.len() >= self.history_limit {
+            self.history.pop_front().map(|mut oldest| {
+                oldest.board_version = delta.board_version;
+                oldest.player.clone_from(&delta.player);
+                oldest.before = delta.before;
+                oldest.after = delta.after;
+                oldest
+            })
+        } else {
+            None
+        };
+        if self.history.len() == self.history.capacity() {
+            // Grow by doubling as usual, but never past the limit, so a limit that is not a
+            // power of two does not leave up to half the buffer unused.
+            let room = self.history_limit - self.history.len();
+            self.history.reserve_exact(self.history.len().max(4).min(room));
+        }
+        self.history.push_back(kept.unwrap_or_else(|| delta.clone()));
+    }
+
+    /// The most deltas this board keeps; see [`Board::set_history_limit`]. O(1).
+    pub fn history_limit(&self) -> usize {
+        self.history_limit
+    }
+
+    /// Sets how many of the most recent deltas the board keeps (0 keeps none), dropping the
+    /// oldest beyond the new limit. O(dropped).
+    ///
+    /// Memory: each delta held costs `size_of::<Delta>()` (80 bytes on 64-bit targets) plus
+    /// its player id on the heap (the id's length plus the allocator's overhead). The default,
+    /// [`DEFAULT_HISTORY_LIMIT`] = 4,096 deltas, is about 0.4 MiB per board with 23-byte ids.
+    /// More history lets older cursors keep paging; each page at an older version costs more
+    /// with the number of changes since it (see [`Board::top`]).
+    pub fn set_history_limit(&mut self, limit: usize) {
+        self.history_limit = limit;
+        let excess = self.history.len().saturating_sub(limit);
+        self.history.drain(..excess);
+        self.history.shrink_to(limit);
+    }
+
+    /// The oldest version whose pages this board can still answer: the current version minus
+    /// the deltas held. Equal to [`Board::version`] when nothing is held. O(1).
+    pub fn oldest_held_version(&self) -> u64 {
+        // The history never holds more deltas than versions were produced.
+        self.version - self.history.len() as u64
+    }
+
+    /// The deltas after `version` up to the current one, oldest first (empty when `version` is
+    /// the current one); `None` when `version` is older than [`Board::oldest_held_version`] or
+    /// newer than the board. Applying them in order to a copy at `version` (e.g. a
+    /// [`crate::ClientView`]) brings it to the current version. O(1) to start, O(1) per delta.
+    pub fn deltas_since(
+        &self,
+        version: u64,
+    ) -> Option<impl ExactSizeIterator<Item = &Delta> + DoubleEndedIterator + Clone> {
+        let oldest = self.oldest_held_version();
+        if version < oldest || version > self.version {
+            return None;
+        }
+        let skip = usize::try_from(version - oldest).ok()?;
+        Some(self.history.range(skip..))
     }
 
     fn latest_slot(&mut self, member: MemberId) -> &mut Option<Box<str>> {
@@ -286,43 +381,160 @@ impl Board {
         &mut self.latest_event[m]
     }
 
-    /// A page of the top: `limit` entries after the cursor's position (from the top without
-    /// one). A cursor made at another version is refused, so a page never silently skips or
-    /// repeats; whoever holds older versions answers for them. O(log n + limit).
+    /// A page of the top: `limit` entries after the cursor's position (from the top at the
+    /// current version without one), all from the cursor's version.
+    ///
+    /// A cursor made at the current version pages the board as it is: O(log n + limit). A
+    /// cursor made at an older version that is still held (at least
+    /// [`Board::oldest_held_version`]) pages in that version's order, exactly as if the board
+    /// were still there: the same entries, ranks and `total_players`, `board_version` set to the
+    /// cursor's and a `next_cursor` at that same version. That costs O(c log c + log n + limit)
+    /// for the c deltas since the cursor's version, plus O(log n) per changed player that sits
+    /// among the entries read. Any other cursor is refused with [`QueryError::StaleCursor`], so a
+    /// page never silently skips or repeats.
     pub fn top(&self, limit: usize, cursor: Option<&Cursor>) -> Result<Page<'_>, QueryError> {
-        let first = match cursor {
-            None => 1,
-            Some(c) if c.board_version != self.version => {
-                return Err(QueryError::CursorVersionMismatch {
-                    cursor_version: c.board_version,
-                    board_version: self.version,
-                });
-            }
+        match cursor {
+            None => self.page_at(self.version, limit, None),
             Some(c) => {
                 let at = Standing {
                     value: c.value,
                     achieved_at: c.achieved_at,
                 };
-                self.index.count_before(&at, &c.player, true) + 1
+                self.page_at(c.board_version, limit, Some((at, c.player.as_str())))
+            }
+        }
+    }
+
+    /// The first page of the top as of `board_version`, which must be held (from
+    /// [`Board::oldest_held_version`] to [`Board::version`]); otherwise
+    /// [`QueryError::StaleCursor`]. Its `next_cursor` continues at that version through
+    /// [`Board::top`]. Costs as [`Board::top`].
+    pub fn top_at(&self, board_version: u64, limit: usize) -> Result<Page<'_>, QueryError> {
+        self.page_at(board_version, limit, None)
+    }
+
+    /// Up to `limit` entries after the position `after` (from the top without one) in the order
+    /// of `version`.
+    fn page_at(
+        &self,
+        version: u64,
+        limit: usize,
+        after: Option<(Standing, &str)>,
+    ) -> Result<Page<'_>, QueryError> {
+        if version == self.version {
+            let first = match after {
+                None => 1,
+                Some((at, player)) => self.index.count_before(&at, player, true) + 1,
+            };
+            let entries = self.index.range(first, limit);
+            return Ok(self.page(version, self.total_players(), entries));
+        }
+        let Some(deltas) = self.deltas_since(version) else {
+            return Err(QueryError::StaleCursor {
+                cursor_version: version,
+                oldest_held: self.oldest_held_version(),
+                board_version: self.version,
+            });
+        };
+        let changed = ChangedSince::new(&self.rules, deltas);
+        let rules = &self.rules;
+        // Where the page starts: `ranked_through` players sit at or before the position at
+        // `version`; `first_current` is the first current rank after it; `now_next` and
+        // `then_next` index the first changed players after it, by their standing now and then.
+        let (ranked_through, first_current, mut now_next, then_next) = match after {
+            None => (0, 1, 0, 0),
+            Some((at, player)) => {
+                let current_through = self.index.count_before(&at, player, true);
+                let now_through = changed.now_through(rules, &at, player);
+                let then_through = changed.then_through(rules, &at, player);
+                // At `version`, the players at or before the position are the current ones that
+                // did not change since, plus the changed ones by their standing back then.
+                let unchanged_through = current_through - now_through as u64;
+                (
+                    unchanged_through + then_through as u64,
+                    current_through + 1,
+                    now_through,
+                    then_through,
+                )
             }
         };
-        let entries = self.index.range(first, limit);
-        let total = self.total_players();
+        // The current entries after the position whose player did not change since `version`
+        // are exactly where they were at `version`. Read `limit` of them, skipping the changed
+        // players, which sit among the current entries in the same order as in `changed.now`.
+        let mut unchanged: Vec<RankedEntry<'_>> = Vec::with_capacity(limit.min(self.index.len()));
+        let mut next_current = first_current;
+        while unchanged.len() < limit {
+            let batch = self.index.range(next_current, limit - unchanged.len());
+            if batch.is_empty() {
+                break;
+            }
+            next_current += batch.len() as u64;
+            for entry in batch {
+                if changed.now.get(now_next).is_some_and(|&(_, p)| p == entry.player) {
+                    now_next += 1;
+                } else {
+                    unchanged.push(entry);
+                }
+            }
+        }
+        // Merge them with the changed players ranked at `version`, in the board's order. The
+        // page is a contiguous run of that order, so ranks count on from the position.
+        let mut then = changed.then[then_next..].iter().peekable();
+        let mut current = unchanged.into_iter().peekable();
+        let mut entries = Vec::with_capacity(limit.min(self.index.len() + changed.then.len()));
+        while entries.len() < limit {
+            let from_then = match (current.peek(), then.peek()) {
+                (Some(c), Some(&&(at, player))) => {
+                    let c_at = Standing {
+                        value: c.value,
+                        achieved_at: c.achieved_at,
+                    };
+                    rules.compare((&at, player), (&c_at, c.player)) == Ordering::Less
+                }
+                (None, Some(_)) => true,
+                (Some(_), None) => false,
+                (None, None) => break,
+            };
+            let rank = ranked_through + entries.len() as u64 + 1;
+            let entry = if from_then {
+                let Some(&(at, player)) = then.next() else {
+                    break;
+                };
+                RankedEntry {
+                    rank,
+                    player,
+                    value: at.value,
+                    achieved_at: at.achieved_at,
+                }
+            } else {
+                let Some(c) = current.next() else {
+                    break;
+                };
+                RankedEntry { rank, ..c }
+            };
+            entries.push(entry);
+        }
+        let total = self.total_players() - changed.now.len() as u64 + changed.then.len() as u64;
+        Ok(self.page(version, total, entries))
+    }
+
+    /// A page of `entries` at `version`, with a cursor at that version when more follow.
+    fn page<'a>(&self, version: u64, total: u64, entries: Vec<RankedEntry<'a>>) -> Page<'a> {
         let next_cursor = match entries.last() {
             Some(last) if last.rank < total => Some(Cursor {
-                board_version: self.version,
+                board_version: version,
                 value: last.value,
                 achieved_at: last.achieved_at,
                 player: last.player.into(),
             }),
             _ => None,
         };
-        Ok(Page {
-            board_version: self.version,
+        Page {
+            board_version: version,
             total_players: total,
             entries,
             next_cursor,
-        })
+        }
     }
 
     /// A player's rank, value and value-ranks, or `None` when unranked. O(log n).
@@ -434,6 +646,59 @@ impl Board {
         }
         self.index.set(member, delta.after);
         self.version = delta.board_version;
+        self.remember(delta);
         Ok(())
+    }
+}
+
+/// The players named in the deltas after some version: where they stood then and where they
+/// stand now, each list sorted by the board's order. Borrows the ids from the deltas.
+struct ChangedSince<'a> {
+    /// Changed players ranked at that version, by their standing then.
+    then: Vec<(Standing, &'a str)>,
+    /// Changed players ranked now, by their current standing.
+    now: Vec<(Standing, &'a str)>,
+}
+
+impl<'a> ChangedSince<'a> {
+    /// Collects the changed players from consecutive deltas, oldest first. O(c log c).
+    fn new(rules: &BoardRules, deltas: impl Iterator<Item = &'a Delta>) -> ChangedSince<'a> {
+        let mut named: Vec<&'a Delta> = deltas.collect();
+        // A stable sort keeps each player's deltas oldest first: the first one's `before` is
+        // their standing back then, the last one's `after` their standing now.
+        named.sort_by(|a, b| a.player.as_str().as_bytes().cmp(b.player.as_str().as_bytes()));
+        let mut then = Vec::new();
+        let mut now = Vec::new();
+        for run in named.chunk_by(|a, b| a.player == b.player) {
+            let (Some(first), Some(last)) = (run.first(), run.last()) else {
+                continue;
+            };
+            if let Some(at) = first.before {
+                then.push((at, first.player.as_str()));
+            }
+            if let Some(at) = last.after {
+                now.push((at, last.player.as_str()));
+            }
+        }
+        let by_order = |a: &(Standing, &str), b: &(Standing, &str)| rules.compare((&a.0, a.1), (&b.0, b.1));
+        then.sort_unstable_by(by_order);
+        now.sort_unstable_by(by_order);
+        ChangedSince { then, now }
+    }
+
+    /// How many changed players sit at or before the position, by their standing then.
+    /// O(log c).
+    fn then_through(&self, rules: &BoardRules, at: &Standing, player: &str) -> usize {
+        Self::through(&self.then, rules, at, player)
+    }
+
+    /// How many changed players sit at or before the position, by their standing now.
+    /// O(log c).
+    fn now_through(&self, rules: &BoardRules, at: &Standing, player: &str) -> usize {
+        Self::through(&self.now, rules, at, player)
+    }
+
+    fn through(sorted: &[(Standing, &str)], rules: &BoardRules, at: &Standing, player: &str) -> usize {
+        sorted.partition_point(|(s, p)| rules.compare((s, p), (at, player)) != Ordering::Greater)
     }
 }

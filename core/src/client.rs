@@ -9,6 +9,9 @@ use crate::error::DeltaError;
 ///
 /// A delta must start at the view's current version; any other is refused and the view stays as
 /// it was, so a gap (a lost or reordered message) shows up as an error, never as a wrong board.
+///
+/// Like the origin's board, the view keeps its most recent deltas (the board's
+/// [`Board::history_limit`]), so it pages cursors from older held versions the same way.
 #[derive(Clone)]
 pub struct ClientView {
     board: Board,
@@ -34,5 +37,12 @@ impl ClientView {
     /// at the view's version, or when its `before` disagrees with what the view holds.
     pub fn apply(&mut self, delta: &Delta) -> Result<(), DeltaError> {
         self.board.apply_delta(delta)
+    }
+
+    /// Sets how many recent deltas the view keeps; see [`Board::set_history_limit`] for the
+    /// memory it costs (0 keeps none, for a view that only reads its current version).
+    /// O(dropped).
+    pub fn set_history_limit(&mut self, limit: usize) {
+        self.board.set_history_limit(limit);
     }
 }

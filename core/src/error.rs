@@ -122,11 +122,15 @@ impl From<CapacityError> for ApplyError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum QueryError {
-    /// The cursor was made at another `board_version` than the one being read.
-    CursorVersionMismatch {
-        /// The version the cursor names.
+    /// The cursor names a `board_version` the board no longer holds (older than its delta
+    /// history) or does not hold yet (newer than the board). Paging must restart from the top;
+    /// the origin answers 410 `STALE_CURSOR`.
+    StaleCursor {
+        /// The version the cursor (or the query) names.
         cursor_version: u64,
-        /// The version being read.
+        /// The oldest version the board can still answer.
+        oldest_held: u64,
+        /// The board's current version.
         board_version: u64,
     },
 }
@@ -134,12 +138,13 @@ pub enum QueryError {
 impl fmt::Display for QueryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            QueryError::CursorVersionMismatch {
+            QueryError::StaleCursor {
                 cursor_version,
+                oldest_held,
                 board_version,
             } => write!(
                 f,
-                "the cursor was made at board_version {cursor_version}, this board is at {board_version}"
+                "the cursor was made at board_version {cursor_version}; this board holds versions {oldest_held} to {board_version} only"
             ),
         }
     }

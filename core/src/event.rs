@@ -30,9 +30,21 @@ pub fn check_id(what: &'static str, id: &str) -> Result<(), IdError> {
 }
 
 /// A player id: 1 to 128 bytes of UTF-8 with no control characters.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
 pub struct PlayerId(String);
+
+// Written out rather than derived so that `clone_from` reuses the id's buffer (the derive only
+// writes `clone`); a board's full delta history recycles its oldest entry that way.
+impl Clone for PlayerId {
+    fn clone(&self) -> Self {
+        PlayerId(self.0.clone())
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.0.clone_from(&source.0);
+    }
+}
 
 impl PlayerId {
     /// Validates and wraps a player id.

@@ -31,7 +31,9 @@ mod rules;
 mod snapshot;
 mod tree;
 
-pub use board::{Applied, Board, Cursor, Delta, FriendEntry, FriendsBoard, Page, PlayerRank};
+pub use board::{
+    Applied, Board, Cursor, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerRank,
+};
 pub use client::ClientView;
 pub use digest::{BoardDigest, ChunkHash};
 pub use error::{ApplyError, CapacityError, DecodeError, DeltaError, IdError, QueryError};

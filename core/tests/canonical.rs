@@ -40,6 +40,18 @@ fn order(board: &Board) -> Vec<(u64, String, i64)> {
         .collect()
 }
 
+/// A page with its borrowed ids copied, so it outlives changes to the board.
+type OwnedPage = (u64, u64, Vec<(u64, String, i64, i64)>, Option<Cursor>);
+
+fn owned(page: standings_core::Page<'_>) -> OwnedPage {
+    let entries = page
+        .entries
+        .iter()
+        .map(|e| (e.rank, e.player.to_string(), e.value, e.achieved_at))
+        .collect();
+    (page.board_version, page.total_players, entries, page.next_cursor)
+}
+
 fn players(board: &Board) -> Vec<String> {
     order(board).into_iter().map(|(_, p, _)| p).collect()
 }
@@ -318,8 +330,8 @@ fn ids_are_validated() {
     assert!(ScoreEvent::new("", "p-ava", 1, T0).is_err());
 }
 
-/// Pages follow a cursor without skipping or repeating, and a cursor from another version is
-/// refused rather than silently re-read in a different order.
+/// Pages follow a cursor without skipping or repeating; a cursor from an older held version
+/// still pages in that version's order, and one the board no longer holds is refused as stale.
 #[test]
 fn cursors_page_within_one_version() {
     let mut board = canonical_board();
@@ -330,22 +342,44 @@ fn cursors_page_within_one_version() {
     );
     let cursor = first.next_cursor.clone().unwrap();
     let cursor = Cursor::decode(&cursor.encode()).unwrap();
-    let second = board.top(2, Some(&cursor)).unwrap();
-    assert_eq!(second.entries.iter().map(|e| e.rank).collect::<Vec<_>>(), [3, 4]);
-    let third = board.top(2, second.next_cursor.as_ref()).unwrap();
+    let second = owned(board.top(2, Some(&cursor)).unwrap());
+    assert_eq!(second.2.iter().map(|e| e.0).collect::<Vec<_>>(), [3, 4]);
+    let third = owned(board.top(2, second.3.as_ref()).unwrap());
     assert_eq!(
-        third.entries.iter().map(|e| e.player).collect::<Vec<_>>(),
+        third.2.iter().map(|e| e.1.as_str()).collect::<Vec<_>>(),
         ["p-eli"]
     );
-    assert!(third.next_cursor.is_none());
+    assert!(third.3.is_none());
 
-    board.apply(&event("evt-200", "p-fay", 1, T0)).unwrap();
+    // Fay jumps to the top and Chloe leaves: version 5's order still pages as it was.
+    board.apply(&event("evt-200", "p-fay", 9_900, T0)).unwrap();
+    board
+        .recompute_player(&PlayerId::new("p-chloe").unwrap(), [])
+        .unwrap();
+    assert_eq!(players(&board), ["p-fay", "p-ava", "p-ben", "p-dev", "p-eli"]);
+    let old_second = owned(board.top(2, Some(&cursor)).unwrap());
     assert_eq!(
-        board.top(2, Some(&cursor)).unwrap_err(),
-        QueryError::CursorVersionMismatch {
+        old_second, second,
+        "the same page as when the board was at version 5"
+    );
+    assert_eq!((old_second.0, old_second.1), (5, 5));
+    assert_eq!(old_second.3.as_ref().unwrap().board_version, 5);
+    assert_eq!(owned(board.top(2, old_second.3.as_ref()).unwrap()), third);
+
+    board.set_history_limit(1);
+    assert_eq!(board.oldest_held_version(), 6);
+    let stale = board.top(2, Some(&cursor)).unwrap_err();
+    assert_eq!(
+        stale,
+        QueryError::StaleCursor {
             cursor_version: 5,
-            board_version: 6
+            oldest_held: 6,
+            board_version: 7
         }
+    );
+    assert_eq!(
+        stale.to_string(),
+        "the cursor was made at board_version 5; this board holds versions 6 to 7 only"
     );
     assert!(matches!(
         Cursor::decode(&[9, 1, 2]),
