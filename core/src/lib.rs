@@ -27,6 +27,7 @@ mod error;
 mod event;
 mod index;
 mod interner;
+mod replay;
 mod rules;
 mod snapshot;
 mod tree;
@@ -40,6 +41,7 @@ pub use error::{ApplyError, CapacityError, DecodeError, DeltaError, IdError, Que
 pub use event::{EventId, MAX_ID_BYTES, PlayerId, ScoreEvent, check_id};
 pub use index::{MemoryUsage, RankedEntry, RankedIndex, ValueRanks};
 pub use interner::MemberId;
+pub use replay::Replay;
 pub use rules::{BoardId, BoardRules, ScoreMode, Standing};
 pub use snapshot::{
     ChunkingOptions, LookupChunk, LookupChunkRef, Manifest, RankChunk, RankChunkRef, SNAPSHOT_FORMAT_VERSION,
