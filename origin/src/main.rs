@@ -1,6 +1,5 @@
-//! The `standings` binary. The service itself arrives with the origin issue.
+//! The `standings` binary: `serve`, `rebuild` and `import`.
 
-fn main() {
-    eprintln!("standings: the origin service is not built yet; see the tracker's origin issue");
-    std::process::exit(2);
+fn main() -> std::process::ExitCode {
+    standings_origin::cli::main(std::env::args().skip(1).collect())
 }

@@ -1,0 +1,147 @@
+//! The HTTP API: one router per plane, all sharing [`AppState`].
+
+pub mod ops;
+pub mod read;
+pub mod write;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use standings_core::BoardId;
+
+use crate::auth::Auth;
+use crate::boards::{BoardSlot, Registry};
+use crate::error::{AppError, ErrorCode};
+use crate::ingest::Ingest;
+use crate::metrics::Metrics;
+use crate::store::Store;
+
+pub use ops::openapi_document;
+
+/// The largest request body accepted (a full batch of 1,000 events fits with room to spare).
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// Everything a handler needs.
+pub struct AppState {
+    /// The database.
+    pub store: Store,
+    /// The live boards.
+    pub registry: Arc<Registry>,
+    /// The group-commit writer.
+    pub ingest: Ingest,
+    /// Who may do what.
+    pub auth: Auth,
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+    /// False until start-up finished, and again while shutting down.
+    pub ready: AtomicBool,
+}
+
+/// The state as handlers receive it.
+pub type Shared = Arc<AppState>;
+
+/// The whole API as one router, ready to serve or to call with `oneshot` in tests.
+pub fn router(state: Shared) -> Router {
+    Router::new()
+        .merge(write::router())
+        .merge(read::router())
+        .merge(ops::router())
+        .fallback(|| async { AppError::NotFound("no such route".into()) })
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(state.clone(), count_rejections))
+        .with_state(state)
+}
+
+/// Counts every error answer by its code.
+async fn count_rejections(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    if let Some(ErrorCode(code)) = response.extensions().get::<ErrorCode>() {
+        state.metrics.rejection(code);
+    }
+    response
+}
+
+/// A JSON request body: the bytes are read with the size limit (413 past it) and parsed as
+/// JSON (400 `INVALID_JSON` when they are not); each handler then reads its fields, with its
+/// own 422 for a wrong shape.
+pub struct JsonBody(pub serde_json::Value);
+
+impl<S: Send + Sync> FromRequest<S> for JsonBody {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                AppError::PayloadTooLarge(format!("the body is larger than {MAX_BODY_BYTES} bytes"))
+            } else {
+                AppError::InvalidJson(format!("the body cannot be read: {e}"))
+            }
+        })?;
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|e| AppError::InvalidJson(format!("the body is not JSON: {e}")))
+    }
+}
+
+/// A JSON answer with a status.
+pub fn json<T: Serialize>(status: StatusCode, body: &T) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => json_bytes(status, Bytes::from(bytes)),
+        Err(e) => AppError::Internal(format!("cannot serialize an answer: {e}")).into_response(),
+    }
+}
+
+/// Pre-serialized JSON bytes with a status.
+pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        bytes,
+    )
+        .into_response()
+}
+
+/// The board named by a path, or 404 `UNKNOWN_BOARD`.
+pub fn board_of(
+    state: &AppState,
+    (game, mode, season, scope): &(String, String, String, String),
+) -> Result<Arc<BoardSlot>, AppError> {
+    let id = BoardId::new(game, mode, season, scope)
+        .map_err(|e| AppError::UnknownBoard(format!("no board {game}/{mode}/{season}/{scope}: {e}")))?;
+    state
+        .registry
+        .get(&id)
+        .ok_or_else(|| AppError::UnknownBoard(format!("no board {id}; define it with PUT /v1/boards/{id}")))
+}
+
+/// Times a read for the query-latency metric.
+pub struct QueryTimer<'a> {
+    metrics: &'a Metrics,
+    kind: &'static str,
+    started: Instant,
+}
+
+impl<'a> QueryTimer<'a> {
+    /// Starts timing a read of `kind`.
+    pub fn start(metrics: &'a Metrics, kind: &'static str) -> QueryTimer<'a> {
+        QueryTimer {
+            metrics,
+            kind,
+            started: Instant::now(),
+        }
+    }
+}
+
+impl Drop for QueryTimer<'_> {
+    fn drop(&mut self) {
+        self.metrics.query(self.kind, self.started.elapsed());
+    }
+}

@@ -1,0 +1,427 @@
+//! Operations: health, readiness, metrics and the OpenAPI document.
+
+use std::sync::atomic::Ordering;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use super::Shared;
+use crate::error::AppError;
+
+pub(super) fn router() -> Router<Shared> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/openapi.json", get(openapi))
+}
+
+/// Alive: the process answers.
+async fn healthz() -> Response {
+    super::json(StatusCode::OK, &json!({ "status": "ok" }))
+}
+
+/// Ready: start-up is done and the database answers.
+async fn readyz(State(state): State<Shared>) -> Result<Response, AppError> {
+    if !state.ready.load(Ordering::Acquire) {
+        return Err(AppError::Unavailable("starting up or shutting down".into()));
+    }
+    if !state.store.ping().await {
+        return Err(AppError::Unavailable("the database does not answer".into()));
+    }
+    Ok(super::json(StatusCode::OK, &json!({ "status": "ready" })))
+}
+
+async fn metrics(State(state): State<Shared>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(&state.registry),
+    )
+        .into_response()
+}
+
+async fn openapi() -> Response {
+    super::json(StatusCode::OK, &openapi_document())
+}
+
+/// One operation of the API, as documented. The router and this table are checked against each
+/// other by the tests, so the document cannot drift from the routes.
+pub struct Operation {
+    /// The HTTP method, lower case.
+    pub method: &'static str,
+    /// The path template, OpenAPI style.
+    pub path: &'static str,
+    /// One line on what it does.
+    pub summary: &'static str,
+    /// Who may call it.
+    pub security: &'static str,
+    /// The request body schema name, if any.
+    pub body: Option<&'static str>,
+    /// The success status and schema name.
+    pub ok: (u16, &'static str),
+    /// The error codes it can answer, with their statuses.
+    pub errors: &'static [(u16, &'static str)],
+}
+
+const AUTH_ERRORS: [(u16, &str); 3] = [
+    (401, "UNAUTHENTICATED"),
+    (403, "FORBIDDEN"),
+    (429, "RATE_LIMITED"),
+];
+
+/// Every operation of the API.
+pub const OPERATIONS: &[Operation] = &[
+    Operation {
+        method: "put",
+        path: "/v1/boards/{game}/{mode}/{season}/{scope}",
+        summary: "Define a board (admin). 201 created, 200 identical, 409 when it exists with other rules.",
+        security: "admin",
+        body: Some("BoardDefinition"),
+        ok: (201, "Board"),
+        errors: &[
+            (400, "INVALID_JSON"),
+            (422, "INVALID_BOARD"),
+            (409, "BOARD_RULES_CONFLICT"),
+        ],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/score-events",
+        summary: "Submit one verified score event; 202 only once it is durably committed, 200 DUPLICATE for a retry.",
+        security: "service",
+        body: Some("ScoreEvent"),
+        ok: (202, "EventResult"),
+        errors: &[
+            (400, "INVALID_JSON"),
+            (404, "UNKNOWN_BOARD"),
+            (409, "EVENT_ID_CONFLICT"),
+            (413, "PAYLOAD_TOO_LARGE"),
+            (422, "INVALID_EVENT"),
+            (422, "VALUE_OUT_OF_RANGE"),
+        ],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/score-events/batch",
+        summary: "Submit up to 1,000 events; per-event results in order.",
+        security: "service",
+        body: Some("EventBatch"),
+        ok: (200, "BatchResults"),
+        errors: &[
+            (400, "INVALID_JSON"),
+            (413, "PAYLOAD_TOO_LARGE"),
+            (422, "INVALID_EVENT"),
+        ],
+    },
+    Operation {
+        method: "put",
+        path: "/v1/players/{player_id}/friends",
+        summary: "Replace a player's friend list (up to 1,000).",
+        security: "service",
+        body: Some("FriendList"),
+        ok: (200, "FriendList"),
+        errors: &[
+            (400, "INVALID_JSON"),
+            (400, "INVALID_REQUEST"),
+            (413, "PAYLOAD_TOO_LARGE"),
+        ],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/top",
+        summary: "A page of the top (limit 1..=1000, opaque cursor), all from one board_version.",
+        security: "read",
+        body: None,
+        ok: (200, "TopPage"),
+        errors: &[
+            (400, "INVALID_REQUEST"),
+            (400, "INVALID_CURSOR"),
+            (404, "UNKNOWN_BOARD"),
+            (410, "STALE_CURSOR"),
+        ],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/players/{player_id}/rank",
+        summary: "A player's rank, competition and dense rank, and percentile.",
+        security: "read",
+        body: None,
+        ok: (200, "PlayerRank"),
+        errors: &[(404, "UNKNOWN_BOARD"), (404, "PLAYER_NOT_RANKED")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/players/{player_id}/nearby",
+        summary: "The window of ranks around a player (radius 0..=100, default 5).",
+        security: "read",
+        body: None,
+        ok: (200, "Entries"),
+        errors: &[
+            (400, "INVALID_REQUEST"),
+            (404, "UNKNOWN_BOARD"),
+            (404, "PLAYER_NOT_RANKED"),
+        ],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/friends-of/{player_id}",
+        summary: "A player's friends ranked among themselves (include_self=true adds the player).",
+        security: "read",
+        body: None,
+        ok: (200, "FriendsBoard"),
+        errors: &[(400, "INVALID_REQUEST"), (404, "UNKNOWN_BOARD")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/rank-players",
+        summary: "The given players ranked among themselves; players with no score are listed as unranked.",
+        security: "read",
+        body: Some("PlayerIds"),
+        ok: (200, "FriendsBoard"),
+        errors: &[
+            (400, "INVALID_JSON"),
+            (404, "UNKNOWN_BOARD"),
+            (413, "PAYLOAD_TOO_LARGE"),
+        ],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/digest",
+        summary: "The board digest (SHA-256 over the entries in rank order) with its board_version.",
+        security: "read",
+        body: None,
+        ok: (200, "Digest"),
+        errors: &[(404, "UNKNOWN_BOARD")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/games/{game}/boards",
+        summary: "The boards of a game (scope discovery).",
+        security: "read",
+        body: None,
+        ok: (200, "GameBoards"),
+        errors: &[],
+    },
+    Operation {
+        method: "get",
+        path: "/healthz",
+        summary: "Liveness.",
+        security: "none",
+        body: None,
+        ok: (200, "Status"),
+        errors: &[],
+    },
+    Operation {
+        method: "get",
+        path: "/readyz",
+        summary: "Readiness: start-up done and the database answers.",
+        security: "none",
+        body: None,
+        ok: (200, "Status"),
+        errors: &[(503, "UNAVAILABLE")],
+    },
+    Operation {
+        method: "get",
+        path: "/metrics",
+        summary: "Prometheus metrics: durable-ack latency, event-to-visible lag, query latency by kind, duplicates, rejections by code, members per board.",
+        security: "none",
+        body: None,
+        ok: (200, "Metrics"),
+        errors: &[],
+    },
+    Operation {
+        method: "get",
+        path: "/openapi.json",
+        summary: "This document.",
+        security: "none",
+        body: None,
+        ok: (200, "OpenApi"),
+        errors: &[],
+    },
+];
+
+fn schemas() -> Value {
+    let entry = json!({
+        "type": "object",
+        "required": ["rank", "player_id", "value", "achieved_at"],
+        "properties": {
+            "rank": {"type": "integer", "minimum": 1},
+            "player_id": {"type": "string"},
+            "value": {"type": "integer", "format": "int64"},
+            "achieved_at": {"type": "string", "format": "date-time"}
+        }
+    });
+    let friends_board = json!({
+        "type": "object",
+        "properties": {
+            "board_version": {"type": "integer"},
+            "entries": {"type": "array", "items": {"type": "object", "properties": {
+                "rank": {"type": "integer"}, "global_rank": {"type": "integer"},
+                "player_id": {"type": "string"}, "value": {"type": "integer"},
+                "achieved_at": {"type": "string", "format": "date-time"}}}},
+            "unranked": {"type": "array", "items": {"type": "string"}}
+        }
+    });
+    json!({
+        "Problem": {
+            "type": "object",
+            "required": ["type", "title", "status", "code", "detail"],
+            "properties": {
+                "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
+                "code": {"type": "string"}, "detail": {"type": "string"}
+            }
+        },
+        "BoardDefinition": {
+            "type": "object", "required": ["score_mode"], "additionalProperties": false,
+            "properties": {
+                "score_mode": {"enum": ["highest", "cumulative", "fastest", "latest"]},
+                "value_min": {"type": "integer", "format": "int64"},
+                "value_max": {"type": "integer", "format": "int64"}
+            }
+        },
+        "Board": {
+            "type": "object",
+            "properties": {
+                "game": {"type": "string"}, "mode": {"type": "string"}, "season": {"type": "string"},
+                "scope": {"type": "string"}, "score_mode": {"type": "string"},
+                "value_min": {"type": "integer"}, "value_max": {"type": "integer"}
+            }
+        },
+        "ScoreEvent": {
+            "type": "object", "additionalProperties": false,
+            "required": ["event_id", "player_id", "game", "mode", "season", "value", "achieved_at"],
+            "properties": {
+                "event_id": {"type": "string", "maxLength": 128},
+                "player_id": {"type": "string", "maxLength": 128},
+                "game": {"type": "string"}, "mode": {"type": "string"}, "season": {"type": "string"},
+                "scopes": {"type": "array", "items": {"type": "string"}, "default": ["global"]},
+                "value": {"type": "integer", "format": "int64"},
+                "achieved_at": {"type": "string", "format": "date-time"}
+            }
+        },
+        "EventResult": {
+            "type": "object",
+            "properties": {"event_id": {"type": "string"}, "status": {"enum": ["ACCEPTED", "DUPLICATE", "REJECTED"]},
+                           "code": {"type": "string"}, "detail": {"type": "string"}}
+        },
+        "EventBatch": {
+            "type": "object", "required": ["events"],
+            "properties": {"events": {"type": "array", "maxItems": 1000, "items": {"$ref": "#/components/schemas/ScoreEvent"}}}
+        },
+        "BatchResults": {
+            "type": "object",
+            "properties": {"results": {"type": "array", "items": {"$ref": "#/components/schemas/EventResult"}}}
+        },
+        "FriendList": {
+            "type": "object", "required": ["friends"],
+            "properties": {"player_id": {"type": "string"}, "friends": {"type": "array", "maxItems": 1000, "items": {"type": "string"}}}
+        },
+        "PlayerIds": {
+            "type": "object", "required": ["player_ids"],
+            "properties": {"player_ids": {"type": "array", "maxItems": 1000, "items": {"type": "string"}}}
+        },
+        "Entry": entry,
+        "TopPage": {
+            "type": "object",
+            "properties": {
+                "board_version": {"type": "integer"}, "total_players": {"type": "integer"},
+                "entries": {"type": "array", "items": {"$ref": "#/components/schemas/Entry"}},
+                "next_cursor": {"type": ["string", "null"]}
+            }
+        },
+        "PlayerRank": {
+            "type": "object",
+            "properties": {
+                "board_version": {"type": "integer"}, "player_id": {"type": "string"}, "rank": {"type": "integer"},
+                "value": {"type": "integer"}, "achieved_at": {"type": "string", "format": "date-time"},
+                "competition_rank": {"type": "integer"}, "dense_rank": {"type": "integer"},
+                "percentile": {"type": "number"}, "total_players": {"type": "integer"}
+            }
+        },
+        "Entries": {
+            "type": "object",
+            "properties": {"board_version": {"type": "integer"},
+                           "entries": {"type": "array", "items": {"$ref": "#/components/schemas/Entry"}}}
+        },
+        "FriendsBoard": friends_board,
+        "GameBoards": {
+            "type": "object",
+            "properties": {"game": {"type": "string"}, "boards": {"type": "array", "items": {"$ref": "#/components/schemas/Board"}}}
+        },
+        "Status": {"type": "object", "properties": {"status": {"type": "string"}}},
+        "Digest": {"type": "object", "properties": {"board_version": {"type": "integer"},
+                   "total_players": {"type": "integer"}, "digest": {"type": "string"}}},
+        "Metrics": {"type": "string"},
+        "OpenApi": {"type": "object"}
+    })
+}
+
+/// The OpenAPI 3.1 document, generated from [`OPERATIONS`].
+pub fn openapi_document() -> Value {
+    let mut paths = serde_json::Map::new();
+    for op in OPERATIONS {
+        let parameters: Vec<Value> = op
+            .path
+            .split('/')
+            .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .collect();
+        let mut responses = serde_json::Map::new();
+        let ok_content = if op.ok.1 == "Metrics" {
+            json!({"text/plain": {"schema": {"type": "string"}}})
+        } else {
+            json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{}", op.ok.1)}}})
+        };
+        responses.insert(
+            op.ok.0.to_string(),
+            json!({"description": "success", "content": ok_content}),
+        );
+        let auth_errors: &[(u16, &str)] = if op.security == "none" { &[] } else { &AUTH_ERRORS };
+        for (status, code) in op.errors.iter().chain(auth_errors) {
+            let key = status.to_string();
+            let entry = responses.entry(key).or_insert_with(|| {
+                json!({"description": "", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}})
+            });
+            let described = entry["description"].as_str().unwrap_or_default().to_string();
+            entry["description"] = if described.is_empty() {
+                Value::from(*code)
+            } else {
+                Value::from(format!("{described}, {code}"))
+            };
+        }
+        let mut operation = json!({
+            "summary": op.summary,
+            "parameters": parameters,
+            "responses": responses,
+            "x-standings-role": op.security,
+        });
+        if op.security != "none" {
+            operation["security"] = json!([{"bearer": []}]);
+        }
+        if let Some(body) = op.body {
+            operation["requestBody"] = json!({
+                "required": true,
+                "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{body}")}}}
+            });
+        }
+        let path_item = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
+        path_item[op.method] = operation;
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Standings",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Exact, live leaderboards. Every error is application/problem+json with a stable code."
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas(),
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}
+        }
+    })
+}

@@ -1,0 +1,344 @@
+//! The read plane. Every answer comes from one `board_version`, read under one lock.
+
+use std::collections::HashMap;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::{get, post};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::{Deserialize, Serialize};
+use standings_core::{Cursor, QueryError, RankedEntry, check_id};
+
+use super::write::BoardView;
+use super::{JsonBody, QueryTimer, Shared, board_of, json, json_bytes};
+use crate::clock::format_rfc3339;
+use crate::error::{AppError, AppResult};
+
+/// The most entries one page or one rank-players call may hold.
+pub const MAX_LIMIT: usize = 1_000;
+/// The widest nearby radius.
+pub const MAX_RADIUS: u64 = 100;
+
+type BoardPath = (String, String, String, String);
+
+pub(super) fn router() -> Router<Shared> {
+    let board = "/v1/leaderboards/{game}/{mode}/{season}/{scope}";
+    Router::new()
+        .route(&format!("{board}/top"), get(top))
+        .route(&format!("{board}/players/{{player_id}}/rank"), get(rank))
+        .route(&format!("{board}/players/{{player_id}}/nearby"), get(nearby))
+        .route(&format!("{board}/friends-of/{{player_id}}"), get(friends_of))
+        .route(&format!("{board}/rank-players"), post(rank_players))
+        .route(&format!("{board}/digest"), get(digest))
+        .route("/v1/games/{game}/boards", get(game_boards))
+}
+
+/// One ranked entry on the wire.
+#[derive(Debug, Serialize)]
+pub struct EntryView {
+    /// Unique rank in the total order.
+    pub rank: u64,
+    /// The player.
+    pub player_id: String,
+    /// The aggregate value.
+    pub value: i64,
+    /// When it was achieved (RFC 3339).
+    pub achieved_at: String,
+}
+
+impl From<&RankedEntry<'_>> for EntryView {
+    fn from(e: &RankedEntry<'_>) -> Self {
+        EntryView {
+            rank: e.rank,
+            player_id: e.player.to_string(),
+            value: e.value,
+            achieved_at: format_rfc3339(e.achieved_at),
+        }
+    }
+}
+
+/// A query parameter parsed with a specific error.
+fn param<T: std::str::FromStr>(
+    params: &HashMap<String, String>,
+    name: &str,
+    default: T,
+    valid: impl Fn(&T) -> bool,
+    expected: &str,
+) -> AppResult<T> {
+    match params.get(name) {
+        None => Ok(default),
+        Some(raw) => raw.parse::<T>().ok().filter(|v| valid(v)).ok_or_else(|| {
+            AppError::InvalidRequest(format!("{name}={raw:?} is not valid; expected {expected}"))
+        }),
+    }
+}
+
+fn check_player(player_id: &str) -> AppResult<()> {
+    check_id("player_id", player_id).map_err(|e| AppError::InvalidRequest(e.to_string()))
+}
+
+fn stale(e: QueryError) -> AppError {
+    AppError::StaleCursor(format!("{e}; start again from the first page"))
+}
+
+#[derive(Serialize)]
+struct TopView {
+    board_version: u64,
+    total_players: u64,
+    entries: Vec<EntryView>,
+    next_cursor: Option<String>,
+}
+
+async fn top(
+    State(state): State<Shared>,
+    Path(path): Path<BoardPath>,
+    Query(params): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    state.auth.reader(&headers, &path.0)?;
+    let _timer = QueryTimer::start(&state.metrics, "top");
+    let slot = board_of(&state, &path)?;
+    let limit = param(
+        &params,
+        "limit",
+        10usize,
+        |l| (1..=MAX_LIMIT).contains(l),
+        "1 to 1000",
+    )?;
+    let cursor_bytes = match params.get("cursor") {
+        None => None,
+        Some(raw) => Some(
+            URL_SAFE_NO_PAD
+                .decode(raw)
+                .map_err(|_| AppError::InvalidCursor("the cursor is not one this service made".into()))?,
+        ),
+    };
+    let cursor = match &cursor_bytes {
+        None => None,
+        Some(bytes) => Some(
+            Cursor::decode(bytes)
+                .map_err(|_| AppError::InvalidCursor("the cursor is not one this service made".into()))?,
+        ),
+    };
+    let board = slot.read();
+    let version = board.version();
+    let key = (limit, cursor_bytes);
+    if let Some(bytes) = slot.cached_page(version, &key) {
+        return Ok(json_bytes(StatusCode::OK, bytes));
+    }
+    let page = board.top(limit, cursor.as_ref()).map_err(stale)?;
+    let view = TopView {
+        board_version: page.board_version,
+        total_players: page.total_players,
+        entries: page.entries.iter().map(EntryView::from).collect(),
+        next_cursor: page.next_cursor.map(|c| URL_SAFE_NO_PAD.encode(c.encode())),
+    };
+    drop(board);
+    let bytes = Bytes::from(
+        serde_json::to_vec(&view).map_err(|e| AppError::Internal(format!("cannot serialize a page: {e}")))?,
+    );
+    slot.cache_page(version, key, bytes.clone());
+    Ok(json_bytes(StatusCode::OK, bytes))
+}
+
+#[derive(Serialize)]
+struct RankView {
+    board_version: u64,
+    player_id: String,
+    rank: u64,
+    value: i64,
+    achieved_at: String,
+    competition_rank: u64,
+    dense_rank: u64,
+    percentile: f64,
+    total_players: u64,
+}
+
+async fn rank(
+    State(state): State<Shared>,
+    Path((game, mode, season, scope, player_id)): Path<(String, String, String, String, String)>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    state.auth.reader(&headers, &game)?;
+    let _timer = QueryTimer::start(&state.metrics, "rank");
+    let slot = board_of(&state, &(game, mode, season, scope))?;
+    check_player(&player_id)?;
+    let board = slot.read();
+    let found = board.player_rank(&player_id).ok_or_else(|| {
+        AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
+    })?;
+    let view = RankView {
+        board_version: found.board_version,
+        player_id: found.entry.player.to_string(),
+        rank: found.entry.rank,
+        value: found.entry.value,
+        achieved_at: format_rfc3339(found.entry.achieved_at),
+        competition_rank: found.competition_rank,
+        dense_rank: found.dense_rank,
+        percentile: found.percentile,
+        total_players: found.total_players,
+    };
+    drop(board);
+    Ok(json(StatusCode::OK, &view))
+}
+
+#[derive(Serialize)]
+struct EntriesView {
+    board_version: u64,
+    entries: Vec<EntryView>,
+}
+
+async fn nearby(
+    State(state): State<Shared>,
+    Path((game, mode, season, scope, player_id)): Path<(String, String, String, String, String)>,
+    Query(params): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    state.auth.reader(&headers, &game)?;
+    let _timer = QueryTimer::start(&state.metrics, "nearby");
+    let slot = board_of(&state, &(game, mode, season, scope))?;
+    check_player(&player_id)?;
+    let radius = param(&params, "radius", 5u64, |r| *r <= MAX_RADIUS, "0 to 100")?;
+    let board = slot.read();
+    let window = board.nearby(&player_id, radius).ok_or_else(|| {
+        AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
+    })?;
+    let view = EntriesView {
+        board_version: board.version(),
+        entries: window.iter().map(EntryView::from).collect(),
+    };
+    drop(board);
+    Ok(json(StatusCode::OK, &view))
+}
+
+#[derive(Serialize)]
+struct FriendEntryView {
+    rank: u64,
+    global_rank: u64,
+    player_id: String,
+    value: i64,
+    achieved_at: String,
+}
+
+#[derive(Serialize)]
+struct FriendsView {
+    board_version: u64,
+    entries: Vec<FriendEntryView>,
+    unranked: Vec<String>,
+}
+
+fn rank_among(slot: &crate::boards::BoardSlot, players: &[String]) -> FriendsView {
+    let refs: Vec<&str> = players.iter().map(String::as_str).collect();
+    let board = slot.read();
+    let ranked = board.rank_among(&refs);
+    FriendsView {
+        board_version: ranked.board_version,
+        entries: ranked
+            .entries
+            .iter()
+            .map(|e| FriendEntryView {
+                rank: e.rank,
+                global_rank: e.global_rank,
+                player_id: e.player.to_string(),
+                value: e.value,
+                achieved_at: format_rfc3339(e.achieved_at),
+            })
+            .collect(),
+        unranked: ranked.unranked.iter().map(|p| p.to_string()).collect(),
+    }
+}
+
+async fn friends_of(
+    State(state): State<Shared>,
+    Path((game, mode, season, scope, player_id)): Path<(String, String, String, String, String)>,
+    Query(params): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    state.auth.reader(&headers, &game)?;
+    let _timer = QueryTimer::start(&state.metrics, "friends");
+    let slot = board_of(&state, &(game, mode, season, scope))?;
+    check_player(&player_id)?;
+    let include_self = param(&params, "include_self", false, |_| true, "true or false")?;
+    let mut players = state.store.friends(&player_id).await?;
+    if include_self {
+        players.insert(0, player_id);
+    }
+    Ok(json(StatusCode::OK, &rank_among(&slot, &players)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RankPlayersBody {
+    player_ids: Vec<String>,
+}
+
+async fn rank_players(
+    State(state): State<Shared>,
+    Path(path): Path<BoardPath>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody,
+) -> AppResult<Response> {
+    state.auth.reader(&headers, &path.0)?;
+    let _timer = QueryTimer::start(&state.metrics, "friends");
+    let slot = board_of(&state, &path)?;
+    let body: RankPlayersBody = serde_json::from_value(body)
+        .map_err(|e| AppError::InvalidRequest(format!("the body must be {{\"player_ids\": [...]}}: {e}")))?;
+    if body.player_ids.len() > MAX_LIMIT {
+        return Err(AppError::PayloadTooLarge(format!(
+            "at most {MAX_LIMIT} players per call; this one has {}",
+            body.player_ids.len()
+        )));
+    }
+    for p in &body.player_ids {
+        check_player(p)?;
+    }
+    Ok(json(StatusCode::OK, &rank_among(&slot, &body.player_ids)))
+}
+
+async fn game_boards(
+    State(state): State<Shared>,
+    Path(game): Path<String>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    state.auth.reader(&headers, &game)?;
+    let _timer = QueryTimer::start(&state.metrics, "boards");
+    let boards: Vec<serde_json::Value> = state
+        .registry
+        .of_game(&game)
+        .iter()
+        .map(|slot| {
+            let board = slot.read();
+            let mut view = serde_json::to_value(BoardView::of(&slot.id, &slot.rules)).unwrap_or_default();
+            view["board_version"] = board.version().into();
+            view["total_players"] = board.total_players().into();
+            view
+        })
+        .collect();
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({ "game": game, "boards": boards }),
+    ))
+}
+
+/// The board digest, for checking that two boards (or a rebuild and the live board) are the
+/// same. O(n) in the board's size.
+async fn digest(
+    State(state): State<Shared>,
+    Path(path): Path<BoardPath>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    state.auth.reader(&headers, &path.0)?;
+    let slot = board_of(&state, &path)?;
+    let board = slot.read();
+    let view = serde_json::json!({
+        "board_version": board.version(),
+        "total_players": board.total_players(),
+        "digest": board.digest().to_string(),
+    });
+    drop(board);
+    Ok(json(StatusCode::OK, &view))
+}

@@ -1,0 +1,401 @@
+//! The write plane: board definitions, score events (single and batch) and friend lists.
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::{post, put};
+use serde::{Deserialize, Serialize};
+use standings_core::{BoardId, BoardRules, ScoreMode, check_id};
+
+use super::{JsonBody, Shared, json};
+use crate::auth::Principal;
+use crate::clock::{format_rfc3339, now_ms, parse_rfc3339};
+use crate::error::{AppError, AppResult};
+use crate::ingest::{NewEvent, Outcome};
+use crate::store::{BoardDef, Defined};
+
+/// The most events one batch may carry.
+pub const MAX_BATCH: usize = 1_000;
+/// The most friends one list may hold.
+pub const MAX_FRIENDS: usize = 1_000;
+/// How far in the future `achieved_at` may lie (clock skew between game servers and us).
+pub const MAX_FUTURE_MS: i64 = 5 * 60 * 1000;
+/// The most scopes one event may feed.
+pub const MAX_SCOPES: usize = 32;
+
+pub(super) fn router() -> Router<Shared> {
+    Router::new()
+        .route("/v1/boards/{game}/{mode}/{season}/{scope}", put(define_board))
+        .route("/v1/score-events", post(submit_event))
+        .route("/v1/score-events/batch", post(submit_batch))
+        .route("/v1/players/{player_id}/friends", put(set_friends))
+}
+
+/// The body of `PUT /v1/boards/...`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BoardBody {
+    score_mode: String,
+    #[serde(default = "min_value")]
+    value_min: i64,
+    #[serde(default = "max_value")]
+    value_max: i64,
+}
+
+fn min_value() -> i64 {
+    i64::MIN
+}
+
+fn max_value() -> i64 {
+    i64::MAX
+}
+
+/// A board as the API shows it.
+#[derive(Debug, Serialize)]
+pub struct BoardView {
+    /// The game.
+    pub game: String,
+    /// The mode.
+    pub mode: String,
+    /// The season.
+    pub season: String,
+    /// The scope.
+    pub scope: String,
+    /// `highest`, `cumulative`, `fastest` or `latest`.
+    pub score_mode: &'static str,
+    /// The least value an event may carry.
+    pub value_min: i64,
+    /// The greatest value an event may carry.
+    pub value_max: i64,
+}
+
+impl BoardView {
+    /// The view of a board definition.
+    pub fn of(id: &BoardId, rules: &BoardRules) -> BoardView {
+        BoardView {
+            game: id.game.clone(),
+            mode: id.mode.clone(),
+            season: id.season.clone(),
+            scope: id.scope.clone(),
+            score_mode: rules.score_mode.as_str(),
+            value_min: rules.value_min,
+            value_max: rules.value_max,
+        }
+    }
+}
+
+async fn define_board(
+    State(state): State<Shared>,
+    Path((game, mode, season, scope)): Path<(String, String, String, String)>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody,
+) -> AppResult<Response> {
+    state.auth.admin(&headers, &game)?;
+    let id =
+        BoardId::new(&game, &mode, &season, &scope).map_err(|e| AppError::InvalidBoard(e.to_string()))?;
+    let body: BoardBody = serde_json::from_value(body)
+        .map_err(|e| AppError::InvalidBoard(format!("bad board definition: {e}")))?;
+    let score_mode = ScoreMode::parse(&body.score_mode).ok_or_else(|| {
+        AppError::InvalidBoard(format!(
+            "score_mode {:?} is not one of highest, cumulative, fastest, latest",
+            body.score_mode
+        ))
+    })?;
+    let rules = BoardRules::with_range(score_mode, body.value_min, body.value_max).ok_or_else(|| {
+        AppError::InvalidBoard(format!(
+            "value_min {} is greater than value_max {}",
+            body.value_min, body.value_max
+        ))
+    })?;
+    let def = BoardDef { id, rules };
+    match state.store.define_board(&def).await? {
+        Defined::Created => {
+            state.registry.add(&def);
+            Ok(json(StatusCode::CREATED, &BoardView::of(&def.id, &def.rules)))
+        }
+        Defined::Identical => {
+            state.registry.add(&def);
+            Ok(json(StatusCode::OK, &BoardView::of(&def.id, &def.rules)))
+        }
+        Defined::Conflict(existing) => Err(AppError::BoardRulesConflict(format!(
+            "board {} exists with score_mode {} and range {}..={}; rules are fixed once defined",
+            def.id, existing.score_mode, existing.value_min, existing.value_max
+        ))),
+    }
+}
+
+/// One score event as submitted.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventBody {
+    event_id: String,
+    player_id: String,
+    game: String,
+    mode: String,
+    season: String,
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
+    value: i64,
+    achieved_at: String,
+}
+
+/// The answer for one event.
+#[derive(Debug, Serialize)]
+pub struct EventAnswer {
+    /// The event's id (empty when the submission had none).
+    pub event_id: String,
+    /// `ACCEPTED`, `DUPLICATE` or `REJECTED`.
+    pub status: &'static str,
+    /// For a rejection, the error code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
+    /// For a rejection, what was wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Checks one event completely: shape, ids, time, the caller's game, the boards and the range.
+fn validate_event(
+    state: &Shared,
+    principal: &Principal,
+    raw: serde_json::Value,
+    now: i64,
+) -> Result<NewEvent, AppError> {
+    let body: EventBody = serde_json::from_value(raw).map_err(|e| AppError::InvalidEvent(e.to_string()))?;
+    check_id("event_id", &body.event_id).map_err(|e| AppError::InvalidEvent(e.to_string()))?;
+    check_id("player_id", &body.player_id).map_err(|e| AppError::InvalidEvent(e.to_string()))?;
+    let scopes = body.scopes.unwrap_or_else(|| vec!["global".into()]);
+    if scopes.is_empty() {
+        return Err(AppError::InvalidEvent(
+            "scopes must name at least one scope".into(),
+        ));
+    }
+    if scopes.len() > MAX_SCOPES {
+        return Err(AppError::InvalidEvent(format!(
+            "scopes may name at most {MAX_SCOPES} scopes"
+        )));
+    }
+    for (i, scope) in scopes.iter().enumerate() {
+        if scopes[..i].contains(scope) {
+            return Err(AppError::InvalidEvent(format!("scope {scope:?} is listed twice")));
+        }
+    }
+    let achieved_at = parse_rfc3339(&body.achieved_at).map_err(AppError::InvalidEvent)?;
+    if achieved_at > now + MAX_FUTURE_MS {
+        return Err(AppError::InvalidEvent(format!(
+            "achieved_at {} is more than 5 minutes in the future (now is {})",
+            body.achieved_at,
+            format_rfc3339(now)
+        )));
+    }
+    if !principal.allows_game(&body.game) {
+        return Err(AppError::Forbidden(format!(
+            "token {:?} may not write to game {:?}",
+            principal.name, body.game
+        )));
+    }
+    for scope in &scopes {
+        let id = BoardId::new(&body.game, &body.mode, &body.season, scope)
+            .map_err(|e| AppError::InvalidEvent(e.to_string()))?;
+        let slot = state.registry.get(&id).ok_or_else(|| {
+            AppError::UnknownBoard(format!("no board {id}; define it before submitting to it"))
+        })?;
+        slot.rules
+            .check_value(body.value)
+            .map_err(|e| AppError::ValueOutOfRange(format!("on board {id}: {e}")))?;
+    }
+    Ok(NewEvent {
+        seq: 0,
+        game: body.game,
+        event_id: body.event_id,
+        player_id: body.player_id,
+        mode: body.mode,
+        season: body.season,
+        scopes,
+        value: body.value,
+        achieved_at,
+        received_at: now,
+        source: principal.name.clone(),
+    })
+}
+
+/// A caller that may write somewhere; the game is checked per event.
+fn any_writer(state: &Shared, headers: &HeaderMap) -> AppResult<Principal> {
+    let principal = state
+        .auth
+        .authenticate(headers)?
+        .ok_or_else(|| AppError::Unauthenticated("writes need a service token".into()))?;
+    if !principal.role.can_write() {
+        return Err(AppError::Forbidden(format!(
+            "a {} token cannot write; writes need a service token",
+            principal.role
+        )));
+    }
+    Ok(principal)
+}
+
+async fn submit_event(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody,
+) -> AppResult<Response> {
+    let principal = any_writer(&state, &headers)?;
+    let event = validate_event(&state, &principal, body, now_ms())?;
+    let event_id = event.event_id.clone();
+    let outcome = state.ingest.submit(vec![event]).await?.pop();
+    match outcome {
+        Some(Outcome::Accepted) => Ok(json(
+            StatusCode::ACCEPTED,
+            &EventAnswer {
+                event_id,
+                status: "ACCEPTED",
+                code: None,
+                detail: None,
+            },
+        )),
+        Some(Outcome::Duplicate) => Ok(json(
+            StatusCode::OK,
+            &EventAnswer {
+                event_id,
+                status: "DUPLICATE",
+                code: None,
+                detail: None,
+            },
+        )),
+        Some(Outcome::Conflict) => Err(AppError::EventIdConflict(format!(
+            "event {event_id:?} was already submitted with a different payload"
+        ))),
+        Some(Outcome::Rejected(reason)) => Err(AppError::ValueOutOfRange(reason)),
+        None => Err(AppError::Internal("the writer answered no outcome".into())),
+    }
+}
+
+async fn submit_batch(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody,
+) -> AppResult<Response> {
+    let principal = any_writer(&state, &headers)?;
+    let serde_json::Value::Object(mut object) = body else {
+        return Err(AppError::InvalidEvent(
+            "the body must be {\"events\": [...]}".into(),
+        ));
+    };
+    let Some(serde_json::Value::Array(events)) = object.remove("events") else {
+        return Err(AppError::InvalidEvent(
+            "the body must be {\"events\": [...]}".into(),
+        ));
+    };
+    if let Some(other) = object.keys().next() {
+        return Err(AppError::InvalidEvent(format!(
+            "unknown field {other:?}; the body is {{\"events\": [...]}}"
+        )));
+    }
+    if events.len() > MAX_BATCH {
+        return Err(AppError::PayloadTooLarge(format!(
+            "a batch holds at most {MAX_BATCH} events; this one has {}",
+            events.len()
+        )));
+    }
+    let results = submit_many(&state, &principal, events).await?;
+    Ok(json(StatusCode::OK, &serde_json::json!({ "results": results })))
+}
+
+/// Validates and submits many events as one group commit, answering each in order: what the
+/// batch endpoint and `standings import` share.
+pub async fn submit_many(
+    state: &Shared,
+    principal: &Principal,
+    events: Vec<serde_json::Value>,
+) -> AppResult<Vec<EventAnswer>> {
+    let now = now_ms();
+    let mut answers: Vec<Option<EventAnswer>> = Vec::with_capacity(events.len());
+    let mut valid = Vec::with_capacity(events.len());
+    let mut valid_at = Vec::with_capacity(events.len());
+    for (i, raw) in events.into_iter().enumerate() {
+        let event_id = raw
+            .get("event_id")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string();
+        match validate_event(state, principal, raw, now) {
+            Ok(event) => {
+                valid.push(event);
+                valid_at.push(i);
+                answers.push(None);
+            }
+            Err(e) => {
+                let (_, code) = e.status_and_code();
+                answers.push(Some(EventAnswer {
+                    event_id,
+                    status: "REJECTED",
+                    code: Some(code),
+                    detail: Some(e.problem().detail),
+                }));
+            }
+        }
+    }
+    let ids: Vec<String> = valid.iter().map(|e| e.event_id.clone()).collect();
+    let outcomes = if valid.is_empty() {
+        Vec::new()
+    } else {
+        state.ingest.submit(valid).await?
+    };
+    for ((i, outcome), event_id) in valid_at.into_iter().zip(outcomes).zip(ids) {
+        let (status, code, detail) = match outcome {
+            Outcome::Accepted => ("ACCEPTED", None, None),
+            Outcome::Duplicate => ("DUPLICATE", None, None),
+            Outcome::Conflict => (
+                "REJECTED",
+                Some("EVENT_ID_CONFLICT"),
+                Some("the event id was already submitted with a different payload".to_string()),
+            ),
+            Outcome::Rejected(reason) => ("REJECTED", Some("VALUE_OUT_OF_RANGE"), Some(reason)),
+        };
+        answers[i] = Some(EventAnswer {
+            event_id,
+            status,
+            code,
+            detail,
+        });
+    }
+    Ok(answers.into_iter().flatten().collect())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FriendsBody {
+    friends: Vec<String>,
+}
+
+async fn set_friends(
+    State(state): State<Shared>,
+    Path(player_id): Path<String>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody,
+) -> AppResult<Response> {
+    any_writer(&state, &headers)?;
+    check_id("player_id", &player_id).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+    let body: FriendsBody = serde_json::from_value(body)
+        .map_err(|e| AppError::InvalidRequest(format!("bad friend list: {e}")))?;
+    if body.friends.len() > MAX_FRIENDS {
+        return Err(AppError::PayloadTooLarge(format!(
+            "a friend list holds at most {MAX_FRIENDS} players; this one has {}",
+            body.friends.len()
+        )));
+    }
+    let mut friends: Vec<String> = Vec::with_capacity(body.friends.len());
+    let mut seen = std::collections::HashSet::new();
+    for friend in body.friends {
+        check_id("friend", &friend).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+        if friend != player_id && seen.insert(friend.clone()) {
+            friends.push(friend);
+        }
+    }
+    state.store.set_friends(&player_id, &friends).await?;
+    Ok(json(
+        StatusCode::OK,
+        &serde_json::json!({ "player_id": player_id, "friends": friends }),
+    ))
+}

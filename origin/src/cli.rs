@@ -1,0 +1,367 @@
+//! The command line: `serve`, `rebuild` and `import`, each taking `--config FILE`.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use standings_core::BoardId;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::auth::Principal;
+use crate::boards::Registry;
+use crate::config::{Config, Role};
+use crate::store::Store;
+
+const USAGE: &str = "\
+usage:
+  standings serve   [--config FILE]
+  standings rebuild [--config FILE] [--board GAME/MODE/SEASON/SCOPE]
+  standings import  [--config FILE] FILE.ndjson
+
+With no --config, the embedded default is used: ./standings-data/standings.toml, written with
+fresh random tokens on first start, and SQLite in ./standings-data/.";
+
+struct Args {
+    command: String,
+    config: Option<PathBuf>,
+    board: Option<String>,
+    file: Option<PathBuf>,
+}
+
+fn parse(args: Vec<String>) -> Result<Args, String> {
+    let mut iter = args.into_iter();
+    let command = iter.next().ok_or("no command given")?;
+    let mut parsed = Args {
+        command,
+        config: None,
+        board: None,
+        file: None,
+    };
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "--config" => parsed.config = Some(iter.next().ok_or("--config needs a file")?.into()),
+            "--board" if parsed.command == "rebuild" => {
+                parsed.board = Some(iter.next().ok_or("--board needs GAME/MODE/SEASON/SCOPE")?)
+            }
+            "-h" | "--help" => return Err(String::new()),
+            other if other.starts_with('-') => return Err(format!("unknown option {other}")),
+            other if parsed.command == "import" && parsed.file.is_none() => parsed.file = Some(other.into()),
+            other => return Err(format!("unexpected argument {other:?}")),
+        }
+    }
+    Ok(parsed)
+}
+
+/// Runs the command line and returns the process's exit code.
+pub fn main(args: Vec<String>) -> ExitCode {
+    let args = match parse(args) {
+        Ok(args) => args,
+        Err(why) => {
+            if !why.is_empty() {
+                eprintln!("standings: {why}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("standings: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match args.command.as_str() {
+        "serve" => runtime.block_on(serve(&args)),
+        "rebuild" => runtime.block_on(rebuild(&args)),
+        "import" => runtime.block_on(import(&args)),
+        other => Err(format!("unknown command {other:?}\n{USAGE}")),
+    };
+    match result {
+        Ok(code) => code,
+        Err(why) => {
+            eprintln!("standings: {why}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_config(args: &Args) -> Result<(Config, PathBuf, bool), String> {
+    Config::load_or_init(args.config.as_deref()).map_err(|e| e.to_string())
+}
+
+async fn serve(args: &Args) -> Result<ExitCode, String> {
+    let (config, path, fresh) = load_config(args)?;
+    if fresh {
+        println!(
+            "standings: first start; wrote a config with fresh tokens to {} (mode 0600)",
+            path.display()
+        );
+        for token in &config.tokens {
+            println!(
+                "standings:   {} token ({}): {}",
+                token.name, token.role, token.secret
+            );
+        }
+    }
+    let started = Instant::now();
+    let state = crate::start(&config).await.map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let boards = state.registry.all().len();
+    println!(
+        "standings: serving on http://{} ({boards} boards ready in {:.2?}; config {}; database {})",
+        listener.local_addr().map_err(|e| e.to_string())?,
+        started.elapsed(),
+        path.display(),
+        redact(&config.database),
+    );
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+        println!("standings: shutting down");
+    };
+    crate::run(listener, state, shutdown)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The database URL without a password.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// A progress line on a terminal, nothing elsewhere.
+struct Progress {
+    on_terminal: bool,
+    label: String,
+}
+
+impl Progress {
+    fn new(label: &str) -> Progress {
+        Progress {
+            on_terminal: std::io::stderr().is_terminal(),
+            label: label.into(),
+        }
+    }
+
+    fn update(&self, done: u64) {
+        if self.on_terminal {
+            eprint!("\r{}: {done}", self.label);
+            let _ = std::io::stderr().flush();
+        }
+    }
+
+    fn finish(&self) {
+        if self.on_terminal {
+            eprintln!();
+        }
+    }
+}
+
+async fn rebuild(args: &Args) -> Result<ExitCode, String> {
+    let (config, _, _) = load_config(args)?;
+    let only = match &args.board {
+        None => None,
+        Some(spec) => {
+            let parts: Vec<&str> = spec.split('/').collect();
+            let [game, mode, season, scope] = parts[..] else {
+                return Err(format!("--board {spec:?} must be GAME/MODE/SEASON/SCOPE"));
+            };
+            Some(BoardId::new(game, mode, season, scope).map_err(|e| format!("--board {spec:?}: {e}"))?)
+        }
+    };
+    let store = Store::open(&config.database).await.map_err(|e| e.to_string())?;
+    let progress = Progress::new("events replayed");
+    let started = Instant::now();
+    let registry = Registry::rebuild(&store, only.as_ref(), |n| progress.update(n))
+        .await
+        .map_err(|e| e.to_string())?;
+    progress.finish();
+    let replayed = started.elapsed();
+    let boards = registry.all();
+    if let Some(id) = &only
+        && boards.is_empty()
+    {
+        return Err(format!("no board {id}"));
+    }
+    println!(
+        "rebuilt {} boards from the event log in {replayed:.2?}",
+        boards.len()
+    );
+    let token = config
+        .tokens
+        .iter()
+        .find(|t| t.role != Role::Player && t.games.iter().any(|g| g == "*"))
+        .map(|t| t.secret.clone());
+    let mut mismatches = 0;
+    for slot in boards {
+        let started = Instant::now();
+        let (digest, players, version) = {
+            let board = slot.read();
+            (board.digest().to_string(), board.total_players(), board.version())
+        };
+        let took = started.elapsed();
+        let live = live_digest(&config.listen, token.as_deref(), &slot.id).await;
+        let verdict = match &live {
+            Ok(live) if *live == digest => "matches the live board".to_string(),
+            Ok(live) => {
+                mismatches += 1;
+                format!("DIFFERS from the live board ({live})")
+            }
+            Err(why) => format!("not compared: {why}"),
+        };
+        println!(
+            "{}: {} players, board_version {}, digest {digest} ({took:.2?}); {verdict}",
+            slot.id, players, version,
+        );
+    }
+    Ok(if mismatches == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(3)
+    })
+}
+
+/// The digest the running service reports for a board.
+async fn live_digest(listen: &str, token: Option<&str>, id: &BoardId) -> Result<String, String> {
+    let path = format!(
+        "/v1/leaderboards/{}/{}/{}/{}/digest",
+        id.game, id.mode, id.season, id.scope
+    );
+    let (status, body) = http_get(listen, &path, token).await?;
+    if status != 200 {
+        return Err(format!("the service answered {status} for {path}"));
+    }
+    let value: serde_json::Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+    value["digest"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| "the service's answer has no digest".into())
+}
+
+/// A minimal HTTP/1.1 GET against the local service.
+async fn http_get(addr: &str, path: &str, token: Option<&str>) -> Result<(u16, Vec<u8>), String> {
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("the service is not running at {addr} ({e})"))?;
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut response = Vec::new();
+    stream
+        .read_to_end(&mut response)
+        .await
+        .map_err(|e| e.to_string())?;
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("a malformed HTTP answer")?;
+    let head = String::from_utf8_lossy(&response[..split]);
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or("a malformed HTTP status line")?;
+    Ok((status, response[split + 4..].to_vec()))
+}
+
+async fn import(args: &Args) -> Result<ExitCode, String> {
+    let file = args.file.as_ref().ok_or("import needs a FILE.ndjson")?;
+    let (config, _, _) = load_config(args)?;
+    // The writer assigns commit order itself, so a second writer on the same log must not run.
+    if tokio::net::TcpStream::connect(&config.listen).await.is_ok() {
+        return Err(format!(
+            "a service is listening on {}; stop it before importing, or submit through its batch endpoint",
+            config.listen
+        ));
+    }
+    let reader = std::io::BufReader::new(
+        std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?,
+    );
+    let state = crate::start(&config).await.map_err(|e| e.to_string())?;
+    let principal = Principal {
+        name: "import".into(),
+        role: Role::Admin,
+        games: vec!["*".into()],
+        player_id: None,
+    };
+    let progress = Progress::new("events imported");
+    let started = Instant::now();
+    let (mut accepted, mut duplicates, mut rejected, mut read) = (0u64, 0u64, 0u64, 0u64);
+    let mut batch = Vec::with_capacity(crate::api::write::MAX_BATCH);
+    let mut lines = reader.lines();
+    let mut line_no = 0u64;
+    let state = Arc::clone(&state);
+    loop {
+        let line = lines.next();
+        if let Some(line) = &line {
+            line_no += 1;
+            let line = line
+                .as_ref()
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let value: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| format!("{}:{line_no}: not JSON: {e}", file.display()))?;
+            batch.push(value);
+            read += 1;
+        }
+        if batch.len() == crate::api::write::MAX_BATCH || (line.is_none() && !batch.is_empty()) {
+            let answers = crate::api::write::submit_many(&state, &principal, std::mem::take(&mut batch))
+                .await
+                .map_err(|e| e.to_string())?;
+            for answer in answers {
+                match answer.status {
+                    "ACCEPTED" => accepted += 1,
+                    "DUPLICATE" => duplicates += 1,
+                    _ => {
+                        rejected += 1;
+                        if rejected <= 20 {
+                            eprintln!(
+                                "standings: rejected {:?}: {} {}",
+                                answer.event_id,
+                                answer.code.unwrap_or_default(),
+                                answer.detail.unwrap_or_default()
+                            );
+                        }
+                    }
+                }
+            }
+            progress.update(read);
+        }
+        if line.is_none() {
+            break;
+        }
+    }
+    progress.finish();
+    let took = started.elapsed();
+    println!(
+        "imported {read} events in {took:.2?} ({:.0} events/s): {accepted} accepted, {duplicates} duplicates, {rejected} rejected",
+        read as f64 / took.as_secs_f64().max(1e-9)
+    );
+    state.store.close().await;
+    Ok(if rejected == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(4)
+    })
+}

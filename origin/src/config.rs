@@ -1,0 +1,285 @@
+//! The service's TOML configuration. Its keys are a contract: operators and tests rely on them.
+//!
+//! ```toml
+//! listen = "127.0.0.1:7400"
+//! database = "sqlite://./standings-data/standings.db"   # or "postgres://user@host:5432/db"
+//! public_reads = false
+//! player_jwt_hs256_secret = "..."   # optional
+//!
+//! [[tokens]]
+//! name = "game-server-07"
+//! secret = "..."
+//! role = "service"                  # service | moderator | admin | player
+//! games = ["arena-clash"]           # or ["*"]
+//! # player_id = "p-ava"             # for role = "player"
+//! # rate_limit_per_second = 1000    # optional, per token
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The default data folder of the embedded setup.
+pub const DEFAULT_DATA_DIR: &str = "./standings-data";
+/// The default config file, written on first start.
+pub const DEFAULT_CONFIG_PATH: &str = "./standings-data/standings.toml";
+/// The default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7400";
+
+/// The whole configuration file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The address to listen on.
+    #[serde(default = "default_listen")]
+    pub listen: String,
+    /// `sqlite://PATH` or `postgres://...`.
+    pub database: String,
+    /// When true, reads need no token.
+    #[serde(default)]
+    pub public_reads: bool,
+    /// When set, player tokens may also be HS256 JWTs signed with this secret (`sub` = player id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player_jwt_hs256_secret: Option<String>,
+    /// The static tokens.
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+fn default_listen() -> String {
+    DEFAULT_LISTEN.into()
+}
+
+/// What a token may do. Each role includes the reads; writes grow with the role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Reads only. A player can never write.
+    Player,
+    /// Submits score events and sets friend lists for its games.
+    Service,
+    /// A service that may also moderate.
+    Moderator,
+    /// A moderator that may also define boards.
+    Admin,
+}
+
+impl Role {
+    /// Whether the role may submit events and friend lists.
+    pub fn can_write(self) -> bool {
+        matches!(self, Role::Service | Role::Moderator | Role::Admin)
+    }
+
+    /// Whether the role may moderate.
+    pub fn can_moderate(self) -> bool {
+        matches!(self, Role::Moderator | Role::Admin)
+    }
+
+    /// Whether the role may define boards.
+    pub fn can_define_boards(self) -> bool {
+        matches!(self, Role::Admin)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Player => "player",
+            Role::Service => "service",
+            Role::Moderator => "moderator",
+            Role::Admin => "admin",
+        })
+    }
+}
+
+/// One static token.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// The token's name, recorded as the source of the events it submits.
+    pub name: String,
+    /// The bearer secret.
+    pub secret: String,
+    /// What it may do.
+    pub role: Role,
+    /// The games it may touch; `["*"]` for all.
+    #[serde(default = "all_games")]
+    pub games: Vec<String>,
+    /// For `role = "player"`: the player it reads as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player_id: Option<String>,
+    /// Requests per second allowed to this token (a token bucket with one second of burst).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_per_second: Option<u32>,
+}
+
+fn all_games() -> Vec<String> {
+    vec!["*".into()]
+}
+
+/// A configuration that cannot be used, with the reason.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Parses and checks a configuration.
+    pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
+        let config: Config =
+            toml::from_str(text).map_err(|e| ConfigError(format!("{}: {e}", origin.display())))?;
+        config
+            .check()
+            .map_err(|e| ConfigError(format!("{}: {e}", origin.display())))?;
+        Ok(config)
+    }
+
+    /// Reads a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("cannot read {}: {e}", path.display())))?;
+        Config::parse(&text, path)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.listen
+            .parse::<std::net::SocketAddr>()
+            .map_err(|e| format!("listen = {:?} is not an address: {e}", self.listen))?;
+        if !(self.database.starts_with("sqlite:") || self.database.starts_with("postgres:")) {
+            return Err(format!(
+                "database = {:?} must start with sqlite:// or postgres://",
+                self.database
+            ));
+        }
+        let mut secrets = std::collections::HashSet::new();
+        for token in &self.tokens {
+            if token.secret.len() < 16 {
+                return Err(format!(
+                    "token {:?}: the secret must be at least 16 characters",
+                    token.name
+                ));
+            }
+            if !secrets.insert(token.secret.as_str()) {
+                return Err(format!(
+                    "token {:?}: another token has the same secret",
+                    token.name
+                ));
+            }
+            if token.games.is_empty() {
+                return Err(format!(
+                    "token {:?}: games is empty; use [\"*\"] for all",
+                    token.name
+                ));
+            }
+            match (token.role, &token.player_id) {
+                (Role::Player, None) => {
+                    return Err(format!(
+                        "token {:?}: role = \"player\" needs a player_id",
+                        token.name
+                    ));
+                }
+                (Role::Player, Some(id)) => standings_core::check_id("player_id", id)
+                    .map_err(|e| format!("token {:?}: {e}", token.name))?,
+                (_, Some(_)) => {
+                    return Err(format!(
+                        "token {:?}: only player tokens carry a player_id",
+                        token.name
+                    ));
+                }
+                (_, None) => {}
+            }
+            if token.rate_limit_per_second == Some(0) {
+                return Err(format!(
+                    "token {:?}: rate_limit_per_second must be at least 1",
+                    token.name
+                ));
+            }
+        }
+        if let Some(secret) = &self.player_jwt_hs256_secret
+            && secret.len() < 32
+        {
+            return Err("player_jwt_hs256_secret must be at least 32 characters".into());
+        }
+        Ok(())
+    }
+
+    /// The embedded default: SQLite under `data_dir`, fresh random admin and service tokens.
+    pub fn fresh_default(data_dir: &Path) -> Result<Config, ConfigError> {
+        let db = data_dir.join("standings.db");
+        Ok(Config {
+            listen: DEFAULT_LISTEN.into(),
+            database: format!("sqlite://{}", db.display()),
+            public_reads: false,
+            player_jwt_hs256_secret: None,
+            tokens: vec![
+                TokenConfig {
+                    name: "admin".into(),
+                    secret: random_secret()?,
+                    role: Role::Admin,
+                    games: all_games(),
+                    player_id: None,
+                    rate_limit_per_second: None,
+                },
+                TokenConfig {
+                    name: "game-server".into(),
+                    secret: random_secret()?,
+                    role: Role::Service,
+                    games: all_games(),
+                    player_id: None,
+                    rate_limit_per_second: None,
+                },
+            ],
+        })
+    }
+
+    /// Loads the config at `path`, or on first start (no `--config` given and no file at the
+    /// default path) writes a fresh default there with mode 0600. Returns the config, its path
+    /// and whether it was just written.
+    pub fn load_or_init(explicit: Option<&Path>) -> Result<(Config, PathBuf, bool), ConfigError> {
+        if let Some(path) = explicit {
+            return Ok((Config::load(path)?, path.to_path_buf(), false));
+        }
+        let path = PathBuf::from(DEFAULT_CONFIG_PATH);
+        if path.exists() {
+            return Ok((Config::load(&path)?, path, false));
+        }
+        let dir = PathBuf::from(DEFAULT_DATA_DIR);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| ConfigError(format!("cannot create {}: {e}", dir.display())))?;
+        let config = Config::fresh_default(&dir)?;
+        let text = toml::to_string_pretty(&config).map_err(|e| ConfigError(e.to_string()))?;
+        write_private(&path, &text)?;
+        Ok((config, path, true))
+    }
+}
+
+/// Writes a file readable by its owner only.
+fn write_private(path: &Path, text: &str) -> Result<(), ConfigError> {
+    use std::io::Write;
+    #[cfg(unix)]
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    let mut file = options
+        .open(path)
+        .map_err(|e| ConfigError(format!("cannot create {}: {e}", path.display())))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| ConfigError(format!("cannot write {}: {e}", path.display())))
+}
+
+/// 32 random bytes from the operating system, as 64 hex characters.
+pub fn random_secret() -> Result<String, ConfigError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| ConfigError(format!("no randomness from the OS: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}

@@ -1,0 +1,173 @@
+//! The one error type of the HTTP API: every case maps to a status and a stable, machine-readable
+//! `code`, answered as RFC 9457 `application/problem+json`. Internal errors are logged with their
+//! context and answered without it.
+
+use std::fmt;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// Every error the API answers with.
+#[derive(Debug)]
+pub enum AppError {
+    /// 401: no credentials, or credentials that match nothing.
+    Unauthenticated(String),
+    /// 403: the credentials do not allow this (wrong role, or a game not in the token's list).
+    Forbidden(String),
+    /// 404: the board does not exist.
+    UnknownBoard(String),
+    /// 404: the player has no score on the board.
+    PlayerNotRanked(String),
+    /// 404: no such route or resource.
+    NotFound(String),
+    /// 400: the body is not JSON.
+    InvalidJson(String),
+    /// 400: a query parameter or path segment is malformed.
+    InvalidRequest(String),
+    /// 400: the cursor is not one this service made.
+    InvalidCursor(String),
+    /// 410: the cursor's version is no longer held.
+    StaleCursor(String),
+    /// 422: an event is malformed (missing or bad field, bad id, time too far in the future).
+    InvalidEvent(String),
+    /// 422: a board definition is malformed.
+    InvalidBoard(String),
+    /// 422: a value is outside the board's range (or would overflow a total).
+    ValueOutOfRange(String),
+    /// 409: the same event id was already used with a different payload.
+    EventIdConflict(String),
+    /// 409: the board exists with other rules; rules are fixed.
+    BoardRulesConflict(String),
+    /// 413: the body or batch is too large.
+    PayloadTooLarge(String),
+    /// 429: the token's rate limit is exhausted.
+    RateLimited(String),
+    /// 503: the service is not ready (still rebuilding, or shutting down).
+    Unavailable(String),
+    /// 500: a bug or a failing dependency; the detail is logged, never answered.
+    Internal(String),
+}
+
+impl AppError {
+    /// The HTTP status and the stable code.
+    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
+        use AppError::*;
+        match self {
+            Unauthenticated(_) => (StatusCode::UNAUTHORIZED, "UNAUTHENTICATED"),
+            Forbidden(_) => (StatusCode::FORBIDDEN, "FORBIDDEN"),
+            UnknownBoard(_) => (StatusCode::NOT_FOUND, "UNKNOWN_BOARD"),
+            PlayerNotRanked(_) => (StatusCode::NOT_FOUND, "PLAYER_NOT_RANKED"),
+            NotFound(_) => (StatusCode::NOT_FOUND, "NOT_FOUND"),
+            InvalidJson(_) => (StatusCode::BAD_REQUEST, "INVALID_JSON"),
+            InvalidRequest(_) => (StatusCode::BAD_REQUEST, "INVALID_REQUEST"),
+            InvalidCursor(_) => (StatusCode::BAD_REQUEST, "INVALID_CURSOR"),
+            StaleCursor(_) => (StatusCode::GONE, "STALE_CURSOR"),
+            InvalidEvent(_) => (StatusCode::UNPROCESSABLE_ENTITY, "INVALID_EVENT"),
+            InvalidBoard(_) => (StatusCode::UNPROCESSABLE_ENTITY, "INVALID_BOARD"),
+            ValueOutOfRange(_) => (StatusCode::UNPROCESSABLE_ENTITY, "VALUE_OUT_OF_RANGE"),
+            EventIdConflict(_) => (StatusCode::CONFLICT, "EVENT_ID_CONFLICT"),
+            BoardRulesConflict(_) => (StatusCode::CONFLICT, "BOARD_RULES_CONFLICT"),
+            PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
+            RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
+            Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
+            Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
+        }
+    }
+
+    fn detail(&self) -> &str {
+        use AppError::*;
+        match self {
+            Unauthenticated(d)
+            | Forbidden(d)
+            | UnknownBoard(d)
+            | PlayerNotRanked(d)
+            | NotFound(d)
+            | InvalidJson(d)
+            | InvalidRequest(d)
+            | InvalidCursor(d)
+            | StaleCursor(d)
+            | InvalidEvent(d)
+            | InvalidBoard(d)
+            | ValueOutOfRange(d)
+            | EventIdConflict(d)
+            | BoardRulesConflict(d)
+            | PayloadTooLarge(d)
+            | RateLimited(d)
+            | Unavailable(d)
+            | Internal(d) => d,
+        }
+    }
+
+    /// Wraps a storage failure, keeping its context for the log.
+    pub fn storage(context: &str, err: impl fmt::Display) -> AppError {
+        AppError::Internal(format!("{context}: {err}"))
+    }
+
+    /// The problem document this error is answered with.
+    pub fn problem(&self) -> Problem {
+        let (status, code) = self.status_and_code();
+        let detail = match self {
+            AppError::Internal(_) => "an internal error occurred; it has been logged".to_string(),
+            other => other.detail().to_string(),
+        };
+        Problem {
+            kind: "about:blank",
+            title: status.canonical_reason().unwrap_or("Error"),
+            status: status.as_u16(),
+            code,
+            detail,
+        }
+    }
+}
+
+impl fmt::Display for AppError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (_, code) = self.status_and_code();
+        write!(f, "{code}: {}", self.detail())
+    }
+}
+
+impl std::error::Error for AppError {}
+
+/// An RFC 9457 problem document.
+#[derive(Debug, Serialize)]
+pub struct Problem {
+    /// Always `about:blank`: the `code` names the problem.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The HTTP status's reason phrase.
+    pub title: &'static str,
+    /// The HTTP status.
+    pub status: u16,
+    /// The stable machine-readable code.
+    pub code: &'static str,
+    /// What went wrong, for a person.
+    pub detail: String,
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        if let AppError::Internal(context) = &self {
+            eprintln!("standings: internal error: {context}");
+        }
+        let problem = self.problem();
+        let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = serde_json::to_vec(&problem).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        // The metrics layer counts rejections by this code.
+        response.extensions_mut().insert(ErrorCode(problem.code));
+        response
+    }
+}
+
+/// The code of an error response, left in its extensions for the metrics layer.
+#[derive(Clone, Copy, Debug)]
+pub struct ErrorCode(pub &'static str);
+
+/// The result type of handlers.
+pub type AppResult<T> = Result<T, AppError>;

@@ -1,0 +1,163 @@
+//! Prometheus metrics, kept with atomics and rendered as text at `/metrics`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::boards::Registry;
+
+/// Upper bounds of the latency histograms, in seconds.
+const BUCKETS: [f64; 14] = [
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+];
+
+/// A monotonically increasing counter.
+#[derive(Default)]
+pub struct Counter(AtomicU64);
+
+impl Counter {
+    /// Adds `n`.
+    pub fn add(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The current count.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A latency histogram with fixed buckets.
+pub struct Histogram {
+    counts: [AtomicU64; BUCKETS.len() + 1],
+    sum_ns: AtomicU64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
+            sum_ns: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Histogram {
+    /// Records one observation.
+    pub fn observe(&self, d: Duration) {
+        let secs = d.as_secs_f64();
+        let bucket = BUCKETS.iter().position(|&b| secs <= b).unwrap_or(BUCKETS.len());
+        self.counts[bucket].fetch_add(1, Ordering::Relaxed);
+        self.sum_ns.fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    fn render(&self, out: &mut String, name: &str, labels: &str) {
+        let mut cumulative = 0;
+        let sep = if labels.is_empty() { "" } else { "," };
+        for (i, bound) in BUCKETS.iter().enumerate() {
+            cumulative += self.counts[i].load(Ordering::Relaxed);
+            let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {cumulative}");
+        }
+        cumulative += self.counts[BUCKETS.len()].load(Ordering::Relaxed);
+        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {cumulative}");
+        let sum = self.sum_ns.load(Ordering::Relaxed) as f64 / 1e9;
+        let braces = if labels.is_empty() {
+            String::new()
+        } else {
+            format!("{{{labels}}}")
+        };
+        let _ = writeln!(out, "{name}_sum{braces} {sum}");
+        let _ = writeln!(out, "{name}_count{braces} {cumulative}");
+    }
+}
+
+/// The kinds of read the query-latency histogram tells apart.
+pub const QUERY_KINDS: [&str; 5] = ["top", "rank", "nearby", "friends", "boards"];
+
+/// Every metric of the service.
+#[derive(Default)]
+pub struct Metrics {
+    /// Submission to durable commit.
+    pub durable_ack: Histogram,
+    /// Commit to visible in the index.
+    pub visible_lag: Histogram,
+    /// Read latency, by kind (see [`QUERY_KINDS`]).
+    pub queries: [Histogram; 5],
+    /// Events stored.
+    pub events_accepted: Counter,
+    /// Retried events answered `DUPLICATE`.
+    pub duplicates: Counter,
+    /// Error answers by code.
+    rejections: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+impl Metrics {
+    /// Counts one error answer.
+    pub fn rejection(&self, code: &'static str) {
+        let mut map = self.rejections.lock().unwrap_or_else(|e| e.into_inner());
+        *map.entry(code).or_insert(0) += 1;
+    }
+
+    /// Records a read's latency.
+    pub fn query(&self, kind: &str, d: Duration) {
+        if let Some(i) = QUERY_KINDS.iter().position(|k| *k == kind) {
+            self.queries[i].observe(d);
+        }
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self, registry: &Registry) -> String {
+        let mut out = String::new();
+        out.push_str(
+            "# HELP standings_durable_ack_seconds Submission received to events durably committed.\n",
+        );
+        out.push_str("# TYPE standings_durable_ack_seconds histogram\n");
+        self.durable_ack
+            .render(&mut out, "standings_durable_ack_seconds", "");
+        out.push_str("# HELP standings_event_visible_lag_seconds Commit to visible in the ranked index.\n");
+        out.push_str("# TYPE standings_event_visible_lag_seconds histogram\n");
+        self.visible_lag
+            .render(&mut out, "standings_event_visible_lag_seconds", "");
+        out.push_str("# HELP standings_query_seconds Read latency by kind.\n");
+        out.push_str("# TYPE standings_query_seconds histogram\n");
+        for (kind, h) in QUERY_KINDS.iter().zip(&self.queries) {
+            h.render(&mut out, "standings_query_seconds", &format!("kind=\"{kind}\""));
+        }
+        out.push_str("# HELP standings_events_accepted_total Events durably stored.\n");
+        out.push_str("# TYPE standings_events_accepted_total counter\n");
+        let _ = writeln!(
+            out,
+            "standings_events_accepted_total {}",
+            self.events_accepted.get()
+        );
+        out.push_str("# HELP standings_duplicates_total Retried events answered DUPLICATE.\n");
+        out.push_str("# TYPE standings_duplicates_total counter\n");
+        let _ = writeln!(out, "standings_duplicates_total {}", self.duplicates.get());
+        out.push_str("# HELP standings_rejections_total Error answers by code.\n");
+        out.push_str("# TYPE standings_rejections_total counter\n");
+        for (code, n) in self.rejections.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            let _ = writeln!(out, "standings_rejections_total{{code=\"{code}\"}} {n}");
+        }
+        out.push_str("# HELP standings_board_members Ranked players per board.\n");
+        out.push_str("# TYPE standings_board_members gauge\n");
+        out.push_str("# HELP standings_board_version The current board_version per board.\n");
+        out.push_str("# TYPE standings_board_version gauge\n");
+        for slot in registry.all() {
+            let board = slot.read();
+            let id = &slot.id;
+            let labels = format!(
+                "game=\"{}\",mode=\"{}\",season=\"{}\",scope=\"{}\"",
+                id.game, id.mode, id.season, id.scope
+            );
+            let _ = writeln!(
+                out,
+                "standings_board_members{{{labels}}} {}",
+                board.total_players()
+            );
+            let _ = writeln!(out, "standings_board_version{{{labels}}} {}", board.version());
+        }
+        out
+    }
+}

@@ -1,0 +1,765 @@
+//! The HTTP API through the real router, on SQLite and on PostgreSQL.
+
+mod common;
+
+use std::sync::Arc;
+
+use axum::http::{Method, StatusCode};
+use common::*;
+use serde_json::{Value, json};
+
+const BOARD: &str = "arena-clash/solo/S7/global";
+const LB: &str = "/v1/leaderboards/arena-clash/solo/S7/global";
+
+fn players(body: &Value) -> Vec<String> {
+    body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["player_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Ava 9,800; Ben 9,500 (earlier); Chloe 9,500 (later); Dev 9,100; Eli 8,700.
+async fn canonical(service: &TestService) {
+    service.define(BOARD, "highest").await;
+    for (id, player, value, at) in [
+        ("evt-1", "p-ava", 9_800, "2026-10-13T10:00:00Z"),
+        ("evt-2", "p-ben", 9_500, "2026-10-13T10:01:00Z"),
+        ("evt-3", "p-chloe", 9_500, "2026-10-13T10:02:00Z"),
+        ("evt-4", "p-dev", 9_100, "2026-10-13T10:03:00Z"),
+        ("evt-5", "p-eli", 8_700, "2026-10-13T10:04:00Z"),
+    ] {
+        let (status, body) = service.submit(&event(id, player, value, at)).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        assert_eq!(body, json!({"event_id": id, "status": "ACCEPTED"}));
+    }
+}
+
+on_both_databases!(
+    canonical_board_and_core_scenarios,
+    retries_and_conflicts,
+    concurrent_retries_never_double_count,
+    out_of_order_arrival,
+    cursors_page_one_version_and_go_stale,
+    every_error_code,
+    roles_and_games,
+    friends_and_rank_players,
+    boards_and_operations,
+    batch_submissions,
+);
+
+/// The canonical board over HTTP, and the core scenarios: Dev's 9,700 to #2, a late lower score
+/// as a no-op, nearby, cumulative and fastest boards.
+async fn canonical_board_and_core_scenarios(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    let (status, top) = service.get(&format!("{LB}/top?limit=10")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(players(&top), ["p-ava", "p-ben", "p-chloe", "p-dev", "p-eli"]);
+    assert_eq!(top["board_version"], 5);
+    assert_eq!(top["total_players"], 5);
+    assert_eq!(
+        top["entries"][1],
+        json!({"rank": 2, "player_id": "p-ben", "value": 9500, "achieved_at": "2026-10-13T10:01:00Z"})
+    );
+    assert_eq!(top["next_cursor"], Value::Null);
+
+    let (_, chloe) = service.get(&format!("{LB}/players/p-chloe/rank")).await;
+    assert_eq!(chloe["rank"], 3);
+    assert_eq!(chloe["competition_rank"], 2);
+    assert_eq!(chloe["dense_rank"], 2);
+    assert_eq!(chloe["total_players"], 5);
+    assert_eq!(chloe["board_version"], 5);
+
+    let (_, near) = service
+        .get(&format!("{LB}/players/p-chloe/nearby?radius=1"))
+        .await;
+    assert_eq!(players(&near), ["p-ben", "p-chloe", "p-dev"]);
+    assert_eq!(near["board_version"], 5);
+
+    let (status, _) = service
+        .submit(&event("evt-101", "p-dev", 9_700, "2026-10-13T10:05:00Z"))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (_, dev) = service.get(&format!("{LB}/players/p-dev/rank")).await;
+    assert_eq!(
+        (dev["rank"].clone(), dev["board_version"].clone()),
+        (json!(2), json!(6))
+    );
+    // A late, lower score is stored (ACCEPTED) but changes nothing on a highest board.
+    let (status, _) = service
+        .submit(&event("evt-102", "p-dev", 9_200, "2026-10-13T09:00:00Z"))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (_, dev) = service.get(&format!("{LB}/players/p-dev/rank")).await;
+    assert_eq!(
+        (dev["value"].clone(), dev["board_version"].clone()),
+        (json!(9700), json!(6))
+    );
+
+    service.define("arena-clash/solo/S7/coins", "cumulative").await;
+    service.define("arena-clash/solo/S7/speedrun", "fastest").await;
+    for (id, scope, value) in [("c1", "coins", 100), ("c2", "coins", 50)] {
+        let mut e = event(id, "p-ava", value, "2026-10-13T10:00:00Z");
+        e["scopes"] = json!([scope]);
+        assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
+    }
+    let (_, coins) = service
+        .get("/v1/leaderboards/arena-clash/solo/S7/coins/players/p-ava/rank")
+        .await;
+    assert_eq!(coins["value"], 150);
+    for (id, player, ms) in [
+        ("f1", "p-ava", 64_000),
+        ("f2", "p-ben", 61_200),
+        ("f3", "p-ben", 62_000),
+    ] {
+        let mut e = event(id, player, ms, "2026-10-13T10:00:00Z");
+        e["scopes"] = json!(["speedrun"]);
+        assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
+    }
+    let (_, speed) = service
+        .get("/v1/leaderboards/arena-clash/solo/S7/speedrun/top")
+        .await;
+    assert_eq!(players(&speed), ["p-ben", "p-ava"]);
+    assert_eq!(speed["entries"][0]["value"], 61_200);
+}
+
+/// The same event again is a 200 DUPLICATE that changes nothing; the same id with another
+/// payload is a 409 EVENT_ID_CONFLICT.
+async fn retries_and_conflicts(db: Db) {
+    let service = TestService::start(db).await;
+    service.define("arena-clash/solo/S7/coins", "cumulative").await;
+    let mut e = event("evt-1", "p-ava", 100, "2026-10-13T10:00:00Z");
+    e["scopes"] = json!(["coins"]);
+    assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
+    let (status, body) = service.submit(&e).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({"event_id": "evt-1", "status": "DUPLICATE"}));
+    let mut changed = e.clone();
+    changed["value"] = json!(101);
+    let (status, body) = service.submit(&changed).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(body["code"], "EVENT_ID_CONFLICT");
+    let (_, rank) = service
+        .get("/v1/leaderboards/arena-clash/solo/S7/coins/players/p-ava/rank")
+        .await;
+    assert_eq!(
+        (rank["value"].clone(), rank["board_version"].clone()),
+        (json!(100), json!(1))
+    );
+    // Another game may reuse the id: uniqueness is per game.
+    service.define("other-game/solo/S1/global", "highest").await;
+    let other = json!({"event_id": "evt-1", "player_id": "p-ava", "game": "other-game", "mode": "solo",
+                       "season": "S1", "value": 5, "achieved_at": "2026-10-13T10:00:00Z"});
+    let (status, _) = service
+        .call(Method::POST, "/v1/score-events", Some(OTHER_GAME), Some(&other))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+}
+
+/// 64 clients submitting and retrying the same cumulative events at once count each event once.
+async fn concurrent_retries_never_double_count(db: Db) {
+    let service = Arc::new(TestService::start(db).await);
+    service.define("arena-clash/solo/S7/coins", "cumulative").await;
+    let mut tasks = Vec::new();
+    for client in 0..64 {
+        let service = service.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut statuses = Vec::new();
+            // Every client submits the same 20 events (each twice): 2,560 submissions of 20 events.
+            for round in 0..2 {
+                for i in 0..20 {
+                    let n = (i + client + round) % 20;
+                    let mut e = event(
+                        &format!("evt-{n}"),
+                        &format!("p-{}", n % 4),
+                        10,
+                        "2026-10-13T10:00:00Z",
+                    );
+                    e["scopes"] = json!(["coins"]);
+                    statuses.push(service.submit(&e).await.0);
+                }
+            }
+            statuses
+        }));
+    }
+    let mut accepted = 0;
+    for task in tasks {
+        for status in task.await.unwrap() {
+            match status {
+                StatusCode::ACCEPTED => accepted += 1,
+                StatusCode::OK => {}
+                other => panic!("unexpected status {other}"),
+            }
+        }
+    }
+    assert_eq!(accepted, 20, "each event accepted exactly once");
+    let (_, top) = service
+        .get("/v1/leaderboards/arena-clash/solo/S7/coins/top")
+        .await;
+    for entry in top["entries"].as_array().unwrap() {
+        assert_eq!(entry["value"], 50, "5 events of 10 per player: {top}");
+    }
+    assert_eq!(top["board_version"], 20);
+}
+
+/// Events arriving in any order give the same board and digest.
+async fn out_of_order_arrival(db: Db) {
+    let a = TestService::start(db).await;
+    let b = TestService::start(db).await;
+    let events: Vec<Value> = (0..30)
+        .map(|i| {
+            event(
+                &format!("evt-{i}"),
+                &format!("p-{}", i % 7),
+                (i * 37 % 11) as i64 * 100,
+                &format!("2026-10-13T10:{:02}:00Z", i),
+            )
+        })
+        .collect();
+    a.define(BOARD, "highest").await;
+    b.define(BOARD, "highest").await;
+    for e in &events {
+        assert_eq!(a.submit(e).await.0, StatusCode::ACCEPTED);
+    }
+    for e in events.iter().rev() {
+        assert_eq!(b.submit(e).await.0, StatusCode::ACCEPTED);
+    }
+    let (_, da) = a.get(&format!("{LB}/digest")).await;
+    let (_, db_) = b.get(&format!("{LB}/digest")).await;
+    assert_eq!(da["digest"], db_["digest"]);
+    let (_, ta) = a.get(&format!("{LB}/top?limit=100")).await;
+    let (_, tb) = b.get(&format!("{LB}/top?limit=100")).await;
+    assert_eq!(ta["entries"], tb["entries"]);
+}
+
+/// Pages follow the cursor within one version even while the board changes; a cursor whose
+/// version is no longer held is 410 STALE_CURSOR; a forged one is 400 INVALID_CURSOR.
+async fn cursors_page_one_version_and_go_stale(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    let (_, first) = service.get(&format!("{LB}/top?limit=2")).await;
+    assert_eq!(players(&first), ["p-ava", "p-ben"]);
+    let cursor = first["next_cursor"].as_str().unwrap().to_string();
+    // The board changes between pages: Eli jumps to the top.
+    assert_eq!(
+        service
+            .submit(&event("evt-9", "p-eli", 9_999, "2026-10-13T11:00:00Z"))
+            .await
+            .0,
+        StatusCode::ACCEPTED
+    );
+    let (status, second) = service.get(&format!("{LB}/top?limit=2&cursor={cursor}")).await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    assert_eq!(second["board_version"], 5, "the page is of the cursor's version");
+    assert_eq!(players(&second), ["p-chloe", "p-dev"]);
+    assert_eq!(second["entries"][0]["rank"], 3);
+    let cursor = second["next_cursor"].as_str().unwrap();
+    let (_, third) = service.get(&format!("{LB}/top?limit=2&cursor={cursor}")).await;
+    assert_eq!(players(&third), ["p-eli"]);
+    assert_eq!(third["entries"][0]["value"], 8_700, "Eli as of version 5");
+    // The current version shows the move.
+    let (_, now) = service.get(&format!("{LB}/top?limit=1")).await;
+    assert_eq!(players(&now), ["p-eli"]);
+    assert_eq!(now["board_version"], 6);
+    // Past the history: 410.
+    {
+        let slot = service
+            .state
+            .registry
+            .get(&standings_core::BoardId::new("arena-clash", "solo", "S7", "global").unwrap())
+            .unwrap();
+        slot.write().set_history_limit(0);
+    }
+    // Cached pages belong to a version, so the next change is what retires them.
+    assert_eq!(
+        service
+            .submit(&event("evt-10", "p-fay", 1, "2026-10-13T11:00:00Z"))
+            .await
+            .0,
+        StatusCode::ACCEPTED
+    );
+    let (status, body) = service.get(&format!("{LB}/top?limit=2&cursor={cursor}")).await;
+    assert_eq!(status, StatusCode::GONE);
+    assert_eq!(body["code"], "STALE_CURSOR");
+    let (status, body) = service
+        .get(&format!("{LB}/top?limit=2&cursor=not-a-cursor"))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["code"], "INVALID_CURSOR");
+}
+
+/// Every error code the API promises, each for its own cause, as problem+json; a rejected
+/// request changes nothing.
+async fn every_error_code(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    let expect = |status: StatusCode, code: &str, got: (StatusCode, String, Value)| {
+        assert_eq!(got.0, status, "{code}: {}", got.2);
+        assert_eq!(got.2["code"], code, "{}", got.2);
+        assert_eq!(got.1, "application/problem+json");
+        assert_eq!(got.2["status"], status.as_u16());
+        assert!(got.2["detail"].as_str().is_some_and(|d| !d.is_empty()));
+    };
+    let post = |token: Option<&'static str>, body: Value| {
+        let service = &service;
+        async move {
+            service
+                .call_full(Method::POST, "/v1/score-events", token, Some(&body))
+                .await
+        }
+    };
+    let good = event("evt-x", "p-zed", 100, "2026-10-13T10:00:00Z");
+
+    expect(
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHENTICATED",
+        post(None, good.clone()).await,
+    );
+    expect(
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHENTICATED",
+        post(Some("not-a-known-token-000000"), good.clone()).await,
+    );
+    expect(
+        StatusCode::FORBIDDEN,
+        "FORBIDDEN",
+        post(Some(PLAYER), good.clone()).await,
+    );
+    expect(
+        StatusCode::FORBIDDEN,
+        "FORBIDDEN",
+        post(Some(OTHER_GAME), good.clone()).await,
+    );
+    let mut unknown = good.clone();
+    unknown["scopes"] = json!(["region:mars"]);
+    expect(
+        StatusCode::NOT_FOUND,
+        "UNKNOWN_BOARD",
+        post(Some(SERVICE), unknown).await,
+    );
+    expect(
+        StatusCode::NOT_FOUND,
+        "UNKNOWN_BOARD",
+        service
+            .call_full(
+                Method::GET,
+                "/v1/leaderboards/arena-clash/solo/S9/global/top",
+                Some(SERVICE),
+                None,
+            )
+            .await,
+    );
+    expect(
+        StatusCode::NOT_FOUND,
+        "PLAYER_NOT_RANKED",
+        service
+            .call_full(
+                Method::GET,
+                &format!("{LB}/players/p-nobody/rank"),
+                Some(SERVICE),
+                None,
+            )
+            .await,
+    );
+    let raw = {
+        use axum::body::Body;
+        use http_body_util::BodyExt;
+        use tower::ServiceExt;
+        let request = axum::http::Request::post("/v1/score-events")
+            .header("authorization", format!("Bearer {SERVICE}"))
+            .header("content-type", "application/json")
+            .body(Body::from("{\"event_id\": "))
+            .unwrap();
+        let response = service.app.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let ct = response.headers()["content-type"].to_str().unwrap().to_string();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, ct, serde_json::from_slice(&bytes).unwrap())
+    };
+    expect(StatusCode::BAD_REQUEST, "INVALID_JSON", raw);
+    for (what, bad) in [
+        (
+            "missing field",
+            json!({"event_id": "e", "player_id": "p", "game": "arena-clash"}),
+        ),
+        ("wrong type", {
+            let mut e = good.clone();
+            e["value"] = json!("lots");
+            e
+        }),
+        ("long player id", {
+            let mut e = good.clone();
+            e["player_id"] = json!("p".repeat(129));
+            e
+        }),
+        ("control character", {
+            let mut e = good.clone();
+            e["player_id"] = json!("p-\u{1}");
+            e
+        }),
+        ("future time", {
+            let mut e = good.clone();
+            let future =
+                standings_origin::clock::format_rfc3339(standings_origin::clock::now_ms() + 10 * 60 * 1000);
+            e["achieved_at"] = json!(future);
+            e
+        }),
+        ("bad time", {
+            let mut e = good.clone();
+            e["achieved_at"] = json!("yesterday");
+            e
+        }),
+        ("unknown field", {
+            let mut e = good.clone();
+            e["bonus"] = json!(1);
+            e
+        }),
+    ] {
+        let got = post(Some(SERVICE), bad).await;
+        assert_eq!(got.2["code"], "INVALID_EVENT", "{what}: {}", got.2);
+        expect(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_EVENT", got);
+    }
+    service.define("arena-clash/solo/S7/bounded", "highest").await;
+    let (status, _) = service
+        .call(
+            Method::PUT,
+            "/v1/boards/arena-clash/solo/S7/small",
+            Some(ADMIN),
+            Some(&json!({"score_mode": "highest", "value_min": 0, "value_max": 100})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let mut too_big = good.clone();
+    too_big["scopes"] = json!(["global", "small"]);
+    too_big["value"] = json!(101);
+    expect(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "VALUE_OUT_OF_RANGE",
+        post(Some(SERVICE), too_big).await,
+    );
+    let huge = json!({"events": (0..1001).map(|i| event(&format!("b{i}"), "p", 1, "2026-10-13T10:00:00Z")).collect::<Vec<_>>()});
+    expect(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "PAYLOAD_TOO_LARGE",
+        service
+            .call_full(Method::POST, "/v1/score-events/batch", Some(SERVICE), Some(&huge))
+            .await,
+    );
+    let enormous = json!({"events": [], "padding": "x".repeat(3 * 1024 * 1024)});
+    expect(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "PAYLOAD_TOO_LARGE",
+        service
+            .call_full(
+                Method::POST,
+                "/v1/score-events/batch",
+                Some(SERVICE),
+                Some(&enormous),
+            )
+            .await,
+    );
+    // The limited token allows 3 requests a second (reads here, so the board stays as it was).
+    let mut limited = Vec::new();
+    for _ in 0..6 {
+        limited.push(
+            service
+                .call_full(Method::GET, &format!("{LB}/top"), Some(LIMITED), None)
+                .await,
+        );
+    }
+    assert_eq!(limited[0].0, StatusCode::OK);
+    let last = limited.pop().unwrap();
+    expect(StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", last);
+    expect(
+        StatusCode::CONFLICT,
+        "BOARD_RULES_CONFLICT",
+        service
+            .call_full(
+                Method::PUT,
+                &format!("/v1/boards/{BOARD}"),
+                Some(ADMIN),
+                Some(&json!({"score_mode": "fastest"})),
+            )
+            .await,
+    );
+    expect(
+        StatusCode::BAD_REQUEST,
+        "INVALID_REQUEST",
+        service
+            .call_full(Method::GET, &format!("{LB}/top?limit=0"), Some(SERVICE), None)
+            .await,
+    );
+    expect(
+        StatusCode::BAD_REQUEST,
+        "INVALID_REQUEST",
+        service
+            .call_full(Method::GET, &format!("{LB}/top?limit=1001"), Some(SERVICE), None)
+            .await,
+    );
+    expect(
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+        service
+            .call_full(Method::GET, "/v1/nothing-here", Some(SERVICE), None)
+            .await,
+    );
+    // Nothing of the above changed the board.
+    let (_, top) = service.get(&format!("{LB}/top?limit=100")).await;
+    assert_eq!(players(&top), ["p-ava", "p-ben", "p-chloe", "p-dev", "p-eli"]);
+    assert_eq!(top["board_version"], 5);
+    // And rejections are counted by code.
+    let (_, _, metrics) = service.call_full(Method::GET, "/metrics", None, None).await;
+    let metrics = metrics.as_str().unwrap().to_string();
+    assert!(
+        metrics.contains("standings_rejections_total{code=\"INVALID_EVENT\"} 7"),
+        "{metrics}"
+    );
+}
+
+/// A player token can read but never write; a service token cannot touch another game; only an
+/// admin defines boards; player JWTs are accepted for reads.
+async fn roles_and_games(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    let (status, _) = service
+        .call(Method::GET, &format!("{LB}/top"), Some(PLAYER), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = service
+        .call(
+            Method::POST,
+            "/v1/score-events",
+            Some(PLAYER),
+            Some(&event("e-p", "p-ava", 99_999, "2026-10-13T10:00:00Z")),
+        )
+        .await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::FORBIDDEN, json!("FORBIDDEN"))
+    );
+    let (status, _) = service
+        .call(
+            Method::PUT,
+            "/v1/players/p-ava/friends",
+            Some(PLAYER),
+            Some(&json!({"friends": ["p-ben"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = service
+        .call(Method::GET, &format!("{LB}/top"), Some(OTHER_GAME), None)
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = service
+        .call(
+            Method::PUT,
+            "/v1/boards/arena-clash/solo/S7/new",
+            Some(SERVICE),
+            Some(&json!({"score_mode": "highest"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = service.call(Method::GET, &format!("{LB}/top"), None, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let jwt = standings_origin::auth::sign_jwt(
+        JWT_SECRET.as_bytes(),
+        &json!({"sub": "p-ben", "exp": standings_origin::clock::now_ms() / 1000 + 60}),
+    );
+    let (status, _) = service
+        .call(Method::GET, &format!("{LB}/players/p-ben/rank"), Some(&jwt), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = service
+        .call(
+            Method::POST,
+            "/v1/score-events",
+            Some(&jwt),
+            Some(&event("e-j", "p-ben", 99_999, "2026-10-13T10:00:00Z")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let expired = standings_origin::auth::sign_jwt(JWT_SECRET.as_bytes(), &json!({"sub": "p-ben", "exp": 1}));
+    let (status, _) = service
+        .call(Method::GET, &format!("{LB}/top"), Some(&expired), None)
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (_, top) = service.get(&format!("{LB}/top")).await;
+    assert_eq!(top["board_version"], 5, "no write got through");
+}
+
+/// Friend lists rank friends among themselves; players with no score are unranked.
+async fn friends_and_rank_players(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    let (status, body) = service
+        .call(
+            Method::PUT,
+            "/v1/players/p-ava/friends",
+            Some(SERVICE),
+            Some(&json!({"friends": ["p-eli", "p-dev", "p-ben", "p-zoe", "p-ben", "p-ava"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["friends"], json!(["p-eli", "p-dev", "p-ben", "p-zoe"]));
+    let (_, friends) = service.get(&format!("{LB}/friends-of/p-ava")).await;
+    let ranked: Vec<(i64, i64, String)> = friends["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["rank"].as_i64().unwrap(),
+                e["global_rank"].as_i64().unwrap(),
+                e["player_id"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ranked,
+        [
+            (1, 2, "p-ben".into()),
+            (2, 4, "p-dev".into()),
+            (3, 5, "p-eli".into())
+        ]
+    );
+    assert_eq!(friends["unranked"], json!(["p-zoe"]));
+    let (_, with_self) = service
+        .get(&format!("{LB}/friends-of/p-ava?include_self=true"))
+        .await;
+    assert_eq!(players(&with_self)[0], "p-ava");
+    let (status, ranked) = service
+        .call(
+            Method::POST,
+            &format!("{LB}/rank-players"),
+            Some(PLAYER),
+            Some(&json!({"player_ids": ["p-eli", "p-chloe", "p-nobody"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(players(&ranked), ["p-chloe", "p-eli"]);
+    assert_eq!(ranked["unranked"], json!(["p-nobody"]));
+    assert_eq!(ranked["board_version"], 5);
+}
+
+/// Board definitions are idempotent; scope discovery, health, readiness, metrics and the
+/// OpenAPI document answer.
+async fn boards_and_operations(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    let (status, _) = service
+        .call(
+            Method::PUT,
+            &format!("/v1/boards/{BOARD}"),
+            Some(ADMIN),
+            Some(&json!({"score_mode": "highest", "value_min": -1_000_000_000, "value_max": 1_000_000_000})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "identical definition");
+    service
+        .define("arena-clash/solo/S7/region:eu-west", "highest")
+        .await;
+    let (_, boards) = service.get("/v1/games/arena-clash/boards").await;
+    let scopes: Vec<&str> = boards["boards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["scope"].as_str().unwrap())
+        .collect();
+    assert_eq!(scopes, ["global", "region:eu-west"]);
+    assert_eq!(boards["boards"][0]["total_players"], 5);
+    let (status, _) = service.call(Method::GET, "/healthz", None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = service.call(Method::GET, "/readyz", None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, _, metrics) = service.call_full(Method::GET, "/metrics", None, None).await;
+    let metrics = metrics.as_str().unwrap().to_string();
+    for name in [
+        "standings_durable_ack_seconds_count 5",
+        "standings_event_visible_lag_seconds_count",
+        "standings_query_seconds_count{kind=\"boards\"} 1",
+        "standings_events_accepted_total 5",
+        "standings_duplicates_total 0",
+        "standings_board_members{game=\"arena-clash\",mode=\"solo\",season=\"S7\",scope=\"global\"} 5",
+    ] {
+        assert!(metrics.contains(name), "missing {name} in\n{metrics}");
+    }
+    let (status, doc) = service.call(Method::GET, "/openapi.json", None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(doc["openapi"], "3.1.0");
+    // Every documented operation is routed: calling it never hits the not-found fallback.
+    for op in standings_origin::api::ops::OPERATIONS {
+        let path = op
+            .path
+            .replace("{game}", "arena-clash")
+            .replace("{mode}", "solo")
+            .replace("{season}", "S7")
+            .replace("{scope}", "global")
+            .replace("{player_id}", "p-ava");
+        let method = Method::from_bytes(op.method.to_uppercase().as_bytes()).unwrap();
+        assert!(
+            doc["paths"][op.path][op.method].is_object(),
+            "{} {}",
+            op.method,
+            op.path
+        );
+        let (status, body) = service.call(method, &path, Some(ADMIN), Some(&json!({}))).await;
+        assert_ne!(
+            body["code"], "NOT_FOUND",
+            "{} {} is documented but not routed",
+            op.method, op.path
+        );
+        assert_ne!(
+            status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{} {}",
+            op.method,
+            op.path
+        );
+    }
+}
+
+/// A batch answers per event, in order: accepted, duplicate and rejected side by side, and only
+/// the valid ones land.
+async fn batch_submissions(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    let batch = json!({"events": [
+        event("b-1", "p-fay", 9_000, "2026-10-13T10:00:00Z"),
+        event("evt-1", "p-ava", 9_800, "2026-10-13T10:00:00Z"),
+        event("b-2", "p-\u{7}", 1, "2026-10-13T10:00:00Z"),
+        event("evt-2", "p-ben", 1, "2026-10-13T10:00:00Z"),
+        event("b-1", "p-fay", 9_000, "2026-10-13T10:00:00Z"),
+    ]});
+    let (status, body) = service
+        .call(
+            Method::POST,
+            "/v1/score-events/batch",
+            Some(SERVICE),
+            Some(&batch),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let statuses: Vec<(&str, &str)> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["event_id"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("b-1", "ACCEPTED"),
+            ("evt-1", "DUPLICATE"),
+            ("b-2", "REJECTED"),
+            ("evt-2", "REJECTED"),
+            ("b-1", "DUPLICATE")
+        ]
+    );
+    assert_eq!(body["results"][2]["code"], "INVALID_EVENT");
+    assert_eq!(body["results"][3]["code"], "EVENT_ID_CONFLICT");
+    let (_, top) = service.get(&format!("{LB}/top?limit=100")).await;
+    assert_eq!(top["total_players"], 6);
+    assert_eq!(top["board_version"], 6);
+}

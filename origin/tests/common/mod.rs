@@ -1,0 +1,259 @@
+//! The test harness: a service on a fresh SQLite file or a fresh PostgreSQL database, called
+//! through the real router.
+
+#![allow(dead_code, unreachable_pub, missing_docs)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use standings_origin::api::{Shared, router};
+use standings_origin::config::{Config, Role, TokenConfig};
+use tower::ServiceExt;
+
+pub const ADMIN: &str = "admin-secret-0000000000000000";
+pub const SERVICE: &str = "service-secret-000000000000000";
+pub const OTHER_GAME: &str = "other-game-secret-000000000000";
+pub const MODERATOR: &str = "moderator-secret-0000000000000";
+pub const PLAYER: &str = "player-ava-secret-000000000000";
+pub const LIMITED: &str = "limited-secret-00000000000000";
+pub const JWT_SECRET: &str = "jwt-secret-jwt-secret-jwt-secret-0000";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Db {
+    Sqlite,
+    Postgres,
+}
+
+/// The PostgreSQL server the tests use (trust auth); each test gets its own database on it.
+pub fn postgres_admin_url() -> String {
+    std::env::var("STANDINGS_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{prefix}_{}_{}_{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A database of one test: a SQLite file in a fresh folder, or a fresh PostgreSQL database.
+pub struct TestDb {
+    pub url: String,
+    pub dir: PathBuf,
+    pg_name: Option<String>,
+}
+
+impl TestDb {
+    pub async fn new(db: Db) -> TestDb {
+        let dir = std::env::temp_dir().join(unique("standings_test"));
+        std::fs::create_dir_all(&dir).unwrap();
+        match db {
+            Db::Sqlite => TestDb {
+                url: format!("sqlite://{}", dir.join("standings.db").display()),
+                dir,
+                pg_name: None,
+            },
+            Db::Postgres => {
+                let name = unique("standings_t");
+                let admin = postgres_admin_url();
+                psql(&admin, &format!("CREATE DATABASE {name}")).await;
+                let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap();
+                TestDb {
+                    url: format!("{base}/{name}"),
+                    dir,
+                    pg_name: Some(name),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(name) = self.pg_name.take() {
+            // Dropped on a plain thread: the test's runtime may be gone by now.
+            let admin = postgres_admin_url();
+            let _ = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                rt.block_on(psql(
+                    &admin,
+                    &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+                ));
+            })
+            .join();
+        }
+    }
+}
+
+async fn psql(url: &str, sql: &str) {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(url)
+        .await
+        .unwrap_or_else(|e| panic!("PostgreSQL at {url} is needed for the tests: {e}"));
+    sqlx::Executor::execute(&mut conn, sql).await.unwrap();
+    let _ = conn.close().await;
+}
+
+fn token(name: &str, secret: &str, role: Role, games: &[&str], player: Option<&str>) -> TokenConfig {
+    TokenConfig {
+        name: name.into(),
+        secret: secret.into(),
+        role,
+        games: games.iter().map(|g| g.to_string()).collect(),
+        player_id: player.map(str::to_string),
+        rate_limit_per_second: None,
+    }
+}
+
+pub fn config(url: &str) -> Config {
+    let mut limited = token("limited", LIMITED, Role::Service, &["*"], None);
+    limited.rate_limit_per_second = Some(3);
+    Config {
+        listen: "127.0.0.1:0".into(),
+        database: url.into(),
+        public_reads: false,
+        player_jwt_hs256_secret: Some(JWT_SECRET.into()),
+        tokens: vec![
+            token("admin", ADMIN, Role::Admin, &["*"], None),
+            token("game-server-07", SERVICE, Role::Service, &["arena-clash"], None),
+            token("other-studio", OTHER_GAME, Role::Service, &["other-game"], None),
+            token("mod", MODERATOR, Role::Moderator, &["*"], None),
+            token("ava", PLAYER, Role::Player, &["*"], Some("p-ava")),
+            limited,
+        ],
+    }
+}
+
+/// A running service (no socket: requests go through the router).
+pub struct TestService {
+    pub state: Shared,
+    pub app: Router,
+    pub db: TestDb,
+}
+
+impl TestService {
+    pub async fn start(db: Db) -> TestService {
+        let db = TestDb::new(db).await;
+        TestService::start_on(db).await
+    }
+
+    pub async fn start_on(db: TestDb) -> TestService {
+        let state = standings_origin::start(&config(&db.url)).await.unwrap();
+        let app = router(state.clone());
+        TestService { state, app, db }
+    }
+
+    /// Sends a request and returns the status, the content type and the parsed body.
+    pub async fn call_full(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> (StatusCode, String, Value) {
+        let mut request = Request::builder().method(method).uri(path);
+        if let Some(t) = token {
+            request = request.header("authorization", format!("Bearer {t}"));
+        }
+        let body = match body {
+            Some(v) => {
+                request = request.header("content-type", "application/json");
+                Body::from(serde_json::to_vec(v).unwrap())
+            }
+            None => Body::empty(),
+        };
+        let response = self
+            .app
+            .clone()
+            .oneshot(request.body(body).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let value = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+        (status, content_type, value)
+    }
+
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
+        let (status, _, value) = self.call_full(method, path, token, body).await;
+        (status, value)
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.call(Method::GET, path, Some(SERVICE), None).await
+    }
+
+    pub async fn define(&self, board: &str, score_mode: &str) {
+        let (status, body) = self
+            .call(
+                Method::PUT,
+                &format!("/v1/boards/{board}"),
+                Some(ADMIN),
+                Some(&json!({"score_mode": score_mode, "value_min": -1_000_000_000, "value_max": 1_000_000_000})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+
+    pub async fn submit(&self, event: &Value) -> (StatusCode, Value) {
+        self.call(Method::POST, "/v1/score-events", Some(SERVICE), Some(event))
+            .await
+    }
+}
+
+/// An event for arena-clash/solo/S7.
+pub fn event(id: &str, player: &str, value: i64, achieved_at: &str) -> Value {
+    json!({
+        "event_id": id, "player_id": player, "game": "arena-clash", "mode": "solo", "season": "S7",
+        "value": value, "achieved_at": achieved_at
+    })
+}
+
+/// Runs a test body on both databases.
+#[macro_export]
+macro_rules! on_both_databases {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::$name($crate::common::Db::Sqlite).await
+                }
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    super::$name($crate::common::Db::Postgres).await
+                }
+            }
+        )*
+    };
+}
