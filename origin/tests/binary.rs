@@ -1,0 +1,295 @@
+//! End-to-end tests of the real `standings` binary: first start, restart after a kill, rebuild
+//! and import, on SQLite and PostgreSQL.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const BIN: &str = env!("CARGO_BIN_EXE_standings");
+const LB: &str = "/v1/leaderboards/arena-clash/solo/S7/global";
+
+/// A minimal HTTP/1.1 call with `Connection: close`.
+async fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> (u16, Value) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&response[..split]).to_string();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = serde_json::from_slice(&response[split + 4..]).unwrap_or(Value::Null);
+    (status, body)
+}
+
+/// A free loopback port (bound and released; the service binds it right after).
+fn free_addr() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+/// The running binary; killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Polls `/readyz` until it answers 200, with a deadline.
+async fn wait_ready(addr: &str, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("standings exited early with {status}");
+        }
+        if let Ok(stream) = tokio::net::TcpStream::connect(addr).await {
+            drop(stream);
+            if http(addr, "GET", "/readyz", None, None).await.0 == 200 {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "standings did not become ready at {addr}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+fn write_config(dir: &Path, url: &str, addr: &str) -> std::path::PathBuf {
+    let mut config = config(url);
+    config.listen = addr.into();
+    let path = dir.join("standings.toml");
+    std::fs::write(&path, toml::to_string(&config).unwrap()).unwrap();
+    path
+}
+
+async fn serve(config: &Path, addr: &str) -> Running {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    wait_ready(addr, &mut child).await;
+    Running(child)
+}
+
+on_both_databases!(restart_after_a_kill_keeps_everything, rebuild_and_import);
+
+/// Everything acknowledged survives a SIGKILL: after a restart the board has the same digest,
+/// version and entries, and retries are still recognised as duplicates.
+async fn restart_after_a_kill_keeps_everything(db: Db) {
+    let db = TestDb::new(db).await;
+    let addr = free_addr();
+    let config = write_config(&db.dir, &db.url, &addr);
+    let running = serve(&config, &addr).await;
+    let (status, _) = http(
+        &addr,
+        "PUT",
+        "/v1/boards/arena-clash/solo/S7/global",
+        Some(ADMIN),
+        Some(&json!({"score_mode": "highest"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    for i in 0..200 {
+        let e = event(
+            &format!("evt-{i}"),
+            &format!("p-{}", i % 37),
+            (i * 7919 % 1000) as i64,
+            "2026-10-13T10:00:00Z",
+        );
+        assert_eq!(
+            http(&addr, "POST", "/v1/score-events", Some(SERVICE), Some(&e))
+                .await
+                .0,
+            202
+        );
+    }
+    let (_, before) = http(&addr, "GET", &format!("{LB}/digest"), Some(SERVICE), None).await;
+    let (_, top_before) = http(&addr, "GET", &format!("{LB}/top?limit=100"), Some(SERVICE), None).await;
+    drop(running); // SIGKILL: no graceful shutdown.
+
+    let _running = serve(&config, &addr).await;
+    let (_, after) = http(&addr, "GET", &format!("{LB}/digest"), Some(SERVICE), None).await;
+    assert_eq!(after, before, "same digest, version and size after a restart");
+    let (_, top_after) = http(&addr, "GET", &format!("{LB}/top?limit=100"), Some(SERVICE), None).await;
+    assert_eq!(top_after["entries"], top_before["entries"]);
+    let retry = event("evt-3", "p-3", 3 * 7919 % 1000, "2026-10-13T10:00:00Z");
+    let (status, body) = http(&addr, "POST", "/v1/score-events", Some(SERVICE), Some(&retry)).await;
+    assert_eq!((status, body["status"].clone()), (200, json!("DUPLICATE")));
+}
+
+/// `standings rebuild` replays the log and matches the live digests; `standings import` loads
+/// NDJSON with the same validation and idempotency, refusing to run beside a live service.
+async fn rebuild_and_import(db: Db) {
+    let db = TestDb::new(db).await;
+    let addr = free_addr();
+    let config = write_config(&db.dir, &db.url, &addr);
+    let running = serve(&config, &addr).await;
+    for scope in ["global", "coins"] {
+        let mode = if scope == "coins" { "cumulative" } else { "highest" };
+        let path = format!("/v1/boards/arena-clash/solo/S7/{scope}");
+        assert_eq!(
+            http(
+                &addr,
+                "PUT",
+                &path,
+                Some(ADMIN),
+                Some(&json!({"score_mode": mode}))
+            )
+            .await
+            .0,
+            201
+        );
+    }
+    for i in 0..50 {
+        let mut e = event(
+            &format!("evt-{i}"),
+            &format!("p-{}", i % 9),
+            i as i64 * 10,
+            "2026-10-13T10:00:00Z",
+        );
+        e["scopes"] = json!(["global", "coins"]);
+        assert_eq!(
+            http(&addr, "POST", "/v1/score-events", Some(SERVICE), Some(&e))
+                .await
+                .0,
+            202
+        );
+    }
+    let output = Command::new(BIN)
+        .args(["rebuild", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(stdout.matches("matches the live board").count(), 2, "{stdout}");
+    let output = Command::new(BIN)
+        .args(["rebuild", "--board", "arena-clash/solo/S7/coins", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("rebuilt 1 boards"),
+        "{stdout}"
+    );
+
+    // Import refuses while the service runs.
+    let ndjson = db.dir.join("events.ndjson");
+    let mut lines: Vec<String> = (50..80)
+        .map(|i| {
+            event(
+                &format!("evt-{i}"),
+                &format!("p-{}", i % 9),
+                i as i64 * 10,
+                "2026-10-13T10:00:00Z",
+            )
+            .to_string()
+        })
+        .collect();
+    let mut duplicate = event("evt-0", "p-0", 0, "2026-10-13T10:00:00Z");
+    duplicate["scopes"] = json!(["global", "coins"]);
+    lines.push(duplicate.to_string());
+    lines.push(event("evt-bad", "p-\u{1}", 1, "2026-10-13T10:00:00Z").to_string()); // rejected
+    std::fs::write(&ndjson, lines.join("\n")).unwrap();
+    let refused = Command::new(BIN)
+        .args(["import", "--config"])
+        .arg(&config)
+        .arg(&ndjson)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("stop it before importing"));
+    drop(running);
+
+    let output = Command::new(BIN)
+        .args(["import", "--config"])
+        .arg(&config)
+        .arg(&ndjson)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(4), "one rejected line: {stdout}");
+    assert!(
+        stdout.contains("30 accepted, 1 duplicates, 1 rejected"),
+        "{stdout}"
+    );
+    let _running = serve(&config, &addr).await;
+    let (_, top) = http(&addr, "GET", &format!("{LB}/top?limit=100"), Some(SERVICE), None).await;
+    assert_eq!(top["entries"][0]["value"], 790, "the imported evt-79 leads");
+}
+
+/// On first start with no config, the binary writes one with fresh random tokens, readable by
+/// its owner only, and serves on the embedded default.
+#[tokio::test]
+async fn first_start_writes_a_private_config() {
+    let db = TestDb::new(Db::Sqlite).await;
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .current_dir(&db.dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let path = db.dir.join("standings-data/standings.toml");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "no config written");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let config = standings_origin::config::Config::load(&path).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(config.listen, "127.0.0.1:7400");
+    assert!(config.database.starts_with("sqlite://"));
+    assert_eq!(config.tokens.len(), 2);
+    assert!(config.tokens.iter().all(|t| t.secret.len() == 64));
+    assert_ne!(config.tokens[0].secret, config.tokens[1].secret);
+    wait_ready("127.0.0.1:7400", &mut child).await;
+    let running = Running(child);
+    let (status, body) = http(
+        "127.0.0.1:7400",
+        "GET",
+        "/v1/games/arena-clash/boards",
+        Some(&config.tokens[0].secret),
+        None,
+    )
+    .await;
+    assert_eq!((status, body["boards"].clone()), (200, json!([])));
+    assert!(db.dir.join("standings-data/standings.db").exists());
+    drop(running);
+}
