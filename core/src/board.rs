@@ -218,6 +218,20 @@ impl Board {
         Ok(board)
     }
 
+    /// A board from an index already loaded, as a replay builds it.
+    pub(crate) fn from_index(
+        rules: BoardRules,
+        board_version: u64,
+        index: RankedIndex,
+        latest_event: Vec<Option<Box<str>>>,
+    ) -> Board {
+        let mut board = Board::new(rules);
+        board.version = board_version;
+        board.index = index;
+        board.latest_event = latest_event;
+        board
+    }
+
     /// The board's rules.
     pub fn rules(&self) -> &BoardRules {
         &self.rules

@@ -212,16 +212,47 @@ impl RankedIndex {
                 member,
             });
         }
+        self.load_keys(keys);
+        Ok(())
+    }
+
+    /// Replaces the whole index with the aggregates of interned members: `aggregates[m]` is
+    /// member `m`'s, `None` for unranked. O(n log n); what a replay of the event log uses.
+    pub fn load_members(&mut self, aggregates: &[Option<Standing>]) {
+        let keys = aggregates
+            .iter()
+            .enumerate()
+            .take(self.names.len())
+            .filter_map(|(m, s)| {
+                s.map(|s| Key {
+                    order: self.mode.order_key(s.value),
+                    time: s.achieved_at,
+                    member: m as MemberId,
+                })
+            })
+            .collect();
+        self.load_keys(keys);
+    }
+
+    /// Sorts distinct members' keys into the total order and packs the tree. The sort runs on
+    /// the integer part of the key; only runs of equal value and time, rare in practice, are
+    /// then ordered by player id bytes.
+    fn load_keys(&mut self, mut keys: Vec<Key>) {
+        keys.sort_unstable_by_key(|k| (k.order, k.time));
         let names = &self.names;
-        keys.sort_unstable_by(|a, b| {
-            a.order
-                .cmp(&b.order)
-                .then(a.time.cmp(&b.time))
-                .then_with(|| names.get(a.member).as_bytes().cmp(names.get(b.member).as_bytes()))
-        });
+        let mut start = 0;
+        while start < keys.len() {
+            let (order, time) = (keys[start].order, keys[start].time);
+            let end = start + keys[start..].partition_point(|k| k.order == order && k.time == time);
+            if end - start > 1 {
+                keys[start..end].sort_unstable_by(|a, b| {
+                    names.get(a.member).as_bytes().cmp(names.get(b.member).as_bytes())
+                });
+            }
+            start = end;
+        }
         self.names.shrink_to_fit();
         self.tree.bulk_load(&keys, self.names.len());
-        Ok(())
     }
 
     /// The bytes held, by part. O(1).

@@ -1,13 +1,12 @@
 //! Rebuilding a board from its event log without the cost of ranking every step.
 
-use alloc::string::String;
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 
-use hashbrown::HashMap;
-
 use crate::board::Board;
-use crate::error::{ApplyError, CapacityError};
+use crate::error::ApplyError;
 use crate::event::ScoreEvent;
+use crate::index::RankedIndex;
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
 /// Folds a board's events, in log order, into per-player aggregates and counts the changes
@@ -15,12 +14,16 @@ use crate::rules::{BoardRules, ScoreMode, Standing};
 ///
 /// The result equals applying the same events one by one to a new board: the same entries, the
 /// same digest and the same `board_version`, because a change is counted exactly when the live
-/// board would have bumped its version. It costs O(1) expected per event plus one O(n log n)
-/// load, instead of O(log n) ranked work per event.
+/// board would have bumped its version. Players are interned straight into the final index and
+/// aggregates kept in a plain vector by member id, so a replay costs O(1) expected per event
+/// and about 16 bytes per player beyond the index itself, plus one O(n log n) load.
 pub struct Replay {
     rules: BoardRules,
-    /// Player id to (aggregate, id of the event behind it).
-    aggregates: HashMap<String, (Standing, String), foldhash::fast::FixedState>,
+    index: RankedIndex,
+    /// `aggregates[m]` is member `m`'s aggregate so far.
+    aggregates: Vec<Option<Standing>>,
+    /// For `latest` boards only: the id of the event behind each aggregate.
+    latest_event: Vec<Option<Box<str>>>,
     changes: u64,
 }
 
@@ -29,36 +32,40 @@ impl Replay {
     pub fn new(rules: BoardRules) -> Replay {
         Replay {
             rules,
-            aggregates: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(0x5245_504c_4159)),
+            index: RankedIndex::new(rules.score_mode),
+            aggregates: Vec::new(),
+            latest_event: Vec::new(),
             changes: 0,
         }
     }
 
     /// Folds one event; returns whether the live board would have changed. O(1) expected.
     pub fn push(&mut self, event: &ScoreEvent) -> Result<bool, ApplyError> {
-        if let Some((current, current_id)) = self.aggregates.get_mut(event.player.as_str()) {
-            let Some(after) = self.rules.fold(Some(*current), Some(current_id), event)? else {
-                return Ok(false);
-            };
-            if self.rules.score_mode == ScoreMode::Latest {
-                current_id.clear();
-                current_id.push_str(event.event_id.as_str());
-            }
-            let changed = after != *current;
-            *current = after;
-            self.changes += u64::from(changed);
-            return Ok(changed);
+        // Range and overflow are checked by the fold before anything is recorded.
+        let member = self.index.intern(event.player.as_str())? as usize;
+        if self.aggregates.len() <= member {
+            self.aggregates.resize(member + 1, None);
         }
-        // A first event always ranks the player (after the range check).
-        let Some(after) = self.rules.fold(None, None, event)? else {
+        let latest = self.rules.score_mode == ScoreMode::Latest;
+        if latest && self.latest_event.len() <= member {
+            self.latest_event.resize(member + 1, None);
+        }
+        let current = self.aggregates[member];
+        let current_id = if latest {
+            self.latest_event[member].as_deref()
+        } else {
+            None
+        };
+        let Some(after) = self.rules.fold(current, current_id, event)? else {
             return Ok(false);
         };
-        self.aggregates.insert(
-            event.player.as_str().into(),
-            (after, event.event_id.as_str().into()),
-        );
-        self.changes += 1;
-        Ok(true)
+        if latest {
+            self.latest_event[member] = Some(event.event_id.as_str().into());
+        }
+        let changed = current != Some(after);
+        self.aggregates[member] = Some(after);
+        self.changes += u64::from(changed);
+        Ok(changed)
     }
 
     /// The number of changes so far: the `board_version` the board will have.
@@ -67,12 +74,15 @@ impl Replay {
     }
 
     /// Builds the board. O(n log n).
-    pub fn finish(self) -> Result<Board, CapacityError> {
-        let entries: Vec<(&str, Standing, &str)> = self
-            .aggregates
-            .iter()
-            .map(|(player, (standing, id))| (player.as_str(), *standing, id.as_str()))
-            .collect();
-        Board::from_aggregates(self.rules, self.changes, entries)
+    pub fn finish(self) -> Board {
+        let Replay {
+            rules,
+            mut index,
+            aggregates,
+            latest_event,
+            changes,
+        } = self;
+        index.load_members(&aggregates);
+        Board::from_index(rules, changes, index, latest_event)
     }
 }
