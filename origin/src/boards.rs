@@ -1,25 +1,30 @@
-//! The live boards: one `standings_core::Board` per defined board, derived from the event log
-//! and rebuilt from it at start-up.
+//! The live boards. A board definition (`game/mode/season/scope`) has one ranked instance per
+//! period it keeps (`all_time`, and a daily, weekly or monthly instance per period that has
+//! events), each a `standings_core::Board` derived from the log and rebuilt from it at start-up.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
-use standings_core::{Board, BoardId, BoardRules, Replay, ScoreEvent};
+use standings_core::{Board, BoardId, BoardRules, ScoreEvent};
 
 use crate::error::AppError;
-use crate::store::{BoardDef, Store, StoredEvent};
+use crate::periods::{Calendar, Period, PeriodKind};
+use crate::store::{BoardDef, StoredEvent};
 
-/// How many distinct top-N pages one board keeps cached for its current version.
+/// How many distinct top-N pages one instance keeps cached for its current version.
 const PAGE_CACHE_ENTRIES: usize = 256;
 
 /// The key of a cached top page: the limit and the cursor it was asked with.
 type PageKey = (usize, Option<Vec<u8>>);
 
-/// One live board.
+/// One live ranked instance: a board in one period.
 pub struct BoardSlot {
     /// Which board.
     pub id: BoardId,
+    /// Which period of it.
+    pub period: Period,
     /// Its fixed rules.
     pub rules: BoardRules,
     /// The ranked state. Locks are held only for in-memory work, never across an await.
@@ -29,9 +34,11 @@ pub struct BoardSlot {
 }
 
 impl BoardSlot {
-    fn new(id: BoardId, board: Board) -> BoardSlot {
+    /// A slot holding `board`.
+    pub fn new(id: BoardId, period: Period, board: Board) -> BoardSlot {
         BoardSlot {
             id,
+            period,
             rules: *board.rules(),
             board: RwLock::new(board),
             pages: Mutex::new((u64::MAX, HashMap::new())),
@@ -73,15 +80,100 @@ impl BoardSlot {
     }
 }
 
-/// Every live board, by id.
+/// One board definition and its live instances.
+pub struct BoardEntry {
+    /// The definition.
+    pub def: BoardDef,
+    /// Its period calendar.
+    pub calendar: Calendar,
+    instances: RwLock<HashMap<String, Arc<BoardSlot>>>,
+    archived: AtomicBool,
+}
+
+impl BoardEntry {
+    /// A new entry with no instances.
+    pub fn new(def: BoardDef) -> Result<BoardEntry, String> {
+        let calendar = Calendar::new(&def.periods, &def.timezone, def.grace_seconds)?;
+        Ok(BoardEntry {
+            def,
+            calendar,
+            instances: RwLock::new(HashMap::new()),
+            archived: AtomicBool::new(false),
+        })
+    }
+
+    /// The instance of a period, if it has one.
+    pub fn instance(&self, period_key: &str) -> Option<Arc<BoardSlot>> {
+        self.instances
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(period_key)
+            .cloned()
+    }
+
+    /// The instance of a period, created empty if it has none.
+    pub fn instance_or_create(&self, period: &Period) -> Arc<BoardSlot> {
+        if let Some(slot) = self.instance(&period.key) {
+            return slot;
+        }
+        let mut instances = self.instances.write().unwrap_or_else(|e| e.into_inner());
+        instances
+            .entry(period.key.clone())
+            .or_insert_with(|| {
+                Arc::new(BoardSlot::new(
+                    self.def.id.clone(),
+                    period.clone(),
+                    Board::new(self.def.rules),
+                ))
+            })
+            .clone()
+    }
+
+    /// Installs a rebuilt instance.
+    pub fn install(&self, slot: BoardSlot) {
+        let mut instances = self.instances.write().unwrap_or_else(|e| e.into_inner());
+        instances.insert(slot.period.key.clone(), Arc::new(slot));
+    }
+
+    /// The all-time instance (created empty when missing), the board's "results" board.
+    pub fn all_time(&self) -> Arc<BoardSlot> {
+        self.instance_or_create(&Period::all_time())
+    }
+
+    /// Every instance, sorted by period key.
+    pub fn instances(&self) -> Vec<Arc<BoardSlot>> {
+        let instances = self.instances.read().unwrap_or_else(|e| e.into_inner());
+        let mut all: Vec<_> = instances.values().cloned().collect();
+        all.sort_by(|a, b| a.period.key.cmp(&b.period.key));
+        all
+    }
+
+    /// Whether the season was archived (its instances freed).
+    pub fn is_archived(&self) -> bool {
+        self.archived.load(Ordering::Acquire)
+    }
+
+    /// Frees the instances of an archived season.
+    pub fn archive(&self) {
+        self.archived.store(true, Ordering::Release);
+        self.instances.write().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// Whether the board keeps periods of `kind`.
+    pub fn keeps(&self, kind: PeriodKind) -> bool {
+        self.calendar.kinds().contains(&kind)
+    }
+}
+
+/// Every board definition and its instances, by id.
 #[derive(Default)]
 pub struct Registry {
-    boards: RwLock<HashMap<BoardId, Arc<BoardSlot>>>,
+    boards: RwLock<HashMap<BoardId, Arc<BoardEntry>>>,
 }
 
 impl Registry {
-    /// The board, if defined.
-    pub fn get(&self, id: &BoardId) -> Option<Arc<BoardSlot>> {
+    /// The board's entry, if defined.
+    pub fn entry(&self, id: &BoardId) -> Option<Arc<BoardEntry>> {
         self.boards
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -89,74 +181,46 @@ impl Registry {
             .cloned()
     }
 
-    /// Adds a newly defined, empty board. A board that is already live is kept.
-    pub fn add(&self, def: &BoardDef) {
+    /// Adds a board definition. A board that is already known is kept as it is.
+    pub fn add(&self, def: &BoardDef) -> Result<Arc<BoardEntry>, String> {
+        if let Some(entry) = self.entry(&def.id) {
+            return Ok(entry);
+        }
+        let entry = Arc::new(BoardEntry::new(def.clone())?);
         let mut boards = self.boards.write().unwrap_or_else(|e| e.into_inner());
-        boards
-            .entry(def.id.clone())
-            .or_insert_with(|| Arc::new(BoardSlot::new(def.id.clone(), Board::new(def.rules))));
+        Ok(boards.entry(def.id.clone()).or_insert(entry).clone())
     }
 
     /// The boards of one game, sorted by mode, season and scope.
-    pub fn of_game(&self, game: &str) -> Vec<Arc<BoardSlot>> {
+    pub fn of_game(&self, game: &str) -> Vec<Arc<BoardEntry>> {
         let boards = self.boards.read().unwrap_or_else(|e| e.into_inner());
-        let mut found: Vec<_> = boards.values().filter(|b| b.id.game == game).cloned().collect();
-        found.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut found: Vec<_> = boards
+            .values()
+            .filter(|b| b.def.id.game == game)
+            .cloned()
+            .collect();
+        found.sort_by(|a, b| a.def.id.cmp(&b.def.id));
+        found
+    }
+
+    /// The boards of one season of a game, sorted.
+    pub fn of_season(&self, game: &str, season: &str) -> Vec<Arc<BoardEntry>> {
+        let mut found = self.of_game(game);
+        found.retain(|b| b.def.id.season == season);
         found
     }
 
     /// Every board, sorted.
-    pub fn all(&self) -> Vec<Arc<BoardSlot>> {
+    pub fn all(&self) -> Vec<Arc<BoardEntry>> {
         let boards = self.boards.read().unwrap_or_else(|e| e.into_inner());
         let mut found: Vec<_> = boards.values().cloned().collect();
-        found.sort_by(|a, b| a.id.cmp(&b.id));
+        found.sort_by(|a, b| a.def.id.cmp(&b.def.id));
         found
     }
 
-    /// Rebuilds every board (or only `only`) from the event log: the definitions, then every
-    /// event in commit order folded as the live boards applied it. Calls `progress` with the
-    /// number of events read so far.
-    pub async fn rebuild(
-        store: &Store,
-        only: Option<&BoardId>,
-        mut progress: impl FnMut(u64),
-    ) -> Result<Registry, AppError> {
-        let defs = store.boards().await?;
-        let mut replays: HashMap<BoardId, Replay> = defs
-            .iter()
-            .filter(|d| only.is_none_or(|o| *o == d.id))
-            .map(|d| (d.id.clone(), Replay::new(d.rules)))
-            .collect();
-        let mut read = 0u64;
-        store
-            .scan_events(|page| {
-                for stored in &page {
-                    let event = core_event(stored)?;
-                    for id in stored.boards() {
-                        if let Some(replay) = replays.get_mut(&id) {
-                            replay.push(&event).map_err(|e| {
-                                AppError::Internal(format!(
-                                    "event {} (seq {}) cannot be replayed on {id}: {e}",
-                                    stored.event_id, stored.seq
-                                ))
-                            })?;
-                        }
-                    }
-                }
-                read += page.len() as u64;
-                progress(read);
-                Ok(())
-            })
-            .await?;
-        let registry = Registry::default();
-        {
-            let mut boards = registry.boards.write().unwrap_or_else(|e| e.into_inner());
-            for (id, replay) in replays {
-                let board = replay.finish();
-                boards.insert(id.clone(), Arc::new(BoardSlot::new(id, board)));
-            }
-        }
-        Ok(registry)
+    /// Every live instance of every board, sorted.
+    pub fn all_instances(&self) -> Vec<Arc<BoardSlot>> {
+        self.all().iter().flat_map(|entry| entry.instances()).collect()
     }
 }
 

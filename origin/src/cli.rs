@@ -10,8 +10,8 @@ use standings_core::BoardId;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::auth::Principal;
-use crate::boards::Registry;
 use crate::config::{Config, Role};
+use crate::periods::Period;
 use crate::store::Store;
 
 const USAGE: &str = "\
@@ -186,12 +186,16 @@ async fn rebuild(args: &Args) -> Result<ExitCode, String> {
     let store = Store::open(&config.database).await.map_err(|e| e.to_string())?;
     let progress = Progress::new("events replayed");
     let started = Instant::now();
-    let registry = Registry::rebuild(&store, only.as_ref(), |n| progress.update(n))
+    let (registry, _, results) = crate::timeline::rebuild(&store, only.as_ref(), |n| progress.update(n))
         .await
         .map_err(|e| e.to_string())?;
     progress.finish();
     let replayed = started.elapsed();
-    let boards = registry.all();
+    let boards: Vec<_> = registry
+        .all()
+        .into_iter()
+        .filter(|entry| only.as_ref().is_none_or(|o| *o == entry.def.id))
+        .collect();
     if let Some(id) = &only
         && boards.is_empty()
     {
@@ -207,14 +211,39 @@ async fn rebuild(args: &Args) -> Result<ExitCode, String> {
         .find(|t| t.role != Role::Player && t.games.iter().any(|g| g == "*"))
         .map(|t| t.secret.clone());
     let mut mismatches = 0;
-    for slot in boards {
+    // Results: every stored snapshot must be reproduced with the same digest.
+    for entry in &boards {
+        let stored = store.results(&entry.def.id).await.map_err(|e| e.to_string())?;
+        for s in &stored {
+            let rebuilt = results
+                .iter()
+                .find(|r| r.board == s.board && r.correction == s.correction);
+            match rebuilt {
+                Some(r) if r.digest == s.digest => {
+                    println!(
+                        "{} result correction {}: digest {} reproduced",
+                        s.board, s.correction, s.digest
+                    )
+                }
+                _ => {
+                    mismatches += 1;
+                    println!(
+                        "{} result correction {}: NOT reproduced by the log",
+                        s.board, s.correction
+                    );
+                }
+            }
+        }
+    }
+    let slots: Vec<_> = boards.iter().flat_map(|entry| entry.instances()).collect();
+    for slot in slots {
         let started = Instant::now();
         let (digest, players, version) = {
             let board = slot.read();
             (board.digest().to_string(), board.total_players(), board.version())
         };
         let took = started.elapsed();
-        let live = live_digest(&config.listen, token.as_deref(), &slot.id).await;
+        let live = live_digest(&config.listen, token.as_deref(), &slot.id, &slot.period).await;
         let verdict = match &live {
             Ok(live) if *live == digest => "matches the live board".to_string(),
             Ok(live) => {
@@ -224,8 +253,8 @@ async fn rebuild(args: &Args) -> Result<ExitCode, String> {
             Err(why) => format!("not compared: {why}"),
         };
         println!(
-            "{}: {} players, board_version {}, digest {digest} ({took:.2?}); {verdict}",
-            slot.id, players, version,
+            "{} [{}]: {} players, board_version {}, digest {digest} ({took:.2?}); {verdict}",
+            slot.id, slot.period.key, players, version,
         );
     }
     Ok(if mismatches == 0 {
@@ -236,11 +265,23 @@ async fn rebuild(args: &Args) -> Result<ExitCode, String> {
 }
 
 /// The digest the running service reports for a board.
-async fn live_digest(listen: &str, token: Option<&str>, id: &BoardId) -> Result<String, String> {
-    let path = format!(
+async fn live_digest(
+    listen: &str,
+    token: Option<&str>,
+    id: &BoardId,
+    period: &Period,
+) -> Result<String, String> {
+    let mut path = format!(
         "/v1/leaderboards/{}/{}/{}/{}/digest",
         id.game, id.mode, id.season, id.scope
     );
+    if let Some(start) = period.start_ms {
+        path.push_str(&format!(
+            "?period={}&at={}",
+            period.kind.as_str(),
+            crate::clock::format_rfc3339(start)
+        ));
+    }
     let (status, body) = http_get(listen, &path, token).await?;
     if status != 200 {
         return Err(format!("the service answered {status} for {path}"));

@@ -1,9 +1,52 @@
 //! Wall-clock time and its wire format. The core never reads a clock; the origin reads it here
 //! and passes times in.
 
-/// Milliseconds since the Unix epoch, now.
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// Milliseconds since the Unix epoch, now, by the system clock.
 pub fn now_ms() -> i64 {
     jiff::Timestamp::now().as_millisecond()
+}
+
+/// The service's clock: the system's, or a manual one that tests set and advance, so that
+/// period closes and season moments are tested deterministically.
+#[derive(Clone, Debug, Default)]
+pub enum Clock {
+    /// The system clock.
+    #[default]
+    System,
+    /// A clock that only moves when told to.
+    Manual(Arc<AtomicI64>),
+}
+
+impl Clock {
+    /// A manual clock starting at `ms`.
+    pub fn manual(ms: i64) -> Clock {
+        Clock::Manual(Arc::new(AtomicI64::new(ms)))
+    }
+
+    /// Now, in ms since the Unix epoch.
+    pub fn now_ms(&self) -> i64 {
+        match self {
+            Clock::System => now_ms(),
+            Clock::Manual(ms) => ms.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Sets a manual clock (no effect on the system clock).
+    pub fn set(&self, ms: i64) {
+        if let Clock::Manual(now) = self {
+            now.store(ms, Ordering::SeqCst);
+        }
+    }
+
+    /// Moves a manual clock forward by `ms`.
+    pub fn advance(&self, ms: i64) {
+        if let Clock::Manual(now) = self {
+            now.fetch_add(ms, Ordering::SeqCst);
+        }
+    }
 }
 
 /// Parses an RFC 3339 timestamp (`2026-10-13T10:05:00Z`, offsets allowed) into ms since the

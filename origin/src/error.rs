@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 /// Every error the API answers with.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum AppError {
     /// 401: no credentials, or credentials that match nothing.
     Unauthenticated(String),
@@ -39,6 +39,22 @@ pub enum AppError {
     EventIdConflict(String),
     /// 409: the board exists with other rules; rules are fixed.
     BoardRulesConflict(String),
+    /// 409: the event was invalidated by a moderator; resubmitting it changes nothing.
+    EventInvalidated(String),
+    /// 409: the season takes no events now.
+    SeasonNotActive(String),
+    /// 409: the player is disqualified from the board.
+    PlayerDisqualified(String),
+    /// 409: the season cannot move to that state now.
+    InvalidTransition(String),
+    /// 409: the moderation id was already used for another action.
+    ModerationIdConflict(String),
+    /// 409: the event is not waiting for a late decision.
+    NotLate(String),
+    /// 404: no such event.
+    UnknownEvent(String),
+    /// 404: the season's results are not published.
+    ResultsNotPublished(String),
     /// 413: the body or batch is too large.
     PayloadTooLarge(String),
     /// 429: the token's rate limit is exhausted.
@@ -68,6 +84,14 @@ impl AppError {
             ValueOutOfRange(_) => (StatusCode::UNPROCESSABLE_ENTITY, "VALUE_OUT_OF_RANGE"),
             EventIdConflict(_) => (StatusCode::CONFLICT, "EVENT_ID_CONFLICT"),
             BoardRulesConflict(_) => (StatusCode::CONFLICT, "BOARD_RULES_CONFLICT"),
+            EventInvalidated(_) => (StatusCode::CONFLICT, "EVENT_INVALIDATED"),
+            SeasonNotActive(_) => (StatusCode::CONFLICT, "SEASON_NOT_ACTIVE"),
+            PlayerDisqualified(_) => (StatusCode::CONFLICT, "PLAYER_DISQUALIFIED"),
+            InvalidTransition(_) => (StatusCode::CONFLICT, "INVALID_TRANSITION"),
+            ModerationIdConflict(_) => (StatusCode::CONFLICT, "MODERATION_ID_CONFLICT"),
+            NotLate(_) => (StatusCode::CONFLICT, "NOT_LATE"),
+            UnknownEvent(_) => (StatusCode::NOT_FOUND, "UNKNOWN_EVENT"),
+            ResultsNotPublished(_) => (StatusCode::NOT_FOUND, "RESULTS_NOT_PUBLISHED"),
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
             RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
@@ -88,6 +112,14 @@ impl AppError {
             | InvalidCursor(d)
             | StaleCursor(d)
             | InvalidEvent(d)
+            | EventInvalidated(d)
+            | SeasonNotActive(d)
+            | PlayerDisqualified(d)
+            | InvalidTransition(d)
+            | ModerationIdConflict(d)
+            | NotLate(d)
+            | UnknownEvent(d)
+            | ResultsNotPublished(d)
             | InvalidBoard(d)
             | ValueOutOfRange(d)
             | EventIdConflict(d)

@@ -1,11 +1,12 @@
-//! Durable ingestion with group commit.
+//! The single writer: durable ingestion with group commit, and the action log.
 //!
-//! One writer task owns every write to the event log and every change to the live boards, so the
+//! One writer task owns every write to the log and every change to the live boards, so the
 //! log's `seq` order is exactly the order the boards applied: a rebuild replays it identically.
-//! Submissions queue on a channel; the writer takes everything queued (up to
+//! Event submissions queue on a channel; the writer takes everything queued (up to
 //! [`MAX_GROUP_EVENTS`]) into one transaction and one fsync, then applies the new events to the
 //! boards, then answers. So an `ACCEPTED` answer always means durable, and durability does not
-//! cost throughput: 64 concurrent clients share commits.
+//! cost throughput: concurrent clients share commits. Actions (season transitions, moderation,
+//! late decisions) are rare and take a transaction each, in line with the events around them.
 //!
 //! Three moments are measured apart: the durable ack (submission to commit), the visible lag
 //! (commit to applied in the index), and, by the live-update tier, the push.
@@ -14,14 +15,17 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use standings_core::{BoardId, ScoreMode};
+use serde_json::{Value, json};
+use standings_core::ScoreMode;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::boards::{Registry, core_event};
-use crate::clock::now_ms;
+use crate::boards::Registry;
+use crate::clock::Clock;
 use crate::error::AppError;
 use crate::metrics::Metrics;
-use crate::store::{Store, StoredEvent};
+use crate::seasons::Routing;
+use crate::store::{ActionRow, Store, StoredEvent};
+use crate::timeline::{Action, Domain, LiveInstances, apply_event, perform, targets};
 
 /// The most events one group commit takes.
 pub const MAX_GROUP_EVENTS: usize = 8_192;
@@ -30,16 +34,121 @@ pub const MAX_GROUP_EVENTS: usize = 8_192;
 pub type NewEvent = StoredEvent;
 
 /// What became of one submitted event.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Outcome {
     /// Durably stored and applied.
     Accepted,
+    /// Durably stored and queued as late for some or all of its boards (applied to the rest).
+    Late,
     /// The same event was already stored; nothing changed.
     Duplicate,
-    /// The event id was already used with another payload; nothing changed.
-    Conflict,
-    /// Refused by a board (a cumulative total would overflow); nothing changed.
-    Rejected(String),
+    /// Refused; nothing changed.
+    Refused(AppError),
+}
+
+/// An action to perform, validated by the writer against the current state.
+pub struct ActionRequest {
+    /// The game.
+    pub game: String,
+    /// What to do.
+    pub action: Action,
+    /// The client's moderation id, for idempotent retries.
+    pub action_id: Option<String>,
+    /// The request as the client sent it, kept in the audit log.
+    pub request: Value,
+    /// Who asks.
+    pub actor: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What an action answered.
+#[derive(Debug)]
+pub struct ActionAnswer {
+    /// Whether it was a retry of an action already performed.
+    pub replayed: bool,
+    /// The log's `seq` of the action.
+    pub seq: i64,
+    /// What it changed (as recorded in the audit log).
+    pub result: Value,
+}
+
+enum Command {
+    Events {
+        events: Vec<NewEvent>,
+        received: Instant,
+        reply: oneshot::Sender<Result<Vec<Outcome>, AppError>>,
+    },
+    Action {
+        request: Box<ActionRequest>,
+        reply: oneshot::Sender<Result<ActionAnswer, AppError>>,
+    },
+}
+
+/// The handle that request handlers submit through.
+#[derive(Clone)]
+pub struct Ingest {
+    tx: mpsc::Sender<Command>,
+}
+
+/// What the writer needs.
+pub struct WriterParts {
+    /// The database.
+    pub store: Store,
+    /// The live boards.
+    pub registry: Arc<Registry>,
+    /// Seasons and moderation state.
+    pub domain: Arc<Domain>,
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+    /// The clock that stamps `received_at` and actions.
+    pub clock: Clock,
+    /// The next free `seq`.
+    pub next_seq: i64,
+}
+
+impl Ingest {
+    /// Starts the writer task.
+    pub fn start(parts: WriterParts) -> Ingest {
+        let (tx, rx) = mpsc::channel(4_096);
+        tokio::spawn(writer(rx, parts));
+        Ingest { tx }
+    }
+
+    /// Submits events and waits until they are durably committed and applied (or refused).
+    /// The outcomes come back in the order given.
+    pub async fn submit(&self, events: Vec<NewEvent>) -> Result<Vec<Outcome>, AppError> {
+        let (reply, answer) = oneshot::channel();
+        let command = Command::Events {
+            events,
+            received: Instant::now(),
+            reply,
+        };
+        self.send(command).await?;
+        answer
+            .await
+            .map_err(|_| AppError::Internal("the writer dropped a submission".into()))?
+    }
+
+    /// Submits an action and waits until it is durably logged and performed.
+    pub async fn act(&self, request: ActionRequest) -> Result<ActionAnswer, AppError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::Action {
+            request: Box::new(request),
+            reply,
+        })
+        .await?;
+        answer
+            .await
+            .map_err(|_| AppError::Internal("the writer dropped an action".into()))?
+    }
+
+    async fn send(&self, command: Command) -> Result<(), AppError> {
+        self.tx
+            .send(command)
+            .await
+            .map_err(|_| AppError::Unavailable("the writer has stopped; the service is shutting down".into()))
+    }
 }
 
 struct Submission {
@@ -48,90 +157,91 @@ struct Submission {
     reply: oneshot::Sender<Result<Vec<Outcome>, AppError>>,
 }
 
-/// The handle that request handlers submit through.
-#[derive(Clone)]
-pub struct Ingest {
-    tx: mpsc::Sender<Submission>,
-}
-
-impl Ingest {
-    /// Starts the writer task.
-    pub fn start(store: Store, registry: Arc<Registry>, metrics: Arc<Metrics>, next_seq: i64) -> Ingest {
-        let (tx, rx) = mpsc::channel(4_096);
-        tokio::spawn(writer(rx, store, registry, metrics, next_seq));
-        Ingest { tx }
-    }
-
-    /// Submits events and waits until they are durably committed and applied (or refused).
-    /// The outcomes come back in the order given.
-    pub async fn submit(&self, events: Vec<NewEvent>) -> Result<Vec<Outcome>, AppError> {
-        let (reply, answer) = oneshot::channel();
-        let submission = Submission {
-            events,
-            received: Instant::now(),
-            reply,
+async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
+    let mut pending: Option<Command> = None;
+    loop {
+        let first = match pending.take() {
+            Some(command) => command,
+            None => match rx.recv().await {
+                Some(command) => command,
+                None => return,
+            },
         };
-        self.tx.send(submission).await.map_err(|_| {
-            AppError::Unavailable("the writer has stopped; the service is shutting down".into())
-        })?;
-        answer
-            .await
-            .map_err(|_| AppError::Internal("the writer dropped a submission".into()))?
+        match first {
+            Command::Action { request, reply } => {
+                let answer = act(&mut parts, *request).await;
+                let _ = reply.send(answer);
+            }
+            Command::Events {
+                events,
+                received,
+                reply,
+            } => {
+                let mut group = vec![Submission {
+                    events,
+                    received,
+                    reply,
+                }];
+                let mut count = group[0].events.len();
+                while count < MAX_GROUP_EVENTS {
+                    match rx.try_recv() {
+                        Ok(Command::Events {
+                            events,
+                            received,
+                            reply,
+                        }) => {
+                            count += events.len();
+                            group.push(Submission {
+                                events,
+                                received,
+                                reply,
+                            });
+                        }
+                        Ok(action) => {
+                            // Actions keep their place: after this group, before what follows.
+                            pending = Some(action);
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                match commit_group(&mut parts, &group).await {
+                    Ok(outcomes) => {
+                        for (submission, outcomes) in group.into_iter().zip(outcomes) {
+                            let _ = submission.reply.send(Ok(outcomes));
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!(
+                            "standings: a group commit failed, nothing of it was stored or applied: {e}"
+                        );
+                        for submission in group {
+                            let _ = submission
+                                .reply
+                                .send(Err(AppError::Internal(format!("group commit failed: {e}"))));
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
-async fn writer(
-    mut rx: mpsc::Receiver<Submission>,
-    store: Store,
-    registry: Arc<Registry>,
-    metrics: Arc<Metrics>,
-    mut next_seq: i64,
-) {
-    while let Some(first) = rx.recv().await {
-        let mut group = vec![first];
-        let mut count = group[0].events.len();
-        while count < MAX_GROUP_EVENTS {
-            match rx.try_recv() {
-                Ok(more) => {
-                    count += more.events.len();
-                    group.push(more);
-                }
-                Err(_) => break,
-            }
-        }
-        match commit_group(&store, &registry, &metrics, &mut group, next_seq).await {
-            Ok((outcomes, used)) => {
-                next_seq += used;
-                for (submission, outcomes) in group.into_iter().zip(outcomes) {
-                    let _ = submission.reply.send(Ok(outcomes));
-                }
-            }
-            Err(e) => {
-                eprintln!("standings: a group commit failed, nothing of it was stored or applied: {e}");
-                for submission in group {
-                    let _ = submission
-                        .reply
-                        .send(Err(AppError::Internal(format!("group commit failed: {e}"))));
-                }
-            }
-        }
-    }
-}
-
-/// Decides, stores and applies one group. Returns the outcomes per submission and how many
-/// sequence numbers it used.
-async fn commit_group(
-    store: &Store,
-    registry: &Registry,
-    metrics: &Metrics,
-    group: &mut [Submission],
-    first_seq: i64,
-) -> Result<(Vec<Vec<Outcome>>, i64), AppError> {
+/// Decides, stores and applies one group; returns the outcomes per submission.
+async fn commit_group(parts: &mut WriterParts, group: &[Submission]) -> Result<Vec<Vec<Outcome>>, AppError> {
+    let WriterParts {
+        store,
+        registry,
+        domain,
+        metrics,
+        clock,
+        next_seq,
+    } = parts;
     let mut tx = store.begin().await?;
     // Everything already stored under the ids of this group, by (game, event id).
     let mut known: HashMap<(String, String), StoredEvent> = HashMap::new();
     let mut ids_by_game: HashMap<&str, Vec<&str>> = HashMap::new();
-    for submission in group.iter() {
+    for submission in group {
         for e in &submission.events {
             ids_by_game
                 .entry(e.game.as_str())
@@ -147,34 +257,45 @@ async fn commit_group(
 
     // Decide each event in order. Cumulative totals are checked against an overlay of this
     // group's pending sums so that an event that would overflow is refused before it is stored.
-    let mut pending_totals: HashMap<(BoardId, String), i64> = HashMap::new();
+    let mut pending_totals: HashMap<(standings_core::BoardId, String, String), i64> = HashMap::new();
     let mut fresh: Vec<StoredEvent> = Vec::new();
     let mut outcomes: Vec<Vec<Outcome>> = Vec::with_capacity(group.len());
-    let received_at = now_ms();
+    let received_at = clock.now_ms();
+    let first_seq = *next_seq;
     let mut seq = first_seq;
-    for submission in group.iter() {
+    for submission in group {
         let mut these = Vec::with_capacity(submission.events.len());
         for e in &submission.events {
             let key = (e.game.clone(), e.event_id.clone());
             if let Some(stored) = known.get(&key) {
-                these.push(if stored.same_payload(e) {
-                    Outcome::Duplicate
+                these.push(if !stored.same_payload(e) {
+                    Outcome::Refused(AppError::EventIdConflict(format!(
+                        "event {:?} was already submitted with a different payload",
+                        e.event_id
+                    )))
+                } else if domain.is_invalidated(&e.game, &e.event_id) {
+                    Outcome::Refused(AppError::EventInvalidated(format!(
+                        "event {:?} was invalidated by a moderator; resubmitting it changes nothing",
+                        e.event_id
+                    )))
                 } else {
-                    Outcome::Conflict
+                    Outcome::Duplicate
                 });
-                continue;
-            }
-            if let Err(reason) = check_totals(registry, e, &mut pending_totals) {
-                these.push(Outcome::Rejected(reason));
                 continue;
             }
             let mut stored = e.clone();
             stored.seq = seq;
             stored.received_at = received_at;
-            seq += 1;
-            known.insert(key, stored.clone());
-            fresh.push(stored);
-            these.push(Outcome::Accepted);
+            match decide(registry, domain, &stored, &mut pending_totals) {
+                Ok(late) => {
+                    stored.status = if late { "LATE" } else { "APPLIED" }.into();
+                    seq += 1;
+                    known.insert(key, stored.clone());
+                    fresh.push(stored);
+                    these.push(if late { Outcome::Late } else { Outcome::Accepted });
+                }
+                Err(refusal) => these.push(Outcome::Refused(refusal)),
+            }
         }
         outcomes.push(these);
     }
@@ -185,32 +306,24 @@ async fn commit_group(
     tx.commit()
         .await
         .map_err(|e| AppError::storage("cannot commit events", e))?;
+    *next_seq = seq;
     let committed = Instant::now();
-    for submission in group.iter() {
+    for submission in group {
         metrics
             .durable_ack
             .observe(committed.duration_since(submission.received));
     }
 
     // Visible: apply in commit order.
+    let mut live = LiveInstances { registry };
     for stored in &fresh {
-        let event = core_event(stored)?;
-        for id in stored.boards() {
-            let Some(slot) = registry.get(&id) else {
-                return Err(AppError::Internal(format!(
-                    "event {} names a board that vanished: {id}",
-                    stored.event_id
-                )));
-            };
-            let mut board = slot.write();
-            if let Err(e) = board.apply(&event) {
-                // Checked before the commit; reaching this is a bug. The log stays the truth and a
-                // rebuild reports the event.
-                eprintln!(
-                    "standings: stored event {} was refused by {id}: {e}",
-                    stored.event_id
-                );
-            }
+        if let Err(e) = apply_event(registry, domain, &mut live, stored) {
+            // Checked before the commit; reaching this is a bug. The log stays the truth and a
+            // rebuild reports the event.
+            eprintln!(
+                "standings: stored event {} could not be applied: {e}",
+                stored.event_id
+            );
         }
     }
     metrics.visible_lag.observe(committed.elapsed());
@@ -218,44 +331,203 @@ async fn commit_group(
     let duplicates = outcomes
         .iter()
         .flatten()
-        .filter(|o| **o == Outcome::Duplicate)
+        .filter(|o| matches!(o, Outcome::Duplicate))
         .count();
     metrics.duplicates.add(duplicates as u64);
-    Ok((outcomes, seq - first_seq))
+    Ok(outcomes)
 }
 
-/// Refuses an event whose cumulative total would overflow on any board it feeds, counting the
-/// group's pending events; records its contribution when it passes.
-fn check_totals(
+/// Decides a new event against the season, disqualifications and cumulative totals. Returns
+/// whether it is late anywhere; records its contribution to pending totals when it passes.
+fn decide(
     registry: &Registry,
+    domain: &Domain,
     e: &StoredEvent,
-    pending: &mut HashMap<(BoardId, String), i64>,
-) -> Result<(), String> {
+    pending: &mut HashMap<(standings_core::BoardId, String, String), i64>,
+) -> Result<bool, AppError> {
+    let season_late = match domain.seasons.get(&e.game, &e.season).route(e.achieved_at) {
+        Routing::Apply => false,
+        Routing::Late => true,
+        Routing::NotActive(state) => {
+            return Err(AppError::SeasonNotActive(format!(
+                "season {}/{} is {state}; it takes no events achieved at this time",
+                e.game, e.season
+            )));
+        }
+    };
+    for board in e.boards() {
+        if domain.is_disqualified(&board, &e.player_id) {
+            return Err(AppError::PlayerDisqualified(format!(
+                "player {:?} is disqualified from {board}",
+                e.player_id
+            )));
+        }
+    }
+    let targets = targets(registry, e, season_late)?;
     let mut updates = Vec::new();
-    for id in e.boards() {
-        let Some(slot) = registry.get(&id) else {
-            return Err(format!("board {id} does not exist"));
-        };
-        if slot.rules.score_mode != ScoreMode::Cumulative {
+    for target in &targets {
+        if target.late {
             continue;
         }
-        let key = (id, e.player_id.clone());
+        let Some(entry) = registry.entry(&target.board) else {
+            continue;
+        };
+        if entry.def.rules.score_mode != ScoreMode::Cumulative {
+            continue;
+        }
+        let key = (
+            target.board.clone(),
+            target.period.key.clone(),
+            e.player_id.clone(),
+        );
         let current = match pending.get(&key) {
             Some(total) => Some(*total),
-            None => slot
-                .read()
-                .index()
-                .standing_of_player(&e.player_id)
+            None => entry
+                .instance(&target.period.key)
+                .and_then(|slot| slot.read().index().standing_of_player(&e.player_id))
                 .map(|s| s.value),
         };
         let total = match current {
-            Some(c) => c
-                .checked_add(e.value)
-                .ok_or_else(|| format!("the total on {} would overflow a 64-bit integer", key.0))?,
+            Some(c) => c.checked_add(e.value).ok_or_else(|| {
+                AppError::ValueOutOfRange(format!(
+                    "the total on {} ({}) would overflow a 64-bit integer",
+                    target.board, target.period.key
+                ))
+            })?,
             None => e.value,
         };
         updates.push((key, total));
     }
     pending.extend(updates);
-    Ok(())
+    Ok(targets.iter().any(|t| t.late))
+}
+
+/// Validates, logs and performs one action.
+async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAnswer, AppError> {
+    let WriterParts {
+        store,
+        registry,
+        domain,
+        clock,
+        next_seq,
+        ..
+    } = parts;
+    if let Some(id) = &request.action_id
+        && let Some(existing) = store.find_action(&request.game, id).await?
+    {
+        let logged: Value = serde_json::from_str(&existing.body).unwrap_or(Value::Null);
+        if logged["request"] != request.request {
+            return Err(AppError::ModerationIdConflict(format!(
+                "moderation_id {id:?} was already used for another action"
+            )));
+        }
+        return Ok(ActionAnswer {
+            replayed: true,
+            seq: existing.seq,
+            result: serde_json::from_str(&existing.result).unwrap_or(Value::Null),
+        });
+    }
+    validate(store, registry, domain, &request).await?;
+    // The log keeps the typed action (what a rebuild performs) beside the request as sent.
+    let logged = ActionRow {
+        seq: *next_seq,
+        game: request.game.clone(),
+        kind: request.action.kind().into(),
+        action_id: request.action_id.clone(),
+        body: serde_json::to_string(&json!({"action": request.action, "request": request.request}))
+            .map_err(|e| AppError::Internal(e.to_string()))?,
+        result: "{}".into(),
+        actor: request.actor.clone(),
+        reason: request.reason.clone(),
+        created_at: clock.now_ms(),
+    };
+    let mut tx = store.begin().await?;
+    Store::insert_action(&mut tx, &logged).await?;
+    if let Action::LateDecision { event_id, apply } = &request.action {
+        let status = if *apply { "LATE_APPLIED" } else { "LATE_REJECTED" };
+        Store::set_event_status(&mut tx, &request.game, event_id, status).await?;
+    }
+    tx.commit()
+        .await
+        .map_err(|e| AppError::storage("cannot commit an action", e))?;
+    *next_seq += 1;
+
+    let mut live = LiveInstances { registry };
+    let performed = perform(store, registry, domain, &mut live, &logged, &request.action).await?;
+    let corrections: Vec<Value> = performed
+        .results
+        .iter()
+        .map(|r| {
+            json!({"game": r.board.game, "mode": r.board.mode, "season": r.board.season, "scope": r.board.scope,
+                   "correction": r.correction, "board_version": r.board_version, "digest": r.digest})
+        })
+        .collect();
+    let result = json!({ "boards": performed.changes, "results": corrections });
+    let mut tx = store.begin().await?;
+    for r in &performed.results {
+        Store::insert_result(&mut tx, r).await?;
+    }
+    tx.commit()
+        .await
+        .map_err(|e| AppError::storage("cannot store results", e))?;
+    store.set_action_result(logged.seq, &result.to_string()).await?;
+    Ok(ActionAnswer {
+        replayed: false,
+        seq: logged.seq,
+        result,
+    })
+}
+
+/// Refuses an action that cannot be performed now, with a precise error.
+async fn validate(
+    store: &Store,
+    registry: &Registry,
+    domain: &Domain,
+    request: &ActionRequest,
+) -> Result<(), AppError> {
+    match &request.action {
+        Action::SeasonState { season, to } => {
+            let record = domain.seasons.get(&request.game, season);
+            if record.state == *to && record.explicit {
+                return Err(AppError::InvalidTransition(format!(
+                    "season {}/{season} is already {to}",
+                    request.game
+                )));
+            }
+            let has_events = store.season_has_events(&request.game, season).await?;
+            record.check_transition(*to, has_events).map_err(|why| {
+                AppError::InvalidTransition(format!("season {}/{season}: {why}", request.game))
+            })
+        }
+        Action::Invalidate { target_event_id } | Action::Restore { target_event_id } => {
+            if store.find_event(&request.game, target_event_id).await?.is_none() {
+                return Err(AppError::UnknownEvent(format!(
+                    "no event {target_event_id:?} in game {:?}",
+                    request.game
+                )));
+            }
+            Ok(())
+        }
+        Action::Disqualify { board, .. } | Action::Reinstate { board, .. } => {
+            if registry.entry(board).is_none() {
+                return Err(AppError::UnknownBoard(format!("no board {board}")));
+            }
+            Ok(())
+        }
+        Action::LateDecision { event_id, .. } => {
+            let Some(event) = store.find_event(&request.game, event_id).await? else {
+                return Err(AppError::UnknownEvent(format!(
+                    "no event {event_id:?} in game {:?}",
+                    request.game
+                )));
+            };
+            if event.status != "LATE" || domain.decision(&request.game, event_id).is_some() {
+                return Err(AppError::NotLate(format!(
+                    "event {event_id:?} is not waiting for a late decision (status {})",
+                    event.status
+                )));
+            }
+            Ok(())
+        }
+    }
 }

@@ -14,7 +14,10 @@ pub mod config;
 pub mod error;
 pub mod ingest;
 pub mod metrics;
+pub mod periods;
+pub mod seasons;
 pub mod store;
+pub mod timeline;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -24,27 +27,43 @@ use tokio::net::TcpListener;
 
 use crate::api::{AppState, Shared};
 use crate::auth::Auth;
-use crate::boards::Registry;
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::error::AppError;
-use crate::ingest::Ingest;
+use crate::ingest::{Ingest, WriterParts};
 use crate::metrics::Metrics;
 use crate::store::Store;
 
-/// Opens the store (migrating it), rebuilds every board from the event log, and starts the
-/// writer. The service is ready when this returns.
+/// Opens the store (migrating it), rebuilds every board from the log, and starts the writer,
+/// on the system clock. The service is ready when this returns.
 pub async fn start(config: &Config) -> Result<Shared, AppError> {
+    start_with_clock(config, Clock::System).await
+}
+
+/// [`start`] with a given clock (tests use a manual one).
+pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, AppError> {
     let store = Store::open(&config.database).await?;
-    let registry = Arc::new(Registry::rebuild(&store, None, |_| {}).await?);
+    let (registry, domain, _) = timeline::rebuild(&store, None, |_| {}).await?;
+    let registry = Arc::new(registry);
+    let domain = Arc::new(domain);
     let next_seq = store.next_seq().await?;
     let metrics = Arc::new(Metrics::default());
-    let ingest = Ingest::start(store.clone(), registry.clone(), metrics.clone(), next_seq);
+    let ingest = Ingest::start(WriterParts {
+        store: store.clone(),
+        registry: registry.clone(),
+        domain: domain.clone(),
+        metrics: metrics.clone(),
+        clock: clock.clone(),
+        next_seq,
+    });
     Ok(Arc::new(AppState {
         store,
         registry,
         ingest,
         auth: Auth::from_config(config),
         metrics,
+        domain,
+        clock,
         ready: AtomicBool::new(true),
     }))
 }

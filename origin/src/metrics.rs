@@ -144,12 +144,12 @@ impl Metrics {
         out.push_str("# TYPE standings_board_members gauge\n");
         out.push_str("# HELP standings_board_version The current board_version per board.\n");
         out.push_str("# TYPE standings_board_version gauge\n");
-        for slot in registry.all() {
+        for slot in registry.all_instances() {
             let board = slot.read();
             let id = &slot.id;
             let labels = format!(
-                "game=\"{}\",mode=\"{}\",season=\"{}\",scope=\"{}\"",
-                id.game, id.mode, id.season, id.scope
+                "game=\"{}\",mode=\"{}\",season=\"{}\",scope=\"{}\",period=\"{}\"",
+                id.game, id.mode, id.season, id.scope, slot.period.key
             );
             let _ = writeln!(
                 out,

@@ -11,14 +11,21 @@ use standings_core::{BoardId, BoardRules, ScoreMode};
 use crate::error::AppError;
 
 /// The numbered migrations, applied in order and never edited after they land.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "events_boards_friends",
-    include_str!("../migrations/0001_events_boards_friends.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "events_boards_friends",
+        include_str!("../migrations/0001_events_boards_friends.sql"),
+    ),
+    (
+        2,
+        "seasons_moderation_periods",
+        include_str!("../migrations/0002_seasons_moderation_periods.sql"),
+    ),
+];
 
 /// Rows per multi-row statement: within SQLite's 32,766 and PostgreSQL's 65,535 bound
-/// parameters at 11 columns.
+/// parameters at 12 columns.
 const ROWS_PER_STATEMENT: usize = 1_000;
 
 /// Which database is behind the pool.
@@ -37,6 +44,12 @@ pub struct BoardDef {
     pub id: BoardId,
     /// Its fixed rules.
     pub rules: BoardRules,
+    /// Its period kinds (`all_time`, `daily`, `weekly`, `monthly`), in canonical order.
+    pub periods: Vec<String>,
+    /// How long after a period's end it still takes events.
+    pub grace_seconds: i64,
+    /// The IANA time zone its periods follow.
+    pub timezone: String,
 }
 
 /// One event as stored in the log.
@@ -64,6 +77,50 @@ pub struct StoredEvent {
     pub received_at: i64,
     /// The name of the token that submitted it.
     pub source: String,
+    /// `APPLIED`, or `LATE` (waiting for a decision), `LATE_APPLIED`, `LATE_REJECTED`.
+    pub status: String,
+}
+
+/// One action of the log: a season transition, a moderation action or a late decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionRow {
+    /// Commit order, shared with the event log.
+    pub seq: i64,
+    /// The game it concerns.
+    pub game: String,
+    /// `SEASON_STATE`, `INVALIDATE`, `RESTORE`, `DISQUALIFY`, `REINSTATE` or `LATE_DECISION`.
+    pub kind: String,
+    /// The client's moderation id, for idempotent retries.
+    pub action_id: Option<String>,
+    /// The request, as JSON.
+    pub body: String,
+    /// What it changed, as JSON.
+    pub result: String,
+    /// The token that asked for it.
+    pub actor: String,
+    /// Why.
+    pub reason: String,
+    /// When (ms).
+    pub created_at: i64,
+}
+
+/// One finalized result of a board: the ranked entries at one correction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultRow {
+    /// The board.
+    pub board: BoardId,
+    /// 0 for the original, then 1, 2, ... for each correction.
+    pub correction: i64,
+    /// The board version the result was taken at.
+    pub board_version: i64,
+    /// The board digest.
+    pub digest: String,
+    /// When it was taken (ms).
+    pub finalized_at: i64,
+    /// The action that produced it.
+    pub action_seq: i64,
+    /// The ranked entries, as a JSON array.
+    pub entries: String,
 }
 
 impl StoredEvent {
@@ -98,8 +155,8 @@ pub enum Defined {
     Created,
     /// It existed with the same rules.
     Identical,
-    /// It exists with other rules, which are returned.
-    Conflict(BoardRules),
+    /// It exists with another definition, which is returned.
+    Conflict(Box<BoardDef>),
 }
 
 /// The database.
@@ -210,8 +267,8 @@ impl Store {
     pub async fn define_board(&self, def: &BoardDef) -> Result<Defined, AppError> {
         let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
         let existing = sqlx::query(
-            "SELECT score_mode, value_min, value_max FROM boards \
-             WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4",
+            "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone \
+             FROM boards WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4",
         )
         .bind(&def.id.game)
         .bind(&def.id.mode)
@@ -221,16 +278,16 @@ impl Store {
         .await
         .map_err(db_err("cannot read a board"))?;
         if let Some(row) = existing {
-            let rules = rules_from_row(&row)?;
-            return Ok(if rules == def.rules {
+            let stored = board_from_row(&row)?;
+            return Ok(if stored == *def {
                 Defined::Identical
             } else {
-                Defined::Conflict(rules)
+                Defined::Conflict(Box::new(stored))
             });
         }
         sqlx::query(
-            "INSERT INTO boards (game, mode, season, scope, score_mode, value_min, value_max, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            "INSERT INTO boards (game, mode, season, scope, score_mode, value_min, value_max, created_at, \
+             periods, grace_seconds, timezone) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(&def.id.game)
         .bind(&def.id.mode)
@@ -240,6 +297,9 @@ impl Store {
         .bind(def.rules.value_min)
         .bind(def.rules.value_max)
         .bind(crate::clock::now_ms())
+        .bind(def.periods.join(","))
+        .bind(def.grace_seconds)
+        .bind(&def.timezone)
         .execute(&mut *tx)
         .await
         .map_err(db_err("cannot insert a board"))?;
@@ -250,31 +310,20 @@ impl Store {
     /// Every board definition, in a stable order.
     pub async fn boards(&self) -> Result<Vec<BoardDef>, AppError> {
         let rows = sqlx::query(
-            "SELECT game, mode, season, scope, score_mode, value_min, value_max FROM boards \
-             ORDER BY game, mode, season, scope",
+            "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone \
+             FROM boards ORDER BY game, mode, season, scope",
         )
         .fetch_all(&self.pool)
         .await
         .map_err(db_err("cannot list boards"))?;
-        rows.iter()
-            .map(|row| {
-                let id = BoardId {
-                    game: row.try_get("game").map_err(db_err("bad board row"))?,
-                    mode: row.try_get("mode").map_err(db_err("bad board row"))?,
-                    season: row.try_get("season").map_err(db_err("bad board row"))?,
-                    scope: row.try_get("scope").map_err(db_err("bad board row"))?,
-                };
-                Ok(BoardDef {
-                    id,
-                    rules: rules_from_row(row)?,
-                })
-            })
-            .collect()
+        rows.iter().map(board_from_row).collect()
     }
 
     /// The next free `seq` (one past the greatest stored).
     pub async fn next_seq(&self) -> Result<i64, AppError> {
-        let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) AS top FROM score_events")
+        let row = sqlx::query(
+            "SELECT COALESCE(MAX(seq), 0) AS top FROM (SELECT seq FROM score_events UNION ALL SELECT seq FROM actions) AS log",
+        )
             .fetch_one(&self.pool)
             .await
             .map_err(db_err("cannot read the event log"))?;
@@ -324,15 +373,15 @@ impl Store {
             let mut sql = String::with_capacity(64 + chunk.len() * 64);
             sql.push_str(
                 "INSERT INTO score_events (seq, game, event_id, player_id, mode, season, scopes, value, \
-                 achieved_at, received_at, source) VALUES ",
+                 achieved_at, received_at, source, status) VALUES ",
             );
             for i in 0..chunk.len() {
                 if i > 0 {
                     sql.push_str(", ");
                 }
-                let b = i * 11;
+                let b = i * 12;
                 sql.push('(');
-                for c in 1..=11 {
+                for c in 1..=12 {
                     if c > 1 {
                         sql.push_str(", ");
                     }
@@ -345,16 +394,17 @@ impl Store {
             for e in chunk {
                 query = query
                     .bind(e.seq)
-                    .bind(e.game.clone())
-                    .bind(e.event_id.clone())
-                    .bind(e.player_id.clone())
-                    .bind(e.mode.clone())
-                    .bind(e.season.clone())
+                    .bind(e.game.as_str())
+                    .bind(e.event_id.as_str())
+                    .bind(e.player_id.as_str())
+                    .bind(e.mode.as_str())
+                    .bind(e.season.as_str())
                     .bind(e.scopes.join(","))
                     .bind(e.value)
                     .bind(e.achieved_at)
                     .bind(e.received_at)
-                    .bind(e.source.clone());
+                    .bind(e.source.as_str())
+                    .bind(e.status.as_str());
             }
             query
                 .execute(&mut **tx)
@@ -364,27 +414,17 @@ impl Store {
         Ok(())
     }
 
-    /// Reads the event log in `seq` order, in pages, handing each page to `visit`.
-    pub async fn scan_events(
-        &self,
-        mut visit: impl FnMut(Vec<StoredEvent>) -> Result<(), AppError>,
-    ) -> Result<(), AppError> {
-        let mut after = 0i64;
-        loop {
-            let rows = sqlx::query(&format!(
-                "SELECT {EVENT_COLUMNS} FROM score_events WHERE seq > $1 ORDER BY seq LIMIT 20000"
-            ))
-            .bind(after)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db_err("cannot read the event log"))?;
-            let Some(last) = rows.last() else {
-                return Ok(());
-            };
-            after = last.try_get("seq").map_err(db_err("bad seq"))?;
-            let page = rows.iter().map(event_from_row).collect::<Result<Vec<_>, _>>()?;
-            visit(page)?;
-        }
+    /// Up to `limit` events with `seq > after`, in `seq` order: the event log, page by page.
+    pub async fn events_after(&self, after: i64, limit: i64) -> Result<Vec<StoredEvent>, AppError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {EVENT_COLUMNS} FROM score_events WHERE seq > $1 ORDER BY seq LIMIT $2"
+        ))
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err("cannot read the event log"))?;
+        rows.iter().map(event_from_row).collect()
     }
 
     /// Replaces a player's friend list.
@@ -430,6 +470,205 @@ impl Store {
             .collect()
     }
 
+    /// One stored event.
+    pub async fn find_event(&self, game: &str, event_id: &str) -> Result<Option<StoredEvent>, AppError> {
+        let row = sqlx::query(&format!(
+            "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND event_id = $2"
+        ))
+        .bind(game)
+        .bind(event_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db_err("cannot read an event"))?;
+        row.as_ref().map(event_from_row).transpose()
+    }
+
+    /// A player's events in one (game, mode, season), committed before `before_seq`, in order.
+    pub async fn player_events(
+        &self,
+        board: &BoardId,
+        player: &str,
+        before_seq: i64,
+    ) -> Result<Vec<StoredEvent>, AppError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND player_id = $2 AND mode = $3 \
+             AND season = $4 AND seq < $5 ORDER BY seq"
+        ))
+        .bind(&board.game)
+        .bind(player)
+        .bind(&board.mode)
+        .bind(&board.season)
+        .bind(before_seq)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err("cannot read a player's events"))?;
+        rows.iter().map(event_from_row).collect()
+    }
+
+    /// The events of a game waiting for a late decision, in order.
+    pub async fn late_events(&self, game: &str) -> Result<Vec<StoredEvent>, AppError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND status = 'LATE' ORDER BY seq"
+        ))
+        .bind(game)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err("cannot list late events"))?;
+        rows.iter().map(event_from_row).collect()
+    }
+
+    /// Whether a season has any stored event.
+    pub async fn season_has_events(&self, game: &str, season: &str) -> Result<bool, AppError> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM score_events WHERE game = $1 AND season = $2")
+            .bind(game)
+            .bind(season)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db_err("cannot count events"))?;
+        let n: i64 = row.try_get("n").map_err(db_err("bad count"))?;
+        Ok(n > 0)
+    }
+
+    /// Sets an event's status inside a transaction.
+    pub async fn set_event_status(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        game: &str,
+        event_id: &str,
+        status: &str,
+    ) -> Result<(), AppError> {
+        sqlx::query("UPDATE score_events SET status = $1 WHERE game = $2 AND event_id = $3")
+            .bind(status)
+            .bind(game)
+            .bind(event_id)
+            .execute(&mut **tx)
+            .await
+            .map_err(db_err("cannot update an event's status"))?;
+        Ok(())
+    }
+
+    /// Appends an action inside a transaction.
+    pub async fn insert_action(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        a: &ActionRow,
+    ) -> Result<(), AppError> {
+        sqlx::query(
+            "INSERT INTO actions (seq, game, kind, action_id, body, result, actor, reason, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(a.seq)
+        .bind(a.game.as_str())
+        .bind(a.kind.as_str())
+        .bind(a.action_id.as_deref())
+        .bind(a.body.as_str())
+        .bind(a.result.as_str())
+        .bind(a.actor.as_str())
+        .bind(a.reason.as_str())
+        .bind(a.created_at)
+        .execute(&mut **tx)
+        .await
+        .map_err(db_err("cannot append an action"))?;
+        Ok(())
+    }
+
+    /// Records what an action changed, once it was applied.
+    pub async fn set_action_result(&self, seq: i64, result: &str) -> Result<(), AppError> {
+        sqlx::query("UPDATE actions SET result = $1 WHERE seq = $2")
+            .bind(result)
+            .bind(seq)
+            .execute(&self.pool)
+            .await
+            .map_err(db_err("cannot record an action's result"))?;
+        Ok(())
+    }
+
+    /// The action a game's client id names, if any.
+    pub async fn find_action(&self, game: &str, action_id: &str) -> Result<Option<ActionRow>, AppError> {
+        let row = sqlx::query(&format!(
+            "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 AND action_id = $2"
+        ))
+        .bind(game)
+        .bind(action_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db_err("cannot read an action"))?;
+        row.as_ref().map(action_from_row).transpose()
+    }
+
+    /// Every action (of one game, or all), in commit order.
+    pub async fn actions(&self, game: Option<&str>) -> Result<Vec<ActionRow>, AppError> {
+        let rows = match game {
+            Some(game) => {
+                sqlx::query(&format!(
+                    "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 ORDER BY seq"
+                ))
+                .bind(game)
+                .fetch_all(&self.pool)
+                .await
+            }
+            None => {
+                sqlx::query(&format!("SELECT {ACTION_COLUMNS} FROM actions ORDER BY seq"))
+                    .fetch_all(&self.pool)
+                    .await
+            }
+        }
+        .map_err(db_err("cannot read the action log"))?;
+        rows.iter().map(action_from_row).collect()
+    }
+
+    /// Stores a result snapshot inside a transaction.
+    pub async fn insert_result(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        r: &ResultRow,
+    ) -> Result<(), AppError> {
+        sqlx::query(
+            "INSERT INTO season_results (game, mode, season, scope, correction, board_version, digest, \
+             finalized_at, action_seq, entries) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(r.board.game.as_str())
+        .bind(r.board.mode.as_str())
+        .bind(r.board.season.as_str())
+        .bind(r.board.scope.as_str())
+        .bind(r.correction)
+        .bind(r.board_version)
+        .bind(r.digest.as_str())
+        .bind(r.finalized_at)
+        .bind(r.action_seq)
+        .bind(r.entries.as_str())
+        .execute(&mut **tx)
+        .await
+        .map_err(db_err("cannot store a result"))?;
+        Ok(())
+    }
+
+    /// The results of a board: every correction, in order.
+    pub async fn results(&self, board: &BoardId) -> Result<Vec<ResultRow>, AppError> {
+        let rows = sqlx::query(
+            "SELECT correction, board_version, digest, finalized_at, action_seq, entries FROM season_results \
+             WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4 ORDER BY correction",
+        )
+        .bind(&board.game)
+        .bind(&board.mode)
+        .bind(&board.season)
+        .bind(&board.scope)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err("cannot read results"))?;
+        let bad = db_err("bad result row");
+        rows.iter()
+            .map(|row| {
+                Ok(ResultRow {
+                    board: board.clone(),
+                    correction: row.try_get("correction").map_err(&bad)?,
+                    board_version: row.try_get("board_version").map_err(&bad)?,
+                    digest: row.try_get("digest").map_err(&bad)?,
+                    finalized_at: row.try_get("finalized_at").map_err(&bad)?,
+                    action_seq: row.try_get("action_seq").map_err(&bad)?,
+                    entries: row.try_get("entries").map_err(&bad)?,
+                })
+            })
+            .collect()
+    }
+
     /// Closes the pool.
     pub async fn close(&self) {
         self.pool.close().await;
@@ -437,7 +676,24 @@ impl Store {
 }
 
 const EVENT_COLUMNS: &str =
-    "seq, game, event_id, player_id, mode, season, scopes, value, achieved_at, received_at, source";
+    "seq, game, event_id, player_id, mode, season, scopes, value, achieved_at, received_at, source, status";
+
+const ACTION_COLUMNS: &str = "seq, game, kind, action_id, body, result, actor, reason, created_at";
+
+fn action_from_row(row: &AnyRow) -> Result<ActionRow, AppError> {
+    let bad = db_err("bad action row");
+    Ok(ActionRow {
+        seq: row.try_get("seq").map_err(&bad)?,
+        game: row.try_get("game").map_err(&bad)?,
+        kind: row.try_get("kind").map_err(&bad)?,
+        action_id: row.try_get("action_id").map_err(&bad)?,
+        body: row.try_get("body").map_err(&bad)?,
+        result: row.try_get("result").map_err(&bad)?,
+        actor: row.try_get("actor").map_err(&bad)?,
+        reason: row.try_get("reason").map_err(&bad)?,
+        created_at: row.try_get("created_at").map_err(&bad)?,
+    })
+}
 
 fn event_from_row(row: &AnyRow) -> Result<StoredEvent, AppError> {
     let bad = db_err("bad event row");
@@ -454,6 +710,24 @@ fn event_from_row(row: &AnyRow) -> Result<StoredEvent, AppError> {
         achieved_at: row.try_get("achieved_at").map_err(&bad)?,
         received_at: row.try_get("received_at").map_err(&bad)?,
         source: row.try_get("source").map_err(&bad)?,
+        status: row.try_get("status").map_err(&bad)?,
+    })
+}
+
+fn board_from_row(row: &AnyRow) -> Result<BoardDef, AppError> {
+    let bad = db_err("bad board row");
+    let periods: String = row.try_get("periods").map_err(&bad)?;
+    Ok(BoardDef {
+        id: BoardId {
+            game: row.try_get("game").map_err(&bad)?,
+            mode: row.try_get("mode").map_err(&bad)?,
+            season: row.try_get("season").map_err(&bad)?,
+            scope: row.try_get("scope").map_err(&bad)?,
+        },
+        rules: rules_from_row(row)?,
+        periods: periods.split(',').map(str::to_string).collect(),
+        grace_seconds: row.try_get("grace_seconds").map_err(&bad)?,
+        timezone: row.try_get("timezone").map_err(&bad)?,
     })
 }
 

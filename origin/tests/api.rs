@@ -268,8 +268,9 @@ async fn cursors_page_one_version_and_go_stale(db: Db) {
         let slot = service
             .state
             .registry
-            .get(&standings_core::BoardId::new("arena-clash", "solo", "S7", "global").unwrap())
-            .unwrap();
+            .entry(&standings_core::BoardId::new("arena-clash", "solo", "S7", "global").unwrap())
+            .unwrap()
+            .all_time();
         slot.write().set_history_limit(0);
     }
     // Cached pages belong to a version, so the next change is what retires them.
@@ -681,7 +682,7 @@ async fn boards_and_operations(db: Db) {
         "standings_query_seconds_count{kind=\"boards\"} 1",
         "standings_events_accepted_total 5",
         "standings_duplicates_total 0",
-        "standings_board_members{game=\"arena-clash\",mode=\"solo\",season=\"S7\",scope=\"global\"} 5",
+        "standings_board_members{game=\"arena-clash\",mode=\"solo\",season=\"S7\",scope=\"global\",period=\"all_time\"} 5",
     ] {
         assert!(metrics.contains(name), "missing {name} in\n{metrics}");
     }

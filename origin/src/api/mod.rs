@@ -2,8 +2,10 @@
 
 pub mod ops;
 pub mod read;
+pub mod time_and_trust;
 pub mod write;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -19,10 +21,13 @@ use standings_core::BoardId;
 
 use crate::auth::Auth;
 use crate::boards::{BoardSlot, Registry};
+use crate::clock::Clock;
 use crate::error::{AppError, ErrorCode};
 use crate::ingest::Ingest;
 use crate::metrics::Metrics;
+use crate::periods::PeriodKind;
 use crate::store::Store;
+use crate::timeline::Domain;
 
 pub use ops::openapi_document;
 
@@ -41,6 +46,10 @@ pub struct AppState {
     pub auth: Auth,
     /// The metrics.
     pub metrics: Arc<Metrics>,
+    /// Seasons and moderation state.
+    pub domain: Arc<Domain>,
+    /// The service's clock.
+    pub clock: Clock,
     /// False until start-up finished, and again while shutting down.
     pub ready: AtomicBool,
 }
@@ -54,6 +63,7 @@ pub fn router(state: Shared) -> Router {
         .merge(write::router())
         .merge(read::router())
         .merge(ops::router())
+        .merge(time_and_trust::router())
         .fallback(|| async { AppError::NotFound("no such route".into()) })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), count_rejections))
@@ -109,17 +119,75 @@ pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
         .into_response()
 }
 
-/// The board named by a path, or 404 `UNKNOWN_BOARD`.
+/// The board instance a read names: the board from the path, the period from `?period=`
+/// (default `all_time`) and `?at=` (RFC 3339, default now). A period with no events yet is an
+/// empty board at version 0. 404 `UNKNOWN_BOARD` for an undefined or archived board.
 pub fn board_of(
     state: &AppState,
     (game, mode, season, scope): &(String, String, String, String),
+    params: &HashMap<String, String>,
 ) -> Result<Arc<BoardSlot>, AppError> {
     let id = BoardId::new(game, mode, season, scope)
         .map_err(|e| AppError::UnknownBoard(format!("no board {game}/{mode}/{season}/{scope}: {e}")))?;
-    state
-        .registry
-        .get(&id)
-        .ok_or_else(|| AppError::UnknownBoard(format!("no board {id}; define it with PUT /v1/boards/{id}")))
+    let entry = state.registry.entry(&id).ok_or_else(|| {
+        AppError::UnknownBoard(format!("no board {id}; define it with PUT /v1/boards/{id}"))
+    })?;
+    if entry.is_archived() {
+        return Err(AppError::UnknownBoard(format!(
+            "board {id} belongs to an archived season; its results stay readable at /v1/leaderboards/{game}/{mode}/{season}/results"
+        )));
+    }
+    let kind = match params.get("period") {
+        None => PeriodKind::AllTime,
+        Some(name) => PeriodKind::parse(name)
+            .filter(|k| entry.keeps(*k))
+            .ok_or_else(|| {
+                AppError::InvalidRequest(format!(
+                    "period={name:?} is not kept by board {id}; it keeps {}",
+                    entry.def.periods.join(", ")
+                ))
+            })?,
+    };
+    let at = match params.get("at") {
+        None => state.clock.now_ms(),
+        Some(raw) => crate::clock::parse_rfc3339(raw).map_err(AppError::InvalidRequest)?,
+    };
+    let period = entry
+        .calendar
+        .period_of(kind, at)
+        .map_err(AppError::InvalidRequest)?;
+    Ok(entry.instance(&period.key).unwrap_or_else(|| {
+        Arc::new(BoardSlot::new(
+            id,
+            period,
+            standings_core::Board::new(entry.def.rules),
+        ))
+    }))
+}
+
+/// The period fields every read answers with.
+#[derive(Debug, Serialize)]
+pub struct PeriodView {
+    /// `all_time`, `daily`, `weekly` or `monthly`.
+    pub period: &'static str,
+    /// `all_time`, `2026-10-13`, `2026-W42` or `2026-10`.
+    pub period_key: String,
+    /// When the period starts (RFC 3339), `null` for all time.
+    pub period_start: Option<String>,
+    /// When it ends (exclusive), `null` for all time.
+    pub period_end: Option<String>,
+}
+
+impl PeriodView {
+    /// The view of a slot's period.
+    pub fn of(slot: &BoardSlot) -> PeriodView {
+        PeriodView {
+            period: slot.period.kind.as_str(),
+            period_key: slot.period.key.clone(),
+            period_start: slot.period.start_ms.map(crate::clock::format_rfc3339),
+            period_end: slot.period.end_ms.map(crate::clock::format_rfc3339),
+        }
+    }
 }
 
 /// Times a read for the query-latency metric.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use standings_core::{Cursor, QueryError, RankedEntry, check_id};
 
 use super::write::BoardView;
-use super::{JsonBody, QueryTimer, Shared, board_of, json, json_bytes};
+use super::{JsonBody, PeriodView, QueryTimer, Shared, board_of, json, json_bytes};
 use crate::clock::format_rfc3339;
 use crate::error::{AppError, AppResult};
 
@@ -87,6 +87,8 @@ fn stale(e: QueryError) -> AppError {
 
 #[derive(Serialize)]
 struct TopView {
+    #[serde(flatten)]
+    period: PeriodView,
     board_version: u64,
     total_players: u64,
     entries: Vec<EntryView>,
@@ -101,7 +103,7 @@ async fn top(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &path.0)?;
     let _timer = QueryTimer::start(&state.metrics, "top");
-    let slot = board_of(&state, &path)?;
+    let slot = board_of(&state, &path, &params)?;
     let limit = param(
         &params,
         "limit",
@@ -132,6 +134,7 @@ async fn top(
     }
     let page = board.top(limit, cursor.as_ref()).map_err(stale)?;
     let view = TopView {
+        period: PeriodView::of(&slot),
         board_version: page.board_version,
         total_players: page.total_players,
         entries: page.entries.iter().map(EntryView::from).collect(),
@@ -147,6 +150,8 @@ async fn top(
 
 #[derive(Serialize)]
 struct RankView {
+    #[serde(flatten)]
+    period: PeriodView,
     board_version: u64,
     player_id: String,
     rank: u64,
@@ -161,17 +166,19 @@ struct RankView {
 async fn rank(
     State(state): State<Shared>,
     Path((game, mode, season, scope, player_id)): Path<(String, String, String, String, String)>,
+    Query(params): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &game)?;
     let _timer = QueryTimer::start(&state.metrics, "rank");
-    let slot = board_of(&state, &(game, mode, season, scope))?;
+    let slot = board_of(&state, &(game, mode, season, scope), &params)?;
     check_player(&player_id)?;
     let board = slot.read();
     let found = board.player_rank(&player_id).ok_or_else(|| {
         AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
     })?;
     let view = RankView {
+        period: PeriodView::of(&slot),
         board_version: found.board_version,
         player_id: found.entry.player.to_string(),
         rank: found.entry.rank,
@@ -188,6 +195,8 @@ async fn rank(
 
 #[derive(Serialize)]
 struct EntriesView {
+    #[serde(flatten)]
+    period: PeriodView,
     board_version: u64,
     entries: Vec<EntryView>,
 }
@@ -200,7 +209,7 @@ async fn nearby(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &game)?;
     let _timer = QueryTimer::start(&state.metrics, "nearby");
-    let slot = board_of(&state, &(game, mode, season, scope))?;
+    let slot = board_of(&state, &(game, mode, season, scope), &params)?;
     check_player(&player_id)?;
     let radius = param(&params, "radius", 5u64, |r| *r <= MAX_RADIUS, "0 to 100")?;
     let board = slot.read();
@@ -208,6 +217,7 @@ async fn nearby(
         AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
     })?;
     let view = EntriesView {
+        period: PeriodView::of(&slot),
         board_version: board.version(),
         entries: window.iter().map(EntryView::from).collect(),
     };
@@ -226,6 +236,8 @@ struct FriendEntryView {
 
 #[derive(Serialize)]
 struct FriendsView {
+    #[serde(flatten)]
+    period: PeriodView,
     board_version: u64,
     entries: Vec<FriendEntryView>,
     unranked: Vec<String>,
@@ -236,6 +248,7 @@ fn rank_among(slot: &crate::boards::BoardSlot, players: &[String]) -> FriendsVie
     let board = slot.read();
     let ranked = board.rank_among(&refs);
     FriendsView {
+        period: PeriodView::of(slot),
         board_version: ranked.board_version,
         entries: ranked
             .entries
@@ -260,7 +273,7 @@ async fn friends_of(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &game)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
-    let slot = board_of(&state, &(game, mode, season, scope))?;
+    let slot = board_of(&state, &(game, mode, season, scope), &params)?;
     check_player(&player_id)?;
     let include_self = param(&params, "include_self", false, |_| true, "true or false")?;
     let mut players = state.store.friends(&player_id).await?;
@@ -279,12 +292,13 @@ struct RankPlayersBody {
 async fn rank_players(
     State(state): State<Shared>,
     Path(path): Path<BoardPath>,
+    Query(params): Query<HashMap<String, String>>,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &path.0)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
-    let slot = board_of(&state, &path)?;
+    let slot = board_of(&state, &path, &params)?;
     let body: RankPlayersBody = serde_json::from_value(body)
         .map_err(|e| AppError::InvalidRequest(format!("the body must be {{\"player_ids\": [...]}}: {e}")))?;
     if body.player_ids.len() > MAX_LIMIT {
@@ -310,11 +324,16 @@ async fn game_boards(
         .registry
         .of_game(&game)
         .iter()
-        .map(|slot| {
-            let board = slot.read();
-            let mut view = serde_json::to_value(BoardView::of(&slot.id, &slot.rules)).unwrap_or_default();
-            view["board_version"] = board.version().into();
-            view["total_players"] = board.total_players().into();
+        .map(|entry| {
+            let mut view = serde_json::to_value(BoardView::of(&entry.def)).unwrap_or_default();
+            let season = state.domain.seasons.get(&entry.def.id.game, &entry.def.id.season);
+            view["season_state"] = season.state.as_str().into();
+            if !entry.is_archived() {
+                let slot = entry.all_time();
+                let board = slot.read();
+                view["board_version"] = board.version().into();
+                view["total_players"] = board.total_players().into();
+            }
             view
         })
         .collect();
@@ -329,16 +348,16 @@ async fn game_boards(
 async fn digest(
     State(state): State<Shared>,
     Path(path): Path<BoardPath>,
+    Query(params): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &path.0)?;
-    let slot = board_of(&state, &path)?;
+    let slot = board_of(&state, &path, &params)?;
     let board = slot.read();
-    let view = serde_json::json!({
-        "board_version": board.version(),
-        "total_players": board.total_players(),
-        "digest": board.digest().to_string(),
-    });
+    let mut view = serde_json::to_value(PeriodView::of(&slot)).unwrap_or_default();
+    view["board_version"] = board.version().into();
+    view["total_players"] = board.total_players().into();
+    view["digest"] = board.digest().to_string().into();
     drop(board);
     Ok(json(StatusCode::OK, &view))
 }

@@ -10,7 +10,7 @@ use standings_core::{BoardId, BoardRules, ScoreMode, check_id};
 
 use super::{JsonBody, Shared, json};
 use crate::auth::Principal;
-use crate::clock::{format_rfc3339, now_ms, parse_rfc3339};
+use crate::clock::{format_rfc3339, parse_rfc3339};
 use crate::error::{AppError, AppResult};
 use crate::ingest::{NewEvent, Outcome};
 use crate::store::{BoardDef, Defined};
@@ -41,6 +41,24 @@ struct BoardBody {
     value_min: i64,
     #[serde(default = "max_value")]
     value_max: i64,
+    #[serde(default = "all_time_only")]
+    periods: Vec<String>,
+    #[serde(default = "default_grace")]
+    grace_seconds: i64,
+    #[serde(default = "utc")]
+    timezone: String,
+}
+
+fn all_time_only() -> Vec<String> {
+    vec!["all_time".into()]
+}
+
+fn default_grace() -> i64 {
+    300
+}
+
+fn utc() -> String {
+    "UTC".into()
 }
 
 fn min_value() -> i64 {
@@ -68,19 +86,28 @@ pub struct BoardView {
     pub value_min: i64,
     /// The greatest value an event may carry.
     pub value_max: i64,
+    /// The periods it keeps.
+    pub periods: Vec<String>,
+    /// How long after a period's end it still takes events.
+    pub grace_seconds: i64,
+    /// The IANA time zone of its periods.
+    pub timezone: String,
 }
 
 impl BoardView {
     /// The view of a board definition.
-    pub fn of(id: &BoardId, rules: &BoardRules) -> BoardView {
+    pub fn of(def: &BoardDef) -> BoardView {
         BoardView {
-            game: id.game.clone(),
-            mode: id.mode.clone(),
-            season: id.season.clone(),
-            scope: id.scope.clone(),
-            score_mode: rules.score_mode.as_str(),
-            value_min: rules.value_min,
-            value_max: rules.value_max,
+            game: def.id.game.clone(),
+            mode: def.id.mode.clone(),
+            season: def.id.season.clone(),
+            scope: def.id.scope.clone(),
+            score_mode: def.rules.score_mode.as_str(),
+            value_min: def.rules.value_min,
+            value_max: def.rules.value_max,
+            periods: def.periods.clone(),
+            grace_seconds: def.grace_seconds,
+            timezone: def.timezone.clone(),
         }
     }
 }
@@ -108,21 +135,36 @@ async fn define_board(
             body.value_min, body.value_max
         ))
     })?;
-    let def = BoardDef { id, rules };
-    match state.store.define_board(&def).await? {
-        Defined::Created => {
-            state.registry.add(&def);
-            Ok(json(StatusCode::CREATED, &BoardView::of(&def.id, &def.rules)))
+    // The calendar is checked (and its period names put in canonical order) before anything
+    // is stored.
+    let calendar = crate::periods::Calendar::new(&body.periods, &body.timezone, body.grace_seconds)
+        .map_err(AppError::InvalidBoard)?;
+    let def = BoardDef {
+        id,
+        rules,
+        periods: calendar.kinds().iter().map(|k| k.as_str().to_string()).collect(),
+        grace_seconds: body.grace_seconds,
+        timezone: body.timezone,
+    };
+    let status = match state.store.define_board(&def).await? {
+        Defined::Created => StatusCode::CREATED,
+        Defined::Identical => StatusCode::OK,
+        Defined::Conflict(existing) => {
+            return Err(AppError::BoardRulesConflict(format!(
+                "board {} exists with score_mode {}, range {}..={}, periods {}, grace {} s, timezone {}; \
+                 a board's definition is fixed",
+                existing.id,
+                existing.rules.score_mode,
+                existing.rules.value_min,
+                existing.rules.value_max,
+                existing.periods.join(","),
+                existing.grace_seconds,
+                existing.timezone
+            )));
         }
-        Defined::Identical => {
-            state.registry.add(&def);
-            Ok(json(StatusCode::OK, &BoardView::of(&def.id, &def.rules)))
-        }
-        Defined::Conflict(existing) => Err(AppError::BoardRulesConflict(format!(
-            "board {} exists with score_mode {} and range {}..={}; rules are fixed once defined",
-            def.id, existing.score_mode, existing.value_min, existing.value_max
-        ))),
-    }
+    };
+    state.registry.add(&def).map_err(AppError::InvalidBoard)?;
+    Ok(json(status, &BoardView::of(&def)))
 }
 
 /// One score event as submitted.
@@ -198,10 +240,12 @@ fn validate_event(
     for scope in &scopes {
         let id = BoardId::new(&body.game, &body.mode, &body.season, scope)
             .map_err(|e| AppError::InvalidEvent(e.to_string()))?;
-        let slot = state.registry.get(&id).ok_or_else(|| {
+        let entry = state.registry.entry(&id).ok_or_else(|| {
             AppError::UnknownBoard(format!("no board {id}; define it before submitting to it"))
         })?;
-        slot.rules
+        entry
+            .def
+            .rules
             .check_value(body.value)
             .map_err(|e| AppError::ValueOutOfRange(format!("on board {id}: {e}")))?;
     }
@@ -217,6 +261,7 @@ fn validate_event(
         achieved_at,
         received_at: now,
         source: principal.name.clone(),
+        status: String::new(),
     })
 }
 
@@ -241,7 +286,7 @@ async fn submit_event(
     JsonBody(body): JsonBody,
 ) -> AppResult<Response> {
     let principal = any_writer(&state, &headers)?;
-    let event = validate_event(&state, &principal, body, now_ms())?;
+    let event = validate_event(&state, &principal, body, state.clock.now_ms())?;
     let event_id = event.event_id.clone();
     let outcome = state.ingest.submit(vec![event]).await?.pop();
     match outcome {
@@ -263,10 +308,16 @@ async fn submit_event(
                 detail: None,
             },
         )),
-        Some(Outcome::Conflict) => Err(AppError::EventIdConflict(format!(
-            "event {event_id:?} was already submitted with a different payload"
-        ))),
-        Some(Outcome::Rejected(reason)) => Err(AppError::ValueOutOfRange(reason)),
+        Some(Outcome::Late) => Ok(json(
+            StatusCode::ACCEPTED,
+            &EventAnswer {
+                event_id,
+                status: "LATE",
+                code: None,
+                detail: None,
+            },
+        )),
+        Some(Outcome::Refused(e)) => Err(e),
         None => Err(AppError::Internal("the writer answered no outcome".into())),
     }
 }
@@ -309,7 +360,7 @@ pub async fn submit_many(
     principal: &Principal,
     events: Vec<serde_json::Value>,
 ) -> AppResult<Vec<EventAnswer>> {
-    let now = now_ms();
+    let now = state.clock.now_ms();
     let mut answers: Vec<Option<EventAnswer>> = Vec::with_capacity(events.len());
     let mut valid = Vec::with_capacity(events.len());
     let mut valid_at = Vec::with_capacity(events.len());
@@ -346,12 +397,11 @@ pub async fn submit_many(
         let (status, code, detail) = match outcome {
             Outcome::Accepted => ("ACCEPTED", None, None),
             Outcome::Duplicate => ("DUPLICATE", None, None),
-            Outcome::Conflict => (
-                "REJECTED",
-                Some("EVENT_ID_CONFLICT"),
-                Some("the event id was already submitted with a different payload".to_string()),
-            ),
-            Outcome::Rejected(reason) => ("REJECTED", Some("VALUE_OUT_OF_RANGE"), Some(reason)),
+            Outcome::Late => ("LATE", None, None),
+            Outcome::Refused(e) => {
+                let (_, code) = e.status_and_code();
+                ("REJECTED", Some(code), Some(e.problem().detail))
+            }
         };
         answers[i] = Some(EventAnswer {
             event_id,

@@ -1,0 +1,248 @@
+//! The season lifecycle: `open -> active -> frozen -> finalized -> published -> archived`, one
+//! step at a time. A season whose state was never set is `active`.
+//!
+//! The state is derived from the action log (transitions are actions with a `seq`), so a
+//! rebuild reproduces it; the writer is the only one that changes it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::RwLock;
+
+use serde::{Deserialize, Serialize};
+
+/// A season's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeasonState {
+    /// Defined but not started: every event is refused.
+    Open,
+    /// Events apply.
+    Active,
+    /// No new events; late arrivals (achieved before the freeze) are queued.
+    Frozen,
+    /// Results are computed and immutable (corrections are numbered).
+    Finalized,
+    /// Results are readable.
+    Published,
+    /// The live boards are freed; results and events stay.
+    Archived,
+}
+
+impl SeasonState {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeasonState::Open => "open",
+            SeasonState::Active => "active",
+            SeasonState::Frozen => "frozen",
+            SeasonState::Finalized => "finalized",
+            SeasonState::Published => "published",
+            SeasonState::Archived => "archived",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(name: &str) -> Option<SeasonState> {
+        Some(match name {
+            "open" => SeasonState::Open,
+            "active" => SeasonState::Active,
+            "frozen" => SeasonState::Frozen,
+            "finalized" => SeasonState::Finalized,
+            "published" => SeasonState::Published,
+            "archived" => SeasonState::Archived,
+            _ => return None,
+        })
+    }
+
+    /// The one state that may follow this one.
+    pub fn next(self) -> Option<SeasonState> {
+        Some(match self {
+            SeasonState::Open => SeasonState::Active,
+            SeasonState::Active => SeasonState::Frozen,
+            SeasonState::Frozen => SeasonState::Finalized,
+            SeasonState::Finalized => SeasonState::Published,
+            SeasonState::Published => SeasonState::Archived,
+            SeasonState::Archived => return None,
+        })
+    }
+
+    /// Whether results exist (finalized or later).
+    pub fn has_results(self) -> bool {
+        matches!(
+            self,
+            SeasonState::Finalized | SeasonState::Published | SeasonState::Archived
+        )
+    }
+}
+
+impl fmt::Display for SeasonState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the log says about one season.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeasonRecord {
+    /// The current state.
+    pub state: SeasonState,
+    /// Whether the state was ever set (a never-set season is `active`).
+    pub explicit: bool,
+    /// When the season left `active` (ms); events achieved before it arriving later are late.
+    pub left_active_at: Option<i64>,
+    /// The `seq` of the action that left `active`: every event stored after it was late.
+    pub left_active_seq: Option<i64>,
+}
+
+impl Default for SeasonRecord {
+    fn default() -> Self {
+        SeasonRecord {
+            state: SeasonState::Active,
+            explicit: false,
+            left_active_at: None,
+            left_active_seq: None,
+        }
+    }
+}
+
+/// Where an event for a season goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routing {
+    /// Apply it.
+    Apply,
+    /// Queue it as late: the season left `active` after the event was achieved.
+    Late,
+    /// Refuse it: the season is not active and the event is not a late arrival.
+    NotActive(SeasonState),
+}
+
+impl SeasonRecord {
+    /// Routes an event achieved at `achieved_at`.
+    pub fn route(&self, achieved_at: i64) -> Routing {
+        match (self.state, self.left_active_at) {
+            (SeasonState::Active, _) => Routing::Apply,
+            (_, Some(left)) if achieved_at < left => Routing::Late,
+            (state, _) => Routing::NotActive(state),
+        }
+    }
+
+    /// Checks a transition to `to`. `has_events` tells whether the season has stored events,
+    /// which decides whether a never-set season may still be declared `open`.
+    pub fn check_transition(&self, to: SeasonState, has_events: bool) -> Result<(), String> {
+        if !self.explicit && self.state == SeasonState::Active && to == SeasonState::Open {
+            return if has_events {
+                Err("the season already has events; it can no longer be declared open".into())
+            } else {
+                Ok(())
+            };
+        }
+        match self.state.next() {
+            Some(next) if next == to => Ok(()),
+            Some(next) => Err(format!(
+                "a season moves one step at a time: from {} the next state is {next}, not {to}",
+                self.state
+            )),
+            None => Err(format!(
+                "an {} season is final; it cannot become {to}",
+                self.state
+            )),
+        }
+    }
+
+    /// The record after moving to `to` at `at_ms` by the action `seq`.
+    pub fn moved(&self, to: SeasonState, at_ms: i64, seq: i64) -> SeasonRecord {
+        let (left_active_at, left_active_seq) = match (self.state, to) {
+            (SeasonState::Active, SeasonState::Frozen) => (Some(at_ms), Some(seq)),
+            _ => (self.left_active_at, self.left_active_seq),
+        };
+        SeasonRecord {
+            state: to,
+            explicit: true,
+            left_active_at,
+            left_active_seq,
+        }
+    }
+}
+
+/// Every season's record, by `(game, season)`.
+#[derive(Default)]
+pub struct SeasonBook {
+    seasons: RwLock<HashMap<(String, String), SeasonRecord>>,
+}
+
+impl SeasonBook {
+    /// A season's record (the default `active` one when never set).
+    pub fn get(&self, game: &str, season: &str) -> SeasonRecord {
+        self.seasons
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(game.to_string(), season.to_string()))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Records a season's new state.
+    pub fn set(&self, game: &str, season: &str, record: SeasonRecord) {
+        self.seasons
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((game.to_string(), season.to_string()), record);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every transition other than the next step is refused; open is only for a fresh season.
+    #[test]
+    fn transitions_go_one_step_at_a_time() {
+        let fresh = SeasonRecord::default();
+        assert!(fresh.check_transition(SeasonState::Frozen, true).is_ok());
+        assert!(fresh.check_transition(SeasonState::Open, false).is_ok());
+        assert!(fresh.check_transition(SeasonState::Open, true).is_err());
+        assert!(fresh.check_transition(SeasonState::Finalized, false).is_err());
+        let mut record = SeasonRecord::default().moved(SeasonState::Open, 0, 1);
+        for (to, at) in [
+            (SeasonState::Active, 10),
+            (SeasonState::Frozen, 20),
+            (SeasonState::Finalized, 30),
+            (SeasonState::Published, 40),
+            (SeasonState::Archived, 50),
+        ] {
+            for other in [
+                SeasonState::Open,
+                SeasonState::Active,
+                SeasonState::Frozen,
+                SeasonState::Finalized,
+                SeasonState::Published,
+                SeasonState::Archived,
+            ] {
+                assert_eq!(
+                    record.check_transition(other, true).is_ok(),
+                    other == to,
+                    "{} -> {other}",
+                    record.state
+                );
+            }
+            record = record.moved(to, at, at);
+        }
+        assert_eq!(record.left_active_at, Some(20));
+        assert!(record.check_transition(SeasonState::Open, true).is_err());
+    }
+
+    /// Events route by when they were achieved relative to the freeze.
+    #[test]
+    fn routing_by_achieved_at() {
+        let open = SeasonRecord::default().moved(SeasonState::Open, 0, 1);
+        assert_eq!(open.route(5), Routing::NotActive(SeasonState::Open));
+        let active = open.moved(SeasonState::Active, 10, 2);
+        assert_eq!(active.route(5), Routing::Apply);
+        let frozen = active.moved(SeasonState::Frozen, 100, 3);
+        assert_eq!(frozen.left_active_seq, Some(3));
+        assert_eq!(frozen.route(99), Routing::Late);
+        assert_eq!(frozen.route(100), Routing::NotActive(SeasonState::Frozen));
+        let finalized = frozen.moved(SeasonState::Finalized, 200, 4);
+        assert_eq!(finalized.route(50), Routing::Late);
+    }
+}
