@@ -156,9 +156,21 @@ impl TestService {
     }
 
     pub async fn start_on(db: TestDb) -> TestService {
-        let state = standings_origin::start(&config(&db.url)).await.unwrap();
+        TestService::start_with_clock(db, standings_origin::clock::Clock::System).await
+    }
+
+    pub async fn start_with_clock(db: TestDb, clock: standings_origin::clock::Clock) -> TestService {
+        let state = standings_origin::start_with_clock(&config(&db.url), clock)
+            .await
+            .unwrap();
         let app = router(state.clone());
         TestService { state, app, db }
+    }
+
+    /// Stops taking work and hands back the database, for a restart on it.
+    pub async fn stop(self) -> TestDb {
+        self.state.store.close().await;
+        self.db
     }
 
     /// Sends a request and returns the status, the content type and the parsed body.

@@ -1,0 +1,823 @@
+//! Period boards, the season lifecycle, late events, moderation and corrections over HTTP, on
+//! SQLite and PostgreSQL, with a manual clock so closes are deterministic.
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::*;
+use serde_json::{Value, json};
+use standings_origin::clock::{Clock, format_rfc3339, parse_rfc3339};
+
+const LB: &str = "/v1/leaderboards/arena-clash/solo/S7";
+
+fn ms(rfc3339: &str) -> i64 {
+    parse_rfc3339(rfc3339).unwrap()
+}
+
+async fn service_at(db: Db, now: &str) -> (TestService, Clock) {
+    let clock = Clock::manual(ms(now));
+    let service = TestService::start_with_clock(TestDb::new(db).await, clock.clone()).await;
+    (service, clock)
+}
+
+async fn define(service: &TestService, scope: &str, body: Value) {
+    let (status, answer) = service
+        .call(
+            Method::PUT,
+            &format!("/v1/boards/arena-clash/solo/S7/{scope}"),
+            Some(ADMIN),
+            Some(&body),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+}
+
+fn at(id: &str, player: &str, value: i64, when: &str) -> Value {
+    event(id, player, value, when)
+}
+
+fn players(body: &Value) -> Vec<(String, i64)> {
+    body["entries"]
+        .as_array()
+        .unwrap_or(&Vec::new())
+        .iter()
+        .map(|e| {
+            (
+                e["player_id"].as_str().unwrap().to_string(),
+                e["value"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+async fn set_state(service: &TestService, season: &str, state: &str) -> (StatusCode, Value) {
+    service
+        .call(
+            Method::PUT,
+            &format!("/v1/seasons/arena-clash/{season}/state"),
+            Some(ADMIN),
+            Some(&json!({ "state": state })),
+        )
+        .await
+}
+
+async fn moderate(service: &TestService, body: Value) -> (StatusCode, Value) {
+    service
+        .call(
+            Method::POST,
+            "/v1/moderation-actions",
+            Some(MODERATOR),
+            Some(&body),
+        )
+        .await
+}
+
+on_both_databases!(
+    periods_route_by_achieved_at_across_midnight_dst_and_weeks,
+    periods_close_deterministically_after_grace,
+    the_season_walk_refuses_every_invalid_transition,
+    late_events_after_a_freeze_are_queued_and_decided,
+    moderation_on_every_score_mode,
+    corrections_after_finalization_keep_the_original,
+    rebuild_equals_live_after_all_of_it,
+);
+
+/// Events land in the day, ISO week and month of their `achieved_at` in the board's time zone,
+/// whatever their arrival time: across local midnight, a 25-hour DST day and a week boundary.
+async fn periods_route_by_achieved_at_across_midnight_dst_and_weeks(db: Db) {
+    let (service, _clock) = service_at(db, "2026-10-26T12:00:00Z").await;
+    define(
+        &service,
+        "berlin",
+        json!({"score_mode": "highest", "periods": ["daily", "weekly", "monthly", "all_time"],
+               "timezone": "Europe/Berlin", "grace_seconds": 86400 * 30}),
+    )
+    .await;
+    let submit = |id: &str, player: &str, value: i64, when: &str| {
+        let mut e = at(id, player, value, when);
+        e["scopes"] = json!(["berlin"]);
+        e
+    };
+    // 2026-10-24T21:59:59Z is 23:59:59 on Saturday the 24th in Berlin (UTC+2); a millisecond
+    // later it is Sunday the 25th, the 25-hour day when clocks go back at 03:00.
+    for e in [
+        submit("e1", "p-ava", 100, "2026-10-24T21:59:59.999Z"),
+        submit("e2", "p-ben", 200, "2026-10-24T22:00:00Z"),
+        submit("e3", "p-chloe", 300, "2026-10-25T00:30:00Z"), // 02:30 CEST, the first pass
+        submit("e4", "p-dev", 400, "2026-10-25T01:30:00Z"),   // 02:30 CET, the repeated hour
+        submit("e5", "p-eli", 500, "2026-10-25T22:59:59Z"),   // 23:59:59 CET, still the 25th
+        submit("e6", "p-fay", 600, "2026-10-25T23:00:00Z"),   // Monday the 26th: a new week
+    ] {
+        assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
+    }
+    let (_, saturday) = service
+        .get(&format!("{LB}/berlin/top?period=daily&at=2026-10-24T12:00:00Z"))
+        .await;
+    assert_eq!(players(&saturday), [("p-ava".to_string(), 100)]);
+    assert_eq!(saturday["period_key"], "2026-10-24");
+    let (_, sunday) = service
+        .get(&format!("{LB}/berlin/top?period=daily&at=2026-10-25T12:00:00Z"))
+        .await;
+    assert_eq!(sunday["period_key"], "2026-10-25");
+    assert_eq!(sunday["period_start"], "2026-10-24T22:00:00Z");
+    assert_eq!(sunday["period_end"], "2026-10-25T23:00:00Z", "a 25-hour day");
+    let names: Vec<String> = players(&sunday).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(
+        names,
+        ["p-eli", "p-dev", "p-chloe", "p-ben"],
+        "both passes of the repeated hour, no more"
+    );
+    let (_, week43) = service
+        .get(&format!("{LB}/berlin/top?period=weekly&at=2026-10-25T12:00:00Z"))
+        .await;
+    assert_eq!(week43["period_key"], "2026-W43");
+    assert_eq!(week43["total_players"], 5);
+    let (_, week44) = service
+        .get(&format!("{LB}/berlin/top?period=weekly&at=2026-10-26T12:00:00Z"))
+        .await;
+    assert_eq!(week44["period_key"], "2026-W44");
+    assert_eq!(players(&week44), [("p-fay".to_string(), 600)]);
+    let (_, month) = service
+        .get(&format!("{LB}/berlin/top?period=monthly&at=2026-10-01T12:00:00Z"))
+        .await;
+    assert_eq!(
+        (month["period_key"].clone(), month["total_players"].clone()),
+        (json!("2026-10"), json!(6))
+    );
+    let (_, all) = service.get(&format!("{LB}/berlin/top")).await;
+    assert_eq!(
+        (all["period"].clone(), all["period_key"].clone()),
+        (json!("all_time"), json!("all_time"))
+    );
+    assert_eq!(all["period_start"], Value::Null);
+    // Rank reads carry the period too; a period the board does not keep is a 400.
+    let (_, rank) = service
+        .get(&format!(
+            "{LB}/berlin/players/p-dev/rank?period=daily&at=2026-10-25T01:30:00Z"
+        ))
+        .await;
+    assert_eq!(
+        (rank["rank"].clone(), rank["period_key"].clone()),
+        (json!(2), json!("2026-10-25"))
+    );
+    define(&service, "plain", json!({"score_mode": "highest"})).await;
+    let (status, body) = service.get(&format!("{LB}/plain/top?period=daily")).await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!("INVALID_REQUEST"))
+    );
+    // Bad calendars are refused with specific errors.
+    for (bad, why) in [
+        (json!({"score_mode": "highest", "periods": ["hourly"]}), "hourly"),
+        (
+            json!({"score_mode": "highest", "timezone": "Mars/Olympus"}),
+            "Mars/Olympus",
+        ),
+        (json!({"score_mode": "highest", "grace_seconds": -1}), "grace"),
+    ] {
+        let (status, body) = service
+            .call(
+                Method::PUT,
+                "/v1/boards/arena-clash/solo/S7/bad",
+                Some(ADMIN),
+                Some(&bad),
+            )
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(body["detail"].as_str().unwrap().contains(why), "{body}");
+    }
+}
+
+/// A daily period takes events until `end + grace` and not after: later arrivals for it are
+/// queued as LATE while the all-time board still applies them.
+async fn periods_close_deterministically_after_grace(db: Db) {
+    let (service, clock) = service_at(db, "2026-10-13T23:00:00Z").await;
+    define(
+        &service,
+        "daily",
+        json!({"score_mode": "highest", "periods": ["all_time", "daily"], "grace_seconds": 300}),
+    )
+    .await;
+    let scoped = |id: &str, player: &str, value: i64| {
+        let mut e = at(id, player, value, "2026-10-13T23:59:00Z");
+        e["scopes"] = json!(["daily"]);
+        e
+    };
+    clock.set(ms("2026-10-14T00:04:59.999Z"));
+    let (status, body) = service.submit(&scoped("in-grace", "p-ava", 10)).await;
+    assert_eq!(
+        (status, body["status"].clone()),
+        (StatusCode::ACCEPTED, json!("ACCEPTED"))
+    );
+    clock.set(ms("2026-10-14T00:05:00Z"));
+    let (status, body) = service.submit(&scoped("after-grace", "p-ben", 20)).await;
+    assert_eq!(
+        (status, body["status"].clone()),
+        (StatusCode::ACCEPTED, json!("LATE"))
+    );
+    let day = format!("{LB}/daily/top?period=daily&at=2026-10-13T12:00:00Z");
+    let (_, daily) = service.get(&day).await;
+    assert_eq!(
+        players(&daily),
+        [("p-ava".to_string(), 10)],
+        "the closed day is unchanged"
+    );
+    let (_, all) = service.get(&format!("{LB}/daily/top")).await;
+    assert_eq!(
+        players(&all),
+        [("p-ben".to_string(), 20), ("p-ava".to_string(), 10)],
+        "all-time applies it"
+    );
+    // The late part waits for a moderator.
+    let (status, queue) = service
+        .call(
+            Method::GET,
+            "/v1/late-events?game=arena-clash",
+            Some(MODERATOR),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(queue["late_events"][0]["event_id"], "after-grace");
+    let (status, decided) = service
+        .call(
+            Method::POST,
+            "/v1/late-events/after-grace/decision",
+            Some(MODERATOR),
+            Some(&json!({"decision": "apply", "reason": "server clock drift", "game": "arena-clash"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    assert_eq!(decided["boards"][0]["period_key"], "2026-10-13");
+    let (_, daily) = service.get(&day).await;
+    assert_eq!(
+        players(&daily),
+        [("p-ben".to_string(), 20), ("p-ava".to_string(), 10)]
+    );
+    let (_, all) = service.get(&format!("{LB}/daily/top")).await;
+    assert_eq!(all["total_players"], 2, "all-time is not applied twice");
+    // Deciding again is refused.
+    let (status, body) = service
+        .call(
+            Method::POST,
+            "/v1/late-events/after-grace/decision",
+            Some(MODERATOR),
+            Some(&json!({"decision": "reject", "reason": "again", "game": "arena-clash"})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::CONFLICT, json!("NOT_LATE"))
+    );
+}
+
+/// The season moves one step at a time; every other transition is 409 INVALID_TRANSITION, and
+/// only `active` applies events.
+async fn the_season_walk_refuses_every_invalid_transition(db: Db) {
+    let (service, clock) = service_at(db, "2026-10-13T10:00:00Z").await;
+    define(&service, "global", json!({"score_mode": "highest"})).await;
+    let order = ["open", "active", "frozen", "finalized", "published", "archived"];
+    // A fresh season may be declared open; an open season refuses every event.
+    assert_eq!(set_state(&service, "S7", "open").await.0, StatusCode::OK);
+    let (status, body) = service
+        .submit(&at("e1", "p-ava", 1, "2026-10-13T09:00:00Z"))
+        .await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::CONFLICT, json!("SEASON_NOT_ACTIVE"))
+    );
+    for (i, current) in order.iter().enumerate() {
+        for (j, target) in order.iter().enumerate() {
+            if j == i + 1 {
+                continue;
+            }
+            let (status, body) = set_state(&service, "S7", target).await;
+            assert_eq!(
+                (status, body["code"].clone()),
+                (StatusCode::CONFLICT, json!("INVALID_TRANSITION")),
+                "{current} -> {target}"
+            );
+        }
+        if let Some(next) = order.get(i + 1) {
+            clock.advance(1_000);
+            let (status, body) = set_state(&service, "S7", next).await;
+            assert_eq!(status, StatusCode::OK, "{current} -> {next}: {body}");
+            assert_eq!(body["previous"], *current);
+            if *next == "active" {
+                assert_eq!(
+                    service
+                        .submit(&at("e2", "p-ava", 5, "2026-10-13T09:00:00Z"))
+                        .await
+                        .0,
+                    StatusCode::ACCEPTED
+                );
+            }
+        }
+    }
+    let (status, body) = service
+        .call(
+            Method::PUT,
+            "/v1/seasons/arena-clash/S7/state",
+            Some(ADMIN),
+            Some(&json!({"state": "sleeping"})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!("INVALID_REQUEST"))
+    );
+    let (status, _) = service
+        .call(
+            Method::PUT,
+            "/v1/seasons/arena-clash/S7/state",
+            Some(MODERATOR),
+            Some(&json!({"state": "open"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    // Archived: the live board is gone, the results stay.
+    let (status, body) = service.get(&format!("{LB}/global/top")).await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::NOT_FOUND, json!("UNKNOWN_BOARD"))
+    );
+    let (status, results) = service.get(&format!("{LB}/results?scope=global")).await;
+    assert_eq!(status, StatusCode::OK, "{results}");
+    assert_eq!(players(&results), [("p-ava".to_string(), 5)]);
+    // A season that has events can no longer be declared open.
+    assert_eq!(
+        service
+            .submit(
+                &json!({"event_id": "s8-1", "player_id": "p-ava", "game": "arena-clash", "mode": "solo",
+        "season": "S8", "value": 1, "achieved_at": "2026-10-13T09:00:00Z"})
+            )
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+}
+
+/// After a freeze, an event achieved before it is queued as LATE (never applied on arrival,
+/// never in the next season) and one achieved after it is refused; a moderator applies or
+/// rejects the queued ones.
+async fn late_events_after_a_freeze_are_queued_and_decided(db: Db) {
+    let (service, clock) = service_at(db, "2026-10-13T10:00:00Z").await;
+    define(&service, "global", json!({"score_mode": "highest"})).await;
+    let (status, _) = service
+        .call(
+            Method::PUT,
+            "/v1/boards/arena-clash/solo/S8/global",
+            Some(ADMIN),
+            Some(&json!({"score_mode": "highest"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(
+        service
+            .submit(&at("e1", "p-ava", 100, "2026-10-13T09:00:00Z"))
+            .await
+            .0,
+        StatusCode::ACCEPTED
+    );
+    clock.set(ms("2026-10-13T12:00:00Z"));
+    assert_eq!(set_state(&service, "S7", "frozen").await.0, StatusCode::OK);
+    clock.set(ms("2026-10-13T12:30:00Z"));
+    let (status, body) = service
+        .submit(&at("late-1", "p-ben", 900, "2026-10-13T11:59:00Z"))
+        .await;
+    assert_eq!(
+        (status, body["status"].clone()),
+        (StatusCode::ACCEPTED, json!("LATE"))
+    );
+    let (status, body) = service
+        .submit(&at("late-2", "p-chloe", 800, "2026-10-13T11:00:00Z"))
+        .await;
+    assert_eq!(
+        (status, body["status"].clone()),
+        (StatusCode::ACCEPTED, json!("LATE"))
+    );
+    let (status, body) = service
+        .submit(&at("too-late", "p-dev", 700, "2026-10-13T12:10:00Z"))
+        .await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::CONFLICT, json!("SEASON_NOT_ACTIVE"))
+    );
+    // A retry of a late event is a duplicate.
+    let (status, body) = service
+        .submit(&at("late-1", "p-ben", 900, "2026-10-13T11:59:00Z"))
+        .await;
+    assert_eq!(
+        (status, body["status"].clone()),
+        (StatusCode::OK, json!("DUPLICATE"))
+    );
+    let (_, top) = service.get(&format!("{LB}/global/top")).await;
+    assert_eq!(
+        players(&top),
+        [("p-ava".to_string(), 100)],
+        "late events are not applied on arrival"
+    );
+    let (_, next_season) = service
+        .get("/v1/leaderboards/arena-clash/solo/S8/global/top")
+        .await;
+    assert_eq!(next_season["total_players"], 0, "never in the next season");
+    let (_, queue) = service
+        .call(
+            Method::GET,
+            "/v1/late-events?game=arena-clash",
+            Some(MODERATOR),
+            None,
+        )
+        .await;
+    let ids: Vec<&str> = queue["late_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["late-1", "late-2"]);
+    let decide = |id: &str, decision: &str| {
+        let service = &service;
+        let path = format!("/v1/late-events/{id}/decision?game=arena-clash");
+        let body = json!({"decision": decision, "reason": "reviewed replay"});
+        async move {
+            service
+                .call(Method::POST, &path, Some(MODERATOR), Some(&body))
+                .await
+        }
+    };
+    assert_eq!(decide("late-1", "apply").await.0, StatusCode::OK);
+    assert_eq!(decide("late-2", "reject").await.0, StatusCode::OK);
+    let (status, body) = decide("nope", "apply").await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::NOT_FOUND, json!("UNKNOWN_EVENT"))
+    );
+    let (status, _) = service
+        .call(
+            Method::POST,
+            "/v1/late-events/late-1/decision?game=arena-clash",
+            Some(SERVICE),
+            Some(&json!({"decision": "apply", "reason": "x"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a service token cannot decide");
+    let (_, top) = service.get(&format!("{LB}/global/top")).await;
+    assert_eq!(
+        players(&top),
+        [("p-ben".to_string(), 900), ("p-ava".to_string(), 100)]
+    );
+    let (_, queue) = service
+        .call(
+            Method::GET,
+            "/v1/late-events?game=arena-clash",
+            Some(MODERATOR),
+            None,
+        )
+        .await;
+    assert_eq!(queue["late_events"], json!([]));
+    let (_, audit) = service
+        .call(Method::GET, "/v1/audit?game=arena-clash", Some(MODERATOR), None)
+        .await;
+    let kinds: Vec<&str> = audit["audit"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["SEASON_STATE", "LATE_DECISION", "LATE_DECISION"]);
+    assert_eq!(audit["audit"][1]["actor"], "mod");
+    assert_eq!(audit["audit"][1]["reason"], "reviewed replay");
+}
+
+/// The four moderation actions on every score mode: invalidating an only event unranks, an
+/// invalidated best restores the earlier best, a cumulative total drops by exactly the event;
+/// retries answer the same; disqualified players' events are refused; resubmitting an
+/// invalidated event is 409 EVENT_INVALIDATED.
+async fn moderation_on_every_score_mode(db: Db) {
+    let (service, _clock) = service_at(db, "2026-10-14T10:00:00Z").await;
+    for (scope, mode) in [
+        ("high", "highest"),
+        ("sum", "cumulative"),
+        ("fast", "fastest"),
+        ("last", "latest"),
+    ] {
+        define(&service, scope, json!({"score_mode": mode})).await;
+    }
+    let all = ["high", "sum", "fast", "last"];
+    let e = |id: &str, player: &str, value: i64, when: &str| {
+        let mut e = at(id, player, value, when);
+        e["scopes"] = json!(all);
+        e
+    };
+    for ev in [
+        e("a1", "p-ava", 100, "2026-10-13T10:00:00Z"),
+        e("b1", "p-ben", 300, "2026-10-13T10:01:00Z"),
+        e("b2", "p-ben", 500, "2026-10-13T10:02:00Z"),
+        e("c1", "p-chloe", 200, "2026-10-13T10:03:00Z"),
+    ] {
+        assert_eq!(service.submit(&ev).await.0, StatusCode::ACCEPTED);
+    }
+    let value = |scope: &'static str, player: &'static str| {
+        let service = &service;
+        async move {
+            let (status, body) = service.get(&format!("{LB}/{scope}/players/{player}/rank")).await;
+            (status == StatusCode::OK).then(|| body["value"].as_i64().unwrap())
+        }
+    };
+    assert_eq!(
+        (value("high", "p-ben").await, value("sum", "p-ben").await),
+        (Some(500), Some(800))
+    );
+    assert_eq!(
+        (value("fast", "p-ben").await, value("last", "p-ben").await),
+        (Some(300), Some(500))
+    );
+
+    // INVALIDATE Ava's only event: unranked everywhere. The answer names each board.
+    let invalidate_ava = json!({"moderation_id": "mod-1", "action_type": "INVALIDATE", "reason": "cheat",
+                                "game": "arena-clash", "target_event_id": "a1"});
+    let (status, answer) = moderate(&service, invalidate_ava.clone()).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["boards"].as_array().unwrap().len(), 4);
+    assert!(
+        answer["boards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["rank"].is_null() && b["player_id"] == "p-ava")
+    );
+    for scope in all {
+        assert_eq!(value(scope, "p-ava").await, None, "{scope}");
+    }
+    // A retry answers the same and changes nothing; the same id for another action is refused.
+    let (status, retry) = moderate(&service, invalidate_ava.clone()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(retry["boards"], answer["boards"]);
+    assert_eq!(retry["replayed"], true);
+    let (status, body) = moderate(
+        &service,
+        json!({"moderation_id": "mod-1", "action_type": "INVALIDATE", "reason": "cheat",
+                                                   "game": "arena-clash", "target_event_id": "b1"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::CONFLICT, json!("MODERATION_ID_CONFLICT"))
+    );
+    // Resubmitting an invalidated event.
+    let (status, body) = service
+        .submit(&e("a1", "p-ava", 100, "2026-10-13T10:00:00Z"))
+        .await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::CONFLICT, json!("EVENT_INVALIDATED"))
+    );
+
+    // INVALIDATE Ben's best (b2): highest falls back to 300, cumulative drops by exactly 500,
+    // fastest keeps 300, latest falls back to b1's 300.
+    let (status, answer) = moderate(
+        &service,
+        json!({"moderation_id": "mod-2", "action_type": "INVALIDATE", "reason": "exploit",
+                                                   "game": "arena-clash", "target_event_id": "b2"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(value("high", "p-ben").await, Some(300));
+    assert_eq!(value("sum", "p-ben").await, Some(300));
+    assert_eq!(value("fast", "p-ben").await, Some(300));
+    assert_eq!(value("last", "p-ben").await, Some(300));
+    let high = answer["boards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["scope"] == "high")
+        .unwrap()
+        .clone();
+    assert_eq!(high["rank"], 1, "Ben's 300 still beats Chloe's 200");
+    // RESTORE it: everything comes back.
+    let (status, _) = moderate(
+        &service,
+        json!({"moderation_id": "mod-3", "action_type": "RESTORE", "reason": "appeal won",
+                                                "game": "arena-clash", "target_event_id": "b2"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(
+        (value("high", "p-ben").await, value("sum", "p-ben").await),
+        (Some(500), Some(800))
+    );
+
+    // DISQUALIFY Chloe from the cumulative board only.
+    let dq = json!({"moderation_id": "mod-4", "action_type": "DISQUALIFY", "reason": "smurfing", "game": "arena-clash",
+                    "mode": "solo", "season": "S7", "scope": "sum", "target_player_id": "p-chloe"});
+    let (status, answer) = moderate(&service, dq).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["boards"][0]["rank"], Value::Null);
+    assert_eq!(value("sum", "p-chloe").await, None);
+    assert_eq!(value("high", "p-chloe").await, Some(200), "other boards keep her");
+    let (status, body) = service
+        .submit(&e("c2", "p-chloe", 50, "2026-10-13T11:00:00Z"))
+        .await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::CONFLICT, json!("PLAYER_DISQUALIFIED"))
+    );
+    // REINSTATE: back with her valid history.
+    let (status, _) = moderate(&service, json!({"moderation_id": "mod-5", "action_type": "REINSTATE", "reason": "cleared",
+                                                "game": "arena-clash", "mode": "solo", "season": "S7", "scope": "sum",
+                                                "target_player_id": "p-chloe"})).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(value("sum", "p-chloe").await, Some(200));
+    // Bad requests get specific errors and change nothing.
+    for (bad, code) in [
+        (
+            json!({"moderation_id": "m", "action_type": "BAN", "reason": "x", "game": "arena-clash"}),
+            "INVALID_REQUEST",
+        ),
+        (
+            json!({"moderation_id": "m", "action_type": "INVALIDATE", "reason": "", "game": "arena-clash", "target_event_id": "b1"}),
+            "INVALID_REQUEST",
+        ),
+        (
+            json!({"moderation_id": "m", "action_type": "INVALIDATE", "reason": "x", "game": "arena-clash", "target_event_id": "zz"}),
+            "UNKNOWN_EVENT",
+        ),
+        (
+            json!({"moderation_id": "m", "action_type": "DISQUALIFY", "reason": "x", "game": "arena-clash", "mode": "solo",
+                "season": "S7", "scope": "nope", "target_player_id": "p-ben"}),
+            "UNKNOWN_BOARD",
+        ),
+    ] {
+        let (_, body) = moderate(&service, bad).await;
+        assert_eq!(body["code"], code, "{body}");
+    }
+    let (status, _) = service
+        .call(
+            Method::POST,
+            "/v1/moderation-actions",
+            Some(SERVICE),
+            Some(&json!({"moderation_id": "m", "action_type": "INVALIDATE",
+              "reason": "x", "game": "arena-clash", "target_event_id": "b1"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (_, audit) = service
+        .call(Method::GET, "/v1/audit?game=arena-clash", Some(MODERATOR), None)
+        .await;
+    assert_eq!(
+        audit["audit"].as_array().unwrap().len(),
+        5,
+        "one record per action, none for the retry"
+    );
+    assert_eq!(audit["audit"][0]["moderation_id"], "mod-1");
+    assert_eq!(audit["audit"][0]["result"]["boards"].as_array().unwrap().len(), 4);
+}
+
+/// Moderation after finalization writes a numbered correction; the original stays readable,
+/// and results are 404 RESULTS_NOT_PUBLISHED until the season is published.
+async fn corrections_after_finalization_keep_the_original(db: Db) {
+    let (service, clock) = service_at(db, "2026-10-14T10:00:00Z").await;
+    define(&service, "global", json!({"score_mode": "highest"})).await;
+    for (id, player, value) in [("e1", "p-ava", 900), ("e2", "p-ben", 800), ("e3", "p-chloe", 700)] {
+        assert_eq!(
+            service
+                .submit(&at(id, player, value, "2026-10-13T10:00:00Z"))
+                .await
+                .0,
+            StatusCode::ACCEPTED
+        );
+    }
+    for state in ["frozen", "finalized"] {
+        clock.advance(60_000);
+        assert_eq!(set_state(&service, "S7", state).await.0, StatusCode::OK);
+    }
+    let (status, body) = service.get(&format!("{LB}/results?scope=global")).await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::NOT_FOUND, json!("RESULTS_NOT_PUBLISHED"))
+    );
+    assert_eq!(set_state(&service, "S7", "published").await.0, StatusCode::OK);
+    let (_, original) = service.get(&format!("{LB}/results?scope=global")).await;
+    assert_eq!(original["correction"], 0);
+    assert_eq!(players(&original).len(), 3);
+    // Ava cheated: the correction removes her; #2 becomes #1 for reward purposes.
+    let (status, answer) = moderate(
+        &service,
+        json!({"moderation_id": "post-1", "action_type": "INVALIDATE", "reason": "cheat",
+                                                   "game": "arena-clash", "target_event_id": "e1"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["corrections"][0]["correction"], 1);
+    let (_, latest) = service.get(&format!("{LB}/results?scope=global")).await;
+    assert_eq!(
+        (latest["correction"].clone(), latest["latest_correction"].clone()),
+        (json!(1), json!(1))
+    );
+    assert_eq!(
+        players(&latest),
+        [("p-ben".to_string(), 800), ("p-chloe".to_string(), 700)]
+    );
+    assert_eq!(latest["entries"][0]["rank"], 1);
+    let (_, mut again) = service
+        .get(&format!("{LB}/results?scope=global&correction=0"))
+        .await;
+    assert_eq!(again["latest_correction"], 1, "it says a newer correction exists");
+    again["latest_correction"] = original["latest_correction"].clone();
+    assert_eq!(again, original, "the original snapshot is intact");
+    assert_ne!(latest["digest"], original["digest"]);
+}
+
+/// After periods, late decisions, moderation, a finalization and a correction, a restart
+/// (a rebuild from the log) gives the same boards, versions and results.
+async fn rebuild_equals_live_after_all_of_it(db: Db) {
+    let (service, clock) = service_at(db, "2026-10-14T00:02:00Z").await;
+    define(
+        &service,
+        "daily",
+        json!({"score_mode": "cumulative", "periods": ["all_time", "daily", "weekly"], "grace_seconds": 300}),
+    )
+    .await;
+    define(&service, "global", json!({"score_mode": "highest"})).await;
+    let both = |id: &str, player: &str, value: i64, when: &str| {
+        let mut e = at(id, player, value, when);
+        e["scopes"] = json!(["daily", "global"]);
+        e
+    };
+    for i in 0..12 {
+        let when = format_rfc3339(ms("2026-10-13T20:00:00Z") + i * 600_000);
+        assert_eq!(
+            service
+                .submit(&both(&format!("e{i}"), &format!("p-{}", i % 4), 10 + i, &when))
+                .await
+                .0,
+            StatusCode::ACCEPTED
+        );
+    }
+    clock.set(ms("2026-10-14T01:00:00Z"));
+    assert_eq!(
+        service
+            .submit(&both("late-day", "p-0", 1_000, "2026-10-13T23:00:00Z"))
+            .await
+            .1["status"],
+        "LATE"
+    );
+    service
+        .call(
+            Method::POST,
+            "/v1/late-events/late-day/decision?game=arena-clash",
+            Some(MODERATOR),
+            Some(&json!({"decision": "apply", "reason": "ok"})),
+        )
+        .await;
+    moderate(&service, json!({"moderation_id": "r1", "action_type": "INVALIDATE", "reason": "x", "game": "arena-clash", "target_event_id": "e5"})).await;
+    moderate(&service, json!({"moderation_id": "r2", "action_type": "DISQUALIFY", "reason": "x", "game": "arena-clash", "mode": "solo",
+                              "season": "S7", "scope": "daily", "target_player_id": "p-2"})).await;
+    for state in ["frozen", "finalized", "published"] {
+        clock.advance(1_000);
+        assert_eq!(set_state(&service, "S7", state).await.0, StatusCode::OK);
+    }
+    moderate(&service, json!({"moderation_id": "r3", "action_type": "REINSTATE", "reason": "x", "game": "arena-clash", "mode": "solo",
+                              "season": "S7", "scope": "daily", "target_player_id": "p-2"})).await;
+    let reads = [
+        format!("{LB}/daily/digest"),
+        format!("{LB}/daily/digest?period=daily&at=2026-10-13T12:00:00Z"),
+        format!("{LB}/daily/digest?period=weekly&at=2026-10-13T12:00:00Z"),
+        format!("{LB}/global/digest"),
+    ];
+    let mut before = Vec::new();
+    for path in &reads {
+        before.push(service.get(path).await.1);
+    }
+    let (_, results_before) = service.get(&format!("{LB}/results?scope=daily")).await;
+    assert_eq!(
+        results_before["correction"], 1,
+        "the reinstatement corrected the daily board"
+    );
+    let db = service.stop().await;
+    let service = TestService::start_with_clock(db, clock.clone()).await;
+    for (path, expected) in reads.iter().zip(&before) {
+        assert_eq!(&service.get(path).await.1, expected, "{path}");
+    }
+    let (_, results_after) = service.get(&format!("{LB}/results?scope=daily")).await;
+    assert_eq!(results_after, results_before);
+    // And the rebuild reproduces every stored result's digest.
+    let (_, _, rebuilt) = standings_origin::timeline::rebuild(&service.state.store, None, |_| {})
+        .await
+        .unwrap();
+    let stored = service
+        .state
+        .store
+        .results(&standings_core::BoardId::new("arena-clash", "solo", "S7", "daily").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 2);
+    for s in stored {
+        assert!(
+            rebuilt
+                .iter()
+                .any(|r| r.board == s.board && r.correction == s.correction && r.digest == s.digest)
+        );
+    }
+}
