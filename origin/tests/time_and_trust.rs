@@ -379,6 +379,13 @@ async fn late_events_after_a_freeze_are_queued_and_decided(db: Db) {
             .0,
         StatusCode::ACCEPTED
     );
+    assert_eq!(
+        service
+            .submit(&at("e2", "p-chloe", 50, "2026-10-13T09:30:00Z"))
+            .await
+            .0,
+        StatusCode::ACCEPTED
+    );
     clock.set(ms("2026-10-13T12:00:00Z"));
     assert_eq!(set_state(&service, "S7", "frozen").await.0, StatusCode::OK);
     clock.set(ms("2026-10-13T12:30:00Z"));
@@ -414,7 +421,7 @@ async fn late_events_after_a_freeze_are_queued_and_decided(db: Db) {
     let (_, top) = service.get(&format!("{LB}/global/top")).await;
     assert_eq!(
         players(&top),
-        [("p-ava".to_string(), 100)],
+        [("p-ava".to_string(), 100), ("p-chloe".to_string(), 50)],
         "late events are not applied on arrival"
     );
     let (_, next_season) = service
@@ -463,10 +470,21 @@ async fn late_events_after_a_freeze_are_queued_and_decided(db: Db) {
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "a service token cannot decide");
     let (_, top) = service.get(&format!("{LB}/global/top")).await;
-    assert_eq!(
-        players(&top),
-        [("p-ben".to_string(), 900), ("p-ava".to_string(), 100)]
-    );
+    let expected = [
+        ("p-ben".to_string(), 900),
+        ("p-ava".to_string(), 100),
+        ("p-chloe".to_string(), 50),
+    ];
+    assert_eq!(players(&top), expected);
+    // A recompute of Chloe (invalidate and restore her on-time event) never brings back the
+    // rejected late one.
+    for (id, action) in [("m1", "INVALIDATE"), ("m2", "RESTORE")] {
+        let body = json!({"moderation_id": id, "action_type": action, "reason": "check",
+                          "game": "arena-clash", "target_event_id": "e2"});
+        assert_eq!(moderate(&service, body).await.0, StatusCode::CREATED);
+    }
+    let (_, top) = service.get(&format!("{LB}/global/top")).await;
+    assert_eq!(players(&top), expected);
     let (_, queue) = service
         .call(
             Method::GET,
@@ -485,7 +503,16 @@ async fn late_events_after_a_freeze_are_queued_and_decided(db: Db) {
         .iter()
         .map(|a| a["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["SEASON_STATE", "LATE_DECISION", "LATE_DECISION"]);
+    assert_eq!(
+        kinds,
+        [
+            "SEASON_STATE",
+            "LATE_DECISION",
+            "LATE_DECISION",
+            "INVALIDATE",
+            "RESTORE"
+        ]
+    );
     assert_eq!(audit["audit"][1]["actor"], "mod");
     assert_eq!(audit["audit"][1]["reason"], "reviewed replay");
 }
