@@ -148,6 +148,46 @@ impl BoardEntry {
         all
     }
 
+    /// Drops an instance from memory (a closed period past its retention, saved to storage).
+    pub fn evict(&self, period_key: &str) -> Option<Arc<BoardSlot>> {
+        self.instances
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(period_key)
+    }
+
+    /// An instance restored from a stored snapshot: the same entries at the same version.
+    pub fn restored(
+        &self,
+        period: &Period,
+        board_version: i64,
+        entries: &str,
+    ) -> Result<BoardSlot, AppError> {
+        let bad = |why: &str| {
+            AppError::Internal(format!(
+                "stored snapshot of {} {}: {why}",
+                self.def.id, period.key
+            ))
+        };
+        let entries: Vec<serde_json::Value> =
+            serde_json::from_str(entries).map_err(|e| bad(&e.to_string()))?;
+        let mut aggregates = Vec::with_capacity(entries.len());
+        for e in &entries {
+            let player = e["player_id"]
+                .as_str()
+                .ok_or_else(|| bad("an entry has no player"))?;
+            let value = e["value"].as_i64().ok_or_else(|| bad("an entry has no value"))?;
+            let at = e["achieved_at"]
+                .as_str()
+                .ok_or_else(|| bad("an entry has no time"))?;
+            let achieved_at = crate::clock::parse_rfc3339(at).map_err(|e| bad(&e))?;
+            aggregates.push((player, standings_core::Standing { value, achieved_at }, ""));
+        }
+        let board = Board::from_aggregates(self.def.rules, board_version as u64, aggregates)
+            .map_err(|e| bad(&e.to_string()))?;
+        Ok(BoardSlot::new(self.def.id.clone(), period.clone(), board))
+    }
+
     /// Whether the season was archived (its instances freed).
     pub fn is_archived(&self) -> bool {
         self.archived.load(Ordering::Acquire)

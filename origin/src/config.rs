@@ -42,9 +42,23 @@ pub struct Config {
     /// When set, player tokens may also be HS256 JWTs signed with this secret (`sub` = player id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub player_jwt_hs256_secret: Option<String>,
+    /// How long a closed period stays in memory before it is read from storage instead.
+    #[serde(default = "default_retention", skip_serializing_if = "is_default_retention")]
+    pub closed_period_retention_seconds: i64,
     /// The static tokens.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+}
+
+/// A week.
+pub const DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS: i64 = 7 * 86_400;
+
+fn default_retention() -> i64 {
+    DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS
+}
+
+fn is_default_retention(seconds: &i64) -> bool {
+    *seconds == DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS
 }
 
 fn default_listen() -> String {
@@ -202,6 +216,9 @@ impl Config {
                 ));
             }
         }
+        if self.closed_period_retention_seconds < 0 {
+            return Err("closed_period_retention_seconds must not be negative".into());
+        }
         if let Some(secret) = &self.player_jwt_hs256_secret
             && secret.len() < 32
         {
@@ -218,6 +235,7 @@ impl Config {
             database: format!("sqlite://{}", db.display()),
             public_reads: false,
             player_jwt_hs256_secret: None,
+            closed_period_retention_seconds: DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS,
             tokens: vec![
                 TokenConfig {
                     name: "admin".into(),

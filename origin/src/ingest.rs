@@ -83,6 +83,9 @@ enum Command {
         request: Box<ActionRequest>,
         reply: oneshot::Sender<Result<ActionAnswer, AppError>>,
     },
+    Evict {
+        reply: oneshot::Sender<Result<usize, AppError>>,
+    },
 }
 
 /// The handle that request handlers submit through.
@@ -105,6 +108,8 @@ pub struct WriterParts {
     pub clock: Clock,
     /// The next free `seq`.
     pub next_seq: i64,
+    /// How long a closed period stays in memory (ms).
+    pub retention_ms: i64,
 }
 
 impl Ingest {
@@ -143,6 +148,16 @@ impl Ingest {
             .map_err(|_| AppError::Internal("the writer dropped an action".into()))?
     }
 
+    /// Saves closed periods past their retention to storage and drops them from memory;
+    /// returns how many left. Runs in the writer, so it never races a change.
+    pub async fn evict_closed(&self) -> Result<usize, AppError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::Evict { reply }).await?;
+        answer
+            .await
+            .map_err(|_| AppError::Internal("the writer dropped an eviction".into()))?
+    }
+
     async fn send(&self, command: Command) -> Result<(), AppError> {
         self.tx
             .send(command)
@@ -171,6 +186,9 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
             Command::Action { request, reply } => {
                 let answer = act(&mut parts, *request).await;
                 let _ = reply.send(answer);
+            }
+            Command::Evict { reply } => {
+                let _ = reply.send(evict(&parts).await);
             }
             Command::Events {
                 events,
@@ -236,6 +254,7 @@ async fn commit_group(parts: &mut WriterParts, group: &[Submission]) -> Result<V
         metrics,
         clock,
         next_seq,
+        ..
     } = parts;
     let mut tx = store.begin().await?;
     // Everything already stored under the ids of this group, by (game, event id).
@@ -315,7 +334,7 @@ async fn commit_group(parts: &mut WriterParts, group: &[Submission]) -> Result<V
     }
 
     // Visible: apply in commit order.
-    let mut live = LiveInstances { registry };
+    let mut live = LiveInstances { registry, store };
     for stored in &fresh {
         if let Err(e) = apply_event(registry, domain, &mut live, stored) {
             // Checked before the commit; reaching this is a bug. The log stays the truth and a
@@ -452,7 +471,7 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
         .map_err(|e| AppError::storage("cannot commit an action", e))?;
     *next_seq += 1;
 
-    let mut live = LiveInstances { registry };
+    let mut live = LiveInstances { registry, store };
     let performed = perform(store, registry, domain, &mut live, &logged, &request.action).await?;
     let corrections: Vec<Value> = performed
         .results
@@ -530,4 +549,34 @@ async fn validate(
             Ok(())
         }
     }
+}
+
+/// Moves closed periods past their retention out of memory, into storage.
+async fn evict(parts: &WriterParts) -> Result<usize, AppError> {
+    let now = parts.clock.now_ms();
+    let mut evicted = 0;
+    for entry in parts.registry.all() {
+        for slot in entry.instances() {
+            let Some(closes_at) = entry.calendar.closes_at(&slot.period) else {
+                continue;
+            };
+            if now < closes_at.saturating_add(parts.retention_ms) {
+                continue;
+            }
+            let (entries, version) = {
+                let board = slot.read();
+                (
+                    crate::timeline::result_entries(&board).to_string(),
+                    board.version(),
+                )
+            };
+            parts
+                .store
+                .save_period_snapshot(&slot.id, &slot.period.key, version as i64, &entries)
+                .await?;
+            entry.evict(&slot.period.key);
+            evicted += 1;
+        }
+    }
+    Ok(evicted)
 }

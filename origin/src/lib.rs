@@ -55,6 +55,21 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         metrics: metrics.clone(),
         clock: clock.clone(),
         next_seq,
+        retention_ms: config.closed_period_retention_seconds.saturating_mul(1000),
+    });
+    // Closed periods past their retention leave memory once a minute.
+    let evictor = ingest.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            if let Err(e) = evictor.evict_closed().await {
+                if matches!(e, AppError::Unavailable(_)) {
+                    return;
+                }
+                eprintln!("standings: moving closed periods to storage failed: {e}");
+            }
+        }
     });
     Ok(Arc::new(AppState {
         store,

@@ -22,6 +22,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "seasons_moderation_periods",
         include_str!("../migrations/0002_seasons_moderation_periods.sql"),
     ),
+    (
+        3,
+        "period_snapshots",
+        include_str!("../migrations/0003_period_snapshots.sql"),
+    ),
 ];
 
 /// Rows per multi-row statement: within SQLite's 32,766 and PostgreSQL's 65,535 bound
@@ -667,6 +672,74 @@ impl Store {
                 })
             })
             .collect()
+    }
+
+    /// Stores (or replaces) the snapshot of a closed period leaving memory.
+    pub async fn save_period_snapshot(
+        &self,
+        board: &BoardId,
+        period_key: &str,
+        board_version: i64,
+        entries: &str,
+    ) -> Result<(), AppError> {
+        let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
+        sqlx::query(
+            "DELETE FROM period_snapshots WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4 \
+             AND period_key = $5",
+        )
+        .bind(&board.game)
+        .bind(&board.mode)
+        .bind(&board.season)
+        .bind(&board.scope)
+        .bind(period_key)
+        .execute(&mut *tx)
+        .await
+        .map_err(db_err("cannot replace a period snapshot"))?;
+        sqlx::query(
+            "INSERT INTO period_snapshots (game, mode, season, scope, period_key, board_version, entries) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&board.game)
+        .bind(&board.mode)
+        .bind(&board.season)
+        .bind(&board.scope)
+        .bind(period_key)
+        .bind(board_version)
+        .bind(entries)
+        .execute(&mut *tx)
+        .await
+        .map_err(db_err("cannot store a period snapshot"))?;
+        tx.commit()
+            .await
+            .map_err(db_err("cannot commit a period snapshot"))
+    }
+
+    /// The snapshot of a closed period, if it left memory: its version and entries.
+    pub async fn period_snapshot(
+        &self,
+        board: &BoardId,
+        period_key: &str,
+    ) -> Result<Option<(i64, String)>, AppError> {
+        let row = sqlx::query(
+            "SELECT board_version, entries FROM period_snapshots WHERE game = $1 AND mode = $2 AND season = $3 \
+             AND scope = $4 AND period_key = $5",
+        )
+        .bind(&board.game)
+        .bind(&board.mode)
+        .bind(&board.season)
+        .bind(&board.scope)
+        .bind(period_key)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db_err("cannot read a period snapshot"))?;
+        let bad = db_err("bad period snapshot row");
+        row.map(|r| {
+            Ok((
+                r.try_get("board_version").map_err(&bad)?,
+                r.try_get("entries").map_err(&bad)?,
+            ))
+        })
+        .transpose()
     }
 
     /// Closes the pool.

@@ -129,6 +129,12 @@ pub fn targets(registry: &Registry, e: &StoredEvent, season_late: bool) -> Resul
 
 /// Access to the board instances being driven: the live registry, or a rebuild's.
 pub trait Instances {
+    /// Makes sure an instance that left memory is back before it is changed.
+    fn prepare(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+    ) -> impl std::future::Future<Output = Result<(), AppError>> + Send;
     /// Applies an event to an instance, creating it when new.
     fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError>;
     /// Recomputes a player's aggregate on an instance from the given valid events; returns the
@@ -165,6 +171,8 @@ pub fn result_entries(board: &Board) -> Value {
 pub struct LiveInstances<'a> {
     /// The registry.
     pub registry: &'a Registry,
+    /// Where closed periods that left memory are kept.
+    pub store: &'a Store,
 }
 
 impl LiveInstances<'_> {
@@ -176,6 +184,16 @@ impl LiveInstances<'_> {
 }
 
 impl Instances for LiveInstances<'_> {
+    async fn prepare(&mut self, board: &BoardId, period: &Period) -> Result<(), AppError> {
+        let entry = self.entry(board)?;
+        if entry.instance(&period.key).is_none()
+            && let Some((version, entries)) = self.store.period_snapshot(board, &period.key).await?
+        {
+            entry.install(entry.restored(period, version, &entries)?);
+        }
+        Ok(())
+    }
+
     fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError> {
         let slot = self.entry(board)?.instance_or_create(period);
         let mut live = slot.write();
@@ -309,6 +327,11 @@ impl<'a> RebuildInstances<'a> {
 }
 
 impl Instances for RebuildInstances<'_> {
+    async fn prepare(&mut self, _board: &BoardId, _period: &Period) -> Result<(), AppError> {
+        // A rebuild holds every instance in memory.
+        Ok(())
+    }
+
     fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError> {
         if self.skips(board) {
             return Ok(());
@@ -622,6 +645,7 @@ pub async fn perform(
     for (board, period, player) in recompute {
         let events = valid_events(store, registry, domain, &board, &period, &player, row.seq).await?;
         let player_id = PlayerId::new(&player).map_err(|e| AppError::Internal(e.to_string()))?;
+        instances.prepare(&board, &period).await?;
         let (rank, board_version) = instances.recompute(&board, &period, &player_id, &events)?;
         if period.key == Period::all_time().key && !touched_results.contains(&board) {
             touched_results.push(board.clone());

@@ -80,6 +80,7 @@ on_both_databases!(
     moderation_on_every_score_mode,
     corrections_after_finalization_keep_the_original,
     rebuild_equals_live_after_all_of_it,
+    closed_periods_leave_memory_and_read_the_same,
 );
 
 /// Events land in the day, ISO week and month of their `achieved_at` in the board's time zone,
@@ -847,4 +848,73 @@ async fn rebuild_equals_live_after_all_of_it(db: Db) {
                 .any(|r| r.board == s.board && r.correction == s.correction && r.digest == s.digest)
         );
     }
+}
+
+/// A closed period past the retention (a day in the tests' config) leaves memory and is read
+/// from storage with the same answers and board_version; a late decision brings it back.
+async fn closed_periods_leave_memory_and_read_the_same(db: Db) {
+    let (service, clock) = service_at(db, "2026-10-13T10:00:00Z").await;
+    define(
+        &service,
+        "daily",
+        json!({"score_mode": "highest", "periods": ["all_time", "daily"], "grace_seconds": 300}),
+    )
+    .await;
+    let daily = |id: &str, player: &str, value: i64, when: &str| {
+        let mut e = at(id, player, value, when);
+        e["scopes"] = json!(["daily"]);
+        e
+    };
+    for (id, player, value) in [("d1", "p-ava", 30), ("d2", "p-ben", 20), ("d3", "p-ava", 40)] {
+        assert_eq!(
+            service
+                .submit(&daily(id, player, value, "2026-10-13T09:00:00Z"))
+                .await
+                .0,
+            StatusCode::ACCEPTED
+        );
+    }
+    let day = format!("{LB}/daily/top?period=daily&at=2026-10-13T12:00:00Z");
+    let rank = format!("{LB}/daily/players/p-ben/rank?period=daily&at=2026-10-13T12:00:00Z");
+    let (_, top_before) = service.get(&day).await;
+    let (_, rank_before) = service.get(&rank).await;
+    assert_eq!(top_before["board_version"], 3);
+    let entry = || {
+        service
+            .state
+            .registry
+            .entry(&standings_core::BoardId::new("arena-clash", "solo", "S7", "daily").unwrap())
+            .unwrap()
+    };
+    // Closed (end + grace) but within the retention: stays.
+    clock.set(ms("2026-10-14T12:00:00Z"));
+    assert_eq!(service.state.ingest.evict_closed().await.unwrap(), 0);
+    assert!(entry().instance("2026-10-13").is_some());
+    // Past the retention: leaves memory, reads the same from storage.
+    clock.set(ms("2026-10-15T00:05:00Z"));
+    assert_eq!(service.state.ingest.evict_closed().await.unwrap(), 1);
+    assert!(entry().instance("2026-10-13").is_none());
+    assert!(entry().instance("all_time").is_some(), "all time never closes");
+    assert_eq!(service.get(&day).await.1, top_before);
+    assert_eq!(service.get(&rank).await.1, rank_before);
+    // A late event for that day, applied by a moderator, reloads it and moves it on.
+    let (status, body) = service
+        .submit(&daily("late", "p-chloe", 99, "2026-10-13T23:00:00Z"))
+        .await;
+    assert_eq!(
+        (status, body["status"].clone()),
+        (StatusCode::ACCEPTED, json!("LATE"))
+    );
+    let (status, _) = service
+        .call(
+            Method::POST,
+            "/v1/late-events/late/decision?game=arena-clash",
+            Some(MODERATOR),
+            Some(&json!({"decision": "apply", "reason": "ok"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, top_after) = service.get(&day).await;
+    assert_eq!(top_after["board_version"], 4);
+    assert_eq!(players(&top_after)[0], ("p-chloe".to_string(), 99));
 }

@@ -120,9 +120,10 @@ pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
 }
 
 /// The board instance a read names: the board from the path, the period from `?period=`
-/// (default `all_time`) and `?at=` (RFC 3339, default now). A period with no events yet is an
-/// empty board at version 0. 404 `UNKNOWN_BOARD` for an undefined or archived board.
-pub fn board_of(
+/// (default `all_time`) and `?at=` (RFC 3339, default now). A closed period that left memory is
+/// read from storage (slower, same answers, same `board_version`); a period with no events yet
+/// is an empty board at version 0. 404 `UNKNOWN_BOARD` for an undefined or archived board.
+pub async fn board_of(
     state: &AppState,
     (game, mode, season, scope): &(String, String, String, String),
     params: &HashMap<String, String>,
@@ -156,13 +157,19 @@ pub fn board_of(
         .calendar
         .period_of(kind, at)
         .map_err(AppError::InvalidRequest)?;
-    Ok(entry.instance(&period.key).unwrap_or_else(|| {
-        Arc::new(BoardSlot::new(
-            id,
-            period,
-            standings_core::Board::new(entry.def.rules),
-        ))
-    }))
+    if let Some(slot) = entry.instance(&period.key) {
+        return Ok(slot);
+    }
+    if entry.calendar.is_closed(&period, state.clock.now_ms())
+        && let Some((version, entries)) = state.store.period_snapshot(&id, &period.key).await?
+    {
+        return Ok(Arc::new(entry.restored(&period, version, &entries)?));
+    }
+    Ok(Arc::new(BoardSlot::new(
+        id,
+        period,
+        standings_core::Board::new(entry.def.rules),
+    )))
 }
 
 /// The period fields every read answers with.

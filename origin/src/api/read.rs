@@ -103,7 +103,7 @@ async fn top(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &path.0)?;
     let _timer = QueryTimer::start(&state.metrics, "top");
-    let slot = board_of(&state, &path, &params)?;
+    let slot = board_of(&state, &path, &params).await?;
     let limit = param(
         &params,
         "limit",
@@ -171,7 +171,7 @@ async fn rank(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &game)?;
     let _timer = QueryTimer::start(&state.metrics, "rank");
-    let slot = board_of(&state, &(game, mode, season, scope), &params)?;
+    let slot = board_of(&state, &(game, mode, season, scope), &params).await?;
     check_player(&player_id)?;
     let board = slot.read();
     let found = board.player_rank(&player_id).ok_or_else(|| {
@@ -209,7 +209,7 @@ async fn nearby(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &game)?;
     let _timer = QueryTimer::start(&state.metrics, "nearby");
-    let slot = board_of(&state, &(game, mode, season, scope), &params)?;
+    let slot = board_of(&state, &(game, mode, season, scope), &params).await?;
     check_player(&player_id)?;
     let radius = param(&params, "radius", 5u64, |r| *r <= MAX_RADIUS, "0 to 100")?;
     let board = slot.read();
@@ -273,7 +273,7 @@ async fn friends_of(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &game)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
-    let slot = board_of(&state, &(game, mode, season, scope), &params)?;
+    let slot = board_of(&state, &(game, mode, season, scope), &params).await?;
     check_player(&player_id)?;
     let include_self = param(&params, "include_self", false, |_| true, "true or false")?;
     let mut players = state.store.friends(&player_id).await?;
@@ -298,7 +298,7 @@ async fn rank_players(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &path.0)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
-    let slot = board_of(&state, &path, &params)?;
+    let slot = board_of(&state, &path, &params).await?;
     let body: RankPlayersBody = serde_json::from_value(body)
         .map_err(|e| AppError::InvalidRequest(format!("the body must be {{\"player_ids\": [...]}}: {e}")))?;
     if body.player_ids.len() > MAX_LIMIT {
@@ -352,7 +352,7 @@ async fn digest(
     headers: HeaderMap,
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &path.0)?;
-    let slot = board_of(&state, &path, &params)?;
+    let slot = board_of(&state, &path, &params).await?;
     let board = slot.read();
     let mut view = serde_json::to_value(PeriodView::of(&slot)).unwrap_or_default();
     view["board_version"] = board.version().into();

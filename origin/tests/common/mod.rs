@@ -131,6 +131,7 @@ pub fn config(url: &str) -> Config {
         database: url.into(),
         public_reads: false,
         player_jwt_hs256_secret: Some(JWT_SECRET.into()),
+        closed_period_retention_seconds: 86_400,
         tokens: vec![
             token("admin", ADMIN, Role::Admin, &["*"], None),
             token("game-server-07", SERVICE, Role::Service, &["arena-clash"], None),
