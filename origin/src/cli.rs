@@ -186,7 +186,10 @@ async fn rebuild(args: &Args) -> Result<ExitCode, String> {
     let store = Store::open(&config.database).await.map_err(|e| e.to_string())?;
     let progress = Progress::new("events replayed");
     let started = Instant::now();
-    let (registry, _, results) = crate::timeline::rebuild(&store, only.as_ref(), |n| progress.update(n))
+    let (registry, _, results) =
+        crate::timeline::rebuild(&store, only.as_ref(), crate::clock::now_ms(), |n| {
+            progress.update(n)
+        })
         .await
         .map_err(|e| e.to_string())?;
     progress.finish();

@@ -43,7 +43,7 @@ pub async fn start(config: &Config) -> Result<Shared, AppError> {
 /// [`start`] with a given clock (tests use a manual one).
 pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, AppError> {
     let store = Store::open(&config.database).await?;
-    let (registry, domain, _) = timeline::rebuild(&store, None, |_| {}).await?;
+    let (registry, domain, _) = timeline::rebuild(&store, None, clock.now_ms(), |_| {}).await?;
     let registry = Arc::new(registry);
     let domain = Arc::new(domain);
     let next_seq = store.next_seq().await?;

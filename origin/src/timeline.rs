@@ -272,21 +272,48 @@ pub struct RebuildInstances<'a> {
     building: HashMap<(BoardId, String), (Period, Building)>,
     archived: HashSet<BoardId>,
     only: Option<BoardId>,
+    /// Which instances this pass builds: the current ones (all time and periods still open at
+    /// `now`), or the history (closed periods).
+    phase: Phase,
+}
+
+/// The two passes of a rebuild: the live boards first, then the history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Every instance in one pass.
+    All,
+    /// All time and the periods still open at this time (ms).
+    Current(i64),
+    /// The periods closed at this time (ms).
+    History(i64),
 }
 
 impl<'a> RebuildInstances<'a> {
     /// Empty instances for the boards of `registry` (or only for one board).
-    pub fn new(registry: &'a Registry, only: Option<BoardId>) -> RebuildInstances<'a> {
+    pub fn new(registry: &'a Registry, only: Option<BoardId>, phase: Phase) -> RebuildInstances<'a> {
         RebuildInstances {
             registry,
             building: HashMap::new(),
             archived: HashSet::new(),
             only,
+            phase,
         }
     }
 
-    fn skips(&self, board: &BoardId) -> bool {
-        self.only.as_ref().is_some_and(|only| only != board)
+    fn skips(&self, board: &BoardId, period: &Period) -> bool {
+        if self.only.as_ref().is_some_and(|only| only != board) {
+            return true;
+        }
+        let closed = |now: i64| {
+            self.registry
+                .entry(board)
+                .is_some_and(|entry| entry.calendar.is_closed(period, now))
+        };
+        match self.phase {
+            Phase::All => false,
+            Phase::Current(now) => closed(now),
+            Phase::History(now) => !closed(now),
+        }
     }
 
     fn slot(&mut self, board: &BoardId, period: &Period) -> Result<&mut Building, AppError> {
@@ -333,7 +360,7 @@ impl Instances for RebuildInstances<'_> {
     }
 
     fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError> {
-        if self.skips(board) {
+        if self.skips(board, period) {
             return Ok(());
         }
         let result = match self.slot(board, period)? {
@@ -355,7 +382,7 @@ impl Instances for RebuildInstances<'_> {
         player: &PlayerId,
         events: &[ScoreEvent],
     ) -> Result<(Option<u64>, u64), AppError> {
-        if self.skips(board) {
+        if self.skips(board, period) {
             return Ok((None, 0));
         }
         let full = self.slot(board, period)?.board();
@@ -376,7 +403,7 @@ impl Instances for RebuildInstances<'_> {
     }
 
     fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
-        if self.skips(board) {
+        if self.skips(board, &Period::all_time()) {
             return Ok((Value::Null, 0, String::new()));
         }
         let full = self.slot(board, &Period::all_time())?.board();
@@ -692,11 +719,14 @@ fn snapshot(
 
 /// Rebuilds every board (or only `only`) and the season and moderation state from the log:
 /// the definitions, then every event and action in `seq` order, through the same code the live
-/// writer runs. Returns the result snapshots the actions produced, for comparing with the
-/// stored ones. Calls `progress` with the number of events read so far.
+/// writer runs. The current instances (all time, and periods still open at `now`) come first,
+/// then, in a second pass when any board keeps periods, the closed history. Returns the result
+/// snapshots the actions produced, for comparing with the stored ones. Calls `progress` with
+/// the number of log entries read so far.
 pub async fn rebuild(
     store: &Store,
     only: Option<&BoardId>,
+    now: i64,
     mut progress: impl FnMut(u64),
 ) -> Result<(Registry, Domain, Vec<ResultRow>), AppError> {
     let registry = Registry::default();
@@ -705,11 +735,43 @@ pub async fn rebuild(
             .add(&def)
             .map_err(|e| AppError::Internal(format!("stored board {} is invalid: {e}", def.id)))?;
     }
+    let has_periods = registry
+        .all()
+        .iter()
+        .any(|e| e.calendar.kinds().len() > 1 || !e.keeps(crate::periods::PeriodKind::AllTime));
+    let (domain, mut results) = replay_pass(
+        store,
+        &registry,
+        only,
+        if has_periods {
+            Phase::Current(now)
+        } else {
+            Phase::All
+        },
+        &mut progress,
+    )
+    .await?;
+    if has_periods {
+        // The history: the same log again, building only the closed periods. The season and
+        // moderation state it derives is the same as the first pass's, which is kept.
+        replay_pass(store, &registry, only, Phase::History(now), &mut progress).await?;
+    }
+    results.retain(|r| only.is_none_or(|o| r.board == *o));
+    Ok((registry, domain, results))
+}
+
+async fn replay_pass(
+    store: &Store,
+    registry: &Registry,
+    only: Option<&BoardId>,
+    phase: Phase,
+    progress: &mut impl FnMut(u64),
+) -> Result<(Domain, Vec<ResultRow>), AppError> {
     let domain = Domain::default();
     let actions = store.actions(None).await?;
     let mut actions = actions.iter().peekable();
     let mut results = Vec::new();
-    let mut instances = RebuildInstances::new(&registry, only.cloned());
+    let mut instances = RebuildInstances::new(registry, only.cloned(), phase);
     let mut after = 0i64;
     let mut read = 0u64;
     loop {
@@ -718,19 +780,18 @@ pub async fn rebuild(
         after = last.seq;
         for e in &page {
             while let Some(action) = actions.next_if(|a| a.seq < e.seq) {
-                results.extend(replay_action(store, &registry, &domain, &mut instances, action).await?);
+                results.extend(replay_action(store, registry, &domain, &mut instances, action).await?);
             }
-            apply_event(&registry, &domain, &mut instances, e)?;
+            apply_event(registry, &domain, &mut instances, e)?;
         }
         read += page.len() as u64;
         progress(read);
     }
     for action in actions {
-        results.extend(replay_action(store, &registry, &domain, &mut instances, action).await?);
+        results.extend(replay_action(store, registry, &domain, &mut instances, action).await?);
     }
     instances.install();
-    results.retain(|r| only.is_none_or(|o| r.board == *o));
-    Ok((registry, domain, results))
+    Ok((domain, results))
 }
 
 async fn replay_action(

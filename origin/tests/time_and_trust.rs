@@ -831,9 +831,10 @@ async fn rebuild_equals_live_after_all_of_it(db: Db) {
     let (_, results_after) = service.get(&format!("{LB}/results?scope=daily")).await;
     assert_eq!(results_after, results_before);
     // And the rebuild reproduces every stored result's digest.
-    let (_, _, rebuilt) = standings_origin::timeline::rebuild(&service.state.store, None, |_| {})
-        .await
-        .unwrap();
+    let (_, _, rebuilt) =
+        standings_origin::timeline::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+            .await
+            .unwrap();
     let stored = service
         .state
         .store
