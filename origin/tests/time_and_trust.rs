@@ -716,10 +716,15 @@ async fn corrections_after_finalization_keep_the_original(db: Db) {
             StatusCode::ACCEPTED
         );
     }
-    for state in ["frozen", "finalized"] {
-        clock.advance(60_000);
-        assert_eq!(set_state(&service, "S7", state).await.0, StatusCode::OK);
-    }
+    clock.advance(60_000);
+    assert_eq!(set_state(&service, "S7", "frozen").await.0, StatusCode::OK);
+    // A late arrival after the freeze, achieved before it, waits for a decision.
+    let (_, body) = service
+        .submit(&at("late", "p-dev", 850, "2026-10-14T10:00:30Z"))
+        .await;
+    assert_eq!(body["status"], "LATE");
+    clock.advance(60_000);
+    assert_eq!(set_state(&service, "S7", "finalized").await.0, StatusCode::OK);
     let (status, body) = service.get(&format!("{LB}/results?scope=global")).await;
     assert_eq!(
         (status, body["code"].clone()),
@@ -755,6 +760,31 @@ async fn corrections_after_finalization_keep_the_original(db: Db) {
     again["latest_correction"] = original["latest_correction"].clone();
     assert_eq!(again, original, "the original snapshot is intact");
     assert_ne!(latest["digest"], original["digest"]);
+    // Applying the late event after finalization is correction 2; 0 and 1 stay as they were.
+    let (status, decided) = service
+        .call(
+            Method::POST,
+            "/v1/late-events/late/decision?game=arena-clash",
+            Some(MODERATOR),
+            Some(&json!({"decision": "apply", "reason": "verified replay"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    assert_eq!(decided["corrections"][0]["correction"], 2);
+    let (_, second) = service.get(&format!("{LB}/results?scope=global")).await;
+    assert_eq!(second["correction"], 2);
+    assert_eq!(
+        players(&second),
+        [
+            ("p-dev".to_string(), 850),
+            ("p-ben".to_string(), 800),
+            ("p-chloe".to_string(), 700)
+        ]
+    );
+    let (_, first) = service
+        .get(&format!("{LB}/results?scope=global&correction=1"))
+        .await;
+    assert_eq!(first["entries"], latest["entries"]);
 }
 
 /// After periods, late decisions, moderation, a finalization and a correction, a restart
