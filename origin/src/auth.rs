@@ -139,44 +139,48 @@ impl Auth {
         Err(AppError::Unauthenticated("the token is not known".into()))
     }
 
-    /// A caller allowed to write to `game` (service, moderator or admin).
-    pub fn writer(&self, headers: &HeaderMap, game: &str) -> Result<Principal, AppError> {
+    /// A caller whose role passes `allowed`, and who may touch `game` when one is named.
+    /// `needs` names the token that would do, for the error.
+    fn require(
+        &self,
+        headers: &HeaderMap,
+        game: Option<&str>,
+        allowed: fn(Role) -> bool,
+        needs: &str,
+    ) -> Result<Principal, AppError> {
         let principal = self
             .authenticate(headers)?
-            .ok_or_else(|| AppError::Unauthenticated("writes need a service token".into()))?;
-        if !principal.role.can_write() {
+            .ok_or_else(|| AppError::Unauthenticated(format!("this needs {needs}")))?;
+        if !allowed(principal.role) {
             return Err(AppError::Forbidden(format!(
-                "a {} token cannot write; writes need a service token",
+                "a {} token cannot do this; it needs {needs}",
                 principal.role
             )));
         }
-        if !principal.allows_game(game) {
-            return Err(AppError::Forbidden(format!(
-                "token {:?} may not write to game {game:?}",
-                principal.name
-            )));
-        }
-        Ok(principal)
-    }
-
-    /// A caller allowed to define boards of `game` (admin).
-    pub fn admin(&self, headers: &HeaderMap, game: &str) -> Result<Principal, AppError> {
-        let principal = self
-            .authenticate(headers)?
-            .ok_or_else(|| AppError::Unauthenticated("defining boards needs an admin token".into()))?;
-        if !principal.role.can_define_boards() {
-            return Err(AppError::Forbidden(format!(
-                "a {} token cannot define boards; that needs an admin token",
-                principal.role
-            )));
-        }
-        if !principal.allows_game(game) {
+        if let Some(game) = game
+            && !principal.allows_game(game)
+        {
             return Err(AppError::Forbidden(format!(
                 "token {:?} may not touch game {game:?}",
                 principal.name
             )));
         }
         Ok(principal)
+    }
+
+    /// A caller allowed to write (service, moderator or admin), to `game` when one is named.
+    pub fn writer(&self, headers: &HeaderMap, game: Option<&str>) -> Result<Principal, AppError> {
+        self.require(headers, game, Role::can_write, "a service token")
+    }
+
+    /// A caller allowed to moderate `game` (moderator or admin).
+    pub fn moderator(&self, headers: &HeaderMap, game: Option<&str>) -> Result<Principal, AppError> {
+        self.require(headers, game, Role::can_moderate, "a moderator token")
+    }
+
+    /// A caller allowed to define boards of `game` and move its seasons (admin).
+    pub fn admin(&self, headers: &HeaderMap, game: &str) -> Result<Principal, AppError> {
+        self.require(headers, Some(game), Role::can_define_boards, "an admin token")
     }
 
     /// A caller allowed to read `game`; with `public_reads`, anyone (a bad token still fails).

@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 use standings_core::{BoardId, check_id};
 
 use super::{JsonBody, Shared, json};
-use crate::auth::Principal;
 use crate::clock::format_rfc3339;
 use crate::error::{AppError, AppResult};
 use crate::ingest::ActionRequest;
@@ -30,26 +29,6 @@ pub(super) fn router() -> Router<Shared> {
         .route("/v1/late-events/{event_id}/decision", post(decide_late))
         .route("/v1/audit", get(audit))
         .route("/v1/leaderboards/{game}/{mode}/{season}/results", get(results))
-}
-
-fn moderator(state: &Shared, headers: &HeaderMap, game: &str) -> AppResult<Principal> {
-    let principal = state
-        .auth
-        .authenticate(headers)?
-        .ok_or_else(|| AppError::Unauthenticated("moderation needs a moderator token".into()))?;
-    if !principal.role.can_moderate() {
-        return Err(AppError::Forbidden(format!(
-            "a {} token cannot moderate; that needs a moderator token",
-            principal.role
-        )));
-    }
-    if !principal.allows_game(game) {
-        return Err(AppError::Forbidden(format!(
-            "token {:?} may not touch game {game:?}",
-            principal.name
-        )));
-    }
-    Ok(principal)
 }
 
 fn check_part(what: &'static str, value: &str) -> AppResult<()> {
@@ -137,14 +116,11 @@ async fn moderate(
     headers: HeaderMap,
     JsonBody(raw): JsonBody,
 ) -> AppResult<Response> {
-    // Authenticate before reading the body's game so an anonymous caller learns nothing.
-    state
-        .auth
-        .authenticate(&headers)?
-        .ok_or_else(|| AppError::Unauthenticated("moderation needs a moderator token".into()))?;
+    // The role is checked before the body is read, the game once it is known.
+    state.auth.moderator(&headers, None)?;
     let body: ModerationBody = serde_json::from_value(raw.clone())
         .map_err(|e| AppError::InvalidRequest(format!("bad moderation action: {e}")))?;
-    let principal = moderator(&state, &headers, &body.game)?;
+    let principal = state.auth.moderator(&headers, Some(&body.game))?;
     check_id("moderation_id", &body.moderation_id).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
     if body.reason.trim().is_empty() {
         return Err(AppError::InvalidRequest(
@@ -242,7 +218,7 @@ async fn late_events(
     headers: HeaderMap,
 ) -> AppResult<Response> {
     let game = game_param(&params)?;
-    moderator(&state, &headers, &game)?;
+    state.auth.moderator(&headers, Some(&game))?;
     let events: Vec<Value> = state
         .store
         .late_events(&game)
@@ -279,10 +255,7 @@ async fn decide_late(
     headers: HeaderMap,
     JsonBody(raw): JsonBody,
 ) -> AppResult<Response> {
-    state
-        .auth
-        .authenticate(&headers)?
-        .ok_or_else(|| AppError::Unauthenticated("decisions need a moderator token".into()))?;
+    state.auth.moderator(&headers, None)?;
     let body: DecisionBody = serde_json::from_value(raw.clone())
         .map_err(|e| AppError::InvalidRequest(format!("bad decision: {e}")))?;
     let game = body
@@ -290,7 +263,7 @@ async fn decide_late(
         .clone()
         .or_else(|| params.get("game").cloned())
         .ok_or_else(|| AppError::InvalidRequest("name the event's game (body or ?game=)".into()))?;
-    let principal = moderator(&state, &headers, &game)?;
+    let principal = state.auth.moderator(&headers, Some(&game))?;
     let apply = match body.decision.as_str() {
         "apply" => true,
         "reject" => false,
@@ -335,7 +308,7 @@ async fn audit(
     headers: HeaderMap,
 ) -> AppResult<Response> {
     let game = game_param(&params)?;
-    moderator(&state, &headers, &game)?;
+    state.auth.moderator(&headers, Some(&game))?;
     let records: Vec<Value> = state
         .store
         .actions(Some(&game))

@@ -265,27 +265,12 @@ fn validate_event(
     })
 }
 
-/// A caller that may write somewhere; the game is checked per event.
-fn any_writer(state: &Shared, headers: &HeaderMap) -> AppResult<Principal> {
-    let principal = state
-        .auth
-        .authenticate(headers)?
-        .ok_or_else(|| AppError::Unauthenticated("writes need a service token".into()))?;
-    if !principal.role.can_write() {
-        return Err(AppError::Forbidden(format!(
-            "a {} token cannot write; writes need a service token",
-            principal.role
-        )));
-    }
-    Ok(principal)
-}
-
 async fn submit_event(
     State(state): State<Shared>,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> AppResult<Response> {
-    let principal = any_writer(&state, &headers)?;
+    let principal = state.auth.writer(&headers, None)?;
     let event = validate_event(&state, &principal, body, state.clock.now_ms())?;
     let event_id = event.event_id.clone();
     let outcome = state.ingest.submit(vec![event]).await?.pop();
@@ -327,7 +312,7 @@ async fn submit_batch(
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> AppResult<Response> {
-    let principal = any_writer(&state, &headers)?;
+    let principal = state.auth.writer(&headers, None)?;
     let serde_json::Value::Object(mut object) = body else {
         return Err(AppError::InvalidEvent(
             "the body must be {\"events\": [...]}".into(),
@@ -425,7 +410,7 @@ async fn set_friends(
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> AppResult<Response> {
-    any_writer(&state, &headers)?;
+    state.auth.writer(&headers, None)?;
     check_id("player_id", &player_id).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
     let body: FriendsBody = serde_json::from_value(body)
         .map_err(|e| AppError::InvalidRequest(format!("bad friend list: {e}")))?;
