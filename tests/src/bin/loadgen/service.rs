@@ -1,0 +1,262 @@
+//! The Standings process under test: its config and data folder, starting it, waiting until it
+//! is ready, reading its resident memory, and stopping it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::http::HttpConn;
+
+/// The admin token of the generated config.
+pub(crate) const ADMIN_TOKEN: &str = "loadgen-admin-secret-0000000000";
+/// The service token of the generated config, used for every submission and read.
+pub(crate) const SERVICE_TOKEN: &str = "loadgen-service-secret-00000000";
+
+/// Where the service keeps its events.
+pub(crate) enum Database {
+    /// A SQLite file in the run's folder.
+    Sqlite,
+    /// A fresh database on a PostgreSQL server, dropped at the end.
+    Postgres {
+        /// A URL of an existing database on the server, to create and drop ours from.
+        admin_url: String,
+        /// Our database's name.
+        name: String,
+    },
+}
+
+/// A configured service: binary, folder, config, and the running process if any.
+pub(crate) struct Service {
+    binary: PathBuf,
+    /// The run's folder (config, log, SQLite file).
+    pub(crate) dir: PathBuf,
+    config: PathBuf,
+    /// `127.0.0.1:PORT`.
+    pub(crate) addr: String,
+    database: Database,
+    database_url: String,
+    child: Option<Child>,
+    keep_dir: bool,
+}
+
+impl Service {
+    /// Writes a config for a fresh database in a fresh folder, listening on a free port.
+    pub(crate) fn prepare(binary: &Path, database: Database, keep_dir: bool) -> Result<Service, String> {
+        if !binary.is_file() {
+            return Err(format!(
+                "no standings binary at {}; build it with `cargo build --release -p standings-origin --bin standings` or pass --standings-bin",
+                binary.display()
+            ));
+        }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("standings-loadgen-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let addr = free_local_addr()?;
+        let database_url = match &database {
+            Database::Sqlite => format!("sqlite://{}", dir.join("standings.db").display()),
+            Database::Postgres { admin_url, name } => {
+                psql(admin_url, &format!("DROP DATABASE IF EXISTS {name}"))?;
+                psql(admin_url, &format!("CREATE DATABASE {name}"))?;
+                let base = admin_url
+                    .rsplit_once('/')
+                    .map(|(base, _)| base)
+                    .ok_or("the PostgreSQL URL has no database part")?;
+                format!("{base}/{name}")
+            }
+        };
+        let config = dir.join("standings.toml");
+        let text = format!(
+            "listen = \"{addr}\"\ndatabase = \"{database_url}\"\npublic_reads = false\n\n\
+             [[tokens]]\nname = \"loadgen-admin\"\nsecret = \"{ADMIN_TOKEN}\"\nrole = \"admin\"\ngames = [\"*\"]\n\n\
+             [[tokens]]\nname = \"loadgen\"\nsecret = \"{SERVICE_TOKEN}\"\nrole = \"service\"\ngames = [\"*\"]\n"
+        );
+        std::fs::write(&config, text).map_err(|e| format!("cannot write {}: {e}", config.display()))?;
+        Ok(Service {
+            binary: binary.to_path_buf(),
+            dir,
+            config,
+            addr,
+            database,
+            database_url,
+            child: None,
+            keep_dir,
+        })
+    }
+
+    /// The database URL the service uses.
+    pub(crate) fn database_url(&self) -> &str {
+        &self.database_url
+    }
+
+    /// Starts `standings serve` and waits until `/readyz` answers 200. Returns the time from
+    /// spawning the process to that answer.
+    pub(crate) async fn start(&mut self, timeout: Duration) -> Result<Duration, String> {
+        if self.child.is_some() {
+            return Err("the service is already running".into());
+        }
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("standings.log"))
+            .map_err(|e| format!("cannot open the service log: {e}"))?;
+        let log_err = log.try_clone().map_err(|e| e.to_string())?;
+        let started = Instant::now();
+        let child = Command::new(&self.binary)
+            .arg("serve")
+            .arg("--config")
+            .arg(&self.config)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log_err)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.binary.display()))?;
+        self.child = Some(child);
+        let deadline = started + timeout;
+        loop {
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                self.child = None;
+                return Err(format!(
+                    "the service exited during start-up ({status}); {}",
+                    self.log_tail()
+                ));
+            }
+            if let Ok(mut conn) = HttpConn::connect(&self.addr, SERVICE_TOKEN).await
+                && let Ok(answer) = conn.get("/readyz").await
+                && answer.status == 200
+            {
+                return Ok(started.elapsed());
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "the service was not ready within {timeout:?}; {}",
+                    self.log_tail()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// The process id of the running service.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The service's resident memory in bytes (`VmRSS`) and its peak (`VmHWM`).
+    pub(crate) fn resident(&self) -> Result<(u64, u64), String> {
+        let pid = self.pid().ok_or("the service is not running")?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .map_err(|e| format!("cannot read /proc/{pid}/status: {e}"))?;
+        let field = |name: &str| -> Result<u64, String> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .map(|kb| kb * 1024)
+                .ok_or_else(|| format!("no {name} in /proc/{pid}/status"))
+        };
+        Ok((field("VmRSS:")?, field("VmHWM:")?))
+    }
+
+    /// Stops the service with SIGINT (its graceful shutdown), killing it if it has not exited
+    /// within `timeout`.
+    pub(crate) fn stop(&mut self, timeout: Duration) -> Result<(), String> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        let signalled = Command::new("kill")
+            .arg("-INT")
+            .arg(child.id().to_string())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        let deadline = Instant::now() + timeout;
+        while signalled && Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        Err(format!(
+            "the service did not stop within {timeout:?} of SIGINT and was killed"
+        ))
+    }
+
+    /// The last lines of the service's log, for error messages.
+    pub(crate) fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.join("standings.log")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        format!(
+            "the service log ({}) ends with:\n{}",
+            self.dir.join("standings.log").display(),
+            lines[lines.len().saturating_sub(15)..].join("\n")
+        )
+    }
+
+    /// The size of the SQLite files (database and WAL), if SQLite.
+    pub(crate) fn database_bytes(&self) -> Option<u64> {
+        match self.database {
+            Database::Sqlite => Some(
+                ["standings.db", "standings.db-wal"]
+                    .iter()
+                    .filter_map(|f| std::fs::metadata(self.dir.join(f)).ok())
+                    .map(|m| m.len())
+                    .sum(),
+            ),
+            Database::Postgres { .. } => None,
+        }
+    }
+}
+
+impl Drop for Service {
+    /// Never leaves a service running or a database behind, even when the run fails.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Database::Postgres { admin_url, name } = &self.database
+            && let Err(e) = psql(admin_url, &format!("DROP DATABASE IF EXISTS {name}"))
+        {
+            eprintln!("loadgen: {e}");
+        }
+        if self.keep_dir {
+            eprintln!("loadgen: kept {}", self.dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A free port on 127.0.0.1 (bound and released; the service binds it a moment later).
+fn free_local_addr() -> Result<String, String> {
+    let listener =
+        std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot find a free port: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok(addr.to_string())
+}
+
+/// Runs one SQL statement with the `psql` client.
+fn psql(url: &str, sql: &str) -> Result<(), String> {
+    let output = Command::new("psql")
+        .arg(url)
+        .arg("-v")
+        .arg("ON_ERROR_STOP=1")
+        .arg("-q")
+        .arg("-c")
+        .arg(sql)
+        .output()
+        .map_err(|e| format!("cannot run psql: {e}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "psql {sql:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
