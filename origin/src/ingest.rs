@@ -269,7 +269,7 @@ async fn commit_group(parts: &mut WriterParts, group: &[Submission]) -> Result<V
         }
     }
     for (game, ids) in &ids_by_game {
-        for stored in Store::find_events(&mut tx, game, ids).await? {
+        for stored in store.find_events(&mut tx, game, ids).await? {
             known.insert((stored.game.clone(), stored.event_id.clone()), stored);
         }
     }
@@ -320,7 +320,7 @@ async fn commit_group(parts: &mut WriterParts, group: &[Submission]) -> Result<V
     }
 
     if !fresh.is_empty() {
-        Store::insert_events(&mut tx, &fresh).await?;
+        store.insert_events(&mut tx, &fresh).await?;
     }
     tx.commit()
         .await

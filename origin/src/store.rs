@@ -341,8 +341,32 @@ impl Store {
         self.pool.begin().await.map_err(db_err("cannot begin a write"))
     }
 
+    /// The statement as this backend binds it fastest. SQLite looks a `$N` parameter's name up
+    /// with a linear scan for every bound value, which makes a 12,000-parameter insert
+    /// quadratic; anonymous `?` parameters, bound in order, skip the lookup. Every statement here
+    /// names its `$N` once each, in increasing order, so the translation is exact.
+    fn positional<'q>(&self, sql: &'q str) -> std::borrow::Cow<'q, str> {
+        if self.backend != Backend::Sqlite {
+            return std::borrow::Cow::Borrowed(sql);
+        }
+        let mut out = String::with_capacity(sql.len());
+        let mut chars = sql.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) {
+                while chars.peek().is_some_and(char::is_ascii_digit) {
+                    chars.next();
+                }
+                out.push('?');
+            } else {
+                out.push(c);
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
     /// The stored events of `game` among `event_ids`, inside a transaction.
     pub async fn find_events(
+        &self,
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         game: &str,
         event_ids: &[&str],
@@ -354,6 +378,7 @@ impl Store {
                 "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND event_id IN ({})",
                 placeholders.join(", ")
             );
+            let sql = self.positional(&sql);
             let mut query = sqlx::query(&sql).bind(game);
             for id in chunk {
                 query = query.bind(*id);
@@ -371,6 +396,7 @@ impl Store {
 
     /// Appends events inside a transaction, many rows per statement.
     pub async fn insert_events(
+        &self,
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         events: &[StoredEvent],
     ) -> Result<(), AppError> {
@@ -395,6 +421,7 @@ impl Store {
                 }
                 sql.push(')');
             }
+            let sql = self.positional(&sql);
             let mut query = sqlx::query(&sql);
             for e in chunk {
                 query = query
@@ -448,6 +475,7 @@ impl Store {
                 }
                 sql.push_str(&format!("(${}, ${}, ${})", i * 3 + 1, i * 3 + 2, i * 3 + 3));
             }
+            let sql = self.positional(&sql);
             let mut query = sqlx::query(&sql);
             for (i, friend) in chunk.iter().enumerate() {
                 query = query
