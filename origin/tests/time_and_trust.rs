@@ -636,14 +636,23 @@ async fn moderation_on_every_score_mode(db: Db) {
         (Some(500), Some(800))
     );
 
-    // DISQUALIFY Chloe from the cumulative board only.
-    let dq = json!({"moderation_id": "mod-4", "action_type": "DISQUALIFY", "reason": "smurfing", "game": "arena-clash",
-                    "mode": "solo", "season": "S7", "scope": "sum", "target_player_id": "p-chloe"});
-    let (status, answer) = moderate(&service, dq).await;
-    assert_eq!(status, StatusCode::CREATED, "{answer}");
-    assert_eq!(answer["boards"][0]["rank"], Value::Null);
-    assert_eq!(value("sum", "p-chloe").await, None);
-    assert_eq!(value("high", "p-chloe").await, Some(200), "other boards keep her");
+    // DISQUALIFY Chloe from each board in turn: gone from that board, kept on the others until
+    // their turn; a retry answers the same.
+    for (i, scope) in all.iter().enumerate() {
+        let dq = json!({"moderation_id": format!("dq-{scope}"), "action_type": "DISQUALIFY", "reason": "smurfing",
+                        "game": "arena-clash", "mode": "solo", "season": "S7", "scope": scope,
+                        "target_player_id": "p-chloe"});
+        let (status, answer) = moderate(&service, dq.clone()).await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        assert_eq!(answer["boards"][0]["rank"], Value::Null);
+        assert_eq!(value(scope, "p-chloe").await, None, "{scope}");
+        if let Some(next) = all.get(i + 1) {
+            assert_eq!(value(next, "p-chloe").await, Some(200), "other boards keep her");
+        }
+        let (status, retry) = moderate(&service, dq).await;
+        assert_eq!((status, retry["replayed"].clone()), (StatusCode::OK, json!(true)));
+        assert_eq!(retry["boards"], answer["boards"]);
+    }
     let (status, body) = service
         .submit(&e("c2", "p-chloe", 50, "2026-10-13T11:00:00Z"))
         .await;
@@ -651,12 +660,32 @@ async fn moderation_on_every_score_mode(db: Db) {
         (status, body["code"].clone()),
         (StatusCode::CONFLICT, json!("PLAYER_DISQUALIFIED"))
     );
-    // REINSTATE: back with her valid history.
-    let (status, _) = moderate(&service, json!({"moderation_id": "mod-5", "action_type": "REINSTATE", "reason": "cleared",
-                                                "game": "arena-clash", "mode": "solo", "season": "S7", "scope": "sum",
-                                                "target_player_id": "p-chloe"})).await;
-    assert_eq!(status, StatusCode::CREATED);
-    assert_eq!(value("sum", "p-chloe").await, Some(200));
+    // REINSTATE on each board: back with her valid history (one event of 200), whatever the mode.
+    for scope in all {
+        let back = json!({"moderation_id": format!("back-{scope}"), "action_type": "REINSTATE", "reason": "cleared",
+                          "game": "arena-clash", "mode": "solo", "season": "S7", "scope": scope,
+                          "target_player_id": "p-chloe"});
+        let (status, answer) = moderate(&service, back.clone()).await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        assert_eq!(value(scope, "p-chloe").await, Some(200), "{scope}");
+        let (status, retry) = moderate(&service, back).await;
+        assert_eq!(
+            (status, retry["boards"].clone()),
+            (StatusCode::OK, answer["boards"].clone())
+        );
+    }
+    // A retried RESTORE changes nothing either.
+    let (status, retry) = moderate(
+        &service,
+        json!({"moderation_id": "mod-3", "action_type": "RESTORE", "reason": "appeal won",
+                                                   "game": "arena-clash", "target_event_id": "b2"}),
+    )
+    .await;
+    assert_eq!((status, retry["replayed"].clone()), (StatusCode::OK, json!(true)));
+    assert_eq!(
+        (value("high", "p-ben").await, value("sum", "p-ben").await),
+        (Some(500), Some(800))
+    );
     // Bad requests get specific errors and change nothing.
     for (bad, code) in [
         (
@@ -695,8 +724,8 @@ async fn moderation_on_every_score_mode(db: Db) {
         .await;
     assert_eq!(
         audit["audit"].as_array().unwrap().len(),
-        5,
-        "one record per action, none for the retry"
+        11,
+        "one record per action, none for the retries"
     );
     assert_eq!(audit["audit"][0]["moderation_id"], "mod-1");
     assert_eq!(audit["audit"][0]["result"]["boards"].as_array().unwrap().len(), 4);
