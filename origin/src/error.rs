@@ -51,6 +51,8 @@ pub enum AppError {
     ModerationIdConflict(String),
     /// 409: the event is not waiting for a late decision.
     NotLate(String),
+    /// 409: the season is archived; nothing about it changes any more.
+    SeasonArchived(String),
     /// 404: no such event.
     UnknownEvent(String),
     /// 404: the season's results are not published.
@@ -90,6 +92,7 @@ impl AppError {
             InvalidTransition(_) => (StatusCode::CONFLICT, "INVALID_TRANSITION"),
             ModerationIdConflict(_) => (StatusCode::CONFLICT, "MODERATION_ID_CONFLICT"),
             NotLate(_) => (StatusCode::CONFLICT, "NOT_LATE"),
+            SeasonArchived(_) => (StatusCode::CONFLICT, "SEASON_ARCHIVED"),
             UnknownEvent(_) => (StatusCode::NOT_FOUND, "UNKNOWN_EVENT"),
             ResultsNotPublished(_) => (StatusCode::NOT_FOUND, "RESULTS_NOT_PUBLISHED"),
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
@@ -118,6 +121,7 @@ impl AppError {
             | InvalidTransition(d)
             | ModerationIdConflict(d)
             | NotLate(d)
+            | SeasonArchived(d)
             | UnknownEvent(d)
             | ResultsNotPublished(d)
             | InvalidBoard(d)

@@ -519,19 +519,19 @@ async fn validate(
             })
         }
         Action::Invalidate { target_event_id } | Action::Restore { target_event_id } => {
-            if store.find_event(&request.game, target_event_id).await?.is_none() {
+            let Some(event) = store.find_event(&request.game, target_event_id).await? else {
                 return Err(AppError::UnknownEvent(format!(
                     "no event {target_event_id:?} in game {:?}",
                     request.game
                 )));
-            }
-            Ok(())
+            };
+            not_archived(domain, &request.game, &event.season)
         }
         Action::Disqualify { board, .. } | Action::Reinstate { board, .. } => {
             if registry.entry(board).is_none() {
                 return Err(AppError::UnknownBoard(format!("no board {board}")));
             }
-            Ok(())
+            not_archived(domain, &board.game, &board.season)
         }
         Action::LateDecision { event_id, .. } => {
             let Some(event) = store.find_event(&request.game, event_id).await? else {
@@ -540,6 +540,7 @@ async fn validate(
                     request.game
                 )));
             };
+            not_archived(domain, &request.game, &event.season)?;
             if event.status != "LATE" || domain.decision(&request.game, event_id).is_some() {
                 return Err(AppError::NotLate(format!(
                     "event {event_id:?} is not waiting for a late decision (status {})",
@@ -579,4 +580,15 @@ async fn evict(parts: &WriterParts) -> Result<usize, AppError> {
         }
     }
     Ok(evicted)
+}
+
+/// An archived season's live boards are freed, so nothing may change them: a correction would
+/// be computed from an empty board.
+fn not_archived(domain: &Domain, game: &str, season: &str) -> Result<(), AppError> {
+    if domain.seasons.get(game, season).state == crate::seasons::SeasonState::Archived {
+        return Err(AppError::SeasonArchived(format!(
+            "season {game}/{season} is archived; its results and events are final"
+        )));
+    }
+    Ok(())
 }

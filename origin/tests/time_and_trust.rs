@@ -336,6 +336,17 @@ async fn the_season_walk_refuses_every_invalid_transition(db: Db) {
         )
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
+    // Archived: nothing changes any more.
+    let (status, body) = moderate(
+        &service,
+        json!({"moderation_id": "late-fix", "action_type": "INVALIDATE", "reason": "x",
+               "game": "arena-clash", "target_event_id": "e2"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].clone()),
+        (StatusCode::CONFLICT, json!("SEASON_ARCHIVED"))
+    );
     // Archived: the live board is gone, the results stay.
     let (status, body) = service.get(&format!("{LB}/global/top")).await;
     assert_eq!(

@@ -239,6 +239,7 @@ pub const OPERATIONS: &[Operation] = &[
             (404, "UNKNOWN_EVENT"),
             (404, "UNKNOWN_BOARD"),
             (409, "MODERATION_ID_CONFLICT"),
+            (409, "SEASON_ARCHIVED"),
         ],
     },
     Operation {
