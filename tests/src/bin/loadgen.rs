@@ -229,7 +229,8 @@ struct Report {
 
 async fn run(args: &Args) -> Result<(), String> {
     let population = workload::Population::new(args.members, args.seed)?;
-    let redis_key = b"standings-loadgen:loadgen/bench/s1/global".to_vec();
+    // One key per run, so two generators on one machine never delete each other's set.
+    let redis_key = format!("standings-loadgen:{}:loadgen/bench/s1/global", std::process::id()).into_bytes();
     let database = if args.database == "postgres" {
         Database::Postgres {
             admin_url: args.postgres_url.clone(),
