@@ -1,6 +1,8 @@
 //! Model-based tests of the delta history: pages at older held versions read exactly as the
 //! board did at that version, stale versions are refused, and `deltas_since` is exact.
 
+mod common;
+
 use std::cmp::Ordering;
 
 use proptest::prelude::*;
@@ -9,14 +11,7 @@ use standings_core::{
     ScoreEvent, ScoreMode, Snapshot, Standing,
 };
 
-fn mode_strategy() -> impl Strategy<Value = ScoreMode> {
-    prop_oneof![
-        Just(ScoreMode::Highest),
-        Just(ScoreMode::Cumulative),
-        Just(ScoreMode::Fastest),
-        Just(ScoreMode::Latest),
-    ]
-}
+use common::mode_strategy;
 
 #[derive(Clone, Debug)]
 enum Op {

@@ -1,5 +1,7 @@
 //! Model-based and property tests of boards, snapshots and decoding.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
@@ -8,14 +10,7 @@ use standings_core::{
     ScoreEvent, ScoreMode, Snapshot, Standing,
 };
 
-fn mode_strategy() -> impl Strategy<Value = ScoreMode> {
-    prop_oneof![
-        Just(ScoreMode::Highest),
-        Just(ScoreMode::Cumulative),
-        Just(ScoreMode::Fastest),
-        Just(ScoreMode::Latest),
-    ]
-}
+use common::mode_strategy;
 
 /// The aggregate of a player's valid events, written out plainly per mode, independent of the
 /// core's fold.

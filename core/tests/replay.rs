@@ -1,16 +1,11 @@
 //! Rebuilding from the event log gives exactly the live board.
 
-use proptest::prelude::*;
-use standings_core::{Board, BoardRules, Replay, ScoreEvent, ScoreMode};
+mod common;
 
-fn mode_strategy() -> impl Strategy<Value = ScoreMode> {
-    prop_oneof![
-        Just(ScoreMode::Highest),
-        Just(ScoreMode::Cumulative),
-        Just(ScoreMode::Fastest),
-        Just(ScoreMode::Latest),
-    ]
-}
+use proptest::prelude::*;
+use standings_core::{Board, BoardRules, Replay, ScoreEvent};
+
+use common::mode_strategy;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
