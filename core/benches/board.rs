@@ -1,5 +1,6 @@
 //! Board-level throughput: applying events (events/s), loading a board from aggregates (what a
-//! rebuild does), and building a snapshot, at 1 and 10 million members.
+//! rebuild does), writing and reading a restart checkpoint, and building a snapshot, at 1 and 10
+//! million members.
 //!
 //! `cargo bench -p standings-core --bench board` (`STANDINGS_BENCH_MEMBERS=1000000,10000000`
 //! is the default list).
@@ -67,6 +68,29 @@ fn run(n: usize) {
                 i = (i + 1) & ((1 << 17) - 1);
                 black_box(board.apply(&events[i]).is_ok())
             })
+        });
+        group.finish();
+    }
+    {
+        // What a restart from a checkpoint costs: writing the board's bytes at shutdown, and
+        // reading them back into a board at start-up.
+        let board =
+            Board::from_aggregates(BoardRules::new(ScoreMode::Highest), 0, aggregates()).expect("fits");
+        let mut bytes = Vec::new();
+        board.write_checkpoint(&mut bytes);
+        println!("checkpoint of {n}: {} bytes", bytes.len());
+        let mut group = c.benchmark_group(format!("checkpoint/{n}"));
+        group.sample_size(10);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function("write", |b| {
+            b.iter(|| {
+                let mut out = Vec::new();
+                board.write_checkpoint(&mut out);
+                black_box(out.len())
+            })
+        });
+        group.bench_function("read", |b| {
+            b.iter(|| black_box(Board::read_checkpoint(&bytes).expect("valid").total_players()))
         });
         group.finish();
     }

@@ -387,6 +387,11 @@ impl Board {
         Some(self.history.range(skip..))
     }
 
+    /// For `latest` boards, the id of the event behind a member's aggregate.
+    pub(crate) fn latest_event_of(&self, member: MemberId) -> Option<&str> {
+        self.latest_event.get(member as usize)?.as_deref()
+    }
+
     fn latest_slot(&mut self, member: MemberId) -> &mut Option<Box<str>> {
         let m = member as usize;
         if self.latest_event.len() <= m {

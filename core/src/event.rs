@@ -23,6 +23,13 @@ pub fn check_id(what: &'static str, id: &str) -> Result<(), IdError> {
             max: MAX_ID_BYTES,
         });
     }
+    // Most ids are ASCII: one pass over the bytes instead of decoding characters.
+    if id.is_ascii() {
+        return match id.bytes().position(|b| b < 0x20 || b == 0x7f) {
+            Some(position) => Err(IdError::ControlCharacter { what, position }),
+            None => Ok(()),
+        };
+    }
     if let Some((position, _)) = id.char_indices().find(|(_, c)| c.is_control()) {
         return Err(IdError::ControlCharacter { what, position });
     }

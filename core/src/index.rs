@@ -162,6 +162,36 @@ impl RankedIndex {
         out.extend(keys.iter().map(|k| (k.member, self.standing(*k))));
     }
 
+    /// Calls `visit` with every ranked member and aggregate, in rank order. O(n), walking the
+    /// leaves in order with a small buffer, so it allocates nothing in proportion to n.
+    pub(crate) fn for_each_ranked(&self, mut visit: impl FnMut(MemberId, Standing)) {
+        const STEP: usize = 4_096;
+        let mut keys = Vec::with_capacity(STEP.min(self.len()));
+        let mut start = 0;
+        while start < self.len() {
+            keys.clear();
+            self.tree.range(start, STEP, &mut keys);
+            for k in &keys {
+                visit(k.member, self.standing(*k));
+            }
+            start += keys.len().max(1);
+        }
+    }
+
+    /// The bytes of every interned player id together. O(1).
+    pub(crate) fn name_bytes(&self) -> usize {
+        self.names.name_bytes()
+    }
+
+    /// An empty index over players already interned (none of them ranked yet).
+    pub(crate) fn with_names(mode: ScoreMode, names: Interner) -> RankedIndex {
+        RankedIndex {
+            mode,
+            names,
+            tree: Tree::default(),
+        }
+    }
+
     /// How many ranked players sort strictly before the position `(standing, player)` names
     /// (with `inclusive`, at or before), whether or not that player is ranked. O(log n).
     pub fn count_before(&self, standing: &Standing, player: &str, inclusive: bool) -> u64 {

@@ -21,6 +21,7 @@ extern crate alloc;
 extern crate std;
 
 mod board;
+mod checkpoint;
 mod client;
 mod digest;
 mod error;
@@ -35,6 +36,7 @@ mod tree;
 pub use board::{
     Applied, Board, Cursor, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerRank,
 };
+pub use checkpoint::CHECKPOINT_FORMAT_VERSION;
 pub use client::ClientView;
 pub use digest::{BoardDigest, ChunkHash};
 pub use error::{ApplyError, CapacityError, DecodeError, DeltaError, IdError, QueryError};
