@@ -112,21 +112,51 @@ async fn serve(args: &Args) -> Result<ExitCode, String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let boards = state.registry.all().len();
+    let restored = match &state.restored {
+        crate::checkpoint::Restored::Checkpoint { seq, tail } => {
+            format!("from the checkpoint at seq {seq} and {tail} log entries after it")
+        }
+        crate::checkpoint::Restored::FullReplay { .. } => "by replaying the whole log".to_string(),
+    };
     println!(
-        "standings: serving on http://{} ({boards} boards ready in {:.2?}; config {}; database {})",
+        "standings: serving on http://{} ({boards} boards ready in {:.2?}, {restored}; config {}; database {})",
         listener.local_addr().map_err(|e| e.to_string())?,
         started.elapsed(),
         path.display(),
         redact(&config.database),
     );
     let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
-        println!("standings: shutting down");
+        shutdown_signal().await;
+        println!("standings: shutting down (finishing requests, writing a checkpoint)");
     };
     crate::run(listener, state, shutdown)
         .await
         .map_err(|e| e.to_string())?;
+    println!("standings: stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C, or SIGTERM (what service managers and containers send to stop a process).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(e) => {
+                eprintln!("standings: cannot watch for SIGTERM ({e}); stop with Ctrl-C");
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 /// The database URL without a password.
@@ -402,6 +432,9 @@ async fn import(args: &Args) -> Result<ExitCode, String> {
         "imported {read} events in {took:.2?} ({:.0} events/s): {accepted} accepted, {duplicates} duplicates, {rejected} rejected",
         read as f64 / took.as_secs_f64().max(1e-9)
     );
+    if let Err(e) = state.ingest.checkpoint().await {
+        eprintln!("standings: the checkpoint after the import failed (the next start replays the log): {e}");
+    }
     state.store.close().await;
     Ok(if rejected == 0 {
         ExitCode::SUCCESS

@@ -45,6 +45,12 @@ pub struct Config {
     /// How long a closed period stays in memory before it is read from storage instead.
     #[serde(default = "default_retention", skip_serializing_if = "is_default_retention")]
     pub closed_period_retention_seconds: i64,
+    /// Besides the checkpoint written at every clean shutdown, write one each time the log has
+    /// grown by this many entries, bounding the replay after a crash; 0 (the default) writes
+    /// them only at shutdown. Writes wait while a checkpoint is written (seconds at millions
+    /// of members).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub checkpoint_every_events: u64,
     /// The static tokens.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
@@ -59,6 +65,10 @@ fn default_retention() -> i64 {
 
 fn is_default_retention(seconds: &i64) -> bool {
     *seconds == DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn default_listen() -> String {
@@ -236,6 +246,7 @@ impl Config {
             public_reads: false,
             player_jwt_hs256_secret: None,
             closed_period_retention_seconds: DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS,
+            checkpoint_every_events: 0,
             tokens: vec![
                 TokenConfig {
                     name: "admin".into(),

@@ -20,6 +20,7 @@ use standings_core::ScoreMode;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::boards::Registry;
+use crate::checkpoint;
 use crate::clock::Clock;
 use crate::error::AppError;
 use crate::metrics::Metrics;
@@ -86,6 +87,9 @@ enum Command {
     Evict {
         reply: oneshot::Sender<Result<usize, AppError>>,
     },
+    Checkpoint {
+        reply: oneshot::Sender<Result<checkpoint::Written, AppError>>,
+    },
 }
 
 /// The handle that request handlers submit through.
@@ -110,6 +114,10 @@ pub struct WriterParts {
     pub next_seq: i64,
     /// How long a closed period stays in memory (ms).
     pub retention_ms: i64,
+    /// Write a checkpoint each time the log grows by this many entries (0: only on request).
+    pub checkpoint_every: u64,
+    /// The `seq` of the newest checkpoint (0 without one).
+    pub checkpoint_seq: i64,
 }
 
 impl Ingest {
@@ -158,6 +166,16 @@ impl Ingest {
             .map_err(|_| AppError::Internal("the writer dropped an eviction".into()))?
     }
 
+    /// Writes a checkpoint of the live state as of the last committed `seq` (see
+    /// [`checkpoint`]). Runs in the writer, between groups, so it is exactly the log's state.
+    pub async fn checkpoint(&self) -> Result<checkpoint::Written, AppError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Command::Checkpoint { reply }).await?;
+        answer
+            .await
+            .map_err(|_| AppError::Internal("the writer dropped a checkpoint".into()))?
+    }
+
     async fn send(&self, command: Command) -> Result<(), AppError> {
         self.tx
             .send(command)
@@ -189,6 +207,9 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
             }
             Command::Evict { reply } => {
                 let _ = reply.send(evict(&parts).await);
+            }
+            Command::Checkpoint { reply } => {
+                let _ = reply.send(write_checkpoint(&mut parts).await);
             }
             Command::Events {
                 events,
@@ -239,6 +260,12 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                                 .send(Err(AppError::Internal(format!("group commit failed: {e}"))));
                         }
                     }
+                }
+                if parts.checkpoint_every > 0
+                    && (parts.next_seq - 1 - parts.checkpoint_seq) as u64 >= parts.checkpoint_every
+                    && let Err(e) = write_checkpoint(&mut parts).await
+                {
+                    eprintln!("standings: a periodic checkpoint failed (the log is intact): {e}");
                 }
             }
         }
@@ -550,6 +577,14 @@ async fn validate(
             Ok(())
         }
     }
+}
+
+/// Writes a checkpoint as of the last committed `seq`.
+async fn write_checkpoint(parts: &mut WriterParts) -> Result<checkpoint::Written, AppError> {
+    let seq = parts.next_seq - 1;
+    let written = checkpoint::write(&parts.store, &parts.registry, &parts.domain, seq).await?;
+    parts.checkpoint_seq = seq;
+    Ok(written)
 }
 
 /// Moves closed periods past their retention out of memory, into storage.

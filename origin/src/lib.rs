@@ -1,13 +1,15 @@
 //! The Standings origin service: durable ingestion with idempotency, aggregates, and the read
 //! API, over embedded SQLite or PostgreSQL.
 //!
-//! [`start`] opens the store and rebuilds the live boards from the event log; [`run`] serves the
-//! API on a listener until `shutdown` resolves. Tests start it on `127.0.0.1:0`, or call
+//! [`start`] opens the store and restores the live boards (from the newest checkpoint and the
+//! log after it, or from the whole event log); [`run`] serves the API on a listener until
+//! `shutdown` resolves, then writes a checkpoint. Tests start it on `127.0.0.1:0`, or call
 //! [`api::router`] directly.
 
 pub mod api;
 pub mod auth;
 pub mod boards;
+pub mod checkpoint;
 pub mod cli;
 pub mod clock;
 pub mod config;
@@ -34,8 +36,8 @@ use crate::ingest::{Ingest, WriterParts};
 use crate::metrics::Metrics;
 use crate::store::Store;
 
-/// Opens the store (migrating it), rebuilds every board from the log, and starts the writer,
-/// on the system clock. The service is ready when this returns.
+/// Opens the store (migrating it), restores every board (see [`checkpoint::restore`]), and
+/// starts the writer, on the system clock. The service is ready when this returns.
 pub async fn start(config: &Config) -> Result<Shared, AppError> {
     start_with_clock(config, Clock::System).await
 }
@@ -43,7 +45,16 @@ pub async fn start(config: &Config) -> Result<Shared, AppError> {
 /// [`start`] with a given clock (tests use a manual one).
 pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, AppError> {
     let store = Store::open(&config.database).await?;
-    let (registry, domain, _) = timeline::rebuild(&store, None, clock.now_ms(), |_| {}).await?;
+    let (registry, domain, restored) = checkpoint::restore(&store, clock.now_ms()).await?;
+    let checkpoint_seq = match &restored {
+        checkpoint::Restored::Checkpoint { seq, .. } => *seq,
+        checkpoint::Restored::FullReplay { unusable } => {
+            if let Some(why) = unusable {
+                eprintln!("standings: the checkpoint was not used ({why}); replayed the whole log instead");
+            }
+            0
+        }
+    };
     let registry = Arc::new(registry);
     let domain = Arc::new(domain);
     let next_seq = store.next_seq().await?;
@@ -56,6 +67,8 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         clock: clock.clone(),
         next_seq,
         retention_ms: config.closed_period_retention_seconds.saturating_mul(1000),
+        checkpoint_every: config.checkpoint_every_events,
+        checkpoint_seq,
     });
     // Closed periods past their retention leave memory once a minute.
     let evictor = ingest.clone();
@@ -80,11 +93,12 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         domain,
         clock,
         ready: AtomicBool::new(true),
+        restored,
     }))
 }
 
 /// Serves the API on `listener` until `shutdown` resolves, then stops taking requests, finishes
-/// the ones in flight and closes the store.
+/// the ones in flight, writes a checkpoint and closes the store.
 pub async fn run(
     listener: TcpListener,
     state: Shared,
@@ -98,6 +112,11 @@ pub async fn run(
             flag.ready.store(false, Ordering::Release);
         })
         .await?;
+    // Every request has been answered: the writer is idle, so the next start can load this
+    // state instead of replaying the log.
+    if let Err(e) = state.ingest.checkpoint().await {
+        eprintln!("standings: the shutdown checkpoint failed (the next start replays the log): {e}");
+    }
     state.store.close().await;
     Ok(())
 }

@@ -82,7 +82,7 @@ impl fmt::Display for SeasonState {
 }
 
 /// What the log says about one season.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeasonRecord {
     /// The current state.
     pub state: SeasonState,
@@ -179,6 +179,17 @@ impl SeasonBook {
             .get(&(game.to_string(), season.to_string()))
             .copied()
             .unwrap_or_default()
+    }
+
+    /// Every season with a record, sorted by game and season.
+    pub fn records(&self) -> Vec<(String, String, SeasonRecord)> {
+        let seasons = self.seasons.read().unwrap_or_else(|e| e.into_inner());
+        let mut all: Vec<_> = seasons
+            .iter()
+            .map(|((game, season), record)| (game.clone(), season.clone(), *record))
+            .collect();
+        all.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        all
     }
 
     /// Records a season's new state.

@@ -27,6 +27,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "period_snapshots",
         include_str!("../migrations/0003_period_snapshots.sql"),
     ),
+    (
+        4,
+        "checkpoints",
+        include_str!("../migrations/0004_checkpoints.sql"),
+    ),
 ];
 
 /// Rows per multi-row statement: within SQLite's 32,766 and PostgreSQL's 65,535 bound
@@ -768,6 +773,61 @@ impl Store {
             ))
         })
         .transpose()
+    }
+
+    /// Replaces the checkpoint with one as of `seq`: the manifest, then the parts in order, in
+    /// one transaction, so a reader sees the old checkpoint or the whole new one.
+    pub async fn save_checkpoint(&self, seq: i64, manifest: &[u8], parts: &[&[u8]]) -> Result<(), AppError> {
+        let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
+        sqlx::query("DELETE FROM checkpoint_parts")
+            .execute(&mut *tx)
+            .await
+            .map_err(db_err("cannot replace the checkpoint"))?;
+        let sql = self.positional("INSERT INTO checkpoint_parts (seq, part, body) VALUES ($1, $2, $3)");
+        for (part, body) in std::iter::once(&manifest).chain(parts).enumerate() {
+            sqlx::query(&sql)
+                .bind(seq)
+                .bind(part as i64)
+                .bind(body.to_vec())
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err("cannot store a checkpoint part"))?;
+        }
+        tx.commit().await.map_err(db_err("cannot commit the checkpoint"))
+    }
+
+    /// The checkpoint's `seq` and parts (the manifest first), if there is one.
+    pub async fn checkpoint(&self) -> Result<Option<(i64, Vec<Vec<u8>>)>, AppError> {
+        let rows = sqlx::query("SELECT seq, part, body FROM checkpoint_parts ORDER BY seq, part")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_err("cannot read the checkpoint"))?;
+        let bad = db_err("bad checkpoint row");
+        let mut seq = None;
+        let mut parts = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            let this: i64 = row.try_get("seq").map_err(&bad)?;
+            let part: i64 = row.try_get("part").map_err(&bad)?;
+            if *seq.get_or_insert(this) != this || part != i as i64 {
+                return Err(AppError::Internal(format!(
+                    "the checkpoint's parts are not one sequence (part {part} of seq {this})"
+                )));
+            }
+            parts.push(row.try_get("body").map_err(&bad)?);
+        }
+        Ok(seq.map(|seq| (seq, parts)))
+    }
+
+    /// Every action with `seq > after`, in `seq` order.
+    pub async fn actions_after(&self, after: i64) -> Result<Vec<ActionRow>, AppError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {ACTION_COLUMNS} FROM actions WHERE seq > $1 ORDER BY seq"
+        ))
+        .bind(after)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err("cannot read the action log"))?;
+        rows.iter().map(action_from_row).collect()
     }
 
     /// Closes the pool.

@@ -14,7 +14,7 @@ use crate::boards::{BoardEntry, BoardSlot, Registry, core_event};
 use crate::clock::format_rfc3339;
 use crate::error::AppError;
 use crate::periods::Period;
-use crate::seasons::{SeasonBook, SeasonState};
+use crate::seasons::{SeasonBook, SeasonRecord, SeasonState};
 use crate::store::{ActionRow, BoardDef, ResultRow, Store, StoredEvent};
 
 /// Moderation and late-decision state derived from the action log.
@@ -30,7 +30,81 @@ pub struct Domain {
     next_correction: RwLock<HashMap<BoardId, i64>>,
 }
 
+/// [`Domain`] as plain data, for a checkpoint. Every list is sorted, so equal states encode
+/// equally.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DomainState {
+    seasons: Vec<(String, String, SeasonRecord)>,
+    invalidated: Vec<(String, String)>,
+    disqualified: Vec<(BoardId, String)>,
+    decisions: Vec<(String, String, bool)>,
+    next_correction: Vec<(BoardId, i64)>,
+}
+
 impl Domain {
+    /// The state as plain data.
+    pub fn state(&self) -> DomainState {
+        fn sorted<T: Ord>(mut items: Vec<T>) -> Vec<T> {
+            items.sort();
+            items
+        }
+        DomainState {
+            seasons: self.seasons.records(),
+            invalidated: sorted(
+                self.invalidated
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .cloned()
+                    .collect(),
+            ),
+            disqualified: sorted(
+                self.disqualified
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .cloned()
+                    .collect(),
+            ),
+            decisions: sorted(
+                self.decisions
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .map(|((game, event), apply)| (game.clone(), event.clone(), *apply))
+                    .collect(),
+            ),
+            next_correction: sorted(
+                self.next_correction
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .map(|(board, next)| (board.clone(), *next))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// A domain holding `state`.
+    pub fn from_state(state: DomainState) -> Domain {
+        let domain = Domain::default();
+        for (game, season, record) in state.seasons {
+            domain.seasons.set(&game, &season, record);
+        }
+        *domain.invalidated.write().unwrap_or_else(|e| e.into_inner()) =
+            state.invalidated.into_iter().collect();
+        *domain.disqualified.write().unwrap_or_else(|e| e.into_inner()) =
+            state.disqualified.into_iter().collect();
+        *domain.decisions.write().unwrap_or_else(|e| e.into_inner()) = state
+            .decisions
+            .into_iter()
+            .map(|(game, event, apply)| ((game, event), apply))
+            .collect();
+        *domain.next_correction.write().unwrap_or_else(|e| e.into_inner()) =
+            state.next_correction.into_iter().collect();
+        domain
+    }
+
     /// Whether an event is invalidated.
     pub fn is_invalidated(&self, game: &str, event_id: &str) -> bool {
         self.invalidated
@@ -794,11 +868,13 @@ async fn replay_pass(
     Ok((domain, results))
 }
 
-async fn replay_action(
+/// Performs a logged action again (a rebuild, or the log after a checkpoint); returns the
+/// result snapshots it produces, which the log's first performance already stored.
+pub async fn replay_action(
     store: &Store,
     registry: &Registry,
     domain: &Domain,
-    instances: &mut RebuildInstances<'_>,
+    instances: &mut impl Instances,
     row: &ActionRow,
 ) -> Result<Vec<ResultRow>, AppError> {
     let logged: Value = serde_json::from_str(&row.body)

@@ -81,7 +81,154 @@ on_both_databases!(
     corrections_after_finalization_keep_the_original,
     rebuild_equals_live_after_all_of_it,
     closed_periods_leave_memory_and_read_the_same,
+    a_restart_from_a_checkpoint_equals_a_full_replay,
 );
+
+/// Every live instance's (board, period, board_version, digest), sorted.
+fn instances(registry: &standings_origin::boards::Registry) -> Vec<(String, String, u64, String)> {
+    let mut all: Vec<_> = registry
+        .all_instances()
+        .iter()
+        .map(|slot| {
+            let board = slot.read();
+            (
+                slot.id.to_string(),
+                slot.period.key.clone(),
+                board.version(),
+                board.digest().to_string(),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// A start from a checkpoint taken between events and actions, then the log after it, reaches
+/// exactly the state of a full replay: every instance's version and digest (periods, a
+/// `latest` board), the season and moderation state, and the stored results. A damaged
+/// checkpoint is reported and ignored: the start replays the whole log.
+async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
+    use standings_origin::checkpoint::Restored;
+    let (service, clock) = service_at(db, "2026-10-14T00:02:00Z").await;
+    define(
+        &service,
+        "daily",
+        json!({"score_mode": "cumulative", "periods": ["all_time", "daily", "weekly"], "grace_seconds": 300}),
+    )
+    .await;
+    define(&service, "global", json!({"score_mode": "highest"})).await;
+    define(&service, "last", json!({"score_mode": "latest"})).await;
+    let all = |id: &str, player: &str, value: i64, when: &str| {
+        let mut e = at(id, player, value, when);
+        e["scopes"] = json!(["daily", "global", "last"]);
+        e
+    };
+    let submit_many = |from: i64, to: i64| {
+        let service = &service;
+        async move {
+            for i in from..to {
+                // Equal times on purpose: `latest` then breaks ties by event id.
+                let when = format_rfc3339(ms("2026-10-13T20:00:00Z") + (i % 5) * 600_000);
+                let (status, body) = service
+                    .submit(&all(&format!("e{i}"), &format!("p-{}", i % 4), 10 + i, &when))
+                    .await;
+                // p-2 is disqualified from one of the boards halfway through.
+                assert!(
+                    status == StatusCode::ACCEPTED || body["code"] == "PLAYER_DISQUALIFIED",
+                    "{body}"
+                );
+            }
+        }
+    };
+    submit_many(0, 12).await;
+    clock.set(ms("2026-10-14T01:00:00Z"));
+    for id in ["late-1", "late-2"] {
+        assert_eq!(
+            service
+                .submit(&all(id, "p-0", 1_000, "2026-10-13T23:00:00Z"))
+                .await
+                .1["status"],
+            "LATE"
+        );
+    }
+    moderate(&service, json!({"moderation_id": "r1", "action_type": "INVALIDATE", "reason": "x", "game": "arena-clash", "target_event_id": "e5"})).await;
+    moderate(&service, json!({"moderation_id": "r2", "action_type": "DISQUALIFY", "reason": "x", "game": "arena-clash", "mode": "solo",
+                              "season": "S7", "scope": "daily", "target_player_id": "p-2"})).await;
+
+    let written = service.state.ingest.checkpoint().await.unwrap();
+    assert!(written.instances >= 5, "{written:?}");
+
+    // After the checkpoint: events, a late decision, a restore, a reinstatement, and the
+    // season walk with a result and a correction.
+    submit_many(12, 20).await;
+    // p-2's `latest` aggregate is e2's (20:20), from before the checkpoint: this event ties on
+    // time and loses on id, which the replay after the checkpoint must know.
+    let mut tie = all("e0-after", "p-2", 5, "2026-10-13T20:20:00Z");
+    tie["scopes"] = json!(["global", "last"]);
+    assert_eq!(service.submit(&tie).await.1["status"], "ACCEPTED");
+    service
+        .call(
+            Method::POST,
+            "/v1/late-events/late-1/decision?game=arena-clash",
+            Some(MODERATOR),
+            Some(&json!({"decision": "apply", "reason": "ok"})),
+        )
+        .await;
+    moderate(&service, json!({"moderation_id": "r3", "action_type": "RESTORE", "reason": "x", "game": "arena-clash", "target_event_id": "e5"})).await;
+    for state in ["frozen", "finalized", "published"] {
+        clock.advance(1_000);
+        assert_eq!(set_state(&service, "S7", state).await.0, StatusCode::OK);
+    }
+    moderate(&service, json!({"moderation_id": "r4", "action_type": "REINSTATE", "reason": "x", "game": "arena-clash", "mode": "solo",
+                              "season": "S7", "scope": "daily", "target_player_id": "p-2"})).await;
+    let live = instances(&service.state.registry);
+    let live_domain = service.state.domain.state();
+    let (_, results_live) = service.get(&format!("{LB}/results?scope=daily")).await;
+    assert_eq!(results_live["correction"], 1);
+
+    // A crash: no checkpoint at the stop, so the start takes the one above and the log after.
+    let db = service.stop().await;
+    let service = TestService::start_with_clock(db, clock.clone()).await;
+    match &service.state.restored {
+        Restored::Checkpoint { seq, tail } => {
+            assert_eq!(*seq, written.seq);
+            // 7 events (p-2's two are refused) and 6 actions.
+            assert_eq!(*tail, 13);
+        }
+        other => panic!("the checkpoint was not used: {other:?}"),
+    }
+    assert_eq!(instances(&service.state.registry), live);
+    assert_eq!(service.state.domain.state(), live_domain);
+    assert_eq!(
+        service.get(&format!("{LB}/results?scope=daily")).await.1,
+        results_live
+    );
+    let (rebuilt, rebuilt_domain, _) =
+        standings_origin::timeline::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+            .await
+            .unwrap();
+    assert_eq!(instances(&rebuilt), live, "a full replay agrees");
+    assert_eq!(rebuilt_domain.state(), live_domain);
+    let after = instances(&service.state.registry);
+    let (_, p2) = service.get(&format!("{LB}/last/players/p-2/rank")).await;
+    assert_eq!(p2["value"], 12, "e2 (10 + 2) kept the tie: {p2}");
+
+    // A damaged checkpoint is not used; the whole log gives the same state.
+    let store = &service.state.store;
+    let (seq, mut parts) = store.checkpoint().await.unwrap().unwrap();
+    parts[1][0] ^= 0xff; // the first board's magic bytes
+    let boards: Vec<&[u8]> = parts[1..].iter().map(Vec::as_slice).collect();
+    store.save_checkpoint(seq, &parts[0], &boards).await.unwrap();
+    let db = service.stop().await;
+    let service = TestService::start_with_clock(db, clock.clone()).await;
+    match &service.state.restored {
+        Restored::FullReplay { unusable: Some(why) } => {
+            assert!(why.contains("cannot be read"), "{why}")
+        }
+        other => panic!("a damaged checkpoint was used: {other:?}"),
+    }
+    assert_eq!(instances(&service.state.registry), after);
+}
 
 /// Events land in the day, ISO week and month of their `achieved_at` in the board's time zone,
 /// whatever their arrival time: across local midnight, a 25-hour DST day and a week boundary.

@@ -52,6 +52,8 @@ pub struct AppState {
     pub clock: Clock,
     /// False until start-up finished, and again while shutting down.
     pub ready: AtomicBool,
+    /// How start-up restored the live state.
+    pub restored: crate::checkpoint::Restored,
 }
 
 /// The state as handlers receive it.

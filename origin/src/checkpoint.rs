@@ -1,0 +1,256 @@
+//! Restart checkpoints: the live boards and the season and moderation state as of one log
+//! `seq`, stored in the database so that a start loads them and replays only the log after it.
+//!
+//! A checkpoint is derived state, never the truth. The writer takes one at a clean shutdown
+//! (and, when configured, every so many log entries), when no change is in flight, so it is
+//! exactly the state the log up to its `seq` produced. A start with a usable checkpoint loads
+//! it and then runs the log after it through the same code the live writer runs, so it reaches
+//! the same boards, versions and digests as a full replay; `standings rebuild` checks that
+//! against the running service. A checkpoint that cannot be used (another format, damaged
+//! bytes, a board it names that is not defined, a log shorter than it) is reported and ignored:
+//! the start replays the whole log instead, as if there were none.
+//!
+//! Instances that had left memory (closed periods past their retention) are not in it; they
+//! stay in storage, as they were before the restart.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION};
+
+use crate::boards::{BoardSlot, Registry};
+use crate::error::AppError;
+use crate::periods::PeriodKind;
+use crate::store::Store;
+use crate::timeline::{self, Domain, DomainState, LiveInstances, apply_event, replay_action};
+
+/// The manifest's format version.
+const MANIFEST_FORMAT: u32 = 1;
+
+/// The most bytes one stored part holds (a row each, well within both databases' limits).
+const PART_BYTES: usize = 16 << 20;
+
+/// What part 0 holds: where each instance's bytes are, and the derived state beside them.
+#[derive(Serialize, Deserialize)]
+struct Manifest {
+    format: u32,
+    core_format: u16,
+    seq: i64,
+    domain: DomainState,
+    archived: Vec<BoardId>,
+    instances: Vec<InstanceEntry>,
+}
+
+/// One instance in the checkpoint: its board and period, and the length of its bytes (they
+/// follow each other through parts 1.., in manifest order).
+#[derive(Serialize, Deserialize)]
+struct InstanceEntry {
+    board: BoardId,
+    period_kind: String,
+    period_key: String,
+    bytes: u64,
+}
+
+/// What writing a checkpoint did.
+#[derive(Clone, Debug)]
+pub struct Written {
+    /// The last log `seq` it includes.
+    pub seq: i64,
+    /// Instances written.
+    pub instances: usize,
+    /// Bytes of board state written.
+    pub bytes: usize,
+    /// How long it took.
+    pub took: Duration,
+}
+
+/// Writes a checkpoint of every in-memory instance and of `domain` as of `seq`, replacing the
+/// previous one. The caller guarantees nothing changes meanwhile (the writer calls it). O(n)
+/// in the members held; each board is encoded under its read lock, so reads go on.
+pub async fn write(
+    store: &Store,
+    registry: &Registry,
+    domain: &Domain,
+    seq: i64,
+) -> Result<Written, AppError> {
+    let started = Instant::now();
+    let mut bytes = Vec::new();
+    let mut instances = Vec::new();
+    let mut archived = Vec::new();
+    for entry in registry.all() {
+        if entry.is_archived() {
+            archived.push(entry.def.id.clone());
+            continue;
+        }
+        for slot in entry.instances() {
+            let before = bytes.len();
+            slot.read().write_checkpoint(&mut bytes);
+            instances.push(InstanceEntry {
+                board: slot.id.clone(),
+                period_kind: slot.period.kind.as_str().to_string(),
+                period_key: slot.period.key.clone(),
+                bytes: (bytes.len() - before) as u64,
+            });
+        }
+    }
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT,
+        core_format: CHECKPOINT_FORMAT_VERSION,
+        seq,
+        domain: domain.state(),
+        archived,
+        instances,
+    };
+    let manifest_bytes = serde_json::to_vec(&manifest)
+        .map_err(|e| AppError::Internal(format!("cannot encode the checkpoint manifest: {e}")))?;
+    let parts: Vec<&[u8]> = bytes.chunks(PART_BYTES).collect();
+    store.save_checkpoint(seq, &manifest_bytes, &parts).await?;
+    Ok(Written {
+        seq,
+        instances: manifest.instances.len(),
+        bytes: bytes.len(),
+        took: started.elapsed(),
+    })
+}
+
+/// How the live state was restored at start-up.
+#[derive(Clone, Debug)]
+pub enum Restored {
+    /// From a checkpoint, then the log after it.
+    Checkpoint {
+        /// The checkpoint's `seq`.
+        seq: i64,
+        /// Log entries (events and actions) replayed after it.
+        tail: u64,
+    },
+    /// By replaying the whole log: there was no checkpoint, or it could not be used (why).
+    FullReplay {
+        /// Why a checkpoint was not used, when there was one.
+        unusable: Option<String>,
+    },
+}
+
+/// Restores the live boards and the season and moderation state: from the checkpoint and the
+/// log after it when there is a usable one, else by replaying the whole log.
+pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Domain, Restored), AppError> {
+    let unusable = match load(store).await {
+        Ok(None) => None,
+        Ok(Some((registry, domain, seq))) => {
+            let tail = replay_tail(store, &registry, &domain, seq).await?;
+            return Ok((registry, domain, Restored::Checkpoint { seq, tail }));
+        }
+        Err(why) => Some(why),
+    };
+    let (registry, domain, _) = timeline::rebuild(store, None, now, |_| {}).await?;
+    Ok((registry, domain, Restored::FullReplay { unusable }))
+}
+
+/// The checkpoint's boards (installed into a fresh registry of every defined board), domain
+/// and `seq`; `Ok(None)` without one, `Err(why)` when it cannot be used. Storage errors are
+/// reasons too: the log is still there to replay.
+async fn load(store: &Store) -> Result<Option<(Registry, Domain, i64)>, String> {
+    let Some((seq, parts)) = store.checkpoint().await.map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let mut parts = parts.into_iter();
+    let manifest: Manifest = serde_json::from_slice(&parts.next().unwrap_or_default())
+        .map_err(|e| format!("its manifest cannot be read: {e}"))?;
+    if manifest.format != MANIFEST_FORMAT || manifest.core_format != CHECKPOINT_FORMAT_VERSION {
+        return Err(format!(
+            "it has format {}/{}, this build reads {MANIFEST_FORMAT}/{CHECKPOINT_FORMAT_VERSION}",
+            manifest.format, manifest.core_format
+        ));
+    }
+    if manifest.seq != seq {
+        return Err(format!(
+            "its manifest names seq {} but it is stored as {seq}",
+            manifest.seq
+        ));
+    }
+    let next_seq = store.next_seq().await.map_err(|e| e.to_string())?;
+    if seq >= next_seq {
+        return Err(format!(
+            "it is as of seq {seq} but the log ends at {}: the log is older than the checkpoint",
+            next_seq - 1
+        ));
+    }
+    let total: u64 = manifest.instances.iter().map(|i| i.bytes).sum();
+    let mut bytes = Vec::with_capacity(usize::try_from(total).map_err(|_| "it is too large".to_string())?);
+    for part in parts {
+        bytes.extend_from_slice(&part);
+    }
+    if bytes.len() as u64 != total {
+        return Err(format!(
+            "it holds {} bytes of boards, its manifest {total}",
+            bytes.len()
+        ));
+    }
+
+    let registry = Registry::default();
+    for def in store.boards().await.map_err(|e| e.to_string())? {
+        registry
+            .add(&def)
+            .map_err(|e| format!("stored board {} is invalid: {e}", def.id))?;
+    }
+    let mut at = 0usize;
+    for instance in &manifest.instances {
+        let end = at + instance.bytes as usize;
+        let slice = &bytes[at..end];
+        at = end;
+        let what = format!("{} [{}]", instance.board, instance.period_key);
+        let entry = registry
+            .entry(&instance.board)
+            .ok_or_else(|| format!("it holds {what}, a board that is not defined"))?;
+        let kind = PeriodKind::parse(&instance.period_kind)
+            .ok_or_else(|| format!("{what} has an unknown period kind {:?}", instance.period_kind))?;
+        let period = entry
+            .calendar
+            .parse_key(kind, &instance.period_key)
+            .map_err(|e| format!("{what}: {e}"))?;
+        let board = Board::read_checkpoint(slice).map_err(|e| format!("{what} cannot be read: {e}"))?;
+        if *board.rules() != entry.def.rules {
+            return Err(format!("{what} has other rules than the board's definition"));
+        }
+        entry.install(BoardSlot::new(instance.board.clone(), period, board));
+    }
+    for board in &manifest.archived {
+        registry
+            .entry(board)
+            .ok_or_else(|| format!("it names {board}, a board that is not defined"))?
+            .archive();
+    }
+    Ok(Some((registry, Domain::from_state(manifest.domain), seq)))
+}
+
+/// Runs the log after `after` (events and actions in `seq` order) through the live code, as
+/// the writer ran it the first time. Returns the number of log entries replayed.
+async fn replay_tail(
+    store: &Store,
+    registry: &Registry,
+    domain: &Domain,
+    after: i64,
+) -> Result<u64, AppError> {
+    let actions = store.actions_after(after).await?;
+    let mut actions = actions.iter().peekable();
+    let mut live = LiveInstances { registry, store };
+    let mut replayed = 0u64;
+    let mut after = after;
+    loop {
+        let page = store.events_after(after, 20_000).await?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        for e in &page {
+            while let Some(action) = actions.next_if(|a| a.seq < e.seq) {
+                replay_action(store, registry, domain, &mut live, action).await?;
+                replayed += 1;
+            }
+            apply_event(registry, domain, &mut live, e)?;
+            replayed += 1;
+        }
+    }
+    for action in actions {
+        replay_action(store, registry, domain, &mut live, action).await?;
+        replayed += 1;
+    }
+    Ok(replayed)
+}
