@@ -98,7 +98,130 @@ async fn serve(config: &Path, addr: &str) -> Running {
     Running(child)
 }
 
-on_both_databases!(restart_after_a_kill_keeps_everything, rebuild_and_import);
+/// [`serve`], keeping what the binary prints: the line that says how it restored its state.
+async fn serve_logged(config: &Path, addr: &str) -> (Running, String) {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    wait_ready(addr, &mut child).await;
+    let serving = rx
+        .iter()
+        .find(|line| line.contains("serving on"))
+        .expect("the binary says where it serves");
+    (Running(child), serving)
+}
+
+/// Sends SIGTERM and waits, with a deadline, for a clean exit.
+fn terminate(mut running: Running) {
+    let pid = running.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = running.0.try_wait().unwrap() {
+            assert!(status.success(), "a clean stop on SIGTERM, got {status}");
+            return;
+        }
+        assert!(Instant::now() < deadline, "standings did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+on_both_databases!(
+    restart_after_a_kill_keeps_everything,
+    rebuild_and_import,
+    a_clean_stop_leaves_a_checkpoint_the_next_start_uses,
+);
+
+/// SIGTERM stops the binary cleanly with a checkpoint; the next start loads it (replaying no
+/// log), and after more events and a SIGKILL, a start loads it and replays just those events.
+/// Each time the board's digest is the one before the stop, and `standings rebuild` (the whole
+/// log) agrees with the running service.
+async fn a_clean_stop_leaves_a_checkpoint_the_next_start_uses(db: Db) {
+    let db = TestDb::new(db).await;
+    let addr = free_addr();
+    let config = write_config(&db.dir, &db.url, &addr);
+    let (running, first) = serve_logged(&config, &addr).await;
+    assert!(first.contains("by replaying the whole log"), "{first}");
+    let (status, _) = http(
+        &addr,
+        "PUT",
+        "/v1/boards/arena-clash/solo/S7/global",
+        Some(ADMIN),
+        Some(&json!({"score_mode": "highest"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let submit = |i: usize| {
+        let addr = addr.clone();
+        async move {
+            let e = event(
+                &format!("evt-{i}"),
+                &format!("p-{}", i % 37),
+                (i * 7919 % 1000) as i64,
+                "2026-10-13T10:00:00Z",
+            );
+            assert_eq!(
+                http(&addr, "POST", "/v1/score-events", Some(SERVICE), Some(&e))
+                    .await
+                    .0,
+                202
+            );
+        }
+    };
+    for i in 0..100 {
+        submit(i).await;
+    }
+    let (_, before) = http(&addr, "GET", &format!("{LB}/digest"), Some(SERVICE), None).await;
+    terminate(running);
+
+    let (running, second) = serve_logged(&config, &addr).await;
+    // Board definitions are not log entries: the 100 events are seq 1..=100.
+    assert!(
+        second.contains("from the checkpoint at seq 100 and 0 log entries after it"),
+        "{second}"
+    );
+    let (_, after) = http(&addr, "GET", &format!("{LB}/digest"), Some(SERVICE), None).await;
+    assert_eq!(after, before);
+    for i in 100..130 {
+        submit(i).await;
+    }
+    let (_, before) = http(&addr, "GET", &format!("{LB}/digest"), Some(SERVICE), None).await;
+    drop(running); // SIGKILL: the checkpoint stays the one from the clean stop.
+
+    let (_running, third) = serve_logged(&config, &addr).await;
+    assert!(
+        third.contains("from the checkpoint at seq 100 and 30 log entries after it"),
+        "{third}"
+    );
+    let (_, after) = http(&addr, "GET", &format!("{LB}/digest"), Some(SERVICE), None).await;
+    assert_eq!(after, before);
+    let rebuild = Command::new(BIN)
+        .args(["rebuild", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&rebuild.stdout);
+    assert!(rebuild.status.success(), "{report}");
+    assert!(report.contains("matches the live board"), "{report}");
+}
 
 /// Everything acknowledged survives a SIGKILL: after a restart the board has the same digest,
 /// version and entries, and retries are still recognised as duplicates.

@@ -222,6 +222,7 @@ struct Report {
     load_cpu: cpu::Usage,
     first_ready: Duration,
     restart_ready: Duration,
+    stop_took: Duration,
     digest_took: Duration,
     digest: String,
     database_bytes: Option<u64>,
@@ -355,7 +356,10 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
         );
     }
     eprintln!("loadgen: restarting the service (SIGINT, then start on the same database)");
+    let stop_started = Instant::now();
     service.stop(Duration::from_secs(120))?;
+    let stop_took = stop_started.elapsed();
+    eprintln!("loadgen: the service stopped {stop_took:.2?} after SIGINT (it writes a checkpoint)");
     let database_bytes = service.database_bytes();
     let restart_ready = service.start(args.ready_timeout).await?;
     let digest_started = Instant::now();
@@ -391,6 +395,7 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
         load_cpu,
         first_ready,
         restart_ready,
+        stop_took,
         digest_took,
         digest: after.digest,
         database_bytes,
@@ -569,8 +574,10 @@ fn print_report(args: &Args, r: &Report) {
         r.redis_used >> 20,
     );
     println!(
-        "Restart: ready {:.2} s after start on the loaded database (first start, empty: {:.2} s); \
-         the digest ({:.2} s to compute) matches: {}.{}",
+        "Restart: the stop took {:.2} s (finishing requests, writing the checkpoint); ready {:.2} s \
+         after start on the loaded database (first start, empty: {:.2} s); the digest ({:.2} s to \
+         compute) matches: {}.{}",
+        r.stop_took.as_secs_f64(),
         r.restart_ready.as_secs_f64(),
         r.first_ready.as_secs_f64(),
         r.digest_took.as_secs_f64(),
