@@ -149,12 +149,12 @@ pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Domain, Resto
 /// and `seq`; `Ok(None)` without one, `Err(why)` when it cannot be used. Storage errors are
 /// reasons too: the log is still there to replay.
 async fn load(store: &Store) -> Result<Option<(Registry, Domain, i64)>, String> {
-    let Some((seq, parts)) = store.checkpoint().await.map_err(|e| e.to_string())? else {
+    let Some((seq, count)) = store.checkpoint_head().await.map_err(|e| e.to_string())? else {
         return Ok(None);
     };
-    let mut parts = parts.into_iter();
-    let manifest: Manifest = serde_json::from_slice(&parts.next().unwrap_or_default())
-        .map_err(|e| format!("its manifest cannot be read: {e}"))?;
+    let manifest_bytes = store.checkpoint_part(seq, 0).await.map_err(|e| e.to_string())?;
+    let manifest: Manifest =
+        serde_json::from_slice(&manifest_bytes).map_err(|e| format!("its manifest cannot be read: {e}"))?;
     if manifest.format != MANIFEST_FORMAT || manifest.core_format != CHECKPOINT_FORMAT_VERSION {
         return Err(format!(
             "it has format {}/{}, this build reads {MANIFEST_FORMAT}/{CHECKPOINT_FORMAT_VERSION}",
@@ -176,7 +176,16 @@ async fn load(store: &Store) -> Result<Option<(Registry, Domain, i64)>, String> 
     }
     let total: u64 = manifest.instances.iter().map(|i| i.bytes).sum();
     let mut bytes = Vec::with_capacity(usize::try_from(total).map_err(|_| "it is too large".to_string())?);
-    for part in parts {
+    for part in 1..count {
+        let part = store
+            .checkpoint_part(seq, part)
+            .await
+            .map_err(|e| e.to_string())?;
+        if bytes.len() + part.len() > bytes.capacity() {
+            return Err(format!(
+                "it holds more bytes of boards than its manifest's {total}"
+            ));
+        }
         bytes.extend_from_slice(&part);
     }
     if bytes.len() as u64 != total {

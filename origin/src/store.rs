@@ -799,26 +799,54 @@ impl Store {
         tx.commit().await.map_err(db_err("cannot commit the checkpoint"))
     }
 
-    /// The checkpoint's `seq` and parts (the manifest first), if there is one.
-    pub async fn checkpoint(&self) -> Result<Option<(i64, Vec<Vec<u8>>)>, AppError> {
-        let rows = sqlx::query("SELECT seq, part, body FROM checkpoint_parts ORDER BY seq, part")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db_err("cannot read the checkpoint"))?;
+    /// The checkpoint's `seq` and number of parts (the manifest included), if there is one.
+    pub async fn checkpoint_head(&self) -> Result<Option<(i64, i64)>, AppError> {
+        let rows = sqlx::query(
+            "SELECT seq, COUNT(*) AS parts, MAX(part) AS last FROM checkpoint_parts GROUP BY seq",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err("cannot read the checkpoint"))?;
         let bad = db_err("bad checkpoint row");
-        let mut seq = None;
-        let mut parts = Vec::with_capacity(rows.len());
-        for (i, row) in rows.iter().enumerate() {
-            let this: i64 = row.try_get("seq").map_err(&bad)?;
-            let part: i64 = row.try_get("part").map_err(&bad)?;
-            if *seq.get_or_insert(this) != this || part != i as i64 {
-                return Err(AppError::Internal(format!(
-                    "the checkpoint's parts are not one sequence (part {part} of seq {this})"
-                )));
-            }
-            parts.push(row.try_get("body").map_err(&bad)?);
+        let [row] = &rows[..] else {
+            return match rows.len() {
+                0 => Ok(None),
+                n => Err(AppError::Internal(format!("{n} checkpoints are stored, not one"))),
+            };
+        };
+        let seq: i64 = row.try_get("seq").map_err(&bad)?;
+        let parts: i64 = row.try_get("parts").map_err(&bad)?;
+        let last: i64 = row.try_get("last").map_err(&bad)?;
+        if last != parts - 1 {
+            return Err(AppError::Internal(format!(
+                "the checkpoint at seq {seq} has {parts} parts numbered up to {last}"
+            )));
         }
-        Ok(seq.map(|seq| (seq, parts)))
+        Ok(Some((seq, parts)))
+    }
+
+    /// One part of the checkpoint at `seq` (part 0 is the manifest). One row at a time, so
+    /// reading a large checkpoint holds one part beside what it is copied into.
+    pub async fn checkpoint_part(&self, seq: i64, part: i64) -> Result<Vec<u8>, AppError> {
+        let row = sqlx::query("SELECT body FROM checkpoint_parts WHERE seq = $1 AND part = $2")
+            .bind(seq)
+            .bind(part)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db_err("cannot read a checkpoint part"))?;
+        row.try_get("body").map_err(db_err("bad checkpoint part"))
+    }
+
+    /// The checkpoint's `seq` and all of its parts (the manifest first), if there is one.
+    pub async fn checkpoint(&self) -> Result<Option<(i64, Vec<Vec<u8>>)>, AppError> {
+        let Some((seq, count)) = self.checkpoint_head().await? else {
+            return Ok(None);
+        };
+        let mut parts = Vec::with_capacity(count as usize);
+        for part in 0..count {
+            parts.push(self.checkpoint_part(seq, part).await?);
+        }
+        Ok(Some((seq, parts)))
     }
 
     /// Every action with `seq > after`, in `seq` order.
