@@ -190,25 +190,62 @@ struct Submission {
     reply: oneshot::Sender<Result<Vec<Outcome>, AppError>>,
 }
 
+/// Cumulative totals a group's accepted events leave, by (board, period key, player), before
+/// the boards show them.
+type PendingTotals = HashMap<(standings_core::BoardId, String, String), i64>;
+
+/// A group whose events are durably committed but not yet applied to the boards nor answered.
+/// The writer holds at most one, and applies it while the next group's insert and commit run on
+/// the database's thread, so that the boards' work and the database's overlap. It is applied
+/// before anything else changes a board (the next group, an action, an eviction), so `seq`
+/// order stays the apply order; its submitters hear nothing before it is applied.
+struct Committed {
+    group: Vec<Submission>,
+    outcomes: Vec<Vec<Outcome>>,
+    fresh: Vec<StoredEvent>,
+    committed: Instant,
+    totals: PendingTotals,
+}
+
 async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
     let mut pending: Option<Command> = None;
+    let mut unapplied: Option<Committed> = None;
     loop {
         let first = match pending.take() {
             Some(command) => command,
-            None => match rx.recv().await {
-                Some(command) => command,
-                None => return,
+            None => match rx.try_recv() {
+                Ok(command) => command,
+                Err(_) => {
+                    // Nothing else is queued: make the committed group visible and answer it
+                    // now rather than behind whatever arrives next.
+                    if let Some(done) = unapplied.take() {
+                        finish(&parts, done);
+                    }
+                    match rx.recv().await {
+                        Some(command) => command,
+                        None => return,
+                    }
+                }
             },
         };
         match first {
             Command::Action { request, reply } => {
+                if let Some(done) = unapplied.take() {
+                    finish(&parts, done);
+                }
                 let answer = act(&mut parts, *request).await;
                 let _ = reply.send(answer);
             }
             Command::Evict { reply } => {
+                if let Some(done) = unapplied.take() {
+                    finish(&parts, done);
+                }
                 let _ = reply.send(evict(&parts).await);
             }
             Command::Checkpoint { reply } => {
+                if let Some(done) = unapplied.take() {
+                    finish(&parts, done);
+                }
                 let _ = reply.send(write_checkpoint(&mut parts).await);
             }
             Command::Events {
@@ -244,50 +281,134 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                         Err(_) => break,
                     }
                 }
-                match commit_group(&mut parts, &group).await {
-                    Ok(outcomes) => {
-                        for (submission, outcomes) in group.into_iter().zip(outcomes) {
-                            let _ = submission.reply.send(Ok(outcomes));
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!(
-                            "standings: a group commit failed, nothing of it was stored or applied: {e}"
-                        );
-                        for submission in group {
-                            let _ = submission
-                                .reply
-                                .send(Err(AppError::Internal(format!("group commit failed: {e}"))));
-                        }
-                    }
-                }
+                unapplied = commit_group(&mut parts, group, unapplied.take()).await;
                 if parts.checkpoint_every > 0
                     && (parts.next_seq - 1 - parts.checkpoint_seq) as u64 >= parts.checkpoint_every
-                    && let Err(e) = write_checkpoint(&mut parts).await
                 {
-                    eprintln!("standings: a periodic checkpoint failed (the log is intact): {e}");
+                    // A checkpoint is the state of the log up to its seq: everything committed
+                    // is applied first.
+                    if let Some(done) = unapplied.take() {
+                        finish(&parts, done);
+                    }
+                    if let Err(e) = write_checkpoint(&mut parts).await {
+                        eprintln!("standings: a periodic checkpoint failed (the log is intact): {e}");
+                    }
                 }
             }
         }
     }
 }
 
-/// Decides, stores and applies one group; returns the outcomes per submission.
-async fn commit_group(parts: &mut WriterParts, group: &[Submission]) -> Result<Vec<Vec<Outcome>>, AppError> {
+/// Decides and stores one group, and meanwhile applies and answers the `previous` one. Returns
+/// the group once committed, to be applied by the caller; on a failure its submitters are
+/// answered with the error and nothing of it was stored or applied.
+async fn commit_group(
+    parts: &mut WriterParts,
+    mut group: Vec<Submission>,
+    previous: Option<Committed>,
+) -> Option<Committed> {
+    let no_totals = PendingTotals::new();
+    let prior = previous.as_ref().map_or(&no_totals, |p| &p.totals);
+    let decided = decide_group(parts, &mut group, prior).await;
+    let (mut tx, outcomes, flags, totals) = match decided {
+        Ok(decided) => decided,
+        Err(e) => {
+            if let Some(done) = previous {
+                finish(parts, done);
+            }
+            fail(group, &e);
+            return None;
+        }
+    };
+    // The accepted events leave their submissions (no copy), numbered in order.
+    let mut seq = parts.next_seq;
+    let mut fresh = Vec::with_capacity(flags.iter().map(Vec::len).sum());
+    for (submission, flags) in group.iter_mut().zip(flags) {
+        for (mut e, late) in submission.events.drain(..).zip(flags) {
+            let Some(late) = late else { continue };
+            e.seq = seq;
+            e.status = if late { "LATE" } else { "APPLIED" }.into();
+            seq += 1;
+            fresh.push(e);
+        }
+    }
+    // The database inserts and commits on its own thread while this one applies the previous
+    // group, which was committed before these were decided.
+    let store = parts.store.clone();
+    let stored = tokio::spawn(async move {
+        if !fresh.is_empty() {
+            store.insert_events(&mut tx, &fresh).await?;
+        }
+        tx.commit()
+            .await
+            .map_err(|e| AppError::storage("cannot commit events", e))?;
+        Ok::<_, AppError>(fresh)
+    });
+    if let Some(done) = previous {
+        finish(parts, done);
+    }
+    let fresh = match stored.await {
+        Ok(Ok(fresh)) => fresh,
+        Ok(Err(e)) => {
+            fail(group, &e);
+            return None;
+        }
+        Err(e) => {
+            fail(group, &AppError::Internal(format!("the commit task failed: {e}")));
+            return None;
+        }
+    };
+    parts.next_seq = seq;
+    let committed = Instant::now();
+    for submission in &group {
+        parts
+            .metrics
+            .durable_ack
+            .observe(committed.duration_since(submission.received));
+    }
+    Some(Committed {
+        group,
+        outcomes,
+        fresh,
+        committed,
+        totals,
+    })
+}
+
+/// What deciding a group gives: the open transaction, the outcome of every event, per event
+/// `Some(late)` when it is to be stored, and the cumulative totals it leaves.
+type Decided = (
+    sqlx::Transaction<'static, sqlx::Any>,
+    Vec<Vec<Outcome>>,
+    Vec<Vec<Option<bool>>>,
+    PendingTotals,
+);
+
+/// Looks up the group's ids among stored events and decides each event in order. Cumulative
+/// totals are checked against an overlay of this group's pending sums, then the `prior`
+/// group's (committed, perhaps not yet applied), then the boards, so that an event that would
+/// overflow is refused before it is stored.
+async fn decide_group(
+    parts: &WriterParts,
+    group: &mut [Submission],
+    prior: &PendingTotals,
+) -> Result<Decided, AppError> {
     let WriterParts {
         store,
         registry,
         domain,
-        metrics,
         clock,
-        next_seq,
         ..
     } = parts;
+    let received_at = clock.now_ms();
+    for submission in group.iter_mut() {
+        for e in &mut submission.events {
+            e.received_at = received_at;
+        }
+    }
     let mut tx = store.begin().await?;
-    // Everything already stored under the ids of this group, by (game, event id).
-    let mut known: HashMap<(String, String), StoredEvent> = HashMap::new();
     let mut ids_by_game: HashMap<&str, Vec<&str>> = HashMap::new();
-    for submission in group {
+    for submission in group.iter() {
         for e in &submission.events {
             ids_by_game
                 .entry(e.game.as_str())
@@ -295,24 +416,23 @@ async fn commit_group(parts: &mut WriterParts, group: &[Submission]) -> Result<V
                 .push(e.event_id.as_str());
         }
     }
+    let mut found = Vec::new();
     for (game, ids) in &ids_by_game {
-        for stored in store.find_events(&mut tx, game, ids).await? {
-            known.insert((stored.game.clone(), stored.event_id.clone()), stored);
-        }
+        found.extend(store.find_events(&mut tx, game, ids).await?);
     }
-
-    // Decide each event in order. Cumulative totals are checked against an overlay of this
-    // group's pending sums so that an event that would overflow is refused before it is stored.
-    let mut pending_totals: HashMap<(standings_core::BoardId, String, String), i64> = HashMap::new();
-    let mut fresh: Vec<StoredEvent> = Vec::new();
+    // Everything already stored, or accepted earlier in this group, by (game, event id).
+    let mut known: HashMap<(&str, &str), &StoredEvent> = found
+        .iter()
+        .map(|stored| ((stored.game.as_str(), stored.event_id.as_str()), stored))
+        .collect();
+    let mut totals = PendingTotals::new();
     let mut outcomes: Vec<Vec<Outcome>> = Vec::with_capacity(group.len());
-    let received_at = clock.now_ms();
-    let first_seq = *next_seq;
-    let mut seq = first_seq;
-    for submission in group {
+    let mut flags: Vec<Vec<Option<bool>>> = Vec::with_capacity(group.len());
+    for submission in group.iter() {
         let mut these = Vec::with_capacity(submission.events.len());
+        let mut keep = Vec::with_capacity(submission.events.len());
         for e in &submission.events {
-            let key = (e.game.clone(), e.event_id.clone());
+            let key = (e.game.as_str(), e.event_id.as_str());
             if let Some(stored) = known.get(&key) {
                 these.push(if !stored.same_payload(e) {
                     Outcome::Refused(AppError::EventIdConflict(format!(
@@ -327,42 +447,38 @@ async fn commit_group(parts: &mut WriterParts, group: &[Submission]) -> Result<V
                 } else {
                     Outcome::Duplicate
                 });
+                keep.push(None);
                 continue;
             }
-            let mut stored = e.clone();
-            stored.seq = seq;
-            stored.received_at = received_at;
-            match decide(registry, domain, &stored, &mut pending_totals) {
+            match decide(registry, domain, e, &mut totals, prior) {
                 Ok(late) => {
-                    stored.status = if late { "LATE" } else { "APPLIED" }.into();
-                    seq += 1;
-                    known.insert(key, stored.clone());
-                    fresh.push(stored);
+                    known.insert(key, e);
                     these.push(if late { Outcome::Late } else { Outcome::Accepted });
+                    keep.push(Some(late));
                 }
-                Err(refusal) => these.push(Outcome::Refused(refusal)),
+                Err(refusal) => {
+                    these.push(Outcome::Refused(refusal));
+                    keep.push(None);
+                }
             }
         }
         outcomes.push(these);
+        flags.push(keep);
     }
+    Ok((tx, outcomes, flags, totals))
+}
 
-    if !fresh.is_empty() {
-        store.insert_events(&mut tx, &fresh).await?;
-    }
-    tx.commit()
-        .await
-        .map_err(|e| AppError::storage("cannot commit events", e))?;
-    *next_seq = seq;
-    let committed = Instant::now();
-    for submission in group {
-        metrics
-            .durable_ack
-            .observe(committed.duration_since(submission.received));
-    }
-
-    // Visible: apply in commit order.
+/// Makes a committed group visible (applied in `seq` order), then answers its submitters.
+fn finish(parts: &WriterParts, done: Committed) {
+    let WriterParts {
+        store,
+        registry,
+        domain,
+        metrics,
+        ..
+    } = parts;
     let mut live = LiveInstances { registry, store };
-    for stored in &fresh {
+    for stored in &done.fresh {
         if let Err(e) = apply_event(registry, domain, &mut live, stored) {
             // Checked before the commit; reaching this is a bug. The log stays the truth and a
             // rebuild reports the event.
@@ -372,15 +488,28 @@ async fn commit_group(parts: &mut WriterParts, group: &[Submission]) -> Result<V
             );
         }
     }
-    metrics.visible_lag.observe(committed.elapsed());
-    metrics.events_accepted.add(fresh.len() as u64);
-    let duplicates = outcomes
+    metrics.visible_lag.observe(done.committed.elapsed());
+    metrics.events_accepted.add(done.fresh.len() as u64);
+    let duplicates = done
+        .outcomes
         .iter()
         .flatten()
         .filter(|o| matches!(o, Outcome::Duplicate))
         .count();
     metrics.duplicates.add(duplicates as u64);
-    Ok(outcomes)
+    for (submission, outcomes) in done.group.into_iter().zip(done.outcomes) {
+        let _ = submission.reply.send(Ok(outcomes));
+    }
+}
+
+/// Answers every submission of a group that was neither stored nor applied.
+fn fail(group: Vec<Submission>, e: &AppError) {
+    eprintln!("standings: a group commit failed, nothing of it was stored or applied: {e}");
+    for submission in group {
+        let _ = submission
+            .reply
+            .send(Err(AppError::Internal(format!("group commit failed: {e}"))));
+    }
 }
 
 /// Decides a new event against the season, disqualifications and cumulative totals. Returns
@@ -389,7 +518,8 @@ fn decide(
     registry: &Registry,
     domain: &Domain,
     e: &StoredEvent,
-    pending: &mut HashMap<(standings_core::BoardId, String, String), i64>,
+    pending: &mut PendingTotals,
+    prior: &PendingTotals,
 ) -> Result<bool, AppError> {
     let season_late = match domain.seasons.get(&e.game, &e.season).route(e.achieved_at) {
         Routing::Apply => false,
@@ -426,7 +556,7 @@ fn decide(
             target.period.key.clone(),
             e.player_id.clone(),
         );
-        let current = match pending.get(&key) {
+        let current = match pending.get(&key).or_else(|| prior.get(&key)) {
             Some(total) => Some(*total),
             None => entry
                 .instance(&target.period.key)

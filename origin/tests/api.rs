@@ -47,6 +47,7 @@ on_both_databases!(
     friends_and_rank_players,
     boards_and_operations,
     batch_submissions,
+    batch_refusals_match_single_submissions,
 );
 
 /// The canonical board over HTTP, and the core scenarios: Dev's 9,700 to #2, a late lower score
@@ -763,4 +764,76 @@ async fn batch_submissions(db: Db) {
     let (_, top) = service.get(&format!("{LB}/top?limit=100")).await;
     assert_eq!(top["total_players"], 6);
     assert_eq!(top["board_version"], 6);
+}
+
+/// A batch refuses each malformed event with the code and detail the single-event endpoint
+/// gives it, so the batch's typed fast path and the general path agree word for word.
+async fn batch_refusals_match_single_submissions(db: Db) {
+    let service = TestService::start(db).await;
+    service.define(BOARD, "highest").await;
+    let good = event("m-0", "p-ok", 5, "2026-10-13T10:00:00Z");
+    let with = |field: &str, value: Value| {
+        let mut e = good.clone();
+        e[field] = value;
+        e
+    };
+    let without = |field: &str| {
+        let mut e = good.clone();
+        e.as_object_mut().unwrap().remove(field);
+        e
+    };
+    let malformed = [
+        with("value", json!(1.5)),
+        with("value", json!(u64::MAX)),
+        with("value", json!("5")),
+        with("unexpected", json!(1)),
+        without("value"),
+        without("event_id"),
+        with("event_id", json!(7)),
+        with("player_id", json!("p-\u{7}")),
+        with("scopes", json!([])),
+        with("scopes", json!(["global", "global"])),
+        with("scopes", json!("global")),
+        with("scopes", json!(["nowhere"])),
+        with("achieved_at", json!("yesterday")),
+        with("achieved_at", json!("2999-01-01T00:00:00Z")),
+        with("game", json!("other-game")),
+        json!("not an object"),
+        json!(null),
+    ];
+    let mut expected = Vec::new();
+    for e in &malformed {
+        let (status, body) = service.submit(e).await;
+        assert!(status.is_client_error(), "{e} answered {status}: {body}");
+        expected.push((body["code"].clone(), without_now(&body["detail"])));
+    }
+    let mut events = malformed.to_vec();
+    events.push(good.clone());
+    let (status, body) = service
+        .call(
+            Method::POST,
+            "/v1/score-events/batch",
+            Some(SERVICE),
+            Some(&json!({ "events": events })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let results = body["results"].as_array().unwrap();
+    for (i, (code, detail)) in expected.iter().enumerate() {
+        assert_eq!(results[i]["status"], "REJECTED", "{}", malformed[i]);
+        assert_eq!(&results[i]["code"], code, "{}", malformed[i]);
+        assert_eq!(&without_now(&results[i]["detail"]), detail, "{}", malformed[i]);
+        let id = malformed[i]
+            .get("event_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        assert_eq!(results[i]["event_id"], id, "{}", malformed[i]);
+    }
+    assert_eq!(results[malformed.len()]["status"], "ACCEPTED");
+}
+
+/// A refusal's detail without the service's clock reading, which moves between two requests.
+fn without_now(detail: &Value) -> String {
+    let detail = detail.as_str().unwrap();
+    detail.split(" (now is ").next().unwrap().to_string()
 }

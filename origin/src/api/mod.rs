@@ -90,17 +90,32 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+        let RawBody(bytes) = RawBody::from_request(req, state).await?;
+        parse_json(&bytes).map(JsonBody)
+    }
+}
+
+/// A request body read with the size limit (413 past it), not yet parsed: for a handler with a
+/// typed fast path that falls back to [`parse_json`] and [`JsonBody`]'s answers.
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        Bytes::from_request(req, state).await.map(RawBody).map_err(|e| {
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 AppError::PayloadTooLarge(format!("the body is larger than {MAX_BODY_BYTES} bytes"))
             } else {
                 AppError::InvalidJson(format!("the body cannot be read: {e}"))
             }
-        })?;
-        serde_json::from_slice(&bytes)
-            .map(JsonBody)
-            .map_err(|e| AppError::InvalidJson(format!("the body is not JSON: {e}")))
+        })
     }
+}
+
+/// Parses a body as JSON, 400 `INVALID_JSON` when it is not.
+pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, AppError> {
+    serde_json::from_slice(bytes).map_err(|e| AppError::InvalidJson(format!("the body is not JSON: {e}")))
 }
 
 /// A JSON answer with a status.

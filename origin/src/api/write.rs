@@ -8,7 +8,9 @@ use axum::routing::{post, put};
 use serde::{Deserialize, Serialize};
 use standings_core::{BoardId, BoardRules, ScoreMode, check_id};
 
-use super::{JsonBody, Shared, json};
+use serde_json::value::RawValue;
+
+use super::{JsonBody, RawBody, Shared, json, parse_json};
 use crate::auth::Principal;
 use crate::clock::{format_rfc3339, parse_rfc3339};
 use crate::error::{AppError, AppResult};
@@ -205,6 +207,16 @@ fn validate_event(
     now: i64,
 ) -> Result<NewEvent, AppError> {
     let body: EventBody = serde_json::from_value(raw).map_err(|e| AppError::InvalidEvent(e.to_string()))?;
+    validate_body(state, principal, body, now)
+}
+
+/// [`validate_event`] after the shape is read.
+fn validate_body(
+    state: &Shared,
+    principal: &Principal,
+    body: EventBody,
+    now: i64,
+) -> Result<NewEvent, AppError> {
     check_id("event_id", &body.event_id).map_err(|e| AppError::InvalidEvent(e.to_string()))?;
     check_id("player_id", &body.player_id).map_err(|e| AppError::InvalidEvent(e.to_string()))?;
     let scopes = body.scopes.unwrap_or_else(|| vec!["global".into()]);
@@ -307,11 +319,63 @@ async fn submit_event(
     }
 }
 
+/// A batch body as the fast path reads it: each event stays raw JSON text until it is parsed
+/// straight into [`EventBody`], with no `serde_json::Value` tree in between.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBatch<'a> {
+    #[serde(borrow)]
+    events: Vec<&'a RawValue>,
+}
+
+/// One event of a batch as the fast path read it: typed, or (when it is not an [`EventBody`])
+/// as a `Value`, for the general path to give its exact answer.
+enum ReadEvent<'a> {
+    Typed(EventBody, &'a RawValue),
+    Value(serde_json::Value),
+}
+
 async fn submit_batch(
     State(state): State<Shared>,
     headers: HeaderMap,
-    JsonBody(body): JsonBody,
+    RawBody(bytes): RawBody,
 ) -> AppResult<Response> {
+    // The fast path takes a body of the expected shape. Whatever it does not take (not JSON,
+    // another shape, a duplicate key, an event nested past the JSON depth limit) goes through
+    // the general path below, whose answers are the contract; the fast path answers the same
+    // for everything it takes.
+    if let Ok(batch) = serde_json::from_slice::<RawBatch>(&bytes) {
+        let read: Option<Vec<ReadEvent>> = batch
+            .events
+            .iter()
+            .map(|raw| match serde_json::from_str::<EventBody>(raw.get()) {
+                Ok(body) => Some(ReadEvent::Typed(body, raw)),
+                Err(_) => serde_json::from_str(raw.get()).ok().map(ReadEvent::Value),
+            })
+            .collect();
+        if let Some(read) = read {
+            let principal = state.auth.writer(&headers, None)?;
+            check_batch_size(read.len())?;
+            let now = state.clock.now_ms();
+            let checked = read
+                .into_iter()
+                .map(|event| match event {
+                    ReadEvent::Typed(body, raw) => {
+                        validate_body(&state, &principal, body, now).or_else(|_| {
+                            // The general path words the refusal and finds the id.
+                            let value = serde_json::from_str(raw.get())
+                                .map_err(|e| (String::new(), AppError::InvalidEvent(e.to_string())))?;
+                            check_value(&state, &principal, value, now)
+                        })
+                    }
+                    ReadEvent::Value(value) => check_value(&state, &principal, value, now),
+                })
+                .collect();
+            let results = submit_checked(&state, checked).await?;
+            return Ok(json(StatusCode::OK, &serde_json::json!({ "results": results })));
+        }
+    }
+    let body = parse_json(&bytes)?;
     let principal = state.auth.writer(&headers, None)?;
     let serde_json::Value::Object(mut object) = body else {
         return Err(AppError::InvalidEvent(
@@ -328,14 +392,32 @@ async fn submit_batch(
             "unknown field {other:?}; the body is {{\"events\": [...]}}"
         )));
     }
-    if events.len() > MAX_BATCH {
-        return Err(AppError::PayloadTooLarge(format!(
-            "a batch holds at most {MAX_BATCH} events; this one has {}",
-            events.len()
-        )));
-    }
+    check_batch_size(events.len())?;
     let results = submit_many(&state, &principal, events).await?;
     Ok(json(StatusCode::OK, &serde_json::json!({ "results": results })))
+}
+
+fn check_batch_size(events: usize) -> Result<(), AppError> {
+    if events > MAX_BATCH {
+        return Err(AppError::PayloadTooLarge(format!(
+            "a batch holds at most {MAX_BATCH} events; this one has {events}"
+        )));
+    }
+    Ok(())
+}
+
+/// One event of a batch after validation: ready to submit, or refused with its id (empty when
+/// it had none).
+type Checked = Result<NewEvent, (String, AppError)>;
+
+/// Validates one event read as a `Value`.
+fn check_value(state: &Shared, principal: &Principal, raw: serde_json::Value, now: i64) -> Checked {
+    let event_id = raw
+        .get("event_id")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string();
+    validate_event(state, principal, raw, now).map_err(|e| (event_id, e))
 }
 
 /// Validates and submits many events as one group commit, answering each in order: what the
@@ -346,22 +428,26 @@ pub async fn submit_many(
     events: Vec<serde_json::Value>,
 ) -> AppResult<Vec<EventAnswer>> {
     let now = state.clock.now_ms();
-    let mut answers: Vec<Option<EventAnswer>> = Vec::with_capacity(events.len());
-    let mut valid = Vec::with_capacity(events.len());
-    let mut valid_at = Vec::with_capacity(events.len());
-    for (i, raw) in events.into_iter().enumerate() {
-        let event_id = raw
-            .get("event_id")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string();
-        match validate_event(state, principal, raw, now) {
+    let checked = events
+        .into_iter()
+        .map(|raw| check_value(state, principal, raw, now))
+        .collect();
+    submit_checked(state, checked).await
+}
+
+/// Submits the valid events of a batch as one group commit and answers every event in order.
+async fn submit_checked(state: &Shared, checked: Vec<Checked>) -> AppResult<Vec<EventAnswer>> {
+    let mut answers: Vec<Option<EventAnswer>> = Vec::with_capacity(checked.len());
+    let mut valid = Vec::with_capacity(checked.len());
+    let mut valid_at = Vec::with_capacity(checked.len());
+    for (i, event) in checked.into_iter().enumerate() {
+        match event {
             Ok(event) => {
                 valid.push(event);
                 valid_at.push(i);
                 answers.push(None);
             }
-            Err(e) => {
+            Err((event_id, e)) => {
                 let (_, code) = e.status_and_code();
                 answers.push(Some(EventAnswer {
                     event_id,
