@@ -5,7 +5,7 @@ pub mod read;
 pub mod time_and_trust;
 pub mod write;
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -13,7 +13,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -109,6 +109,12 @@ pub fn json<T: Serialize>(status: StatusCode, body: &T) -> Response {
     }
 }
 
+/// Appends `text` as a JSON string, escaped exactly as serde_json escapes it.
+pub fn write_json_str(out: &mut Vec<u8>, text: &str) {
+    // Writing into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, text);
+}
+
 /// Pre-serialized JSON bytes with a status.
 pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
     (
@@ -119,14 +125,35 @@ pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
         .into_response()
 }
 
+/// The query parameters of a read, looked up in the URI's query string where they stand: a
+/// read has at most a few, so a scan per lookup is cheaper than building a map.
+pub struct ReadQuery<'a>(Option<&'a str>);
+
+impl<'a> ReadQuery<'a> {
+    /// The parameters of `uri`.
+    pub fn of(uri: &'a Uri) -> ReadQuery<'a> {
+        ReadQuery(uri.query())
+    }
+
+    /// The value of `name`, percent-decoded; the last one when it is given twice. O(length of
+    /// the query string).
+    pub fn get(&self, name: &str) -> Option<Cow<'a, str>> {
+        let query = self.0?;
+        form_urlencoded::parse(query.as_bytes())
+            .filter(|(key, _)| key == name)
+            .last()
+            .map(|(_, value)| value)
+    }
+}
+
 /// The board instance a read names: the board from the path, the period from `?period=`
 /// (default `all_time`) and `?at=` (RFC 3339, default now). A closed period that left memory is
 /// read from storage (slower, same answers, same `board_version`); a period with no events yet
 /// is an empty board at version 0. 404 `UNKNOWN_BOARD` for an undefined or archived board.
 pub async fn board_of(
     state: &AppState,
-    (game, mode, season, scope): &(String, String, String, String),
-    params: &HashMap<String, String>,
+    [game, mode, season, scope]: [&str; 4],
+    params: &ReadQuery<'_>,
 ) -> Result<Arc<BoardSlot>, AppError> {
     let id = BoardId::new(game, mode, season, scope)
         .map_err(|e| AppError::UnknownBoard(format!("no board {game}/{mode}/{season}/{scope}: {e}")))?;
@@ -140,7 +167,7 @@ pub async fn board_of(
     }
     let kind = match params.get("period") {
         None => PeriodKind::AllTime,
-        Some(name) => PeriodKind::parse(name)
+        Some(name) => PeriodKind::parse(&name)
             .filter(|k| entry.keeps(*k))
             .ok_or_else(|| {
                 AppError::InvalidRequest(format!(
@@ -151,7 +178,7 @@ pub async fn board_of(
     };
     let at = match params.get("at") {
         None => state.clock.now_ms(),
-        Some(raw) => crate::clock::parse_rfc3339(raw).map_err(AppError::InvalidRequest)?,
+        Some(raw) => crate::clock::parse_rfc3339(&raw).map_err(AppError::InvalidRequest)?,
     };
     let period = entry
         .calendar
@@ -186,6 +213,30 @@ pub struct PeriodView {
 }
 
 impl PeriodView {
+    /// Appends the period fields of a slot to a JSON object being written (after its `{`),
+    /// byte for byte as the derived `Serialize` prints them, with a comma after.
+    pub fn write_fields(slot: &BoardSlot, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"\"period\":");
+        write_json_str(out, slot.period.kind.as_str());
+        out.extend_from_slice(b",\"period_key\":");
+        write_json_str(out, &slot.period.key);
+        for (key, ms) in [
+            (&b",\"period_start\":"[..], slot.period.start_ms),
+            (&b",\"period_end\":"[..], slot.period.end_ms),
+        ] {
+            out.extend_from_slice(key);
+            match ms {
+                None => out.extend_from_slice(b"null"),
+                Some(ms) => {
+                    out.push(b'"');
+                    crate::clock::write_rfc3339(out, ms);
+                    out.push(b'"');
+                }
+            }
+        }
+        out.push(b',');
+    }
+
     /// The view of a slot's period.
     pub fn of(slot: &BoardSlot) -> PeriodView {
         PeriodView {
