@@ -3,7 +3,7 @@
 //!
 //! [`start`] opens the store and rebuilds the live boards from the event log; [`run`] serves the
 //! API on a listener until `shutdown` resolves. Tests start it on `127.0.0.1:0`, or call
-//! [`api::router`] directly.
+//! [`api::app`] directly.
 
 pub mod api;
 pub mod auth;
@@ -90,9 +90,9 @@ pub async fn run(
     state: Shared,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = api::router(state.clone());
+    let app = api::app(state.clone());
     let flag = state.clone();
-    axum::serve(listener, app)
+    axum::serve(listener, axum::ServiceExt::into_make_service(app))
         .with_graceful_shutdown(async move {
             shutdown.await;
             flag.ready.store(false, Ordering::Release);

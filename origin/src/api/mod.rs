@@ -6,18 +6,22 @@ pub mod time_and_trust;
 pub mod write;
 
 use std::borrow::Cow;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Request};
 use axum::http::{StatusCode, Uri};
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use standings_core::BoardId;
+use tower::{Layer, Service};
 
 use crate::auth::Auth;
 use crate::boards::{BoardSlot, Registry};
@@ -57,7 +61,8 @@ pub struct AppState {
 /// The state as handlers receive it.
 pub type Shared = Arc<AppState>;
 
-/// The whole API as one router, ready to serve or to call with `oneshot` in tests.
+/// The whole API as one router, without the body limit and the rejection count that [`app`]
+/// wraps around it.
 pub fn router(state: Shared) -> Router {
     Router::new()
         .merge(write::router())
@@ -65,18 +70,63 @@ pub fn router(state: Shared) -> Router {
         .merge(ops::router())
         .merge(time_and_trust::router())
         .fallback(|| async { AppError::NotFound("no such route".into()) })
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(middleware::from_fn_with_state(state.clone(), count_rejections))
         .with_state(state)
 }
 
-/// Counts every error answer by its code.
-async fn count_rejections(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
-    if let Some(ErrorCode(code)) = response.extensions().get::<ErrorCode>() {
-        state.metrics.rejection(code);
+/// The whole API, ready to serve or to call with `oneshot` in tests: the [`router`] behind the
+/// body limit, counting every error answer by its code.
+pub fn app(state: Shared) -> App {
+    App {
+        metrics: state.metrics.clone(),
+        routes: DefaultBodyLimit::max(MAX_BODY_BYTES).layer(router(state)),
     }
-    response
+}
+
+/// The router behind the body limit.
+type Limited = <DefaultBodyLimit as Layer<Router>>::Service;
+
+/// The service [`app`] builds. The body limit and the count wrap the router once, instead of
+/// being `Router::layer`s: a route layer wraps every route, and costs a boxed clone of the
+/// route and a boxed future on every request.
+#[derive(Clone)]
+pub struct App {
+    routes: Limited,
+    metrics: Arc<Metrics>,
+}
+
+impl Service<Request> for App {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = CountRejections<<Limited as Service<Request>>::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Service::<Request>::poll_ready(&mut self.routes, cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        CountRejections {
+            response: self.routes.call(request),
+            metrics: self.metrics.clone(),
+        }
+    }
+}
+
+/// A response on its way out, counted by its code when it is an error answer.
+pub struct CountRejections<F> {
+    response: F,
+    metrics: Arc<Metrics>,
+}
+
+impl<F: Future<Output = Result<Response, Infallible>> + Unpin> Future for CountRejections<F> {
+    type Output = Result<Response, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Ok(response) = ready!(Pin::new(&mut self.response).poll(cx));
+        if let Some(ErrorCode(code)) = response.extensions().get::<ErrorCode>() {
+            self.metrics.rejection(code);
+        }
+        Poll::Ready(Ok(response))
+    }
 }
 
 /// A JSON request body: the bytes are read with the size limit (413 past it) and parsed as
