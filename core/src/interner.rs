@@ -61,8 +61,11 @@ impl Interner {
     /// The member id of `player`, if it was interned. O(1) expected.
     pub(crate) fn lookup(&self, player: &str) -> Option<MemberId> {
         let hash = self.hasher.hash_one(player.as_bytes());
+        // Compares bytes: going through `get` would check every candidate is UTF-8 first.
         self.table
-            .find(hash, |&m| self.get(m).as_bytes() == player.as_bytes())
+            .find(hash, |&m| {
+                member_bytes(&self.arena, &self.ends, m) == player.as_bytes()
+            })
             .copied()
     }
 

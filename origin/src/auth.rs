@@ -1,5 +1,6 @@
 //! Who is calling: static bearer tokens from the config, and player JWTs (HS256).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -102,6 +103,12 @@ impl Auth {
     /// The caller named by the `Authorization` header, if any. A header that names nobody is
     /// an error, never anonymous access.
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<Option<Principal>, AppError> {
+        Ok(self.caller(headers)?.map(Cow::into_owned))
+    }
+
+    /// [`Auth::authenticate`] without copying a static token's principal: reads only look at
+    /// it, and they are the hot path.
+    fn caller(&self, headers: &HeaderMap) -> Result<Option<Cow<'_, Principal>>, AppError> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
             return Ok(None);
         };
@@ -123,18 +130,18 @@ impl Auth {
                     token.principal.name
                 )));
             }
-            return Ok(Some(token.principal.clone()));
+            return Ok(Some(Cow::Borrowed(&token.principal)));
         }
         if let Some(key) = &self.jwt_secret
             && secret.matches('.').count() == 2
         {
             let player = verify_jwt(key, secret, crate::clock::now_ms() / 1000)?;
-            return Ok(Some(Principal {
+            return Ok(Some(Cow::Owned(Principal {
                 name: format!("jwt:{player}"),
                 role: Role::Player,
                 games: vec!["*".into()],
                 player_id: Some(player),
-            }));
+            })));
         }
         Err(AppError::Unauthenticated("the token is not known".into()))
     }
@@ -183,17 +190,17 @@ impl Auth {
         self.require(headers, Some(game), Role::can_define_boards, "an admin token")
     }
 
-    /// A caller allowed to read `game`; with `public_reads`, anyone (a bad token still fails).
-    pub fn reader(&self, headers: &HeaderMap, game: &str) -> Result<Option<Principal>, AppError> {
-        let principal = self.authenticate(headers)?;
-        match &principal {
-            None if self.public_reads => Ok(None),
+    /// Checks that the caller may read `game`; with `public_reads`, anyone may (a bad token
+    /// still fails). Copies nothing for a static token.
+    pub fn reader(&self, headers: &HeaderMap, game: &str) -> Result<(), AppError> {
+        match self.caller(headers)? {
+            None if self.public_reads => Ok(()),
             None => Err(AppError::Unauthenticated("reads need a token".into())),
             Some(p) if !p.allows_game(game) => Err(AppError::Forbidden(format!(
                 "token {:?} may not read game {game:?}",
                 p.name
             ))),
-            Some(_) => Ok(principal),
+            Some(_) => Ok(()),
         }
     }
 }

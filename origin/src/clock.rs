@@ -60,12 +60,91 @@ pub fn parse_rfc3339(text: &str) -> Result<i64, String> {
 
 /// Formats ms since the epoch as RFC 3339 in UTC (`2026-10-13T10:05:00Z`).
 pub fn format_rfc3339(ms: i64) -> String {
-    match jiff::Timestamp::from_millisecond(ms) {
-        Ok(ts) => ts.to_string(),
+    let mut out = Vec::with_capacity(24);
+    write_rfc3339(&mut out, ms);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// From the first ms of year 0 to just before the end of jiff's range (`9999-12-30T22:00:00Z`):
+/// a time in this range prints in the fixed `YYYY-MM-DDTHH:MM:SS[.fff]Z` shape.
+const FOUR_DIGIT_YEARS_MS: std::ops::Range<i64> = -62_167_219_200_000..253_402_207_200_000;
+
+/// Appends ms since the epoch as RFC 3339 in UTC, exactly as jiff's `Timestamp` prints it
+/// (fractional seconds only when non-zero, without trailing zeros). Reads print a time per
+/// entry, so the common range is formatted here without allocating; O(1).
+pub fn write_rfc3339(out: &mut Vec<u8>, ms: i64) {
+    if !FOUR_DIGIT_YEARS_MS.contains(&ms) {
         // Values outside jiff's range (years beyond -9999..=9999) cannot come from a parsed
         // timestamp; print the raw number rather than fail a read.
-        Err(_) => ms.to_string(),
+        let text = match jiff::Timestamp::from_millisecond(ms) {
+            Ok(ts) => ts.to_string(),
+            Err(_) => ms.to_string(),
+        };
+        out.extend_from_slice(text.as_bytes());
+        return;
     }
+    let days = ms.div_euclid(86_400_000);
+    let in_day = ms.rem_euclid(86_400_000);
+    let (year, month, day) = civil_from_days(days);
+    let (secs, millis) = (in_day / 1000, in_day % 1000);
+    let digits = |n: i64| b'0' + n as u8;
+    out.extend_from_slice(&[
+        digits(year / 1000),
+        digits(year / 100 % 10),
+        digits(year / 10 % 10),
+        digits(year % 10),
+        b'-',
+        digits(month / 10),
+        digits(month % 10),
+        b'-',
+        digits(day / 10),
+        digits(day % 10),
+        b'T',
+        digits(secs / 36_000),
+        digits(secs / 3600 % 10),
+        b':',
+        digits(secs / 600 % 6),
+        digits(secs / 60 % 10),
+        b':',
+        digits(secs % 60 / 10),
+        digits(secs % 10),
+    ]);
+    if millis != 0 {
+        let fraction = [
+            b'.',
+            digits(millis / 100),
+            digits(millis / 10 % 10),
+            digits(millis % 10),
+        ];
+        let len = if millis % 10 != 0 {
+            4
+        } else if millis % 100 != 0 {
+            3
+        } else {
+            2
+        };
+        out.extend_from_slice(&fraction[..len]);
+    }
+    out.push(b'Z');
+}
+
+/// The proleptic Gregorian `(year, month, day)` of a day count since 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`). O(1).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 #[cfg(test)]
@@ -81,5 +160,44 @@ mod tests {
         assert_eq!(format_rfc3339(ms + 250), "2026-10-13T10:05:00.25Z");
         assert!(parse_rfc3339("2026-13-13T10:05:00Z").is_err());
         assert!(parse_rfc3339("yesterday").is_err());
+    }
+
+    /// The allocation-free formatter prints every time exactly as jiff does, fractions,
+    /// leap days and the ends of the four-digit years included.
+    #[test]
+    fn rfc3339_matches_jiff() {
+        let jiff_text = |ms: i64| match jiff::Timestamp::from_millisecond(ms) {
+            Ok(ts) => ts.to_string(),
+            Err(_) => ms.to_string(),
+        };
+        let mut probes = vec![
+            0,
+            1,
+            -1,
+            999,
+            -999,
+            FOUR_DIGIT_YEARS_MS.start,
+            FOUR_DIGIT_YEARS_MS.start - 1,
+            FOUR_DIGIT_YEARS_MS.end,
+            FOUR_DIGIT_YEARS_MS.end - 1,
+            parse_rfc3339("2024-02-29T23:59:59.990Z").unwrap(),
+            parse_rfc3339("2000-03-01T00:00:00.100Z").unwrap(),
+            parse_rfc3339("1900-02-28T12:00:00.010Z").unwrap(),
+            i64::MIN,
+            i64::MAX,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let span = (FOUR_DIGIT_YEARS_MS.end - FOUR_DIGIT_YEARS_MS.start) as u64;
+            let ms = FOUR_DIGIT_YEARS_MS.start + (x % span) as i64;
+            probes.push(ms);
+            probes.push(ms - ms.rem_euclid(1000) + (x >> 40) as i64 % 1000);
+        }
+        for ms in probes {
+            assert_eq!(format_rfc3339(ms), jiff_text(ms), "{ms}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! [`start`] opens the store and restores the live boards (from the newest checkpoint and the
 //! log after it, or from the whole event log); [`run`] serves the API on a listener until
 //! `shutdown` resolves, then writes a checkpoint. Tests start it on `127.0.0.1:0`, or call
-//! [`api::router`] directly.
+//! [`api::app`] directly.
 
 pub mod api;
 pub mod auth;
@@ -104,9 +104,9 @@ pub async fn run(
     state: Shared,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = api::router(state.clone());
+    let app = api::app(state.clone());
     let flag = state.clone();
-    axum::serve(listener, app)
+    axum::serve(listener, axum::ServiceExt::into_make_service(app))
         .with_graceful_shutdown(async move {
             shutdown.await;
             flag.ready.store(false, Ordering::Release);

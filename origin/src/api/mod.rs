@@ -5,19 +5,23 @@ pub mod read;
 pub mod time_and_trust;
 pub mod write;
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
-use axum::http::StatusCode;
-use axum::middleware::{self, Next};
+use axum::extract::{DefaultBodyLimit, FromRequest, Request};
+use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use standings_core::BoardId;
+use tower::{Layer, Service};
 
 use crate::auth::Auth;
 use crate::boards::{BoardSlot, Registry};
@@ -59,7 +63,8 @@ pub struct AppState {
 /// The state as handlers receive it.
 pub type Shared = Arc<AppState>;
 
-/// The whole API as one router, ready to serve or to call with `oneshot` in tests.
+/// The whole API as one router, without the body limit and the rejection count that [`app`]
+/// wraps around it.
 pub fn router(state: Shared) -> Router {
     Router::new()
         .merge(write::router())
@@ -67,18 +72,63 @@ pub fn router(state: Shared) -> Router {
         .merge(ops::router())
         .merge(time_and_trust::router())
         .fallback(|| async { AppError::NotFound("no such route".into()) })
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(middleware::from_fn_with_state(state.clone(), count_rejections))
         .with_state(state)
 }
 
-/// Counts every error answer by its code.
-async fn count_rejections(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
-    if let Some(ErrorCode(code)) = response.extensions().get::<ErrorCode>() {
-        state.metrics.rejection(code);
+/// The whole API, ready to serve or to call with `oneshot` in tests: the [`router`] behind the
+/// body limit, counting every error answer by its code.
+pub fn app(state: Shared) -> App {
+    App {
+        metrics: state.metrics.clone(),
+        routes: DefaultBodyLimit::max(MAX_BODY_BYTES).layer(router(state)),
     }
-    response
+}
+
+/// The router behind the body limit.
+type Limited = <DefaultBodyLimit as Layer<Router>>::Service;
+
+/// The service [`app`] builds. The body limit and the count wrap the router once, instead of
+/// being `Router::layer`s: a route layer wraps every route, and costs a boxed clone of the
+/// route and a boxed future on every request.
+#[derive(Clone)]
+pub struct App {
+    routes: Limited,
+    metrics: Arc<Metrics>,
+}
+
+impl Service<Request> for App {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = CountRejections<<Limited as Service<Request>>::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Service::<Request>::poll_ready(&mut self.routes, cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        CountRejections {
+            response: self.routes.call(request),
+            metrics: self.metrics.clone(),
+        }
+    }
+}
+
+/// A response on its way out, counted by its code when it is an error answer.
+pub struct CountRejections<F> {
+    response: F,
+    metrics: Arc<Metrics>,
+}
+
+impl<F: Future<Output = Result<Response, Infallible>> + Unpin> Future for CountRejections<F> {
+    type Output = Result<Response, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Ok(response) = ready!(Pin::new(&mut self.response).poll(cx));
+        if let Some(ErrorCode(code)) = response.extensions().get::<ErrorCode>() {
+            self.metrics.rejection(code);
+        }
+        Poll::Ready(Ok(response))
+    }
 }
 
 /// A JSON request body: the bytes are read with the size limit (413 past it) and parsed as
@@ -126,6 +176,12 @@ pub fn json<T: Serialize>(status: StatusCode, body: &T) -> Response {
     }
 }
 
+/// Appends `text` as a JSON string, escaped exactly as serde_json escapes it.
+pub fn write_json_str(out: &mut Vec<u8>, text: &str) {
+    // Writing into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, text);
+}
+
 /// Pre-serialized JSON bytes with a status.
 pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
     (
@@ -136,14 +192,35 @@ pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
         .into_response()
 }
 
+/// The query parameters of a read, looked up in the URI's query string where they stand: a
+/// read has at most a few, so a scan per lookup is cheaper than building a map.
+pub struct ReadQuery<'a>(Option<&'a str>);
+
+impl<'a> ReadQuery<'a> {
+    /// The parameters of `uri`.
+    pub fn of(uri: &'a Uri) -> ReadQuery<'a> {
+        ReadQuery(uri.query())
+    }
+
+    /// The value of `name`, percent-decoded; the last one when it is given twice. O(length of
+    /// the query string).
+    pub fn get(&self, name: &str) -> Option<Cow<'a, str>> {
+        let query = self.0?;
+        form_urlencoded::parse(query.as_bytes())
+            .filter(|(key, _)| key == name)
+            .last()
+            .map(|(_, value)| value)
+    }
+}
+
 /// The board instance a read names: the board from the path, the period from `?period=`
 /// (default `all_time`) and `?at=` (RFC 3339, default now). A closed period that left memory is
 /// read from storage (slower, same answers, same `board_version`); a period with no events yet
 /// is an empty board at version 0. 404 `UNKNOWN_BOARD` for an undefined or archived board.
 pub async fn board_of(
     state: &AppState,
-    (game, mode, season, scope): &(String, String, String, String),
-    params: &HashMap<String, String>,
+    [game, mode, season, scope]: [&str; 4],
+    params: &ReadQuery<'_>,
 ) -> Result<Arc<BoardSlot>, AppError> {
     let id = BoardId::new(game, mode, season, scope)
         .map_err(|e| AppError::UnknownBoard(format!("no board {game}/{mode}/{season}/{scope}: {e}")))?;
@@ -157,7 +234,7 @@ pub async fn board_of(
     }
     let kind = match params.get("period") {
         None => PeriodKind::AllTime,
-        Some(name) => PeriodKind::parse(name)
+        Some(name) => PeriodKind::parse(&name)
             .filter(|k| entry.keeps(*k))
             .ok_or_else(|| {
                 AppError::InvalidRequest(format!(
@@ -168,7 +245,7 @@ pub async fn board_of(
     };
     let at = match params.get("at") {
         None => state.clock.now_ms(),
-        Some(raw) => crate::clock::parse_rfc3339(raw).map_err(AppError::InvalidRequest)?,
+        Some(raw) => crate::clock::parse_rfc3339(&raw).map_err(AppError::InvalidRequest)?,
     };
     let period = entry
         .calendar
@@ -203,6 +280,30 @@ pub struct PeriodView {
 }
 
 impl PeriodView {
+    /// Appends the period fields of a slot to a JSON object being written (after its `{`),
+    /// byte for byte as the derived `Serialize` prints them, with a comma after.
+    pub fn write_fields(slot: &BoardSlot, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"\"period\":");
+        write_json_str(out, slot.period.kind.as_str());
+        out.extend_from_slice(b",\"period_key\":");
+        write_json_str(out, &slot.period.key);
+        for (key, ms) in [
+            (&b",\"period_start\":"[..], slot.period.start_ms),
+            (&b",\"period_end\":"[..], slot.period.end_ms),
+        ] {
+            out.extend_from_slice(key);
+            match ms {
+                None => out.extend_from_slice(b"null"),
+                Some(ms) => {
+                    out.push(b'"');
+                    crate::clock::write_rfc3339(out, ms);
+                    out.push(b'"');
+                }
+            }
+        }
+        out.push(b',');
+    }
+
     /// The view of a slot's period.
     pub fn of(slot: &BoardSlot) -> PeriodView {
         PeriodView {

@@ -6,12 +6,11 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use standings_origin::api::{Shared, router};
+use standings_origin::api::{App, Shared, app};
 use standings_origin::config::{Config, Role, TokenConfig};
 use tower::ServiceExt;
 
@@ -147,7 +146,7 @@ pub fn config(url: &str) -> Config {
 /// A running service (no socket: requests go through the router).
 pub struct TestService {
     pub state: Shared,
-    pub app: Router,
+    pub app: App,
     pub db: TestDb,
 }
 
@@ -165,7 +164,7 @@ impl TestService {
         let state = standings_origin::start_with_clock(&config(&db.url), clock)
             .await
             .unwrap();
-        let app = router(state.clone());
+        let app = app(state.clone());
         TestService { state, app, db }
     }
 
