@@ -28,7 +28,9 @@ use crate::timeline::{self, Domain, DomainState, LiveInstances, apply_event, rep
 const MANIFEST_FORMAT: u32 = 1;
 
 /// The most bytes one stored part holds (a row each, well within both databases' limits).
-const PART_BYTES: usize = 16 << 20;
+/// Above glibc's largest mmap threshold (32 MiB), so every buffer of a part is mapped and
+/// unmapped on its own instead of staying in the heap after a start.
+const PART_BYTES: usize = 48 << 20;
 
 /// What part 0 holds: where each instance's bytes are, and the derived state beside them.
 #[derive(Serialize, Deserialize)]
