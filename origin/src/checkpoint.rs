@@ -176,17 +176,27 @@ async fn load(store: &Store) -> Result<Option<(Registry, Domain, i64)>, String> 
             next_seq - 1
         ));
     }
-    let total: u64 = manifest.instances.iter().map(|i| i.bytes).sum();
-    let mut bytes = Vec::with_capacity(usize::try_from(total).map_err(|_| "it is too large".to_string())?);
-    for part in 1..count {
+    let total = manifest
+        .instances
+        .iter()
+        .try_fold(0u64, |sum, i| sum.checked_add(i.bytes))
+        .ok_or("its manifest's sizes overflow")?;
+    let mut bytes: Vec<u8> = Vec::new();
+    for index in 1..count {
         let part = store
-            .checkpoint_part(seq, part)
+            .checkpoint_part(seq, index)
             .await
             .map_err(|e| e.to_string())?;
-        if bytes.len() + part.len() > bytes.capacity() {
+        if (bytes.len() + part.len()) as u64 > total {
             return Err(format!(
                 "it holds more bytes of boards than its manifest's {total}"
             ));
+        }
+        if index == 1 {
+            // Every part but the last is full, so this bounds the size by what is stored,
+            // whatever a damaged manifest claims.
+            let stored = part.len().saturating_mul((count - 1) as usize);
+            bytes.reserve_exact(stored.min(usize::try_from(total).unwrap_or(usize::MAX)));
         }
         bytes.extend_from_slice(&part);
     }

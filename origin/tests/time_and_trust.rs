@@ -228,6 +228,27 @@ async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
         other => panic!("a damaged checkpoint was used: {other:?}"),
     }
     assert_eq!(instances(&service.state.registry), after);
+
+    // A manifest claiming absurd sizes is refused before anything is sized by it.
+    let store = &service.state.store;
+    service.state.ingest.checkpoint().await.unwrap();
+    let (seq, parts) = store.checkpoint().await.unwrap().unwrap();
+    for claimed in [u64::MAX, 1 << 50] {
+        let mut manifest: Value = serde_json::from_slice(&parts[0]).unwrap();
+        manifest["instances"][0]["bytes"] = json!(claimed);
+        let manifest = serde_json::to_vec(&manifest).unwrap();
+        let boards: Vec<&[u8]> = parts[1..].iter().map(Vec::as_slice).collect();
+        store.save_checkpoint(seq, &manifest, &boards).await.unwrap();
+        let (_, _, restored) = standings_origin::checkpoint::restore(store, clock.now_ms())
+            .await
+            .unwrap();
+        match restored {
+            Restored::FullReplay { unusable: Some(why) } => {
+                assert!(why.contains("overflow") || why.contains("holds"), "{why}")
+            }
+            other => panic!("a lying manifest was used: {other:?}"),
+        }
+    }
 }
 
 /// Events land in the day, ISO week and month of their `achieved_at` in the board's time zone,
