@@ -22,7 +22,7 @@ use crate::boards::{BoardSlot, Registry};
 use crate::error::AppError;
 use crate::periods::PeriodKind;
 use crate::store::Store;
-use crate::timeline::{self, Domain, DomainState, LiveInstances, apply_event, replay_action};
+use crate::timeline::{self, Domain, DomainState, LiveInstances};
 
 /// The manifest's format version.
 const MANIFEST_FORMAT: u32 = 1;
@@ -138,7 +138,13 @@ pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Domain, Resto
     let unusable = match load(store).await {
         Ok(None) => None,
         Ok(Some((registry, domain, seq))) => {
-            let tail = replay_tail(store, &registry, &domain, seq).await?;
+            // The log after it runs through the live code, as the writer ran it the first time.
+            let mut live = LiveInstances {
+                registry: &registry,
+                store,
+            };
+            let (_, tail) =
+                timeline::replay_log(store, &registry, &domain, &mut live, seq, &mut |_| {}).await?;
             return Ok((registry, domain, Restored::Checkpoint { seq, tail }));
         }
         Err(why) => Some(why),
@@ -241,37 +247,4 @@ async fn load(store: &Store) -> Result<Option<(Registry, Domain, i64)>, String> 
             .archive();
     }
     Ok(Some((registry, Domain::from_state(manifest.domain), seq)))
-}
-
-/// Runs the log after `after` (events and actions in `seq` order) through the live code, as
-/// the writer ran it the first time. Returns the number of log entries replayed.
-async fn replay_tail(
-    store: &Store,
-    registry: &Registry,
-    domain: &Domain,
-    after: i64,
-) -> Result<u64, AppError> {
-    let actions = store.actions_after(after).await?;
-    let mut actions = actions.iter().peekable();
-    let mut live = LiveInstances { registry, store };
-    let mut replayed = 0u64;
-    let mut after = after;
-    loop {
-        let page = store.events_after(after, 20_000).await?;
-        let Some(last) = page.last() else { break };
-        after = last.seq;
-        for e in &page {
-            while let Some(action) = actions.next_if(|a| a.seq < e.seq) {
-                replay_action(store, registry, domain, &mut live, action).await?;
-                replayed += 1;
-            }
-            apply_event(registry, domain, &mut live, e)?;
-            replayed += 1;
-        }
-    }
-    for action in actions {
-        replay_action(store, registry, domain, &mut live, action).await?;
-        replayed += 1;
-    }
-    Ok(replayed)
 }

@@ -689,23 +689,14 @@ impl Store {
         row.as_ref().map(action_from_row).transpose()
     }
 
-    /// Every action (of one game, or all), in commit order.
-    pub async fn actions(&self, game: Option<&str>) -> Result<Vec<ActionRow>, AppError> {
-        let rows = match game {
-            Some(game) => {
-                sqlx::query(&format!(
-                    "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 ORDER BY seq"
-                ))
-                .bind(game)
-                .fetch_all(&self.pool)
-                .await
-            }
-            None => {
-                sqlx::query(&format!("SELECT {ACTION_COLUMNS} FROM actions ORDER BY seq"))
-                    .fetch_all(&self.pool)
-                    .await
-            }
-        }
+    /// Every action of one game, in commit order.
+    pub async fn actions(&self, game: &str) -> Result<Vec<ActionRow>, AppError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 ORDER BY seq"
+        ))
+        .bind(game)
+        .fetch_all(&self.pool)
+        .await
         .map_err(db_err("cannot read the action log"))?;
         rows.iter().map(action_from_row).collect()
     }

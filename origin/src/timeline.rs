@@ -842,35 +842,55 @@ async fn replay_pass(
     progress: &mut impl FnMut(u64),
 ) -> Result<(Domain, Vec<ResultRow>), AppError> {
     let domain = Domain::default();
-    let actions = store.actions(None).await?;
+    let mut instances = RebuildInstances::new(registry, only.cloned(), phase);
+    let (results, _) = replay_log(store, registry, &domain, &mut instances, 0, progress).await?;
+    instances.install();
+    Ok((domain, results))
+}
+
+/// Runs the log after `after` (events and actions in `seq` order) on `instances`: the whole
+/// log for a rebuild, or the part after a checkpoint on the live boards. Returns the result
+/// snapshots the actions produced and the number of log entries replayed; calls `progress`
+/// with the number of events read so far.
+pub async fn replay_log(
+    store: &Store,
+    registry: &Registry,
+    domain: &Domain,
+    instances: &mut impl Instances,
+    after: i64,
+    progress: &mut impl FnMut(u64),
+) -> Result<(Vec<ResultRow>, u64), AppError> {
+    let actions = store.actions_after(after).await?;
     let mut actions = actions.iter().peekable();
     let mut results = Vec::new();
-    let mut instances = RebuildInstances::new(registry, only.cloned(), phase);
-    let mut after = 0i64;
-    let mut read = 0u64;
+    let mut after = after;
+    let mut events = 0u64;
+    let mut replayed = 0u64;
     loop {
         let page = store.events_after(after, 20_000).await?;
         let Some(last) = page.last() else { break };
         after = last.seq;
         for e in &page {
             while let Some(action) = actions.next_if(|a| a.seq < e.seq) {
-                results.extend(replay_action(store, registry, &domain, &mut instances, action).await?);
+                results.extend(replay_action(store, registry, domain, instances, action).await?);
+                replayed += 1;
             }
-            apply_event(registry, &domain, &mut instances, e)?;
+            apply_event(registry, domain, instances, e)?;
+            replayed += 1;
         }
-        read += page.len() as u64;
-        progress(read);
+        events += page.len() as u64;
+        progress(events);
     }
     for action in actions {
-        results.extend(replay_action(store, registry, &domain, &mut instances, action).await?);
+        results.extend(replay_action(store, registry, domain, instances, action).await?);
+        replayed += 1;
     }
-    instances.install();
-    Ok((domain, results))
+    Ok((results, replayed))
 }
 
-/// Performs a logged action again (a rebuild, or the log after a checkpoint); returns the
-/// result snapshots it produces, which the log's first performance already stored.
-pub async fn replay_action(
+/// Performs a logged action again; returns the result snapshots it produces, which the log's
+/// first performance already stored.
+async fn replay_action(
     store: &Store,
     registry: &Registry,
     domain: &Domain,

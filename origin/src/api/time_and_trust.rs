@@ -311,7 +311,7 @@ async fn audit(
     state.auth.moderator(&headers, Some(&game))?;
     let records: Vec<Value> = state
         .store
-        .actions(Some(&game))
+        .actions(&game)
         .await?
         .iter()
         .map(|a| {
