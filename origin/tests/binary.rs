@@ -98,6 +98,37 @@ async fn serve(config: &Path, addr: &str) -> Running {
     Running(child)
 }
 
+/// Defines the `highest` board the tests here use.
+async fn define_global(addr: &str) {
+    let (status, _) = http(
+        addr,
+        "PUT",
+        "/v1/boards/arena-clash/solo/S7/global",
+        Some(ADMIN),
+        Some(&json!({"score_mode": "highest"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+}
+
+/// Submits events `evt-{i}` for 37 players, each answered 202.
+async fn submit_events(addr: &str, ids: std::ops::Range<usize>) {
+    for i in ids {
+        let e = event(
+            &format!("evt-{i}"),
+            &format!("p-{}", i % 37),
+            (i * 7919 % 1000) as i64,
+            "2026-10-13T10:00:00Z",
+        );
+        assert_eq!(
+            http(addr, "POST", "/v1/score-events", Some(SERVICE), Some(&e))
+                .await
+                .0,
+            202
+        );
+    }
+}
+
 /// [`serve`], keeping what the binary prints: the line that says how it restored its state.
 async fn serve_logged(config: &Path, addr: &str) -> (Running, String) {
     let mut child = Command::new(BIN)
@@ -160,35 +191,8 @@ async fn a_clean_stop_leaves_a_checkpoint_the_next_start_uses(db: Db) {
     let config = write_config(&db.dir, &db.url, &addr);
     let (running, first) = serve_logged(&config, &addr).await;
     assert!(first.contains("by replaying the whole log"), "{first}");
-    let (status, _) = http(
-        &addr,
-        "PUT",
-        "/v1/boards/arena-clash/solo/S7/global",
-        Some(ADMIN),
-        Some(&json!({"score_mode": "highest"})),
-    )
-    .await;
-    assert_eq!(status, 201);
-    let submit = |i: usize| {
-        let addr = addr.clone();
-        async move {
-            let e = event(
-                &format!("evt-{i}"),
-                &format!("p-{}", i % 37),
-                (i * 7919 % 1000) as i64,
-                "2026-10-13T10:00:00Z",
-            );
-            assert_eq!(
-                http(&addr, "POST", "/v1/score-events", Some(SERVICE), Some(&e))
-                    .await
-                    .0,
-                202
-            );
-        }
-    };
-    for i in 0..100 {
-        submit(i).await;
-    }
+    define_global(&addr).await;
+    submit_events(&addr, 0..100).await;
     let (_, before) = http(&addr, "GET", &format!("{LB}/digest"), Some(SERVICE), None).await;
     terminate(running);
 
@@ -200,9 +204,7 @@ async fn a_clean_stop_leaves_a_checkpoint_the_next_start_uses(db: Db) {
     );
     let (_, after) = http(&addr, "GET", &format!("{LB}/digest"), Some(SERVICE), None).await;
     assert_eq!(after, before);
-    for i in 100..130 {
-        submit(i).await;
-    }
+    submit_events(&addr, 100..130).await;
     let (_, before) = http(&addr, "GET", &format!("{LB}/digest"), Some(SERVICE), None).await;
     drop(running); // SIGKILL: the checkpoint stays the one from the clean stop.
 
@@ -230,29 +232,8 @@ async fn restart_after_a_kill_keeps_everything(db: Db) {
     let addr = free_addr();
     let config = write_config(&db.dir, &db.url, &addr);
     let running = serve(&config, &addr).await;
-    let (status, _) = http(
-        &addr,
-        "PUT",
-        "/v1/boards/arena-clash/solo/S7/global",
-        Some(ADMIN),
-        Some(&json!({"score_mode": "highest"})),
-    )
-    .await;
-    assert_eq!(status, 201);
-    for i in 0..200 {
-        let e = event(
-            &format!("evt-{i}"),
-            &format!("p-{}", i % 37),
-            (i * 7919 % 1000) as i64,
-            "2026-10-13T10:00:00Z",
-        );
-        assert_eq!(
-            http(&addr, "POST", "/v1/score-events", Some(SERVICE), Some(&e))
-                .await
-                .0,
-            202
-        );
-    }
+    define_global(&addr).await;
+    submit_events(&addr, 0..200).await;
     let (_, before) = http(&addr, "GET", &format!("{LB}/digest"), Some(SERVICE), None).await;
     let (_, top_before) = http(&addr, "GET", &format!("{LB}/top?limit=100"), Some(SERVICE), None).await;
     drop(running); // SIGKILL: no graceful shutdown.

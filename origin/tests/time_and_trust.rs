@@ -32,6 +32,17 @@ async fn define(service: &TestService, scope: &str, body: Value) {
     assert_eq!(status, StatusCode::CREATED, "{answer}");
 }
 
+/// A cumulative board with daily and weekly periods (5 minutes' grace), and a `highest` one.
+async fn define_daily_and_global(service: &TestService) {
+    define(
+        service,
+        "daily",
+        json!({"score_mode": "cumulative", "periods": ["all_time", "daily", "weekly"], "grace_seconds": 300}),
+    )
+    .await;
+    define(service, "global", json!({"score_mode": "highest"})).await;
+}
+
 fn at(id: &str, player: &str, value: i64, when: &str) -> Value {
     event(id, player, value, when)
 }
@@ -110,13 +121,7 @@ fn instances(registry: &standings_origin::boards::Registry) -> Vec<(String, Stri
 async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
     use standings_origin::checkpoint::Restored;
     let (service, clock) = service_at(db, "2026-10-14T00:02:00Z").await;
-    define(
-        &service,
-        "daily",
-        json!({"score_mode": "cumulative", "periods": ["all_time", "daily", "weekly"], "grace_seconds": 300}),
-    )
-    .await;
-    define(&service, "global", json!({"score_mode": "highest"})).await;
+    define_daily_and_global(&service).await;
     define(&service, "last", json!({"score_mode": "latest"})).await;
     let all = |id: &str, player: &str, value: i64, when: &str| {
         let mut e = at(id, player, value, when);
@@ -999,13 +1004,7 @@ async fn corrections_after_finalization_keep_the_original(db: Db) {
 /// (a rebuild from the log) gives the same boards, versions and results.
 async fn rebuild_equals_live_after_all_of_it(db: Db) {
     let (service, clock) = service_at(db, "2026-10-14T00:02:00Z").await;
-    define(
-        &service,
-        "daily",
-        json!({"score_mode": "cumulative", "periods": ["all_time", "daily", "weekly"], "grace_seconds": 300}),
-    )
-    .await;
-    define(&service, "global", json!({"score_mode": "highest"})).await;
+    define_daily_and_global(&service).await;
     let both = |id: &str, player: &str, value: i64, when: &str| {
         let mut e = at(id, player, value, when);
         e["scopes"] = json!(["daily", "global"]);
