@@ -25,7 +25,7 @@ use crate::clock::Clock;
 use crate::error::AppError;
 use crate::metrics::Metrics;
 use crate::seasons::Routing;
-use crate::store::{ActionRow, Store, StoredEvent};
+use crate::store::{ActionRow, RUN_SEQS, Store, StoredEvent};
 use crate::timeline::{Action, Domain, LiveInstances, apply_event, perform, targets};
 
 /// The most events one group commit takes.
@@ -118,6 +118,9 @@ pub struct WriterParts {
     pub checkpoint_every: u64,
     /// The `seq` of the newest checkpoint (0 without one).
     pub checkpoint_seq: i64,
+    /// Where the log's unsealed tail starts ([`Store::sealed_below`]): once it holds
+    /// [`RUN_SEQS`] seqs, the group that completes it seals it as a run.
+    pub sealed_below: i64,
 }
 
 impl Ingest {
@@ -335,9 +338,13 @@ async fn commit_group(
     // The database inserts and commits on its own thread while this one applies the previous
     // group, which was committed before these were decided.
     let store = parts.store.clone();
+    let seal = (seq - parts.sealed_below >= RUN_SEQS).then_some((parts.sealed_below, seq));
     let stored = tokio::spawn(async move {
         if !fresh.is_empty() {
             store.insert_events(&mut tx, &fresh).await?;
+        }
+        if let Some((start, end)) = seal {
+            store.seal_run(&mut tx, start, end).await?;
         }
         tx.commit()
             .await
@@ -359,6 +366,9 @@ async fn commit_group(
         }
     };
     parts.next_seq = seq;
+    if let Some((_, end)) = seal {
+        parts.sealed_below = end;
+    }
     let committed = Instant::now();
     for submission in &group {
         parts

@@ -69,6 +69,7 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         retention_ms: config.closed_period_retention_seconds.saturating_mul(1000),
         checkpoint_every: config.checkpoint_every_events,
         checkpoint_seq,
+        sealed_below: store.sealed_below().await?,
     });
     // Closed periods past their retention leave memory once a minute.
     let evictor = ingest.clone();

@@ -93,6 +93,7 @@ on_both_databases!(
     rebuild_equals_live_after_all_of_it,
     closed_periods_leave_memory_and_read_the_same,
     a_restart_from_a_checkpoint_equals_a_full_replay,
+    moderation_finds_a_players_events_in_sealed_runs_and_the_tail,
 );
 
 /// Every live instance's (board, period, board_version, digest), sorted.
@@ -1155,4 +1156,109 @@ async fn closed_periods_leave_memory_and_read_the_same(db: Db) {
     let (_, top_after) = service.get(&day).await;
     assert_eq!(top_after["board_version"], 4);
     assert_eq!(players(&top_after)[0], ("p-chloe".to_string(), 99));
+}
+
+/// The log is indexed by player in sealed runs of `RUN_SEQS` seqs plus an unsealed tail. A
+/// player whose events lie in the first run, a later run and the tail is recomputed from all of
+/// them: a cumulative total survives DISQUALIFY then REINSTATE, and INVALIDATE takes away
+/// exactly the event it names, as a rebuild from the log agrees.
+async fn moderation_finds_a_players_events_in_sealed_runs_and_the_tail(db: Db) {
+    use standings_origin::store::RUN_SEQS;
+    let (service, clock) = service_at(db, "2026-10-14T10:00:00Z").await;
+    define(&service, "sum", json!({"score_mode": "cumulative"})).await;
+    let sum = |id: &str, player: &str, value: i64| {
+        let mut e = at(id, player, value, "2026-10-13T10:00:00Z");
+        e["scopes"] = json!(["sum"]);
+        e
+    };
+    // Ava's events at seqs 1, ~RUN_SEQS / 2, ~RUN_SEQS + 1,000 and in the tail; filler between.
+    let ava = [("ava-0", 1i64), ("ava-1", 20), ("ava-2", 300), ("ava-3", 4_000)];
+    assert_eq!(
+        service.submit(&sum(ava[0].0, "p-ava", ava[0].1)).await.0,
+        StatusCode::ACCEPTED
+    );
+    let batches = (RUN_SEQS as usize + 2_000) / 1_000;
+    for b in 0..batches {
+        let mut events: Vec<Value> = (0..1_000)
+            .map(|i| {
+                sum(
+                    &format!("f-{b}-{i}"),
+                    &format!("p-{}", (b * 1_000 + i) % 5_000),
+                    1,
+                )
+            })
+            .collect();
+        if b == batches / 2 {
+            events[500] = sum(ava[1].0, "p-ava", ava[1].1);
+        }
+        if b == batches - 1 {
+            events[999] = sum(ava[2].0, "p-ava", ava[2].1);
+        }
+        let (status, answer) = service
+            .call(
+                Method::POST,
+                "/v1/score-events/batch",
+                Some(SERVICE),
+                Some(&json!({ "events": events })),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    }
+    assert_eq!(
+        service.submit(&sum(ava[3].0, "p-ava", ava[3].1)).await.0,
+        StatusCode::ACCEPTED
+    );
+    let sealed = service.state.store.sealed_below().await.unwrap();
+    assert!(
+        sealed > RUN_SEQS,
+        "a run was sealed (the tail starts at {sealed})"
+    );
+    async fn ava_total(service: &TestService) -> Option<i64> {
+        let path = format!("{LB}/sum/players/p-ava/rank");
+        service.get(&path).await.1["value"].as_i64()
+    }
+    assert_eq!(ava_total(&service).await, Some(4_321));
+
+    let target = json!({"game": "arena-clash", "mode": "solo", "season": "S7", "scope": "sum",
+                        "target_player_id": "p-ava", "reason": "review"});
+    let mut out = target.clone();
+    out["moderation_id"] = json!("runs-1");
+    out["action_type"] = json!("DISQUALIFY");
+    assert_eq!(moderate(&service, out).await.0, StatusCode::CREATED);
+    assert_eq!(ava_total(&service).await, None);
+    let mut back = target.clone();
+    back["moderation_id"] = json!("runs-2");
+    back["action_type"] = json!("REINSTATE");
+    assert_eq!(moderate(&service, back).await.0, StatusCode::CREATED);
+    assert_eq!(
+        ava_total(&service).await,
+        Some(4_321),
+        "every run and the tail were found"
+    );
+    for (n, (id, value)) in ava.iter().enumerate() {
+        let (status, answer) = moderate(
+            &service,
+            json!({"moderation_id": format!("runs-inv-{n}"), "action_type": "INVALIDATE",
+                   "reason": "review", "game": "arena-clash", "target_event_id": id}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        let left: i64 = ava[n + 1..].iter().map(|(_, v)| v).sum();
+        assert_eq!(
+            ava_total(&service).await,
+            (left > 0).then_some(left),
+            "after invalidating {id} ({value})"
+        );
+    }
+    let (rebuilt, _, _) =
+        standings_origin::timeline::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+            .await
+            .unwrap();
+    let digests = |registry| {
+        instances(registry)
+            .into_iter()
+            .map(|(board, period, _, digest)| (board, period, digest))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(digests(&rebuilt), digests(&service.state.registry));
 }
