@@ -24,6 +24,7 @@ use crate::checkpoint;
 use crate::clock::Clock;
 use crate::error::AppError;
 use crate::metrics::Metrics;
+use crate::rest;
 use crate::seasons::Routing;
 use crate::store::{ActionRow, RUN_SEQS, Store, StoredEvent};
 use crate::timeline::{Action, Domain, LiveInstances, apply_event, perform, targets};
@@ -213,6 +214,9 @@ struct Committed {
 async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
     let mut pending: Option<Command> = None;
     let mut unapplied: Option<Committed> = None;
+    // Whether anything ran since memory was last released (see `rest`). The start itself
+    // (restoring a checkpoint, replaying the log) leaves freed buffers in the heap.
+    let mut wrote_since_rest = true;
     loop {
         let first = match pending.take() {
             Some(command) => command,
@@ -224,7 +228,19 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                     if let Some(done) = unapplied.take() {
                         finish(&parts, done);
                     }
-                    match rx.recv().await {
+                    let next = if wrote_since_rest {
+                        match tokio::time::timeout(rest::IDLE_BEFORE_RELEASE, rx.recv()).await {
+                            Ok(next) => next,
+                            Err(_) => {
+                                rest::release(&parts.store).await;
+                                wrote_since_rest = false;
+                                rx.recv().await
+                            }
+                        }
+                    } else {
+                        rx.recv().await
+                    };
+                    match next {
                         Some(command) => command,
                         None => return,
                     }
@@ -233,6 +249,7 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
         };
         match first {
             Command::Action { request, reply } => {
+                wrote_since_rest = true;
                 if let Some(done) = unapplied.take() {
                     finish(&parts, done);
                 }
@@ -256,6 +273,7 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                 received,
                 reply,
             } => {
+                wrote_since_rest = true;
                 let mut group = vec![Submission {
                     events,
                     received,

@@ -17,6 +17,7 @@ pub mod error;
 pub mod ingest;
 pub mod metrics;
 pub mod periods;
+pub mod rest;
 pub mod seasons;
 pub mod store;
 pub mod timeline;

@@ -686,6 +686,18 @@ impl Store {
         rows.iter().map(event_from_row).collect()
     }
 
+    /// Frees the writer connection's page cache (SQLite; PostgreSQL caches in its own
+    /// process). The pages are read back as the next writes need them.
+    pub async fn release_memory(&self) -> Result<(), AppError> {
+        if self.backend == Backend::Sqlite {
+            sqlx::query("PRAGMA shrink_memory")
+                .execute(&self.writer)
+                .await
+                .map_err(db_err("cannot shrink the page cache"))?;
+        }
+        Ok(())
+    }
+
     /// Where the unsealed tail of the log starts: one past the last sealed run.
     pub async fn sealed_below(&self) -> Result<i64, AppError> {
         let row = sqlx::query("SELECT COALESCE(MAX(end_seq), 0) AS sealed FROM log_runs")
