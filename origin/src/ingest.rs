@@ -369,6 +369,11 @@ async fn commit_group(
             .map_err(|e| AppError::storage("cannot commit events", e))?;
         Ok::<_, AppError>(fresh)
     });
+    // A task spawned from a worker waits in that worker's LIFO slot, which no other worker
+    // steals, until the spawner yields: without this the insert would start only once `finish`
+    // is done, and the two would never overlap. Polled once, the task hands its first statement
+    // to the database thread; later wake-ups come from that thread and go to the shared queue.
+    tokio::task::yield_now().await;
     if let Some(done) = previous {
         finish(parts, done);
     }
