@@ -48,6 +48,13 @@ pub const RUN_SEQS: i64 = 65_536;
 /// parameters at 12 columns.
 const ROWS_PER_STATEMENT: usize = 1_000;
 
+/// The multi-row statements the writer runs for every group.
+#[derive(Clone, Copy)]
+enum Statement {
+    FindEvents = 0,
+    InsertEvents = 1,
+}
+
 /// Which database is behind the pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -471,6 +478,59 @@ impl Store {
         std::borrow::Cow::Owned(out)
     }
 
+    /// The text of a multi-row statement for `rows` rows, as this backend runs it best. Full
+    /// chunks of [`ROWS_PER_STATEMENT`], the common case under load, are built once.
+    fn statement(&self, which: Statement, rows: usize) -> std::borrow::Cow<'static, str> {
+        static FULL: [std::sync::OnceLock<String>; 4] = [const { std::sync::OnceLock::new() }; 4];
+        let build = || {
+            let sql = match which {
+                Statement::FindEvents => {
+                    let ids: Vec<String> = (0..rows).map(|i| format!("${}", i + 2)).collect();
+                    format!(
+                        "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND event_id IN ({})",
+                        ids.join(", ")
+                    )
+                }
+                Statement::InsertEvents => {
+                    // On SQLite, OR FAIL: the default (ABORT) keeps a statement journal, a copy
+                    // of every page the statement changes, to undo the statement alone. No row
+                    // can conflict (ids were looked up first in the same transaction), and a
+                    // failure rolls the whole transaction back.
+                    let mut sql = String::from(match self.backend {
+                        Backend::Sqlite => "INSERT OR FAIL INTO",
+                        Backend::Postgres => "INSERT INTO",
+                    });
+                    sql.push_str(
+                        " score_events (seq, game, event_id, player_id, mode, season, scopes, \
+                         value, achieved_at, received_at, source, status) VALUES ",
+                    );
+                    for i in 0..rows {
+                        if i > 0 {
+                            sql.push_str(", ");
+                        }
+                        let b = i * 12;
+                        sql.push('(');
+                        for c in 1..=12 {
+                            if c > 1 {
+                                sql.push_str(", ");
+                            }
+                            sql.push('$');
+                            sql.push_str(&(b + c).to_string());
+                        }
+                        sql.push(')');
+                    }
+                    sql
+                }
+            };
+            self.positional(&sql).into_owned()
+        };
+        if rows != ROWS_PER_STATEMENT {
+            return std::borrow::Cow::Owned(build());
+        }
+        let slot = which as usize * 2 + usize::from(self.backend == Backend::Postgres);
+        std::borrow::Cow::Borrowed(FULL[slot].get_or_init(build).as_str())
+    }
+
     /// The stored events of `game` among `event_ids`, inside a transaction.
     pub async fn find_events(
         &self,
@@ -480,12 +540,7 @@ impl Store {
     ) -> Result<Vec<StoredEvent>, AppError> {
         let mut found = Vec::new();
         for chunk in event_ids.chunks(ROWS_PER_STATEMENT) {
-            let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
-            let sql = format!(
-                "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND event_id IN ({})",
-                placeholders.join(", ")
-            );
-            let sql = self.positional(&sql);
+            let sql = self.statement(Statement::FindEvents, chunk.len());
             let mut query = sqlx::query(&sql).bind(game);
             for id in chunk {
                 query = query.bind(*id);
@@ -508,27 +563,7 @@ impl Store {
         events: &[StoredEvent],
     ) -> Result<(), AppError> {
         for chunk in events.chunks(ROWS_PER_STATEMENT) {
-            let mut sql = String::with_capacity(64 + chunk.len() * 64);
-            sql.push_str(
-                "INSERT INTO score_events (seq, game, event_id, player_id, mode, season, scopes, value, \
-                 achieved_at, received_at, source, status) VALUES ",
-            );
-            for i in 0..chunk.len() {
-                if i > 0 {
-                    sql.push_str(", ");
-                }
-                let b = i * 12;
-                sql.push('(');
-                for c in 1..=12 {
-                    if c > 1 {
-                        sql.push_str(", ");
-                    }
-                    sql.push('$');
-                    sql.push_str(&(b + c).to_string());
-                }
-                sql.push(')');
-            }
-            let sql = self.positional(&sql);
+            let sql = self.statement(Statement::InsertEvents, chunk.len());
             let mut query = sqlx::query(&sql);
             for e in chunk {
                 query = query
