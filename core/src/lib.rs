@@ -35,6 +35,7 @@ mod tree;
 
 pub use board::{
     Applied, Board, Cursor, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerRank,
+    Repacked,
 };
 pub use checkpoint::CHECKPOINT_FORMAT_VERSION;
 pub use client::ClientView;

@@ -937,6 +937,26 @@ impl Tree {
         self.len = keys.len();
     }
 
+    /// Leaves in use (allocated and not freed). O(1).
+    pub(crate) fn leaves_in_use(&self) -> usize {
+        self.leaves.len() - self.free_leaves.len()
+    }
+
+    /// A packed copy, as [`Tree::bulk_load`] builds it, when this tree uses at least 1/8 more
+    /// leaves than that would (random inserts split leaves in half and leave them about three
+    /// quarters full); `None` otherwise. `members` is the locator's length. O(n).
+    pub(crate) fn packed(&self, members: usize) -> Option<Tree> {
+        let packed = self.len.div_ceil(BULK_FILL);
+        if self.leaves_in_use() * 8 < packed * 9 {
+            return None;
+        }
+        let mut keys = Vec::with_capacity(self.len);
+        self.range(0, self.len, &mut keys);
+        let mut tree = Tree::default();
+        tree.bulk_load(&keys, members);
+        Some(tree)
+    }
+
     /// Bytes held by the tree and its locator, counting allocated capacity.
     pub(crate) fn memory(&self) -> usize {
         self.leaves.memory()
