@@ -232,7 +232,7 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                         match tokio::time::timeout(rest::IDLE_BEFORE_RELEASE, rx.recv()).await {
                             Ok(next) => next,
                             Err(_) => {
-                                rest::release(&parts.store).await;
+                                rest::release(&parts.store, &parts.registry, &parts.metrics).await;
                                 wrote_since_rest = false;
                                 rx.recv().await
                             }

@@ -89,6 +89,10 @@ pub struct Metrics {
     pub events_accepted: Counter,
     /// Retried events answered `DUPLICATE`.
     pub duplicates: Counter,
+    /// Times the writer released memory after a pause (see `rest`).
+    pub rests: Counter,
+    /// Board instances repacked at those times.
+    pub boards_repacked: Counter,
     /// Error answers by code.
     rejections: Mutex<BTreeMap<&'static str, u64>>,
 }
@@ -135,6 +139,20 @@ impl Metrics {
         out.push_str("# HELP standings_duplicates_total Retried events answered DUPLICATE.\n");
         out.push_str("# TYPE standings_duplicates_total counter\n");
         let _ = writeln!(out, "standings_duplicates_total {}", self.duplicates.get());
+        out.push_str(
+            "# HELP standings_rests_total Times the writer released memory after a pause in writes.\n",
+        );
+        out.push_str("# TYPE standings_rests_total counter\n");
+        let _ = writeln!(out, "standings_rests_total {}", self.rests.get());
+        out.push_str(
+            "# HELP standings_boards_repacked_total Board instances whose ranked structure was packed at a rest.\n",
+        );
+        out.push_str("# TYPE standings_boards_repacked_total counter\n");
+        let _ = writeln!(
+            out,
+            "standings_boards_repacked_total {}",
+            self.boards_repacked.get()
+        );
         out.push_str("# HELP standings_rejections_total Error answers by code.\n");
         out.push_str("# TYPE standings_rejections_total counter\n");
         for (code, n) in self.rejections.lock().unwrap_or_else(|e| e.into_inner()).iter() {

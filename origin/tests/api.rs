@@ -48,6 +48,7 @@ on_both_databases!(
     boards_and_operations,
     batch_submissions,
     batch_refusals_match_single_submissions,
+    a_pause_in_writes_repacks_boards_and_changes_no_answer,
 );
 
 /// The canonical board over HTTP, and the core scenarios: Dev's 9,700 to #2, a late lower score
@@ -836,4 +837,77 @@ async fn batch_refusals_match_single_submissions(db: Db) {
 fn without_now(detail: &Value) -> String {
     let detail = detail.as_str().unwrap();
     detail.split(" (now is ").next().unwrap().to_string()
+}
+
+/// Two seconds after its last write the writer hands memory back: boards whose leaves random
+/// inserts left part empty are repacked. Nothing anyone can read changes: the same
+/// `board_version`, digest, pages and ranks; and writes go on afterwards.
+async fn a_pause_in_writes_repacks_boards_and_changes_no_answer(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    for b in 0..5 {
+        let events: Vec<Value> = (0..1_000)
+            .map(|i| {
+                let n = b * 1_000 + i;
+                let player = format!("p-{}", (n * 7_919) % 4_999);
+                // Values in a scattered order, as real scores arrive: inserts all over the board.
+                let value = (n * 2_654_435_761) % 1_000_003;
+                let mut e = event(&format!("rest-{n}"), &player, value, "2026-10-13T10:00:00Z");
+                e["achieved_at"] = json!(format!("2026-10-13T10:{:02}:00Z", n % 60));
+                e
+            })
+            .collect();
+        let (status, body) = service
+            .call(
+                Method::POST,
+                "/v1/score-events/batch",
+                Some(SERVICE),
+                Some(&json!({ "events": events })),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let reads = [
+        format!("{LB}/digest"),
+        format!("{LB}/top?limit=1000"),
+        format!("{LB}/players/p-1234/rank"),
+        format!("{LB}/players/p-ava/nearby?radius=20"),
+    ];
+    let mut before = Vec::new();
+    for path in &reads {
+        before.push(service.get(path).await.1);
+    }
+    let counter = |metrics: &str, name: &str| -> u64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {metrics}"))
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(3_000)).await;
+    let (_, _, metrics) = service.call_full(Method::GET, "/metrics", None, None).await;
+    let metrics = metrics.as_str().unwrap().to_string();
+    assert!(counter(&metrics, "standings_rests_total ") >= 1, "{metrics}");
+    assert_eq!(
+        counter(&metrics, "standings_boards_repacked_total "),
+        1,
+        "{metrics}"
+    );
+    for (path, expected) in reads.iter().zip(&before) {
+        assert_eq!(&service.get(path).await.1, expected, "{path}");
+    }
+    let (status, _) = service
+        .submit(&event(
+            "after-rest",
+            "p-newcomer",
+            2_000_000,
+            "2026-10-13T10:00:00Z",
+        ))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (_, rank) = service.get(&format!("{LB}/players/p-newcomer/rank")).await;
+    assert_eq!(rank["rank"], 1);
+    assert_eq!(
+        rank["board_version"],
+        before[0]["board_version"].as_u64().unwrap() + 1
+    );
 }
