@@ -265,9 +265,10 @@ impl Board {
 
     /// A packed copy of the ranked structure, made under a shared borrow so that reads go on
     /// meanwhile, when it is worth making: random inserts split leaves in half and leave them
-    /// about three quarters full, and a packed structure (as [`Board::read_checkpoint`] builds
-    /// it) is about a fifth smaller. `None` when the structure is already within 1/8 of
-    /// packed. Install it with [`Board::install_repacked`]. O(n).
+    /// part empty, where a packed structure (as [`Board::read_checkpoint`] builds it) fills
+    /// them to 15/16. `None` when the structure is already within 1/16 of packed. The copy is
+    /// built straight from the leaves: while it exists, the board's structure is held twice.
+    /// Install it with [`Board::install_repacked`]. O(n).
     pub fn repack(&self) -> Option<Repacked> {
         Some(Repacked {
             version: self.version,

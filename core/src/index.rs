@@ -282,7 +282,7 @@ impl RankedIndex {
             start = end;
         }
         self.names.shrink_to_fit();
-        self.tree.bulk_load(&keys, self.names.len());
+        self.tree.bulk_load(keys.into_iter(), self.names.len());
     }
 
     /// A packed copy of the ranked structure, when it is worth making ([`Tree::packed`]).

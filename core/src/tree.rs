@@ -891,32 +891,39 @@ impl Tree {
         }
     }
 
-    /// Replaces the whole tree with `keys`, which must be sorted in the total order and name
-    /// distinct members. O(n).
-    pub(crate) fn bulk_load(&mut self, keys: &[Key], members: usize) {
+    /// Replaces the whole tree with `keys`, which must come sorted in the total order and name
+    /// distinct members. O(n), and nothing beyond the new tree is allocated.
+    pub(crate) fn bulk_load(&mut self, keys: impl Iterator<Item = Key>, members: usize) {
         *self = Tree::default();
         self.locator = alloc::vec![NIL; members];
-        if keys.is_empty() {
+        let mut keys = keys.peekable();
+        if keys.peek().is_none() {
             return;
         }
         self.leaves = Arena::default();
         let mut level: Vec<NodeRef> = Vec::new();
-        for (i, chunk) in keys.chunks(BULK_FILL).enumerate() {
+        let mut len = 0;
+        while keys.peek().is_some() {
+            let i = level.len() as u32;
             let mut leaf = Leaf::empty(NIL);
-            for (slot, key) in chunk.iter().enumerate() {
+            let mut slot = 0;
+            while slot < BULK_FILL {
+                let Some(key) = keys.next() else { break };
                 leaf.orders[slot] = key.order;
                 leaf.times[slot] = key.time;
                 leaf.members[slot] = key.member;
-                self.locator[key.member as usize] = i as u32;
+                self.locator[key.member as usize] = i;
+                slot += 1;
             }
-            leaf.len = chunk.len() as u32;
-            leaf.prev = if i == 0 { NIL } else { i as u32 - 1 };
+            leaf.len = slot as u32;
+            len += slot;
+            leaf.prev = if i == 0 { NIL } else { i - 1 };
             leaf.next = NIL;
             if i > 0 {
-                self.leaves[i - 1].next = i as u32;
+                self.leaves[i as usize - 1].next = i;
             }
             self.leaves.push(leaf);
-            level.push(NodeRef::Leaf(i as u32));
+            level.push(NodeRef::Leaf(i));
         }
         while level.len() > 1 {
             let mut upper = Vec::with_capacity(level.len().div_ceil(BULK_FILL_INNER));
@@ -934,7 +941,7 @@ impl Tree {
             level = upper;
         }
         self.root = level[0];
-        self.len = keys.len();
+        self.len = len;
     }
 
     /// Leaves in use (allocated and not freed). O(1).
@@ -942,18 +949,26 @@ impl Tree {
         self.leaves.len() - self.free_leaves.len()
     }
 
-    /// A packed copy, as [`Tree::bulk_load`] builds it, when this tree uses at least 1/8 more
+    /// A packed copy, as [`Tree::bulk_load`] builds it, when this tree uses at least 1/16 more
     /// leaves than that would (random inserts split leaves in half and leave them about three
     /// quarters full); `None` otherwise. `members` is the locator's length. O(n).
     pub(crate) fn packed(&self, members: usize) -> Option<Tree> {
         let packed = self.len.div_ceil(BULK_FILL);
-        if self.leaves_in_use() * 8 < packed * 9 {
+        if self.leaves_in_use() * 16 < packed * 17 {
             return None;
         }
-        let mut keys = Vec::with_capacity(self.len);
-        self.range(0, self.len, &mut keys);
+        // Straight from this tree's leaf chain: the copy costs the new tree and nothing more.
+        let first = self.locate_position(0).map_or(NIL, |(leaf, _)| leaf);
+        let leaves = core::iter::successors((first != NIL).then_some(first), |&id| {
+            let next = self.leaves[id as usize].next;
+            (next != NIL).then_some(next)
+        });
+        let keys = leaves.flat_map(|id| {
+            let leaf = &self.leaves[id as usize];
+            (0..leaf.len as usize).map(move |slot| leaf.key(slot))
+        });
         let mut tree = Tree::default();
-        tree.bulk_load(&keys, members);
+        tree.bulk_load(keys, members);
         Some(tree)
     }
 
