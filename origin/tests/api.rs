@@ -728,21 +728,14 @@ async fn boards_and_operations(db: Db) {
 async fn batch_submissions(db: Db) {
     let service = TestService::start(db).await;
     canonical(&service).await;
-    let batch = json!({"events": [
+    let batch = [
         event("b-1", "p-fay", 9_000, "2026-10-13T10:00:00Z"),
         event("evt-1", "p-ava", 9_800, "2026-10-13T10:00:00Z"),
         event("b-2", "p-\u{7}", 1, "2026-10-13T10:00:00Z"),
         event("evt-2", "p-ben", 1, "2026-10-13T10:00:00Z"),
         event("b-1", "p-fay", 9_000, "2026-10-13T10:00:00Z"),
-    ]});
-    let (status, body) = service
-        .call(
-            Method::POST,
-            "/v1/score-events/batch",
-            Some(SERVICE),
-            Some(&batch),
-        )
-        .await;
+    ];
+    let (status, body) = service.submit_batch(&batch).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let statuses: Vec<(&str, &str)> = body["results"]
         .as_array()
@@ -810,14 +803,7 @@ async fn batch_refusals_match_single_submissions(db: Db) {
     }
     let mut events = malformed.to_vec();
     events.push(good.clone());
-    let (status, body) = service
-        .call(
-            Method::POST,
-            "/v1/score-events/batch",
-            Some(SERVICE),
-            Some(&json!({ "events": events })),
-        )
-        .await;
+    let (status, body) = service.submit_batch(&events).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let results = body["results"].as_array().unwrap();
     for (i, (code, detail)) in expected.iter().enumerate() {
@@ -857,14 +843,7 @@ async fn a_pause_in_writes_repacks_boards_and_changes_no_answer(db: Db) {
                 e
             })
             .collect();
-        let (status, body) = service
-            .call(
-                Method::POST,
-                "/v1/score-events/batch",
-                Some(SERVICE),
-                Some(&json!({ "events": events })),
-            )
-            .await;
+        let (status, body) = service.submit_batch(&events).await;
         assert_eq!(status, StatusCode::OK, "{body}");
     }
     let reads = [

@@ -1194,14 +1194,7 @@ async fn moderation_finds_a_players_events_in_sealed_runs_and_the_tail(db: Db) {
         if b == batches - 1 {
             events[999] = sum(ava[2].0, "p-ava", ava[2].1);
         }
-        let (status, answer) = service
-            .call(
-                Method::POST,
-                "/v1/score-events/batch",
-                Some(SERVICE),
-                Some(&json!({ "events": events })),
-            )
-            .await;
+        let (status, answer) = service.submit_batch(&events).await;
         assert_eq!(status, StatusCode::OK, "{answer}");
     }
     assert_eq!(

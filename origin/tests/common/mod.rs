@@ -242,6 +242,17 @@ impl TestService {
         self.call(Method::POST, "/v1/score-events", Some(SERVICE), Some(event))
             .await
     }
+
+    /// `POST /v1/score-events/batch` with `events`, as the service token.
+    pub async fn submit_batch(&self, events: &[Value]) -> (StatusCode, Value) {
+        self.call(
+            Method::POST,
+            "/v1/score-events/batch",
+            Some(SERVICE),
+            Some(&json!({ "events": events })),
+        )
+        .await
+    }
 }
 
 /// An event for arena-clash/solo/S7.
