@@ -259,6 +259,11 @@ async fn connect(
 impl Store {
     /// Connects and applies pending migrations. A SQLite file is created if missing.
     pub async fn open(url: &str) -> Result<Store, AppError> {
+        Store::open_migrated_to(url, i64::MAX).await
+    }
+
+    /// Connects and applies the pending migrations numbered up to `last`.
+    async fn open_migrated_to(url: &str, last: i64) -> Result<Store, AppError> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
@@ -284,30 +289,13 @@ impl Store {
             writer,
             backend,
         };
-        store.migrate().await?;
+        store.migrate_to(last).await?;
         Ok(store)
-    }
-
-    /// Connects without migrating (tests of the migrations themselves).
-    #[cfg(test)]
-    async fn open_unmigrated(url: &str) -> Result<Store, AppError> {
-        sqlx::any::install_default_drivers();
-        let options = AnyConnectOptions::from_str(&format!("{url}?mode=rwc"))
-            .map_err(|e| AppError::storage("the database URL is not valid", e))?;
-        Ok(Store {
-            pool: connect(&options, Backend::Sqlite, 2, Role::Reader).await?,
-            writer: connect(&options, Backend::Sqlite, 1, Role::Writer).await?,
-            backend: Backend::Sqlite,
-        })
     }
 
     /// The database behind the store.
     pub fn backend(&self) -> Backend {
         self.backend
-    }
-
-    async fn migrate(&self) -> Result<(), AppError> {
-        self.migrate_to(i64::MAX).await
     }
 
     /// Applies the pending migrations numbered up to `last`.
@@ -1184,8 +1172,7 @@ mod tests {
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let url = format!("sqlite://{}/s.db", dir.display());
-        let old = Store::open_unmigrated(&url).await.unwrap();
-        old.migrate_to(4).await.unwrap();
+        let old = Store::open_migrated_to(&url, 4).await.unwrap();
         let mut tx = old.begin().await.unwrap();
         let log = [
             event(1, "e1", "p-a"),
