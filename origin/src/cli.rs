@@ -118,9 +118,14 @@ async fn serve(args: &Args) -> Result<ExitCode, String> {
         }
         crate::checkpoint::Restored::FullReplay { .. } => "by replaying the whole log".to_string(),
     };
+    let threads = crate::http::Threads {
+        count: config.http_threads,
+        pin: config.pin_http_threads,
+    };
     println!(
-        "standings: serving on http://{} ({boards} boards ready in {:.2?}, {restored}; config {}; database {})",
+        "standings: serving on http://{} with {} connection threads ({boards} boards ready in {:.2?}, {restored}; config {}; database {})",
         listener.local_addr().map_err(|e| e.to_string())?,
+        threads.resolved(),
         started.elapsed(),
         path.display(),
         redact(&config.database),
@@ -129,7 +134,7 @@ async fn serve(args: &Args) -> Result<ExitCode, String> {
         shutdown_signal().await;
         println!("standings: shutting down (finishing requests, writing a checkpoint)");
     };
-    crate::run(listener, state, shutdown)
+    crate::run(listener, state, threads, shutdown)
         .await
         .map_err(|e| e.to_string())?;
     println!("standings: stopped");

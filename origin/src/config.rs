@@ -14,6 +14,9 @@
 //! # player_id = "p-ava"             # for role = "player"
 //! # rate_limit_per_second = 1000    # optional, per token
 //! ```
+//!
+//! Optional tuning keys: `closed_period_retention_seconds`, `checkpoint_every_events`,
+//! `http_threads` and `pin_http_threads`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -51,10 +54,20 @@ pub struct Config {
     /// of members).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub checkpoint_every_events: u64,
+    /// How many threads serve connections; 0 (the default) is one per CPU this process may use.
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub http_threads: usize,
+    /// Pin each connection thread to a CPU of its own when there is one CPU per thread (the
+    /// default). Set it to false when other busy processes share this machine's CPUs.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub pin_http_threads: bool,
     /// The static tokens.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
 }
+
+/// The most connection threads a config may ask for.
+pub const MAX_HTTP_THREADS: usize = 1024;
 
 /// A week.
 pub const DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS: i64 = 7 * 86_400;
@@ -69,6 +82,18 @@ fn is_default_retention(seconds: &i64) -> bool {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn default_listen() -> String {
@@ -226,6 +251,12 @@ impl Config {
                 ));
             }
         }
+        if self.http_threads > MAX_HTTP_THREADS {
+            return Err(format!(
+                "http_threads = {} is more than {MAX_HTTP_THREADS}; 0 runs one per CPU",
+                self.http_threads
+            ));
+        }
         if self.closed_period_retention_seconds < 0 {
             return Err("closed_period_retention_seconds must not be negative".into());
         }
@@ -247,6 +278,8 @@ impl Config {
             player_jwt_hs256_secret: None,
             closed_period_retention_seconds: DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS,
             checkpoint_every_events: 0,
+            http_threads: 0,
+            pin_http_threads: true,
             tokens: vec![
                 TokenConfig {
                     name: "admin".into(),

@@ -14,6 +14,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod http;
 pub mod ingest;
 pub mod metrics;
 pub mod periods;
@@ -99,21 +100,22 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
     }))
 }
 
-/// Serves the API on `listener` until `shutdown` resolves, then stops taking requests, finishes
-/// the ones in flight, writes a checkpoint and closes the store.
+/// Serves the API on `listener` with `threads` connection threads until `shutdown` resolves,
+/// then stops taking requests, finishes the ones in flight, writes a checkpoint and closes the
+/// store.
 pub async fn run(
     listener: TcpListener,
     state: Shared,
+    threads: http::Threads,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let app = api::app(state.clone());
     let flag = state.clone();
-    axum::serve(listener, axum::ServiceExt::into_make_service(app))
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            flag.ready.store(false, Ordering::Release);
-        })
-        .await?;
+    http::serve(listener, app, threads, async move {
+        shutdown.await;
+        flag.ready.store(false, Ordering::Release);
+    })
+    .await?;
     // Every request has been answered: the writer is idle, so the next start can load this
     // state instead of replaying the log.
     if let Err(e) = state.ingest.checkpoint().await {

@@ -132,6 +132,8 @@ pub fn config(url: &str) -> Config {
         player_jwt_hs256_secret: Some(JWT_SECRET.into()),
         closed_period_retention_seconds: 86_400,
         checkpoint_every_events: 0,
+        http_threads: 0,
+        pin_http_threads: true,
         tokens: vec![
             token("admin", ADMIN, Role::Admin, &["*"], None),
             token("game-server-07", SERVICE, Role::Service, &["arena-clash"], None),
