@@ -530,8 +530,8 @@ mod tests {
     }
 
     /// Random inserts leave the leaves about three quarters full. A repacked board answers
-    /// exactly the same (ranks, version, digest) from less memory, keeps working, and a copy
-    /// made before a change is refused.
+    /// exactly the same (ranks, version, digest) from full leaves, keeps working (the next
+    /// inserts split full leaves), and a copy made before a change is refused.
     #[test]
     fn a_repacked_board_answers_the_same_in_less_memory() {
         use crate::board::Board;
@@ -568,6 +568,11 @@ mod tests {
         assert!(
             packed * 10 < leaves * 9,
             "{packed} leaves packed against {leaves}"
+        );
+        assert_eq!(
+            packed,
+            before.len().div_ceil(crate::tree::LEAF_CAP),
+            "a repacked board's leaves are full"
         );
         assert!(board.repack().is_none(), "already packed");
 

@@ -892,8 +892,15 @@ impl Tree {
     }
 
     /// Replaces the whole tree with `keys`, which must come sorted in the total order and name
-    /// distinct members. O(n), and nothing beyond the new tree is allocated.
+    /// distinct members, in leaves filled to [`BULK_FILL`]: a loaded board takes writes next.
+    /// O(n), and nothing beyond the new tree is allocated.
     pub(crate) fn bulk_load(&mut self, keys: impl Iterator<Item = Key>, members: usize) {
+        self.load_filled(keys, members, BULK_FILL);
+    }
+
+    /// [`Tree::bulk_load`] with `fill` entries per leaf (1 to [`LEAF_CAP`]).
+    fn load_filled(&mut self, keys: impl Iterator<Item = Key>, members: usize, fill: usize) {
+        debug_assert!((1..=LEAF_CAP).contains(&fill));
         *self = Tree::default();
         self.locator = alloc::vec![NIL; members];
         let mut keys = keys.peekable();
@@ -907,7 +914,7 @@ impl Tree {
             let i = level.len() as u32;
             let mut leaf = Leaf::empty(NIL);
             let mut slot = 0;
-            while slot < BULK_FILL {
+            while slot < fill {
                 let Some(key) = keys.next() else { break };
                 leaf.orders[slot] = key.order;
                 leaf.times[slot] = key.time;
@@ -949,11 +956,13 @@ impl Tree {
         self.leaves.len() - self.free_leaves.len()
     }
 
-    /// A packed copy, as [`Tree::bulk_load`] builds it, when this tree uses at least 1/16 more
-    /// leaves than that would (random inserts split leaves in half and leave them about three
-    /// quarters full); `None` otherwise. `members` is the locator's length. O(n).
+    /// A copy with every leaf full, when this tree uses at least 1/16 more leaves than that
+    /// would (random inserts split leaves in half and leave them about three quarters full);
+    /// `None` otherwise. Full, not [`BULK_FILL`] as a load: a board is repacked when its writes
+    /// pause, and the next write into a full leaf splits only that leaf. `members` is the
+    /// locator's length. O(n).
     pub(crate) fn packed(&self, members: usize) -> Option<Tree> {
-        let packed = self.len.div_ceil(BULK_FILL);
+        let packed = self.len.div_ceil(LEAF_CAP);
         if self.leaves_in_use() * 16 < packed * 17 {
             return None;
         }
@@ -968,11 +977,12 @@ impl Tree {
             (0..leaf.len as usize).map(move |slot| leaf.key(slot))
         });
         let mut tree = Tree::default();
-        tree.bulk_load(keys, members);
+        tree.load_filled(keys, members, LEAF_CAP);
         Some(tree)
     }
 
-    /// Bytes held by the tree and its locator, counting allocated capacity.
+    /// Bytes held by the tree and its locator: the nodes held, and the allocated capacity of
+    /// the other tables.
     pub(crate) fn memory(&self) -> usize {
         self.leaves.memory()
             + self.inners.memory()
@@ -1082,17 +1092,35 @@ impl NodeRef {
     }
 }
 
-/// Node storage in fixed-size blocks, so that growing never copies the nodes or doubles the
-/// memory the way one big `Vec` does: a board of 10 million members grows by 1,024 nodes at a
-/// time. Indexing costs one extra load from the small block table, which stays in cache.
+/// Node storage in blocks that double in size: block `k` holds `ARENA_FIRST << k` nodes.
+/// Growing never copies the nodes or doubles the memory in use the way one big `Vec` does, and
+/// a small board holds one small block. A large board's nodes are mostly in blocks of tens of
+/// megabytes, which a general-purpose allocator maps on their own (glibc maps every request of
+/// 32 MiB and more) instead of mixing them with small allocations in its heaps: the memory comes
+/// back whole when a tree is dropped (after a repack, say), instead of leaving holes that a
+/// trim may or may not return. Fixed blocks of 1,024 leaves (1.3 MB) landed in glibc's heaps or
+/// not depending on its sliding mmap threshold, which moved the resident set at rest by 25 MB
+/// between identical 10M-member loads. Indexing costs one extra load from the block table
+/// (at most 32 entries, in cache) and a leading-zeros count.
 #[derive(Clone)]
 struct Arena<T> {
     blocks: Vec<Vec<T>>,
     len: usize,
 }
 
-const ARENA_SHIFT: u32 = 10;
-const ARENA_BLOCK: usize = 1 << ARENA_SHIFT;
+/// The first block holds `1 << ARENA_FIRST_SHIFT` nodes.
+const ARENA_FIRST_SHIFT: u32 = 4;
+const ARENA_FIRST: usize = 1 << ARENA_FIRST_SHIFT;
+
+/// The block of node `i` and its slot in that block.
+#[inline]
+fn arena_slot(i: usize) -> (usize, usize) {
+    // Block k starts at ARENA_FIRST * (2^k - 1), so i + ARENA_FIRST lies in
+    // [ARENA_FIRST << k, ARENA_FIRST << (k + 1)).
+    let shifted = i + ARENA_FIRST;
+    let block = (usize::BITS - 1 - shifted.leading_zeros() - ARENA_FIRST_SHIFT) as usize;
+    (block, shifted - (ARENA_FIRST << block))
+}
 
 impl<T> Default for Arena<T> {
     fn default() -> Self {
@@ -1111,10 +1139,11 @@ impl<T> Arena<T> {
     }
 
     fn push(&mut self, value: T) {
-        if self.len.is_multiple_of(ARENA_BLOCK) {
-            self.blocks.push(Vec::with_capacity(ARENA_BLOCK));
+        let (block, slot) = arena_slot(self.len);
+        if slot == 0 {
+            debug_assert_eq!(block, self.blocks.len());
+            self.blocks.push(Vec::with_capacity(ARENA_FIRST << block));
         }
-        let block = self.blocks.len() - 1;
         self.blocks[block].push(value);
         self.len += 1;
     }
@@ -1123,9 +1152,10 @@ impl<T> Arena<T> {
         self.len
     }
 
+    /// The bytes of the nodes held and of the block table. A last block's capacity beyond its
+    /// nodes is not counted: it is address space nothing has written yet.
     fn memory(&self) -> usize {
-        self.blocks.len() * ARENA_BLOCK * core::mem::size_of::<T>()
-            + self.blocks.capacity() * core::mem::size_of::<Vec<T>>()
+        self.len * core::mem::size_of::<T>() + self.blocks.capacity() * core::mem::size_of::<Vec<T>>()
     }
 }
 
@@ -1134,13 +1164,55 @@ impl<T> core::ops::Index<usize> for Arena<T> {
 
     #[inline]
     fn index(&self, i: usize) -> &T {
-        &self.blocks[i >> ARENA_SHIFT][i & (ARENA_BLOCK - 1)]
+        let (block, slot) = arena_slot(i);
+        &self.blocks[block][slot]
     }
 }
 
 impl<T> core::ops::IndexMut<usize> for Arena<T> {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut T {
-        &mut self.blocks[i >> ARENA_SHIFT][i & (ARENA_BLOCK - 1)]
+        let (block, slot) = arena_slot(i);
+        &mut self.blocks[block][slot]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks double from `ARENA_FIRST` nodes, and every node keeps its own slot across
+    /// block boundaries.
+    #[test]
+    fn arena_blocks_double_and_every_node_keeps_its_slot() {
+        assert_eq!(arena_slot(0), (0, 0));
+        assert_eq!(arena_slot(ARENA_FIRST - 1), (0, ARENA_FIRST - 1));
+        assert_eq!(arena_slot(ARENA_FIRST), (1, 0));
+        assert_eq!(arena_slot(3 * ARENA_FIRST - 1), (1, 2 * ARENA_FIRST - 1));
+        assert_eq!(arena_slot(3 * ARENA_FIRST), (2, 0));
+        assert_eq!(
+            arena_slot(usize::MAX - ARENA_FIRST).0,
+            (usize::BITS - 1 - ARENA_FIRST_SHIFT) as usize
+        );
+
+        let mut arena = Arena::default();
+        let n = 100 * ARENA_FIRST + 3;
+        for i in 0..n {
+            arena.push(i * 3);
+        }
+        assert_eq!(arena.len(), n);
+        for (k, block) in arena.blocks.iter().enumerate() {
+            assert!(block.capacity() >= ARENA_FIRST << k);
+            let last = k + 1 == arena.blocks.len();
+            assert!(last || block.len() == ARENA_FIRST << k, "block {k} is full");
+        }
+        // Six blocks hold 16 + 32 + ... + 512 = 1,008 nodes; the seventh the rest of 1,603.
+        assert_eq!(arena.blocks.len(), 7);
+        for i in 0..n {
+            assert_eq!(arena[i], i * 3);
+        }
+        arena[ARENA_FIRST] = 7;
+        assert_eq!(arena[ARENA_FIRST], 7);
+        assert_eq!(arena[ARENA_FIRST - 1], (ARENA_FIRST - 1) * 3);
     }
 }
