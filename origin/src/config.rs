@@ -345,3 +345,32 @@ pub fn random_secret() -> Result<String, ConfigError> {
     getrandom::fill(&mut bytes).map_err(|e| ConfigError(format!("no randomness from the OS: {e}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "database = \"sqlite://./s.db\"\n";
+
+    fn parse(extra: &str) -> Result<Config, ConfigError> {
+        Config::parse(&format!("{BASE}{extra}"), Path::new("standings.toml"))
+    }
+
+    /// Without the keys: one connection thread per CPU, pinned; both can be set, and a thread
+    /// count past the limit or of the wrong type is refused by name.
+    #[test]
+    fn connection_threads_default_to_one_per_cpu_pinned() {
+        let config = parse("").unwrap();
+        assert_eq!((config.http_threads, config.pin_http_threads), (0, true));
+        let config = parse("http_threads = 3\npin_http_threads = false\n").unwrap();
+        assert_eq!((config.http_threads, config.pin_http_threads), (3, false));
+
+        let too_many = parse("http_threads = 5000\n").unwrap_err().to_string();
+        assert!(
+            too_many.contains("http_threads = 5000 is more than 1024"),
+            "{too_many}"
+        );
+        let negative = parse("http_threads = -1\n").unwrap_err().to_string();
+        assert!(negative.contains("http_threads"), "{negative}");
+    }
+}
