@@ -230,6 +230,14 @@ async fn connect(
 ) -> Result<AnyPool, AppError> {
     AnyPoolOptions::new()
         .max_connections(connections)
+        // Every connection is opened here, at start, on the main runtime, and kept: on SQLite
+        // each has a worker thread, and a thread inherits the CPU pin of the thread that starts
+        // it, which for a connection opened on demand would be a pinned connection thread
+        // (`http.rs`). Only a connection that broke is reopened on demand, by whichever
+        // thread asks next.
+        .min_connections(connections)
+        .idle_timeout(None)
+        .max_lifetime(None)
         .acquire_timeout(Duration::from_secs(10))
         .after_connect(move |conn, _| {
             Box::pin(async move {
