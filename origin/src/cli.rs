@@ -66,6 +66,10 @@ pub fn main(args: Vec<String>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Before any thread allocates: see `rest` for why.
+    if !crate::rest::fix_trim_threshold() {
+        eprintln!("standings: could not set the allocator's trim threshold; memory at rest may be higher");
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

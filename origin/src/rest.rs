@@ -3,12 +3,16 @@
 //!
 //! Three things grow during a burst and do not shrink by themselves:
 //! - each board's ranked structure, whose leaves inserts leave part empty
-//!   ([`Board::repack`](standings_core::Board::repack) packs them as a checkpoint load does:
-//!   at 10M members loaded by the load generator, 3.3 bytes per member less at rest; while
-//!   the copy is built the structure is held twice, about 250 MB more for ~3 s);
+//!   ([`Board::repack`](standings_core::Board::repack) fills every leaf; while the copy is
+//!   built the structure is held twice, about 250 MB more for 1 to 3 s at 10M members);
 //! - the writer's SQLite page cache (up to 64 MiB, [`Store::release_memory`]);
 //! - the C heap, where glibc keeps the pages of freed request bodies, parsed events and SQLite
 //!   pages in each thread's arena instead of returning them to the system ([`trim_heap`]).
+//!   `malloc_trim` returns free pages inside an arena but not the free top of a thread's
+//!   arena: glibc shrinks that only when it passes the trim threshold, which it raises up to
+//!   64 MiB as large blocks come and go. [`fix_trim_threshold`] pins it at its default, 128 KiB,
+//!   when the service starts: 591 MiB at rest after a 10M-member load, against 609 to 617 MiB
+//!   with the sliding threshold, where 20 MB were the free tops of two threads' arenas.
 //!
 //! None of it changes what the service answers: a repacked board has the same ranks,
 //! `board_version` and digest, and the next burst refills the cache and the heap as it needs.
@@ -25,9 +29,8 @@ pub const IDLE_BEFORE_RELEASE: std::time::Duration = std::time::Duration::from_s
 /// lock (reads go on, on a blocking thread) and swapped under its write lock in O(1).
 pub async fn release(store: &Store, registry: &Registry, metrics: &Metrics) {
     metrics.rests.add(1);
-    // Repacking comes first and one trim last. Trimming before the copies are made lowered
-    // the peak (906 against 984 MiB at 10M members) but left more resident at rest (649 and
-    // 654 MiB against 609, one 10M load each); why is not established.
+    // Repacking comes first and one trim last: the repack frees the old structure, and a trim
+    // before it would leave those pages to the next rest.
     for slot in registry.all_instances() {
         let reading = slot.clone();
         let repacked = tokio::task::spawn_blocking(move || reading.read().repack()).await;
@@ -60,3 +63,24 @@ pub fn trim_heap() {
 /// Other allocators return memory on their own.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn trim_heap() {}
+
+/// The trim threshold glibc starts with: a thread arena's free top past it goes back to the
+/// system when memory is freed.
+pub const TRIM_THRESHOLD: i32 = 128 * 1024;
+
+/// Fixes glibc's trim threshold at [`TRIM_THRESHOLD`] instead of letting it slide up to 64 MiB
+/// (which also fixes the mmap threshold at its 128 KiB default: larger blocks are mapped on
+/// their own). Called once at start; false if glibc refused.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub fn fix_trim_threshold() -> bool {
+    // SAFETY: mallopt takes two integers and only sets glibc's malloc parameters under its
+    // lock; it is documented as safe to call at any time.
+    unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1 }
+}
+
+/// Other allocators have their own policy.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn fix_trim_threshold() -> bool {
+    true
+}
