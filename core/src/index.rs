@@ -575,6 +575,23 @@ mod tests {
             "a repacked board's leaves are full"
         );
         assert!(board.repack().is_none(), "already packed");
+        let loaded = Board::from_aggregates(
+            BoardRules::new(ScoreMode::Highest),
+            board.version(),
+            board.index().range(1, usize::MAX).into_iter().map(|e| {
+                (
+                    e.player,
+                    Standing {
+                        value: e.value,
+                        achieved_at: e.achieved_at,
+                    },
+                    "",
+                )
+            }),
+        )
+        .unwrap();
+        assert_eq!(loaded.digest(), board.digest());
+        assert!(loaded.repack().is_none(), "a loaded board is not copied again");
 
         for i in 20_001..25_000 {
             board.apply(&event(i)).unwrap();

@@ -956,14 +956,15 @@ impl Tree {
         self.leaves.len() - self.free_leaves.len()
     }
 
-    /// A copy with every leaf full, when this tree uses at least 1/16 more leaves than that
-    /// would (random inserts split leaves in half and leave them about three quarters full);
-    /// `None` otherwise. Full, not [`BULK_FILL`] as a load: a board is repacked when its writes
-    /// pause, and the next write into a full leaf splits only that leaf. `members` is the
-    /// locator's length. O(n).
+    /// A copy with every leaf full, when this tree uses at least 1/16 more leaves than a load
+    /// ([`Tree::bulk_load`], 15/16 full) would (random inserts split leaves in half and leave
+    /// them about three quarters full); `None` otherwise, so a board just loaded from a
+    /// checkpoint is not copied again. Full, not [`BULK_FILL`] as a load: a board is repacked
+    /// when its writes pause, and the next write into a full leaf splits only that leaf.
+    /// `members` is the locator's length. O(n).
     pub(crate) fn packed(&self, members: usize) -> Option<Tree> {
-        let packed = self.len.div_ceil(LEAF_CAP);
-        if self.leaves_in_use() * 16 < packed * 17 {
+        let loaded = self.len.div_ceil(BULK_FILL);
+        if self.leaves_in_use() * 16 < loaded * 17 {
             return None;
         }
         // Straight from this tree's leaf chain: the copy costs the new tree and nothing more.
