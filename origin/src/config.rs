@@ -55,7 +55,7 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub checkpoint_every_events: u64,
     /// How many threads serve connections; 0 (the default) is one per CPU this process may use.
-    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub http_threads: usize,
     /// Pin each connection thread to a CPU of its own when there is one CPU per thread (the
     /// default). Set it to false when other busy processes share this machine's CPUs.
@@ -80,12 +80,9 @@ fn is_default_retention(seconds: &i64) -> bool {
     *seconds == DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-fn is_zero_usize(n: &usize) -> bool {
-    *n == 0
+/// Whether a number key holds its default, 0 (then it is not written out).
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 fn default_true() -> bool {
