@@ -214,6 +214,8 @@ struct Committed {
 async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
     let mut pending: Option<Command> = None;
     let mut unapplied: Option<Committed> = None;
+    // Whether the last group met stored events (see `commit_group`).
+    let mut lookup_first = false;
     // Whether anything ran since memory was last released (see `rest`). The start itself
     // (restoring a checkpoint, replaying the log) leaves freed buffers in the heap.
     let mut wrote_since_rest = true;
@@ -302,7 +304,7 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                         Err(_) => break,
                     }
                 }
-                unapplied = commit_group(&mut parts, group, unapplied.take()).await;
+                unapplied = commit_group(&mut parts, group, unapplied.take(), &mut lookup_first).await;
                 if parts.checkpoint_every > 0
                     && (parts.next_seq - 1 - parts.checkpoint_seq) as u64 >= parts.checkpoint_every
                 {
@@ -323,135 +325,206 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
 /// Decides and stores one group, and meanwhile applies and answers the `previous` one. Returns
 /// the group once committed, to be applied by the caller; on a failure its submitters are
 /// answered with the error and nothing of it was stored or applied.
+///
+/// A group is first decided without looking its ids up in the log, as if every event were new,
+/// which under load they are: the insert skips any id already stored and counts the rows it
+/// stored, so a short count proves a resubmission, and then the transaction is rolled back and
+/// the group decided again with the stored events in view, exactly as if they had been looked
+/// up first. The first decision is kept only when it stores every event (no refusal, no repeat
+/// within the group), which is when looking up would have found nothing and decided the same.
+/// `lookup_first` says whether the last group met stored events: under a wave of retries every
+/// group looks up first rather than trying twice.
 async fn commit_group(
     parts: &mut WriterParts,
     mut group: Vec<Submission>,
-    previous: Option<Committed>,
+    mut previous: Option<Committed>,
+    lookup_first: &mut bool,
 ) -> Option<Committed> {
-    let no_totals = PendingTotals::new();
-    let prior = previous.as_ref().map_or(&no_totals, |p| &p.totals);
-    let decided = decide_group(parts, &mut group, prior).await;
-    let (mut tx, outcomes, flags, totals) = match decided {
-        Ok(decided) => decided,
-        Err(e) => {
-            if let Some(done) = previous {
-                finish(parts, done);
-            }
-            fail(group, &e);
-            return None;
-        }
-    };
-    // The accepted events leave their submissions (no copy), numbered in order.
-    let mut seq = parts.next_seq;
-    let mut fresh = Vec::with_capacity(flags.iter().map(Vec::len).sum());
-    for (submission, flags) in group.iter_mut().zip(flags) {
-        for (mut e, late) in submission.events.drain(..).zip(flags) {
-            let Some(late) = late else { continue };
-            e.seq = seq;
-            e.status = if late { "LATE" } else { "APPLIED" }.into();
-            seq += 1;
-            fresh.push(e);
-        }
-    }
-    // The database inserts and commits on its own thread while this one applies the previous
-    // group, which was committed before these were decided.
-    let store = parts.store.clone();
-    let seal = (seq - parts.sealed_below >= RUN_SEQS).then_some((parts.sealed_below, seq));
-    let stored = tokio::spawn(async move {
-        if !fresh.is_empty() {
-            store.insert_events(&mut tx, &fresh).await?;
-        }
-        if let Some((start, end)) = seal {
-            store.seal_run(&mut tx, start, end).await?;
-        }
-        tx.commit()
-            .await
-            .map_err(|e| AppError::storage("cannot commit events", e))?;
-        Ok::<_, AppError>(fresh)
-    });
-    // A task spawned from a worker waits in that worker's LIFO slot, which no other worker
-    // steals, until the spawner yields: without this the insert would start only once `finish`
-    // is done, and the two would never overlap. Polled once, the task hands its first statement
-    // to the database thread; later wake-ups come from that thread and go to the shared queue.
-    tokio::task::yield_now().await;
-    if let Some(done) = previous {
-        finish(parts, done);
-    }
-    let fresh = match stored.await {
-        Ok(Ok(fresh)) => fresh,
-        Ok(Err(e)) => {
-            fail(group, &e);
-            return None;
-        }
-        Err(e) => {
-            fail(group, &AppError::Internal(format!("the commit task failed: {e}")));
-            return None;
-        }
-    };
-    parts.next_seq = seq;
-    if let Some((_, end)) = seal {
-        parts.sealed_below = end;
-    }
-    let committed = Instant::now();
-    for submission in &group {
-        parts
-            .metrics
-            .durable_ack
-            .observe(committed.duration_since(submission.received));
-    }
-    Some(Committed {
-        group,
-        outcomes,
-        fresh,
-        committed,
-        totals,
-    })
-}
-
-/// What deciding a group gives: the open transaction, the outcome of every event, per event
-/// `Some(late)` when it is to be stored, and the cumulative totals it leaves.
-type Decided = (
-    sqlx::Transaction<'static, sqlx::Any>,
-    Vec<Vec<Outcome>>,
-    Vec<Vec<Option<bool>>>,
-    PendingTotals,
-);
-
-/// Looks up the group's ids among stored events and decides each event in order. Cumulative
-/// totals are checked against an overlay of this group's pending sums, then the `prior`
-/// group's (committed, perhaps not yet applied), then the boards, so that an event that would
-/// overflow is refused before it is stored.
-async fn decide_group(
-    parts: &WriterParts,
-    group: &mut [Submission],
-    prior: &PendingTotals,
-) -> Result<Decided, AppError> {
-    let WriterParts {
-        store,
-        registry,
-        domain,
-        clock,
-        ..
-    } = parts;
-    let received_at = clock.now_ms();
+    let received_at = parts.clock.now_ms();
     for submission in group.iter_mut() {
         for e in &mut submission.events {
             e.received_at = received_at;
         }
     }
-    let mut tx = store.begin().await?;
-    let mut ids_by_game: HashMap<&str, Vec<&str>> = HashMap::new();
-    for submission in group.iter() {
-        for e in &submission.events {
-            ids_by_game
-                .entry(e.game.as_str())
-                .or_default()
-                .push(e.event_id.as_str());
+    let mut lookup = *lookup_first;
+    loop {
+        let no_totals = PendingTotals::new();
+        let prior = previous.as_ref().map_or(&no_totals, |p| &p.totals);
+        let decided = match decide_group(parts, &group, prior, lookup).await {
+            Ok(decided) => decided,
+            Err(e) => {
+                if let Some(done) = previous {
+                    finish(parts, done);
+                }
+                fail(group, &e);
+                return None;
+            }
+        };
+        if !lookup && decided.flags.iter().flatten().any(Option::is_none) {
+            lookup = true;
+            continue;
         }
+        let Decided {
+            tx,
+            outcomes,
+            flags,
+            totals,
+            found_stored,
+        } = decided;
+        // The accepted events leave their submissions (no copy), numbered in order.
+        let lengths: Vec<usize> = group.iter().map(|s| s.events.len()).collect();
+        let mut seq = parts.next_seq;
+        let mut fresh = Vec::with_capacity(flags.iter().map(Vec::len).sum());
+        for (submission, flags) in group.iter_mut().zip(flags) {
+            for (mut e, late) in submission.events.drain(..).zip(flags) {
+                let Some(late) = late else { continue };
+                e.seq = seq;
+                e.status = if late { "LATE" } else { "APPLIED" }.into();
+                seq += 1;
+                fresh.push(e);
+            }
+        }
+        // The database inserts and commits on its own thread while this one applies the
+        // previous group, which was committed before these were decided.
+        let store = parts.store.clone();
+        let seal = (seq - parts.sealed_below >= RUN_SEQS).then_some((parts.sealed_below, seq));
+        let stored = tokio::spawn(async move {
+            let mut tx = match tx {
+                Some(tx) => tx,
+                None => store.begin().await?,
+            };
+            let count = store.insert_events(&mut tx, &fresh).await?;
+            if count < fresh.len() as u64 {
+                tx.rollback()
+                    .await
+                    .map_err(|e| AppError::storage("cannot roll back a group", e))?;
+                if lookup {
+                    // Its ids were looked up in this very transaction, by the only writer.
+                    return Err(AppError::Internal(format!(
+                        "{} of a group's events were stored already, though not found",
+                        fresh.len() as u64 - count
+                    )));
+                }
+                return Ok(Stored::Resubmitted(fresh));
+            }
+            if let Some((start, end)) = seal {
+                store.seal_run(&mut tx, start, end).await?;
+            }
+            tx.commit()
+                .await
+                .map_err(|e| AppError::storage("cannot commit events", e))?;
+            Ok::<_, AppError>(Stored::Committed(fresh))
+        });
+        // A task spawned from a worker waits in that worker's LIFO slot, which no other worker
+        // steals, until the spawner yields: without this the insert would start only once
+        // `finish` is done, and the two would never overlap. Polled once, the task hands its
+        // first statement to the database thread; later wake-ups come from that thread and go
+        // to the shared queue.
+        tokio::task::yield_now().await;
+        if let Some(done) = previous.take() {
+            finish(parts, done);
+        }
+        let fresh = match stored.await {
+            Ok(Ok(Stored::Committed(fresh))) => fresh,
+            Ok(Ok(Stored::Resubmitted(mut fresh))) => {
+                // Every event was to be stored: they go back to their submissions in order,
+                // to be decided again with the stored ones in view.
+                let mut rest = fresh.drain(..);
+                for (submission, length) in group.iter_mut().zip(lengths) {
+                    submission.events.extend(rest.by_ref().take(length));
+                }
+                lookup = true;
+                *lookup_first = true;
+                continue;
+            }
+            Ok(Err(e)) => {
+                fail(group, &e);
+                return None;
+            }
+            Err(e) => {
+                fail(group, &AppError::Internal(format!("the commit task failed: {e}")));
+                return None;
+            }
+        };
+        if lookup {
+            *lookup_first = found_stored;
+        }
+        parts.next_seq = seq;
+        if let Some((_, end)) = seal {
+            parts.sealed_below = end;
+        }
+        let committed = Instant::now();
+        for submission in &group {
+            parts
+                .metrics
+                .durable_ack
+                .observe(committed.duration_since(submission.received));
+        }
+        return Some(Committed {
+            group,
+            outcomes,
+            fresh,
+            committed,
+            totals,
+        });
     }
+}
+
+/// What became of a group's insert.
+enum Stored {
+    /// Every event is durably committed.
+    Committed(Vec<StoredEvent>),
+    /// Some were stored before; nothing was stored now.
+    Resubmitted(Vec<StoredEvent>),
+}
+
+/// What deciding a group gives.
+struct Decided {
+    /// The transaction its ids were looked up in, if they were.
+    tx: Option<sqlx::Transaction<'static, sqlx::Any>>,
+    /// The outcome of every event.
+    outcomes: Vec<Vec<Outcome>>,
+    /// Per event, `Some(late)` when it is to be stored.
+    flags: Vec<Vec<Option<bool>>>,
+    /// The cumulative totals it leaves.
+    totals: PendingTotals,
+    /// Whether any of its ids was found stored.
+    found_stored: bool,
+}
+
+/// Decides each event of a group in order, with its ids looked up among stored events when
+/// `lookup` (otherwise as if none were stored). Cumulative totals are checked against an
+/// overlay of this group's pending sums, then the `prior` group's (committed, perhaps not yet
+/// applied), then the boards, so that an event that would overflow is refused before it is
+/// stored.
+async fn decide_group(
+    parts: &WriterParts,
+    group: &[Submission],
+    prior: &PendingTotals,
+    lookup: bool,
+) -> Result<Decided, AppError> {
+    let WriterParts {
+        store,
+        registry,
+        domain,
+        ..
+    } = parts;
     let mut found = Vec::new();
-    for (game, ids) in &ids_by_game {
-        found.extend(store.find_events(&mut tx, game, ids).await?);
+    let mut tx = None;
+    if lookup {
+        let mut ids_by_game: HashMap<&str, Vec<&str>> = HashMap::new();
+        for submission in group {
+            for e in &submission.events {
+                ids_by_game
+                    .entry(e.game.as_str())
+                    .or_default()
+                    .push(e.event_id.as_str());
+            }
+        }
+        let tx = tx.insert(store.begin().await?);
+        for (game, ids) in &ids_by_game {
+            found.extend(store.find_events(tx, game, ids).await?);
+        }
     }
     // Everything already stored, or accepted earlier in this group, by (game, event id).
     let mut known: HashMap<(&str, &str), &StoredEvent> = found
@@ -461,7 +534,7 @@ async fn decide_group(
     let mut totals = PendingTotals::new();
     let mut outcomes: Vec<Vec<Outcome>> = Vec::with_capacity(group.len());
     let mut flags: Vec<Vec<Option<bool>>> = Vec::with_capacity(group.len());
-    for submission in group.iter() {
+    for submission in group {
         let mut these = Vec::with_capacity(submission.events.len());
         let mut keep = Vec::with_capacity(submission.events.len());
         for e in &submission.events {
@@ -498,7 +571,13 @@ async fn decide_group(
         outcomes.push(these);
         flags.push(keep);
     }
-    Ok((tx, outcomes, flags, totals))
+    Ok(Decided {
+        tx,
+        outcomes,
+        flags,
+        totals,
+        found_stored: !found.is_empty(),
+    })
 }
 
 /// Makes a committed group visible (applied in `seq` order), then answers its submitters.

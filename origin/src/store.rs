@@ -48,6 +48,20 @@ pub const RUN_SEQS: i64 = 65_536;
 /// parameters at 12 columns.
 const ROWS_PER_STATEMENT: usize = 1_000;
 
+/// The row counts of the multi-row statements: full ones, then powers of two for the rest.
+const STATEMENT_SIZES: [usize; 11] = [ROWS_PER_STATEMENT, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1];
+
+/// Splits `rows` into chunks of [`STATEMENT_SIZES`], largest first: 1,000 rows as one
+/// statement, 37 as three (32, 4 and 1).
+fn statement_sizes<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
+    std::iter::from_fn(move || {
+        let size = *STATEMENT_SIZES.iter().find(|&&size| size <= rows.len())?;
+        let (chunk, rest) = rows.split_at(size);
+        rows = rest;
+        Some(chunk)
+    })
+}
+
 /// The multi-row statements the writer runs for every group.
 #[derive(Clone, Copy)]
 enum Statement {
@@ -474,11 +488,21 @@ impl Store {
         std::borrow::Cow::Owned(out)
     }
 
-    /// The text of a multi-row statement for `rows` rows, as this backend runs it best. Full
-    /// chunks of [`ROWS_PER_STATEMENT`], the common case under load, are built once.
-    fn statement(&self, which: Statement, rows: usize) -> std::borrow::Cow<'static, str> {
-        static FULL: [std::sync::OnceLock<String>; 4] = [const { std::sync::OnceLock::new() }; 4];
-        let build = || {
+    /// The text of a multi-row statement for `rows` rows, as this backend runs it best. Only
+    /// the sizes [`statement_sizes`] gives are ever asked for, so each is built once per process
+    /// and prepared once per connection: a statement of any other size would be parsed and
+    /// planned anew (12,000 parameters take longer to prepare than to run) and would push the
+    /// sizes that recur out of the connection's statement cache.
+    fn statement(&self, which: Statement, rows: usize) -> &'static str {
+        const SIZES: usize = STATEMENT_SIZES.len();
+        static BUILT: [std::sync::OnceLock<String>; 4 * SIZES] =
+            [const { std::sync::OnceLock::new() }; 4 * SIZES];
+        let class = STATEMENT_SIZES
+            .iter()
+            .position(|&size| size == rows)
+            .expect("statements are built only for the sizes statement_sizes gives");
+        let slot = (which as usize * 2 + usize::from(self.backend == Backend::Postgres)) * SIZES + class;
+        BUILT[slot].get_or_init(|| {
             let sql = match which {
                 Statement::FindEvents => {
                     let ids: Vec<String> = (0..rows).map(|i| format!("${}", i + 2)).collect();
@@ -489,9 +513,10 @@ impl Store {
                 }
                 Statement::InsertEvents => {
                     // On SQLite, OR FAIL: the default (ABORT) keeps a statement journal, a copy
-                    // of every page the statement changes, to undo the statement alone. No row
-                    // can conflict (ids were looked up first in the same transaction), and a
-                    // failure rolls the whole transaction back.
+                    // of every page the statement changes, to undo the statement alone; a
+                    // failure here rolls the whole transaction back anyway. An id already
+                    // stored is skipped, not an error: the writer inserts without looking ids
+                    // up first and counts the rows stored (see `insert_events`).
                     let mut sql = String::from(match self.backend {
                         Backend::Sqlite => "INSERT OR FAIL INTO",
                         Backend::Postgres => "INSERT INTO",
@@ -515,16 +540,12 @@ impl Store {
                         }
                         sql.push(')');
                     }
+                    sql.push_str(" ON CONFLICT (game, event_id) DO NOTHING");
                     sql
                 }
             };
             self.positional(&sql).into_owned()
-        };
-        if rows != ROWS_PER_STATEMENT {
-            return std::borrow::Cow::Owned(build());
-        }
-        let slot = which as usize * 2 + usize::from(self.backend == Backend::Postgres);
-        std::borrow::Cow::Borrowed(FULL[slot].get_or_init(build).as_str())
+        })
     }
 
     /// The stored events of `game` among `event_ids`, inside a transaction.
@@ -535,9 +556,9 @@ impl Store {
         event_ids: &[&str],
     ) -> Result<Vec<StoredEvent>, AppError> {
         let mut found = Vec::new();
-        for chunk in event_ids.chunks(ROWS_PER_STATEMENT) {
+        for chunk in statement_sizes(event_ids) {
             let sql = self.statement(Statement::FindEvents, chunk.len());
-            let mut query = sqlx::query(&sql).bind(game);
+            let mut query = sqlx::query(sql).bind(game);
             for id in chunk {
                 query = query.bind(*id);
             }
@@ -552,15 +573,18 @@ impl Store {
         Ok(found)
     }
 
-    /// Appends events inside a transaction, many rows per statement.
+    /// Appends events inside a transaction, many rows per statement, and returns how many were
+    /// stored: an event whose `(game, event_id)` is already stored is skipped. So fewer than
+    /// `events.len()` means some were stored before, and the caller rolls back.
     pub async fn insert_events(
         &self,
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         events: &[StoredEvent],
-    ) -> Result<(), AppError> {
-        for chunk in events.chunks(ROWS_PER_STATEMENT) {
+    ) -> Result<u64, AppError> {
+        let mut stored = 0;
+        for chunk in statement_sizes(events) {
             let sql = self.statement(Statement::InsertEvents, chunk.len());
-            let mut query = sqlx::query(&sql);
+            let mut query = sqlx::query(sql);
             for e in chunk {
                 query = query
                     .bind(e.seq)
@@ -576,12 +600,13 @@ impl Store {
                     .bind(e.source.as_str())
                     .bind(e.status.as_str());
             }
-            query
+            stored += query
                 .execute(&mut **tx)
                 .await
-                .map_err(db_err("cannot append events"))?;
+                .map_err(db_err("cannot append events"))?
+                .rows_affected();
         }
-        Ok(())
+        Ok(stored)
     }
 
     /// Up to `limit` events with `seq > after`, in `seq` order: the event log, page by page.
@@ -1171,6 +1196,19 @@ mod tests {
 
     /// A log written before migration 5 (when an index on the player served recomputes)
     /// becomes the first sealed run: a player's events are found in it, not by the tail scan.
+    #[test]
+    fn statements_come_only_in_the_sizes_prepared_once() {
+        let rows: Vec<u32> = (0..2_037).collect();
+        let sizes: Vec<usize> = statement_sizes(&rows).map(<[u32]>::len).collect();
+        assert_eq!(sizes, [1_000, 1_000, 32, 4, 1]);
+        assert!(sizes.iter().all(|size| STATEMENT_SIZES.contains(size)));
+        assert_eq!(
+            statement_sizes(&rows).flatten().copied().collect::<Vec<_>>(),
+            rows
+        );
+        assert_eq!(statement_sizes::<u32>(&[]).count(), 0);
+    }
+
     #[tokio::test]
     async fn the_player_runs_migration_indexes_an_existing_log() {
         let dir = std::env::temp_dir().join(format!(

@@ -47,6 +47,7 @@ on_both_databases!(
     friends_and_rank_players,
     boards_and_operations,
     batch_submissions,
+    resubmissions_among_new_events_are_found_after_the_insert,
     batch_refusals_match_single_submissions,
     a_pause_in_writes_repacks_boards_and_changes_no_answer,
 );
@@ -758,6 +759,70 @@ async fn batch_submissions(db: Db) {
     let (_, top) = service.get(&format!("{LB}/top?limit=100")).await;
     assert_eq!(top["total_players"], 6);
     assert_eq!(top["board_version"], 6);
+}
+
+/// The writer stores a group without looking its ids up first and rolls it back when the
+/// insert meets a stored id: the group is then decided again, so a resubmission hidden among
+/// new events is a DUPLICATE (or a conflict) and counts nothing, and the new events count once.
+async fn resubmissions_among_new_events_are_found_after_the_insert(db: Db) {
+    let service = TestService::start(db).await;
+    service.define("arena-clash/solo/S7/coins", "cumulative").await;
+    let coins = |id: &str, player: &str, value: i64| {
+        let mut e = event(id, player, value, "2026-10-13T10:00:00Z");
+        e["scopes"] = json!(["coins"]);
+        e
+    };
+    let statuses = |body: &Value| -> Vec<String> {
+        body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["status"].as_str().unwrap().to_string() + r["code"].as_str().unwrap_or(""))
+            .collect()
+    };
+    assert_eq!(
+        service.submit(&coins("c-1", "p-ava", 100)).await.0,
+        StatusCode::ACCEPTED
+    );
+    let (status, body) = service
+        .submit_batch(&[
+            coins("c-2", "p-ava", 10),
+            coins("c-1", "p-ava", 100),
+            coins("c-3", "p-ben", 5),
+        ])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(statuses(&body), ["ACCEPTED", "DUPLICATE", "ACCEPTED"]);
+    // A group with nothing stored, then a changed resubmission among new events.
+    assert_eq!(
+        service.submit(&coins("c-4", "p-chloe", 1)).await.0,
+        StatusCode::ACCEPTED
+    );
+    let (_, body) = service
+        .submit_batch(&[coins("c-5", "p-ben", 5), coins("c-2", "p-ava", 11)])
+        .await;
+    assert_eq!(statuses(&body), ["ACCEPTED", "REJECTEDEVENT_ID_CONFLICT"]);
+    // And alone, as a single submission.
+    assert_eq!(
+        service.submit(&coins("c-6", "p-chloe", 1)).await.0,
+        StatusCode::ACCEPTED
+    );
+    let (status, body) = service.submit(&coins("c-3", "p-ben", 5)).await;
+    assert_eq!(
+        (status, body["status"].clone()),
+        (StatusCode::OK, json!("DUPLICATE"))
+    );
+    let (_, top) = service
+        .get("/v1/leaderboards/arena-clash/solo/S7/coins/top")
+        .await;
+    let totals: Vec<(&str, i64)> = top["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["player_id"].as_str().unwrap(), e["value"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(totals, [("p-ava", 110), ("p-ben", 10), ("p-chloe", 2)]);
+    assert_eq!(top["board_version"], 6, "six events stored, each once");
 }
 
 /// A batch refuses each malformed event with the code and detail the single-event endpoint
