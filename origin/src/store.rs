@@ -253,6 +253,9 @@ async fn connect(
         .idle_timeout(None)
         .max_lifetime(None)
         .acquire_timeout(Duration::from_secs(10))
+        // The writer's connection is tested as it goes back to the pool, one round trip to it;
+        // a second one on every transaction's way out is not worth its wait.
+        .test_before_acquire(role == Role::Reader)
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if backend == Backend::Sqlite {
