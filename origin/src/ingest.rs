@@ -32,6 +32,10 @@ use crate::timeline::{Action, Domain, LiveInstances, apply_event, perform, targe
 /// The most events one group commit takes.
 pub const MAX_GROUP_EVENTS: usize = 8_192;
 
+/// A group smaller than this waits for the group in flight to land before it is decided, and
+/// takes in what arrived meanwhile; a larger one is decided while the one in flight commits.
+const PIPELINE_MIN_EVENTS: usize = 1_000;
+
 /// A validated event waiting to be stored (its `seq` is assigned by the writer).
 pub type NewEvent = StoredEvent;
 
@@ -199,22 +203,69 @@ struct Submission {
 type PendingTotals = HashMap<(standings_core::BoardId, String, String), i64>;
 
 /// A group whose events are durably committed but not yet applied to the boards nor answered.
-/// The writer holds at most one, and applies it while the next group's insert and commit run on
-/// the database's thread, so that the boards' work and the database's overlap. It is applied
-/// before anything else changes a board (the next group, an action, an eviction), so `seq`
-/// order stays the apply order; its submitters hear nothing before it is applied.
+/// It is applied before anything else changes a board (the next group, an action, an
+/// eviction), so `seq` order stays the apply order; its submitters hear nothing before it is
+/// applied.
 struct Committed {
     group: Vec<Submission>,
     outcomes: Vec<Vec<Outcome>>,
     fresh: Vec<StoredEvent>,
     committed: Instant,
+}
+
+/// A decided group whose insert and commit run on the database's thread. The writer holds at
+/// most one: while it runs, the writer applies and answers the group before it and decides the
+/// group after it, so the boards' work and the database's overlap. `parts.next_seq` and
+/// `parts.sealed_below` already count it; they are put back if it is not committed.
+struct InFlight {
+    group: Vec<Submission>,
+    outcomes: Vec<Vec<Outcome>>,
     totals: PendingTotals,
+    /// Events per submission, to hand them back if the insert meets a stored id.
+    lengths: Vec<usize>,
+    first_seq: i64,
+    sealed_before: i64,
+    /// Whether its ids were looked up before it was decided.
+    lookup: bool,
+    found_stored: bool,
+    task: tokio::task::JoinHandle<Result<Stored, AppError>>,
+}
+
+/// What became of a group's insert.
+enum Stored {
+    /// Every event is durably committed.
+    Committed(Vec<StoredEvent>),
+    /// Some were stored before; nothing was stored now.
+    Resubmitted(Vec<StoredEvent>),
+}
+
+/// What became of a group in flight.
+enum Landed {
+    Committed(Committed),
+    /// It met stored ids; here it is again, untouched, to be looked up and decided anew.
+    Resubmitted(Vec<Submission>),
+    /// It failed and its submitters have their answer.
+    Failed,
+}
+
+/// What deciding a group gives.
+struct Decided {
+    /// The transaction its ids were looked up in, if they were.
+    tx: Option<sqlx::Transaction<'static, sqlx::Any>>,
+    /// The outcome of every event.
+    outcomes: Vec<Vec<Outcome>>,
+    /// Per event, `Some(late)` when it is to be stored.
+    flags: Vec<Vec<Option<bool>>>,
+    /// The cumulative totals it leaves.
+    totals: PendingTotals,
+    /// Whether any of its ids was found stored.
+    found_stored: bool,
 }
 
 async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
     let mut pending: Option<Command> = None;
-    let mut unapplied: Option<Committed> = None;
-    // Whether the last group met stored events (see `commit_group`).
+    let mut in_flight: Option<InFlight> = None;
+    // Whether the last group met stored events (see `take_group`).
     let mut lookup_first = false;
     // Whether anything ran since memory was last released (see `rest`). The start itself
     // (restoring a checkpoint, replaying the log) leaves freed buffers in the heap.
@@ -225,11 +276,9 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
             None => match rx.try_recv() {
                 Ok(command) => command,
                 Err(_) => {
-                    // Nothing else is queued: make the committed group visible and answer it
+                    // Nothing else is queued: make the group in flight visible and answer it
                     // now rather than behind whatever arrives next.
-                    if let Some(done) = unapplied.take() {
-                        finish(&parts, done);
-                    }
+                    settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                     let next = if wrote_since_rest {
                         match tokio::time::timeout(rest::IDLE_BEFORE_RELEASE, rx.recv()).await {
                             Ok(next) => next,
@@ -252,22 +301,16 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
         match first {
             Command::Action { request, reply } => {
                 wrote_since_rest = true;
-                if let Some(done) = unapplied.take() {
-                    finish(&parts, done);
-                }
+                settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                 let answer = act(&mut parts, *request).await;
                 let _ = reply.send(answer);
             }
             Command::Evict { reply } => {
-                if let Some(done) = unapplied.take() {
-                    finish(&parts, done);
-                }
+                settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                 let _ = reply.send(evict(&parts).await);
             }
             Command::Checkpoint { reply } => {
-                if let Some(done) = unapplied.take() {
-                    finish(&parts, done);
-                }
+                settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                 let _ = reply.send(write_checkpoint(&mut parts).await);
             }
             Command::Events {
@@ -281,38 +324,24 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                     received,
                     reply,
                 }];
-                let mut count = group[0].events.len();
-                while count < MAX_GROUP_EVENTS {
-                    match rx.try_recv() {
-                        Ok(Command::Events {
-                            events,
-                            received,
-                            reply,
-                        }) => {
-                            count += events.len();
-                            group.push(Submission {
-                                events,
-                                received,
-                                reply,
-                            });
-                        }
-                        Ok(action) => {
-                            // Actions keep their place: after this group, before what follows.
-                            pending = Some(action);
-                            break;
-                        }
-                        Err(_) => break,
-                    }
+                gather(&mut rx, &mut group, &mut pending);
+                if in_flight.is_some()
+                    && pending.is_none()
+                    && group.iter().map(|s| s.events.len()).sum::<usize>() < PIPELINE_MIN_EVENTS
+                {
+                    // A small group gains more from what arrives while the group in flight
+                    // commits than from being decided meanwhile: single submissions share a
+                    // commit only this way.
+                    settle(&mut parts, in_flight.take(), &mut lookup_first).await;
+                    gather(&mut rx, &mut group, &mut pending);
                 }
-                unapplied = commit_group(&mut parts, group, unapplied.take(), &mut lookup_first).await;
+                take_group(&mut parts, group, &mut in_flight, &mut lookup_first).await;
                 if parts.checkpoint_every > 0
                     && (parts.next_seq - 1 - parts.checkpoint_seq) as u64 >= parts.checkpoint_every
                 {
                     // A checkpoint is the state of the log up to its seq: everything committed
                     // is applied first.
-                    if let Some(done) = unapplied.take() {
-                        finish(&parts, done);
-                    }
+                    settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                     if let Err(e) = write_checkpoint(&mut parts).await {
                         eprintln!("standings: a periodic checkpoint failed (the log is intact): {e}");
                     }
@@ -322,9 +351,36 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
     }
 }
 
-/// Decides and stores one group, and meanwhile applies and answers the `previous` one. Returns
-/// the group once committed, to be applied by the caller; on a failure its submitters are
-/// answered with the error and nothing of it was stored or applied.
+/// Adds the event submissions queued behind a group, up to [`MAX_GROUP_EVENTS`]; an action stops
+/// it and waits in `pending`, keeping its place after the group.
+fn gather(rx: &mut mpsc::Receiver<Command>, group: &mut Vec<Submission>, pending: &mut Option<Command>) {
+    let mut count: usize = group.iter().map(|s| s.events.len()).sum();
+    while count < MAX_GROUP_EVENTS {
+        match rx.try_recv() {
+            Ok(Command::Events {
+                events,
+                received,
+                reply,
+            }) => {
+                count += events.len();
+                group.push(Submission {
+                    events,
+                    received,
+                    reply,
+                });
+            }
+            Ok(action) => {
+                *pending = Some(action);
+                return;
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// Decides a group and sets its insert and commit going, as the new group in flight; meanwhile
+/// the group that was in flight lands and is applied and answered. On a failure the group's
+/// submitters are answered with the error and nothing of it was stored or applied.
 ///
 /// A group is first decided without looking its ids up in the log, as if every event were new,
 /// which under load they are: the insert skips any id already stored and counts the rows it
@@ -333,163 +389,214 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
 /// up first. The first decision is kept only when it stores every event (no refusal, no repeat
 /// within the group), which is when looking up would have found nothing and decided the same.
 /// `lookup_first` says whether the last group met stored events: under a wave of retries every
-/// group looks up first rather than trying twice.
-async fn commit_group(
+/// group looks up first rather than trying twice. A group that looks up waits for the one in
+/// flight to land: its transaction needs the writer's one connection.
+///
+/// A group decided while another is in flight counts on that one's totals and `seq`s; if that
+/// one is not committed after all, this one is decided again.
+async fn take_group(
     parts: &mut WriterParts,
     mut group: Vec<Submission>,
-    mut previous: Option<Committed>,
+    in_flight: &mut Option<InFlight>,
     lookup_first: &mut bool,
-) -> Option<Committed> {
+) {
     let received_at = parts.clock.now_ms();
     for submission in group.iter_mut() {
         for e in &mut submission.events {
             e.received_at = received_at;
         }
     }
-    let mut lookup = *lookup_first;
+    let no_totals = PendingTotals::new();
+    let mut look_up = false;
     loop {
-        let no_totals = PendingTotals::new();
-        let prior = previous.as_ref().map_or(&no_totals, |p| &p.totals);
+        let lookup = *lookup_first || look_up;
+        if lookup {
+            settle(parts, in_flight.take(), lookup_first).await;
+        }
+        let prior = in_flight.as_ref().map_or(&no_totals, |f| &f.totals);
         let decided = match decide_group(parts, &group, prior, lookup).await {
             Ok(decided) => decided,
             Err(e) => {
-                if let Some(done) = previous {
-                    finish(parts, done);
-                }
+                settle(parts, in_flight.take(), lookup_first).await;
                 fail(group, &e);
-                return None;
+                return;
             }
         };
         if !lookup && decided.flags.iter().flatten().any(Option::is_none) {
-            lookup = true;
+            look_up = true;
             continue;
         }
-        let Decided {
-            tx,
-            outcomes,
-            flags,
-            totals,
-            found_stored,
-        } = decided;
-        // The accepted events leave their submissions (no copy), numbered in order.
-        let lengths: Vec<usize> = group.iter().map(|s| s.events.len()).collect();
-        let mut seq = parts.next_seq;
-        let mut fresh = Vec::with_capacity(flags.iter().map(Vec::len).sum());
-        for (submission, flags) in group.iter_mut().zip(flags) {
-            for (mut e, late) in submission.events.drain(..).zip(flags) {
-                let Some(late) = late else { continue };
-                e.seq = seq;
-                e.status = if late { "LATE" } else { "APPLIED" }.into();
-                seq += 1;
-                fresh.push(e);
-            }
-        }
-        // The database inserts and commits on its own thread while this one applies the
-        // previous group, which was committed before these were decided.
-        let store = parts.store.clone();
-        let seal = (seq - parts.sealed_below >= RUN_SEQS).then_some((parts.sealed_below, seq));
-        let stored = tokio::spawn(async move {
-            let mut tx = match tx {
-                Some(tx) => tx,
-                None => store.begin().await?,
-            };
-            let count = store.insert_events(&mut tx, &fresh).await?;
-            if count < fresh.len() as u64 {
-                tx.rollback()
-                    .await
-                    .map_err(|e| AppError::storage("cannot roll back a group", e))?;
-                if lookup {
-                    // Its ids were looked up in this very transaction, by the only writer.
-                    return Err(AppError::Internal(format!(
-                        "{} of a group's events were stored already, though not found",
-                        fresh.len() as u64 - count
-                    )));
-                }
-                return Ok(Stored::Resubmitted(fresh));
-            }
-            if let Some((start, end)) = seal {
-                store.seal_run(&mut tx, start, end).await?;
-            }
-            tx.commit()
-                .await
-                .map_err(|e| AppError::storage("cannot commit events", e))?;
-            Ok::<_, AppError>(Stored::Committed(fresh))
-        });
-        // A task spawned from a worker waits in that worker's LIFO slot, which no other worker
-        // steals, until the spawner yields: without this the insert would start only once
-        // `finish` is done, and the two would never overlap. Polled once, the task hands its
-        // first statement to the database thread; later wake-ups come from that thread and go
-        // to the shared queue.
-        tokio::task::yield_now().await;
-        if let Some(done) = previous.take() {
-            finish(parts, done);
-        }
-        let fresh = match stored.await {
-            Ok(Ok(Stored::Committed(fresh))) => fresh,
-            Ok(Ok(Stored::Resubmitted(mut fresh))) => {
-                // Every event was to be stored: they go back to their submissions in order,
-                // to be decided again with the stored ones in view.
-                let mut rest = fresh.drain(..);
-                for (submission, length) in group.iter_mut().zip(lengths) {
-                    submission.events.extend(rest.by_ref().take(length));
-                }
-                lookup = true;
-                *lookup_first = true;
-                continue;
-            }
-            Ok(Err(e)) => {
-                fail(group, &e);
-                return None;
-            }
-            Err(e) => {
-                fail(group, &AppError::Internal(format!("the commit task failed: {e}")));
-                return None;
-            }
+        let Some(flight) = in_flight.take() else {
+            *in_flight = Some(launch(parts, group, decided, lookup));
+            tokio::task::yield_now().await;
+            return;
         };
-        if lookup {
-            *lookup_first = found_stored;
+        match land(parts, flight, lookup_first).await {
+            Landed::Committed(done) => {
+                *in_flight = Some(launch(parts, group, decided, lookup));
+                // A task spawned from a worker waits in that worker's LIFO slot, which no other
+                // worker steals, until the spawner yields: without this the insert would start
+                // only once `finish` is done, and the two would never overlap. Polled once, the
+                // task hands its first statement to the database thread; later wake-ups come
+                // from that thread and go to the shared queue.
+                tokio::task::yield_now().await;
+                finish(parts, done);
+                return;
+            }
+            Landed::Resubmitted(earlier) => {
+                // The earlier group goes again, looked up; this one is decided after it.
+                redo(parts, earlier, lookup_first).await;
+            }
+            Landed::Failed => {}
         }
-        parts.next_seq = seq;
-        if let Some((_, end)) = seal {
-            parts.sealed_below = end;
-        }
-        let committed = Instant::now();
-        for submission in &group {
-            parts
-                .metrics
-                .durable_ack
-                .observe(committed.duration_since(submission.received));
-        }
-        return Some(Committed {
-            group,
-            outcomes,
-            fresh,
-            committed,
-            totals,
-        });
     }
 }
 
-/// What became of a group's insert.
-enum Stored {
-    /// Every event is durably committed.
-    Committed(Vec<StoredEvent>),
-    /// Some were stored before; nothing was stored now.
-    Resubmitted(Vec<StoredEvent>),
+/// Numbers a decided group's accepted events (they leave their submissions, no copy) and
+/// starts their insert and commit on the database's thread.
+fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided, lookup: bool) -> InFlight {
+    let Decided {
+        tx,
+        outcomes,
+        flags,
+        totals,
+        found_stored,
+    } = decided;
+    let lengths: Vec<usize> = group.iter().map(|s| s.events.len()).collect();
+    let first_seq = parts.next_seq;
+    let mut seq = first_seq;
+    let mut fresh = Vec::with_capacity(flags.iter().map(Vec::len).sum());
+    for (submission, flags) in group.iter_mut().zip(flags) {
+        for (mut e, late) in submission.events.drain(..).zip(flags) {
+            let Some(late) = late else { continue };
+            e.seq = seq;
+            e.status = if late { "LATE" } else { "APPLIED" }.into();
+            seq += 1;
+            fresh.push(e);
+        }
+    }
+    let sealed_before = parts.sealed_below;
+    let seal = (seq - sealed_before >= RUN_SEQS).then_some((sealed_before, seq));
+    parts.next_seq = seq;
+    if let Some((_, end)) = seal {
+        parts.sealed_below = end;
+    }
+    let store = parts.store.clone();
+    let task = tokio::spawn(async move {
+        let mut tx = match tx {
+            Some(tx) => tx,
+            None => store.begin().await?,
+        };
+        let count = store.insert_events(&mut tx, &fresh).await?;
+        if count < fresh.len() as u64 {
+            tx.rollback()
+                .await
+                .map_err(|e| AppError::storage("cannot roll back a group", e))?;
+            if lookup {
+                // Its ids were looked up in this very transaction, by the only writer.
+                return Err(AppError::Internal(format!(
+                    "{} of a group's events were stored already, though not found",
+                    fresh.len() as u64 - count
+                )));
+            }
+            return Ok(Stored::Resubmitted(fresh));
+        }
+        if let Some((start, end)) = seal {
+            store.seal_run(&mut tx, start, end).await?;
+        }
+        tx.commit()
+            .await
+            .map_err(|e| AppError::storage("cannot commit events", e))?;
+        Ok(Stored::Committed(fresh))
+    });
+    InFlight {
+        group,
+        outcomes,
+        totals,
+        lengths,
+        first_seq,
+        sealed_before,
+        lookup,
+        found_stored,
+        task,
+    }
 }
 
-/// What deciding a group gives.
-struct Decided {
-    /// The transaction its ids were looked up in, if they were.
-    tx: Option<sqlx::Transaction<'static, sqlx::Any>>,
-    /// The outcome of every event.
-    outcomes: Vec<Vec<Outcome>>,
-    /// Per event, `Some(late)` when it is to be stored.
-    flags: Vec<Vec<Option<bool>>>,
-    /// The cumulative totals it leaves.
-    totals: PendingTotals,
-    /// Whether any of its ids was found stored.
-    found_stored: bool,
+/// Waits for a group in flight. Unless it committed, the `seq`s it took are free again.
+async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool) -> Landed {
+    let InFlight {
+        mut group,
+        outcomes,
+        totals: _,
+        lengths,
+        first_seq,
+        sealed_before,
+        lookup,
+        found_stored,
+        task,
+    } = flight;
+    let error = match task.await {
+        Ok(Ok(Stored::Committed(fresh))) => {
+            if lookup {
+                *lookup_first = found_stored;
+            }
+            let committed = Instant::now();
+            for submission in &group {
+                parts
+                    .metrics
+                    .durable_ack
+                    .observe(committed.duration_since(submission.received));
+            }
+            return Landed::Committed(Committed {
+                group,
+                outcomes,
+                fresh,
+                committed,
+            });
+        }
+        Ok(Ok(Stored::Resubmitted(mut fresh))) => {
+            parts.next_seq = first_seq;
+            parts.sealed_below = sealed_before;
+            *lookup_first = true;
+            // Every event was to be stored: they go back to their submissions in order.
+            let mut events = fresh.drain(..);
+            for (submission, length) in group.iter_mut().zip(lengths) {
+                submission.events.extend(events.by_ref().take(length));
+            }
+            return Landed::Resubmitted(group);
+        }
+        Ok(Err(e)) => e,
+        Err(e) => AppError::Internal(format!("the commit task failed: {e}")),
+    };
+    parts.next_seq = first_seq;
+    parts.sealed_below = sealed_before;
+    fail(group, &error);
+    Landed::Failed
+}
+
+/// Lands the group in flight, if any, and applies and answers it.
+async fn settle(parts: &mut WriterParts, flight: Option<InFlight>, lookup_first: &mut bool) {
+    let Some(flight) = flight else { return };
+    match land(parts, flight, lookup_first).await {
+        Landed::Committed(done) => finish(parts, done),
+        Landed::Resubmitted(group) => redo(parts, group, lookup_first).await,
+        Landed::Failed => {}
+    }
+}
+
+/// Decides a group again with its ids looked up, with nothing in flight, then stores, applies
+/// and answers it.
+async fn redo(parts: &mut WriterParts, group: Vec<Submission>, lookup_first: &mut bool) {
+    match decide_group(parts, &group, &PendingTotals::new(), true).await {
+        Ok(decided) => {
+            let flight = launch(parts, group, decided, true);
+            // Looked up, it cannot come back resubmitted.
+            if let Landed::Committed(done) = land(parts, flight, lookup_first).await {
+                finish(parts, done);
+            }
+        }
+        Err(e) => fail(group, &e),
+    }
 }
 
 /// Decides each event of a group in order, with its ids looked up among stored events when

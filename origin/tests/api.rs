@@ -48,6 +48,7 @@ on_both_databases!(
     boards_and_operations,
     batch_submissions,
     resubmissions_among_new_events_are_found_after_the_insert,
+    concurrent_batches_and_their_retries_count_each_event_once,
     batch_refusals_match_single_submissions,
     a_pause_in_writes_repacks_boards_and_changes_no_answer,
 );
@@ -823,6 +824,73 @@ async fn resubmissions_among_new_events_are_found_after_the_insert(db: Db) {
         .collect();
     assert_eq!(totals, [("p-ava", 110), ("p-ben", 10), ("p-chloe", 2)]);
     assert_eq!(top["board_version"], 6, "six events stored, each once");
+}
+
+/// Eight clients upload batches of 1,000 on a cumulative board and retry each batch after the
+/// next: groups are decided while others commit, and a retried batch meets its stored events
+/// after the insert. Every event counts once and every retry is a DUPLICATE.
+async fn concurrent_batches_and_their_retries_count_each_event_once(db: Db) {
+    let service = Arc::new(TestService::start(db).await);
+    service.define("arena-clash/solo/S7/coins", "cumulative").await;
+    let batch = |client: usize, b: usize| -> Vec<Value> {
+        (0..1_000)
+            .map(|k| {
+                let mut e = event(
+                    &format!("e-{client}-{b}-{k}"),
+                    &format!("p-{}", k % 50),
+                    1,
+                    "2026-10-13T10:00:00Z",
+                );
+                e["scopes"] = json!(["coins"]);
+                e
+            })
+            .collect()
+    };
+    let mut tasks = Vec::new();
+    for client in 0..8 {
+        let service = service.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut counts = std::collections::BTreeMap::new();
+            for b in 0..4 {
+                let mut uploads = vec![batch(client, b)];
+                if b > 0 {
+                    uploads.push(batch(client, b - 1));
+                }
+                for upload in uploads {
+                    let (status, body) = service.submit_batch(&upload).await;
+                    assert_eq!(status, StatusCode::OK, "{body}");
+                    for result in body["results"].as_array().unwrap() {
+                        *counts
+                            .entry(result["status"].as_str().unwrap().to_string())
+                            .or_insert(0) += 1;
+                    }
+                }
+            }
+            counts
+        }));
+    }
+    let mut counts = std::collections::BTreeMap::new();
+    for task in tasks {
+        for (status, n) in task.await.unwrap() {
+            *counts.entry(status).or_insert(0) += n;
+        }
+    }
+    assert_eq!(
+        counts,
+        [
+            ("ACCEPTED".to_string(), 32_000),
+            ("DUPLICATE".to_string(), 24_000)
+        ]
+        .into()
+    );
+    let (_, top) = service
+        .get("/v1/leaderboards/arena-clash/solo/S7/coins/top?limit=100")
+        .await;
+    assert_eq!(top["total_players"], 50);
+    assert_eq!(top["board_version"], 32_000);
+    for entry in top["entries"].as_array().unwrap() {
+        assert_eq!(entry["value"], 640, "{entry}");
+    }
 }
 
 /// A batch refuses each malformed event with the code and detail the single-event endpoint
