@@ -581,35 +581,46 @@ impl Store {
     /// `events.len()` means some were stored before, and the caller rolls back.
     pub async fn insert_events(
         &self,
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         events: &[StoredEvent],
     ) -> Result<u64, AppError> {
+        let mut chunks = statement_sizes(events);
+        let mut next = chunks.next().map(|chunk| self.insert_query(chunk));
         let mut stored = 0;
-        for chunk in statement_sizes(events) {
-            let sql = self.statement(Statement::InsertEvents, chunk.len());
-            let mut query = sqlx::query(sql);
-            for e in chunk {
-                query = query
-                    .bind(e.seq)
-                    .bind(e.game.as_str())
-                    .bind(e.event_id.as_str())
-                    .bind(e.player_id.as_str())
-                    .bind(e.mode.as_str())
-                    .bind(e.season.as_str())
-                    .bind(e.scopes.join(","))
-                    .bind(e.value)
-                    .bind(e.achieved_at)
-                    .bind(e.received_at)
-                    .bind(e.source.as_str())
-                    .bind(e.status.as_str());
-            }
-            stored += query
-                .execute(&mut **tx)
-                .await
-                .map_err(db_err("cannot append events"))?
-                .rows_affected();
+        while let Some(query) = next {
+            // The next statement's 12,000 values are bound here while this one runs on the
+            // database's side (its first poll hands it over), not after.
+            let (done, following) = tokio::join!(query.execute(&mut **tx), async {
+                chunks.next().map(|chunk| self.insert_query(chunk))
+            });
+            stored += done.map_err(db_err("cannot append events"))?.rows_affected();
+            next = following;
         }
         Ok(stored)
+    }
+
+    /// The insert of one chunk, its values bound.
+    fn insert_query<'q>(
+        &self,
+        chunk: &'q [StoredEvent],
+    ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+        let mut query = sqlx::query(self.statement(Statement::InsertEvents, chunk.len()));
+        for e in chunk {
+            query = query
+                .bind(e.seq)
+                .bind(e.game.as_str())
+                .bind(e.event_id.as_str())
+                .bind(e.player_id.as_str())
+                .bind(e.mode.as_str())
+                .bind(e.season.as_str())
+                .bind(e.scopes.join(","))
+                .bind(e.value)
+                .bind(e.achieved_at)
+                .bind(e.received_at)
+                .bind(e.source.as_str())
+                .bind(e.status.as_str());
+        }
+        query
     }
 
     /// Up to `limit` events with `seq > after`, in `seq` order: the event log, page by page.
