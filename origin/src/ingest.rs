@@ -26,7 +26,7 @@ use crate::error::AppError;
 use crate::metrics::Metrics;
 use crate::rest;
 use crate::seasons::Routing;
-use crate::store::{ActionRow, RUN_SEQS, Store, StoredEvent};
+use crate::store::{AT_ONCE_ROWS, ActionRow, RUN_SEQS, Store, StoredEvent};
 use crate::timeline::{Action, Domain, LiveInstances, apply_event, perform, targets};
 
 /// The most events one group commit takes.
@@ -485,6 +485,14 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
     let task = tokio::spawn(async move {
         let mut tx = match tx {
             Some(tx) => tx,
+            // Decided without a look-up, a few events go as one statement, committed alone.
+            None if seal.is_none() && (1..=AT_ONCE_ROWS).contains(&fresh.len()) => {
+                return Ok(if store.insert_events_at_once(&fresh).await? {
+                    Stored::Committed(fresh)
+                } else {
+                    Stored::Resubmitted(fresh)
+                });
+            }
             None => store.begin().await?,
         };
         let count = store.insert_events(&mut tx, &fresh).await?;

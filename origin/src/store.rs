@@ -62,11 +62,40 @@ fn statement_sizes<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
     })
 }
 
+/// The most rows [`Store::insert_events_at_once`] takes, in one statement of exactly that many
+/// rows: a statement for each size, 128 in all with both backends, within sqlx's cache of 100
+/// per connection on each.
+pub const AT_ONCE_ROWS: usize = 64;
+
 /// The multi-row statements the writer runs for every group.
 #[derive(Clone, Copy)]
 enum Statement {
     FindEvents = 0,
     InsertEvents = 1,
+    InsertAtOnce = 2,
+}
+
+/// ` score_events (columns) VALUES ($1, ..., $12), ...` for `rows` rows.
+fn push_event_rows(sql: &mut String, rows: usize) {
+    sql.push_str(
+        " score_events (seq, game, event_id, player_id, mode, season, scopes, \
+         value, achieved_at, received_at, source, status) VALUES ",
+    );
+    for i in 0..rows {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        let b = i * 12;
+        sql.push('(');
+        for c in 1..=12 {
+            if c > 1 {
+                sql.push_str(", ");
+            }
+            sql.push('$');
+            sql.push_str(&(b + c).to_string());
+        }
+        sql.push(')');
+    }
 }
 
 /// Which database is behind the pool.
@@ -498,13 +527,26 @@ impl Store {
     /// sizes that recur out of the connection's statement cache.
     fn statement(&self, which: Statement, rows: usize) -> &'static str {
         const SIZES: usize = STATEMENT_SIZES.len();
-        static BUILT: [std::sync::OnceLock<String>; 4 * SIZES] =
-            [const { std::sync::OnceLock::new() }; 4 * SIZES];
-        let class = STATEMENT_SIZES
-            .iter()
-            .position(|&size| size == rows)
-            .expect("statements are built only for the sizes statement_sizes gives");
-        let slot = (which as usize * 2 + usize::from(self.backend == Backend::Postgres)) * SIZES + class;
+        const FIXED: usize = 4 * SIZES;
+        static BUILT: [std::sync::OnceLock<String>; FIXED + 2 * AT_ONCE_ROWS] =
+            [const { std::sync::OnceLock::new() }; FIXED + 2 * AT_ONCE_ROWS];
+        let backend = usize::from(self.backend == Backend::Postgres);
+        let slot = match which {
+            Statement::InsertAtOnce => {
+                assert!(
+                    (1..=AT_ONCE_ROWS).contains(&rows),
+                    "a statement of its own holds 1 to {AT_ONCE_ROWS} rows"
+                );
+                FIXED + backend * AT_ONCE_ROWS + rows - 1
+            }
+            Statement::FindEvents | Statement::InsertEvents => {
+                let class = STATEMENT_SIZES
+                    .iter()
+                    .position(|&size| size == rows)
+                    .expect("statements are built only for the sizes statement_sizes gives");
+                (which as usize * 2 + backend) * SIZES + class
+            }
+        };
         BUILT[slot].get_or_init(|| {
             let sql = match which {
                 Statement::FindEvents => {
@@ -524,26 +566,15 @@ impl Store {
                         Backend::Sqlite => "INSERT OR FAIL INTO",
                         Backend::Postgres => "INSERT INTO",
                     });
-                    sql.push_str(
-                        " score_events (seq, game, event_id, player_id, mode, season, scopes, \
-                         value, achieved_at, received_at, source, status) VALUES ",
-                    );
-                    for i in 0..rows {
-                        if i > 0 {
-                            sql.push_str(", ");
-                        }
-                        let b = i * 12;
-                        sql.push('(');
-                        for c in 1..=12 {
-                            if c > 1 {
-                                sql.push_str(", ");
-                            }
-                            sql.push('$');
-                            sql.push_str(&(b + c).to_string());
-                        }
-                        sql.push(')');
-                    }
+                    push_event_rows(&mut sql, rows);
                     sql.push_str(" ON CONFLICT (game, event_id) DO NOTHING");
+                    sql
+                }
+                Statement::InsertAtOnce => {
+                    // Its own transaction: a stored id aborts it whole (no statement journal
+                    // outside a transaction), and the error says which constraint.
+                    let mut sql = String::from("INSERT INTO");
+                    push_event_rows(&mut sql, rows);
                     sql
                 }
             };
@@ -585,13 +616,17 @@ impl Store {
         events: &[StoredEvent],
     ) -> Result<u64, AppError> {
         let mut chunks = statement_sizes(events);
-        let mut next = chunks.next().map(|chunk| self.insert_query(chunk));
+        let mut next = chunks
+            .next()
+            .map(|chunk| self.insert_query(Statement::InsertEvents, chunk));
         let mut stored = 0;
         while let Some(query) = next {
             // The next statement's 12,000 values are bound here while this one runs on the
             // database's side (its first poll hands it over), not after.
             let (done, following) = tokio::join!(query.execute(&mut **tx), async {
-                chunks.next().map(|chunk| self.insert_query(chunk))
+                chunks
+                    .next()
+                    .map(|chunk| self.insert_query(Statement::InsertEvents, chunk))
             });
             stored += done.map_err(db_err("cannot append events"))?.rows_affected();
             next = following;
@@ -599,12 +634,28 @@ impl Store {
         Ok(stored)
     }
 
-    /// The insert of one chunk, its values bound.
+    /// Appends up to [`AT_ONCE_ROWS`] events as one statement in a transaction of its own: one
+    /// round trip to the database instead of three (begin, insert, commit). Returns `false`,
+    /// having stored nothing, when any `(game, event_id)` was stored before.
+    pub async fn insert_events_at_once(&self, events: &[StoredEvent]) -> Result<bool, AppError> {
+        match self
+            .insert_query(Statement::InsertAtOnce, events)
+            .execute(&self.writer)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(false),
+            Err(e) => Err(AppError::storage("cannot append events", e)),
+        }
+    }
+
+    /// An insert of `chunk`, its values bound.
     fn insert_query<'q>(
         &self,
+        which: Statement,
         chunk: &'q [StoredEvent],
     ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
-        let mut query = sqlx::query(self.statement(Statement::InsertEvents, chunk.len()));
+        let mut query = sqlx::query(self.statement(which, chunk.len()));
         for e in chunk {
             query = query
                 .bind(e.seq)
