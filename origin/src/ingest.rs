@@ -233,8 +233,9 @@ struct InFlight {
 
 /// What became of a group's insert.
 enum Stored {
-    /// Every event is durably committed.
-    Committed(Vec<StoredEvent>),
+    /// Every event is durably committed, at that instant (the durable ack is measured to it,
+    /// not to when the writer next looks: that may be after it decided the next group).
+    Committed(Vec<StoredEvent>, Instant),
     /// Some were stored before; nothing was stored now.
     Resubmitted(Vec<StoredEvent>),
 }
@@ -488,7 +489,7 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
             // Decided without a look-up, a few events go as one statement, committed alone.
             None if seal.is_none() && (1..=AT_ONCE_ROWS).contains(&fresh.len()) => {
                 return Ok(if store.insert_events_at_once(&fresh).await? {
-                    Stored::Committed(fresh)
+                    Stored::Committed(fresh, Instant::now())
                 } else {
                     Stored::Resubmitted(fresh)
                 });
@@ -515,7 +516,7 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
         tx.commit()
             .await
             .map_err(|e| AppError::storage("cannot commit events", e))?;
-        Ok(Stored::Committed(fresh))
+        Ok(Stored::Committed(fresh, Instant::now()))
     });
     InFlight {
         group,
@@ -544,11 +545,10 @@ async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool
         task,
     } = flight;
     let error = match task.await {
-        Ok(Ok(Stored::Committed(fresh))) => {
+        Ok(Ok(Stored::Committed(fresh, committed))) => {
             if lookup {
                 *lookup_first = found_stored;
             }
-            let committed = Instant::now();
             for submission in &group {
                 parts
                     .metrics
