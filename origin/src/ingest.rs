@@ -432,6 +432,10 @@ async fn take_group(
             tokio::task::yield_now().await;
             return;
         };
+        // Only a group decided without a look-up gets here (one that looks up lands the group
+        // in flight first), so it holds no transaction, which would keep the writer's one
+        // connection from the earlier group should that one be redone.
+        debug_assert!(decided.tx.is_none());
         match land(parts, flight, lookup_first).await {
             Landed::Committed(done) => {
                 *in_flight = Some(launch(parts, group, decided, lookup));
