@@ -325,11 +325,8 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                     received,
                     reply,
                 }];
-                gather(&mut rx, &mut group, &mut pending);
-                if in_flight.is_some()
-                    && pending.is_none()
-                    && group.iter().map(|s| s.events.len()).sum::<usize>() < PIPELINE_MIN_EVENTS
-                {
+                let count = gather(&mut rx, &mut group, &mut pending);
+                if in_flight.is_some() && pending.is_none() && count < PIPELINE_MIN_EVENTS {
                     // A small group gains more from what arrives while the group in flight
                     // commits than from being decided meanwhile: single submissions share a
                     // commit only this way.
@@ -353,8 +350,12 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
 }
 
 /// Adds the event submissions queued behind a group, up to [`MAX_GROUP_EVENTS`]; an action stops
-/// it and waits in `pending`, keeping its place after the group.
-fn gather(rx: &mut mpsc::Receiver<Command>, group: &mut Vec<Submission>, pending: &mut Option<Command>) {
+/// it and waits in `pending`, keeping its place after the group. Returns the group's events.
+fn gather(
+    rx: &mut mpsc::Receiver<Command>,
+    group: &mut Vec<Submission>,
+    pending: &mut Option<Command>,
+) -> usize {
     let mut count: usize = group.iter().map(|s| s.events.len()).sum();
     while count < MAX_GROUP_EVENTS {
         match rx.try_recv() {
@@ -372,11 +373,12 @@ fn gather(rx: &mut mpsc::Receiver<Command>, group: &mut Vec<Submission>, pending
             }
             Ok(action) => {
                 *pending = Some(action);
-                return;
+                break;
             }
-            Err(_) => return,
+            Err(_) => break,
         }
     }
+    count
 }
 
 /// Decides a group and sets its insert and commit going, as the new group in flight; meanwhile
