@@ -11,7 +11,7 @@
 //! Three moments are measured apart: the durable ack (submission to commit), the visible lag
 //! (commit to applied in the index), and, by the live-update tier, the push.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -126,6 +126,9 @@ pub struct WriterParts {
     /// Where the log's unsealed tail starts ([`Store::sealed_below`]): once it holds
     /// [`RUN_SEQS`] seqs, the group that completes it seals it as a run.
     pub sealed_below: i64,
+    /// The seasons with committed events, by game ([`Store::event_seasons`]): a group with the
+    /// first events of a season records it in the same transaction.
+    pub event_seasons: HashMap<String, HashSet<String>>,
 }
 
 impl Ingest {
@@ -225,6 +228,8 @@ struct InFlight {
     lengths: Vec<usize>,
     first_seq: i64,
     sealed_before: i64,
+    /// The seasons it records as having events, once it commits.
+    new_seasons: Vec<(String, String)>,
     /// Whether its ids were looked up before it was decided.
     lookup: bool,
     found_stored: bool,
@@ -488,12 +493,30 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
     if let Some((_, end)) = seal {
         parts.sealed_below = end;
     }
+    let mut new_seasons: Vec<(String, String)> = Vec::new();
+    let mut last: Option<&StoredEvent> = None;
+    for e in &fresh {
+        // Events of one season come in runs: most of them are the one before them.
+        if last.is_some_and(|last| last.game == e.game && last.season == e.season) {
+            continue;
+        }
+        last = Some(e);
+        let recorded = parts
+            .event_seasons
+            .get(e.game.as_str())
+            .is_some_and(|seasons| seasons.contains(e.season.as_str()));
+        if !recorded && !new_seasons.iter().any(|(g, s)| *g == e.game && *s == e.season) {
+            new_seasons.push((e.game.clone(), e.season.clone()));
+        }
+    }
     let store = parts.store.clone();
+    let seasons = new_seasons.clone();
     let task = tokio::spawn(async move {
         let mut tx = match tx {
             Some(tx) => tx,
-            // Decided without a look-up, a few events go as one statement, committed alone.
-            None if seal.is_none() && (1..=AT_ONCE_ROWS).contains(&fresh.len()) => {
+            // Decided without a look-up, a few events go as one statement, committed alone,
+            // unless they are the first of a season, which is recorded in the same transaction.
+            None if seal.is_none() && seasons.is_empty() && (1..=AT_ONCE_ROWS).contains(&fresh.len()) => {
                 return Ok(if store.insert_events_at_once(&fresh).await? {
                     Stored::Committed(fresh, Instant::now())
                 } else {
@@ -516,6 +539,7 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
             }
             return Ok(Stored::Resubmitted(fresh));
         }
+        store.add_event_seasons(&mut tx, &seasons).await?;
         if let Some((start, end)) = seal {
             store.seal_run(&mut tx, start, end).await?;
         }
@@ -531,6 +555,7 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
         lengths,
         first_seq,
         sealed_before,
+        new_seasons,
         lookup,
         found_stored,
         task,
@@ -546,12 +571,16 @@ async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool
         lengths,
         first_seq,
         sealed_before,
+        new_seasons,
         lookup,
         found_stored,
         task,
     } = flight;
     let error = match task.await {
         Ok(Ok(Stored::Committed(fresh, committed))) => {
+            for (game, season) in new_seasons {
+                parts.event_seasons.entry(game).or_default().insert(season);
+            }
             if lookup {
                 *lookup_first = found_stored;
             }

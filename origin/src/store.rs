@@ -1,6 +1,7 @@
 //! Storage: the event log, board definitions and friend lists, in SQLite or PostgreSQL through
 //! one set of SQL statements. Only this module knows SQL.
 
+use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -36,6 +37,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         5,
         "player_runs",
         include_str!("../migrations/0005_player_runs.sql"),
+    ),
+    (
+        6,
+        "event_seasons",
+        include_str!("../migrations/0006_event_seasons.sql"),
     ),
 ];
 
@@ -872,14 +878,49 @@ impl Store {
 
     /// Whether a season has any stored event.
     pub async fn season_has_events(&self, game: &str, season: &str) -> Result<bool, AppError> {
-        // No index serves (game, season): stop at the first match rather than count them all.
-        let row = sqlx::query("SELECT 1 AS n FROM score_events WHERE game = $1 AND season = $2 LIMIT 1")
+        let row = sqlx::query("SELECT 1 AS n FROM event_seasons WHERE game = $1 AND season = $2")
             .bind(game)
             .bind(season)
             .fetch_optional(&self.pool)
             .await
             .map_err(db_err("cannot look for events"))?;
         Ok(row.is_some())
+    }
+
+    /// The seasons with stored events, by game.
+    pub async fn event_seasons(&self) -> Result<HashMap<String, HashSet<String>>, AppError> {
+        let rows = sqlx::query("SELECT game, season FROM event_seasons")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db_err("cannot read the seasons with events"))?;
+        let mut seasons: HashMap<String, HashSet<String>> = HashMap::new();
+        for row in &rows {
+            let game: String = row.try_get("game").map_err(db_err("bad season row"))?;
+            let season: String = row.try_get("season").map_err(db_err("bad season row"))?;
+            seasons.entry(game).or_default().insert(season);
+        }
+        Ok(seasons)
+    }
+
+    /// Records, inside the transaction that stores their first events, seasons that have
+    /// events now. A season recorded already is left as it is.
+    pub async fn add_event_seasons(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        seasons: &[(String, String)],
+    ) -> Result<(), AppError> {
+        for (game, season) in seasons {
+            sqlx::query(
+                "INSERT INTO event_seasons (game, season) VALUES ($1, $2) \
+                 ON CONFLICT (game, season) DO NOTHING",
+            )
+            .bind(game.as_str())
+            .bind(season.as_str())
+            .execute(&mut **tx)
+            .await
+            .map_err(db_err("cannot record a season's events"))?;
+        }
+        Ok(())
     }
 
     /// Sets an event's status inside a transaction.
@@ -1259,8 +1300,6 @@ mod tests {
         }
     }
 
-    /// A log written before migration 5 (when an index on the player served recomputes)
-    /// becomes the first sealed run: a player's events are found in it, not by the tail scan.
     #[test]
     fn statements_come_only_in_the_sizes_prepared_once() {
         let rows: Vec<u32> = (0..2_037).collect();
@@ -1274,6 +1313,8 @@ mod tests {
         assert_eq!(statement_sizes::<u32>(&[]).count(), 0);
     }
 
+    /// A log written before migration 5 (when an index on the player served recomputes)
+    /// becomes the first sealed run: a player's events are found in it, not by the tail scan.
     #[tokio::test]
     async fn the_player_runs_migration_indexes_an_existing_log() {
         let dir = std::env::temp_dir().join(format!(
@@ -1311,6 +1352,45 @@ mod tests {
             .map(|row| row.try_get::<i64, _>("seq").unwrap())
             .collect::<Vec<_>>();
         assert_eq!(indexed, vec![1, 2, 4]);
+        store.close().await;
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A log written before migration 6 has its seasons recorded by it: each season with
+    /// events once, and no other.
+    #[tokio::test]
+    async fn the_event_seasons_migration_records_the_seasons_of_an_existing_log() {
+        let dir = std::env::temp_dir().join(format!(
+            "standings-seasons-{}-{}",
+            std::process::id(),
+            crate::clock::now_ms()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}/s.db", dir.display());
+        let old = Store::open_migrated_to(&url, 5).await.unwrap();
+        let mut log = vec![
+            event(1, "e1", "p-a"),
+            event(2, "e2", "p-b"),
+            event(3, "e3", "p-a"),
+        ];
+        log[1].season = "t".into();
+        log[2].game = "h".into();
+        let mut tx = old.begin().await.unwrap();
+        old.insert_events(&mut tx, &log).await.unwrap();
+        tx.commit().await.unwrap();
+        old.close().await;
+
+        let store = Store::open(&url).await.unwrap();
+        let seasons = store.event_seasons().await.unwrap();
+        let mut pairs: Vec<(&str, &str)> = seasons
+            .iter()
+            .flat_map(|(game, seasons)| seasons.iter().map(move |s| (game.as_str(), s.as_str())))
+            .collect();
+        pairs.sort();
+        assert_eq!(pairs, [("g", "s"), ("g", "t"), ("h", "s")]);
+        assert!(store.season_has_events("g", "t").await.unwrap());
+        assert!(!store.season_has_events("g", "u").await.unwrap());
+        assert!(!store.season_has_events("i", "s").await.unwrap());
         store.close().await;
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -87,6 +87,7 @@ on_both_databases!(
     periods_route_by_achieved_at_across_midnight_dst_and_weeks,
     periods_close_deterministically_after_grace,
     the_season_walk_refuses_every_invalid_transition,
+    a_season_with_events_can_no_longer_be_declared_open,
     late_events_after_a_freeze_are_queued_and_decided,
     moderation_on_every_score_mode,
     corrections_after_finalization_keep_the_original,
@@ -530,7 +531,7 @@ async fn the_season_walk_refuses_every_invalid_transition(db: Db) {
     let (status, results) = service.get(&format!("{LB}/results?scope=global")).await;
     assert_eq!(status, StatusCode::OK, "{results}");
     assert_eq!(players(&results), [("p-ava".to_string(), 5)]);
-    // A season that has events can no longer be declared open.
+    // An event for a season without boards is refused.
     assert_eq!(
         service
             .submit(
@@ -541,6 +542,59 @@ async fn the_season_walk_refuses_every_invalid_transition(db: Db) {
             .0,
         StatusCode::NOT_FOUND
     );
+}
+
+/// A never-set season may be declared open only while it has no events. Which seasons have
+/// events is stored with them: a single event (one statement), a batch with the first events of
+/// two seasons, and a restart all count.
+async fn a_season_with_events_can_no_longer_be_declared_open(db: Db) {
+    let (service, clock) = service_at(db, "2026-10-13T10:00:00Z").await;
+    for season in ["S7", "S8", "S9", "S10"] {
+        let (status, answer) = service
+            .call(
+                Method::PUT,
+                &format!("/v1/boards/arena-clash/solo/{season}/global"),
+                Some(ADMIN),
+                Some(&json!({"score_mode": "highest"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+    }
+    let in_season = |id: &str, season: &str| {
+        let mut e = at(id, "p-ava", 1, "2026-10-13T09:00:00Z");
+        e["season"] = json!(season);
+        e
+    };
+    assert_eq!(
+        service.submit(&in_season("e1", "S7")).await.0,
+        StatusCode::ACCEPTED
+    );
+    let (status, body) = service
+        .submit_batch(&[
+            in_season("e2", "S8"),
+            in_season("e3", "S9"),
+            in_season("e4", "S8"),
+        ])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let refused = |season: &'static str, (status, body): (StatusCode, Value)| {
+        assert_eq!(
+            (status, body["code"].clone()),
+            (StatusCode::CONFLICT, json!("INVALID_TRANSITION")),
+            "{season}: {body}"
+        );
+        let detail = body["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("already has events"), "{season}: {body}");
+    };
+    for season in ["S7", "S8", "S9"] {
+        refused(season, set_state(&service, season, "open").await);
+    }
+    let service = TestService::start_with_clock(service.stop().await, clock.clone()).await;
+    for season in ["S7", "S8", "S9"] {
+        refused(season, set_state(&service, season, "open").await);
+    }
+    let (status, body) = set_state(&service, "S10", "open").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
 }
 
 /// After a freeze, an event achieved before it is queued as LATE (never applied on arrival,
