@@ -50,6 +50,8 @@ usage: loadgen [options]
   --warmup-seconds S        unmeasured seconds before each measurement (default 1)
   --load-connections N      concurrent batch uploads while loading (default 8)
   --batch N                 events per batch request and members per ZADD (default 1000)
+  --random-event-ids        load with random UUIDv4 event ids, as game servers often send them,
+                            instead of ids in member order (load-0, load-1, ...)
   --standings-bin PATH      the service binary (default target/release/standings)
   --database sqlite|postgres  the service's database (default sqlite, in a fresh temp folder)
   --postgres-url URL        an existing database to create ours from
@@ -84,6 +86,7 @@ struct Args {
     load_timeout: Duration,
     quiet_wait: Duration,
     keep: bool,
+    random_event_ids: bool,
 }
 
 fn parse_args(raw: Vec<String>) -> Result<Args, String> {
@@ -105,11 +108,16 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         load_timeout: Duration::from_secs(7200),
         quiet_wait: Duration::from_secs(120),
         keep: false,
+        random_event_ids: false,
     };
     let mut iter = raw.into_iter();
     while let Some(flag) = iter.next() {
         if flag == "--keep" {
             args.keep = true;
+            continue;
+        }
+        if flag == "--random-event-ids" {
+            args.random_event_ids = true;
             continue;
         }
         if flag == "-h" || flag == "--help" {
@@ -264,6 +272,7 @@ async fn run(args: &Args) -> Result<(), String> {
         connections: args.connections,
         warmup: Duration::from_secs_f64(args.warmup_seconds),
         measure: Duration::from_secs_f64(args.seconds),
+        random_event_ids: args.random_event_ids,
         nonce: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
@@ -531,9 +540,14 @@ fn print_report(args: &Args, r: &Report) {
     let ingest = n / r.load.as_secs_f64();
     let redis_ingest = n / r.redis_load.as_secs_f64();
     println!(
-        "| batch ingest, {} per request, {} connections (events/s) | {} | | | {} (pipelined ZADD, not durable) | | | {:.2}x | >= 200,000 events/s | {} |",
+        "| batch ingest, {} per request, {} connections, {} (events/s) | {} | | | {} (pipelined ZADD, not durable) | | | {:.2}x | >= 200,000 events/s | {} |",
         args.batch,
         args.load_connections,
+        if args.random_event_ids {
+            "random UUIDv4 ids"
+        } else {
+            "ids in member order"
+        },
         thousands(ingest),
         thousands(redis_ingest),
         ingest / redis_ingest,

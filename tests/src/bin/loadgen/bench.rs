@@ -35,6 +35,8 @@ pub(crate) struct Plan {
     pub(crate) measure: Duration,
     /// Makes submitted event ids unique to this run.
     pub(crate) nonce: u64,
+    /// Load with random UUIDv4 event ids rather than ids in member order.
+    pub(crate) random_event_ids: bool,
 }
 
 /// What one side is asked to do, over and over, for a fixed time.
@@ -117,6 +119,25 @@ fn push_event(out: &mut Vec<u8>, event_id: &[u8], member: u64, standing: Standin
     out.extend_from_slice(b"\"}");
 }
 
+/// Appends a random-looking UUIDv4 for `member`, unique to the run's `nonce`: the hyphenated
+/// lowercase form, version nibble 4 and variant bits 10.
+fn push_uuid(out: &mut Vec<u8>, nonce: u64, member: u64) {
+    let mut rng = Rng::stream(nonce, member);
+    let high = (rng.next_u64() & !0xf000) | 0x4000;
+    let low = (rng.next_u64() & !(0b11 << 62)) | (0b10 << 62);
+    let bits = (u128::from(high) << 64) | u128::from(low);
+    let hex = format!("{bits:032x}");
+    for (i, part) in [&hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            out.push(b'-');
+        }
+        out.extend_from_slice(part.as_bytes());
+    }
+}
+
 /// Loads every member through `POST /v1/score-events/batch`, `batch` events per request over
 /// `connections` connections, and checks that every event was accepted. Returns the time it
 /// took.
@@ -156,8 +177,12 @@ pub(crate) async fn load_standings(
                         body.push(b',');
                     }
                     event_id.clear();
-                    event_id.extend_from_slice(b"load-");
-                    push_int(&mut event_id, member as i64);
+                    if plan.random_event_ids {
+                        push_uuid(&mut event_id, plan.nonce, member);
+                    } else {
+                        event_id.extend_from_slice(b"load-");
+                        push_int(&mut event_id, member as i64);
+                    }
                     push_event(&mut body, &event_id, member, plan.population.standing(member));
                 }
                 body.extend_from_slice(b"]}");
@@ -543,5 +568,38 @@ fn expect_array(reply: Reply) -> Result<(), String> {
     match reply {
         Reply::Array(Some(_), _) => Ok(()),
         other => Err(format!("ZREVRANGE answered {other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_event_ids_are_uuid_v4_and_differ_by_member_and_run() {
+        let id = |nonce, member| {
+            let mut out = Vec::new();
+            push_uuid(&mut out, nonce, member);
+            String::from_utf8(out).unwrap()
+        };
+        let a = id(7, 0);
+        let parts: Vec<&str> = a.split('-').collect();
+        assert_eq!(
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12],
+            "{a}"
+        );
+        assert!(
+            a.bytes()
+                .all(|b| b == b'-' || b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        );
+        assert!(parts[2].starts_with('4'), "version 4: {a}");
+        assert!(
+            matches!(parts[3].as_bytes()[0], b'8' | b'9' | b'a' | b'b'),
+            "variant: {a}"
+        );
+        assert_eq!(a, id(7, 0));
+        assert_ne!(a, id(7, 1));
+        assert_ne!(a, id(8, 0));
     }
 }
