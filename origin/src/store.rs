@@ -681,16 +681,31 @@ impl Store {
     }
 
     /// Up to `limit` events with `seq > after`, in `seq` order: the event log, page by page.
+    ///
+    /// The database packs the page into one row, a JSON array of one array per event, read
+    /// here in one parse. Row by row, the driver's cost per row (a hand-off between threads, a
+    /// copy of every value, a row and its columns built anew) was most of a replay's time:
+    /// 68k events/s, 44 s to start on 3M events without a checkpoint.
     pub async fn events_after(&self, after: i64, limit: i64) -> Result<Vec<StoredEvent>, AppError> {
-        let rows = sqlx::query(&format!(
-            "SELECT {EVENT_COLUMNS} FROM score_events WHERE seq > $1 ORDER BY seq LIMIT $2"
-        ))
-        .bind(after)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db_err("cannot read the event log"))?;
-        rows.iter().map(event_from_row).collect()
+        let page = format!("SELECT {EVENT_COLUMNS} FROM score_events WHERE seq > $1 ORDER BY seq LIMIT $2");
+        let sql = match self.backend {
+            Backend::Sqlite => format!(
+                "SELECT json_group_array(json_array({EVENT_COLUMNS}) ORDER BY seq) AS page \
+                 FROM ({page})"
+            ),
+            Backend::Postgres => format!(
+                "SELECT COALESCE(json_agg(json_build_array({EVENT_COLUMNS}) ORDER BY seq), \
+                 '[]'::json)::text AS page FROM ({page}) AS page"
+            ),
+        };
+        let row = sqlx::query(&sql)
+            .bind(after)
+            .bind(limit)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db_err("cannot read the event log"))?;
+        let page: String = row.try_get("page").map_err(db_err("bad page of the event log"))?;
+        events_from_json(&page)
     }
 
     /// Replaces a player's friend list.
@@ -1249,6 +1264,62 @@ fn event_from_row(row: &AnyRow) -> Result<StoredEvent, AppError> {
         source: row.try_get("source").map_err(&bad)?,
         status: row.try_get("status").map_err(&bad)?,
     })
+}
+
+/// One event as [`Store::events_after`] packs it: the columns of [`EVENT_COLUMNS`] in order.
+type PackedEvent = (
+    i64,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    i64,
+    String,
+    String,
+);
+
+/// The events of a page packed by [`Store::events_after`].
+fn events_from_json(page: &str) -> Result<Vec<StoredEvent>, AppError> {
+    let packed: Vec<PackedEvent> = serde_json::from_str(page)
+        .map_err(|e| AppError::Internal(format!("a page of the event log cannot be read: {e}")))?;
+    Ok(packed
+        .into_iter()
+        .map(
+            |(
+                seq,
+                game,
+                event_id,
+                player_id,
+                mode,
+                season,
+                scopes,
+                value,
+                achieved_at,
+                received_at,
+                source,
+                status,
+            )| {
+                StoredEvent {
+                    seq,
+                    game,
+                    event_id,
+                    player_id,
+                    mode,
+                    season,
+                    scopes: scopes.split(',').map(str::to_string).collect(),
+                    value,
+                    achieved_at,
+                    received_at,
+                    source,
+                    status,
+                }
+            },
+        )
+        .collect())
 }
 
 fn board_from_row(row: &AnyRow) -> Result<BoardDef, AppError> {

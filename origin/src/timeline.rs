@@ -848,6 +848,9 @@ async fn replay_pass(
     Ok((domain, results))
 }
 
+/// Events per page of a replay: 20,000 are about 2.7 MB of packed JSON.
+const REPLAY_PAGE_EVENTS: i64 = 20_000;
+
 /// Runs the log after `after` (events and actions in `seq` order) on `instances`: the whole
 /// log for a rebuild, or the part after a checkpoint on the live boards. Returns the result
 /// snapshots the actions produced and the number of log entries replayed; calls `progress`
@@ -866,10 +869,20 @@ pub async fn replay_log(
     let mut after = after;
     let mut events = 0u64;
     let mut replayed = 0u64;
+    // The next page is read and parsed while this one is applied, on another thread: nothing
+    // writes to the log during a replay.
+    let read_after = |after: i64| {
+        let store = store.clone();
+        tokio::spawn(async move { store.events_after(after, REPLAY_PAGE_EVENTS).await })
+    };
+    let mut next = read_after(after);
     loop {
-        let page = store.events_after(after, 20_000).await?;
+        let page = next
+            .await
+            .map_err(|e| AppError::Internal(format!("reading the event log failed: {e}")))??;
         let Some(last) = page.last() else { break };
         after = last.seq;
+        next = read_after(after);
         for e in &page {
             while let Some(action) = actions.next_if(|a| a.seq < e.seq) {
                 results.extend(replay_action(store, registry, domain, instances, action).await?);

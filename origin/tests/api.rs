@@ -51,6 +51,7 @@ on_both_databases!(
     concurrent_batches_and_their_retries_count_each_event_once,
     batch_refusals_match_single_submissions,
     a_pause_in_writes_repacks_boards_and_changes_no_answer,
+    the_log_reads_back_page_by_page_exactly_as_stored,
 );
 
 /// The canonical board over HTTP, and the core scenarios: Dev's 9,700 to #2, a late lower score
@@ -1022,4 +1023,67 @@ async fn a_pause_in_writes_repacks_boards_and_changes_no_answer(db: Db) {
         rank["board_version"],
         before[0]["board_version"].as_u64().unwrap() + 1
     );
+}
+
+/// A replay reads the log in pages the database packs as JSON: ids with quotes, backslashes,
+/// commas and characters beyond ASCII, every scope and every field come back exactly, in `seq`
+/// order, whatever the page size.
+async fn the_log_reads_back_page_by_page_exactly_as_stored(db: Db) {
+    let service = TestService::start(db).await;
+    service.define(BOARD, "highest").await;
+    service.define("arena-clash/solo/S7/coins", "cumulative").await;
+    let odd = [
+        ("evt-\"quoted\"", "p-\"ava\"", 9_800),
+        ("evt\\back\\slash", "p-b\\en", 9_500),
+        ("evt,comma", "p-chlöe-\u{1F600}", 100_000_000),
+        ("evt-\u{4E2D}\u{6587}", "p-dev/'x'", 0),
+        ("evt-plain", "p-eli", 8_700),
+    ];
+    let events: Vec<Value> = odd
+        .iter()
+        .enumerate()
+        .map(|(i, (id, player, value))| {
+            let mut e = event(id, player, *value, &format!("2026-10-13T10:0{i}:00Z"));
+            e["scopes"] = json!(["global", "coins"]);
+            e
+        })
+        .collect();
+    let (status, body) = service.submit_batch(&events[..3]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    for e in &events[3..] {
+        assert_eq!(service.submit(e).await.0, StatusCode::ACCEPTED);
+    }
+    let store = &service.state.store;
+    let whole = store.events_after(0, 100).await.unwrap();
+    assert_eq!(whole.len(), odd.len());
+    for (stored, (id, player, value)) in whole.iter().zip(odd) {
+        assert_eq!(
+            (stored.event_id.as_str(), stored.player_id.as_str(), stored.value),
+            (id, player, value)
+        );
+        assert_eq!(
+            (stored.game.as_str(), stored.mode.as_str(), stored.season.as_str()),
+            ("arena-clash", "solo", "S7")
+        );
+        assert_eq!(stored.scopes, ["global", "coins"]);
+        assert_eq!(stored.status, "APPLIED");
+        assert_eq!(stored.source, "game-server-07");
+    }
+    assert!(whole.windows(2).all(|w| w[0].seq < w[1].seq));
+    assert_eq!(
+        whole[1].achieved_at - whole[0].achieved_at,
+        60_000,
+        "achieved_at is stored in ms"
+    );
+    let mut paged = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = store.events_after(after, 2).await.unwrap();
+        let Some(last) = page.last() else { break };
+        assert!(page.len() <= 2);
+        after = last.seq;
+        paged.extend(page);
+    }
+    assert_eq!(paged, whole);
+    assert!(store.events_after(after, 2).await.unwrap().is_empty());
 }
