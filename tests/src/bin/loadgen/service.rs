@@ -139,6 +139,37 @@ impl Service {
         }
     }
 
+    /// Runs `standings rebuild` beside the running service: it replays the whole log, as a
+    /// start without a checkpoint does (after a crash), and compares each board's digest with
+    /// the live one. Returns how long it ran, once every board matched.
+    pub(crate) fn rebuild(&self) -> Result<Duration, String> {
+        let started = Instant::now();
+        let output = Command::new(&self.binary)
+            .arg("rebuild")
+            .arg("--config")
+            .arg(&self.config)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {} rebuild: {e}", self.binary.display()))?;
+        let took = started.elapsed();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let boards: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.contains(" players, board_version "))
+            .collect();
+        if !output.status.success()
+            || boards.is_empty()
+            || !boards.iter().all(|l| l.ends_with("matches the live board"))
+        {
+            return Err(format!(
+                "the rebuild did not match the live boards ({}): {stdout}{}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        Ok(took)
+    }
+
     /// The process id of the running service.
     pub(crate) fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
