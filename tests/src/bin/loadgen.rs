@@ -40,7 +40,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench::{BOARD_PATH, Measured, Plan, Side, Workload};
+use bench::{BOARD_PATH, EventIds, Measured, Plan, Side, Workload};
 use service::{Database, SERVICE_TOKEN, Service};
 
 const USAGE: &str = "\
@@ -51,8 +51,10 @@ usage: loadgen [options]
   --warmup-seconds S        unmeasured seconds before each measurement (default 1)
   --load-connections N      concurrent batch uploads while loading (default 8)
   --batch N                 events per batch request and members per ZADD (default 1000)
-  --random-event-ids        load with random UUIDv4 event ids, as game servers often send them,
-                            instead of ids in member order (load-0, load-1, ...)
+  --event-ids member|uuid4|uuid7
+                            the event ids of the load: in member order (load-0, load-1, ...;
+                            the default), random UUIDv4s as many game servers send them, or
+                            UUIDv7s (time first, so roughly in order)
   --standings-bin PATH      the service binary (default target/release/standings)
   --database sqlite|postgres  the service's database (default sqlite, in a fresh temp folder)
   --postgres-url URL        an existing database to create ours from
@@ -87,7 +89,7 @@ struct Args {
     load_timeout: Duration,
     quiet_wait: Duration,
     keep: bool,
-    random_event_ids: bool,
+    event_ids: EventIds,
 }
 
 fn parse_args(raw: Vec<String>) -> Result<Args, String> {
@@ -109,16 +111,12 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         load_timeout: Duration::from_secs(7200),
         quiet_wait: Duration::from_secs(120),
         keep: false,
-        random_event_ids: false,
+        event_ids: EventIds::Member,
     };
     let mut iter = raw.into_iter();
     while let Some(flag) = iter.next() {
         if flag == "--keep" {
             args.keep = true;
-            continue;
-        }
-        if flag == "--random-event-ids" {
-            args.random_event_ids = true;
             continue;
         }
         if flag == "-h" || flag == "--help" {
@@ -142,6 +140,10 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             "--warmup-seconds" => args.warmup_seconds = seconds(&value)?,
             "--load-connections" => args.load_connections = number(&value)? as usize,
             "--batch" => args.batch = number(&value)?,
+            "--event-ids" => {
+                args.event_ids = EventIds::parse(&value)
+                    .ok_or_else(|| format!("--event-ids {value:?} must be member, uuid4 or uuid7"))?
+            }
             "--standings-bin" => args.standings_bin = value.into(),
             "--database" => args.database = value,
             "--postgres-url" => args.postgres_url = value,
@@ -275,7 +277,7 @@ async fn run(args: &Args) -> Result<(), String> {
         connections: args.connections,
         warmup: Duration::from_secs_f64(args.warmup_seconds),
         measure: Duration::from_secs_f64(args.seconds),
-        random_event_ids: args.random_event_ids,
+        event_ids: args.event_ids,
         nonce: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
@@ -550,11 +552,7 @@ fn print_report(args: &Args, r: &Report) {
         "| batch ingest, {} per request, {} connections, {} (events/s) | {} | | | {} (pipelined ZADD, not durable) | | | {:.2}x | >= 200,000 events/s | {} |",
         args.batch,
         args.load_connections,
-        if args.random_event_ids {
-            "random UUIDv4 ids"
-        } else {
-            "ids in member order"
-        },
+        args.event_ids.describe(),
         thousands(ingest),
         thousands(redis_ingest),
         ingest / redis_ingest,

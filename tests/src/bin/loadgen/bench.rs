@@ -35,8 +35,40 @@ pub(crate) struct Plan {
     pub(crate) measure: Duration,
     /// Makes submitted event ids unique to this run.
     pub(crate) nonce: u64,
-    /// Load with random UUIDv4 event ids rather than ids in member order.
-    pub(crate) random_event_ids: bool,
+    /// The event ids the load sends.
+    pub(crate) event_ids: EventIds,
+}
+
+/// The event ids the load sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EventIds {
+    /// `load-0`, `load-1`, ...: in member order.
+    Member,
+    /// Random UUIDv4s, as many game servers send them.
+    Uuid4,
+    /// UUIDv7s: the time in ms first, then random bits, so ids come roughly in order.
+    Uuid7,
+}
+
+impl EventIds {
+    /// The spelling of `--event-ids`.
+    pub(crate) fn parse(name: &str) -> Option<EventIds> {
+        match name {
+            "member" => Some(EventIds::Member),
+            "uuid4" => Some(EventIds::Uuid4),
+            "uuid7" => Some(EventIds::Uuid7),
+            _ => None,
+        }
+    }
+
+    /// How the report names them.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            EventIds::Member => "ids in member order",
+            EventIds::Uuid4 => "random UUIDv4 ids",
+            EventIds::Uuid7 => "UUIDv7 ids",
+        }
+    }
 }
 
 /// What one side is asked to do, over and over, for a fixed time.
@@ -119,12 +151,38 @@ fn push_event(out: &mut Vec<u8>, event_id: &[u8], member: u64, standing: Standin
     out.extend_from_slice(b"\"}");
 }
 
-/// Appends a random-looking UUIDv4 for `member`, unique to the run's `nonce`: the hyphenated
-/// lowercase form, version nibble 4 and variant bits 10.
-fn push_uuid(out: &mut Vec<u8>, nonce: u64, member: u64) {
-    let mut rng = Rng::stream(nonce, member);
-    let high = (rng.next_u64() & !0xf000) | 0x4000;
-    let low = (rng.next_u64() & !(0b11 << 62)) | (0b10 << 62);
+/// Appends the event id of `member` as `ids` spells it. The random bits are drawn for
+/// `member` and unique to the run's `nonce`; a UUIDv7 takes `now_ms` as its time.
+fn push_event_id(out: &mut Vec<u8>, ids: EventIds, nonce: u64, member: u64, now_ms: u64) {
+    let random = || {
+        let mut rng = Rng::stream(nonce, member);
+        (rng.next_u64(), rng.next_u64())
+    };
+    match ids {
+        EventIds::Member => {
+            out.extend_from_slice(b"load-");
+            push_int(out, member as i64);
+        }
+        EventIds::Uuid4 => {
+            let (high, low) = random();
+            push_uuid(out, (high & !0xf000) | 0x4000, low);
+        }
+        EventIds::Uuid7 => {
+            // 48 bits of Unix time in ms, the version, 12 random bits.
+            let (high, low) = random();
+            push_uuid(
+                out,
+                ((now_ms & 0xffff_ffff_ffff) << 16) | 0x7000 | (high & 0x0fff),
+                low,
+            );
+        }
+    }
+}
+
+/// Appends a UUID of these bits with the variant bits set to 10, in the hyphenated lowercase
+/// form.
+fn push_uuid(out: &mut Vec<u8>, high: u64, low: u64) {
+    let low = (low & !(0b11 << 62)) | (0b10 << 62);
     let bits = (u128::from(high) << 64) | u128::from(low);
     let hex = format!("{bits:032x}");
     for (i, part) in [&hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]]
@@ -172,17 +230,15 @@ pub(crate) async fn load_standings(
                 let last = (first + batch).min(members);
                 body.clear();
                 body.extend_from_slice(b"{\"events\":[");
+                let now_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64);
                 for member in first..last {
                     if member > first {
                         body.push(b',');
                     }
                     event_id.clear();
-                    if plan.random_event_ids {
-                        push_uuid(&mut event_id, plan.nonce, member);
-                    } else {
-                        event_id.extend_from_slice(b"load-");
-                        push_int(&mut event_id, member as i64);
-                    }
+                    push_event_id(&mut event_id, plan.event_ids, plan.nonce, member, now_ms);
                     push_event(&mut body, &event_id, member, plan.population.standing(member));
                 }
                 body.extend_from_slice(b"]}");
@@ -575,13 +631,34 @@ fn expect_array(reply: Reply) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    fn id_of(ids: EventIds, nonce: u64, member: u64, now_ms: u64) -> String {
+        let mut out = Vec::new();
+        push_event_id(&mut out, ids, nonce, member, now_ms);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn uuid7_ids_lead_with_the_time_and_sort_by_it() {
+        let now = 1_764_500_000_123u64;
+        let a = id_of(EventIds::Uuid7, 7, 5, now);
+        assert_eq!(a.len(), 36, "{a}");
+        assert_eq!(a.replace('-', "")[..12], format!("{now:012x}"), "{a}");
+        assert_eq!(&a[14..15], "7", "version 7: {a}");
+        assert!(
+            matches!(a.as_bytes()[19], b'8' | b'9' | b'a' | b'b'),
+            "variant: {a}"
+        );
+        assert_ne!(a, id_of(EventIds::Uuid7, 7, 6, now));
+        // A later millisecond sorts after, whatever the random bits.
+        assert!(id_of(EventIds::Uuid7, 7, 1, now + 1) > id_of(EventIds::Uuid7, 7, 2, now));
+        assert_eq!(id_of(EventIds::Member, 7, 42, now), "load-42");
+        assert_eq!(EventIds::parse("uuid7"), Some(EventIds::Uuid7));
+        assert_eq!(EventIds::parse("uuid"), None);
+    }
+
     #[test]
     fn random_event_ids_are_uuid_v4_and_differ_by_member_and_run() {
-        let id = |nonce, member| {
-            let mut out = Vec::new();
-            push_uuid(&mut out, nonce, member);
-            String::from_utf8(out).unwrap()
-        };
+        let id = |nonce, member| id_of(EventIds::Uuid4, nonce, member, 0);
         let a = id(7, 0);
         let parts: Vec<&str> = a.split('-').collect();
         assert_eq!(
