@@ -128,8 +128,9 @@ pub struct BoardDef {
     pub timezone: String,
 }
 
-/// One event as stored in the log.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One event as stored in the log. Its fields are in the order of [`EVENT_COLUMNS`], which is
+/// how [`Store::events_after`] reads a packed page: an array of the columns per event.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
 pub struct StoredEvent {
     /// Commit order.
     pub seq: i64,
@@ -143,7 +144,8 @@ pub struct StoredEvent {
     pub mode: String,
     /// The season.
     pub season: String,
-    /// The scopes it feeds, in the order given.
+    /// The scopes it feeds, in the order given (stored comma-separated).
+    #[serde(deserialize_with = "scopes_from_text")]
     pub scopes: Vec<String>,
     /// The value.
     pub value: i64,
@@ -1266,60 +1268,16 @@ fn event_from_row(row: &AnyRow) -> Result<StoredEvent, AppError> {
     })
 }
 
-/// One event as [`Store::events_after`] packs it: the columns of [`EVENT_COLUMNS`] in order.
-type PackedEvent = (
-    i64,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    i64,
-    i64,
-    i64,
-    String,
-    String,
-);
-
 /// The events of a page packed by [`Store::events_after`].
 fn events_from_json(page: &str) -> Result<Vec<StoredEvent>, AppError> {
-    let packed: Vec<PackedEvent> = serde_json::from_str(page)
-        .map_err(|e| AppError::Internal(format!("a page of the event log cannot be read: {e}")))?;
-    Ok(packed
-        .into_iter()
-        .map(
-            |(
-                seq,
-                game,
-                event_id,
-                player_id,
-                mode,
-                season,
-                scopes,
-                value,
-                achieved_at,
-                received_at,
-                source,
-                status,
-            )| {
-                StoredEvent {
-                    seq,
-                    game,
-                    event_id,
-                    player_id,
-                    mode,
-                    season,
-                    scopes: scopes.split(',').map(str::to_string).collect(),
-                    value,
-                    achieved_at,
-                    received_at,
-                    source,
-                    status,
-                }
-            },
-        )
-        .collect())
+    serde_json::from_str(page)
+        .map_err(|e| AppError::Internal(format!("a page of the event log cannot be read: {e}")))
+}
+
+/// The scopes of a stored event from their comma-separated column.
+fn scopes_from_text<'de, D: serde::Deserializer<'de>>(text: D) -> Result<Vec<String>, D::Error> {
+    let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(text)?;
+    Ok(text.split(',').map(str::to_string).collect())
 }
 
 fn board_from_row(row: &AnyRow) -> Result<BoardDef, AppError> {
@@ -1384,28 +1342,34 @@ mod tests {
         assert_eq!(statement_sizes::<u32>(&[]).count(), 0);
     }
 
-    /// A log written before migration 5 (when an index on the player served recomputes)
-    /// becomes the first sealed run: a player's events are found in it, not by the tail scan.
-    #[tokio::test]
-    async fn the_player_runs_migration_indexes_an_existing_log() {
+    /// A SQLite database in a fresh folder, migrated up to `last` only, holding `log`: what
+    /// an older version left behind. Returns the folder and the database's URL.
+    async fn written_before_migration(last: i64, log: &[StoredEvent]) -> (std::path::PathBuf, String) {
         let dir = std::env::temp_dir().join(format!(
-            "standings-migrate-{}-{}",
+            "standings-migrate-{last}-{}-{}",
             std::process::id(),
             crate::clock::now_ms()
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let url = format!("sqlite://{}/s.db", dir.display());
-        let old = Store::open_migrated_to(&url, 4).await.unwrap();
+        let old = Store::open_migrated_to(&url, last).await.unwrap();
         let mut tx = old.begin().await.unwrap();
+        old.insert_events(&mut tx, log).await.unwrap();
+        tx.commit().await.unwrap();
+        old.close().await;
+        (dir, url)
+    }
+
+    /// A log written before migration 5 (when an index on the player served recomputes)
+    /// becomes the first sealed run: a player's events are found in it, not by the tail scan.
+    #[tokio::test]
+    async fn the_player_runs_migration_indexes_an_existing_log() {
         let log = [
             event(1, "e1", "p-a"),
             event(2, "e2", "p-b"),
             event(4, "e4", "p-a"),
         ];
-        old.insert_events(&mut tx, &log).await.unwrap();
-        tx.commit().await.unwrap();
-        old.close().await;
-
+        let (dir, url) = written_before_migration(4, &log).await;
         let store = Store::open(&url).await.unwrap();
         assert_eq!(store.sealed_below().await.unwrap(), 5);
         let board = BoardId::new("g", "m", "s", "global").unwrap();
@@ -1431,14 +1395,6 @@ mod tests {
     /// events once, and no other.
     #[tokio::test]
     async fn the_event_seasons_migration_records_the_seasons_of_an_existing_log() {
-        let dir = std::env::temp_dir().join(format!(
-            "standings-seasons-{}-{}",
-            std::process::id(),
-            crate::clock::now_ms()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let url = format!("sqlite://{}/s.db", dir.display());
-        let old = Store::open_migrated_to(&url, 5).await.unwrap();
         let mut log = vec![
             event(1, "e1", "p-a"),
             event(2, "e2", "p-b"),
@@ -1446,11 +1402,7 @@ mod tests {
         ];
         log[1].season = "t".into();
         log[2].game = "h".into();
-        let mut tx = old.begin().await.unwrap();
-        old.insert_events(&mut tx, &log).await.unwrap();
-        tx.commit().await.unwrap();
-        old.close().await;
-
+        let (dir, url) = written_before_migration(5, &log).await;
         let store = Store::open(&url).await.unwrap();
         let seasons = store.event_seasons().await.unwrap();
         let mut pairs: Vec<(&str, &str)> = seasons
