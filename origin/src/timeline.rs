@@ -869,8 +869,10 @@ pub async fn replay_log(
     let mut after = after;
     let mut events = 0u64;
     let mut replayed = 0u64;
-    // The next page is read and parsed while this one is applied, on another thread: nothing
-    // writes to the log during a replay.
+    // The next page is read and parsed, on another thread, while this one is applied. The
+    // replay itself never writes to the log, so a page read ahead holds what it would hold read
+    // later; only a live service beside `standings rebuild` changes the log meanwhile, and its
+    // writes were a race for the rebuild before reading ahead too.
     let read_after = |after: i64| {
         let store = store.clone();
         tokio::spawn(async move { store.events_after(after, REPLAY_PAGE_EVENTS).await })
