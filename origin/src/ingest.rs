@@ -228,8 +228,6 @@ struct InFlight {
     lengths: Vec<usize>,
     first_seq: i64,
     sealed_before: i64,
-    /// The seasons it records as having events, once it commits.
-    new_seasons: Vec<(String, String)>,
     /// Whether its ids were looked up before it was decided.
     lookup: bool,
     found_stored: bool,
@@ -239,8 +237,9 @@ struct InFlight {
 /// What became of a group's insert.
 enum Stored {
     /// Every event is durably committed, at that instant (the durable ack is measured to it,
-    /// not to when the writer next looks: that may be after it decided the next group).
-    Committed(Vec<StoredEvent>, Instant),
+    /// not to when the writer next looks: that may be after it decided the next group), and
+    /// with them the seasons whose first events they are.
+    Committed(Vec<StoredEvent>, Vec<(String, String)>, Instant),
     /// Some were stored before; nothing was stored now.
     Resubmitted(Vec<StoredEvent>),
 }
@@ -510,15 +509,14 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
         }
     }
     let store = parts.store.clone();
-    let seasons = new_seasons.clone();
     let task = tokio::spawn(async move {
         let mut tx = match tx {
             Some(tx) => tx,
             // Decided without a look-up, a few events go as one statement, committed alone,
             // unless they are the first of a season, which is recorded in the same transaction.
-            None if seal.is_none() && seasons.is_empty() && (1..=AT_ONCE_ROWS).contains(&fresh.len()) => {
+            None if seal.is_none() && new_seasons.is_empty() && (1..=AT_ONCE_ROWS).contains(&fresh.len()) => {
                 return Ok(if store.insert_events_at_once(&fresh).await? {
-                    Stored::Committed(fresh, Instant::now())
+                    Stored::Committed(fresh, new_seasons, Instant::now())
                 } else {
                     Stored::Resubmitted(fresh)
                 });
@@ -539,14 +537,14 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
             }
             return Ok(Stored::Resubmitted(fresh));
         }
-        store.add_event_seasons(&mut tx, &seasons).await?;
+        store.add_event_seasons(&mut tx, &new_seasons).await?;
         if let Some((start, end)) = seal {
             store.seal_run(&mut tx, start, end).await?;
         }
         tx.commit()
             .await
             .map_err(|e| AppError::storage("cannot commit events", e))?;
-        Ok(Stored::Committed(fresh, Instant::now()))
+        Ok(Stored::Committed(fresh, new_seasons, Instant::now()))
     });
     InFlight {
         group,
@@ -555,7 +553,6 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
         lengths,
         first_seq,
         sealed_before,
-        new_seasons,
         lookup,
         found_stored,
         task,
@@ -571,13 +568,12 @@ async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool
         lengths,
         first_seq,
         sealed_before,
-        new_seasons,
         lookup,
         found_stored,
         task,
     } = flight;
     let error = match task.await {
-        Ok(Ok(Stored::Committed(fresh, committed))) => {
+        Ok(Ok(Stored::Committed(fresh, new_seasons, committed))) => {
             for (game, season) in new_seasons {
                 parts.event_seasons.entry(game).or_default().insert(season);
             }
