@@ -7,19 +7,28 @@
 //! entries, version and digest, and applies the next events to the same results. Only the delta
 //! history is not kept: cursors of versions before the checkpoint answer `StaleCursor`.
 //!
-//! Layout (integers little-endian):
+//! Layout (integers little-endian), format 2:
 //!
 //! ```text
 //! magic "SCKP" | format u16 | mode u8 | value_min i64 | value_max i64 | board_version u64
 //! | members u64 | ranked u64 | name_bytes u64
-//! | members x (id_len u8 | id bytes | [ranked only: value i64 | achieved_at i64]
-//!              | [latest only: event_len u8 (0 = none) | event id bytes])
+//! | members x end u32            (where each member's id ends in the id bytes that follow)
+//! | name_bytes id bytes          (every member's id, back to back, in member order)
+//! | ranked x (member u32 | value i64 | achieved_at i64), in rank order
+//! | [latest only: members x (event_len u8 (0 = none) | event id bytes)]
 //! ```
 //!
-//! Ranked members come first, in rank order, then the unranked ones. Read back, members are
-//! interned in that order, so the index's sort meets already-sorted keys and the load is linear
-//! apart from hashing the ids. Ids are at most [`MAX_ID_BYTES`](crate::MAX_ID_BYTES) (128)
-//! bytes, so one length byte suffices.
+//! This is the interner's own layout and the tree's own order, so writing is two copies and one
+//! walk of the leaves: it never looks an id up by member, which on a board built by live
+//! writes (members in arrival order, ranks in any order) missed the cache once or twice per
+//! member. A checkpoint is written while writes wait, so that walk is the stall. Read back,
+//! members keep their ids and the ranked list meets the index's sort already sorted.
+//!
+//! Format 1 (still read, no longer written) listed each member's id inline, ranked members
+//! first in rank order: `members x (id_len u8 | id bytes | [ranked only: value i64 |
+//! achieved_at i64] | [latest only: event_len u8 | event id bytes])` after the same header.
+//! Ids are at most [`MAX_ID_BYTES`](crate::MAX_ID_BYTES) (128) bytes, so one length byte
+//! suffices.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -28,40 +37,51 @@ use crate::board::Board;
 use crate::error::DecodeError;
 use crate::event::{MAX_ID_BYTES, check_id};
 use crate::index::RankedIndex;
-use crate::interner::Interner;
+use crate::interner::{Interner, MemberId};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
-/// The checkpoint format version this build writes and reads.
-pub const CHECKPOINT_FORMAT_VERSION: u16 = 1;
+/// The checkpoint format version this build writes.
+pub const CHECKPOINT_FORMAT_VERSION: u16 = 2;
+
+/// Whether this build reads checkpoints of format `format` (it writes only
+/// [`CHECKPOINT_FORMAT_VERSION`]).
+pub fn reads_checkpoint_format(format: u16) -> bool {
+    (1..=CHECKPOINT_FORMAT_VERSION).contains(&format)
+}
 
 const MAGIC: &[u8; 4] = b"SCKP";
 
 impl Board {
-    /// Appends the board's whole state to `out` (see the module docs for the layout). O(n);
-    /// about 17 bytes per ranked player plus the id bytes.
+    /// Appends the board's whole state to `out` (see the module docs for the layout). O(n)
+    /// with sequential memory access: about 24 bytes per ranked player plus 4 per player seen
+    /// and the id bytes.
     pub fn write_checkpoint(&self, out: &mut Vec<u8>) {
         let index = self.index();
         let rules = self.rules();
         let latest = rules.score_mode == ScoreMode::Latest;
-        let name_bytes = index.name_bytes();
-        out.reserve(32 + name_bytes + index.players_seen() * 2 + index.len() * 16);
+        let (names, ends) = index.names_laid_out();
+        let latest_bytes = if latest { ends.len() * 8 } else { 0 };
+        out.reserve(64 + ends.len() * 4 + names.len() + index.len() * 20 + latest_bytes);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&CHECKPOINT_FORMAT_VERSION.to_le_bytes());
         out.push(mode_code(rules.score_mode));
         out.extend_from_slice(&rules.value_min.to_le_bytes());
         out.extend_from_slice(&rules.value_max.to_le_bytes());
         out.extend_from_slice(&self.version().to_le_bytes());
-        out.extend_from_slice(&(index.players_seen() as u64).to_le_bytes());
+        out.extend_from_slice(&(ends.len() as u64).to_le_bytes());
         out.extend_from_slice(&(index.len() as u64).to_le_bytes());
-        out.extend_from_slice(&(name_bytes as u64).to_le_bytes());
-        let mut ranked = alloc::vec![false; index.players_seen()];
-        let put_member = |out: &mut Vec<u8>, member: u32| {
-            let id = index.player(member).as_bytes();
-            out.push(id.len() as u8);
-            out.extend_from_slice(id);
-        };
-        let put_latest = |out: &mut Vec<u8>, member: u32| {
-            if latest {
+        out.extend_from_slice(&(names.len() as u64).to_le_bytes());
+        for end in ends {
+            out.extend_from_slice(&end.to_le_bytes());
+        }
+        out.extend_from_slice(names);
+        index.for_each_ranked(|member, standing| {
+            out.extend_from_slice(&member.to_le_bytes());
+            out.extend_from_slice(&standing.value.to_le_bytes());
+            out.extend_from_slice(&standing.achieved_at.to_le_bytes());
+        });
+        if latest {
+            for member in 0..ends.len() as MemberId {
                 match self.latest_event_of(member) {
                     Some(event) => {
                         out.push(event.len() as u8);
@@ -70,30 +90,20 @@ impl Board {
                     None => out.push(0),
                 }
             }
-        };
-        index.for_each_ranked(|member, standing| {
-            ranked[member as usize] = true;
-            put_member(out, member);
-            out.extend_from_slice(&standing.value.to_le_bytes());
-            out.extend_from_slice(&standing.achieved_at.to_le_bytes());
-            put_latest(out, member);
-        });
-        for (member, _) in ranked.iter().enumerate().filter(|(_, r)| !**r) {
-            put_member(out, member as u32);
-            put_latest(out, member as u32);
         }
     }
 
-    /// Reads a board written by [`Board::write_checkpoint`], which must fill `bytes` exactly.
-    /// Never panics: malformed, truncated or inconsistent bytes are a [`DecodeError`]. O(n) for
-    /// the ids and a linear check of the order (any order is accepted, at O(n log n)).
+    /// Reads a board written by [`Board::write_checkpoint`] (format 2, or format 1 of earlier
+    /// builds), which must fill `bytes` exactly. Never panics: malformed, truncated or
+    /// inconsistent bytes are a [`DecodeError`]. O(n) apart from hashing the ids, when the
+    /// ranked members come in rank order as written (any order is accepted, at O(n log n)).
     pub fn read_checkpoint(bytes: &[u8]) -> Result<Board, DecodeError> {
         let mut r = Reader { bytes, at: 0 };
         if r.take(4)? != MAGIC {
             return Err(DecodeError::UnsupportedFormat { found: None });
         }
         let format = u16::from_le_bytes(r.array()?);
-        if format != CHECKPOINT_FORMAT_VERSION {
+        if !reads_checkpoint_format(format) {
             return Err(DecodeError::UnsupportedFormat { found: Some(format) });
         }
         let mode = mode_of(r.byte()?).ok_or(DecodeError::Inconsistent("unknown score mode"))?;
@@ -101,55 +111,144 @@ impl Board {
         let value_max = r.i64()?;
         let rules = BoardRules::with_range(mode, value_min, value_max)
             .ok_or(DecodeError::Inconsistent("value_min is above value_max"))?;
-        let version = r.u64()?;
-        let members = r.len()?;
-        let ranked = r.len()?;
-        let name_bytes = r.len()?;
+        let header = Header {
+            rules,
+            version: r.u64()?,
+            members: r.len()?,
+            ranked: r.len()?,
+            name_bytes: r.len()?,
+        };
         // Every member takes at least two bytes, so counts beyond the input are lies that must
         // not size an allocation.
-        if ranked > members || members > bytes.len() / 2 || name_bytes > bytes.len() {
+        if header.ranked > header.members
+            || header.members > bytes.len() / 2
+            || header.name_bytes > bytes.len()
+        {
             return Err(DecodeError::Inconsistent("counts exceed the input"));
         }
-        let latest = mode == ScoreMode::Latest;
-        let mut arena: Vec<u8> = Vec::with_capacity(name_bytes);
-        let mut ends: Vec<u32> = Vec::with_capacity(members);
-        let mut aggregates: Vec<Option<Standing>> = Vec::with_capacity(members);
-        let mut latest_event: Vec<Option<Box<str>>> = Vec::new();
-        for position in 0..members {
-            let id = r.id()?.ok_or(DecodeError::Inconsistent("an empty player id"))?;
-            arena.extend_from_slice(id.as_bytes());
-            let end = u32::try_from(arena.len())
-                .map_err(|_| DecodeError::Inconsistent("player ids beyond 4 GiB"))?;
-            ends.push(end);
-            let standing = if position < ranked {
-                let standing = Standing {
-                    value: r.i64()?,
-                    achieved_at: r.i64()?,
-                };
-                if standing.value < value_min || standing.value > value_max {
-                    return Err(DecodeError::Inconsistent("a value outside the board's range"));
-                }
-                Some(standing)
-            } else {
-                None
-            };
-            aggregates.push(standing);
-            if latest {
-                latest_event.push(r.id()?.map(Box::from));
-            }
+        if header.members >= u32::MAX as usize {
+            return Err(DecodeError::Inconsistent("more members than ids"));
         }
+        let (arena, ends, ranked, latest_event) = if format == 1 {
+            read_members_v1(&mut r, &header)?
+        } else {
+            read_members(&mut r, &header)?
+        };
         if r.at != bytes.len() {
             return Err(DecodeError::TrailingBytes);
-        }
-        if arena.len() != name_bytes || members >= u32::MAX as usize {
-            return Err(DecodeError::Inconsistent("the id bytes do not add up"));
         }
         let names = Interner::from_laid_out(arena, ends)
             .map_err(|_| DecodeError::Inconsistent("a player is listed twice"))?;
         let mut index = RankedIndex::with_names(mode, names);
-        index.load_members(&aggregates);
-        Ok(Board::from_index(rules, version, index, latest_event))
+        index.load_ranked(ranked);
+        Ok(Board::from_index(rules, header.version, index, latest_event))
     }
+}
+
+/// The counts and rules every format starts with.
+struct Header {
+    rules: BoardRules,
+    version: u64,
+    members: usize,
+    ranked: usize,
+    name_bytes: usize,
+}
+
+/// What a checkpoint's members read back as: the interner's arena and ends, the ranked members'
+/// aggregates, and for `latest` boards each member's tie-break event id.
+type Members = (
+    Vec<u8>,
+    Vec<u32>,
+    Vec<(MemberId, Standing)>,
+    Vec<Option<Box<str>>>,
+);
+
+/// Format 2's members (the module docs give the layout).
+fn read_members(r: &mut Reader<'_>, header: &Header) -> Result<Members, DecodeError> {
+    let Header {
+        rules,
+        members,
+        ranked,
+        name_bytes,
+        ..
+    } = *header;
+    let mut ends: Vec<u32> = Vec::with_capacity(members);
+    let mut start = 0usize;
+    for _ in 0..members {
+        let end = u32::from_le_bytes(r.array()?) as usize;
+        if end <= start || end - start > MAX_ID_BYTES || end > name_bytes {
+            return Err(DecodeError::Inconsistent("an id's end is out of place"));
+        }
+        ends.push(end as u32);
+        start = end;
+    }
+    if start != name_bytes {
+        return Err(DecodeError::Inconsistent("the id bytes do not add up"));
+    }
+    let arena = r.take(name_bytes)?;
+    let mut start = 0usize;
+    for &end in &ends {
+        let id = core::str::from_utf8(&arena[start..end as usize]).map_err(|_| DecodeError::Malformed)?;
+        check_id("id", id).map_err(|_| DecodeError::Inconsistent("an id with control characters"))?;
+        start = end as usize;
+    }
+    // Each ranked entry takes 20 bytes: a count beyond the input must not size an allocation.
+    if ranked > r.remaining() / 20 {
+        return Err(DecodeError::Inconsistent("counts exceed the input"));
+    }
+    let mut seen = alloc::vec![false; members];
+    let mut standings = Vec::with_capacity(ranked);
+    for _ in 0..ranked {
+        let member = u32::from_le_bytes(r.array()?);
+        let standing = r.standing(&rules)?;
+        match seen.get_mut(member as usize) {
+            None => return Err(DecodeError::Inconsistent("a ranked member that is not listed")),
+            Some(true) => return Err(DecodeError::Inconsistent("a player is ranked twice")),
+            Some(listed) => *listed = true,
+        }
+        standings.push((member, standing));
+    }
+    let mut latest_event = Vec::new();
+    if rules.score_mode == ScoreMode::Latest {
+        latest_event.reserve(members);
+        for _ in 0..members {
+            latest_event.push(r.id()?.map(Box::from));
+        }
+    }
+    Ok((arena.to_vec(), ends, standings, latest_event))
+}
+
+/// Format 1's members: each id inline, ranked members first in rank order.
+fn read_members_v1(r: &mut Reader<'_>, header: &Header) -> Result<Members, DecodeError> {
+    let Header {
+        rules,
+        members,
+        ranked,
+        name_bytes,
+        ..
+    } = *header;
+    let latest = rules.score_mode == ScoreMode::Latest;
+    let mut arena: Vec<u8> = Vec::with_capacity(name_bytes);
+    let mut ends: Vec<u32> = Vec::with_capacity(members);
+    let mut standings = Vec::with_capacity(ranked);
+    let mut latest_event: Vec<Option<Box<str>>> = Vec::new();
+    for position in 0..members {
+        let id = r.id()?.ok_or(DecodeError::Inconsistent("an empty player id"))?;
+        arena.extend_from_slice(id.as_bytes());
+        let end =
+            u32::try_from(arena.len()).map_err(|_| DecodeError::Inconsistent("player ids beyond 4 GiB"))?;
+        ends.push(end);
+        if position < ranked {
+            standings.push((position as MemberId, r.standing(&rules)?));
+        }
+        if latest {
+            latest_event.push(r.id()?.map(Box::from));
+        }
+    }
+    if arena.len() != name_bytes {
+        return Err(DecodeError::Inconsistent("the id bytes do not add up"));
+    }
+    Ok((arena, ends, standings, latest_event))
 }
 
 fn mode_code(mode: ScoreMode) -> u8 {
@@ -201,6 +300,22 @@ impl<'a> Reader<'a> {
 
     fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
+    /// A ranked member's aggregate, which must lie in the board's range.
+    fn standing(&mut self, rules: &BoardRules) -> Result<Standing, DecodeError> {
+        let standing = Standing {
+            value: self.i64()?,
+            achieved_at: self.i64()?,
+        };
+        if standing.value < rules.value_min || standing.value > rules.value_max {
+            return Err(DecodeError::Inconsistent("a value outside the board's range"));
+        }
+        Ok(standing)
     }
 
     fn len(&mut self) -> Result<usize, DecodeError> {
@@ -304,6 +419,74 @@ mod tests {
             back.index().standing_of_player("p-ava"),
             live.index().standing_of_player("p-ava")
         );
+    }
+
+    /// A checkpoint an earlier build wrote (format 1: ids inline, ranked members first) still
+    /// loads, so an upgrade starts from it instead of replaying the log.
+    #[test]
+    fn a_format_1_checkpoint_still_loads() {
+        // Written by format 1's `write_checkpoint` for the board built below: p-chloe unranked by
+        // a recompute, p-dev below zero, p-ava and p-ben tied on time (the event id decides).
+        const FORMAT_1: &str = "53434b5001000318fcffffffffffff40420f00000000000500000000000000\
+            04000000000000000300000000000000160000000000000005702d62656e1400000000000000f401000000\
+            00000003652d6105702d6176610a00000000000000f40100000000000003652d6205702d646576f9ffffff\
+            ffffffffc20100000000000003652d6407702d63686c6f6500";
+        let bytes: Vec<u8> = (0..FORMAT_1.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&FORMAT_1[i..i + 2], 16).unwrap())
+            .collect();
+        let mut live = board(
+            ScoreMode::Latest,
+            &[
+                ("e-b", "p-ava", 10, 500),
+                ("e-a", "p-ben", 20, 500),
+                ("e-c", "p-chloe", 5, 400),
+                ("e-d", "p-dev", -7, 450),
+            ],
+        );
+        live.recompute_player(&crate::PlayerId::new("p-chloe").unwrap(), &[])
+            .unwrap();
+        let mut back = Board::read_checkpoint(&bytes).unwrap();
+        assert_eq!(back.version(), live.version());
+        assert_eq!(back.digest(), live.digest());
+        assert_eq!(back.index().players_seen(), 4);
+        assert_eq!(back.index().range(1, 10), live.index().range(1, 10));
+        let next = ScoreEvent::new("e-a0", "p-ava", 30, 500).unwrap();
+        live.apply(&next).unwrap();
+        back.apply(&next).unwrap();
+        assert_eq!(back.digest(), live.digest());
+        // Written again, it is format 2 and reads back the same.
+        assert_eq!(round_trip(&back).digest(), live.digest());
+    }
+
+    /// Format 2 lists ranked members by member id: one listed twice or never interned is
+    /// refused; the same entries in another order load the same board.
+    #[test]
+    fn ranked_members_must_be_listed_once() {
+        let live = board(ScoreMode::Highest, &[("e1", "p-a", 3, 9), ("e2", "p-b", 4, 9)]);
+        let mut bytes = Vec::new();
+        live.write_checkpoint(&mut bytes);
+        // The 55-byte header, two ends, the ids "p-ap-b", then (member, value, time) by rank.
+        let first = 55 + 2 * 4 + 6;
+        assert_eq!(&bytes[first..first + 4], &1u32.to_le_bytes(), "p-b leads");
+        let second = first + 20;
+        let with_member = |member: u32| {
+            let mut b = bytes.clone();
+            b[second..second + 4].copy_from_slice(&member.to_le_bytes());
+            Board::read_checkpoint(&b).err()
+        };
+        assert_eq!(
+            with_member(1),
+            Some(DecodeError::Inconsistent("a player is ranked twice"))
+        );
+        assert_eq!(
+            with_member(2),
+            Some(DecodeError::Inconsistent("a ranked member that is not listed"))
+        );
+        let mut swapped = bytes.clone();
+        swapped[first..second].copy_from_slice(&bytes[second..second + 20]);
+        swapped[second..second + 20].copy_from_slice(&bytes[first..second]);
+        assert_eq!(Board::read_checkpoint(&swapped).unwrap().digest(), live.digest());
     }
 
     /// Every truncation and every single-byte change is an error or a valid board, never a panic.

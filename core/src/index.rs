@@ -178,11 +178,6 @@ impl RankedIndex {
         }
     }
 
-    /// The bytes of every interned player id together. O(1).
-    pub(crate) fn name_bytes(&self) -> usize {
-        self.names.name_bytes()
-    }
-
     /// An empty index over players already interned (none of them ranked yet).
     pub(crate) fn with_names(mode: ScoreMode, names: Interner) -> RankedIndex {
         RankedIndex {
@@ -262,6 +257,28 @@ impl RankedIndex {
             })
             .collect();
         self.load_keys(keys);
+    }
+
+    /// Replaces the whole index with these interned members' aggregates, each member at most
+    /// once. O(n) when they come in rank order, as a checkpoint lists them (the sort then meets
+    /// sorted keys, and reuses their buffer); O(n log n) in any other order.
+    pub(crate) fn load_ranked(&mut self, ranked: Vec<(MemberId, Standing)>) {
+        let mode = self.mode;
+        let keys = ranked
+            .into_iter()
+            .map(|(member, s)| Key {
+                order: mode.order_key(s.value),
+                time: s.achieved_at,
+                member,
+            })
+            .collect();
+        self.load_keys(keys);
+    }
+
+    /// The interned ids as the interner lays them out: every id's bytes back to back, and
+    /// where each member's ends. O(1).
+    pub(crate) fn names_laid_out(&self) -> (&[u8], &[u32]) {
+        self.names.laid_out()
     }
 
     /// Sorts distinct members' keys into the total order and packs the tree. The sort runs on

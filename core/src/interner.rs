@@ -145,9 +145,9 @@ impl Interner {
         })
     }
 
-    /// The bytes of every interned id together. O(1).
-    pub(crate) fn name_bytes(&self) -> usize {
-        self.arena.len()
+    /// The arena and the ends, as [`Interner::from_laid_out`] takes them back. O(1).
+    pub(crate) fn laid_out(&self) -> (&[u8], &[u32]) {
+        (&self.arena, &self.ends)
     }
 
     /// Releases spare capacity after a bulk load, when no more growth is expected soon.

@@ -37,7 +37,7 @@ pub use board::{
     Applied, Board, Cursor, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerRank,
     Repacked,
 };
-pub use checkpoint::CHECKPOINT_FORMAT_VERSION;
+pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 pub use client::ClientView;
 pub use digest::{BoardDigest, ChunkHash};
 pub use error::{ApplyError, CapacityError, DecodeError, DeltaError, IdError, QueryError};
