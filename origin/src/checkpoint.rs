@@ -16,7 +16,7 @@
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION};
+use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 
 use crate::boards::{BoardSlot, Registry};
 use crate::error::AppError;
@@ -62,19 +62,46 @@ pub struct Written {
     pub instances: usize,
     /// Bytes of board state written.
     pub bytes: usize,
-    /// How long it took.
+    /// How long encoding the boards took: the time writes waited.
+    pub encoded_in: Duration,
+    /// How long it took from the start of the encoding until it was stored.
     pub took: Duration,
 }
 
+/// A checkpoint encoded as of one `seq` and not stored yet: what [`store`] takes, anywhere,
+/// while writes go on.
+pub struct Encoded {
+    seq: i64,
+    manifest: Vec<u8>,
+    bytes: Vec<u8>,
+    instances: usize,
+    started: Instant,
+    encoded_in: Duration,
+}
+
+impl Encoded {
+    /// How long the encoding took.
+    pub fn encoded_in(&self) -> Duration {
+        self.encoded_in
+    }
+}
+
 /// Writes a checkpoint of every in-memory instance and of `domain` as of `seq`, replacing the
-/// previous one. The caller guarantees nothing changes meanwhile (the writer calls it). O(n)
-/// in the members held; each board is encoded under its read lock, so reads go on.
+/// previous one: [`encode`], then [`store`].
 pub async fn write(
     store: &Store,
     registry: &Registry,
     domain: &Domain,
     seq: i64,
 ) -> Result<Written, AppError> {
+    self::store(store, encode(registry, domain, seq)?).await
+}
+
+/// Encodes every in-memory instance and `domain` as of `seq`. The caller guarantees nothing
+/// changes meanwhile (the writer calls it, and writes wait): O(n) in the members held, with
+/// sequential memory access (the core's format 2), about 0.4 s at 10M members. Each board is
+/// encoded under its read lock, so reads go on.
+pub fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<Encoded, AppError> {
     let started = Instant::now();
     let mut bytes = Vec::new();
     let mut instances = Vec::new();
@@ -105,13 +132,56 @@ pub async fn write(
     };
     let manifest_bytes = serde_json::to_vec(&manifest)
         .map_err(|e| AppError::Internal(format!("cannot encode the checkpoint manifest: {e}")))?;
-    let parts: Vec<&[u8]> = bytes.chunks(PART_BYTES).collect();
-    store.save_checkpoint(seq, &manifest_bytes, &parts).await?;
+    Ok(Encoded {
+        seq,
+        manifest: manifest_bytes,
+        bytes,
+        instances: manifest.instances.len(),
+        started,
+        encoded_in: started.elapsed(),
+    })
+}
+
+/// Stores an encoded checkpoint beside the newest one, which it then replaces (see
+/// [`Store::finish_checkpoint`]), while writes go on. Each part, and then each part of the
+/// checkpoints it replaces, is a statement of its own, and after each one the task pauses as
+/// long as the statement took. On SQLite a statement holds the one write lock, and a writer
+/// that finds it taken sleeps in growing steps before it tries again: without the pause this
+/// task would take the lock again first, part after part, and hold group commits off for the
+/// whole checkpoint. So storing takes about twice as long and commits get at least half of
+/// the time. The parts go from the last to the first, each split off the encoded bytes, which
+/// shrink as they are stored.
+pub async fn store(store: &Store, encoded: Encoded) -> Result<Written, AppError> {
+    let Encoded {
+        seq,
+        manifest,
+        mut bytes,
+        instances,
+        started,
+        encoded_in,
+    } = encoded;
+    let total = bytes.len();
+    store.discard_checkpoint(seq).await?;
+    for part in (1..=total.div_ceil(PART_BYTES)).rev() {
+        let body = bytes.split_off((part - 1) * PART_BYTES);
+        bytes.shrink_to_fit();
+        let put = Instant::now();
+        store.put_checkpoint_part(seq, part as i64, body).await?;
+        tokio::time::sleep(put.elapsed()).await;
+    }
+    store.finish_checkpoint(seq, manifest).await?;
+    let took = started.elapsed();
+    for (old, part) in store.other_checkpoint_parts(seq).await? {
+        let delete = Instant::now();
+        store.delete_checkpoint_part(old, part).await?;
+        tokio::time::sleep(delete.elapsed()).await;
+    }
     Ok(Written {
         seq,
-        instances: manifest.instances.len(),
-        bytes: bytes.len(),
-        took: started.elapsed(),
+        instances,
+        bytes: total,
+        encoded_in,
+        took,
     })
 }
 
@@ -163,9 +233,9 @@ async fn load(store: &Store) -> Result<Option<(Registry, Domain, i64)>, String> 
     let manifest_bytes = store.checkpoint_part(seq, 0).await.map_err(|e| e.to_string())?;
     let manifest: Manifest =
         serde_json::from_slice(&manifest_bytes).map_err(|e| format!("its manifest cannot be read: {e}"))?;
-    if manifest.format != MANIFEST_FORMAT || manifest.core_format != CHECKPOINT_FORMAT_VERSION {
+    if manifest.format != MANIFEST_FORMAT || !reads_checkpoint_format(manifest.core_format) {
         return Err(format!(
-            "it has format {}/{}, this build reads {MANIFEST_FORMAT}/{CHECKPOINT_FORMAT_VERSION}",
+            "it has format {}/{}, this build reads {MANIFEST_FORMAT}/1 to {CHECKPOINT_FORMAT_VERSION}",
             manifest.format, manifest.core_format
         ));
     }

@@ -93,7 +93,7 @@ enum Command {
         reply: oneshot::Sender<Result<usize, AppError>>,
     },
     Checkpoint {
-        reply: oneshot::Sender<Result<checkpoint::Written, AppError>>,
+        reply: oneshot::Sender<Result<Option<checkpoint::Written>, AppError>>,
     },
 }
 
@@ -119,9 +119,9 @@ pub struct WriterParts {
     pub next_seq: i64,
     /// How long a closed period stays in memory (ms).
     pub retention_ms: i64,
-    /// Write a checkpoint each time the log grows by this many entries (0: only on request).
+    /// Start a checkpoint each time the log grows by this many entries (0: only on request).
     pub checkpoint_every: u64,
-    /// The `seq` of the newest checkpoint (0 without one).
+    /// The `seq` of the newest stored checkpoint (0 without one).
     pub checkpoint_seq: i64,
     /// Where the log's unsealed tail starts ([`Store::sealed_below`]): once it holds
     /// [`RUN_SEQS`] seqs, the group that completes it seals it as a run.
@@ -178,8 +178,11 @@ impl Ingest {
     }
 
     /// Writes a checkpoint of the live state as of the last committed `seq` (see
-    /// [`checkpoint`]). Runs in the writer, between groups, so it is exactly the log's state.
-    pub async fn checkpoint(&self) -> Result<checkpoint::Written, AppError> {
+    /// [`checkpoint`]) and waits until it is stored. Runs in the writer, between groups, so it
+    /// is exactly the log's state; a periodic one still being stored is finished first. `None`
+    /// when the newest stored checkpoint is already as of that `seq` (nothing was written since,
+    /// as when a service stops right after a start).
+    pub async fn checkpoint(&self) -> Result<Option<checkpoint::Written>, AppError> {
         let (reply, answer) = oneshot::channel();
         self.send(Command::Checkpoint { reply }).await?;
         answer
@@ -275,6 +278,10 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
     // Whether anything ran since memory was last released (see `rest`). The start itself
     // (restoring a checkpoint, replaying the log) leaves freed buffers in the heap.
     let mut wrote_since_rest = true;
+    // A periodic checkpoint being stored while writes go on, and the `seq` of the newest one
+    // begun (see `begin_checkpoint`).
+    let mut storing: Option<Storing> = None;
+    let mut checkpoint_begun = parts.checkpoint_seq;
     loop {
         let first = match pending.take() {
             Some(command) => command,
@@ -316,7 +323,10 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
             }
             Command::Checkpoint { reply } => {
                 settle(&mut parts, in_flight.take(), &mut lookup_first).await;
-                let _ = reply.send(write_checkpoint(&mut parts).await);
+                reap(&mut parts, storing.take()).await;
+                let written = write_checkpoint(&mut parts).await;
+                checkpoint_begun = checkpoint_begun.max(parts.checkpoint_seq);
+                let _ = reply.send(written);
             }
             Command::Events {
                 events,
@@ -339,14 +349,15 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                 }
                 take_group(&mut parts, group, &mut in_flight, &mut lookup_first).await;
                 if parts.checkpoint_every > 0
-                    && (parts.next_seq - 1 - parts.checkpoint_seq) as u64 >= parts.checkpoint_every
+                    && (parts.next_seq - 1 - checkpoint_begun) as u64 >= parts.checkpoint_every
+                    && storing.as_ref().is_none_or(|task| task.is_finished())
                 {
+                    reap(&mut parts, storing.take()).await;
                     // A checkpoint is the state of the log up to its seq: everything committed
                     // is applied first.
                     settle(&mut parts, in_flight.take(), &mut lookup_first).await;
-                    if let Err(e) = write_checkpoint(&mut parts).await {
-                        eprintln!("standings: a periodic checkpoint failed (the log is intact): {e}");
-                    }
+                    checkpoint_begun = parts.next_seq - 1;
+                    storing = begin_checkpoint(&parts);
                 }
             }
         }
@@ -967,12 +978,62 @@ async fn validate(
     }
 }
 
-/// Writes a checkpoint as of the last committed `seq`.
-async fn write_checkpoint(parts: &mut WriterParts) -> Result<checkpoint::Written, AppError> {
+/// Writes a checkpoint as of the last committed `seq` and waits until it is stored, unless the
+/// newest stored one is as of that `seq` already.
+async fn write_checkpoint(parts: &mut WriterParts) -> Result<Option<checkpoint::Written>, AppError> {
     let seq = parts.next_seq - 1;
+    if seq == parts.checkpoint_seq {
+        return Ok(None);
+    }
     let written = checkpoint::write(&parts.store, &parts.registry, &parts.domain, seq).await?;
+    parts.metrics.checkpoint_stall.observe(written.encoded_in);
+    parts.metrics.checkpoint_stored.observe(written.took);
     parts.checkpoint_seq = seq;
-    Ok(written)
+    Ok(Some(written))
+}
+
+/// A checkpoint being stored by a task of its own.
+type Storing = tokio::task::JoinHandle<Result<checkpoint::Written, AppError>>;
+
+/// Starts a periodic checkpoint as of the last committed `seq`: the writer encodes the boards
+/// (writes wait for that, about 0.4 s at 10M members), and a task stores the bytes while
+/// writes go on. `None` if the encoding failed (reported; the log is intact).
+fn begin_checkpoint(parts: &WriterParts) -> Option<Storing> {
+    let seq = parts.next_seq - 1;
+    let encoded = match checkpoint::encode(&parts.registry, &parts.domain, seq) {
+        Ok(encoded) => encoded,
+        Err(e) => {
+            eprintln!("standings: a periodic checkpoint failed (the log is intact): {e}");
+            return None;
+        }
+    };
+    parts.metrics.checkpoint_stall.observe(encoded.encoded_in());
+    let store = parts.store.clone();
+    Some(tokio::spawn(async move {
+        let written = checkpoint::store(&store, encoded).await?;
+        println!(
+            "standings: stored a checkpoint as of seq {} ({} instances, {:.1} MiB; writes waited {} ms, {:.2} s in all)",
+            written.seq,
+            written.instances,
+            written.bytes as f64 / (1 << 20) as f64,
+            written.encoded_in.as_millis(),
+            written.took.as_secs_f64()
+        );
+        Ok(written)
+    }))
+}
+
+/// Waits for a periodic checkpoint being stored, if any, and takes note of it.
+async fn reap(parts: &mut WriterParts, storing: Option<Storing>) {
+    let Some(task) = storing else { return };
+    match task.await {
+        Ok(Ok(written)) => {
+            parts.metrics.checkpoint_stored.observe(written.took);
+            parts.checkpoint_seq = parts.checkpoint_seq.max(written.seq);
+        }
+        Ok(Err(e)) => eprintln!("standings: a periodic checkpoint failed (the log is intact): {e}"),
+        Err(e) => eprintln!("standings: a periodic checkpoint's task failed (the log is intact): {e}"),
+    }
 }
 
 /// Moves closed periods past their retention out of memory, into storage.

@@ -83,6 +83,10 @@ pub struct Metrics {
     pub durable_ack: Histogram,
     /// Commit to visible in the index.
     pub visible_lag: Histogram,
+    /// How long writes waited while a checkpoint encoded the boards.
+    pub checkpoint_stall: Histogram,
+    /// Checkpoint begun to stored.
+    pub checkpoint_stored: Histogram,
     /// Read latency, by kind (see [`QUERY_KINDS`]).
     pub queries: [Histogram; 5],
     /// Events stored.
@@ -124,6 +128,16 @@ impl Metrics {
         out.push_str("# TYPE standings_event_visible_lag_seconds histogram\n");
         self.visible_lag
             .render(&mut out, "standings_event_visible_lag_seconds", "");
+        out.push_str(
+            "# HELP standings_checkpoint_stall_seconds Writes waiting while a checkpoint encodes the boards.\n",
+        );
+        out.push_str("# TYPE standings_checkpoint_stall_seconds histogram\n");
+        self.checkpoint_stall
+            .render(&mut out, "standings_checkpoint_stall_seconds", "");
+        out.push_str("# HELP standings_checkpoint_seconds A checkpoint begun to stored.\n");
+        out.push_str("# TYPE standings_checkpoint_seconds histogram\n");
+        self.checkpoint_stored
+            .render(&mut out, "standings_checkpoint_seconds", "");
         out.push_str("# HELP standings_query_seconds Read latency by kind.\n");
         out.push_str("# TYPE standings_query_seconds histogram\n");
         for (kind, h) in QUERY_KINDS.iter().zip(&self.queries) {

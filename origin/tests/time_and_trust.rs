@@ -94,6 +94,7 @@ on_both_databases!(
     rebuild_equals_live_after_all_of_it,
     closed_periods_leave_memory_and_read_the_same,
     a_restart_from_a_checkpoint_equals_a_full_replay,
+    periodic_checkpoints_are_stored_while_writes_go_on,
     moderation_finds_a_players_events_in_sealed_runs_and_the_tail,
 );
 
@@ -114,6 +115,90 @@ fn instances(registry: &standings_origin::boards::Registry) -> Vec<(String, Stri
         .collect();
     all.sort();
     all
+}
+
+/// With `checkpoint_every_events`, the writer begins a checkpoint each time the log has grown
+/// by that many entries, and a task of its own stores it while writes go on; after a crash the
+/// start uses it and the log after it. Asked for a checkpoint when the stored one is as of the
+/// last `seq` already, the writer writes none.
+async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
+    use standings_origin::checkpoint::Restored;
+    let clock = Clock::manual(ms("2026-10-14T00:02:00Z"));
+    let db = TestDb::new(db).await;
+    let mut config = config(&db.url);
+    config.checkpoint_every_events = 10;
+    let service = TestService::start_with_config(db, &config, clock.clone()).await;
+    define_daily_and_global(&service).await;
+    let submit = |from: i64, to: i64| {
+        let service = &service;
+        async move {
+            // One at a time, so each is a group of its own and its seq is known.
+            for i in from..to {
+                let mut e = at(
+                    &format!("e{i}"),
+                    &format!("p-{}", i % 7),
+                    10 + i,
+                    "2026-10-13T20:00:00Z",
+                );
+                e["scopes"] = json!(["daily", "global"]);
+                assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
+            }
+        }
+    };
+    submit(0, 10).await;
+    // The group with seq 10 began one; it is stored beside the writes, so wait for it.
+    let store = &service.state.store;
+    let mut polls = 0;
+    while store.checkpoint_head().await.unwrap().map(|(seq, _)| seq) != Some(10) {
+        assert!(polls < 1_000, "no checkpoint as of seq 10 was stored");
+        polls += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // Five more entries do not begin another.
+    submit(10, 15).await;
+    let live = instances(&service.state.registry);
+    assert!(
+        service
+            .get("/metrics")
+            .await
+            .1
+            .as_str()
+            .unwrap()
+            .contains("standings_checkpoint_stall_seconds_count 1")
+    );
+
+    // A crash: no checkpoint at the stop.
+    let db = service.stop().await;
+    let service = TestService::start_with_config(db, &config, clock.clone()).await;
+    match &service.state.restored {
+        Restored::Checkpoint { seq, tail } => assert_eq!((*seq, *tail), (10, 5)),
+        other => panic!("the periodic checkpoint was not used: {other:?}"),
+    }
+    assert_eq!(instances(&service.state.registry), live);
+    let written = service.state.ingest.checkpoint().await.unwrap().unwrap();
+    assert_eq!(written.seq, 15);
+    assert!(service.state.ingest.checkpoint().await.unwrap().is_none());
+    let db = service.stop().await;
+    let service = TestService::start_with_config(db, &config, clock).await;
+    match &service.state.restored {
+        Restored::Checkpoint { seq, tail } => assert_eq!((*seq, *tail), (15, 0)),
+        other => panic!("the checkpoint was not used: {other:?}"),
+    }
+    assert_eq!(instances(&service.state.registry), live);
+}
+
+/// Stores a checkpoint's parts (the manifest first) as they are, in place of the one at `seq`.
+async fn store_parts(store: &standings_origin::store::Store, seq: i64, parts: Vec<Vec<u8>>) {
+    store.discard_checkpoint(seq).await.unwrap();
+    let mut parts = parts.into_iter();
+    let manifest = parts.next().unwrap();
+    for (part, body) in parts.enumerate() {
+        store
+            .put_checkpoint_part(seq, part as i64 + 1, body)
+            .await
+            .unwrap();
+    }
+    store.finish_checkpoint(seq, manifest).await.unwrap();
 }
 
 /// A start from a checkpoint taken between events and actions, then the log after it, reaches
@@ -162,7 +247,7 @@ async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
     moderate(&service, json!({"moderation_id": "r2", "action_type": "DISQUALIFY", "reason": "x", "game": "arena-clash", "mode": "solo",
                               "season": "S7", "scope": "daily", "target_player_id": "p-2"})).await;
 
-    let written = service.state.ingest.checkpoint().await.unwrap();
+    let written = service.state.ingest.checkpoint().await.unwrap().unwrap();
     assert!(written.instances >= 5, "{written:?}");
 
     // After the checkpoint: events, a late decision, a restore, a reinstatement, and the
@@ -224,8 +309,7 @@ async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
     let store = &service.state.store;
     let (seq, mut parts) = store.checkpoint().await.unwrap().unwrap();
     parts[1][0] ^= 0xff; // the first board's magic bytes
-    let boards: Vec<&[u8]> = parts[1..].iter().map(Vec::as_slice).collect();
-    store.save_checkpoint(seq, &parts[0], &boards).await.unwrap();
+    store_parts(store, seq, parts).await;
     let db = service.stop().await;
     let service = TestService::start_with_clock(db, clock.clone()).await;
     match &service.state.restored {
@@ -243,9 +327,9 @@ async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
     for claimed in [u64::MAX, 1 << 50] {
         let mut manifest: Value = serde_json::from_slice(&parts[0]).unwrap();
         manifest["instances"][0]["bytes"] = json!(claimed);
-        let manifest = serde_json::to_vec(&manifest).unwrap();
-        let boards: Vec<&[u8]> = parts[1..].iter().map(Vec::as_slice).collect();
-        store.save_checkpoint(seq, &manifest, &boards).await.unwrap();
+        let mut lying = parts.clone();
+        lying[0] = serde_json::to_vec(&manifest).unwrap();
+        store_parts(store, seq, lying).await;
         let (_, _, restored) = standings_origin::checkpoint::restore(store, clock.now_ms())
             .await
             .unwrap();

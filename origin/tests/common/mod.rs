@@ -163,9 +163,17 @@ impl TestService {
     }
 
     pub async fn start_with_clock(db: TestDb, clock: standings_origin::clock::Clock) -> TestService {
-        let state = standings_origin::start_with_clock(&config(&db.url), clock)
-            .await
-            .unwrap();
+        let config = config(&db.url);
+        TestService::start_with_config(db, &config, clock).await
+    }
+
+    /// A start on `config` (whose `database` is `db`'s).
+    pub async fn start_with_config(
+        db: TestDb,
+        config: &Config,
+        clock: standings_origin::clock::Clock,
+    ) -> TestService {
+        let state = standings_origin::start_with_clock(config, clock).await.unwrap();
         let app = app(state.clone());
         TestService { state, app, db }
     }
