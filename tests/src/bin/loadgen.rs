@@ -6,7 +6,8 @@
 //! connections and the same random players: rank vs `ZREVRANK`, top-100 vs `ZREVRANGE 0 99`,
 //! nearby vs rank-then-range, durable single submissions vs `ZADD`. It reports resident memory
 //! per member, restarts the service and times it until ready, checks that the board's digest
-//! survived the restart, and times `standings rebuild` (the whole log replayed, as a start
+//! survived the restart, kills it after `--crash-tail` more events and times the start from the
+//! checkpoint and that tail, and times `standings rebuild` (the whole log replayed, as a start
 //! without a checkpoint does) against the live digests. It exits non-zero on any HTTP or Redis error or any mismatch; targets
 //! missed are results, not errors.
 //!
@@ -68,6 +69,11 @@ usage: loadgen [options]
   --quiet-wait-seconds S    before each measurement, wait up to S seconds for the machine to be
                             quiet (< 0.2 cores busy outside the generator); 0 = do not wait
                             (default 120)
+  --crash-tail N            after the restart, submit N more events (batches of --batch over
+                            --load-connections), kill the service with SIGKILL and time the
+                            start, which loads the checkpoint and replays those N log entries;
+                            0 = skip (default 999000: the longest tail the service's default
+                            checkpoint_every_events of 1,000,000 leaves)
   --keep                    keep the temp folder (config, log, SQLite file)";
 
 /// The command line.
@@ -90,6 +96,7 @@ struct Args {
     quiet_wait: Duration,
     keep: bool,
     event_ids: EventIds,
+    crash_tail: u64,
 }
 
 fn parse_args(raw: Vec<String>) -> Result<Args, String> {
@@ -112,6 +119,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         quiet_wait: Duration::from_secs(120),
         keep: false,
         event_ids: EventIds::Member,
+        crash_tail: 999_000,
     };
     let mut iter = raw.into_iter();
     while let Some(flag) = iter.next() {
@@ -150,6 +158,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             "--redis" => args.redis = value,
             "--client-threads" => args.client_threads = number(&value)? as usize,
             "--samples" => args.samples = number(&value)?,
+            "--crash-tail" => args.crash_tail = number(&value)?,
             "--seed" => args.seed = number(&value)?,
             "--ready-timeout-seconds" => args.ready_timeout = Duration::from_secs_f64(seconds(&value)?),
             "--load-timeout-seconds" => args.load_timeout = Duration::from_secs_f64(seconds(&value)?),
@@ -239,6 +248,8 @@ struct Report {
     load_cpu: cpu::Usage,
     first_ready: Duration,
     restart_ready: Duration,
+    /// The start after a SIGKILL: the checkpoint, then the tail of the log after it.
+    crash: Option<Crash>,
     /// `standings rebuild`: the whole log replayed, as a start without a checkpoint does.
     replay: Duration,
     stop_took: Duration,
@@ -412,6 +423,11 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
         "loadgen: ready {restart_ready:.2?} after the restart; digest {} matches ({} players)",
         after.digest, after.total_players
     );
+    let crash = if args.crash_tail > 0 {
+        Some(crash(args, plan, service).await?)
+    } else {
+        None
+    };
     eprintln!("loadgen: replaying the whole log with `standings rebuild` beside the service");
     let replay = service.rebuild()?;
     eprintln!("loadgen: the rebuild took {replay:.2?}; every board matches the live one");
@@ -429,11 +445,69 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
         load_cpu,
         first_ready,
         restart_ready,
+        crash,
         replay,
         stop_took,
         digest_took,
         digest: after.digest,
         database_bytes,
+    })
+}
+
+/// A crash with a known tail of the log after the checkpoint.
+struct Crash {
+    /// Events submitted after the restart, then left in the log for the start to replay.
+    tail: u64,
+    /// How long submitting them took.
+    submitted_in: Duration,
+    /// SIGKILL to ready.
+    ready: Duration,
+    /// How the service says it restored its boards.
+    restored: String,
+}
+
+/// Submits `--crash-tail` events after the restart (which left a checkpoint as of the log's
+/// end), kills the service with SIGKILL and times the start, which must reach the digest the
+/// service had.
+async fn crash(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Result<Crash, String> {
+    let tail = args.crash_tail;
+    eprintln!("loadgen: submitting {tail} more events, then SIGKILL");
+    let submitted_in = bench::post_batches(
+        plan,
+        bench::Batches::Tail(tail),
+        args.batch,
+        args.load_connections,
+        args.load_timeout,
+    )
+    .await?;
+    let before = board_digest(&service.addr).await?;
+    service.kill()?;
+    let ready = service.start(args.ready_timeout).await?;
+    let after = board_digest(&service.addr).await?;
+    if before.digest != after.digest || before.total_players != after.total_players {
+        return Err(format!(
+            "the board changed across the crash: before {} players, digest {}; after {} players, digest {}",
+            before.total_players, before.digest, after.total_players, after.digest
+        ));
+    }
+    // The service's line for this start: "... boards ready in 1.2s, from the checkpoint at seq
+    // N and K log entries after it; config ...".
+    let restored = service
+        .log()
+        .lines()
+        .rev()
+        .find_map(|line| line.split_once(" ready in ").map(|(_, rest)| rest.to_string()))
+        .and_then(|rest| rest.split_once("; config").map(|(how, _)| how.to_string()))
+        .unwrap_or_else(|| "(not in the service log)".into());
+    eprintln!(
+        "loadgen: ready {ready:.2?} after the SIGKILL ({restored}); digest {} matches ({} players)",
+        after.digest, after.total_players
+    );
+    Ok(Crash {
+        tail,
+        submitted_in,
+        ready,
+        restored,
     })
 }
 
@@ -571,6 +645,13 @@ fn print_report(args: &Args, r: &Report) {
         r.restart_ready.as_secs_f64(),
         verdict_at_scale(r.members, r.restart_ready <= Duration::from_secs(10)),
     );
+    if let Some(c) = &r.crash {
+        println!(
+            "| start after a SIGKILL, {} log entries after the checkpoint | {:.2} s | | | | | | | (no target) | |",
+            thousands(c.tail as f64),
+            c.ready.as_secs_f64(),
+        );
+    }
     println!();
     println!(
         "CPU used during each measured window, in cores (the machine has {} logical CPUs):",
@@ -624,8 +705,18 @@ fn print_report(args: &Args, r: &Report) {
             .map(|b| format!(" SQLite files: {} MiB.", b >> 20))
             .unwrap_or_default()
     );
+    if let Some(c) = &r.crash {
+        println!(
+            "Crash: after the restart, {} more events (submitted in {:.2} s), then SIGKILL: ready {:.2} s after \
+             the start (the service: \"ready in {}\"); the digest matches.",
+            thousands(c.tail as f64),
+            c.submitted_in.as_secs_f64(),
+            c.ready.as_secs_f64(),
+            c.restored,
+        );
+    }
     println!(
-        "Replay: `standings rebuild` read and applied the whole log ({} loaded events, then the measured submissions) in {:.2} s \
+        "Replay: `standings rebuild` read and applied the whole log ({} loaded events, then the measured submissions and any crash tail) in {:.2} s \
          beside the running service, as a start without a checkpoint (after a crash) does; every \
          board's digest matches the live one.",
         thousands(n),

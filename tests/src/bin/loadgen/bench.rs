@@ -196,6 +196,15 @@ fn push_uuid(out: &mut Vec<u8>, high: u64, low: u64) {
     }
 }
 
+/// What a run of batches submits.
+#[derive(Clone, Copy)]
+pub(crate) enum Batches {
+    /// Every member once, with its standing and an id as `--event-ids` spells it.
+    Load,
+    /// `n` more events, for members drawn at random, with fresh standings and ids of their own.
+    Tail(u64),
+}
+
 /// Loads every member through `POST /v1/score-events/batch`, `batch` events per request over
 /// `connections` connections, and checks that every event was accepted. Returns the time it
 /// took.
@@ -205,7 +214,23 @@ pub(crate) async fn load_standings(
     connections: usize,
     timeout: Duration,
 ) -> Result<Duration, String> {
-    let members = plan.population.members;
+    post_batches(plan, Batches::Load, batch, connections, timeout).await
+}
+
+/// Submits `what` through `POST /v1/score-events/batch`, `batch` events per request over
+/// `connections` connections, and checks that every event was accepted. Returns the time it
+/// took.
+pub(crate) async fn post_batches(
+    plan: &Arc<Plan>,
+    what: Batches,
+    batch: u64,
+    connections: usize,
+    timeout: Duration,
+) -> Result<Duration, String> {
+    let members = match what {
+        Batches::Load => plan.population.members,
+        Batches::Tail(n) => n,
+    };
     let batches = members.div_ceil(batch);
     let next = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
@@ -233,13 +258,27 @@ pub(crate) async fn load_standings(
                 let now_ms = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_millis() as u64);
-                for member in first..last {
-                    if member > first {
+                for i in first..last {
+                    if i > first {
                         body.push(b',');
                     }
                     event_id.clear();
-                    push_event_id(&mut event_id, plan.event_ids, plan.nonce, member, now_ms);
-                    push_event(&mut body, &event_id, member, plan.population.standing(member));
+                    match what {
+                        Batches::Load => {
+                            push_event_id(&mut event_id, plan.event_ids, plan.nonce, i, now_ms);
+                            push_event(&mut body, &event_id, i, plan.population.standing(i));
+                        }
+                        Batches::Tail(_) => {
+                            let mut rng = Rng::stream(plan.population.seed ^ TAIL_STREAM, i);
+                            let member = rng.below(plan.population.members);
+                            event_id.extend_from_slice(b"tail-");
+                            push_int(&mut event_id, plan.nonce as i64);
+                            event_id.push(b'-');
+                            push_int(&mut event_id, i as i64);
+                            let standing = plan.population.fresh_standing(&mut rng);
+                            push_event(&mut body, &event_id, member, standing);
+                        }
+                    }
                 }
                 body.extend_from_slice(b"]}");
                 let answer = conn.post("/v1/score-events/batch", &body).await?;
@@ -254,7 +293,7 @@ pub(crate) async fn load_standings(
                 }
                 if batches >= 10 && (b + 1).is_multiple_of(batches / 10) {
                     eprintln!(
-                        "loadgen:   standings: {} of {members} loaded ({:.1?})",
+                        "loadgen:   standings: {} of {members} submitted ({:.1?})",
                         (b + 1) * batch,
                         started.elapsed()
                     );
@@ -267,6 +306,9 @@ pub(crate) async fn load_standings(
     }
     Ok(started.elapsed())
 }
+
+/// Seeds the draws of [`Batches::Tail`] apart from every other stream.
+const TAIL_STREAM: u64 = 0x7461_696c;
 
 /// Appends one RESP bulk string.
 fn push_bulk(out: &mut Vec<u8>, bytes: &[u8]) {

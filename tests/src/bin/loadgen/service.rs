@@ -217,9 +217,28 @@ impl Service {
         ))
     }
 
+    /// Kills the service with SIGKILL, as a crash would: no checkpoint at the stop.
+    pub(crate) fn kill(&mut self) -> Result<(), String> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        child
+            .kill()
+            .map_err(|e| format!("cannot kill the service: {e}"))?;
+        child
+            .wait()
+            .map_err(|e| format!("cannot reap the killed service: {e}"))?;
+        Ok(())
+    }
+
+    /// The service's log so far.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("standings.log")).unwrap_or_default()
+    }
+
     /// The last lines of the service's log, for error messages.
     pub(crate) fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(self.dir.join("standings.log")).unwrap_or_default();
+        let text = self.log();
         let lines: Vec<&str> = text.lines().collect();
         format!(
             "the service log ({}) ends with:\n{}",
