@@ -165,13 +165,8 @@ type Members = (
 
 /// Format 2's members (the module docs give the layout).
 fn read_members(r: &mut Reader<'_>, header: &Header) -> Result<Members, DecodeError> {
-    let Header {
-        rules,
-        members,
-        ranked,
-        name_bytes,
-        ..
-    } = *header;
+    let (rules, members, ranked, name_bytes) =
+        (header.rules, header.members, header.ranked, header.name_bytes);
     let mut ends: Vec<u32> = Vec::with_capacity(members);
     let mut start = 0usize;
     for _ in 0..members {
@@ -220,32 +215,25 @@ fn read_members(r: &mut Reader<'_>, header: &Header) -> Result<Members, DecodeEr
 
 /// Format 1's members: each id inline, ranked members first in rank order.
 fn read_members_v1(r: &mut Reader<'_>, header: &Header) -> Result<Members, DecodeError> {
-    let Header {
-        rules,
-        members,
-        ranked,
-        name_bytes,
-        ..
-    } = *header;
-    let latest = rules.score_mode == ScoreMode::Latest;
-    let mut arena: Vec<u8> = Vec::with_capacity(name_bytes);
-    let mut ends: Vec<u32> = Vec::with_capacity(members);
-    let mut standings = Vec::with_capacity(ranked);
+    let latest = header.rules.score_mode == ScoreMode::Latest;
+    let mut arena: Vec<u8> = Vec::with_capacity(header.name_bytes);
+    let mut ends: Vec<u32> = Vec::with_capacity(header.members);
+    let mut standings = Vec::with_capacity(header.ranked);
     let mut latest_event: Vec<Option<Box<str>>> = Vec::new();
-    for position in 0..members {
+    for position in 0..header.members {
         let id = r.id()?.ok_or(DecodeError::Inconsistent("an empty player id"))?;
         arena.extend_from_slice(id.as_bytes());
         let end =
             u32::try_from(arena.len()).map_err(|_| DecodeError::Inconsistent("player ids beyond 4 GiB"))?;
         ends.push(end);
-        if position < ranked {
-            standings.push((position as MemberId, r.standing(&rules)?));
+        if position < header.ranked {
+            standings.push((position as MemberId, r.standing(&header.rules)?));
         }
         if latest {
             latest_event.push(r.id()?.map(Box::from));
         }
     }
-    if arena.len() != name_bytes {
+    if arena.len() != header.name_bytes {
         return Err(DecodeError::Inconsistent("the id bytes do not add up"));
     }
     Ok((arena, ends, standings, latest_event))
