@@ -13,6 +13,9 @@ const BUCKETS: [f64; 14] = [
     0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 ];
 
+/// Upper bounds of the histograms of work that takes seconds (checkpoints), in seconds.
+const SLOW_BUCKETS: [f64; 12] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
+
 /// A monotonically increasing counter.
 #[derive(Default)]
 pub struct Counter(AtomicU64);
@@ -29,26 +32,54 @@ impl Counter {
     }
 }
 
-/// A latency histogram with fixed buckets.
+/// A latency histogram with fixed buckets ([`BUCKETS`] by default).
 pub struct Histogram {
-    counts: [AtomicU64; BUCKETS.len() + 1],
+    bounds: &'static [f64],
+    /// One count per bound, then the count above the last.
+    counts: Box<[AtomicU64]>,
     sum_ns: AtomicU64,
 }
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram {
-            counts: std::array::from_fn(|_| AtomicU64::new(0)),
-            sum_ns: AtomicU64::new(0),
-        }
+        Histogram::with_bounds(&BUCKETS)
+    }
+}
+
+/// A histogram of work that takes seconds, with [`SLOW_BUCKETS`].
+pub struct SlowHistogram(Histogram);
+
+impl Default for SlowHistogram {
+    fn default() -> Self {
+        SlowHistogram(Histogram::with_bounds(&SLOW_BUCKETS))
+    }
+}
+
+impl std::ops::Deref for SlowHistogram {
+    type Target = Histogram;
+
+    fn deref(&self) -> &Histogram {
+        &self.0
     }
 }
 
 impl Histogram {
+    fn with_bounds(bounds: &'static [f64]) -> Histogram {
+        Histogram {
+            bounds,
+            counts: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
+            sum_ns: AtomicU64::new(0),
+        }
+    }
+
     /// Records one observation.
     pub fn observe(&self, d: Duration) {
         let secs = d.as_secs_f64();
-        let bucket = BUCKETS.iter().position(|&b| secs <= b).unwrap_or(BUCKETS.len());
+        let bucket = self
+            .bounds
+            .iter()
+            .position(|&b| secs <= b)
+            .unwrap_or(self.bounds.len());
         self.counts[bucket].fetch_add(1, Ordering::Relaxed);
         self.sum_ns.fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
     }
@@ -56,11 +87,11 @@ impl Histogram {
     fn render(&self, out: &mut String, name: &str, labels: &str) {
         let mut cumulative = 0;
         let sep = if labels.is_empty() { "" } else { "," };
-        for (i, bound) in BUCKETS.iter().enumerate() {
+        for (i, bound) in self.bounds.iter().enumerate() {
             cumulative += self.counts[i].load(Ordering::Relaxed);
             let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {cumulative}");
         }
-        cumulative += self.counts[BUCKETS.len()].load(Ordering::Relaxed);
+        cumulative += self.counts[self.bounds.len()].load(Ordering::Relaxed);
         let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {cumulative}");
         let sum = self.sum_ns.load(Ordering::Relaxed) as f64 / 1e9;
         let braces = if labels.is_empty() {
@@ -84,9 +115,9 @@ pub struct Metrics {
     /// Commit to visible in the index.
     pub visible_lag: Histogram,
     /// How long writes waited while a checkpoint encoded the boards.
-    pub checkpoint_stall: Histogram,
+    pub checkpoint_stall: SlowHistogram,
     /// Checkpoint begun to stored.
-    pub checkpoint_stored: Histogram,
+    pub checkpoint_stored: SlowHistogram,
     /// Read latency, by kind (see [`QUERY_KINDS`]).
     pub queries: [Histogram; 5],
     /// Events stored.

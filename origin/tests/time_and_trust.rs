@@ -157,14 +157,15 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
     // Five more entries do not begin another.
     submit(10, 15).await;
     let live = instances(&service.state.registry);
+    let metrics = service.get("/metrics").await.1.as_str().unwrap().to_string();
     assert!(
-        service
-            .get("/metrics")
-            .await
-            .1
-            .as_str()
-            .unwrap()
-            .contains("standings_checkpoint_stall_seconds_count 1")
+        metrics.contains("standings_checkpoint_stall_seconds_count 1"),
+        "{metrics}"
+    );
+    // Checkpoints take seconds: their histograms have buckets up to a minute.
+    assert!(
+        metrics.contains("standings_checkpoint_stall_seconds_bucket{le=\"60\"} 1"),
+        "{metrics}"
     );
 
     // A crash: no checkpoint at the stop.
