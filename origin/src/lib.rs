@@ -73,6 +73,7 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         checkpoint_seq,
         sealed_below: store.sealed_below().await?,
         event_seasons: store.event_seasons().await?,
+        backlog: Default::default(),
     });
     // Closed periods past their retention leave memory once a minute.
     let evictor = ingest.clone();

@@ -114,8 +114,8 @@ pub struct Metrics {
     pub durable_ack: Histogram,
     /// Commit to visible in the index.
     pub visible_lag: Histogram,
-    /// How long writes waited while a checkpoint encoded the boards.
-    pub checkpoint_stall: SlowHistogram,
+    /// How long a checkpoint took to encode the boards: the boards show no change meanwhile.
+    pub checkpoint_encode: SlowHistogram,
     /// Checkpoint begun to stored.
     pub checkpoint_stored: SlowHistogram,
     /// Read latency, by kind (see [`QUERY_KINDS`]).
@@ -160,11 +160,11 @@ impl Metrics {
         self.visible_lag
             .render(&mut out, "standings_event_visible_lag_seconds", "");
         out.push_str(
-            "# HELP standings_checkpoint_stall_seconds Writes waiting while a checkpoint encodes the boards.\n",
+            "# HELP standings_checkpoint_encode_seconds Encoding the boards for a checkpoint: changes become visible after it (a periodic one answers writes meanwhile).\n",
         );
-        out.push_str("# TYPE standings_checkpoint_stall_seconds histogram\n");
-        self.checkpoint_stall
-            .render(&mut out, "standings_checkpoint_stall_seconds", "");
+        out.push_str("# TYPE standings_checkpoint_encode_seconds histogram\n");
+        self.checkpoint_encode
+            .render(&mut out, "standings_checkpoint_encode_seconds", "");
         out.push_str("# HELP standings_checkpoint_seconds A checkpoint begun to stored.\n");
         out.push_str("# TYPE standings_checkpoint_seconds histogram\n");
         self.checkpoint_stored

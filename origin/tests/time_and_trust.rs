@@ -95,6 +95,7 @@ on_both_databases!(
     closed_periods_leave_memory_and_read_the_same,
     a_restart_from_a_checkpoint_equals_a_full_replay,
     periodic_checkpoints_are_stored_while_writes_go_on,
+    writes_are_answered_while_a_checkpoint_encodes,
     moderation_finds_a_players_events_in_sealed_runs_and_the_tail,
 );
 
@@ -159,12 +160,12 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
     let live = instances(&service.state.registry);
     let metrics = service.get("/metrics").await.1.as_str().unwrap().to_string();
     assert!(
-        metrics.contains("standings_checkpoint_stall_seconds_count 1"),
+        metrics.contains("standings_checkpoint_encode_seconds_count 1"),
         "{metrics}"
     );
     // Checkpoints take seconds: their histograms have buckets up to a minute.
     assert!(
-        metrics.contains("standings_checkpoint_stall_seconds_bucket{le=\"60\"} 1"),
+        metrics.contains("standings_checkpoint_encode_seconds_bucket{le=\"60\"} 1"),
         "{metrics}"
     );
 
@@ -184,6 +185,103 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
     match &service.state.restored {
         Restored::Checkpoint { seq, tail } => assert_eq!((*seq, *tail), (15, 0)),
         other => panic!("the checkpoint was not used: {other:?}"),
+    }
+    assert_eq!(instances(&service.state.registry), live);
+}
+
+/// While a periodic checkpoint encodes the boards, writes are committed and answered but not
+/// applied: the boards stay at the checkpoint's `seq` until the encoding is done, then show
+/// everything. Cumulative totals answered meanwhile count for what comes next (an overflow is
+/// still refused), and after a crash the start reaches the same state.
+#[expect(
+    clippy::await_holding_lock,
+    reason = "the test holds a board's lock across requests on purpose, to keep a checkpoint encoding"
+)]
+async fn writes_are_answered_while_a_checkpoint_encodes(db: Db) {
+    use standings_origin::checkpoint::Restored;
+    let clock = Clock::manual(ms("2026-10-14T00:02:00Z"));
+    let db = TestDb::new(db).await;
+    let mut config = config(&db.url);
+    config.checkpoint_every_events = 10;
+    let service = TestService::start_with_config(db, &config, clock.clone()).await;
+    define(&service, "global", json!({"score_mode": "highest"})).await;
+    define(
+        &service,
+        "sum",
+        json!({"score_mode": "cumulative", "value_max": 4_000_000_000_000_000_000i64}),
+    )
+    .await;
+    let when = "2026-10-13T20:00:00Z";
+    let submit = |id: &str, scope: &str, player: &str, value: i64| {
+        let mut e = at(id, player, value, when);
+        e["scopes"] = json!([scope]);
+        let service = &service;
+        async move { service.submit(&e).await }
+    };
+    assert_eq!(submit("g1", "global", "p-a", 5).await.0, StatusCode::ACCEPTED);
+    // Holding the global board keeps the encoding from finishing: it waits for its read lock.
+    let global = standings_core::BoardId::new("arena-clash", "solo", "S7", "global").unwrap();
+    let slot = service
+        .state
+        .registry
+        .entry(&global)
+        .unwrap()
+        .instance("all_time")
+        .unwrap();
+    let held = slot.write();
+    assert_eq!(
+        submit("s0", "sum", "p-x", 4_000_000_000_000_000_000).await.0,
+        StatusCode::ACCEPTED
+    );
+    for i in 1..9 {
+        assert_eq!(
+            submit(&format!("s{i}"), "sum", &format!("p-{i}"), 1).await.0,
+            StatusCode::ACCEPTED
+        );
+    }
+    // seq 10 began the checkpoint. These are durable and answered, but not visible yet.
+    assert_eq!(
+        submit("s9", "sum", "p-x", 4_000_000_000_000_000_000).await.0,
+        StatusCode::ACCEPTED
+    );
+    let (status, body) = submit("s10", "sum", "p-x", 4_000_000_000_000_000_000).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("VALUE_OUT_OF_RANGE")),
+        "{body}"
+    );
+    assert_eq!(submit("s11", "sum", "p-y", 7).await.0, StatusCode::ACCEPTED);
+    let rank = |player: &str| {
+        let service = &service;
+        let path = format!("{LB}/sum/players/{player}/rank");
+        async move { service.get(&path).await }
+    };
+    assert_eq!(
+        rank("p-x").await.1["value"],
+        4_000_000_000_000_000_000i64,
+        "not visible yet"
+    );
+    assert_eq!(rank("p-y").await.0, StatusCode::NOT_FOUND);
+    drop(held);
+    let mut polls = 0;
+    while rank("p-y").await.0 != StatusCode::OK {
+        assert!(polls < 1_000, "the backlog was never applied");
+        polls += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(rank("p-x").await.1["value"], 8_000_000_000_000_000_000i64);
+    let store = &service.state.store;
+    while store.checkpoint_head().await.unwrap().map(|(seq, _)| seq) != Some(10) {
+        assert!(polls < 2_000, "no checkpoint as of seq 10 was stored");
+        polls += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let live = instances(&service.state.registry);
+    let db = service.stop().await;
+    let service = TestService::start_with_config(db, &config, clock).await;
+    match &service.state.restored {
+        Restored::Checkpoint { seq, tail } => assert_eq!((*seq, *tail), (10, 2)),
+        other => panic!("the periodic checkpoint was not used: {other:?}"),
     }
     assert_eq!(instances(&service.state.registry), live);
 }
