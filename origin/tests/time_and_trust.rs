@@ -118,17 +118,35 @@ fn instances(registry: &standings_origin::boards::Registry) -> Vec<(String, Stri
     all
 }
 
+/// A service on a manual clock that begins a checkpoint every 10 log entries, and its config.
+async fn checkpointing_every_10(db: Db) -> (TestService, standings_origin::config::Config, Clock) {
+    let clock = Clock::manual(ms("2026-10-14T00:02:00Z"));
+    let db = TestDb::new(db).await;
+    let mut config = config(&db.url);
+    config.checkpoint_every_events = 10;
+    let service = TestService::start_with_config(db, &config, clock.clone()).await;
+    (service, config, clock)
+}
+
+/// Waits (10 s at most) until the checkpoint in use is the one as of `seq`: a periodic one is
+/// stored by a task of its own.
+async fn wait_for_checkpoint(store: &standings_origin::store::Store, seq: i64) {
+    for _ in 0..1_000 {
+        if store.checkpoint_head().await.unwrap().map(|(s, _)| s) == Some(seq) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("no checkpoint as of seq {seq} was stored");
+}
+
 /// With `checkpoint_every_events`, the writer begins a checkpoint each time the log has grown
 /// by that many entries, and a task of its own stores it while writes go on; after a crash the
 /// start uses it and the log after it. Asked for a checkpoint when the stored one is as of the
 /// last `seq` already, the writer writes none.
 async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
     use standings_origin::checkpoint::Restored;
-    let clock = Clock::manual(ms("2026-10-14T00:02:00Z"));
-    let db = TestDb::new(db).await;
-    let mut config = config(&db.url);
-    config.checkpoint_every_events = 10;
-    let service = TestService::start_with_config(db, &config, clock.clone()).await;
+    let (service, config, clock) = checkpointing_every_10(db).await;
     define_daily_and_global(&service).await;
     let submit = |from: i64, to: i64| {
         let service = &service;
@@ -148,13 +166,7 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
     };
     submit(0, 10).await;
     // The group with seq 10 began one; it is stored beside the writes, so wait for it.
-    let store = &service.state.store;
-    let mut polls = 0;
-    while store.checkpoint_head().await.unwrap().map(|(seq, _)| seq) != Some(10) {
-        assert!(polls < 1_000, "no checkpoint as of seq 10 was stored");
-        polls += 1;
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    wait_for_checkpoint(&service.state.store, 10).await;
     // Five more entries do not begin another.
     submit(10, 15).await;
     let live = instances(&service.state.registry);
@@ -199,11 +211,7 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
 )]
 async fn writes_are_answered_while_a_checkpoint_encodes(db: Db) {
     use standings_origin::checkpoint::Restored;
-    let clock = Clock::manual(ms("2026-10-14T00:02:00Z"));
-    let db = TestDb::new(db).await;
-    let mut config = config(&db.url);
-    config.checkpoint_every_events = 10;
-    let service = TestService::start_with_config(db, &config, clock.clone()).await;
+    let (service, config, clock) = checkpointing_every_10(db).await;
     define(&service, "global", json!({"score_mode": "highest"})).await;
     define(
         &service,
@@ -270,12 +278,7 @@ async fn writes_are_answered_while_a_checkpoint_encodes(db: Db) {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     assert_eq!(rank("p-x").await.1["value"], 8_000_000_000_000_000_000i64);
-    let store = &service.state.store;
-    while store.checkpoint_head().await.unwrap().map(|(seq, _)| seq) != Some(10) {
-        assert!(polls < 2_000, "no checkpoint as of seq 10 was stored");
-        polls += 1;
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    wait_for_checkpoint(&service.state.store, 10).await;
     let live = instances(&service.state.registry);
     let db = service.stop().await;
     let service = TestService::start_with_config(db, &config, clock).await;
