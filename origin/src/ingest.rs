@@ -301,8 +301,8 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
     let mut storing: Option<Storing> = None;
     let mut checkpoint_begun = parts.checkpoint_seq;
     loop {
-        if let Some(encoding) = parts.backlog.encoding.take_if(|e| e.is_finished()) {
-            storing = catch_up(&mut parts, encoding.await);
+        if parts.backlog.encoding.as_ref().is_some_and(|e| e.is_finished()) {
+            end_encoding(&mut parts, &mut storing).await;
         }
         let first = match pending.take() {
             Some(command) => command,
@@ -348,24 +348,18 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
             Command::Action { request, reply } => {
                 wrote_since_rest = true;
                 settle(&mut parts, in_flight.take(), &mut lookup_first).await;
-                if let Some(encoding) = parts.backlog.encoding.take() {
-                    storing = catch_up(&mut parts, encoding.await);
-                }
+                end_encoding(&mut parts, &mut storing).await;
                 let answer = act(&mut parts, *request).await;
                 let _ = reply.send(answer);
             }
             Command::Evict { reply } => {
                 settle(&mut parts, in_flight.take(), &mut lookup_first).await;
-                if let Some(encoding) = parts.backlog.encoding.take() {
-                    storing = catch_up(&mut parts, encoding.await);
-                }
+                end_encoding(&mut parts, &mut storing).await;
                 let _ = reply.send(evict(&parts).await);
             }
             Command::Checkpoint { reply } => {
                 settle(&mut parts, in_flight.take(), &mut lookup_first).await;
-                if let Some(encoding) = parts.backlog.encoding.take() {
-                    storing = catch_up(&mut parts, encoding.await);
-                }
+                end_encoding(&mut parts, &mut storing).await;
                 reap(&mut parts, storing.take()).await;
                 let written = write_checkpoint(&mut parts).await;
                 checkpoint_begun = checkpoint_begun.max(parts.checkpoint_seq);
@@ -1082,6 +1076,14 @@ fn begin_checkpoint(parts: &mut WriterParts) {
     parts.backlog.encoding = Some(tokio::task::spawn_blocking(move || {
         checkpoint::encode(&registry, &domain, seq)
     }));
+}
+
+/// Waits for a checkpoint being encoded, if any, then applies the backlog and sets the
+/// checkpoint storing (see `catch_up`).
+async fn end_encoding(parts: &mut WriterParts, storing: &mut Option<Storing>) {
+    if let Some(encoding) = parts.backlog.encoding.take() {
+        *storing = catch_up(parts, encoding.await);
+    }
 }
 
 /// Ends a checkpoint's encoding: applies the backlog in order, then sets a task storing the

@@ -140,12 +140,32 @@ async fn wait_for_checkpoint(store: &standings_origin::store::Store, seq: i64) {
     panic!("no checkpoint as of seq {seq} was stored");
 }
 
+/// Stops the service without a checkpoint (as a crash does) and starts it again: the start must
+/// use the checkpoint at `expected.0` and replay `expected.1` log entries after it, and reach
+/// the `live` instances.
+async fn restart_from_checkpoint(
+    service: TestService,
+    config: &standings_origin::config::Config,
+    clock: &Clock,
+    expected: (i64, u64),
+    live: &[(String, String, u64, String)],
+) -> TestService {
+    use standings_origin::checkpoint::Restored;
+    let db = service.stop().await;
+    let service = TestService::start_with_config(db, config, clock.clone()).await;
+    match &service.state.restored {
+        Restored::Checkpoint { seq, tail } => assert_eq!((*seq, *tail), expected),
+        other => panic!("the checkpoint was not used: {other:?}"),
+    }
+    assert_eq!(instances(&service.state.registry), live);
+    service
+}
+
 /// With `checkpoint_every_events`, the writer begins a checkpoint each time the log has grown
 /// by that many entries, and a task of its own stores it while writes go on; after a crash the
 /// start uses it and the log after it. Asked for a checkpoint when the stored one is as of the
 /// last `seq` already, the writer writes none.
 async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
-    use standings_origin::checkpoint::Restored;
     let (service, config, clock) = checkpointing_every_10(db).await;
     define_daily_and_global(&service).await;
     let submit = |from: i64, to: i64| {
@@ -182,23 +202,11 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
     );
 
     // A crash: no checkpoint at the stop.
-    let db = service.stop().await;
-    let service = TestService::start_with_config(db, &config, clock.clone()).await;
-    match &service.state.restored {
-        Restored::Checkpoint { seq, tail } => assert_eq!((*seq, *tail), (10, 5)),
-        other => panic!("the periodic checkpoint was not used: {other:?}"),
-    }
-    assert_eq!(instances(&service.state.registry), live);
+    let service = restart_from_checkpoint(service, &config, &clock, (10, 5), &live).await;
     let written = service.state.ingest.checkpoint().await.unwrap().unwrap();
     assert_eq!(written.seq, 15);
     assert!(service.state.ingest.checkpoint().await.unwrap().is_none());
-    let db = service.stop().await;
-    let service = TestService::start_with_config(db, &config, clock).await;
-    match &service.state.restored {
-        Restored::Checkpoint { seq, tail } => assert_eq!((*seq, *tail), (15, 0)),
-        other => panic!("the checkpoint was not used: {other:?}"),
-    }
-    assert_eq!(instances(&service.state.registry), live);
+    restart_from_checkpoint(service, &config, &clock, (15, 0), &live).await;
 }
 
 /// While a periodic checkpoint encodes the boards, writes are committed and answered but not
@@ -210,7 +218,6 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
     reason = "the test holds a board's lock across requests on purpose, to keep a checkpoint encoding"
 )]
 async fn writes_are_answered_while_a_checkpoint_encodes(db: Db) {
-    use standings_origin::checkpoint::Restored;
     let (service, config, clock) = checkpointing_every_10(db).await;
     define(&service, "global", json!({"score_mode": "highest"})).await;
     define(
@@ -280,13 +287,7 @@ async fn writes_are_answered_while_a_checkpoint_encodes(db: Db) {
     assert_eq!(rank("p-x").await.1["value"], 8_000_000_000_000_000_000i64);
     wait_for_checkpoint(&service.state.store, 10).await;
     let live = instances(&service.state.registry);
-    let db = service.stop().await;
-    let service = TestService::start_with_config(db, &config, clock).await;
-    match &service.state.restored {
-        Restored::Checkpoint { seq, tail } => assert_eq!((*seq, *tail), (10, 2)),
-        other => panic!("the periodic checkpoint was not used: {other:?}"),
-    }
-    assert_eq!(instances(&service.state.registry), live);
+    restart_from_checkpoint(service, &config, &clock, (10, 2), &live).await;
 }
 
 /// Stores a checkpoint's parts (the manifest first) as they are, in place of the one at `seq`.
