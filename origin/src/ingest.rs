@@ -24,6 +24,7 @@ use crate::checkpoint;
 use crate::clock::Clock;
 use crate::error::AppError;
 use crate::metrics::Metrics;
+use crate::player_index;
 use crate::rest;
 use crate::seasons::Routing;
 use crate::store::{AT_ONCE_ROWS, ActionRow, RUN_SEQS, Store, StoredEvent};
@@ -126,6 +127,9 @@ pub struct WriterParts {
     /// Where the log's unsealed tail starts ([`Store::sealed_below`]): once it holds
     /// [`RUN_SEQS`] seqs, the group that completes it seals it as a run.
     pub sealed_below: i64,
+    /// The `(player key, seq)` of the committed events from `sealed_below` on
+    /// ([`Store::run_keys`]): the run's entries in the player index once a group completes it.
+    pub unsealed: Vec<(i64, i64)>,
     /// The seasons with committed events, by game ([`Store::event_seasons`]): a group with the
     /// first events of a season records it in the same transaction.
     pub event_seasons: HashMap<String, HashSet<String>>,
@@ -557,6 +561,13 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
             new_seasons.push((e.game.clone(), e.season.clone()));
         }
     }
+    // The sealed run's index entries: those of the committed tail, then this group's.
+    let seal = seal.map(|(start, end)| {
+        let mut entries = Vec::with_capacity(parts.unsealed.len() + fresh.len());
+        entries.extend_from_slice(&parts.unsealed);
+        entries.extend(fresh.iter().map(|e| (index_key(e), e.seq)));
+        (start, end, entries)
+    });
     let store = parts.store.clone();
     let task = tokio::spawn(async move {
         let mut tx = match tx {
@@ -587,8 +598,8 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
             return Ok(Stored::Resubmitted(fresh));
         }
         store.add_event_seasons(&mut tx, &new_seasons).await?;
-        if let Some((start, end)) = seal {
-            store.seal_run(&mut tx, start, end).await?;
+        if let Some((start, end, entries)) = seal {
+            store.seal_run(&mut tx, start, end, entries).await?;
         }
         tx.commit()
             .await
@@ -608,6 +619,11 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
     }
 }
 
+/// An event's key in the player index.
+fn index_key(e: &StoredEvent) -> i64 {
+    player_index::player_key(&e.game, &e.player_id, &e.mode, &e.season)
+}
+
 /// Waits for a group in flight. Unless it committed, the `seq`s it took are free again.
 async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool) -> Landed {
     let InFlight {
@@ -625,6 +641,12 @@ async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool
         Ok(Ok(Stored::Committed(fresh, new_seasons, committed))) => {
             for (game, season) in new_seasons {
                 parts.event_seasons.entry(game).or_default().insert(season);
+            }
+            if parts.sealed_below == sealed_before {
+                parts.unsealed.extend(fresh.iter().map(|e| (index_key(e), e.seq)));
+            } else {
+                // This group sealed the run, its own events included.
+                parts.unsealed.clear();
             }
             if lookup {
                 *lookup_first = found_stored;

@@ -18,6 +18,7 @@ pub mod http;
 pub mod ingest;
 pub mod metrics;
 pub mod periods;
+pub mod player_index;
 pub mod rest;
 pub mod seasons;
 pub mod store;
@@ -60,6 +61,8 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
     let registry = Arc::new(registry);
     let domain = Arc::new(domain);
     let next_seq = store.next_seq().await?;
+    let sealed_below = store.sealed_below().await?;
+    let unsealed = store.tail_keys(sealed_below).await?;
     let metrics = Arc::new(Metrics::default());
     let ingest = Ingest::start(WriterParts {
         store: store.clone(),
@@ -71,7 +74,8 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         retention_ms: config.closed_period_retention_seconds.saturating_mul(1000),
         checkpoint_every: config.checkpoint_every_events,
         checkpoint_seq,
-        sealed_below: store.sealed_below().await?,
+        sealed_below,
+        unsealed,
         event_seasons: store.event_seasons().await?,
         backlog: Default::default(),
     });

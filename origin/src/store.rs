@@ -10,6 +10,7 @@ use sqlx::{AnyPool, Executor, Row};
 use standings_core::{BoardId, BoardRules, ScoreMode};
 
 use crate::error::AppError;
+use crate::player_index;
 
 /// The numbered migrations, applied in order and never edited after they land.
 const MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -43,11 +44,20 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "event_seasons",
         include_str!("../migrations/0006_event_seasons.sql"),
     ),
+    (
+        7,
+        "player_pages",
+        include_str!("../migrations/0007_player_pages.sql"),
+    ),
 ];
 
-/// Consecutive seqs per sealed run of the player index (`player_runs`). A recompute scans at
-/// most this many log rows past the last run and looks the player up once per run: 153 runs at
-/// 10M events.
+/// The migration whose SQL is followed by code, in the same transaction: it pages the runs
+/// already sealed ([`Store::page_sealed_runs`]).
+const PAGING_MIGRATION: i64 = 7;
+
+/// Consecutive seqs per sealed run of the player index ([`player_index`]). A recompute scans
+/// at most this many log rows past the last run and reads one page per run: 153 runs at 10M
+/// events.
 pub const RUN_SEQS: i64 = 65_536;
 
 /// Rows per multi-row statement: within SQLite's 32,766 and PostgreSQL's 65,535 bound
@@ -395,6 +405,9 @@ impl Store {
                     .await
                     .map_err(|e| AppError::storage(&format!("migration {version} ({name}) failed"), e))?;
             }
+            if version == PAGING_MIGRATION {
+                self.page_sealed_runs(&mut tx).await?;
+            }
             sqlx::query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)")
                 .bind(version)
                 .bind(name)
@@ -689,17 +702,11 @@ impl Store {
     /// copy of every value, a row and its columns built anew) was most of a replay's time:
     /// 68k events/s, 44 s to start on 3M events without a checkpoint.
     pub async fn events_after(&self, after: i64, limit: i64) -> Result<Vec<StoredEvent>, AppError> {
-        let page = format!("SELECT {EVENT_COLUMNS} FROM score_events WHERE seq > $1 ORDER BY seq LIMIT $2");
-        let sql = match self.backend {
-            Backend::Sqlite => format!(
-                "SELECT json_group_array(json_array({EVENT_COLUMNS}) ORDER BY seq) AS page \
-                 FROM ({page})"
-            ),
-            Backend::Postgres => format!(
-                "SELECT COALESCE(json_agg(json_build_array({EVENT_COLUMNS}) ORDER BY seq), \
-                 '[]'::json)::text AS page FROM ({page}) AS page"
-            ),
-        };
+        let sql = self.packed(
+            EVENT_COLUMNS,
+            "seq",
+            &format!("SELECT {EVENT_COLUMNS} FROM score_events WHERE seq > $1 ORDER BY seq LIMIT $2"),
+        );
         let row = sqlx::query(&sql)
             .bind(after)
             .bind(limit)
@@ -708,6 +715,20 @@ impl Store {
             .map_err(db_err("cannot read the event log"))?;
         let page: String = row.try_get("page").map_err(db_err("bad page of the event log"))?;
         events_from_json(&page)
+    }
+
+    /// A statement of one row, `page`: the rows `select` gives, packed as a JSON array with
+    /// an array of `columns` per row, in `order`. A driver reads one row, not thousands.
+    fn packed(&self, columns: &str, order: &str, select: &str) -> String {
+        match self.backend {
+            Backend::Sqlite => format!(
+                "SELECT json_group_array(json_array({columns}) ORDER BY {order}) AS page FROM ({select})"
+            ),
+            Backend::Postgres => format!(
+                "SELECT COALESCE(json_agg(json_build_array({columns}) ORDER BY {order}), \
+                 '[]'::json)::text AS page FROM ({select}) AS page"
+            ),
+        }
     }
 
     /// Replaces a player's friend list.
@@ -768,62 +789,84 @@ impl Store {
     }
 
     /// A player's events in one (game, mode, season), committed before `before_seq`, in order:
-    /// looked up in every sealed run of [`player_runs`](RUN_SEQS), plus a scan of the unsealed
-    /// tail of the log. The runs are read first; a run sealed after that covers seqs the tail
-    /// scan still finds, so nothing is missed or counted twice.
+    /// looked up on one page of the player index per sealed run ([`player_index`]), plus a scan
+    /// of the unsealed tail of the log. The runs and their pages are read first, in one
+    /// statement; a run sealed after that covers seqs the tail scan still finds, so nothing is
+    /// missed or counted twice. The log rows the pages point to are read with the player's
+    /// fields in the condition, which drops any other player's whose key is the same.
     pub async fn player_events(
         &self,
         board: &BoardId,
         player: &str,
         before_seq: i64,
     ) -> Result<Vec<StoredEvent>, AppError> {
-        let runs = sqlx::query("SELECT start_seq, end_seq FROM log_runs ORDER BY start_seq")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db_err("cannot read the log's runs"))?;
+        let key = player_index::player_key(&board.game, player, &board.mode, &board.season);
+        // Per run, the page whose first key is the greatest not above the player's: the only
+        // one that can hold it (a key's entries never straddle pages).
+        let runs = sqlx::query(
+            "SELECT r.start_seq AS start_seq, r.end_seq AS end_seq, (SELECT p.entries FROM \
+             player_pages p WHERE p.run = r.start_seq AND p.first_key <= $1 ORDER BY p.first_key \
+             DESC LIMIT 1) AS entries FROM log_runs r ORDER BY r.start_seq",
+        )
+        .bind(key)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err("cannot read the player index"))?;
         let mut sealed_below = 0i64;
-        let mut run_list = String::new();
+        let mut seqs = Vec::new();
         for row in &runs {
             let start: i64 = row.try_get("start_seq").map_err(db_err("bad run"))?;
             let end: i64 = row.try_get("end_seq").map_err(db_err("bad run"))?;
             sealed_below = sealed_below.max(end);
-            if start < before_seq {
-                if !run_list.is_empty() {
-                    run_list.push_str(", ");
-                }
-                // Integers read from the database, so writing them into the SQL is safe.
-                run_list.push_str(&start.to_string());
+            let page: Option<Vec<u8>> = row.try_get("entries").map_err(db_err("bad page"))?;
+            if let Some(page) = page.filter(|_| start < before_seq) {
+                let found = player_index::seqs_on_page(start, &page, key).map_err(AppError::Internal)?;
+                seqs.extend(found.into_iter().filter(|&seq| seq < before_seq));
             }
         }
-        let tail = format!(
-            "SELECT {EVENT_COLUMNS} FROM score_events WHERE seq >= $1 AND seq < $2 AND game = $3 \
-             AND player_id = $4 AND mode = $5 AND season = $6"
-        );
-        let sql = if run_list.is_empty() {
-            format!("{tail} ORDER BY seq")
-        } else {
-            format!(
-                "{tail} UNION ALL SELECT {EVENT_COLUMNS} FROM score_events WHERE seq IN (SELECT seq \
-                 FROM player_runs WHERE run IN ({run_list}) AND game = $7 AND player_id = $8 \
-                 AND mode = $9 AND season = $10 AND seq < $11) ORDER BY seq"
+        let mut events = self
+            .fetch_events(
+                &format!(
+                    "SELECT {EVENT_COLUMNS} FROM score_events WHERE seq >= $1 AND seq < $2 AND \
+                     game = $3 AND player_id = $4 AND mode = $5 AND season = $6"
+                ),
+                [sealed_below, before_seq],
+                board,
+                player,
             )
-        };
-        let mut query = sqlx::query(&sql)
-            .bind(sealed_below)
-            .bind(before_seq)
+            .await?;
+        // Seqs read from the index are integers, so writing them into the SQL is safe; a
+        // statement of its own size is not kept in the connection's statement cache.
+        for chunk in seqs.chunks(500) {
+            let list: Vec<String> = chunk.iter().map(i64::to_string).collect();
+            let sql = format!(
+                "SELECT {EVENT_COLUMNS} FROM score_events WHERE seq IN ({}) AND seq >= $1 AND \
+                 seq < $2 AND game = $3 AND player_id = $4 AND mode = $5 AND season = $6",
+                list.join(", ")
+            );
+            events.extend(self.fetch_events(&sql, [0, before_seq], board, player).await?);
+        }
+        events.sort_unstable_by_key(|e| e.seq);
+        Ok(events)
+    }
+
+    /// The events `sql` selects, its parameters being a seq range, then the board's game, the
+    /// player and the board's mode and season.
+    async fn fetch_events(
+        &self,
+        sql: &str,
+        [from, before]: [i64; 2],
+        board: &BoardId,
+        player: &str,
+    ) -> Result<Vec<StoredEvent>, AppError> {
+        let rows = sqlx::query(sql)
+            .persistent(false)
+            .bind(from)
+            .bind(before)
             .bind(&board.game)
             .bind(player)
             .bind(&board.mode)
-            .bind(&board.season);
-        if !run_list.is_empty() {
-            query = query
-                .bind(&board.game)
-                .bind(player)
-                .bind(&board.mode)
-                .bind(&board.season)
-                .bind(before_seq);
-        }
-        let rows = query
+            .bind(&board.season)
             .fetch_all(&self.pool)
             .await
             .map_err(db_err("cannot read a player's events"))?;
@@ -851,26 +894,17 @@ impl Store {
         row.try_get("sealed").map_err(db_err("bad run"))
     }
 
-    /// Seals the run `start <= seq < end` inside the writer's transaction: its events' player
-    /// keys go into `player_runs` in key order, in one statement.
+    /// Seals the run `start <= seq < end` inside the writer's transaction: `entries`, the
+    /// `(player key, seq)` of every event in it, go into `player_pages` sorted and cut into
+    /// pages ([`player_index::pages`]): about 128 rows for 65,536 events.
     pub async fn seal_run(
         &self,
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         start: i64,
         end: i64,
+        entries: Vec<(i64, i64)>,
     ) -> Result<(), AppError> {
-        let sql = self.positional(
-            "INSERT INTO player_runs (run, game, player_id, mode, season, seq) \
-             SELECT $1, game, player_id, mode, season, seq FROM score_events \
-             WHERE seq >= $2 AND seq < $3 ORDER BY game, player_id, mode, season, seq",
-        );
-        sqlx::query(&sql)
-            .bind(start)
-            .bind(start)
-            .bind(end)
-            .execute(&mut **tx)
-            .await
-            .map_err(db_err("cannot seal a run of the log"))?;
+        Store::put_pages(tx, start, entries).await?;
         let sql = self.positional("INSERT INTO log_runs (start_seq, end_seq) VALUES ($1, $2)");
         sqlx::query(&sql)
             .bind(start)
@@ -878,6 +912,97 @@ impl Store {
             .execute(&mut **tx)
             .await
             .map_err(db_err("cannot seal a run of the log"))?;
+        Ok(())
+    }
+
+    /// Stores the pages of the run starting at `run`.
+    async fn put_pages(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        run: i64,
+        entries: Vec<(i64, i64)>,
+    ) -> Result<(), AppError> {
+        for (first_key, bytes) in player_index::pages(run, entries) {
+            sqlx::query("INSERT INTO player_pages (run, first_key, entries) VALUES ($1, $2, $3)")
+                .bind(run)
+                .bind(first_key)
+                .bind(bytes)
+                .execute(&mut **tx)
+                .await
+                .map_err(db_err("cannot store a page of the player index"))?;
+        }
+        Ok(())
+    }
+
+    /// The `(player key, seq)` of the events from `sealed_below` on: the unsealed tail of the
+    /// log, fewer than [`RUN_SEQS`] events, which the writer starts with.
+    pub async fn tail_keys(&self, sealed_below: i64) -> Result<Vec<(i64, i64)>, AppError> {
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(db_err("cannot read the log's player keys"))?;
+        self.run_keys(&mut conn, sealed_below, i64::MAX).await
+    }
+
+    /// The `(player key, seq)` of the events with `start <= seq < end`, read in packed pages
+    /// of 65,536: for the unsealed tail, and for the runs the migration pages.
+    async fn run_keys(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        start: i64,
+        end: i64,
+    ) -> Result<Vec<(i64, i64)>, AppError> {
+        const PAGE: i64 = 65_536;
+        let sql = self.packed(
+            "seq, game, player_id, mode, season",
+            "seq",
+            "SELECT seq, game, player_id, mode, season FROM score_events WHERE seq >= $1 AND seq < $2 \
+             ORDER BY seq LIMIT $3",
+        );
+        let mut keys = Vec::new();
+        let mut from = start;
+        loop {
+            let row = sqlx::query(&sql)
+                .bind(from)
+                .bind(end)
+                .bind(PAGE)
+                .fetch_one(&mut *conn)
+                .await
+                .map_err(db_err("cannot read the log's player keys"))?;
+            let page: String = row.try_get("page").map_err(db_err("bad page of the event log"))?;
+            let rows: Vec<(i64, String, String, String, String)> = serde_json::from_str(&page)
+                .map_err(|e| AppError::Internal(format!("a page of the event log cannot be read: {e}")))?;
+            let Some(last) = rows.last().map(|r| r.0) else {
+                break;
+            };
+            let full = rows.len() as i64 == PAGE;
+            keys.extend(rows.into_iter().map(|(seq, game, player, mode, season)| {
+                (player_index::player_key(&game, &player, &mode, &season), seq)
+            }));
+            if !full {
+                break;
+            }
+            from = last + 1;
+        }
+        Ok(keys)
+    }
+
+    /// Migration 7's code: pages every run sealed into `player_runs` from the log, then drops
+    /// `player_runs`. One read of the log (about a minute at 10M events), once.
+    async fn page_sealed_runs(&self, tx: &mut sqlx::Transaction<'static, sqlx::Any>) -> Result<(), AppError> {
+        let runs = sqlx::query("SELECT start_seq, end_seq FROM log_runs ORDER BY start_seq")
+            .fetch_all(&mut **tx)
+            .await
+            .map_err(db_err("cannot read the log's runs"))?;
+        for row in &runs {
+            let start: i64 = row.try_get("start_seq").map_err(db_err("bad run"))?;
+            let end: i64 = row.try_get("end_seq").map_err(db_err("bad run"))?;
+            let entries = self.run_keys(tx, start, end).await?;
+            Store::put_pages(tx, start, entries).await?;
+        }
+        tx.execute("DROP TABLE player_runs")
+            .await
+            .map_err(db_err("cannot drop the old player index"))?;
         Ok(())
     }
 
@@ -1467,9 +1592,10 @@ mod tests {
     }
 
     /// A log written before migration 5 (when an index on the player served recomputes)
-    /// becomes the first sealed run: a player's events are found in it, not by the tail scan.
+    /// becomes the first sealed run, which migration 7 pages: a player's events are found on
+    /// the run's pages, not by the tail scan, and the old index is gone.
     #[tokio::test]
-    async fn the_player_runs_migration_indexes_an_existing_log() {
+    async fn the_migrations_index_an_existing_log_by_player() {
         let log = [
             event(1, "e1", "p-a"),
             event(2, "e2", "p-b"),
@@ -1485,14 +1611,22 @@ mod tests {
             store.player_events(&board, "p-a", 4).await.unwrap(),
             vec![log[0].clone()]
         );
-        let indexed = sqlx::query("SELECT seq FROM player_runs WHERE run = 0 ORDER BY seq")
+        let pages = sqlx::query("SELECT entries FROM player_pages WHERE run = 0")
             .fetch_all(&store.pool)
             .await
-            .unwrap()
-            .iter()
-            .map(|row| row.try_get::<i64, _>("seq").unwrap())
-            .collect::<Vec<_>>();
-        assert_eq!(indexed, vec![1, 2, 4]);
+            .unwrap();
+        let page: Vec<u8> = pages[0].try_get("entries").unwrap();
+        assert_eq!(pages.len(), 1);
+        let key = |player| player_index::player_key("g", player, "m", "s");
+        assert_eq!(player_index::seqs_on_page(0, &page, key("p-a")).unwrap(), [1, 4]);
+        assert_eq!(player_index::seqs_on_page(0, &page, key("p-b")).unwrap(), [2]);
+        assert!(
+            sqlx::query("SELECT 1 FROM player_runs")
+                .fetch_all(&store.pool)
+                .await
+                .is_err(),
+            "player_runs is dropped"
+        );
         store.close().await;
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -1400,12 +1400,14 @@ async fn closed_periods_leave_memory_and_read_the_same(db: Db) {
 }
 
 /// The log is indexed by player in sealed runs of `RUN_SEQS` seqs plus an unsealed tail. A
-/// player whose events lie in the first run, a later run and the tail is recomputed from all of
-/// them: a cumulative total survives DISQUALIFY then REINSTATE, and INVALIDATE takes away
-/// exactly the event it names, as a rebuild from the log agrees.
+/// player whose events lie in a sealed run and the tail is recomputed from all of them: a
+/// cumulative total survives DISQUALIFY then REINSTATE, and INVALIDATE takes away exactly the
+/// event it names, as a rebuild from the log agrees. The service restarts halfway through the
+/// run, so the run's index holds keys the writer read back from the log at start as well as
+/// keys it kept from its own commits.
 async fn moderation_finds_a_players_events_in_sealed_runs_and_the_tail(db: Db) {
     use standings_origin::store::RUN_SEQS;
-    let (service, clock) = service_at(db, "2026-10-14T10:00:00Z").await;
+    let (mut service, clock) = service_at(db, "2026-10-14T10:00:00Z").await;
     define(&service, "sum", json!({"score_mode": "cumulative"})).await;
     let sum = |id: &str, player: &str, value: i64| {
         let mut e = at(id, player, value, "2026-10-13T10:00:00Z");
@@ -1437,6 +1439,10 @@ async fn moderation_finds_a_players_events_in_sealed_runs_and_the_tail(db: Db) {
         }
         let (status, answer) = service.submit_batch(&events).await;
         assert_eq!(status, StatusCode::OK, "{answer}");
+        if b == batches / 2 {
+            let db = service.stop().await;
+            service = TestService::start_with_clock(db, clock.clone()).await;
+        }
     }
     assert_eq!(
         service.submit(&sum(ava[3].0, "p-ava", ava[3].1)).await.0,
