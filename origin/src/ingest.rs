@@ -226,7 +226,11 @@ struct Submission {
 
 /// Cumulative totals a group's accepted events leave, by (board, period key, player), before
 /// the boards show them.
-type PendingTotals = HashMap<(standings_core::BoardId, String, String), i64>;
+type PendingTotals = HashMap<(standings_core::BoardId, String, String), i64, FastHash>;
+
+/// The hasher of the writer's per-event maps: SipHash was 2 to 3% of the service's CPU under
+/// batch load. Seeded per process, like the standard one.
+type FastHash = foldhash::fast::RandomState;
 
 /// A group whose events are durably committed but not yet applied to the boards nor answered.
 /// It is applied before anything else changes a board (the next group, an action, an
@@ -466,7 +470,7 @@ async fn take_group(
             e.received_at = received_at;
         }
     }
-    let no_totals = PendingTotals::new();
+    let no_totals = PendingTotals::default();
     let mut look_up = false;
     loop {
         let lookup = *lookup_first || look_up;
@@ -698,7 +702,7 @@ async fn settle(parts: &mut WriterParts, flight: Option<InFlight>, lookup_first:
 /// Decides a group again with its ids looked up, with nothing in flight, then stores, applies
 /// and answers it.
 async fn redo(parts: &mut WriterParts, group: Vec<Submission>, lookup_first: &mut bool) {
-    match decide_group(parts, &group, &PendingTotals::new(), true).await {
+    match decide_group(parts, &group, &PendingTotals::default(), true).await {
         Ok(decided) => {
             let flight = launch(parts, group, decided, true);
             // Looked up, it cannot come back resubmitted.
@@ -746,11 +750,15 @@ async fn decide_group(
         }
     }
     // Everything already stored, or accepted earlier in this group, by (game, event id).
-    let mut known: HashMap<(&str, &str), &StoredEvent> = found
-        .iter()
-        .map(|stored| ((stored.game.as_str(), stored.event_id.as_str()), stored))
-        .collect();
-    let mut totals = PendingTotals::new();
+    let events = group.iter().map(|s| s.events.len()).sum::<usize>() + found.len();
+    let mut known: HashMap<(&str, &str), &StoredEvent, FastHash> =
+        HashMap::with_capacity_and_hasher(events, FastHash::default());
+    known.extend(
+        found
+            .iter()
+            .map(|stored| ((stored.game.as_str(), stored.event_id.as_str()), stored)),
+    );
+    let mut totals = PendingTotals::default();
     let mut outcomes: Vec<Vec<Outcome>> = Vec::with_capacity(group.len());
     let mut flags: Vec<Vec<Option<bool>>> = Vec::with_capacity(group.len());
     for submission in group {
@@ -891,7 +899,7 @@ fn decide(
             )));
         }
     };
-    for board in e.boards() {
+    for board in e.boards().filter(|_| domain.disqualifies_anyone()) {
         if domain.is_disqualified(&board, &e.player_id) {
             return Err(AppError::PlayerDisqualified(format!(
                 "player {:?} is disqualified from {board}",

@@ -107,10 +107,19 @@ impl Domain {
 
     /// Whether an event is invalidated.
     pub fn is_invalidated(&self, game: &str, event_id: &str) -> bool {
-        self.invalidated
+        let invalidated = self.invalidated.read().unwrap_or_else(|e| e.into_inner());
+        // Asked for every event applied: with no invalidations, no key is built.
+        !invalidated.is_empty() && invalidated.contains(&(game.to_string(), event_id.to_string()))
+    }
+
+    /// Whether any player is disqualified from any board (one check per event submitted
+    /// instead of one per board it feeds).
+    pub fn disqualifies_anyone(&self) -> bool {
+        !self
+            .disqualified
             .read()
             .unwrap_or_else(|e| e.into_inner())
-            .contains(&(game.to_string(), event_id.to_string()))
+            .is_empty()
     }
 
     /// Whether a player is disqualified from a board.
