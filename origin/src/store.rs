@@ -1534,12 +1534,30 @@ mod tests {
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let url = format!("sqlite://{}/s.db", dir.display());
-        let old = Store::open_migrated_to(&url, last).await.unwrap();
+        write_before_migration(&url, last, log).await;
+        (dir, url)
+    }
+
+    /// Migrates the database at `url` up to `last` only and stores `log` in it.
+    async fn write_before_migration(url: &str, last: i64, log: &[StoredEvent]) {
+        let old = Store::open_migrated_to(url, last).await.unwrap();
         let mut tx = old.begin().await.unwrap();
         old.insert_events(&mut tx, log).await.unwrap();
         tx.commit().await.unwrap();
         old.close().await;
-        (dir, url)
+    }
+
+    /// Runs `sql` on the PostgreSQL the tests use (`STANDINGS_TEST_POSTGRES`, as in
+    /// `tests/common`).
+    async fn postgres_admin(sql: &str) -> String {
+        use sqlx::Connection;
+        sqlx::any::install_default_drivers();
+        let admin = std::env::var("STANDINGS_TEST_POSTGRES")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+        let mut conn = sqlx::AnyConnection::connect(&admin).await.unwrap();
+        conn.execute(sql).await.unwrap();
+        conn.close().await.unwrap();
+        admin
     }
 
     /// A checkpoint is in use only once its manifest is stored: parts a stop left without one
@@ -1593,16 +1611,43 @@ mod tests {
 
     /// A log written before migration 5 (when an index on the player served recomputes)
     /// becomes the first sealed run, which migration 7 pages: a player's events are found on
-    /// the run's pages, not by the tail scan, and the old index is gone.
+    /// the run's pages, not by the tail scan, and the old index is gone. On SQLite here, on
+    /// PostgreSQL below.
     #[tokio::test]
     async fn the_migrations_index_an_existing_log_by_player() {
-        let log = [
+        let (dir, url) = written_before_migration(4, &log_of_two_players()).await;
+        migrations_index_an_existing_log_by_player(&url).await;
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_migrations_index_an_existing_log_by_player_on_postgres() {
+        let name = format!(
+            "standings_migrate_{}_{}",
+            std::process::id(),
+            crate::clock::now_ms()
+        );
+        let admin = postgres_admin(&format!("CREATE DATABASE {name}")).await;
+        let base = admin.rsplit_once('/').map(|(base, _)| base.to_string()).unwrap();
+        let url = format!("{base}/{name}");
+        write_before_migration(&url, 4, &log_of_two_players()).await;
+        migrations_index_an_existing_log_by_player(&url).await;
+        postgres_admin(&format!("DROP DATABASE {name} WITH (FORCE)")).await;
+    }
+
+    fn log_of_two_players() -> [StoredEvent; 3] {
+        [
             event(1, "e1", "p-a"),
             event(2, "e2", "p-b"),
             event(4, "e4", "p-a"),
-        ];
-        let (dir, url) = written_before_migration(4, &log).await;
-        let store = Store::open(&url).await.unwrap();
+        ]
+    }
+
+    /// Opens the database at `url`, which holds [`log_of_two_players`] at migration 4, and
+    /// checks what migrations 5 and 7 made of it.
+    async fn migrations_index_an_existing_log_by_player(url: &str) {
+        let log = log_of_two_players();
+        let store = Store::open(url).await.unwrap();
         assert_eq!(store.sealed_below().await.unwrap(), 5);
         let board = BoardId::new("g", "m", "s", "global").unwrap();
         let found = store.player_events(&board, "p-a", i64::MAX).await.unwrap();
@@ -1628,7 +1673,6 @@ mod tests {
             "player_runs is dropped"
         );
         store.close().await;
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A log written before migration 6 has its seasons recorded by it: each season with
