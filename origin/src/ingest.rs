@@ -1140,7 +1140,7 @@ fn catch_up(
     parts.metrics.checkpoint_encode.observe(encoded.encoded_in());
     let store = parts.store.clone();
     Some(tokio::spawn(async move {
-        let written = checkpoint::store(&store, encoded).await?;
+        let written = checkpoint::store(&store, encoded, checkpoint::Pace::BesideWrites).await?;
         println!(
             "standings: stored a checkpoint as of seq {} ({} instances, {:.1} MiB; encoded in {} ms, {:.2} s in all)",
             written.seq,
