@@ -158,12 +158,12 @@ pub fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<Encoded,
 /// Stores an encoded checkpoint beside the newest one, which it then replaces (see
 /// [`Store::finish_checkpoint`]), while writes go on (`pace`). Each part, and then each part
 /// of the checkpoints it replaces, is a statement of its own, and beside writes the task
-/// pauses after each one as long as the statement took. On SQLite a statement holds the one write lock, and a writer
-/// that finds it taken sleeps in growing steps before it tries again: without the pause this
-/// task would take the lock again first, part after part, and hold group commits off for the
-/// whole checkpoint. So storing takes about twice as long and commits get at least half of
-/// the time. The parts go from the last to the first, each split off the encoded bytes, which
-/// shrink as they are stored.
+/// pauses after each one as long as the statement took. On SQLite a statement holds the one
+/// write lock, and a writer that finds it taken sleeps in growing steps before it tries
+/// again: without the pause this task would take the lock again first, part after part, and
+/// hold group commits off for the whole checkpoint. So storing takes about twice as long and
+/// commits get at least half of the time. The parts go from the last to the first, each split
+/// off the encoded bytes, which shrink as they are stored.
 pub async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result<Written, AppError> {
     let Encoded {
         seq,

@@ -128,7 +128,7 @@ pub struct WriterParts {
     /// [`RUN_SEQS`] seqs, the group that completes it seals it as a run.
     pub sealed_below: i64,
     /// The `(player key, seq)` of the committed events from `sealed_below` on
-    /// ([`Store::run_keys`]): the run's entries in the player index once a group completes it.
+    /// ([`Store::tail_keys`]): the run's entries in the player index once a group completes it.
     pub unsealed: Vec<(i64, i64)>,
     /// The seasons with committed events, by game ([`Store::event_seasons`]): a group with the
     /// first events of a season records it in the same transaction.
