@@ -299,6 +299,22 @@ async fn rebuild(args: &Args) -> Result<ExitCode, String> {
             slot.id, slot.period.key, players, version,
         );
     }
+    // The player index is derived from the log too: each sealed run's pages are rebuilt from
+    // it and compared (the whole log, so not for one board).
+    if only.is_none() {
+        let started = Instant::now();
+        let (runs, differ) = store.check_player_index().await.map_err(|e| e.to_string())?;
+        let took = started.elapsed();
+        if differ.is_empty() {
+            println!("player index: the pages of {runs} sealed run(s) match the log ({took:.2?})");
+        } else {
+            mismatches += differ.len();
+            println!(
+                "player index: {} of {runs} sealed run(s) DIFFER from the log, the runs starting at seqs {differ:?} ({took:.2?})",
+                differ.len()
+            );
+        }
+    }
     Ok(if mismatches == 0 {
         ExitCode::SUCCESS
     } else {

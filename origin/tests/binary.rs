@@ -298,6 +298,10 @@ async fn rebuild_and_import(db: Db) {
         String::from_utf8_lossy(&output.stderr)
     );
     assert_eq!(stdout.matches("matches the live board").count(), 2, "{stdout}");
+    assert!(
+        stdout.contains("player index: the pages of 1 sealed run(s) match the log"),
+        "{stdout}"
+    );
     let output = Command::new(BIN)
         .args(["rebuild", "--board", "arena-clash/solo/S7/coins", "--config"])
         .arg(&config)
