@@ -4,8 +4,8 @@
 //! log's `seq` order is exactly the order the boards applied: a rebuild replays it identically.
 //! Event submissions queue on a channel; the writer takes everything queued (up to
 //! [`MAX_GROUP_EVENTS`]) into one transaction and one fsync, then applies the new events to the
-//! boards, then answers. So an `ACCEPTED` answer always means durable, and durability does not
-//! cost throughput: concurrent clients share commits. Actions (season transitions, moderation,
+//! boards (on a thread of its own, see [`applier`]), then answers. So an `ACCEPTED` answer always
+//! means durable, and durability does not cost throughput: concurrent clients share commits. Actions (season transitions, moderation,
 //! late decisions) are rare and take a transaction each, in line with the events around them.
 //!
 //! Three moments are measured apart: the durable ack (submission to commit), the visible lag
@@ -28,7 +28,11 @@ use crate::player_index;
 use crate::rest;
 use crate::seasons::Routing;
 use crate::store::{AT_ONCE_ROWS, ActionRow, RUN_SEQS, Store, StoredEvent};
-use crate::timeline::{Action, Domain, LiveInstances, apply_event, perform, targets};
+use crate::timeline::{Action, Domain, LiveInstances, perform, targets};
+
+mod applier;
+
+use applier::{Applier, Boards, Group, answer};
 
 /// The most events one group commit takes.
 pub const MAX_GROUP_EVENTS: usize = 8_192;
@@ -137,16 +141,24 @@ pub struct WriterParts {
     pub backlog: Backlog,
 }
 
-/// A periodic checkpoint being encoded, and the groups committed and answered meanwhile, to be
-/// applied once it is done (see `begin_checkpoint`).
+/// Committed groups the boards do not show yet: those handed to the applying thread, and while a
+/// periodic checkpoint is encoded, those committed and answered meanwhile, to be handed over once
+/// it is done (see `begin_checkpoint`).
 #[derive(Default)]
 pub struct Backlog {
     encoding: Option<Encoding>,
-    /// Each group's new events, with the moment they were committed.
+    /// Each group's new events held during an encoding, with the moment they were committed.
     groups: Vec<(Vec<StoredEvent>, Instant)>,
-    /// The cumulative totals those groups reach, which the boards do not show yet.
+    /// The cumulative totals the groups not known to be applied reach, which the boards may not
+    /// show yet. Cleared when nothing waits to be applied.
     totals: PendingTotals,
+    /// The applying thread, started with the first group.
+    applier: Option<Applier>,
 }
+
+/// Past this many pending totals the writer waits for the applier to catch up and clears them,
+/// so that a long cumulative load, with the applier never found idle, does not grow them.
+const MAX_PENDING_TOTALS: usize = 1 << 20;
 
 /// A checkpoint's encoding, on a blocking thread of its own.
 type Encoding = tokio::task::JoinHandle<Result<checkpoint::Encoded, AppError>>;
@@ -329,7 +341,7 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                                 next
                             }
                             encoded = &mut encoding => {
-                                storing = catch_up(&mut parts, encoded);
+                                storing = catch_up(&mut parts, encoded).await;
                                 continue;
                             }
                         }
@@ -337,6 +349,7 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                         match tokio::time::timeout(rest::IDLE_BEFORE_RELEASE, rx.recv()).await {
                             Ok(next) => next,
                             Err(_) => {
+                                drain(&mut parts).await;
                                 rest::release(&parts.store, &parts.registry, &parts.metrics).await;
                                 wrote_since_rest = false;
                                 rx.recv().await
@@ -357,17 +370,20 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                 wrote_since_rest = true;
                 settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                 end_encoding(&mut parts, &mut storing).await;
+                drain(&mut parts).await;
                 let answer = act(&mut parts, *request).await;
                 let _ = reply.send(answer);
             }
             Command::Evict { reply } => {
                 settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                 end_encoding(&mut parts, &mut storing).await;
+                drain(&mut parts).await;
                 let _ = reply.send(evict(&parts).await);
             }
             Command::Checkpoint { reply } => {
                 settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                 end_encoding(&mut parts, &mut storing).await;
+                drain(&mut parts).await;
                 reap(&mut parts, storing.take()).await;
                 let written = write_checkpoint(&mut parts).await;
                 checkpoint_begun = checkpoint_begun.max(parts.checkpoint_seq);
@@ -402,6 +418,7 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                     // A checkpoint is the state of the log up to its seq: everything committed
                     // is applied first.
                     settle(&mut parts, in_flight.take(), &mut lookup_first).await;
+                    drain(&mut parts).await;
                     checkpoint_begun = parts.next_seq - 1;
                     begin_checkpoint(&mut parts);
                 }
@@ -508,7 +525,7 @@ async fn take_group(
                 // task hands its first statement to the database thread; later wake-ups come
                 // from that thread and go to the shared queue.
                 tokio::task::yield_now().await;
-                finish(parts, done);
+                finish(parts, done).await;
                 return;
             }
             Landed::Resubmitted(earlier) => {
@@ -689,11 +706,11 @@ async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool
     Landed::Failed
 }
 
-/// Lands the group in flight, if any, and applies and answers it.
+/// Lands the group in flight, if any, and hands it over to be applied and answered.
 async fn settle(parts: &mut WriterParts, flight: Option<InFlight>, lookup_first: &mut bool) {
     let Some(flight) = flight else { return };
     match land(parts, flight, lookup_first).await {
-        Landed::Committed(done) => finish(parts, done),
+        Landed::Committed(done) => finish(parts, done).await,
         Landed::Resubmitted(group) => redo(parts, group, lookup_first).await,
         Landed::Failed => {}
     }
@@ -707,7 +724,7 @@ async fn redo(parts: &mut WriterParts, group: Vec<Submission>, lookup_first: &mu
             let flight = launch(parts, group, decided, true);
             // Looked up, it cannot come back resubmitted.
             if let Landed::Committed(done) = land(parts, flight, lookup_first).await {
-                finish(parts, done);
+                finish(parts, done).await;
             }
         }
         Err(e) => fail(group, &e),
@@ -807,11 +824,11 @@ async fn decide_group(
     })
 }
 
-/// Makes a committed group visible (applied in `seq` order), then answers its submitters. While
-/// a checkpoint encodes the boards it answers them at once and leaves the group in the backlog,
-/// applied when the encoding is done (`catch_up`): their events are durable, only not visible
-/// yet.
-fn finish(parts: &mut WriterParts, done: Committed) {
+/// Makes a committed group visible (applied in `seq` order, on the applying thread), then
+/// answers its submitters. While a checkpoint encodes the boards it answers them at once and
+/// leaves the group in the backlog, handed over when the encoding is done (`catch_up`): their
+/// events are durable, only not visible yet.
+async fn finish(parts: &mut WriterParts, done: Committed) {
     let Committed {
         group,
         outcomes,
@@ -822,49 +839,45 @@ fn finish(parts: &mut WriterParts, done: Committed) {
     if parts.backlog.encoding.is_some() {
         // Later groups' totals build on earlier ones, so they replace them.
         parts.backlog.totals.extend(totals);
-        answer(parts, &fresh, group, outcomes);
+        answer(&parts.metrics, fresh.len(), group, outcomes);
         parts.backlog.groups.push((fresh, committed));
         return;
     }
-    apply(parts, &fresh, committed);
-    answer(parts, &fresh, group, outcomes);
-}
-
-/// Applies a committed group's events to the boards, in `seq` order.
-fn apply(parts: &WriterParts, fresh: &[StoredEvent], committed: Instant) {
-    let WriterParts {
-        store,
-        registry,
-        domain,
-        metrics,
-        ..
-    } = parts;
-    let mut live = LiveInstances { registry, store };
-    for stored in fresh {
-        if let Err(e) = apply_event(registry, domain, &mut live, stored) {
-            // Checked before the commit; reaching this is a bug. The log stays the truth and a
-            // rebuild reports the event.
-            eprintln!(
-                "standings: stored event {} could not be applied: {e}",
-                stored.event_id
-            );
-        }
+    if parts.backlog.totals.len() >= MAX_PENDING_TOTALS {
+        drain(parts).await;
+    } else if parts.backlog.groups.is_empty() && applier(parts).is_idle() {
+        // The boards show every group handed over: their totals are read there again.
+        parts.backlog.totals.clear();
     }
-    metrics.visible_lag.observe(committed.elapsed());
+    parts.backlog.totals.extend(totals);
+    let group = Group {
+        fresh,
+        committed,
+        answers: Some((group, outcomes)),
+    };
+    applier(parts).apply(group).await;
 }
 
-/// Counts a committed group and answers its submitters.
-fn answer(parts: &WriterParts, fresh: &[StoredEvent], group: Vec<Submission>, outcomes: Vec<Vec<Outcome>>) {
-    let metrics = &parts.metrics;
-    metrics.events_accepted.add(fresh.len() as u64);
-    let duplicates = outcomes
-        .iter()
-        .flatten()
-        .filter(|o| matches!(o, Outcome::Duplicate))
-        .count();
-    metrics.duplicates.add(duplicates as u64);
-    for (submission, outcomes) in group.into_iter().zip(outcomes) {
-        let _ = submission.reply.send(Ok(outcomes));
+/// The applying thread, started on first use.
+fn applier(parts: &mut WriterParts) -> &mut Applier {
+    parts.backlog.applier.get_or_insert_with(|| {
+        Applier::start(Boards {
+            store: parts.store.clone(),
+            registry: parts.registry.clone(),
+            domain: parts.domain.clone(),
+            metrics: parts.metrics.clone(),
+        })
+    })
+}
+
+/// Waits until every group handed over is applied, so the boards show the whole log but what
+/// an encoding holds back; then the pending totals are the boards' own again.
+async fn drain(parts: &mut WriterParts) {
+    if let Some(applier) = parts.backlog.applier.as_mut() {
+        applier.drain().await;
+    }
+    if parts.backlog.groups.is_empty() {
+        parts.backlog.totals.clear();
     }
 }
 
@@ -1108,24 +1121,29 @@ fn begin_checkpoint(parts: &mut WriterParts) {
     }));
 }
 
-/// Waits for a checkpoint being encoded, if any, then applies the backlog and sets the
-/// checkpoint storing (see `catch_up`).
+/// Waits for a checkpoint being encoded, if any, then hands the backlog over to be applied and
+/// sets the checkpoint storing (see `catch_up`).
 async fn end_encoding(parts: &mut WriterParts, storing: &mut Option<Storing>) {
     if let Some(encoding) = parts.backlog.encoding.take() {
-        *storing = catch_up(parts, encoding.await);
+        *storing = catch_up(parts, encoding.await).await;
     }
 }
 
-/// Ends a checkpoint's encoding: applies the backlog in order, then sets a task storing the
+/// Ends a checkpoint's encoding: hands the backlog over in order, then sets a task storing the
 /// checkpoint (`None` if the encoding failed, which is reported; the log is intact).
-fn catch_up(
+async fn catch_up(
     parts: &mut WriterParts,
     encoded: Result<Result<checkpoint::Encoded, AppError>, tokio::task::JoinError>,
 ) -> Option<Storing> {
+    // Their submitters were answered; their totals stay pending until they are applied.
     for (fresh, committed) in std::mem::take(&mut parts.backlog.groups) {
-        apply(parts, &fresh, committed);
+        let group = Group {
+            fresh,
+            committed,
+            answers: None,
+        };
+        applier(parts).apply(group).await;
     }
-    parts.backlog.totals.clear();
     let encoded = match encoded {
         Ok(Ok(encoded)) => encoded,
         Ok(Err(e)) => {

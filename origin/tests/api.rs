@@ -52,6 +52,7 @@ on_both_databases!(
     batch_refusals_match_single_submissions,
     a_pause_in_writes_repacks_boards_and_changes_no_answer,
     the_log_reads_back_page_by_page_exactly_as_stored,
+    a_total_that_would_overflow_is_refused_while_earlier_groups_wait_to_be_applied,
 );
 
 /// The canonical board over HTTP, and the core scenarios: Dev's 9,700 to #2, a late lower score
@@ -1086,4 +1087,58 @@ async fn the_log_reads_back_page_by_page_exactly_as_stored(db: Db) {
     }
     assert_eq!(paged, whole);
     assert!(store.events_after(after, 2).await.unwrap().is_empty());
+}
+
+/// 64 clients add 2^55 six times each to one player's cumulative total: 255 fit below 2^63
+/// and every other one is refused as out of range, though groups are decided while the groups
+/// before them commit and wait to be applied, whose totals the board does not show yet.
+async fn a_total_that_would_overflow_is_refused_while_earlier_groups_wait_to_be_applied(db: Db) {
+    let service = Arc::new(TestService::start(db).await);
+    let (status, body) = service
+        .call(
+            Method::PUT,
+            "/v1/boards/arena-clash/solo/S7/global",
+            Some(ADMIN),
+            Some(&json!({"score_mode": "cumulative", "value_min": 0, "value_max": i64::MAX})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut tasks = Vec::new();
+    for client in 0..64 {
+        let service = service.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut codes = Vec::new();
+            for i in 0..6 {
+                let e = event(
+                    &format!("e-{client}-{i}"),
+                    "p-ava",
+                    1 << 55,
+                    "2026-10-13T10:00:00Z",
+                );
+                let (status, body) = service.submit(&e).await;
+                codes.push(match status {
+                    StatusCode::ACCEPTED => "ACCEPTED".to_string(),
+                    _ => body["code"].as_str().unwrap_or("?").to_string(),
+                });
+            }
+            codes
+        }));
+    }
+    let mut counts = std::collections::BTreeMap::new();
+    for task in tasks {
+        for code in task.await.unwrap() {
+            *counts.entry(code).or_insert(0) += 1;
+        }
+    }
+    assert_eq!(
+        counts,
+        [
+            ("ACCEPTED".to_string(), 255),
+            ("VALUE_OUT_OF_RANGE".to_string(), 129)
+        ]
+        .into()
+    );
+    let (_, rank) = service.get(&format!("{LB}/players/p-ava/rank")).await;
+    assert_eq!(rank["value"], 255_i64 << 55, "{rank}");
+    assert_eq!(rank["board_version"], 255);
 }

@@ -1,0 +1,177 @@
+//! Applying committed groups to the boards, on a thread of its own.
+//!
+//! Under batch load, applying a group (the core's tree inserts, mostly cache misses) was the
+//! writer task's largest part, about half of it. Here it runs on a thread of its own while the
+//! writer decides the next group and the database commits it, so the three overlap. The
+//! writer hands each committed group over in `seq` order and the applier applies them in that
+//! order, so the boards still change exactly as a replay of the log changes them.
+//!
+//! A submitter is answered after its group is applied, as before: a `202` still means the event
+//! is durable and visible (except while a checkpoint encodes; see `Backlog`). What the writer
+//! must not read from the boards while groups wait here is the cumulative totals, and it reads
+//! them through the backlog's totals first; anything else that reads or changes boards in the
+//! writer (actions, evictions, checkpoints, a rest) drains the applier before it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Outcome, Submission};
+use crate::boards::Registry;
+use crate::metrics::Metrics;
+use crate::store::{Store, StoredEvent};
+use crate::timeline::{Domain, LiveInstances, apply_event};
+
+/// Groups handed over and not yet taken by the thread. A full queue makes the writer wait, so
+/// the lag between commit and visibility stays a few groups long.
+const QUEUE_GROUPS: usize = 8;
+
+/// What applying needs: the boards and what decides where an event goes.
+#[derive(Clone)]
+pub(super) struct Boards {
+    pub(super) store: Store,
+    pub(super) registry: Arc<Registry>,
+    pub(super) domain: Arc<Domain>,
+    pub(super) metrics: Arc<Metrics>,
+}
+
+/// A committed group to apply, with the submitters to answer once it is (none when they were
+/// answered already, while a checkpoint encoded).
+pub(super) struct Group {
+    pub(super) fresh: Vec<StoredEvent>,
+    pub(super) committed: Instant,
+    pub(super) answers: Option<(Vec<Submission>, Vec<Vec<Outcome>>)>,
+}
+
+impl Group {
+    /// Applies the group in `seq` order, then answers its submitters. O(events x log members).
+    fn apply(self, boards: &Boards) {
+        let Boards {
+            store,
+            registry,
+            domain,
+            metrics,
+        } = boards;
+        let mut live = LiveInstances { registry, store };
+        for stored in &self.fresh {
+            if let Err(e) = apply_event(registry, domain, &mut live, stored) {
+                // Checked before the commit; reaching this is a bug. The log stays the truth
+                // and a rebuild reports the event.
+                eprintln!(
+                    "standings: stored event {} could not be applied: {e}",
+                    stored.event_id
+                );
+            }
+        }
+        metrics.visible_lag.observe(self.committed.elapsed());
+        if let Some((group, outcomes)) = self.answers {
+            answer(metrics, self.fresh.len(), group, outcomes);
+        }
+    }
+}
+
+/// Counts a committed group and answers its submitters.
+pub(super) fn answer(metrics: &Metrics, fresh: usize, group: Vec<Submission>, outcomes: Vec<Vec<Outcome>>) {
+    metrics.events_accepted.add(fresh as u64);
+    let duplicates = outcomes
+        .iter()
+        .flatten()
+        .filter(|o| matches!(o, Outcome::Duplicate))
+        .count();
+    metrics.duplicates.add(duplicates as u64);
+    for (submission, outcomes) in group.into_iter().zip(outcomes) {
+        let _ = submission.reply.send(Ok(outcomes));
+    }
+}
+
+enum Job {
+    Apply(Group),
+    /// Answered once every group handed over before it is applied.
+    Drain(oneshot::Sender<()>),
+}
+
+/// The writer's end of the applying thread.
+pub(super) struct Applier {
+    boards: Boards,
+    queue: Option<mpsc::Sender<Job>>,
+    /// Groups handed over, and groups the thread has applied.
+    sent: u64,
+    applied: Arc<AtomicU64>,
+}
+
+impl Applier {
+    /// Starts the thread. If it cannot start, groups are applied on the writer's task.
+    pub(super) fn start(boards: Boards) -> Applier {
+        let (tx, mut rx) = mpsc::channel::<Job>(QUEUE_GROUPS);
+        let applied = Arc::new(AtomicU64::new(0));
+        let (thread_boards, thread_applied) = (boards.clone(), applied.clone());
+        let started = std::thread::Builder::new()
+            .name("standings-apply".into())
+            .spawn(move || {
+                while let Some(job) = rx.blocking_recv() {
+                    match job {
+                        Job::Apply(group) => {
+                            group.apply(&thread_boards);
+                            thread_applied.fetch_add(1, Ordering::Release);
+                        }
+                        Job::Drain(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            });
+        let queue = match started {
+            Ok(_) => Some(tx),
+            Err(e) => {
+                eprintln!(
+                    "standings: cannot start the applying thread ({e}); the writer applies groups itself"
+                );
+                None
+            }
+        };
+        Applier {
+            boards,
+            queue,
+            sent: 0,
+            applied,
+        }
+    }
+
+    /// Hands a committed group over, to be applied after every group handed over before it.
+    /// Waits while the queue is full.
+    ///
+    /// Panics if the thread stopped, which only a panic while applying does: the groups it held
+    /// are durable but not on the boards, so the writer stops as it did when it applied groups
+    /// itself and one panicked. Submissions are then refused and a restart rebuilds the boards
+    /// from the log.
+    pub(super) async fn apply(&mut self, group: Group) {
+        let Some(queue) = &self.queue else {
+            group.apply(&self.boards);
+            return;
+        };
+        if queue.send(Job::Apply(group)).await.is_err() {
+            panic!("the applying thread stopped; the boards miss committed groups");
+        }
+        self.sent += 1;
+    }
+
+    /// Whether every group handed over is applied. O(1).
+    pub(super) fn is_idle(&self) -> bool {
+        self.applied.load(Ordering::Acquire) == self.sent
+    }
+
+    /// Waits until every group handed over is applied: the boards then show the whole log.
+    pub(super) async fn drain(&mut self) {
+        if self.is_idle() {
+            return;
+        }
+        let Some(queue) = &self.queue else { return };
+        let (done, drained) = oneshot::channel();
+        let sent = queue.send(Job::Drain(done)).await;
+        if sent.is_err() || drained.await.is_err() {
+            panic!("the applying thread stopped; the boards miss committed groups");
+        }
+    }
+}
