@@ -4,9 +4,10 @@
 //! log's `seq` order is exactly the order the boards applied: a rebuild replays it identically.
 //! Event submissions queue on a channel; the writer takes everything queued (up to
 //! [`MAX_GROUP_EVENTS`]) into one transaction and one fsync, then applies the new events to the
-//! boards (on a thread of its own, see [`applier`]), then answers. So an `ACCEPTED` answer always
-//! means durable, and durability does not cost throughput: concurrent clients share commits. Actions (season transitions, moderation,
-//! late decisions) are rare and take a transaction each, in line with the events around them.
+//! boards (on a thread of its own, see `ingest/applier.rs`), then answers. So an `ACCEPTED`
+//! answer always means durable, and durability does not cost throughput: concurrent clients
+//! share commits. Actions (season transitions, moderation, late decisions) are rare and take a
+//! transaction each, in line with the events around them.
 //!
 //! Three moments are measured apart: the durable ack (submission to commit), the visible lag
 //! (commit to applied in the index), and, by the live-update tier, the push.
