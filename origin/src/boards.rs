@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use bytes::Bytes;
 use standings_core::{Board, BoardId, BoardRules, ScoreEvent};
 
+use crate::FastHash;
 use crate::error::AppError;
 use crate::periods::{Calendar, Period, PeriodKind};
 use crate::store::{BoardDef, StoredEvent};
@@ -86,7 +87,7 @@ pub struct BoardEntry {
     pub def: BoardDef,
     /// Its period calendar.
     pub calendar: Calendar,
-    instances: RwLock<HashMap<String, Arc<BoardSlot>>>,
+    instances: RwLock<HashMap<String, Arc<BoardSlot>, FastHash>>,
     archived: AtomicBool,
 }
 
@@ -97,7 +98,7 @@ impl BoardEntry {
         Ok(BoardEntry {
             def,
             calendar,
-            instances: RwLock::new(HashMap::new()),
+            instances: RwLock::new(HashMap::default()),
             archived: AtomicBool::new(false),
         })
     }
@@ -208,7 +209,7 @@ impl BoardEntry {
 /// Every board definition and its instances, by id.
 #[derive(Default)]
 pub struct Registry {
-    boards: RwLock<HashMap<BoardId, Arc<BoardEntry>>>,
+    boards: RwLock<HashMap<BoardId, Arc<BoardEntry>, FastHash>>,
 }
 
 impl Registry {

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use standings_core::ScoreMode;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::FastHash;
 use crate::boards::Registry;
 use crate::checkpoint;
 use crate::clock::Clock;
@@ -240,10 +241,6 @@ struct Submission {
 /// Cumulative totals a group's accepted events leave, by (board, period key, player), before
 /// the boards show them.
 type PendingTotals = HashMap<(standings_core::BoardId, String, String), i64, FastHash>;
-
-/// The hasher of the writer's per-event maps: SipHash was 2 to 3% of the service's CPU under
-/// batch load. Seeded per process, like the standard one.
-type FastHash = foldhash::fast::RandomState;
 
 /// A group whose events are durably committed but not yet applied to the boards nor answered.
 /// It is applied before anything else changes a board (the next group, an action, an
