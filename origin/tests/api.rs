@@ -50,6 +50,7 @@ on_both_databases!(
     resubmissions_among_new_events_are_found_after_the_insert,
     concurrent_batches_and_their_retries_count_each_event_once,
     batch_refusals_match_single_submissions,
+    single_submissions_read_either_way_answer_alike,
     a_pause_in_writes_repacks_boards_and_changes_no_answer,
     the_log_reads_back_page_by_page_exactly_as_stored,
     a_total_that_would_overflow_is_refused_while_earlier_groups_wait_to_be_applied,
@@ -952,6 +953,88 @@ async fn batch_refusals_match_single_submissions(db: Db) {
         assert_eq!(results[i]["event_id"], id, "{}", malformed[i]);
     }
     assert_eq!(results[malformed.len()]["status"], "ACCEPTED");
+}
+
+/// The single-event endpoint reads a body of the expected shape straight into its fields and
+/// hands anything else to the general path: a duplicate key (which the typed read refuses) is
+/// read as JSON reads it, the last value winning, as before; text that is not JSON is still
+/// 400 `INVALID_JSON` whatever the token; and a refusal is the same whichever path read it.
+async fn single_submissions_read_either_way_answer_alike(db: Db) {
+    use axum::body::Body;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let service = TestService::start(db).await;
+    service.define(BOARD, "highest").await;
+    let raw = |token: Option<&'static str>, body: String| {
+        let app = service.app.clone();
+        async move {
+            let mut request =
+                axum::http::Request::post("/v1/score-events").header("content-type", "application/json");
+            if let Some(token) = token {
+                request = request.header("authorization", format!("Bearer {token}"));
+            }
+            let response = app
+                .oneshot(request.body(Body::from(body)).unwrap())
+                .await
+                .unwrap();
+            let status = response.status();
+            let bytes = response.into_body().collect().await.unwrap().to_bytes();
+            (status, serde_json::from_slice::<Value>(&bytes).unwrap())
+        }
+    };
+    let fields = r#""player_id": "p-dup", "game": "arena-clash", "mode": "solo", "season": "S7", "value": 70, "achieved_at": "2026-10-13T10:00:00Z""#;
+    let (status, body) = raw(
+        Some(SERVICE),
+        format!(r#"{{"event_id": "dup-a", "event_id": "dup-b", {fields}}}"#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    assert_eq!(body["event_id"], "dup-b");
+    let (status, body) = service
+        .submit(&event("dup-b", "p-dup", 70, "2026-10-13T10:00:00Z"))
+        .await;
+    assert_eq!(
+        (status, &body["status"]),
+        (StatusCode::OK, &json!("DUPLICATE")),
+        "{body}"
+    );
+    let (status, body) = service
+        .submit(&event("dup-a", "p-dup", 70, "2026-10-13T10:00:00Z"))
+        .await;
+    assert_eq!(
+        (status, &body["status"]),
+        (StatusCode::ACCEPTED, &json!("ACCEPTED")),
+        "{body}"
+    );
+
+    for token in [None, Some(SERVICE)] {
+        let (status, body) = raw(token, "{\"event_id\": ".into()).await;
+        assert_eq!(
+            (status, &body["code"]),
+            (StatusCode::BAD_REQUEST, &json!("INVALID_JSON")),
+            "{body}"
+        );
+    }
+    // Valid JSON of the right shape but no token: the typed path asks for the token first,
+    // as the general path does.
+    let (status, body) = raw(None, format!(r#"{{"event_id": "dup-c", {fields}}}"#)).await;
+    assert_eq!(
+        (status, &body["code"]),
+        (StatusCode::UNAUTHORIZED, &json!("UNAUTHENTICATED")),
+        "{body}"
+    );
+    // The same refusal read typed (a well-formed body) and read as JSON (the same body with a
+    // repeated key, which only the general path takes).
+    let (typed_status, typed) = raw(Some(SERVICE), r#"{"event_id": "dup-d", "player_id": "p-\u0007", "game": "arena-clash", "mode": "solo", "season": "S7", "value": 70, "achieved_at": "2026-10-13T10:00:00Z"}"#.into()).await;
+    let (general_status, general) = raw(Some(SERVICE), r#"{"event_id": "x", "event_id": "dup-d", "player_id": "p-\u0007", "game": "arena-clash", "mode": "solo", "season": "S7", "value": 70, "achieved_at": "2026-10-13T10:00:00Z"}"#.into()).await;
+    assert_eq!(typed_status, StatusCode::UNPROCESSABLE_ENTITY, "{typed}");
+    assert_eq!(
+        (typed_status, &typed["code"], &typed["detail"]),
+        (general_status, &general["code"], &general["detail"])
+    );
+    let (_, top) = service.get(&format!("{LB}/top?limit=10")).await;
+    assert_eq!(top["total_players"], 1, "{top}");
+    assert_eq!(top["board_version"], 1, "{top}");
 }
 
 /// A refusal's detail without the service's clock reading, which moves between two requests.
