@@ -286,17 +286,16 @@ async fn submit_event(
     // `serde_json::Value` map in between (a fifth of a submission's allocations). Whatever it
     // does not take (not JSON, another shape, a duplicate key) goes through the general path,
     // whose answers are the contract; both then validate the same body in the same order.
+    // Text that is not JSON is refused before the token is checked, on both paths.
+    let body = match serde_json::from_slice::<EventBody>(&bytes) {
+        Ok(typed) => Ok(typed),
+        Err(_) => Err(parse_json(&bytes)?),
+    };
+    let principal = state.auth.writer(&headers, None)?;
     let now = state.clock.now_ms();
-    let event = match serde_json::from_slice::<EventBody>(&bytes) {
-        Ok(body) => {
-            let principal = state.auth.writer(&headers, None)?;
-            validate_body(&state, &principal, body, now)?
-        }
-        Err(_) => {
-            let body = parse_json(&bytes)?;
-            let principal = state.auth.writer(&headers, None)?;
-            validate_event(&state, &principal, body, now)?
-        }
+    let event = match body {
+        Ok(typed) => validate_body(&state, &principal, typed, now)?,
+        Err(value) => validate_event(&state, &principal, value, now)?,
     };
     let event_id = event.event_id.clone();
     let outcome = state.ingest.submit(vec![event]).await?.pop();
