@@ -247,10 +247,18 @@ impl BoardRules {
     /// The aggregate of a set of events, or `None` for no events: what [`BoardRules::fold`]
     /// gives over them in any order. Also returns the id of the event behind it (for `latest`).
     /// O(k) for k events.
+    ///
+    /// A `cumulative` total is summed exactly and fails with [`ApplyError::ValueOverflow`]
+    /// only when the set's sum does not fit in an `i64`: a running sum in the given order
+    /// could overflow on the way to a total that fits, and then whether an invalidation or a
+    /// restore can be carried out would depend on the order of the remaining events.
     pub fn recompute<'e>(
         &self,
         events: impl IntoIterator<Item = &'e ScoreEvent>,
     ) -> Result<Option<(Standing, &'e str)>, ApplyError> {
+        if self.score_mode == ScoreMode::Cumulative {
+            return self.sum(events);
+        }
         let mut current: Option<(Standing, &'e str)> = None;
         for event in events {
             let (standing, id) = match current {
@@ -267,6 +275,30 @@ impl BoardRules {
             }
         }
         Ok(current)
+    }
+
+    /// The `cumulative` aggregate of a set of events: the exact sum, timed at the latest
+    /// `achieved_at`, which is what folding them gives whenever no partial sum overflows.
+    fn sum<'e>(
+        &self,
+        events: impl IntoIterator<Item = &'e ScoreEvent>,
+    ) -> Result<Option<(Standing, &'e str)>, ApplyError> {
+        let mut total: Option<(i128, i64, &'e str)> = None;
+        for event in events {
+            self.check_value(event.value)?;
+            let (sum, achieved_at, _) = total.unwrap_or((0, i64::MIN, ""));
+            // Fewer than 2^64 events of at most 2^63 each cannot overflow an i128.
+            total = Some((
+                sum + i128::from(event.value),
+                achieved_at.max(event.achieved_at),
+                event.event_id.as_str(),
+            ));
+        }
+        let Some((sum, achieved_at, id)) = total else {
+            return Ok(None);
+        };
+        let value = i64::try_from(sum).map_err(|_| ApplyError::ValueOverflow)?;
+        Ok(Some((Standing { value, achieved_at }, id)))
     }
 
     /// Compares two aggregates in the board's total order: better value first, then the

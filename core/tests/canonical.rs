@@ -226,6 +226,36 @@ fn cumulative_sums_events() {
     assert_eq!(board.player_rank("p-ava").unwrap().entry.value, 50);
 }
 
+/// A cumulative recompute sums the set exactly: a total that fits is reached whatever the
+/// order (a running sum of `MAX, +5, -10` would overflow on the way), and one that does not fit
+/// is refused and changes nothing.
+#[test]
+fn cumulative_recompute_sums_the_set_exactly() {
+    let mut board = Board::new(BoardRules::new(ScoreMode::Cumulative));
+    board.apply(&event("c1", "p-ava", i64::MAX, T0)).unwrap();
+    let ava = PlayerId::new("p-ava").unwrap();
+    let remaining = [
+        event("c1", "p-ava", i64::MAX, T0),
+        event("c3", "p-ava", 5, T0 + 2_000),
+        event("c4", "p-ava", -10, T0 + 1_000),
+    ];
+    board.recompute_player(&ava, &remaining).unwrap();
+    let standing = board.player_rank("p-ava").unwrap().entry;
+    assert_eq!((standing.value, standing.achieved_at), (i64::MAX - 5, T0 + 2_000));
+    let version = board.version();
+    assert_eq!(
+        board.recompute_player(&ava, &remaining[..2]).unwrap_err(),
+        ApplyError::ValueOverflow
+    );
+    assert_eq!(board.version(), version);
+    assert_eq!(board.player_rank("p-ava").unwrap().entry.value, i64::MAX - 5);
+    let lowest = [event("c5", "p-ava", i64::MIN, T0), event("c6", "p-ava", -1, T0)];
+    assert_eq!(
+        board.recompute_player(&ava, &lowest).unwrap_err(),
+        ApplyError::ValueOverflow
+    );
+}
+
 /// Fastest ranks 61,200 ms above 64,000 ms, and a later 62,000 ms does not replace 61,200.
 #[test]
 fn fastest_ranks_ascending_and_keeps_the_best_time() {
