@@ -89,6 +89,18 @@ pub struct BoardEntry {
     pub calendar: Calendar,
     instances: RwLock<HashMap<String, Arc<BoardSlot>, FastHash>>,
     archived: AtomicBool,
+    broken: RwLock<Option<Broken>>,
+}
+
+/// Why a board could not be rebuilt from the log: the first entry that failed on it. A broken
+/// board is not served (its reads and writes answer 503 `BOARD_BROKEN`) until a start replays
+/// the log without the failure; every other board is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Broken {
+    /// The log `seq` of the entry that failed.
+    pub seq: i64,
+    /// Why it failed.
+    pub why: String,
 }
 
 impl BoardEntry {
@@ -100,6 +112,7 @@ impl BoardEntry {
             calendar,
             instances: RwLock::new(HashMap::default()),
             archived: AtomicBool::new(false),
+            broken: RwLock::new(None),
         })
     }
 
@@ -200,6 +213,31 @@ impl BoardEntry {
         self.instances.write().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
+    /// Why the board could not be rebuilt from the log, if it could not.
+    pub fn broken(&self) -> Option<Broken> {
+        self.broken.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Marks the board broken by the entry at `seq`; the first failure is the one kept, as the
+    /// entries after it met a board that was already wrong.
+    pub fn mark_broken(&self, seq: i64, why: String) {
+        let mut broken = self.broken.write().unwrap_or_else(|e| e.into_inner());
+        if broken.is_none() {
+            *broken = Some(Broken { seq, why });
+        }
+    }
+
+    /// The answer to a read or a write of a broken board, `Ok` when it is not broken.
+    pub fn check_not_broken(&self) -> Result<(), AppError> {
+        match self.broken() {
+            None => Ok(()),
+            Some(broken) => Err(AppError::BoardBroken(format!(
+                "board {} is not served: the log entry at seq {} cannot be carried out on it (see /readyz)",
+                self.def.id, broken.seq
+            ))),
+        }
+    }
+
     /// Whether the board keeps periods of `kind`.
     pub fn keeps(&self, kind: PeriodKind) -> bool {
         self.calendar.kinds().contains(&kind)
@@ -257,6 +295,14 @@ impl Registry {
         let mut found: Vec<_> = boards.values().cloned().collect();
         found.sort_by(|a, b| a.def.id.cmp(&b.def.id));
         found
+    }
+
+    /// The broken boards and why, sorted.
+    pub fn broken(&self) -> Vec<(BoardId, Broken)> {
+        self.all()
+            .iter()
+            .filter_map(|entry| entry.broken().map(|b| (entry.def.id.clone(), b)))
+            .collect()
     }
 
     /// Every live instance of every board, sorted.

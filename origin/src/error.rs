@@ -63,6 +63,8 @@ pub enum AppError {
     RateLimited(String),
     /// 503: the service is not ready (still rebuilding, or shutting down).
     Unavailable(String),
+    /// 503: the board could not be rebuilt from the log at start; other boards are served.
+    BoardBroken(String),
     /// 500: a bug or a failing dependency; the detail is logged, never answered.
     Internal(String),
 }
@@ -98,6 +100,7 @@ impl AppError {
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
             RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
+            BoardBroken(_) => (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN"),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
         }
     }
@@ -131,6 +134,7 @@ impl AppError {
             | PayloadTooLarge(d)
             | RateLimited(d)
             | Unavailable(d)
+            | BoardBroken(d)
             | Internal(d) => d,
         }
     }

@@ -30,7 +30,7 @@ use crate::player_index;
 use crate::rest;
 use crate::seasons::Routing;
 use crate::store::{AT_ONCE_ROWS, ActionRow, RUN_SEQS, Store, StoredEvent};
-use crate::timeline::{Action, Domain, LiveInstances, perform, targets};
+use crate::timeline::{self, Action, Domain, LiveInstances, perform, targets};
 
 mod applier;
 
@@ -997,6 +997,9 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
         reason: request.reason.clone(),
         created_at: clock.now_ms(),
     };
+    // Decided on the current state before it is written: a logged action is performed again
+    // by every restart and rebuild, so one that cannot be carried out must never reach the log.
+    timeline::try_perform(store, registry, domain, &logged, &request.action).await?;
     let mut tx = store.begin().await?;
     Store::insert_action(&mut tx, &logged).await?;
     if let Action::LateDecision { event_id, apply } = &request.action {
@@ -1008,7 +1011,13 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
         .map_err(|e| AppError::storage("cannot commit an action", e))?;
     *next_seq += 1;
 
-    let mut live = LiveInstances { registry, store };
+    // Decided above, it can fail now only on a failing database; then the instance it failed
+    // on no longer shows the log and is marked broken rather than served wrong.
+    let mut live = timeline::Tolerant {
+        inner: &mut LiveInstances { registry, store },
+        registry,
+        seq: logged.seq,
+    };
     let performed = perform(store, registry, domain, &mut live, &logged, &request.action).await?;
     let corrections: Vec<Value> = performed
         .results
@@ -1093,7 +1102,7 @@ async fn validate(
 /// newest stored one is as of that `seq` already.
 async fn write_checkpoint(parts: &mut WriterParts) -> Result<Option<checkpoint::Written>, AppError> {
     let seq = parts.next_seq - 1;
-    if seq == parts.checkpoint_seq {
+    if seq == parts.checkpoint_seq || holds_broken_boards(parts) {
         return Ok(None);
     }
     let written = checkpoint::write(&parts.store, &parts.registry, &parts.domain, seq).await?;
@@ -1101,6 +1110,20 @@ async fn write_checkpoint(parts: &mut WriterParts) -> Result<Option<checkpoint::
     parts.metrics.checkpoint_stored.observe(written.took);
     parts.checkpoint_seq = seq;
     Ok(Some(written))
+}
+
+/// Whether a board is broken, which rules out a checkpoint: it would hold the broken board's
+/// state as if the log had given it, and a start from it would never meet the failing entry
+/// again. Without one, the next start replays the whole log and reports it again.
+fn holds_broken_boards(parts: &WriterParts) -> bool {
+    let broken = parts.registry.broken();
+    if !broken.is_empty() {
+        eprintln!(
+            "standings: no checkpoint is written while {} board(s) are broken; the next start replays the whole log",
+            broken.len()
+        );
+    }
+    !broken.is_empty()
 }
 
 /// A checkpoint being stored by a task of its own.
@@ -1112,6 +1135,9 @@ type Storing = tokio::task::JoinHandle<Result<checkpoint::Written, AppError>>;
 /// meanwhile and wait in the backlog to be applied (`finish`), which keeps the boards at that
 /// `seq` until the encoding is done (`catch_up`). Then a task stores it.
 fn begin_checkpoint(parts: &mut WriterParts) {
+    if holds_broken_boards(parts) {
+        return;
+    }
     let seq = parts.next_seq - 1;
     let (registry, domain) = (parts.registry.clone(), parts.domain.clone());
     parts.backlog.encoding = Some(tokio::task::spawn_blocking(move || {

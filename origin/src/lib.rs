@@ -63,6 +63,13 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
             0
         }
     };
+    let broken = registry.broken();
+    if !broken.is_empty() {
+        eprintln!(
+            "standings: serving every board but {} broken one(s), which answer 503 BOARD_BROKEN (see /readyz)",
+            broken.len()
+        );
+    }
     let registry = Arc::new(registry);
     let domain = Arc::new(domain);
     let next_seq = store.next_seq().await?;

@@ -203,6 +203,23 @@ impl Metrics {
         for (code, n) in self.rejections.lock().unwrap_or_else(|e| e.into_inner()).iter() {
             let _ = writeln!(out, "standings_rejections_total{{code=\"{code}\"}} {n}");
         }
+        let broken = registry.broken();
+        out.push_str(
+            "# HELP standings_broken_boards Boards not served because a log entry could not be carried out on them at start (see /readyz).\n",
+        );
+        out.push_str("# TYPE standings_broken_boards gauge\n");
+        let _ = writeln!(out, "standings_broken_boards {}", broken.len());
+        out.push_str(
+            "# HELP standings_board_broken_seq The log seq of the entry that broke each broken board.\n",
+        );
+        out.push_str("# TYPE standings_board_broken_seq gauge\n");
+        for (id, why) in &broken {
+            let _ = writeln!(
+                out,
+                "standings_board_broken_seq{{game=\"{}\",mode=\"{}\",season=\"{}\",scope=\"{}\"}} {}",
+                id.game, id.mode, id.season, id.scope, why.seq
+            );
+        }
         out.push_str("# HELP standings_board_members Ranked players per board.\n");
         out.push_str("# TYPE standings_board_members gauge\n");
         out.push_str("# HELP standings_board_version The current board_version per board.\n");

@@ -8,7 +8,7 @@ use std::sync::RwLock;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use standings_core::{Board, BoardId, PlayerId, Replay, ScoreEvent};
+use standings_core::{ApplyError, Board, BoardId, PlayerId, Replay, ScoreEvent};
 
 use crate::boards::{BoardEntry, BoardSlot, Registry, core_event};
 use crate::clock::format_rfc3339;
@@ -259,6 +259,14 @@ pub struct LiveInstances<'a> {
 }
 
 impl LiveInstances<'_> {
+    /// The periods of a board with a live instance.
+    fn periods_of(registry: &Registry, board: &BoardId) -> Vec<Period> {
+        registry
+            .entry(board)
+            .map(|entry| entry.instances().iter().map(|s| s.period.clone()).collect())
+            .unwrap_or_default()
+    }
+
     fn entry(&self, board: &BoardId) -> Result<std::sync::Arc<BoardEntry>, AppError> {
         self.registry
             .entry(board)
@@ -304,10 +312,7 @@ impl Instances for LiveInstances<'_> {
     }
 
     fn periods(&self, board: &BoardId) -> Vec<Period> {
-        self.registry
-            .entry(board)
-            .map(|entry| entry.instances().iter().map(|s| s.period.clone()).collect())
-            .unwrap_or_default()
+        LiveInstances::periods_of(self.registry, board)
     }
 
     fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
@@ -320,6 +325,184 @@ impl Instances for LiveInstances<'_> {
         if let Some(entry) = self.registry.entry(board) {
             entry.archive();
         }
+    }
+}
+
+/// The instances of a trial run: an action performed against a copy of the domain, where each
+/// recompute only folds the player's events by the board's rules and changes nothing. It needs
+/// no board state (a recompute depends only on the events), so it is the same decision the
+/// live writer and a replay reach, taken before the action is written.
+struct Trial<'a> {
+    registry: &'a Registry,
+}
+
+impl Instances for Trial<'_> {
+    async fn prepare(&mut self, _board: &BoardId, _period: &Period) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    fn apply(&mut self, _board: &BoardId, _period: &Period, _event: &ScoreEvent) -> Result<(), AppError> {
+        // `perform` never applies events; a trial has nothing to apply them to.
+        Ok(())
+    }
+
+    fn recompute(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        events: &[ScoreEvent],
+    ) -> Result<(Option<u64>, u64), AppError> {
+        let entry = self
+            .registry
+            .entry(board)
+            .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))?;
+        entry.check_not_broken()?;
+        entry
+            .def
+            .rules
+            .recompute(events.iter().filter(|e| e.player == *player))
+            .map_err(|e| match e {
+                ApplyError::ValueOverflow => AppError::ValueOutOfRange(format!(
+                    "the total of {:?} on {board} ({}) would overflow a 64-bit integer",
+                    player.as_str(),
+                    period.key
+                )),
+                other => AppError::Internal(format!(
+                    "a recompute of {:?} on {board} ({}) fails: {other}",
+                    player.as_str(),
+                    period.key
+                )),
+            })?;
+        Ok((None, 0))
+    }
+
+    fn periods(&self, board: &BoardId) -> Vec<Period> {
+        LiveInstances::periods_of(self.registry, board)
+    }
+
+    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
+        // A result snapshot of a broken board would record a board the log does not give.
+        if let Some(entry) = self.registry.entry(board) {
+            entry.check_not_broken()?;
+        }
+        Ok((Value::Null, 0, String::new()))
+    }
+
+    fn archive(&mut self, _board: &BoardId) {}
+}
+
+/// Decides whether an action can be carried out on the current state: performs it on a copy of
+/// the domain with [`Trial`] instances, so every recompute it would run is folded and nothing
+/// changes. `row` is the action as it would be logged (its `seq` the next one). A refusal is
+/// the error the action would meet (`VALUE_OUT_OF_RANGE` for a total that would overflow).
+pub async fn try_perform(
+    store: &Store,
+    registry: &Registry,
+    domain: &Domain,
+    row: &ActionRow,
+    action: &Action,
+) -> Result<(), AppError> {
+    if let Action::Disqualify { board, .. } | Action::Reinstate { board, .. } = action
+        && let Some(entry) = registry.entry(board)
+    {
+        entry.check_not_broken()?;
+    }
+    let copy = Domain::from_state(domain.state());
+    perform(store, registry, &copy, &mut Trial { registry }, row, action).await?;
+    Ok(())
+}
+
+/// Instances driven through a log that may hold an entry that cannot be carried out: an entry
+/// that fails on a board marks that board broken (its first failure is kept and printed) and
+/// the entry goes on with its other boards; a broken board takes nothing more. So one bad
+/// entry costs the boards it touches, not the whole service.
+pub struct Tolerant<'r, 'i, I> {
+    /// The instances driven.
+    pub inner: &'i mut I,
+    /// Where broken boards are marked.
+    pub registry: &'r Registry,
+    /// The `seq` of the log entry being carried out.
+    pub seq: i64,
+}
+
+impl<I> Tolerant<'_, '_, I> {
+    fn is_broken(&self, board: &BoardId) -> bool {
+        self.registry
+            .entry(board)
+            .is_some_and(|entry| entry.broken().is_some())
+    }
+
+    /// Marks `board` broken by the current entry, printing why.
+    pub fn break_board(&self, board: &BoardId, why: &AppError) {
+        mark_broken(self.registry, board, self.seq, why);
+    }
+}
+
+/// Marks a board broken by the log entry at `seq` and says so, once per board.
+pub fn mark_broken(registry: &Registry, board: &BoardId, seq: i64, why: &AppError) {
+    let Some(entry) = registry.entry(board) else {
+        return;
+    };
+    if entry.broken().is_none() {
+        eprintln!(
+            "standings: the log entry at seq {seq} cannot be carried out on board {board}: {why}; the board is not served, every other board is"
+        );
+        entry.mark_broken(seq, why.to_string());
+    }
+}
+
+impl<I: Instances + Send> Instances for Tolerant<'_, '_, I> {
+    async fn prepare(&mut self, board: &BoardId, period: &Period) -> Result<(), AppError> {
+        if !self.is_broken(board)
+            && let Err(e) = self.inner.prepare(board, period).await
+        {
+            self.break_board(board, &e);
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError> {
+        if !self.is_broken(board)
+            && let Err(e) = self.inner.apply(board, period, event)
+        {
+            self.break_board(board, &e);
+        }
+        Ok(())
+    }
+
+    fn recompute(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        events: &[ScoreEvent],
+    ) -> Result<(Option<u64>, u64), AppError> {
+        if self.is_broken(board) {
+            return Ok((None, 0));
+        }
+        self.inner.recompute(board, period, player, events).or_else(|e| {
+            self.break_board(board, &e);
+            Ok((None, 0))
+        })
+    }
+
+    fn periods(&self, board: &BoardId) -> Vec<Period> {
+        self.inner.periods(board)
+    }
+
+    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
+        if self.is_broken(board) {
+            return Ok((Value::Null, 0, String::new()));
+        }
+        self.inner.result(board).or_else(|e| {
+            self.break_board(board, &e);
+            Ok((Value::Null, 0, String::new()))
+        })
+    }
+
+    fn archive(&mut self, board: &BoardId) {
+        self.inner.archive(board);
     }
 }
 
@@ -868,7 +1051,7 @@ pub async fn replay_log(
     store: &Store,
     registry: &Registry,
     domain: &Domain,
-    instances: &mut impl Instances,
+    instances: &mut (impl Instances + Send),
     after: i64,
     progress: &mut impl FnMut(u64),
 ) -> Result<(Vec<ResultRow>, u64), AppError> {
@@ -887,6 +1070,13 @@ pub async fn replay_log(
         tokio::spawn(async move { store.events_after(after, REPLAY_PAGE_EVENTS).await })
     };
     let mut next = read_after(after);
+    // An entry that fails marks the boards it fails on broken and the replay goes on: every
+    // other board still comes up (see `Tolerant`).
+    let mut instances = Tolerant {
+        inner: instances,
+        registry,
+        seq: 0,
+    };
     loop {
         let page = next
             .await
@@ -896,36 +1086,54 @@ pub async fn replay_log(
         next = read_after(after);
         for e in &page {
             while let Some(action) = actions.next_if(|a| a.seq < e.seq) {
-                results.extend(replay_action(store, registry, domain, instances, action).await?);
+                results.extend(replay_action(store, registry, domain, &mut instances, action).await);
                 replayed += 1;
             }
-            apply_event(registry, domain, instances, e)?;
+            instances.seq = e.seq;
+            if let Err(why) = apply_event(registry, domain, &mut instances, e) {
+                // The event itself cannot be read as one (an invalid id, an unknown board).
+                for board in e.boards() {
+                    instances.break_board(&board, &why);
+                }
+            }
             replayed += 1;
         }
         events += page.len() as u64;
         progress(events);
     }
     for action in actions {
-        results.extend(replay_action(store, registry, domain, instances, action).await?);
+        results.extend(replay_action(store, registry, domain, &mut instances, action).await);
         replayed += 1;
     }
     Ok((results, replayed))
 }
 
 /// Performs a logged action again; returns the result snapshots it produces, which the log's
-/// first performance already stored.
-async fn replay_action(
+/// first performance already stored. An action that fails on a board has broken that board
+/// (`Tolerant`); one that fails as a whole (it cannot be read, or an event it needs cannot be)
+/// breaks every board of its game, as any of them may be one it changes.
+async fn replay_action<I: Instances + Send>(
     store: &Store,
     registry: &Registry,
     domain: &Domain,
-    instances: &mut impl Instances,
+    instances: &mut Tolerant<'_, '_, I>,
     row: &ActionRow,
-) -> Result<Vec<ResultRow>, AppError> {
-    let logged: Value = serde_json::from_str(&row.body)
-        .map_err(|e| AppError::Internal(format!("action {} is not JSON: {e}", row.seq)))?;
-    let action: Action = serde_json::from_value(logged["action"].clone())
-        .map_err(|e| AppError::Internal(format!("action {} cannot be read: {e}", row.seq)))?;
-    Ok(perform(store, registry, domain, instances, row, &action)
-        .await?
-        .results)
+) -> Vec<ResultRow> {
+    instances.seq = row.seq;
+    let performed = async {
+        let logged: Value = serde_json::from_str(&row.body)
+            .map_err(|e| AppError::Internal(format!("action {} is not JSON: {e}", row.seq)))?;
+        let action: Action = serde_json::from_value(logged["action"].clone())
+            .map_err(|e| AppError::Internal(format!("action {} cannot be read: {e}", row.seq)))?;
+        perform(store, registry, domain, instances, row, &action).await
+    };
+    match performed.await {
+        Ok(performed) => performed.results,
+        Err(why) => {
+            for entry in registry.of_game(&row.game) {
+                instances.break_board(&entry.def.id, &why);
+            }
+            Vec::new()
+        }
+    }
 }

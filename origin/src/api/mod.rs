@@ -232,6 +232,7 @@ pub async fn board_of(
             "board {id} belongs to an archived season; its results stay readable at /v1/leaderboards/{game}/{mode}/{season}/results"
         )));
     }
+    entry.check_not_broken()?;
     let kind = match params.get("period") {
         None => PeriodKind::AllTime,
         Some(name) => PeriodKind::parse(&name)

@@ -25,7 +25,11 @@ async fn healthz() -> Response {
     super::json(StatusCode::OK, &json!({ "status": "ok" }))
 }
 
-/// Ready: start-up is done and the database answers.
+/// Ready: start-up is done and the database answers. With broken boards (a log entry could
+/// not be carried out on them at start) it is still 200, `"status": "degraded"`, listing them:
+/// every other board is served, and the log is the same for every replica and every restart,
+/// so a balancer that took the service out of rotation would only take those boards down too.
+/// `standings_broken_boards` in `/metrics` is the alert.
 async fn readyz(State(state): State<Shared>) -> Result<Response, AppError> {
     if !state.ready.load(Ordering::Acquire) {
         return Err(AppError::Unavailable("starting up or shutting down".into()));
@@ -33,7 +37,21 @@ async fn readyz(State(state): State<Shared>) -> Result<Response, AppError> {
     if !state.store.ping().await {
         return Err(AppError::Unavailable("the database does not answer".into()));
     }
-    Ok(super::json(StatusCode::OK, &json!({ "status": "ready" })))
+    let broken = state.registry.broken();
+    if broken.is_empty() {
+        return Ok(super::json(StatusCode::OK, &json!({ "status": "ready" })));
+    }
+    let boards: Vec<Value> = broken
+        .iter()
+        .map(|(id, why)| {
+            json!({"game": id.game, "mode": id.mode, "season": id.season, "scope": id.scope,
+                   "code": "BOARD_BROKEN", "seq": why.seq})
+        })
+        .collect();
+    Ok(super::json(
+        StatusCode::OK,
+        &json!({ "status": "degraded", "broken_boards": boards }),
+    ))
 }
 
 async fn metrics(State(state): State<Shared>) -> Response {
@@ -100,11 +118,12 @@ pub const OPERATIONS: &[Operation] = &[
             (404, "UNKNOWN_BOARD"),
             (409, "EVENT_ID_CONFLICT"),
             (409, "EVENT_INVALIDATED"),
-            (409, "SEASON_NOT_ACTIVE"),
             (409, "PLAYER_DISQUALIFIED"),
+            (409, "SEASON_NOT_ACTIVE"),
             (413, "PAYLOAD_TOO_LARGE"),
             (422, "INVALID_EVENT"),
             (422, "VALUE_OUT_OF_RANGE"),
+            (503, "BOARD_BROKEN"),
         ],
     },
     Operation {
@@ -141,10 +160,11 @@ pub const OPERATIONS: &[Operation] = &[
         body: None,
         ok: (200, "TopPage"),
         errors: &[
-            (400, "INVALID_REQUEST"),
             (400, "INVALID_CURSOR"),
+            (400, "INVALID_REQUEST"),
             (404, "UNKNOWN_BOARD"),
             (410, "STALE_CURSOR"),
+            (503, "BOARD_BROKEN"),
         ],
     },
     Operation {
@@ -154,7 +174,11 @@ pub const OPERATIONS: &[Operation] = &[
         security: "read",
         body: None,
         ok: (200, "PlayerRank"),
-        errors: &[(404, "UNKNOWN_BOARD"), (404, "PLAYER_NOT_RANKED")],
+        errors: &[
+            (404, "PLAYER_NOT_RANKED"),
+            (404, "UNKNOWN_BOARD"),
+            (503, "BOARD_BROKEN"),
+        ],
     },
     Operation {
         method: "get",
@@ -165,8 +189,9 @@ pub const OPERATIONS: &[Operation] = &[
         ok: (200, "Entries"),
         errors: &[
             (400, "INVALID_REQUEST"),
-            (404, "UNKNOWN_BOARD"),
             (404, "PLAYER_NOT_RANKED"),
+            (404, "UNKNOWN_BOARD"),
+            (503, "BOARD_BROKEN"),
         ],
     },
     Operation {
@@ -176,7 +201,11 @@ pub const OPERATIONS: &[Operation] = &[
         security: "read",
         body: None,
         ok: (200, "FriendsBoard"),
-        errors: &[(400, "INVALID_REQUEST"), (404, "UNKNOWN_BOARD")],
+        errors: &[
+            (400, "INVALID_REQUEST"),
+            (404, "UNKNOWN_BOARD"),
+            (503, "BOARD_BROKEN"),
+        ],
     },
     Operation {
         method: "post",
@@ -189,6 +218,7 @@ pub const OPERATIONS: &[Operation] = &[
             (400, "INVALID_JSON"),
             (404, "UNKNOWN_BOARD"),
             (413, "PAYLOAD_TOO_LARGE"),
+            (503, "BOARD_BROKEN"),
         ],
     },
     Operation {
@@ -198,7 +228,7 @@ pub const OPERATIONS: &[Operation] = &[
         security: "read",
         body: None,
         ok: (200, "Digest"),
-        errors: &[(404, "UNKNOWN_BOARD")],
+        errors: &[(404, "UNKNOWN_BOARD"), (503, "BOARD_BROKEN")],
     },
     Operation {
         method: "get",
@@ -216,7 +246,11 @@ pub const OPERATIONS: &[Operation] = &[
         security: "admin",
         body: Some("SeasonStateChange"),
         ok: (200, "SeasonState"),
-        errors: &[(400, "INVALID_REQUEST"), (409, "INVALID_TRANSITION")],
+        errors: &[
+            (400, "INVALID_REQUEST"),
+            (409, "INVALID_TRANSITION"),
+            (503, "BOARD_BROKEN"),
+        ],
     },
     Operation {
         method: "get",
@@ -236,10 +270,12 @@ pub const OPERATIONS: &[Operation] = &[
         ok: (201, "ModerationResult"),
         errors: &[
             (400, "INVALID_REQUEST"),
-            (404, "UNKNOWN_EVENT"),
             (404, "UNKNOWN_BOARD"),
+            (404, "UNKNOWN_EVENT"),
             (409, "MODERATION_ID_CONFLICT"),
             (409, "SEASON_ARCHIVED"),
+            (422, "VALUE_OUT_OF_RANGE"),
+            (503, "BOARD_BROKEN"),
         ],
     },
     Operation {
@@ -262,6 +298,8 @@ pub const OPERATIONS: &[Operation] = &[
             (400, "INVALID_REQUEST"),
             (404, "UNKNOWN_EVENT"),
             (409, "NOT_LATE"),
+            (422, "VALUE_OUT_OF_RANGE"),
+            (503, "BOARD_BROKEN"),
         ],
     },
     Operation {
@@ -294,7 +332,7 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "get",
         path: "/readyz",
-        summary: "Readiness: start-up done and the database answers.",
+        summary: "Readiness: start-up done and the database answers; `degraded` (still 200) lists the boards a log entry could not be carried out on at start, which answer 503 BOARD_BROKEN.",
         security: "none",
         body: None,
         ok: (200, "Status"),
@@ -303,7 +341,7 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "get",
         path: "/metrics",
-        summary: "Prometheus metrics: durable-ack latency, event-to-visible lag, query latency by kind, duplicates, rejections by code, members per board.",
+        summary: "Prometheus metrics: durable-ack latency, event-to-visible lag, query latency by kind, duplicates, rejections by code, members per board, broken boards.",
         security: "none",
         body: None,
         ok: (200, "Metrics"),

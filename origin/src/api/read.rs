@@ -367,7 +367,7 @@ async fn game_boards(
             let mut view = serde_json::to_value(BoardView::of(&entry.def)).unwrap_or_default();
             let season = state.domain.seasons.get(&entry.def.id.game, &entry.def.id.season);
             view["season_state"] = season.state.as_str().into();
-            if !entry.is_archived() {
+            if !entry.is_archived() && entry.broken().is_none() {
                 let slot = entry.all_time();
                 let board = slot.read();
                 view["board_version"] = board.version().into();

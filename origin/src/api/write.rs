@@ -255,6 +255,7 @@ fn validate_body(
         let entry = state.registry.entry(&id).ok_or_else(|| {
             AppError::UnknownBoard(format!("no board {id}; define it before submitting to it"))
         })?;
+        entry.check_not_broken()?;
         entry
             .def
             .rules
