@@ -126,6 +126,7 @@ on_both_databases!(
     a_restore_that_would_overflow_the_total_is_refused,
     a_late_decision_that_would_overflow_the_total_is_refused,
     a_log_entry_that_cannot_be_carried_out_breaks_only_its_boards,
+    random_requests_leave_a_log_that_replays,
 );
 
 /// `MAX`, `-10`, `+5`, then INVALIDATE the `-10`: the total would overflow, so the action is
@@ -358,4 +359,210 @@ async fn a_log_entry_that_cannot_be_carried_out_breaks_only_its_boards(db: Db) {
     let service = TestService::start_with_clock(db, clock.clone()).await;
     assert_eq!(service.state.registry.broken().len(), 1);
     assert_eq!(service.get(&format!("{LB}/high/digest")).await.1, high_digest);
+}
+
+/// One request of a random run.
+#[derive(Clone, Debug)]
+enum Request {
+    /// A new event of player `player` on the boards of `scopes` (0: sum, 1: high, 2: both),
+    /// achieved yesterday (late on the daily instance, on time on all time) or today.
+    Event {
+        player: u8,
+        value: i64,
+        scopes: u8,
+        yesterday: bool,
+    },
+    /// The `nth` submitted event again, as a retry.
+    Resubmit {
+        nth: usize,
+    },
+    Invalidate {
+        nth: usize,
+    },
+    Restore {
+        nth: usize,
+    },
+    Disqualify {
+        player: u8,
+        high: bool,
+    },
+    Reinstate {
+        player: u8,
+        high: bool,
+    },
+    /// A late decision on the `nth` submitted event (most are not late: 409 NOT_LATE).
+    Decide {
+        nth: usize,
+        apply: bool,
+    },
+    /// A checkpoint, so that the restart replays only the log after it.
+    Checkpoint,
+}
+
+fn value() -> impl proptest::strategy::Strategy<Value = i64> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(i64::MAX),
+        Just(i64::MIN),
+        Just(i64::MAX - 1),
+        Just(i64::MIN + 1),
+        Just(i64::MAX / 2 + 1),
+        Just(i64::MIN / 2),
+        -10i64..=10,
+        any::<i64>(),
+    ]
+}
+
+fn request() -> impl proptest::strategy::Strategy<Value = Request> {
+    use proptest::prelude::*;
+    prop_oneof![
+        6 => (0u8..3, value(), 0u8..3, any::<bool>()).prop_map(|(player, value, scopes, yesterday)| {
+            Request::Event { player, value, scopes, yesterday }
+        }),
+        1 => any::<usize>().prop_map(|nth| Request::Resubmit { nth }),
+        3 => any::<usize>().prop_map(|nth| Request::Invalidate { nth }),
+        3 => any::<usize>().prop_map(|nth| Request::Restore { nth }),
+        1 => (0u8..3, any::<bool>()).prop_map(|(player, high)| Request::Disqualify { player, high }),
+        1 => (0u8..3, any::<bool>()).prop_map(|(player, high)| Request::Reinstate { player, high }),
+        3 => (any::<usize>(), any::<bool>()).prop_map(|(nth, apply)| Request::Decide { nth, apply }),
+        1 => Just(Request::Checkpoint),
+    ]
+}
+
+/// Every board's `/digest`: all time, and the daily instances of yesterday and today.
+async fn digests(service: &TestService) -> Vec<Value> {
+    let mut all = Vec::new();
+    for path in [
+        format!("{LB}/high/digest"),
+        format!("{LB}/sum/digest"),
+        format!("{LB}/sum/digest?period=daily&at=2026-10-13T12:00:00Z"),
+        format!("{LB}/sum/digest?period=daily"),
+    ] {
+        let (status, body) = service.get(&path).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        all.push(body);
+    }
+    all
+}
+
+/// Runs `requests` through the router on a fresh database: no answer is a 5xx; then a restart
+/// (from the checkpoint, if one was taken, or the whole log) and a rebuild both reach exactly
+/// the live instances and every board's `/digest`, with no board broken.
+async fn run_requests(db: Db, requests: Vec<Request>) {
+    let (service, clock) = service_at(db, "2026-10-14T10:00:00Z").await;
+    let (status, answer) = service
+        .call(
+            Method::PUT,
+            "/v1/boards/arena-clash/solo/S7/sum",
+            Some(ADMIN),
+            Some(
+                &json!({"score_mode": "cumulative", "periods": ["all_time", "daily"], "grace_seconds": 300}),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    define(&service, "high", "highest").await;
+    let mut submitted: Vec<Value> = Vec::new();
+    for (i, request) in requests.iter().enumerate() {
+        let nth = |n: usize| (!submitted.is_empty()).then(|| submitted[n % submitted.len()].clone());
+        let answer = match request {
+            Request::Event {
+                player,
+                value,
+                scopes,
+                yesterday,
+            } => {
+                let day = if *yesterday { "13" } else { "14" };
+                let mut e = event(
+                    &format!("e{i}"),
+                    &format!("p-{player}"),
+                    *value,
+                    &format!("2026-10-{day}T09:{:02}:00Z", i % 60),
+                );
+                e["scopes"] = match scopes {
+                    0 => json!(["sum"]),
+                    1 => json!(["high"]),
+                    _ => json!(["sum", "high"]),
+                };
+                submitted.push(e.clone());
+                service.submit(&e).await
+            }
+            Request::Resubmit { nth: n } => match nth(*n) {
+                Some(e) => service.submit(&e).await,
+                None => continue,
+            },
+            Request::Invalidate { nth: n } | Request::Restore { nth: n } => {
+                let Some(e) = nth(*n) else { continue };
+                let kind = if matches!(request, Request::Invalidate { .. }) {
+                    "INVALIDATE"
+                } else {
+                    "RESTORE"
+                };
+                let id = e["event_id"].as_str().unwrap();
+                moderate(&service, &moderation(&format!("m{i}"), kind, id)).await
+            }
+            Request::Disqualify { player, high } | Request::Reinstate { player, high } => {
+                let kind = if matches!(request, Request::Disqualify { .. }) {
+                    "DISQUALIFY"
+                } else {
+                    "REINSTATE"
+                };
+                let body = json!({"moderation_id": format!("m{i}"), "action_type": kind, "reason": "review",
+                                  "game": "arena-clash", "mode": "solo", "season": "S7",
+                                  "scope": if *high { "high" } else { "sum" },
+                                  "target_player_id": format!("p-{player}")});
+                moderate(&service, &body).await
+            }
+            Request::Decide { nth: n, apply } => {
+                let Some(e) = nth(*n) else { continue };
+                let id = e["event_id"].as_str().unwrap();
+                decide(&service, id, if *apply { "apply" } else { "reject" }).await
+            }
+            Request::Checkpoint => {
+                service.state.ingest.checkpoint().await.unwrap();
+                continue;
+            }
+        };
+        assert!(
+            answer.0.as_u16() < 500,
+            "request {i} {request:?} answered {}: {}",
+            answer.0,
+            answer.1
+        );
+    }
+    let live = digests(&service).await;
+    let service = restart_and_rebuild(service, &clock).await;
+    assert_eq!(digests(&service).await, live);
+}
+
+/// Random runs of events with extreme values, retries, invalidations, restores,
+/// disqualifications, reinstatements, late decisions and checkpoints through the real writer:
+/// every accepted request leaves a log that a restart and a rebuild replay to the live boards.
+/// 16 cases per database from a fixed seed.
+async fn random_requests_leave_a_log_that_replays(db: Db) {
+    use proptest::collection::vec;
+    use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
+    {
+        let config = Config {
+            cases: 16,
+            failure_persistence: None,
+            max_shrink_iters: 256,
+            ..Config::default()
+        };
+        let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+        let runtime = tokio::runtime::Handle::current();
+        // The runner calls a plain closure; each case drives the service on this runtime.
+        let outcome = tokio::task::block_in_place(|| {
+            runner.run(&vec(request(), 1..40), |requests| {
+                runtime.block_on(run_requests(db, requests));
+                Ok(())
+            })
+        });
+        if let Err(e) = outcome {
+            match e {
+                TestError::Fail(why, requests) => panic!("{why}; minimal run: {requests:#?}"),
+                TestError::Abort(why) => panic!("{why}"),
+            }
+        }
+    }
 }
