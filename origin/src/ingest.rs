@@ -1011,14 +1011,20 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
         .map_err(|e| AppError::storage("cannot commit an action", e))?;
     *next_seq += 1;
 
-    // Decided above, it can fail now only on a failing database; then the instance it failed
-    // on no longer shows the log and is marked broken rather than served wrong.
-    let mut live = timeline::Tolerant {
-        inner: &mut LiveInstances { registry, store },
-        registry,
-        seq: logged.seq,
+    // Decided above, it can fail now only on a failing database; then the boards it failed on
+    // no longer show the log and are marked broken rather than served wrong (all of the game's
+    // when it failed as a whole), and the next start carries it out again.
+    let mut instances = LiveInstances { registry, store };
+    let mut live = timeline::Tolerant::new(&mut instances, registry, logged.seq);
+    let performed = match perform(store, registry, domain, &mut live, &logged, &request.action).await {
+        Ok(performed) => performed,
+        Err(e) => {
+            for entry in registry.of_game(&request.game) {
+                live.break_board(&entry.def.id, &e);
+            }
+            return Err(e);
+        }
     };
-    let performed = perform(store, registry, domain, &mut live, &logged, &request.action).await?;
     let corrections: Vec<Value> = performed
         .results
         .iter()

@@ -418,37 +418,43 @@ pub async fn try_perform(
 /// the entry goes on with its other boards; a broken board takes nothing more. So one bad
 /// entry costs the boards it touches, not the whole service.
 pub struct Tolerant<'r, 'i, I> {
-    /// The instances driven.
-    pub inner: &'i mut I,
-    /// Where broken boards are marked.
-    pub registry: &'r Registry,
+    inner: &'i mut I,
+    registry: &'r Registry,
+    /// The boards marked broken, also kept here so that a replay with none asks nothing of
+    /// the registry per event.
+    broken: HashSet<BoardId>,
     /// The `seq` of the log entry being carried out.
     pub seq: i64,
 }
 
-impl<I> Tolerant<'_, '_, I> {
+impl<'r, 'i, I> Tolerant<'r, 'i, I> {
+    /// Drives `inner`, marking broken boards in `registry` (the ones marked already stay so).
+    pub fn new(inner: &'i mut I, registry: &'r Registry, seq: i64) -> Tolerant<'r, 'i, I> {
+        let broken = registry.broken().into_iter().map(|(id, _)| id).collect();
+        Tolerant {
+            inner,
+            registry,
+            broken,
+            seq,
+        }
+    }
+
     fn is_broken(&self, board: &BoardId) -> bool {
-        self.registry
-            .entry(board)
-            .is_some_and(|entry| entry.broken().is_some())
+        !self.broken.is_empty() && self.broken.contains(board)
     }
 
-    /// Marks `board` broken by the current entry, printing why.
-    pub fn break_board(&self, board: &BoardId, why: &AppError) {
-        mark_broken(self.registry, board, self.seq, why);
-    }
-}
-
-/// Marks a board broken by the log entry at `seq` and says so, once per board.
-pub fn mark_broken(registry: &Registry, board: &BoardId, seq: i64, why: &AppError) {
-    let Some(entry) = registry.entry(board) else {
-        return;
-    };
-    if entry.broken().is_none() {
-        eprintln!(
-            "standings: the log entry at seq {seq} cannot be carried out on board {board}: {why}; the board is not served, every other board is"
-        );
-        entry.mark_broken(seq, why.to_string());
+    /// Marks `board` broken by the current entry and says why, once per board.
+    pub fn break_board(&mut self, board: &BoardId, why: &AppError) {
+        let Some(entry) = self.registry.entry(board) else {
+            return;
+        };
+        if self.broken.insert(board.clone()) {
+            eprintln!(
+                "standings: the log entry at seq {} cannot be carried out on board {board}: {why}; the board is not served, every other board is",
+                self.seq
+            );
+            entry.mark_broken(self.seq, why.to_string());
+        }
     }
 }
 
@@ -1072,11 +1078,7 @@ pub async fn replay_log(
     let mut next = read_after(after);
     // An entry that fails marks the boards it fails on broken and the replay goes on: every
     // other board still comes up (see `Tolerant`).
-    let mut instances = Tolerant {
-        inner: instances,
-        registry,
-        seq: 0,
-    };
+    let mut instances = Tolerant::new(instances, registry, 0);
     loop {
         let page = next
             .await
