@@ -179,6 +179,7 @@ on_both_databases!(
     restart_after_a_kill_keeps_everything,
     rebuild_and_import,
     a_clean_stop_leaves_a_checkpoint_the_next_start_uses,
+    an_action_that_cannot_be_carried_out_never_stops_a_start,
 );
 
 /// SIGTERM stops the binary cleanly with a checkpoint; the next start loads it (replaying no
@@ -223,6 +224,92 @@ async fn a_clean_stop_leaves_a_checkpoint_the_next_start_uses(db: Db) {
     let report = String::from_utf8_lossy(&rebuild.stdout);
     assert!(rebuild.status.success(), "{report}");
     assert!(report.contains("matches the live board"), "{report}");
+}
+
+/// The issue's case through the binary: MAX, -10, +5, then INVALIDATE of the -10 is refused
+/// (422 VALUE_OUT_OF_RANGE, nothing logged), so after a SIGKILL the binary is ready again with
+/// the same total and `standings rebuild` succeeds. An entry that cannot be carried out,
+/// written into the log around the service, leaves it ready but `degraded`, and the rebuild
+/// names the board and the `seq` and exits 3.
+async fn an_action_that_cannot_be_carried_out_never_stops_a_start(db: Db) {
+    let db = TestDb::new(db).await;
+    let addr = free_addr();
+    let config = write_config(&db.dir, &db.url, &addr);
+    let running = serve(&config, &addr).await;
+    let (status, _) = http(
+        &addr,
+        "PUT",
+        "/v1/boards/arena-clash/solo/S7/coins",
+        Some(ADMIN),
+        Some(&json!({"score_mode": "cumulative"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    for (id, value) in [("c1", i64::MAX), ("c2", -10), ("c3", 5)] {
+        let mut e = event(id, "p-ava", value, "2026-10-13T10:00:00Z");
+        e["scopes"] = json!(["coins"]);
+        let (status, body) = http(&addr, "POST", "/v1/score-events", Some(SERVICE), Some(&e)).await;
+        assert_eq!(status, 202, "{body}");
+    }
+    let invalidate = json!({"moderation_id": "m1", "action_type": "INVALIDATE", "reason": "review",
+                            "game": "arena-clash", "target_event_id": "c2"});
+    let (status, body) = http(
+        &addr,
+        "POST",
+        "/v1/moderation-actions",
+        Some(MODERATOR),
+        Some(&invalidate),
+    )
+    .await;
+    assert_eq!((status, body["code"].clone()), (422, json!("VALUE_OUT_OF_RANGE")));
+    drop(running); // SIGKILL.
+
+    let running = serve(&config, &addr).await;
+    let rank = "/v1/leaderboards/arena-clash/solo/S7/coins/players/p-ava/rank";
+    let (_, body) = http(&addr, "GET", rank, Some(SERVICE), None).await;
+    assert_eq!(body["value"], i64::MAX - 5);
+    let rebuild = || {
+        Command::new(BIN)
+            .args(["rebuild", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap()
+    };
+    let output = rebuild();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{report}");
+    assert!(report.contains("matches the live board"), "{report}");
+    drop(running);
+
+    // The three events are seq 1 to 3; nothing else was logged.
+    let body = r#"{"action":{"kind":"INVALIDATE","target_event_id":"c2"},"request":{}}"#;
+    execute(
+        &db.url,
+        &format!(
+            "INSERT INTO actions (seq, game, kind, action_id, body, result, actor, reason, created_at) \
+             VALUES (4, 'arena-clash', 'INVALIDATE', 'planted', '{body}', '{{}}', 'sql', 'planted', 0)"
+        ),
+    )
+    .await;
+    let _running = serve(&config, &addr).await;
+    let (status, ready) = http(&addr, "GET", "/readyz", None, None).await;
+    assert_eq!((status, ready["status"].clone()), (200, json!("degraded")));
+    assert_eq!(ready["broken_boards"][0]["seq"], 4, "{ready}");
+    let (status, body) = http(&addr, "GET", rank, Some(SERVICE), None).await;
+    assert_eq!((status, body["code"].clone()), (503, json!("BOARD_BROKEN")));
+    let output = rebuild();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{report}");
+    assert!(
+        report.contains("arena-clash/solo/S7/coins: BROKEN, the log entry at seq 4"),
+        "{report}"
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("the log entry at seq 4 cannot be carried out on board arena-clash/solo/S7/coins"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// Everything acknowledged survives a SIGKILL: after a restart the board has the same digest,

@@ -260,15 +260,6 @@ async fn a_late_decision_that_would_overflow_the_total_is_refused(db: Db) {
     restart_and_rebuild(service, &clock).await;
 }
 
-/// Runs one statement on the test's database, around the service.
-async fn execute(url: &str, sql: &str) {
-    use sqlx::Connection;
-    sqlx::any::install_default_drivers();
-    let mut conn = sqlx::AnyConnection::connect(url).await.unwrap();
-    sqlx::Executor::execute(&mut conn, sql).await.unwrap();
-    conn.close().await.unwrap();
-}
-
 /// An INVALIDATE whose recompute overflows, written into the log with SQL (no accepted request
 /// can write it): the start, from a checkpoint and the log after it, says which `seq` broke
 /// which board and comes up for every other board; `/readyz` is 200 `degraded` and lists it,

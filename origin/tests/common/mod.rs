@@ -68,7 +68,7 @@ impl TestDb {
             Db::Postgres => {
                 let name = unique("standings_t");
                 let admin = postgres_admin_url();
-                psql(&admin, &format!("CREATE DATABASE {name}")).await;
+                execute(&admin, &format!("CREATE DATABASE {name}")).await;
                 let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap();
                 TestDb {
                     url: format!("{base}/{name}"),
@@ -91,7 +91,7 @@ impl Drop for TestDb {
                     .enable_all()
                     .build()
                     .unwrap();
-                rt.block_on(psql(
+                rt.block_on(execute(
                     &admin,
                     &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
                 ));
@@ -101,12 +101,13 @@ impl Drop for TestDb {
     }
 }
 
-async fn psql(url: &str, sql: &str) {
+/// Runs one statement on the database at `url` (SQLite or PostgreSQL), around the service.
+pub async fn execute(url: &str, sql: &str) {
     use sqlx::Connection;
     sqlx::any::install_default_drivers();
-    let mut conn = sqlx::AnyConnection::connect(url)
-        .await
-        .unwrap_or_else(|e| panic!("PostgreSQL at {url} is needed for the tests: {e}"));
+    let mut conn = sqlx::AnyConnection::connect(url).await.unwrap_or_else(|e| {
+        panic!("cannot connect to {url} (the PostgreSQL tests need a server there): {e}")
+    });
     sqlx::Executor::execute(&mut conn, sql).await.unwrap();
     let _ = conn.close().await;
 }
