@@ -1,0 +1,101 @@
+//! What belongs to something stays with it, over HTTP on SQLite and PostgreSQL: a cursor pages
+//! only the board and period it was made for.
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::*;
+use serde_json::{Value, json};
+use standings_origin::clock::{Clock, parse_rfc3339};
+
+on_both_databases!(a_cursor_pages_only_its_own_board_and_period);
+
+fn ms(rfc3339: &str) -> i64 {
+    parse_rfc3339(rfc3339).unwrap()
+}
+
+/// `(status, code)` of an answer, for comparing refusals in one line.
+fn answer(status: StatusCode, body: &Value) -> (StatusCode, Value) {
+    (status, body["code"].clone())
+}
+
+/// The `next_cursor` of a cumulative board sent to another board's `top`, or to another period
+/// of its own board, is 400 `INVALID_CURSOR`; on its own board and period it pages on.
+async fn a_cursor_pages_only_its_own_board_and_period(db: Db) {
+    let clock = Clock::manual(ms("2026-10-13T23:00:00Z"));
+    let service = TestService::start_with_clock(TestDb::new(db).await, clock.clone()).await;
+    service.define("arena-clash/solo/S7/global", "highest").await;
+    let (status, body) = service
+        .call(
+            Method::PUT,
+            "/v1/boards/arena-clash/solo/S7/coins",
+            Some(ADMIN),
+            Some(&json!({"score_mode": "cumulative", "periods": ["all_time", "daily"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let submit_all = |day: &'static str| {
+        let service = &service;
+        async move {
+            for (i, player) in ["p-ava", "p-ben", "p-chloe"].iter().enumerate() {
+                let mut e = event(
+                    &format!("{day}-{i}"),
+                    player,
+                    10 * (i as i64 + 1),
+                    &format!("{day}T22:00:00Z"),
+                );
+                e["scopes"] = json!(["global", "coins"]);
+                let (status, body) = service.submit(&e).await;
+                assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+            }
+        }
+    };
+    submit_all("2026-10-13").await;
+    clock.set(ms("2026-10-14T23:00:00Z"));
+    submit_all("2026-10-14").await;
+
+    let coins = "/v1/leaderboards/arena-clash/solo/S7/coins/top?limit=1";
+    let (_, first) = service.get(coins).await;
+    let cursor = first["next_cursor"].as_str().unwrap().to_string();
+    let (status, second) = service.get(&format!("{coins}&cursor={cursor}")).await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    assert_eq!(second["entries"][0]["rank"], 2);
+
+    let global = "/v1/leaderboards/arena-clash/solo/S7/global/top?limit=1";
+    let (status, body) = service.get(&format!("{global}&cursor={cursor}")).await;
+    assert_eq!(
+        answer(status, &body),
+        (StatusCode::BAD_REQUEST, json!("INVALID_CURSOR")),
+        "{body}"
+    );
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("another board or period"),
+        "{body}"
+    );
+    let (status, body) = service
+        .get(&format!("{coins}&period=daily&cursor={cursor}"))
+        .await;
+    assert_eq!(
+        answer(status, &body),
+        (StatusCode::BAD_REQUEST, json!("INVALID_CURSOR"))
+    );
+
+    // Two instances of the same daily board: one day's cursor does not page the other's.
+    let day = |at: &str| format!("{coins}&period=daily&at={at}");
+    let (_, first) = service.get(&day("2026-10-13T12:00:00Z")).await;
+    let daily_cursor = first["next_cursor"].as_str().unwrap().to_string();
+    let (status, body) = service
+        .get(&format!("{}&cursor={daily_cursor}", day("2026-10-13T18:00:00Z")))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = service
+        .get(&format!("{}&cursor={daily_cursor}", day("2026-10-14T12:00:00Z")))
+        .await;
+    assert_eq!(
+        answer(status, &body),
+        (StatusCode::BAD_REQUEST, json!("INVALID_CURSOR"))
+    );
+}
