@@ -1,5 +1,6 @@
-//! What belongs to something stays with it, over HTTP on SQLite and PostgreSQL: a cursor pages
-//! only the board and period it was made for.
+//! What belongs to something stays with it, over HTTP on SQLite and PostgreSQL: a player JWT
+//! reads only the games it names and only while it is short-lived, and a cursor pages only the
+//! board and period it was made for.
 
 mod common;
 
@@ -8,7 +9,10 @@ use common::*;
 use serde_json::{Value, json};
 use standings_origin::clock::{Clock, parse_rfc3339};
 
-on_both_databases!(a_cursor_pages_only_its_own_board_and_period);
+on_both_databases!(
+    a_player_jwt_is_held_to_its_games_and_its_lifetime,
+    a_cursor_pages_only_its_own_board_and_period,
+);
 
 fn ms(rfc3339: &str) -> i64 {
     parse_rfc3339(rfc3339).unwrap()
@@ -17,6 +21,68 @@ fn ms(rfc3339: &str) -> i64 {
 /// `(status, code)` of an answer, for comparing refusals in one line.
 fn answer(status: StatusCode, body: &Value) -> (StatusCode, Value) {
     (status, body["code"].clone())
+}
+
+fn now_secs() -> i64 {
+    standings_origin::clock::now_ms() / 1000
+}
+
+/// A player JWT signed with the test secret.
+fn jwt(claims: Value) -> String {
+    standings_origin::auth::sign_jwt(JWT_SECRET.as_bytes(), &claims)
+}
+
+/// A JWT reads the games of its `games` claim and no other, as a static player token does; one
+/// without `exp`, without `games`, or living longer than a day is 401 with a detail that says
+/// which.
+async fn a_player_jwt_is_held_to_its_games_and_its_lifetime(db: Db) {
+    let service = TestService::start(db).await;
+    service.define("arena-clash/solo/S7/global", "highest").await;
+    service.define("other-game/solo/S7/global", "highest").await;
+    let arena = "/v1/leaderboards/arena-clash/solo/S7/global/top";
+    let other = "/v1/leaderboards/other-game/solo/S7/global/top";
+    let read = |path: &'static str, token: String| {
+        let service = &service;
+        async move {
+            let (status, body) = service.call(Method::GET, path, Some(&token), None).await;
+            (status, body)
+        }
+    };
+    let exp = now_secs() + 600;
+    let arena_only = jwt(json!({"sub": "p-ava", "exp": exp, "games": ["arena-clash"]}));
+    assert_eq!(read(arena, arena_only.clone()).await.0, StatusCode::OK);
+    let (status, body) = read(other, arena_only).await;
+    assert_eq!(
+        answer(status, &body),
+        (StatusCode::FORBIDDEN, json!("FORBIDDEN")),
+        "{body}"
+    );
+    let every_game = jwt(json!({"sub": "p-ava", "exp": exp, "games": ["*"]}));
+    assert_eq!(read(other, every_game).await.0, StatusCode::OK);
+
+    for (claims, detail) in [
+        (json!({"sub": "p-ava", "games": ["*"]}), "exp is missing"),
+        (json!({"sub": "p-ava", "exp": exp}), "the games claim is missing"),
+        (
+            json!({"sub": "p-ava", "exp": now_secs() + 2 * 86_400, "games": ["*"]}),
+            "longer than the 86400 s allowed",
+        ),
+        (
+            json!({"sub": "p-ava", "iat": now_secs() - 86_400, "exp": exp, "games": ["*"]}),
+            "longer than the 86400 s allowed",
+        ),
+    ] {
+        let (status, body) = read(arena, jwt(claims.clone())).await;
+        assert_eq!(
+            answer(status, &body),
+            (StatusCode::UNAUTHORIZED, json!("UNAUTHENTICATED")),
+            "{claims}: {body}"
+        );
+        assert!(
+            body["detail"].as_str().unwrap().contains(detail),
+            "{claims}: {body}"
+        );
+    }
 }
 
 /// The `next_cursor` of a cumulative board sent to another board's `top`, or to another period
