@@ -550,7 +550,7 @@ async fn roles_and_games(db: Db) {
     let (status, _) = service
         .call(
             Method::PUT,
-            "/v1/players/p-ava/friends",
+            "/v1/games/arena-clash/players/p-ava/friends",
             Some(PLAYER),
             Some(&json!({"friends": ["p-ben"]})),
         )
@@ -607,7 +607,7 @@ async fn friends_and_rank_players(db: Db) {
     let (status, body) = service
         .call(
             Method::PUT,
-            "/v1/players/p-ava/friends",
+            "/v1/games/arena-clash/players/p-ava/friends",
             Some(SERVICE),
             Some(&json!({"friends": ["p-eli", "p-dev", "p-ben", "p-zoe", "p-ben", "p-ava"]})),
         )

@@ -1,6 +1,6 @@
-//! What belongs to something stays with it, over HTTP on SQLite and PostgreSQL: a player JWT
-//! reads only the games it names and only while it is short-lived, and a cursor pages only the
-//! board and period it was made for.
+//! What belongs to something stays with it, over HTTP on SQLite and PostgreSQL: a friend list
+//! belongs to a game, a player JWT reads only the games it names and only while it is
+//! short-lived, and a cursor pages only the board and period it was made for.
 
 mod common;
 
@@ -8,8 +8,15 @@ use axum::http::{Method, StatusCode};
 use common::*;
 use serde_json::{Value, json};
 use standings_origin::clock::{Clock, parse_rfc3339};
+use standings_origin::config::{Role, TokenConfig};
+
+const OTHER_ADMIN: &str = "other-admin-secret-00000000000";
+const OTHER_MODERATOR: &str = "other-moderator-secret-0000000";
+const FRIENDS: &str = "/v1/games/arena-clash/players/p-ben/friends";
+const ARENA_FRIENDS_OF_BEN: &str = "/v1/leaderboards/arena-clash/solo/S7/global/friends-of/p-ben";
 
 on_both_databases!(
+    a_friend_list_belongs_to_its_game,
     a_player_jwt_is_held_to_its_games_and_its_lifetime,
     a_cursor_pages_only_its_own_board_and_period,
 );
@@ -21,6 +28,116 @@ fn ms(rfc3339: &str) -> i64 {
 /// `(status, code)` of an answer, for comparing refusals in one line.
 fn answer(status: StatusCode, body: &Value) -> (StatusCode, Value) {
     (status, body["code"].clone())
+}
+
+/// The test service with an admin and a moderator of other-game besides the usual tokens, and
+/// arena-clash's and other-game's boards with Ava, Ben and Chloe on the first.
+async fn two_games(db: Db) -> TestService {
+    let db = TestDb::new(db).await;
+    let mut config = config(&db.url);
+    for (name, secret, role) in [
+        ("other-admin", OTHER_ADMIN, Role::Admin),
+        ("other-moderator", OTHER_MODERATOR, Role::Moderator),
+    ] {
+        config.tokens.push(TokenConfig {
+            name: name.into(),
+            secret: secret.into(),
+            role,
+            games: vec!["other-game".into()],
+            player_id: None,
+            rate_limit_per_second: None,
+        });
+    }
+    let service = TestService::start_with_config(db, &config, Clock::System).await;
+    service.define("arena-clash/solo/S7/global", "highest").await;
+    service.define("other-game/solo/S7/global", "highest").await;
+    for (i, player) in ["p-ava", "p-ben", "p-chloe"].iter().enumerate() {
+        let e = event(&format!("e-{i}"), player, 100 - i as i64, "2026-10-13T10:00:00Z");
+        assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
+    }
+    service
+}
+
+async fn put_friends(
+    service: &TestService,
+    path: &str,
+    token: &str,
+    friends: &[&str],
+) -> (StatusCode, Value) {
+    service
+        .call(
+            Method::PUT,
+            path,
+            Some(token),
+            Some(&json!({ "friends": friends })),
+        )
+        .await
+}
+
+/// The friends-of answer's players, ranked then unranked.
+fn listed(body: &Value) -> Vec<String> {
+    let ranked = body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["player_id"]);
+    ranked
+        .chain(body["unranked"].as_array().unwrap())
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Another game's service, moderator or admin cannot replace arena-clash's list of Ben's
+/// friends (403), and the list it sets in its own game is not what arena-clash's friends-of
+/// reads; the route without a game is gone.
+async fn a_friend_list_belongs_to_its_game(db: Db) {
+    let service = two_games(db).await;
+    let (status, body) = put_friends(&service, FRIENDS, SERVICE, &["p-ava", "p-secret"]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["game"], "arena-clash");
+    for token in [OTHER_GAME, OTHER_MODERATOR, OTHER_ADMIN] {
+        let (status, body) = put_friends(&service, FRIENDS, token, &["p-planted"]).await;
+        assert_eq!(
+            answer(status, &body),
+            (StatusCode::FORBIDDEN, json!("FORBIDDEN")),
+            "{body}"
+        );
+        let (status, body) = put_friends(
+            &service,
+            "/v1/games/other-game/players/p-ben/friends",
+            token,
+            &["p-planted"],
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let (status, body) = put_friends(&service, "/v1/players/p-ben/friends", ADMIN, &["p-planted"]).await;
+    assert_eq!(
+        answer(status, &body),
+        (StatusCode::NOT_FOUND, json!("NOT_FOUND")),
+        "{body}"
+    );
+
+    let (status, arena) = service.get(ARENA_FRIENDS_OF_BEN).await;
+    assert_eq!(status, StatusCode::OK, "{arena}");
+    assert_eq!(listed(&arena), ["p-ava", "p-secret"]);
+    let (status, other) = service
+        .call(
+            Method::GET,
+            "/v1/leaderboards/other-game/solo/S7/global/friends-of/p-ben",
+            Some(OTHER_GAME),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{other}");
+    assert_eq!(listed(&other), ["p-planted"]);
+    // The game's own moderator and admin may set it, as their roles include the service's.
+    for token in [MODERATOR, ADMIN] {
+        assert_eq!(
+            put_friends(&service, FRIENDS, token, &["p-ava"]).await.0,
+            StatusCode::OK
+        );
+    }
 }
 
 fn now_secs() -> i64 {

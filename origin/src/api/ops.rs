@@ -122,8 +122,8 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "put",
-        path: "/v1/players/{player_id}/friends",
-        summary: "Replace a player's friend list (up to 1,000).",
+        path: "/v1/games/{game}/players/{player_id}/friends",
+        summary: "Replace a player's friend list in a game (up to 1,000); only that game's friends-of reads it.",
         security: "service",
         body: Some("FriendList"),
         ok: (200, "FriendList"),
@@ -172,7 +172,7 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "get",
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/friends-of/{player_id}",
-        summary: "A player's friends ranked among themselves (include_self=true adds the player).",
+        summary: "A player's friends in this game ranked among themselves (include_self=true adds the player).",
         security: "read",
         body: None,
         ok: (200, "FriendsBoard"),
@@ -418,7 +418,7 @@ fn schemas() -> Value {
         },
         "FriendList": {
             "type": "object", "required": ["friends"],
-            "properties": {"player_id": {"type": "string"}, "friends": {"type": "array", "maxItems": 1000, "items": {"type": "string"}}}
+            "properties": {"game": {"type": "string"}, "player_id": {"type": "string"}, "friends": {"type": "array", "maxItems": 1000, "items": {"type": "string"}}}
         },
         "PlayerIds": {
             "type": "object", "required": ["player_ids"],

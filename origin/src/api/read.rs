@@ -320,7 +320,7 @@ async fn friends_of(
     let slot = board_of(&state, [&game, &mode, &season, &scope], &params).await?;
     check_player(&player_id)?;
     let include_self = param(&params, "include_self", false, |_| true, "true or false")?;
-    let mut players = state.store.friends(&player_id).await?;
+    let mut players = state.store.friends(&game, &player_id).await?;
     if include_self {
         players.insert(0, player_id);
     }
