@@ -210,6 +210,27 @@ impl Auth {
             Some(_) => Ok(()),
         }
     }
+
+    /// Checks that the caller may read `player`'s friend list in `game`: a player token only its
+    /// own, a service, moderator or admin token of the game anyone's. A friend list is private,
+    /// so `public_reads` does not open it to callers without a token.
+    pub fn friends_reader(&self, headers: &HeaderMap, game: &str, player: &str) -> Result<(), AppError> {
+        let caller = self.caller(headers)?.ok_or_else(|| {
+            AppError::Unauthenticated("a friend list is private: friends-of needs a token".into())
+        })?;
+        if !caller.allows_game(game) {
+            return Err(AppError::Forbidden(format!(
+                "token {:?} may not read game {game:?}",
+                caller.name
+            )));
+        }
+        if caller.role == Role::Player && caller.player_id.as_deref() != Some(player) {
+            return Err(AppError::Forbidden(format!(
+                "a player token reads only its own player's friends, not {player:?}'s"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// What a verified player JWT says.

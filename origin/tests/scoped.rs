@@ -1,6 +1,7 @@
 //! What belongs to something stays with it, over HTTP on SQLite and PostgreSQL: a friend list
-//! belongs to a game, a player JWT reads only the games it names and only while it is
-//! short-lived, and a cursor pages only the board and period it was made for.
+//! belongs to a game and is read by its player or that game's services only, a player JWT reads
+//! only the games it names and only while it is short-lived, and a cursor pages only the board
+//! and period it was made for.
 
 mod common;
 
@@ -17,6 +18,7 @@ const ARENA_FRIENDS_OF_BEN: &str = "/v1/leaderboards/arena-clash/solo/S7/global/
 
 on_both_databases!(
     a_friend_list_belongs_to_its_game,
+    a_player_reads_only_its_own_friend_list,
     a_player_jwt_is_held_to_its_games_and_its_lifetime,
     a_cursor_pages_only_its_own_board_and_period,
 );
@@ -138,6 +140,71 @@ async fn a_friend_list_belongs_to_its_game(db: Db) {
             StatusCode::OK
         );
     }
+}
+
+/// A player token, static or JWT, reads its own friend list and no one else's (403, so Ben's
+/// private friends stay private); the game's service, moderator and admin tokens read anyone's;
+/// `rank-players` stays open to the player.
+async fn a_player_reads_only_its_own_friend_list(db: Db) {
+    let service = two_games(db).await;
+    put_friends(&service, FRIENDS, SERVICE, &["p-ava", "p-secret"]).await;
+    let ava_jwt = jwt(json!({"sub": "p-ava", "exp": now_secs() + 600, "games": ["arena-clash"]}));
+    let ben_jwt = jwt(json!({"sub": "p-ben", "exp": now_secs() + 600, "games": ["arena-clash"]}));
+    for token in [PLAYER, ava_jwt.as_str()] {
+        let (status, body) = service
+            .call(Method::GET, ARENA_FRIENDS_OF_BEN, Some(token), None)
+            .await;
+        assert_eq!(
+            answer(status, &body),
+            (StatusCode::FORBIDDEN, json!("FORBIDDEN")),
+            "{body}"
+        );
+        assert!(!body.to_string().contains("p-secret"), "{body}");
+        let (status, body) = service
+            .call(
+                Method::GET,
+                "/v1/leaderboards/arena-clash/solo/S7/global/friends-of/p-ava",
+                Some(token),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let (status, body) = service
+            .call(
+                Method::POST,
+                "/v1/leaderboards/arena-clash/solo/S7/global/rank-players",
+                Some(token),
+                Some(&json!({"player_ids": ["p-ben", "p-chloe"]})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    for token in [ben_jwt.as_str(), SERVICE, MODERATOR, ADMIN] {
+        let (status, body) = service
+            .call(Method::GET, ARENA_FRIENDS_OF_BEN, Some(token), None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(listed(&body), ["p-ava", "p-secret"]);
+    }
+    let (status, body) = service.call(Method::GET, ARENA_FRIENDS_OF_BEN, None, None).await;
+    assert_eq!(
+        answer(status, &body),
+        (StatusCode::UNAUTHORIZED, json!("UNAUTHENTICATED"))
+    );
+
+    // Public reads open the boards, not the friend lists.
+    let db = service.stop().await;
+    let mut open = config(&db.url);
+    open.public_reads = true;
+    let service = TestService::start_with_config(db, &open, Clock::System).await;
+    let top = "/v1/leaderboards/arena-clash/solo/S7/global/top";
+    assert_eq!(service.call(Method::GET, top, None, None).await.0, StatusCode::OK);
+    let (status, body) = service.call(Method::GET, ARENA_FRIENDS_OF_BEN, None, None).await;
+    assert_eq!(
+        answer(status, &body),
+        (StatusCode::UNAUTHORIZED, json!("UNAUTHENTICATED"))
+    );
+    assert!(body["detail"].as_str().unwrap().contains("private"), "{body}");
 }
 
 fn now_secs() -> i64 {

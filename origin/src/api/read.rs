@@ -314,7 +314,7 @@ async fn friends_of(
     uri: Uri,
     headers: HeaderMap,
 ) -> AppResult<Response> {
-    state.auth.reader(&headers, &game)?;
+    state.auth.friends_reader(&headers, &game, &player_id)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
     let params = ReadQuery::of(&uri);
     let slot = board_of(&state, [&game, &mode, &season, &scope], &params).await?;
