@@ -206,6 +206,8 @@ pub enum DecodeError {
     HashMismatch,
     /// The content is well-formed but inconsistent (out of order, wrong counts, bad ids).
     Inconsistent(&'static str),
+    /// A well-formed cursor made for another board or another period of it.
+    OtherBoard,
 }
 
 impl fmt::Display for DecodeError {
@@ -217,6 +219,7 @@ impl fmt::Display for DecodeError {
             DecodeError::TrailingBytes => f.write_str("unexpected bytes after the encoded value"),
             DecodeError::HashMismatch => f.write_str("content hash does not match the manifest"),
             DecodeError::Inconsistent(what) => write!(f, "inconsistent content: {what}"),
+            DecodeError::OtherBoard => f.write_str("the cursor was made for another board or period"),
         }
     }
 }

@@ -34,8 +34,8 @@ mod snapshot;
 mod tree;
 
 pub use board::{
-    Applied, Board, Cursor, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerRank,
-    Repacked,
+    Applied, Board, Cursor, CursorBinding, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page,
+    PlayerRank, Repacked,
 };
 pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 pub use client::ClientView;

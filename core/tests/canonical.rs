@@ -1,8 +1,8 @@
 //! The canonical board and the core scenarios, through the public API.
 
 use standings_core::{
-    Applied, ApplyError, Board, BoardRules, ClientView, Cursor, DecodeError, Delta, DeltaError, PlayerId,
-    QueryError, ScoreEvent, ScoreMode, Snapshot, Standing,
+    Applied, ApplyError, Board, BoardId, BoardRules, ClientView, Cursor, CursorBinding, DecodeError, Delta,
+    DeltaError, PlayerId, QueryError, ScoreEvent, ScoreMode, Snapshot, Standing,
 };
 
 const T0: i64 = 1_760_349_600_000; // 2025-10-13T10:00:00Z
@@ -371,7 +371,11 @@ fn cursors_page_within_one_version() {
         ["p-ava", "p-ben"]
     );
     let cursor = first.next_cursor.clone().unwrap();
-    let cursor = Cursor::decode(&cursor.encode()).unwrap();
+    let binding = CursorBinding::of(
+        &BoardId::new("arena-clash", "solo", "S7", "global").unwrap(),
+        "all_time",
+    );
+    let cursor = Cursor::decode(&cursor.encode(binding), binding).unwrap();
     let second = owned(board.top(2, Some(&cursor)).unwrap());
     assert_eq!(second.2.iter().map(|e| e.0).collect::<Vec<_>>(), [3, 4]);
     let third = owned(board.top(2, second.3.as_ref()).unwrap());
@@ -412,11 +416,48 @@ fn cursors_page_within_one_version() {
         "the cursor was made at board_version 5; this board holds versions 6 to 7 only"
     );
     assert!(matches!(
-        Cursor::decode(&[9, 1, 2]),
+        Cursor::decode(&[9, 1, 2], binding),
         Err(DecodeError::UnsupportedFormat { .. })
     ));
-    assert!(Cursor::decode(&[]).is_err());
-    assert!(Cursor::decode(&[1, 0xff]).is_err());
+    assert!(Cursor::decode(&[], binding).is_err());
+    assert!(Cursor::decode(&[2, 0xff], binding).is_err());
+}
+
+/// A cursor is bound to the board and period it was made for: sent to another board, or to
+/// another period of the same board, it is refused before it is read; the format without a
+/// binding is refused too.
+#[test]
+fn a_cursor_pages_only_the_board_and_period_it_was_made_for() {
+    let board = canonical_board();
+    let cursor = board.top(2, None).unwrap().next_cursor.unwrap();
+    let id = |scope| BoardId::new("arena-clash", "solo", "S7", scope).unwrap();
+    let made_for = CursorBinding::of(&id("global"), "2026-10-13");
+    let bytes = cursor.encode(made_for);
+    assert_eq!(Cursor::decode(&bytes, made_for), Ok(cursor.clone()));
+    for other in [
+        CursorBinding::of(&id("coins"), "2026-10-13"),
+        CursorBinding::of(&id("global"), "2026-10-14"),
+        CursorBinding::of(&id("global"), "all_time"),
+        CursorBinding::of(
+            &BoardId::new("other-game", "solo", "S7", "global").unwrap(),
+            "2026-10-13",
+        ),
+    ] {
+        assert_ne!(other, made_for);
+        assert_eq!(Cursor::decode(&bytes, other), Err(DecodeError::OtherBoard));
+    }
+    // Parts do not run together: ("ab", "c") and ("a", "bc") are other boards.
+    assert_ne!(
+        CursorBinding::of(&BoardId::new("ab", "c", "s", "x").unwrap(), "k"),
+        CursorBinding::of(&BoardId::new("a", "bc", "s", "x").unwrap(), "k")
+    );
+    let mut unbound = vec![1];
+    unbound.extend_from_slice(&bytes[9..]);
+    assert_eq!(
+        Cursor::decode(&unbound, made_for),
+        Err(DecodeError::UnsupportedFormat { found: Some(1) })
+    );
+    assert_eq!(Cursor::decode(&bytes[..5], made_for), Err(DecodeError::Malformed));
 }
 
 /// A client view applies a chain of deltas and refuses one that does not follow its version.

@@ -7,8 +7,8 @@ use std::cmp::Ordering;
 
 use proptest::prelude::*;
 use standings_core::{
-    Applied, Board, BoardRules, ClientView, Cursor, DEFAULT_HISTORY_LIMIT, Delta, PlayerId, QueryError,
-    ScoreEvent, ScoreMode, Snapshot, Standing,
+    Applied, Board, BoardId, BoardRules, ClientView, Cursor, CursorBinding, DEFAULT_HISTORY_LIMIT, Delta,
+    PlayerId, QueryError, ScoreEvent, ScoreMode, Snapshot, Standing,
 };
 
 use common::mode_strategy;
@@ -152,7 +152,8 @@ fn page_through(board: &Board, v: u64, total: u64, rng: &mut Rng) -> Vec<Entry> 
             "a cursor only when more entries follow"
         );
         // Through the encoding, as a client would send it back.
-        let cursor = Cursor::decode(&cursor.encode()).unwrap();
+        let binding = CursorBinding::of(&BoardId::new("g", "m", "s", "global").unwrap(), "all_time");
+        let cursor = Cursor::decode(&cursor.encode(binding), binding).unwrap();
         page = board.top(1 + rng.below(5) as usize, Some(&cursor)).unwrap();
     }
     out

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use standings_core::{
-    Applied, Board, BoardRules, ChunkingOptions, Cursor, LookupChunk, Manifest, PlayerId, RankChunk,
-    ScoreEvent, ScoreMode, Snapshot, Standing,
+    Applied, Board, BoardId, BoardRules, ChunkingOptions, Cursor, CursorBinding, LookupChunk, Manifest,
+    PlayerId, RankChunk, ScoreEvent, ScoreMode, Snapshot, Standing,
 };
 
 use common::mode_strategy;
@@ -242,7 +242,13 @@ proptest! {
         let hash = standings_core::BoardDigest::of(&bytes);
         let _ = RankChunk::decode(&bytes, &hash);
         let _ = LookupChunk::decode(&bytes, &hash);
-        let _ = Cursor::decode(&bytes);
+        let binding = CursorBinding::of(&BoardId::new("g", "m", "s", "global").unwrap(), "all_time");
+        let _ = Cursor::decode(&bytes, binding);
+        // Behind the current tag and the right binding, the bytes reach the postcard body.
+        let made = Cursor { board_version: 0, value: 0, achieved_at: 0, player: String::new() };
+        let mut bound = made.encode(binding)[..9].to_vec();
+        bound.extend_from_slice(&bytes);
+        let _ = Cursor::decode(&bound, binding);
         // The same bytes behind a valid header reach the postcard bodies.
         for tag in [b'M', b'R', b'L'] {
             let mut framed = vec![1, 0, tag];

@@ -64,6 +64,7 @@ impl Bucket {
 pub struct Auth {
     tokens: HashMap<String, Arc<StaticToken>>,
     jwt_secret: Option<Vec<u8>>,
+    jwt_max_lifetime_secs: i64,
     public_reads: bool,
 }
 
@@ -96,6 +97,7 @@ impl Auth {
                 .player_jwt_hs256_secret
                 .as_ref()
                 .map(|s| s.as_bytes().to_vec()),
+            jwt_max_lifetime_secs: config.player_jwt_max_lifetime_seconds,
             public_reads: config.public_reads,
         }
     }
@@ -135,12 +137,17 @@ impl Auth {
         if let Some(key) = &self.jwt_secret
             && secret.matches('.').count() == 2
         {
-            let player = verify_jwt(key, secret, crate::clock::now_ms() / 1000)?;
+            let claims = verify_jwt(
+                key,
+                secret,
+                crate::clock::now_ms() / 1000,
+                self.jwt_max_lifetime_secs,
+            )?;
             return Ok(Some(Cow::Owned(Principal {
-                name: format!("jwt:{player}"),
+                name: format!("jwt:{}", claims.player),
                 role: Role::Player,
-                games: vec!["*".into()],
-                player_id: Some(player),
+                games: claims.games,
+                player_id: Some(claims.player),
             })));
         }
         Err(AppError::Unauthenticated("the token is not known".into()))
@@ -203,14 +210,51 @@ impl Auth {
             Some(_) => Ok(()),
         }
     }
+
+    /// Checks that the caller may read `player`'s friend list in `game`: a player token only its
+    /// own, a service, moderator or admin token of the game anyone's. A friend list is private,
+    /// so `public_reads` does not open it to callers without a token.
+    pub fn friends_reader(&self, headers: &HeaderMap, game: &str, player: &str) -> Result<(), AppError> {
+        let caller = self.caller(headers)?.ok_or_else(|| {
+            AppError::Unauthenticated("a friend list is private: friends-of needs a token".into())
+        })?;
+        if !caller.allows_game(game) {
+            return Err(AppError::Forbidden(format!(
+                "token {:?} may not read game {game:?}",
+                caller.name
+            )));
+        }
+        if caller.role == Role::Player && caller.player_id.as_deref() != Some(player) {
+            return Err(AppError::Forbidden(format!(
+                "a player token reads only its own player's friends, not {player:?}'s"
+            )));
+        }
+        Ok(())
+    }
 }
 
-/// Verifies an HS256 JWT and returns its `sub`. Checks `exp` and `nbf` against `now_secs`.
-pub fn verify_jwt(key: &[u8], token: &str, now_secs: i64) -> Result<String, AppError> {
+/// What a verified player JWT says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlayerClaims {
+    /// `sub`: the player it reads as.
+    pub player: String,
+    /// `games`: the games it may read, `["*"]` for all.
+    pub games: Vec<String>,
+}
+
+/// Verifies an HS256 JWT held to what a static player token is held to: it must carry `exp`,
+/// live at most `max_lifetime_secs` (from `iat`, or from now when it has none or names a later
+/// time), and name its `games`. Checks `exp` and `nbf` against `now_secs`.
+pub fn verify_jwt(
+    key: &[u8],
+    token: &str,
+    now_secs: i64,
+    max_lifetime_secs: i64,
+) -> Result<PlayerClaims, AppError> {
     let bad = |why: &str| AppError::Unauthenticated(format!("the player token is not valid: {why}"));
     let mut parts = token.split('.');
-    let (Some(header_b64), Some(payload_b64), Some(signature_b64)) =
-        (parts.next(), parts.next(), parts.next())
+    let (Some(header_b64), Some(payload_b64), Some(signature_b64), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return Err(bad("not three parts"));
     };
@@ -236,24 +280,57 @@ pub fn verify_jwt(key: &[u8], token: &str, now_secs: i64) -> Result<String, AppE
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .ok_or_else(|| bad("the payload is not base64url JSON"))?;
-    if let Some(exp) = payload.get("exp") {
-        let exp = exp.as_i64().ok_or_else(|| bad("exp is not a number"))?;
-        if now_secs >= exp {
-            return Err(bad("it has expired"));
-        }
+    let seconds = |name: &str| match payload.get(name) {
+        None => Ok(None),
+        Some(value) => value
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| bad(&format!("{name} is not a whole number of seconds"))),
+    };
+    let exp = seconds("exp")?.ok_or_else(|| bad("exp is missing; a player token must expire"))?;
+    if now_secs >= exp {
+        return Err(bad("it has expired"));
     }
-    if let Some(nbf) = payload.get("nbf") {
-        let nbf = nbf.as_i64().ok_or_else(|| bad("nbf is not a number"))?;
-        if now_secs < nbf {
-            return Err(bad("it is not valid yet"));
-        }
+    if let Some(nbf) = seconds("nbf")?
+        && now_secs < nbf
+    {
+        return Err(bad("it is not valid yet"));
+    }
+    // A token that claims to be issued later than now is counted from now, so no `iat` can
+    // stretch the time it is accepted.
+    let issued = seconds("iat")?.map_or(now_secs, |iat| iat.min(now_secs));
+    if exp.saturating_sub(issued) > max_lifetime_secs {
+        return Err(bad(&format!(
+            "it lives {} s, longer than the {max_lifetime_secs} s allowed (player_jwt_max_lifetime_seconds)",
+            exp.saturating_sub(issued)
+        )));
     }
     let sub = payload
         .get("sub")
         .and_then(|s| s.as_str())
         .ok_or_else(|| bad("sub is missing"))?;
     standings_core::check_id("sub", sub).map_err(|e| bad(&e.to_string()))?;
-    Ok(sub.to_string())
+    let games = match payload.get("games") {
+        None => {
+            return Err(bad(
+                "the games claim is missing; a player token names the games it may read, as a list or [\"*\"]",
+            ));
+        }
+        Some(serde_json::Value::Array(games)) if !games.is_empty() => games
+            .iter()
+            .map(|g| g.as_str().map(str::to_string))
+            .collect::<Option<Vec<String>>>()
+            .ok_or_else(|| bad("games must be a list of game names"))?,
+        Some(_) => {
+            return Err(bad(
+                "games must be a non-empty list of game names, or [\"*\"] for all",
+            ));
+        }
+    };
+    Ok(PlayerClaims {
+        player: sub.to_string(),
+        games,
+    })
 }
 
 /// Signs an HS256 JWT; used by tests and by operators' tooling.
@@ -272,19 +349,106 @@ pub fn sign_jwt(key: &[u8], payload: &serde_json::Value) -> String {
 mod tests {
     use super::*;
 
+    const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
+    const DAY: i64 = 86_400;
+
+    fn verify(payload: serde_json::Value, now: i64) -> Result<PlayerClaims, String> {
+        verify_jwt(KEY, &sign_jwt(KEY, &payload), now, DAY).map_err(|e| e.to_string())
+    }
+
     /// A signed token verifies; a tampered, expired or wrong-alg one does not.
     #[test]
     fn jwt_verification() {
-        let key = b"0123456789abcdef0123456789abcdef";
-        let token = sign_jwt(key, &serde_json::json!({"sub": "p-ava", "exp": 2_000}));
-        assert_eq!(verify_jwt(key, &token, 1_000).unwrap(), "p-ava");
-        assert!(verify_jwt(key, &token, 2_000).is_err(), "expired");
-        assert!(verify_jwt(b"another-key-another-key-another!!", &token, 1_000).is_err());
+        let token = sign_jwt(
+            KEY,
+            &serde_json::json!({"sub": "p-ava", "exp": 2_000, "games": ["arena-clash"]}),
+        );
+        let claims = verify_jwt(KEY, &token, 1_000, DAY).unwrap();
+        assert_eq!(
+            claims,
+            PlayerClaims {
+                player: "p-ava".into(),
+                games: vec!["arena-clash".into()]
+            }
+        );
+        assert!(verify_jwt(KEY, &token, 2_000, DAY).is_err(), "expired");
+        assert!(verify_jwt(b"another-key-another-key-another!!", &token, 1_000, DAY).is_err());
         let mut parts: Vec<&str> = token.split('.').collect();
-        let forged = URL_SAFE_NO_PAD.encode(r#"{"sub":"p-ben","exp":2000}"#);
+        let forged = URL_SAFE_NO_PAD.encode(r#"{"sub":"p-ben","exp":2000,"games":["*"]}"#);
         parts[1] = &forged;
-        assert!(verify_jwt(key, &parts.join("."), 1_000).is_err());
+        assert!(verify_jwt(KEY, &parts.join("."), 1_000, DAY).is_err());
         let none_alg = format!("{}.{}.", URL_SAFE_NO_PAD.encode(r#"{"alg":"none"}"#), parts[1]);
-        assert!(verify_jwt(key, &none_alg, 1_000).is_err());
+        assert!(verify_jwt(KEY, &none_alg, 1_000, DAY).is_err());
+        assert!(
+            verify_jwt(KEY, &format!("{token}.x"), 1_000, DAY).is_err(),
+            "four parts"
+        );
+    }
+
+    /// `exp` is required and bounds the token's life, counted from `iat` or from now,
+    /// whichever is earlier; `games` is required and is what the token may read.
+    #[test]
+    fn a_player_jwt_must_expire_soon_and_name_its_games() {
+        let now = 1_000_000;
+        let games = serde_json::json!(["*"]);
+        let ok = verify(
+            serde_json::json!({"sub": "p-ava", "exp": now + DAY, "games": games}),
+            now,
+        );
+        assert_eq!(ok.unwrap().games, ["*"]);
+        let iat = verify(
+            serde_json::json!({"sub": "p-ava", "iat": now - 10, "exp": now - 10 + DAY, "games": games}),
+            now,
+        );
+        assert!(iat.is_ok(), "{iat:?}");
+        for (payload, why) in [
+            (
+                serde_json::json!({"sub": "p-ava", "games": games}),
+                "exp is missing",
+            ),
+            (
+                serde_json::json!({"sub": "p-ava", "exp": "soon", "games": games}),
+                "exp is not a whole number",
+            ),
+            (
+                serde_json::json!({"sub": "p-ava", "exp": now + DAY + 1, "games": games}),
+                "longer than the 86400 s allowed",
+            ),
+            (
+                serde_json::json!({"sub": "p-ava", "iat": now - DAY, "exp": now + 60, "games": games}),
+                "longer than the 86400 s allowed",
+            ),
+            (
+                serde_json::json!({"sub": "p-ava", "iat": now + 3 * DAY, "exp": now + 3 * DAY + 60, "games": games}),
+                "longer than the 86400 s allowed",
+            ),
+            (
+                serde_json::json!({"sub": "p-ava", "nbf": now + 1, "exp": now + 60, "games": games}),
+                "not valid yet",
+            ),
+            (
+                serde_json::json!({"sub": "p-ava", "exp": now + 60}),
+                "the games claim is missing",
+            ),
+            (
+                serde_json::json!({"sub": "p-ava", "exp": now + 60, "games": []}),
+                "non-empty list",
+            ),
+            (
+                serde_json::json!({"sub": "p-ava", "exp": now + 60, "games": "arena-clash"}),
+                "non-empty list",
+            ),
+            (
+                serde_json::json!({"sub": "p-ava", "exp": now + 60, "games": [7]}),
+                "a list of game names",
+            ),
+            (
+                serde_json::json!({"exp": now + 60, "games": games}),
+                "sub is missing",
+            ),
+        ] {
+            let err = verify(payload.clone(), now).unwrap_err();
+            assert!(err.contains(why), "{payload}: {err}");
+        }
     }
 }

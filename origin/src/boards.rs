@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
-use standings_core::{Board, BoardId, BoardRules, ScoreEvent};
+use standings_core::{Board, BoardId, BoardRules, CursorBinding, ScoreEvent};
 
 use crate::FastHash;
 use crate::error::AppError;
@@ -28,6 +28,8 @@ pub struct BoardSlot {
     pub period: Period,
     /// Its fixed rules.
     pub rules: BoardRules,
+    /// What its cursors carry, so that a cursor pages only this board in this period.
+    pub cursor_binding: CursorBinding,
     /// The ranked state. Locks are held only for in-memory work, never across an await.
     pub board: RwLock<Board>,
     /// Serialized top pages of the current version, so repeated reads cost a copy.
@@ -38,6 +40,7 @@ impl BoardSlot {
     /// A slot holding `board`.
     pub fn new(id: BoardId, period: Period, board: Board) -> BoardSlot {
         BoardSlot {
+            cursor_binding: CursorBinding::of(&id, &period.key),
             id,
             period,
             rules: *board.rules(),

@@ -5,6 +5,7 @@
 //! database = "sqlite://./standings-data/standings.db"   # or "postgres://user@host:5432/db"
 //! public_reads = false
 //! player_jwt_hs256_secret = "..."   # optional
+//! player_jwt_max_lifetime_seconds = 86400   # optional: the longest `exp` a player JWT may carry
 //!
 //! [[tokens]]
 //! name = "game-server-07"
@@ -42,9 +43,16 @@ pub struct Config {
     /// When true, reads need no token.
     #[serde(default)]
     pub public_reads: bool,
-    /// When set, player tokens may also be HS256 JWTs signed with this secret (`sub` = player id).
+    /// When set, player tokens may also be HS256 JWTs signed with this secret (`sub` = player id,
+    /// `games` = the games it may read, `exp` required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub player_jwt_hs256_secret: Option<String>,
+    /// The longest a player JWT may live: `exp` at most this far past its `iat`, and past now.
+    #[serde(
+        default = "default_jwt_lifetime",
+        skip_serializing_if = "is_default_jwt_lifetime"
+    )]
+    pub player_jwt_max_lifetime_seconds: i64,
     /// How long a closed period stays in memory before it is read from storage instead.
     #[serde(default = "default_retention", skip_serializing_if = "is_default_retention")]
     pub closed_period_retention_seconds: i64,
@@ -77,6 +85,17 @@ pub const DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS: i64 = 7 * 86_400;
 
 /// A crash then replays at most about a million log entries (3 to 4 s) after the checkpoint.
 pub const DEFAULT_CHECKPOINT_EVERY_EVENTS: u64 = 1_000_000;
+
+/// A day: a game client signs its player in again at least daily.
+pub const DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS: i64 = 86_400;
+
+fn default_jwt_lifetime() -> i64 {
+    DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS
+}
+
+fn is_default_jwt_lifetime(seconds: &i64) -> bool {
+    *seconds == DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS
+}
 
 fn default_checkpoint_every() -> u64 {
     DEFAULT_CHECKPOINT_EVERY_EVENTS
@@ -276,6 +295,9 @@ impl Config {
         {
             return Err("player_jwt_hs256_secret must be at least 32 characters".into());
         }
+        if self.player_jwt_max_lifetime_seconds < 1 {
+            return Err("player_jwt_max_lifetime_seconds must be at least 1".into());
+        }
         Ok(())
     }
 
@@ -287,6 +309,7 @@ impl Config {
             database: format!("sqlite://{}", db.display()),
             public_reads: false,
             player_jwt_hs256_secret: None,
+            player_jwt_max_lifetime_seconds: DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
             closed_period_retention_seconds: DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS,
             checkpoint_every_events: DEFAULT_CHECKPOINT_EVERY_EVENTS,
             http_threads: 0,
@@ -383,5 +406,21 @@ mod tests {
         );
         let negative = parse("http_threads = -1\n").unwrap_err().to_string();
         assert!(negative.contains("http_threads"), "{negative}");
+    }
+
+    /// Player JWTs live a day at most unless the config says otherwise; a bound under a second
+    /// is refused by name.
+    #[test]
+    fn player_jwts_live_a_day_at_most_by_default() {
+        assert_eq!(parse("").unwrap().player_jwt_max_lifetime_seconds, 86_400);
+        let config = parse("player_jwt_max_lifetime_seconds = 600\n").unwrap();
+        assert_eq!(config.player_jwt_max_lifetime_seconds, 600);
+        let zero = parse("player_jwt_max_lifetime_seconds = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            zero.contains("player_jwt_max_lifetime_seconds must be at least 1"),
+            "{zero}"
+        );
     }
 }

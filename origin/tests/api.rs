@@ -550,7 +550,7 @@ async fn roles_and_games(db: Db) {
     let (status, _) = service
         .call(
             Method::PUT,
-            "/v1/players/p-ava/friends",
+            "/v1/games/arena-clash/players/p-ava/friends",
             Some(PLAYER),
             Some(&json!({"friends": ["p-ben"]})),
         )
@@ -573,7 +573,7 @@ async fn roles_and_games(db: Db) {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let jwt = standings_origin::auth::sign_jwt(
         JWT_SECRET.as_bytes(),
-        &json!({"sub": "p-ben", "exp": standings_origin::clock::now_ms() / 1000 + 60}),
+        &json!({"sub": "p-ben", "exp": standings_origin::clock::now_ms() / 1000 + 60, "games": ["arena-clash"]}),
     );
     let (status, _) = service
         .call(Method::GET, &format!("{LB}/players/p-ben/rank"), Some(&jwt), None)
@@ -588,7 +588,10 @@ async fn roles_and_games(db: Db) {
         )
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    let expired = standings_origin::auth::sign_jwt(JWT_SECRET.as_bytes(), &json!({"sub": "p-ben", "exp": 1}));
+    let expired = standings_origin::auth::sign_jwt(
+        JWT_SECRET.as_bytes(),
+        &json!({"sub": "p-ben", "exp": 1, "games": ["*"]}),
+    );
     let (status, _) = service
         .call(Method::GET, &format!("{LB}/top"), Some(&expired), None)
         .await;
@@ -604,7 +607,7 @@ async fn friends_and_rank_players(db: Db) {
     let (status, body) = service
         .call(
             Method::PUT,
-            "/v1/players/p-ava/friends",
+            "/v1/games/arena-clash/players/p-ava/friends",
             Some(SERVICE),
             Some(&json!({"friends": ["p-eli", "p-dev", "p-ben", "p-zoe", "p-ben", "p-ava"]})),
         )

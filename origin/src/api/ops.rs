@@ -75,7 +75,9 @@ pub struct Operation {
     pub path: &'static str,
     /// One line on what it does.
     pub summary: &'static str,
-    /// Who may call it.
+    /// Who may call it: `none`; `read` (any token of the game, or anyone with `public_reads`);
+    /// `read-own` (a player token for its own player, a service, moderator or admin token of
+    /// the game for anyone); `service`, `moderator` or `admin` (that role or a higher one).
     pub security: &'static str,
     /// The request body schema name, if any.
     pub body: Option<&'static str>,
@@ -141,8 +143,8 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "put",
-        path: "/v1/players/{player_id}/friends",
-        summary: "Replace a player's friend list (up to 1,000).",
+        path: "/v1/games/{game}/players/{player_id}/friends",
+        summary: "Replace a player's friend list in a game (up to 1,000); only that game's friends-of reads it.",
         security: "service",
         body: Some("FriendList"),
         ok: (200, "FriendList"),
@@ -197,8 +199,8 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "get",
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/friends-of/{player_id}",
-        summary: "A player's friends ranked among themselves (include_self=true adds the player).",
-        security: "read",
+        summary: "A player's friends in this game ranked among themselves (include_self=true adds the player). A player token may ask only for itself (403 FORBIDDEN otherwise); a service, moderator or admin token of the game for anyone; a token is needed even with public_reads.",
+        security: "read-own",
         body: None,
         ok: (200, "FriendsBoard"),
         errors: &[
@@ -456,7 +458,7 @@ fn schemas() -> Value {
         },
         "FriendList": {
             "type": "object", "required": ["friends"],
-            "properties": {"player_id": {"type": "string"}, "friends": {"type": "array", "maxItems": 1000, "items": {"type": "string"}}}
+            "properties": {"game": {"type": "string"}, "player_id": {"type": "string"}, "friends": {"type": "array", "maxItems": 1000, "items": {"type": "string"}}}
         },
         "PlayerIds": {
             "type": "object", "required": ["player_ids"],

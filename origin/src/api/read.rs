@@ -9,7 +9,7 @@ use axum::routing::{get, post};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
-use standings_core::{Cursor, QueryError, RankedEntry, check_id};
+use standings_core::{Cursor, DecodeError, QueryError, RankedEntry, check_id};
 
 use super::write::BoardView;
 use super::{
@@ -163,10 +163,13 @@ async fn top(
     };
     let cursor = match &cursor_bytes {
         None => None,
-        Some(bytes) => Some(
-            Cursor::decode(bytes)
-                .map_err(|_| AppError::InvalidCursor("the cursor is not one this service made".into()))?,
-        ),
+        Some(bytes) => Some(Cursor::decode(bytes, slot.cursor_binding).map_err(|e| match e {
+            DecodeError::OtherBoard => AppError::InvalidCursor(format!(
+                "the cursor was made for another board or period, not {} in {}; page this one from its first page",
+                slot.id, slot.period.key
+            )),
+            _ => AppError::InvalidCursor("the cursor is not one this service made".into()),
+        })?),
     };
     let board = slot.read();
     let version = board.version();
@@ -180,7 +183,9 @@ async fn top(
         board_version: page.board_version,
         total_players: page.total_players,
         entries: page.entries.iter().map(EntryView::from).collect(),
-        next_cursor: page.next_cursor.map(|c| URL_SAFE_NO_PAD.encode(c.encode())),
+        next_cursor: page
+            .next_cursor
+            .map(|c| URL_SAFE_NO_PAD.encode(c.encode(slot.cursor_binding))),
     };
     drop(board);
     let bytes = Bytes::from(
@@ -309,13 +314,13 @@ async fn friends_of(
     uri: Uri,
     headers: HeaderMap,
 ) -> AppResult<Response> {
-    state.auth.reader(&headers, &game)?;
+    state.auth.friends_reader(&headers, &game, &player_id)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
     let params = ReadQuery::of(&uri);
     let slot = board_of(&state, [&game, &mode, &season, &scope], &params).await?;
     check_player(&player_id)?;
     let include_self = param(&params, "include_self", false, |_| true, "true or false")?;
-    let mut players = state.store.friends(&player_id).await?;
+    let mut players = state.store.friends(&game, &player_id).await?;
     if include_self {
         players.insert(0, player_id);
     }

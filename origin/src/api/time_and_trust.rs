@@ -31,7 +31,8 @@ pub(super) fn router() -> Router<Shared> {
         .route("/v1/leaderboards/{game}/{mode}/{season}/results", get(results))
 }
 
-fn check_part(what: &'static str, value: &str) -> AppResult<()> {
+/// Checks one part of a board id (a game, a season) named on its own.
+pub(super) fn check_part(what: &'static str, value: &str) -> AppResult<()> {
     BoardId::new(value, "m", "s", "x")
         .map(|_| ())
         .map_err(|e| AppError::InvalidRequest(e.to_string().replace("game", what)))

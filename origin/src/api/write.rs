@@ -31,7 +31,7 @@ pub(super) fn router() -> Router<Shared> {
         .route("/v1/boards/{game}/{mode}/{season}/{scope}", put(define_board))
         .route("/v1/score-events", post(submit_event))
         .route("/v1/score-events/batch", post(submit_batch))
-        .route("/v1/players/{player_id}/friends", put(set_friends))
+        .route("/v1/games/{game}/players/{player_id}/friends", put(set_friends))
 }
 
 /// The body of `PUT /v1/boards/...`.
@@ -511,13 +511,17 @@ struct FriendsBody {
     friends: Vec<String>,
 }
 
+/// `PUT /v1/games/{game}/players/{player_id}/friends`: replaces the player's friend list in
+/// `game`, which only that game's friends-of reads. A service of the game may set it, and so
+/// may its moderators and admins, whose roles include the service's.
 async fn set_friends(
     State(state): State<Shared>,
-    Path(player_id): Path<String>,
+    Path((game, player_id)): Path<(String, String)>,
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> AppResult<Response> {
-    state.auth.writer(&headers, None)?;
+    state.auth.writer(&headers, Some(&game))?;
+    super::time_and_trust::check_part("game", &game)?;
     check_id("player_id", &player_id).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
     let body: FriendsBody = serde_json::from_value(body)
         .map_err(|e| AppError::InvalidRequest(format!("bad friend list: {e}")))?;
@@ -535,9 +539,9 @@ async fn set_friends(
             friends.push(friend);
         }
     }
-    state.store.set_friends(&player_id, &friends).await?;
+    state.store.set_friends(&game, &player_id, &friends).await?;
     Ok(json(
         StatusCode::OK,
-        &serde_json::json!({ "player_id": player_id, "friends": friends }),
+        &serde_json::json!({ "game": game, "player_id": player_id, "friends": friends }),
     ))
 }

@@ -131,6 +131,7 @@ pub fn config(url: &str) -> Config {
         database: url.into(),
         public_reads: false,
         player_jwt_hs256_secret: Some(JWT_SECRET.into()),
+        player_jwt_max_lifetime_seconds: standings_origin::config::DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
         closed_period_retention_seconds: 86_400,
         checkpoint_every_events: 0,
         http_threads: 0,
