@@ -230,8 +230,9 @@ struct Tally {
     requests: AtomicU64,
     answered: AtomicU64,
     acknowledged: AtomicU64,
-    /// Acknowledgements of new events (not resends): what shows that writes work.
-    fresh_acknowledged: AtomicU64,
+    /// Events answered ACCEPTED or LATE: stored by this very request, which shows that writes
+    /// work (a retried event can be answered DUPLICATE from a look-up alone).
+    stored: AtomicU64,
     duplicates: AtomicU64,
     conflicts: AtomicU64,
     invalid: AtomicU64,
@@ -317,13 +318,30 @@ async fn run(args: &Args) -> Result<String, String> {
         )));
     }
     let chaos = chaos(args, &mut service, private.as_ref(), &tally, deadline).await;
+    let mut stall = None;
     if chaos.is_err() {
         tally.abandoned.store(true, Ordering::Relaxed);
+    } else {
+        let mut progress = Progress::new(&tally);
+        while clients.iter().any(|c| !c.is_finished()) {
+            if progress.stalled(&tally) {
+                tally.abandoned.store(true, Ordering::Relaxed);
+                stall = Some(format!(
+                    "after the last kill or outage no submission was answered for {READY_TIMEOUT:?}; {}",
+                    service.log_tail()
+                ));
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
     for client in clients {
         client.await.map_err(|e| format!("a client panicked: {e}"))?;
     }
     let chaos = chaos?;
+    if let Some(why) = stall {
+        return Err(why);
+    }
     if Instant::now() >= deadline {
         return Err(format!("the run passed its deadline of {:?}", args.timeout));
     }
@@ -553,7 +571,9 @@ async fn run_client(
                     if kind == Kind::Duplicate {
                         tally.duplicates.fetch_add(1, Ordering::Relaxed);
                     } else {
-                        tally.fresh_acknowledged.fetch_add(1, Ordering::Relaxed);
+                        if status != "DUPLICATE" {
+                            tally.stored.fetch_add(1, Ordering::Relaxed);
+                        }
                         own_acked.push(event.clone());
                         ledger.acknowledged.insert(event.id.clone(), event);
                     }
@@ -711,6 +731,31 @@ struct Chaos {
     problems: Vec<String>,
 }
 
+/// Whether the clients still get answers: a service that answers nothing (or only errors) for
+/// [`READY_TIMEOUT`] will not finish the run, so the run ends instead of waiting for its
+/// deadline.
+struct Progress {
+    answered: u64,
+    since: Instant,
+}
+
+impl Progress {
+    fn new(tally: &Tally) -> Progress {
+        Progress {
+            answered: tally.answered.load(Ordering::Relaxed),
+            since: Instant::now(),
+        }
+    }
+
+    fn stalled(&mut self, tally: &Tally) -> bool {
+        let answered = tally.answered.load(Ordering::Relaxed);
+        if answered != self.answered {
+            *self = Progress::new(tally);
+        }
+        self.since.elapsed() > READY_TIMEOUT
+    }
+}
+
 /// The 5xx answers so far: 503s and any other.
 fn refusals(tally: &Tally) -> u64 {
     tally.unavailable_retries.load(Ordering::Relaxed) + tally.server_errors.load(Ordering::Relaxed)
@@ -739,7 +784,16 @@ async fn chaos(
     };
     let mut longest_recovery = Duration::ZERO;
     for (at, outage) in plan {
+        let mut progress = Progress::new(tally);
         while tally.answered.load(Ordering::Relaxed) < at {
+            if progress.stalled(tally) {
+                return Err(format!(
+                    "no submission was answered for {READY_TIMEOUT:?} ({} of {} answered); {}",
+                    tally.answered.load(Ordering::Relaxed),
+                    args.events,
+                    service.log_tail()
+                ));
+            }
             if Instant::now() >= deadline {
                 return Err(format!(
                     "the deadline passed before every kill was made ({} of {} submissions answered, the next kill due at {at})",
@@ -775,16 +829,14 @@ async fn chaos(
         tokio::time::sleep(Duration::from_millis(500 + rng.below(1_500))).await;
         cluster.start()?;
         let back = Instant::now();
-        // A resend can be answered DUPLICATE from a look-up alone, so only a new event's
-        // acknowledgement shows that writes work again.
-        let acknowledged = tally.fresh_acknowledged.load(Ordering::Relaxed);
-        while tally.fresh_acknowledged.load(Ordering::Relaxed) == acknowledged
+        let stored = tally.stored.load(Ordering::Relaxed);
+        while tally.stored.load(Ordering::Relaxed) == stored
             && tally.answered.load(Ordering::Relaxed) < args.events
             && back.elapsed() < READY_TIMEOUT
         {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        if tally.fresh_acknowledged.load(Ordering::Relaxed) == acknowledged
+        if tally.stored.load(Ordering::Relaxed) == stored
             && tally.answered.load(Ordering::Relaxed) < args.events
         {
             // Restarting the service would hide whether it recovers by itself, so the run
