@@ -1,2 +1,9 @@
-//! Cross-crate and end-to-end tests for Standings live in `tests/tests/`.
+//! Cross-crate and end-to-end tests for Standings live in `tests/tests/`; this library holds what
+//! the harnesses in `src/bin/` share: a hand-written HTTP client, the service under test, a
+//! latency histogram and the load generator's workload.
 #![forbid(unsafe_code)]
+
+pub mod http;
+pub mod latency;
+pub mod service;
+pub mod workload;

@@ -25,16 +25,12 @@
 mod bench;
 #[path = "loadgen/cpu.rs"]
 mod cpu;
-#[path = "loadgen/http.rs"]
-mod http;
-#[path = "loadgen/latency.rs"]
-mod latency;
 #[path = "loadgen/resp.rs"]
 mod resp;
-#[path = "loadgen/service.rs"]
-mod service;
-#[path = "loadgen/workload.rs"]
-mod workload;
+
+// The HTTP client, the service under test, the latency histogram and the workload are shared
+// with the other harnesses, so they live in the library.
+use standings_tests::{http, latency, service, workload};
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -8,14 +8,20 @@ const SUB: usize = 1 << SUB_BITS;
 const BUCKETS: usize = (64 - SUB_BITS as usize) * SUB + SUB;
 
 /// Request durations in nanoseconds.
-pub(crate) struct Histogram {
+pub struct Histogram {
     counts: Vec<u64>,
     total: u64,
 }
 
+impl Default for Histogram {
+    fn default() -> Histogram {
+        Histogram::new()
+    }
+}
+
 impl Histogram {
     /// An empty histogram (30 KB, allocated once per connection).
-    pub(crate) fn new() -> Histogram {
+    pub fn new() -> Histogram {
         Histogram {
             counts: vec![0; BUCKETS],
             total: 0,
@@ -42,14 +48,14 @@ impl Histogram {
     }
 
     /// Records one request. O(1).
-    pub(crate) fn record(&mut self, took: Duration) {
+    pub fn record(&mut self, took: Duration) {
         let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         self.counts[Self::index(ns)] += 1;
         self.total += 1;
     }
 
     /// Adds another histogram's counts.
-    pub(crate) fn merge(&mut self, other: &Histogram) {
+    pub fn merge(&mut self, other: &Histogram) {
         for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
             *mine += theirs;
         }
@@ -57,7 +63,7 @@ impl Histogram {
     }
 
     /// The `q` quantile (0 < q <= 1), or zero when nothing was recorded.
-    pub(crate) fn quantile(&self, q: f64) -> Duration {
+    pub fn quantile(&self, q: f64) -> Duration {
         if self.total == 0 {
             return Duration::ZERO;
         }

@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// One keep-alive connection to the service.
-pub(crate) struct HttpConn {
+pub struct HttpConn {
     stream: TcpStream,
     /// `Host` and `Authorization` lines, written into every request.
     common_headers: Vec<u8>,
@@ -18,15 +18,15 @@ pub(crate) struct HttpConn {
 }
 
 /// An answer: its status, and where its body lies in the connection's buffer.
-pub(crate) struct Answer {
+pub struct Answer {
     /// The HTTP status.
-    pub(crate) status: u16,
+    pub status: u16,
     body: Range<usize>,
 }
 
 impl HttpConn {
     /// Connects to `addr` and sends `token` as the bearer with every request.
-    pub(crate) async fn connect(addr: &str, token: &str) -> Result<HttpConn, String> {
+    pub async fn connect(addr: &str, token: &str) -> Result<HttpConn, String> {
         let stream = TcpStream::connect(addr)
             .await
             .map_err(|e| format!("cannot connect to the service at {addr}: {e}"))?;
@@ -42,7 +42,7 @@ impl HttpConn {
 
     /// Starts a request line in the request buffer; the caller appends the path's remaining
     /// bytes with [`HttpConn::path`] and then calls [`HttpConn::send`].
-    pub(crate) fn start(&mut self, method: &str) -> &mut Vec<u8> {
+    pub fn start(&mut self, method: &str) -> &mut Vec<u8> {
         self.request.clear();
         self.request.extend_from_slice(method.as_bytes());
         self.request.push(b' ');
@@ -51,7 +51,7 @@ impl HttpConn {
 
     /// Finishes the request begun with [`HttpConn::start`] (`body` may be empty), sends it and
     /// reads the whole answer.
-    pub(crate) async fn send(&mut self, body: &[u8]) -> Result<Answer, String> {
+    pub async fn send(&mut self, body: &[u8]) -> Result<Answer, String> {
         self.request.extend_from_slice(b" HTTP/1.1\r\n");
         self.request.extend_from_slice(&self.common_headers);
         if !body.is_empty() {
@@ -84,30 +84,30 @@ impl HttpConn {
     }
 
     /// `GET path` (the whole path, query included).
-    pub(crate) async fn get(&mut self, path: &str) -> Result<Answer, String> {
+    pub async fn get(&mut self, path: &str) -> Result<Answer, String> {
         self.start("GET").extend_from_slice(path.as_bytes());
         self.send(&[]).await
     }
 
     /// `POST path` with a JSON body.
-    pub(crate) async fn post(&mut self, path: &str, body: &[u8]) -> Result<Answer, String> {
+    pub async fn post(&mut self, path: &str, body: &[u8]) -> Result<Answer, String> {
         self.start("POST").extend_from_slice(path.as_bytes());
         self.send(body).await
     }
 
     /// `PUT path` with a JSON body.
-    pub(crate) async fn put(&mut self, path: &str, body: &[u8]) -> Result<Answer, String> {
+    pub async fn put(&mut self, path: &str, body: &[u8]) -> Result<Answer, String> {
         self.start("PUT").extend_from_slice(path.as_bytes());
         self.send(body).await
     }
 
     /// The body of the last answer.
-    pub(crate) fn body(&self, answer: &Answer) -> &[u8] {
+    pub fn body(&self, answer: &Answer) -> &[u8] {
         &self.response[answer.body.clone()]
     }
 
     /// The body of the last answer as lossy text, for error messages.
-    pub(crate) fn body_text(&self, answer: &Answer) -> String {
+    pub fn body_text(&self, answer: &Answer) -> String {
         let body = self.body(answer);
         String::from_utf8_lossy(&body[..body.len().min(500)]).into_owned()
     }
@@ -170,12 +170,12 @@ impl HttpConn {
 }
 
 /// Where `needle` first occurs in `haystack`.
-pub(crate) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+pub fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// How many times `needle` occurs in `haystack`, not overlapping.
-pub(crate) fn count(haystack: &[u8], needle: &[u8]) -> usize {
+pub fn count(haystack: &[u8], needle: &[u8]) -> usize {
     let mut found = 0;
     let mut rest = haystack;
     while let Some(at) = find(rest, needle) {

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 use crate::http::HttpConn;
 
 /// The admin token of the generated config.
-pub(crate) const ADMIN_TOKEN: &str = "loadgen-admin-secret-0000000000";
+pub const ADMIN_TOKEN: &str = "loadgen-admin-secret-0000000000";
 /// The service token of the generated config, used for every submission and read.
-pub(crate) const SERVICE_TOKEN: &str = "loadgen-service-secret-00000000";
+pub const SERVICE_TOKEN: &str = "loadgen-service-secret-00000000";
 
 /// Where the service keeps its events.
-pub(crate) enum Database {
+pub enum Database {
     /// A SQLite file in the run's folder.
     Sqlite,
     /// A fresh database on a PostgreSQL server, dropped at the end.
@@ -26,13 +26,13 @@ pub(crate) enum Database {
 }
 
 /// A configured service: binary, folder, config, and the running process if any.
-pub(crate) struct Service {
+pub struct Service {
     binary: PathBuf,
     /// The run's folder (config, log, SQLite file).
-    pub(crate) dir: PathBuf,
+    pub dir: PathBuf,
     config: PathBuf,
     /// `127.0.0.1:PORT`.
-    pub(crate) addr: String,
+    pub addr: String,
     database: Database,
     database_url: String,
     child: Option<Child>,
@@ -41,7 +41,19 @@ pub(crate) struct Service {
 
 impl Service {
     /// Writes a config for a fresh database in a fresh folder, listening on a free port.
-    pub(crate) fn prepare(binary: &Path, database: Database, keep_dir: bool) -> Result<Service, String> {
+    pub fn prepare(binary: &Path, database: Database, keep_dir: bool) -> Result<Service, String> {
+        Service::prepare_with(binary, database, keep_dir, "loadgen", "")
+    }
+
+    /// [`Service::prepare`] in a folder named after `harness`, with `extra_config` (top-level
+    /// TOML settings and more `[[tokens]]`) appended to the generated config.
+    pub fn prepare_with(
+        binary: &Path,
+        database: Database,
+        keep_dir: bool,
+        harness: &str,
+        extra_config: &str,
+    ) -> Result<Service, String> {
         if !binary.is_file() {
             return Err(format!(
                 "no standings binary at {}; build it with `cargo build --release -p standings-origin --bin standings` or pass --standings-bin",
@@ -52,7 +64,7 @@ impl Service {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!("standings-loadgen-{}-{nanos}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("standings-{harness}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let addr = free_local_addr()?;
         let database_url = match &database {
@@ -68,10 +80,16 @@ impl Service {
             }
         };
         let config = dir.join("standings.toml");
+        // Top-level settings must come before the first table, so `extra_config`'s settings
+        // go first and its tables after ours.
+        let (extra_settings, extra_tables) = match extra_config.find("[[") {
+            Some(at) => extra_config.split_at(at),
+            None => (extra_config, ""),
+        };
         let text = format!(
-            "listen = \"{addr}\"\ndatabase = \"{database_url}\"\npublic_reads = false\n\n\
+            "listen = \"{addr}\"\ndatabase = \"{database_url}\"\npublic_reads = false\n{extra_settings}\n\
              [[tokens]]\nname = \"loadgen-admin\"\nsecret = \"{ADMIN_TOKEN}\"\nrole = \"admin\"\ngames = [\"*\"]\n\n\
-             [[tokens]]\nname = \"loadgen\"\nsecret = \"{SERVICE_TOKEN}\"\nrole = \"service\"\ngames = [\"*\"]\n"
+             [[tokens]]\nname = \"loadgen\"\nsecret = \"{SERVICE_TOKEN}\"\nrole = \"service\"\ngames = [\"*\"]\n\n{extra_tables}"
         );
         std::fs::write(&config, text).map_err(|e| format!("cannot write {}: {e}", config.display()))?;
         Ok(Service {
@@ -87,13 +105,13 @@ impl Service {
     }
 
     /// The database URL the service uses.
-    pub(crate) fn database_url(&self) -> &str {
+    pub fn database_url(&self) -> &str {
         &self.database_url
     }
 
     /// Starts `standings serve` and waits until `/readyz` answers 200. Returns the time from
     /// spawning the process to that answer.
-    pub(crate) async fn start(&mut self, timeout: Duration) -> Result<Duration, String> {
+    pub async fn start(&mut self, timeout: Duration) -> Result<Duration, String> {
         if self.child.is_some() {
             return Err("the service is already running".into());
         }
@@ -142,7 +160,7 @@ impl Service {
     /// Runs `standings rebuild` beside the running service: it replays the whole log, as a
     /// start without a checkpoint does (after a crash), and compares each board's digest with
     /// the live one. Returns how long it ran, once every board matched.
-    pub(crate) fn rebuild(&self) -> Result<Duration, String> {
+    pub fn rebuild(&self) -> Result<Duration, String> {
         let started = Instant::now();
         let output = Command::new(&self.binary)
             .arg("rebuild")
@@ -171,12 +189,12 @@ impl Service {
     }
 
     /// The process id of the running service.
-    pub(crate) fn pid(&self) -> Option<u32> {
+    pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
     }
 
     /// The service's resident memory in bytes (`VmRSS`) and its peak (`VmHWM`).
-    pub(crate) fn resident(&self) -> Result<(u64, u64), String> {
+    pub fn resident(&self) -> Result<(u64, u64), String> {
         let pid = self.pid().ok_or("the service is not running")?;
         let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
             .map_err(|e| format!("cannot read /proc/{pid}/status: {e}"))?;
@@ -193,7 +211,7 @@ impl Service {
 
     /// Stops the service with SIGINT (its graceful shutdown), killing it if it has not exited
     /// within `timeout`.
-    pub(crate) fn stop(&mut self, timeout: Duration) -> Result<(), String> {
+    pub fn stop(&mut self, timeout: Duration) -> Result<(), String> {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
@@ -218,7 +236,7 @@ impl Service {
     }
 
     /// Kills the service with SIGKILL, as a crash would: no checkpoint at the stop.
-    pub(crate) fn kill(&mut self) -> Result<(), String> {
+    pub fn kill(&mut self) -> Result<(), String> {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
@@ -232,12 +250,12 @@ impl Service {
     }
 
     /// The service's log so far.
-    pub(crate) fn log(&self) -> String {
+    pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("standings.log")).unwrap_or_default()
     }
 
     /// The last lines of the service's log, for error messages.
-    pub(crate) fn log_tail(&self) -> String {
+    pub fn log_tail(&self) -> String {
         let text = self.log();
         let lines: Vec<&str> = text.lines().collect();
         format!(
@@ -247,8 +265,53 @@ impl Service {
         )
     }
 
+    /// Every row of the event log as `(event_id, player_id, value)`, read with the database's own
+    /// command-line client (`sqlite3` or `psql`) beside the running service, so that what is
+    /// checked is what is stored, not what the service says.
+    pub fn logged_events(&self) -> Result<Vec<(String, String, i64)>, String> {
+        const QUERY: &str = "SELECT event_id, player_id, value FROM score_events ORDER BY seq";
+        let output = match &self.database {
+            Database::Sqlite => Command::new("sqlite3")
+                .arg("-readonly")
+                .arg("-separator")
+                .arg("|")
+                .arg(self.dir.join("standings.db"))
+                .arg(QUERY)
+                .output(),
+            Database::Postgres { .. } => Command::new("psql")
+                .arg(&self.database_url)
+                .arg("-v")
+                .arg("ON_ERROR_STOP=1")
+                .arg("-At")
+                .arg("-c")
+                .arg(QUERY)
+                .output(),
+        }
+        .map_err(|e| format!("cannot run the database client: {e}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "reading the event log failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+        let text = String::from_utf8(output.stdout).map_err(|_| "the event log is not UTF-8")?;
+        text.lines()
+            .map(|line| {
+                let mut fields = line.splitn(3, '|');
+                match (
+                    fields.next(),
+                    fields.next(),
+                    fields.next().and_then(|v| v.parse().ok()),
+                ) {
+                    (Some(id), Some(player), Some(value)) => Ok((id.to_string(), player.to_string(), value)),
+                    _ => Err(format!("an unreadable log row: {line:?}")),
+                }
+            })
+            .collect()
+    }
+
     /// The size of the SQLite files (database and WAL), if SQLite.
-    pub(crate) fn database_bytes(&self) -> Option<u64> {
+    pub fn database_bytes(&self) -> Option<u64> {
         match self.database {
             Database::Sqlite => Some(
                 ["standings.db", "standings.db-wal"]
@@ -272,10 +335,10 @@ impl Drop for Service {
         if let Database::Postgres { admin_url, name } = &self.database
             && let Err(e) = psql(admin_url, &format!("DROP DATABASE IF EXISTS {name}"))
         {
-            eprintln!("loadgen: {e}");
+            eprintln!("standings-tests: {e}");
         }
         if self.keep_dir {
-            eprintln!("loadgen: kept {}", self.dir.display());
+            eprintln!("standings-tests: kept {}", self.dir.display());
         } else {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
@@ -291,7 +354,7 @@ fn free_local_addr() -> Result<String, String> {
 }
 
 /// Runs one SQL statement with the `psql` client.
-fn psql(url: &str, sql: &str) -> Result<(), String> {
+pub fn psql(url: &str, sql: &str) -> Result<(), String> {
     let output = Command::new("psql")
         .arg(url)
         .arg("-v")

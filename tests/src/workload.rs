@@ -2,30 +2,30 @@
 //! Redis hold, and the wire spellings of its ids, scores and times.
 
 /// 2025-10-13T00:00:00Z in ms, as in the core's benches.
-pub(crate) const T0: i64 = 1_760_313_600_000;
+pub const T0: i64 = 1_760_313_600_000;
 
 /// Each member's `achieved_at` lies in its own window of this many ms after [`T0`], so no two
 /// members share a time and the order is the same on both sides (Redis breaks ties by member
 /// bytes, descending; Standings by earliest time, then id bytes, ascending).
-pub(crate) const MS_PER_MEMBER: i64 = 60;
+pub const MS_PER_MEMBER: i64 = 60;
 
 /// Scores are drawn from `u^4 x MAX_VALUE`, so they fit in 20 bits.
-pub(crate) const MAX_VALUE: f64 = 1_000_000.0;
+pub const MAX_VALUE: f64 = 1_000_000.0;
 const VALUE_BITS: u32 = 20;
 
 /// A small deterministic PRNG (splitmix64), the same as the core's benches use.
-pub(crate) struct Rng(pub(crate) u64);
+pub struct Rng(pub u64);
 
 impl Rng {
     /// A generator for stream `stream` of a run seeded with `seed`: each connection of each
     /// workload draws its own stream, and the two sides of a comparison draw the same ones.
-    pub(crate) fn stream(seed: u64, stream: u64) -> Rng {
+    pub fn stream(seed: u64, stream: u64) -> Rng {
         let mut mixer = Rng(seed ^ stream.wrapping_mul(0xd6e8_feb8_6659_fd93));
         Rng(mixer.next_u64())
     }
 
     /// The next 64 random bits.
-    pub(crate) fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -34,17 +34,17 @@ impl Rng {
     }
 
     /// A uniform float in [0, 1).
-    pub(crate) fn unit(&mut self) -> f64 {
+    pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// A uniform integer in `0..n` (`n > 0`); the modulo bias is negligible for our `n`.
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
+    pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
     }
 
     /// A skewed value: most players low, few high, so low values are crowded as on real boards.
-    pub(crate) fn skewed_value(&mut self) -> i64 {
+    pub fn skewed_value(&mut self) -> i64 {
         let u = self.unit();
         (u * u * u * u * MAX_VALUE) as i64
     }
@@ -52,20 +52,20 @@ impl Rng {
 
 /// One player's best score.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Standing {
+pub struct Standing {
     /// The value.
-    pub(crate) value: i64,
+    pub value: i64,
     /// When it was achieved, ms since the epoch.
-    pub(crate) achieved_at: i64,
+    pub achieved_at: i64,
 }
 
 /// The population: `members` players, player `i` holding [`Population::standing`].
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Population {
+pub struct Population {
     /// How many players.
-    pub(crate) members: u64,
+    pub members: u64,
     /// The seed of every draw.
-    pub(crate) seed: u64,
+    pub seed: u64,
     /// How many low bits of a Redis score hold the time (the value sits above them).
     time_bits: u32,
 }
@@ -73,7 +73,7 @@ pub(crate) struct Population {
 impl Population {
     /// A population of `members` players; refuses sizes whose composite Redis scores would not
     /// be exact in a double.
-    pub(crate) fn new(members: u64, seed: u64) -> Result<Population, String> {
+    pub fn new(members: u64, seed: u64) -> Result<Population, String> {
         let span = members.max(1) * MS_PER_MEMBER as u64;
         let time_bits = 64 - span.leading_zeros();
         if time_bits + VALUE_BITS > 53 {
@@ -87,7 +87,7 @@ impl Population {
     }
 
     /// The standing player `i` is loaded with. O(1), no state.
-    pub(crate) fn standing(&self, i: u64) -> Standing {
+    pub fn standing(&self, i: u64) -> Standing {
         let mut rng = Rng::stream(self.seed, i ^ 0x5eed_0000_0000_0000);
         let value = rng.skewed_value();
         let offset = i as i64 * MS_PER_MEMBER + rng.below(MS_PER_MEMBER as u64) as i64;
@@ -99,7 +99,7 @@ impl Population {
 
     /// A fresh score for a later submission: a skewed value at a time inside the population's
     /// time span.
-    pub(crate) fn fresh_standing(&self, rng: &mut Rng) -> Standing {
+    pub fn fresh_standing(&self, rng: &mut Rng) -> Standing {
         let value = rng.skewed_value();
         let offset = rng.below(self.members.max(1) * MS_PER_MEMBER as u64) as i64;
         Standing {
@@ -110,7 +110,7 @@ impl Population {
 
     /// The Redis score that orders like Standings' `highest` board: the value above, the time
     /// (earlier is better, so inverted) below. Exact in a double by construction.
-    pub(crate) fn redis_score(&self, standing: Standing) -> u64 {
+    pub fn redis_score(&self, standing: Standing) -> u64 {
         let offset = (standing.achieved_at - T0) as u64;
         let time_part = ((1u64 << self.time_bits) - 1) - offset;
         ((standing.value as u64) << self.time_bits) | time_part
@@ -119,7 +119,7 @@ impl Population {
 
 /// The id of player `i`: `player-` and 16 hex digits, 23 bytes, in no particular order (the
 /// same ids as the core's benches).
-pub(crate) fn player_id(i: u64) -> [u8; 23] {
+pub fn player_id(i: u64) -> [u8; 23] {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bits = Rng(i).next_u64();
     let mut id = *b"player-0000000000000000";
@@ -130,7 +130,7 @@ pub(crate) fn player_id(i: u64) -> [u8; 23] {
 }
 
 /// Appends a decimal integer without allocating.
-pub(crate) fn push_int(out: &mut Vec<u8>, n: i64) {
+pub fn push_int(out: &mut Vec<u8>, n: i64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     let mut rest = n.unsigned_abs();
@@ -150,7 +150,7 @@ pub(crate) fn push_int(out: &mut Vec<u8>, n: i64) {
 
 /// Appends `ms` since the epoch as RFC 3339 in UTC with milliseconds
 /// (`2025-10-13T10:05:00.123Z`).
-pub(crate) fn push_rfc3339(out: &mut Vec<u8>, ms: i64) {
+pub fn push_rfc3339(out: &mut Vec<u8>, ms: i64) {
     let secs = ms.div_euclid(1000);
     let millis = ms.rem_euclid(1000);
     let (year, month, day) = civil_from_days(secs.div_euclid(86_400));

@@ -1,0 +1,90 @@
+"""Schemathesis checks for the hostile-input run (tests/hostile/run loads this module).
+
+`no_state_change_on_rejection`: the service's whole state is read after every call: the
+version and digest of each seeded board (its live, in-memory ranking) and a hash of every row
+of every table of the SQLite file but `checkpoint_parts` (the service's own restart cache).
+A call answered 4xx must leave it exactly as the call before left it. Schemathesis runs with
+one worker, so nothing else changes the state between two calls.
+"""
+
+import atexit
+import hashlib
+import json
+import os
+import sqlite3
+import urllib.request
+
+import schemathesis
+
+BASE = os.environ["HOSTILE_BASE"]
+DB = os.environ["HOSTILE_DB"]
+READ_TOKEN = os.environ["HOSTILE_ADMIN_TOKEN"]
+BOARDS = os.environ["HOSTILE_BOARDS"].split()
+SUMMARY = os.environ["HOSTILE_SUMMARY"]
+
+_last_state = None
+_counts = {"calls": 0, "2xx": 0, "4xx": 0, "5xx": 0, "other": 0, "state_checks": 0}
+
+
+def _digests():
+    out = []
+    for board in BOARDS:
+        request = urllib.request.Request(
+            f"{BASE}/v1/leaderboards/{board}/digest",
+            headers={"Authorization": f"Bearer {READ_TOKEN}"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            body = json.load(answer)
+        out.append((board, body["board_version"], body["digest"]))
+    return out
+
+
+def _tables():
+    digest = hashlib.sha256()
+    connection = sqlite3.connect(f"file:{DB}?mode=ro", uri=True, timeout=10)
+    try:
+        names = [
+            row[0]
+            for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+            )
+            if row[0] != "checkpoint_parts" and not row[0].startswith("sqlite_")
+        ]
+        for name in names:
+            rows = sorted(repr(r) for r in connection.execute(f'SELECT * FROM "{name}"'))
+            digest.update(f"{name}:{len(rows)}\n".encode())
+            for row in rows:
+                digest.update(row.encode())
+    finally:
+        connection.close()
+    return digest.hexdigest()
+
+
+def _state():
+    return (_digests(), _tables())
+
+
+@schemathesis.check
+def no_state_change_on_rejection(ctx, response, case):
+    global _last_state
+    status = response.status_code
+    _counts["calls"] += 1
+    bucket = f"{status // 100}xx" if 2 <= status // 100 <= 5 and status // 100 != 3 else "other"
+    _counts[bucket] += 1
+    state = _state()
+    before, _last_state = _last_state, state
+    if before is None or not 400 <= status < 500:
+        return None
+    _counts["state_checks"] += 1
+    if state != before:
+        raise AssertionError(
+            f"{case.method} {case.formatted_path} answered {status} but changed the state: "
+            f"boards {before[0]} -> {state[0]}, tables {before[1][:12]} -> {state[1][:12]}"
+        )
+    return None
+
+
+@atexit.register
+def _write_summary():
+    with open(SUMMARY, "a") as out:
+        out.write(json.dumps(_counts) + "\n")

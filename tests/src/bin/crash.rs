@@ -1,0 +1,1111 @@
+//! The crash harness: concurrent clients submit score events, with retries until answered, while
+//! the service is SIGKILLed at random moments and restarted (and, on a private PostgreSQL
+//! cluster, the database is stopped and started under it). At the end it proves that nothing
+//! acknowledged was lost or counted twice and nothing refused was stored.
+//!
+//! ```text
+//! cargo build --release -p standings-origin --bin standings
+//! cargo run --release -p standings-tests --bin crash -- --db sqlite --events 100000 --kills 20
+//! cargo run --release -p standings-tests --bin crash -- --db postgres-private --kills 5 --outages 3
+//! ```
+//!
+//! Each client sends single events and small batches: fresh events (achieved out of order over
+//! the last hours), events for a closed day (answered LATE), resends of events it already had
+//! acknowledged (20% of submissions, answered DUPLICATE), a few resends with another value
+//! (answered EVENT_ID_CONFLICT) and a few invalid events. A connection error or a 503 is retried
+//! with the same event ids; ACCEPTED, LATE or DUPLICATE acknowledges. The checks at the end,
+//! after one more SIGKILL and restart: every acknowledged event is in the log exactly once with
+//! its payload and nothing else is; resending them all answers DUPLICATE and changes no board;
+//! both boards (cumulative and highest) equal a model folded from the acknowledged events with
+//! the core's own `BoardRules`; `standings rebuild` equals the live digests.
+#![forbid(unsafe_code)]
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use standings_core::{BoardRules, ScoreEvent, ScoreMode, Standing};
+use standings_tests::http::HttpConn;
+use standings_tests::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
+use standings_tests::workload::{Rng, push_int, push_rfc3339};
+
+const USAGE: &str = "\
+usage: crash [options]
+  --db sqlite|postgres|postgres-private
+                            the service's database: a SQLite file, a fresh database on the
+                            PostgreSQL at --postgres-url, or a private PostgreSQL 15 cluster
+                            started for this run (needed for --outages) (default sqlite)
+  --events N                event submissions in all, duplicates included (default 10000)
+  --clients N               concurrent clients (default 32)
+  --kills N                 SIGKILLs of the service at random moments, each followed by a
+                            restart (default 5)
+  --outages N               stops (-m immediate) and starts of the private PostgreSQL cluster
+                            while the service runs (default 0; only with postgres-private)
+  --seed N                  the seed of every draw (default 1)
+  --checkpoint-every N      the service's checkpoint_every_events: small, so that kills land
+                            during and after checkpoints and restarts read a checkpoint and a
+                            tail (default 2000; 0 = no periodic checkpoints)
+  --standings-bin PATH      the service binary (default target/release/standings)
+  --postgres-url URL        an existing database to create ours from, for --db postgres
+                            (default postgres://postgres@127.0.0.1:5432/test)
+  --postgres-bin DIR        PostgreSQL's server binaries (default /usr/lib/postgresql/15/bin)
+  --timeout-seconds S       the whole run's deadline (default 1800)
+  --keep                    keep the temp folder (config, service log, SQLite file)";
+
+const SUM_BOARD: &str = "crash/duel/s1/sum";
+const BEST_BOARD: &str = "crash/duel/s1/best";
+/// Every event feeds both boards.
+const SCOPES: &str = r#"["sum","best"]"#;
+/// How long one request may take before it counts as unanswered and is retried. A request
+/// that waits for a database that is down is answered 503 well within this.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the service may take to become ready after a restart, and to recover after the
+/// database is back.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Db {
+    Sqlite,
+    Postgres,
+    PostgresPrivate,
+}
+
+struct Args {
+    db: Db,
+    events: u64,
+    clients: u64,
+    kills: u64,
+    outages: u64,
+    seed: u64,
+    checkpoint_every: u64,
+    standings_bin: PathBuf,
+    postgres_url: String,
+    postgres_bin: PathBuf,
+    timeout: Duration,
+    keep: bool,
+}
+
+fn parse_args(raw: Vec<String>) -> Result<Args, String> {
+    let mut args = Args {
+        db: Db::Sqlite,
+        events: 10_000,
+        clients: 32,
+        kills: 5,
+        outages: 0,
+        seed: 1,
+        checkpoint_every: 2000,
+        standings_bin: PathBuf::from("target/release/standings"),
+        postgres_url: "postgres://postgres@127.0.0.1:5432/test".into(),
+        postgres_bin: PathBuf::from("/usr/lib/postgresql/15/bin"),
+        timeout: Duration::from_secs(1800),
+        keep: false,
+    };
+    let mut iter = raw.into_iter();
+    while let Some(flag) = iter.next() {
+        match flag.as_str() {
+            "--keep" => {
+                args.keep = true;
+                continue;
+            }
+            "-h" | "--help" => return Err(String::new()),
+            _ => {}
+        }
+        let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let number = |v: &str| {
+            v.parse::<u64>()
+                .map_err(|_| format!("{flag} {v:?} is not a number"))
+        };
+        match flag.as_str() {
+            "--db" => {
+                args.db = match value.as_str() {
+                    "sqlite" => Db::Sqlite,
+                    "postgres" => Db::Postgres,
+                    "postgres-private" => Db::PostgresPrivate,
+                    other => {
+                        return Err(format!(
+                            "--db {other:?} is not sqlite, postgres or postgres-private"
+                        ));
+                    }
+                }
+            }
+            "--events" => args.events = number(&value)?,
+            "--clients" => args.clients = number(&value)?.max(1),
+            "--kills" => args.kills = number(&value)?,
+            "--outages" => args.outages = number(&value)?,
+            "--seed" => args.seed = number(&value)?,
+            "--checkpoint-every" => args.checkpoint_every = number(&value)?,
+            "--standings-bin" => args.standings_bin = PathBuf::from(value),
+            "--postgres-url" => args.postgres_url = value,
+            "--postgres-bin" => args.postgres_bin = PathBuf::from(value),
+            "--timeout-seconds" => args.timeout = Duration::from_secs(number(&value)?),
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    if args.outages > 0 && args.db != Db::PostgresPrivate {
+        return Err("--outages needs --db postgres-private (the shared server is never stopped)".into());
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1).collect()) {
+        Ok(args) => args,
+        Err(why) => {
+            if !why.is_empty() {
+                eprintln!("crash: {why}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    // One thread drives every client: they mostly wait on the service, and the machine's cores
+    // are better left to it.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("crash: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(&args)) {
+        Ok(summary) => {
+            println!("crash: PASSED: {summary}");
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("crash: FAILED: {why}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What a submitted event is meant to test, and so which answers are right for it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    /// A new id, achieved today: ACCEPTED (LATE near midnight), DUPLICATE only on a retry.
+    Fresh,
+    /// A new id achieved two days ago, for a closed daily period: LATE, DUPLICATE on a retry.
+    Late,
+    /// A resend of an acknowledged event: DUPLICATE, always.
+    Duplicate,
+    /// An acknowledged id with another value: EVENT_ID_CONFLICT, always.
+    Conflict,
+    /// A new id that is refused with this code.
+    Invalid(&'static str),
+}
+
+/// One event as submitted.
+#[derive(Clone, Debug)]
+struct Event {
+    id: String,
+    player: String,
+    value: i64,
+    achieved_at: i64,
+    /// The scopes as JSON; an invalid event may name a board that does not exist.
+    scopes: &'static str,
+}
+
+impl Event {
+    fn push_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"event_id\":\"");
+        out.extend_from_slice(self.id.as_bytes());
+        out.extend_from_slice(b"\",\"player_id\":\"");
+        out.extend_from_slice(self.player.as_bytes());
+        out.extend_from_slice(b"\",\"game\":\"crash\",\"mode\":\"duel\",\"season\":\"s1\",\"scopes\":");
+        out.extend_from_slice(self.scopes.as_bytes());
+        out.extend_from_slice(b",\"value\":");
+        push_int(out, self.value);
+        out.extend_from_slice(b",\"achieved_at\":\"");
+        push_rfc3339(out, self.achieved_at);
+        out.extend_from_slice(b"\"}");
+    }
+}
+
+/// The figures of a run, shared by the clients and the chaos controller.
+#[derive(Default)]
+struct Tally {
+    requests: AtomicU64,
+    answered: AtomicU64,
+    acknowledged: AtomicU64,
+    /// Events answered ACCEPTED or LATE: stored by this very request, which shows that writes
+    /// work (a retried event can be answered DUPLICATE from a look-up alone).
+    stored: AtomicU64,
+    duplicates: AtomicU64,
+    conflicts: AtomicU64,
+    invalid: AtomicU64,
+    late: AtomicU64,
+    connection_retries: AtomicU64,
+    unavailable_retries: AtomicU64,
+    server_errors: AtomicU64,
+    /// Set when the run cannot go on (the service did not come back): clients stop retrying.
+    abandoned: std::sync::atomic::AtomicBool,
+}
+
+/// What every client shares: the acknowledged events, the refused ids and the failures seen.
+#[derive(Default)]
+struct Ledger {
+    acknowledged: HashMap<String, Event>,
+    refused: HashSet<String>,
+    failures: Vec<String>,
+}
+
+impl Ledger {
+    fn fail(&mut self, why: String) {
+        // The first few say what went wrong; the count says how often.
+        if self.failures.len() < 50 {
+            eprintln!("crash: {why}");
+        }
+        self.failures.push(why);
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+async fn run(args: &Args) -> Result<String, String> {
+    let started = Instant::now();
+    let deadline = started + args.timeout;
+    let private = match args.db {
+        Db::PostgresPrivate => Some(PrivatePostgres::create(&args.postgres_bin)?),
+        _ => None,
+    };
+    let database = match (&args.db, &private) {
+        (Db::Sqlite, _) => Database::Sqlite,
+        (Db::Postgres, _) => Database::Postgres {
+            admin_url: args.postgres_url.clone(),
+            name: format!("standings_crash_{}", std::process::id()),
+        },
+        (Db::PostgresPrivate, Some(cluster)) => Database::Postgres {
+            admin_url: cluster.url("postgres"),
+            name: "standings_crash".into(),
+        },
+        (Db::PostgresPrivate, None) => unreachable!("the private cluster starts above"),
+    };
+    let mut service = Service::prepare_with(
+        &args.standings_bin,
+        database,
+        args.keep,
+        "crash",
+        &format!(
+            "checkpoint_every_events = {}\npin_http_threads = false\n",
+            args.checkpoint_every
+        ),
+    )?;
+    service.start(READY_TIMEOUT).await?;
+    let addr = service.addr.clone();
+    define_boards(&addr).await?;
+
+    let tally = Arc::new(Tally::default());
+    let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let mut clients = Vec::new();
+    for client in 0..args.clients {
+        let submissions = args.events / args.clients + u64::from(client < args.events % args.clients);
+        clients.push(tokio::spawn(run_client(
+            addr.clone(),
+            client,
+            submissions,
+            args.seed,
+            deadline,
+            tally.clone(),
+            ledger.clone(),
+        )));
+    }
+    let chaos = chaos(args, &mut service, private.as_ref(), &tally, deadline).await;
+    let mut stall = None;
+    if chaos.is_err() {
+        tally.abandoned.store(true, Ordering::Relaxed);
+    } else {
+        let mut progress = Progress::new(&tally);
+        while clients.iter().any(|c| !c.is_finished()) {
+            if progress.stalled(&tally) {
+                tally.abandoned.store(true, Ordering::Relaxed);
+                stall = Some(format!(
+                    "after the last kill or outage no submission was answered for {READY_TIMEOUT:?}; {}",
+                    service.log_tail()
+                ));
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    for client in clients {
+        client.await.map_err(|e| format!("a client panicked: {e}"))?;
+    }
+    let chaos = chaos?;
+    if let Some(why) = stall {
+        return Err(why);
+    }
+    if Instant::now() >= deadline {
+        return Err(format!("the run passed its deadline of {:?}", args.timeout));
+    }
+    let load_took = started.elapsed();
+
+    // One more crash, so that the checks read what a restart restores, up to the last
+    // acknowledgement.
+    service.kill()?;
+    service.start(READY_TIMEOUT).await?;
+
+    let (acknowledged, refused, failures) = {
+        let ledger = ledger
+            .lock()
+            .map_err(|_| "a client panicked holding the ledger")?;
+        (
+            ledger.acknowledged.clone(),
+            ledger.refused.clone(),
+            ledger.failures.clone(),
+        )
+    };
+    let mut problems = failures;
+    problems.extend(chaos.problems.iter().cloned());
+    if let Err(why) = check_log(&service, &acknowledged, &refused) {
+        problems.push(why);
+    }
+    let before = digests(&addr).await?;
+    if let Err(why) = resend_all(&addr, &acknowledged).await {
+        problems.push(why);
+    }
+    let after = digests(&addr).await?;
+    if before != after {
+        problems.push(format!(
+            "resending the acknowledged events changed the boards: {before:?} then {after:?}"
+        ));
+    }
+    for (board, mode) in [
+        (SUM_BOARD, ScoreMode::Cumulative),
+        (BEST_BOARD, ScoreMode::Highest),
+    ] {
+        if let Err(why) = check_board(&addr, board, mode, &acknowledged).await {
+            problems.push(why);
+        }
+    }
+    let rebuild = match service.rebuild() {
+        Ok(took) => format!("{:.2} s", took.as_secs_f64()),
+        Err(why) => {
+            problems.push(why);
+            "FAILED".into()
+        }
+    };
+    let t = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    let summary = format!(
+        "{db:?}: {events} submissions by {clients} clients in {secs:.1} s ({requests} requests): \
+         {acked} events acknowledged ({dups} duplicate resends answered DUPLICATE, {late} LATE), \
+         {conflicts} conflicting resends and {invalid} invalid events refused; {kills} kills, \
+         {outages} database outages{recovery}; {conn} retries after a connection error, \
+         {unavail} after a 503, {errors} other 5xx; log checked, resends changed nothing, \
+         both boards equal the model, rebuild {rebuild}",
+        db = args.db,
+        events = args.events,
+        clients = args.clients,
+        secs = load_took.as_secs_f64(),
+        requests = t(&tally.requests),
+        acked = acknowledged.len(),
+        dups = t(&tally.duplicates),
+        late = t(&tally.late),
+        conflicts = t(&tally.conflicts),
+        invalid = t(&tally.invalid),
+        kills = chaos.kills,
+        outages = chaos.outages,
+        recovery = chaos.recovery,
+        conn = t(&tally.connection_retries),
+        unavail = t(&tally.unavailable_retries),
+        errors = t(&tally.server_errors),
+    );
+    if problems.is_empty() {
+        Ok(summary)
+    } else {
+        Err(format!(
+            "{} problem(s); the first: {}\n(the run: {summary})\n{}",
+            problems.len(),
+            problems[0],
+            service.log_tail()
+        ))
+    }
+}
+
+/// Defines the two boards (as admin): a cumulative one, and a highest one with a daily period
+/// and no grace, so that events for an earlier day are LATE.
+async fn define_boards(addr: &str) -> Result<(), String> {
+    let mut conn = HttpConn::connect(addr, ADMIN_TOKEN).await?;
+    for (board, body) in [
+        (SUM_BOARD, r#"{"score_mode":"cumulative"}"#),
+        (
+            BEST_BOARD,
+            r#"{"score_mode":"highest","periods":["all_time","daily"],"grace_seconds":0}"#,
+        ),
+    ] {
+        let answer = conn.put(&format!("/v1/boards/{board}"), body.as_bytes()).await?;
+        if answer.status != 201 && answer.status != 200 {
+            return Err(format!(
+                "defining {board} answered {}: {}",
+                answer.status,
+                conn.body_text(&answer)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One client: `submissions` event submissions as single requests and small batches, each
+/// retried until answered.
+async fn run_client(
+    addr: String,
+    client: u64,
+    submissions: u64,
+    seed: u64,
+    deadline: Instant,
+    tally: Arc<Tally>,
+    ledger: Arc<Mutex<Ledger>>,
+) {
+    let mut rng = Rng::stream(seed, client);
+    let players = (submissions / 4).clamp(20, 500);
+    let mut own_acked: Vec<Event> = Vec::new();
+    let mut next_id = 0u64;
+    let mut conn: Option<HttpConn> = None;
+    let mut sent = 0u64;
+    while sent < submissions {
+        let size = if rng.below(10) < 3 { 2 + rng.below(15) } else { 1 };
+        let size = size.min(submissions - sent);
+        let mut unit: Vec<(Kind, Event)> = Vec::new();
+        let mut ids_in_unit = HashSet::new();
+        for _ in 0..size {
+            let (kind, event) = draw_event(&mut rng, client, &mut next_id, players, &own_acked, &ids_in_unit);
+            ids_in_unit.insert(event.id.clone());
+            unit.push((kind, event));
+        }
+        sent += size;
+        let mut body = Vec::with_capacity(256 * unit.len());
+        let path = if unit.len() == 1 {
+            unit[0].1.push_json(&mut body);
+            "/v1/score-events"
+        } else {
+            body.extend_from_slice(b"{\"events\":[");
+            for (i, (_, event)) in unit.iter().enumerate() {
+                if i > 0 {
+                    body.push(b',');
+                }
+                event.push_json(&mut body);
+            }
+            body.extend_from_slice(b"]}");
+            "/v1/score-events/batch"
+        };
+        let mut attempts = 0u32;
+        let answers = loop {
+            if tally.abandoned.load(Ordering::Relaxed) {
+                return;
+            }
+            if Instant::now() >= deadline {
+                fail(
+                    &ledger,
+                    format!("client {client}: the deadline passed with a submission unanswered"),
+                );
+                return;
+            }
+            attempts += 1;
+            let Some(c) = connected(&mut conn, &addr, &tally).await else {
+                continue;
+            };
+            tally.requests.fetch_add(1, Ordering::Relaxed);
+            let answer = match tokio::time::timeout(REQUEST_TIMEOUT, c.post(path, &body)).await {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(_)) | Err(_) => {
+                    conn = None;
+                    tally.connection_retries.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            };
+            let status = answer.status;
+            let text = c.body(&answer).to_vec();
+            if status == 503 {
+                tally.unavailable_retries.fetch_add(1, Ordering::Relaxed);
+                if !text.windows(6).any(|w| w == b"\"code\"") {
+                    fail(
+                        &ledger,
+                        format!("a 503 without a code: {}", String::from_utf8_lossy(&text)),
+                    );
+                }
+                // The service says it cannot take this now (restarting, or its database is
+                // gone); ask again shortly rather than in a tight loop.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+            if status >= 500 {
+                tally.server_errors.fetch_add(1, Ordering::Relaxed);
+                fail(
+                    &ledger,
+                    format!(
+                        "POST {path} answered {status}: {}",
+                        String::from_utf8_lossy(&text)
+                    ),
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+            match parse_answers(status, &text, unit.len()) {
+                Ok(answers) => break answers,
+                Err(why) => {
+                    fail(&ledger, format!("POST {path}: {why}"));
+                    return;
+                }
+            }
+        };
+        tally.answered.fetch_add(unit.len() as u64, Ordering::Relaxed);
+        let mut ledger = match ledger.lock() {
+            Ok(ledger) => ledger,
+            Err(_) => return,
+        };
+        for ((kind, event), (status, code)) in unit.into_iter().zip(answers) {
+            let verdict = judge(kind, &status, code.as_deref(), attempts > 1);
+            match verdict {
+                Ok(Verdict::Acknowledged) => {
+                    tally.acknowledged.fetch_add(1, Ordering::Relaxed);
+                    if status == "LATE" {
+                        tally.late.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if kind == Kind::Duplicate {
+                        tally.duplicates.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        if status != "DUPLICATE" {
+                            tally.stored.fetch_add(1, Ordering::Relaxed);
+                        }
+                        own_acked.push(event.clone());
+                        ledger.acknowledged.insert(event.id.clone(), event);
+                    }
+                }
+                Ok(Verdict::Refused) => {
+                    if kind == Kind::Conflict {
+                        tally.conflicts.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        tally.invalid.fetch_add(1, Ordering::Relaxed);
+                        ledger.refused.insert(event.id.clone());
+                    }
+                }
+                Err(why) => ledger.fail(format!("event {} ({kind:?}): {why}", event.id)),
+            }
+        }
+    }
+}
+
+fn fail(ledger: &Mutex<Ledger>, why: String) {
+    if let Ok(mut ledger) = ledger.lock() {
+        ledger.fail(why);
+    }
+}
+
+/// The client's connection, reconnecting if it has none; `None` (after a short pause) while the
+/// service does not accept connections, as while it restarts.
+async fn connected<'c>(
+    conn: &'c mut Option<HttpConn>,
+    addr: &str,
+    tally: &Tally,
+) -> Option<&'c mut HttpConn> {
+    if conn.is_none() {
+        match HttpConn::connect(addr, SERVICE_TOKEN).await {
+            Ok(c) => *conn = Some(c),
+            Err(_) => {
+                tally.connection_retries.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                return None;
+            }
+        }
+    }
+    conn.as_mut()
+}
+
+/// Draws the next event of a client: 20% resends of its acknowledged events, 0.5% conflicting
+/// resends, 0.5% invalid events, 5% events for a closed day, the rest fresh.
+fn draw_event(
+    rng: &mut Rng,
+    client: u64,
+    next_id: &mut u64,
+    players: u64,
+    own_acked: &[Event],
+    ids_in_unit: &HashSet<String>,
+) -> (Kind, Event) {
+    let roll = rng.below(1000);
+    if !own_acked.is_empty() && roll < 210 {
+        let earlier = &own_acked[rng.below(own_acked.len() as u64) as usize];
+        if !ids_in_unit.contains(&earlier.id) {
+            if roll < 200 {
+                return (Kind::Duplicate, earlier.clone());
+            }
+            let mut changed = earlier.clone();
+            changed.value += 1;
+            return (Kind::Conflict, changed);
+        }
+    }
+    let id = format!("c{client}-e{next_id}");
+    *next_id += 1;
+    let now = now_ms();
+    let midnight = now - now.rem_euclid(86_400_000);
+    let mut event = Event {
+        id,
+        player: format!("p{:04}", rng.below(players) * 64 + client % 64),
+        value: rng.below(1_000) as i64,
+        // Out of order: anywhere in the six hours before now, within today.
+        achieved_at: (now - 1_000 - rng.below(6 * 3_600_000) as i64).max(midnight),
+        scopes: SCOPES,
+    };
+    match roll {
+        210..=214 => {
+            event.achieved_at = now + 86_400_000;
+            (Kind::Invalid("INVALID_EVENT"), event)
+        }
+        215..=219 => {
+            event.scopes = r#"["sum","nowhere"]"#;
+            (Kind::Invalid("UNKNOWN_BOARD"), event)
+        }
+        220..=269 => {
+            event.achieved_at = midnight - 2 * 86_400_000 + rng.below(86_400_000) as i64;
+            (Kind::Late, event)
+        }
+        _ => (Kind::Fresh, event),
+    }
+}
+
+enum Verdict {
+    Acknowledged,
+    Refused,
+}
+
+/// Whether `status` (and `code`, for a refusal) is a right answer for an event of `kind`.
+fn judge(kind: Kind, status: &str, code: Option<&str>, retried: bool) -> Result<Verdict, String> {
+    let wrong = || Err(format!("answered {status} {}", code.unwrap_or("")));
+    match (kind, status) {
+        (Kind::Fresh, "ACCEPTED" | "LATE") | (Kind::Late, "LATE") => Ok(Verdict::Acknowledged),
+        // A retry may find the first attempt committed just before the connection broke.
+        (Kind::Fresh | Kind::Late, "DUPLICATE") if retried => Ok(Verdict::Acknowledged),
+        (Kind::Duplicate, "DUPLICATE") => Ok(Verdict::Acknowledged),
+        (Kind::Duplicate, "ACCEPTED" | "LATE") => Err(format!(
+            "an acknowledged event was lost: its resend answered {status}"
+        )),
+        (Kind::Conflict, "REJECTED") if code == Some("EVENT_ID_CONFLICT") => Ok(Verdict::Refused),
+        (Kind::Invalid(expected), "REJECTED") if code == Some(expected) => Ok(Verdict::Refused),
+        _ => wrong(),
+    }
+}
+
+/// The per-event `(status, code)` of an answer: a batch's results, or a single event's answer
+/// (a 4xx problem document being its refusal).
+fn parse_answers(status: u16, body: &[u8], events: usize) -> Result<Vec<(String, Option<String>)>, String> {
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| format!("answered {status} with a body that is not JSON ({e})"))?;
+    let one = |v: &serde_json::Value| -> (String, Option<String>) {
+        (
+            v["status"].as_str().unwrap_or("").to_string(),
+            v["code"].as_str().map(str::to_string),
+        )
+    };
+    if events == 1 {
+        return Ok(vec![if status >= 400 {
+            ("REJECTED".into(), value["code"].as_str().map(str::to_string))
+        } else {
+            one(&value)
+        }]);
+    }
+    if status != 200 {
+        return Err(format!("a batch answered {status}: {value}"));
+    }
+    let results = value["results"]
+        .as_array()
+        .ok_or("a batch answer without results")?;
+    if results.len() != events {
+        return Err(format!("a batch of {events} answered {} results", results.len()));
+    }
+    Ok(results.iter().map(one).collect())
+}
+
+/// What the chaos controller did.
+struct Chaos {
+    kills: u64,
+    outages: u64,
+    /// For outages: the longest time from the database's start to the next acknowledgement.
+    recovery: String,
+    /// What went wrong without ending the run.
+    problems: Vec<String>,
+}
+
+/// Whether the clients still get answers: a service that answers nothing (or only errors) for
+/// [`READY_TIMEOUT`] will not finish the run, so the run ends instead of waiting for its
+/// deadline.
+struct Progress {
+    answered: u64,
+    since: Instant,
+}
+
+impl Progress {
+    fn new(tally: &Tally) -> Progress {
+        Progress {
+            answered: tally.answered.load(Ordering::Relaxed),
+            since: Instant::now(),
+        }
+    }
+
+    fn stalled(&mut self, tally: &Tally) -> bool {
+        let answered = tally.answered.load(Ordering::Relaxed);
+        if answered != self.answered {
+            *self = Progress::new(tally);
+        }
+        self.since.elapsed() > READY_TIMEOUT
+    }
+}
+
+/// The 5xx answers so far: 503s and any other.
+fn refusals(tally: &Tally) -> u64 {
+    tally.unavailable_retries.load(Ordering::Relaxed) + tally.server_errors.load(Ordering::Relaxed)
+}
+
+/// Kills the service (and stops the database) at seeded random moments of the load: each at a
+/// drawn share of the submissions answered, plus a drawn 0 to 20 ms, so that kills land at
+/// every stage of a request and a group commit.
+async fn chaos(
+    args: &Args,
+    service: &mut Service,
+    cluster: Option<&PrivatePostgres>,
+    tally: &Tally,
+    deadline: Instant,
+) -> Result<Chaos, String> {
+    let mut rng = Rng::stream(args.seed, u64::MAX);
+    let mut plan: Vec<(u64, bool)> = (0..args.kills + args.outages)
+        .map(|i| (args.events * (30 + rng.below(940)) / 1000, i >= args.kills))
+        .collect();
+    plan.sort();
+    let mut done = Chaos {
+        kills: 0,
+        outages: 0,
+        recovery: String::new(),
+        problems: Vec::new(),
+    };
+    let mut longest_recovery = Duration::ZERO;
+    for (at, outage) in plan {
+        let mut progress = Progress::new(tally);
+        while tally.answered.load(Ordering::Relaxed) < at {
+            if progress.stalled(tally) {
+                return Err(format!(
+                    "no submission was answered for {READY_TIMEOUT:?} ({} of {} answered); {}",
+                    tally.answered.load(Ordering::Relaxed),
+                    args.events,
+                    service.log_tail()
+                ));
+            }
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "the deadline passed before every kill was made ({} of {} submissions answered, the next kill due at {at})",
+                    tally.answered.load(Ordering::Relaxed),
+                    args.events
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        tokio::time::sleep(Duration::from_micros(rng.below(20_000))).await;
+        if !outage {
+            service.kill()?;
+            done.kills += 1;
+            service.start(READY_TIMEOUT).await?;
+            continue;
+        }
+        let cluster = cluster.ok_or("an outage without a private cluster")?;
+        let refusals_before = refusals(tally);
+        cluster.stop_immediate()?;
+        done.outages += 1;
+        // While the database is gone, clients must be answered 503 with a code (the clients
+        // check the code, and count any other 5xx as a failure): wait for the first 5xx answer.
+        let stopped = Instant::now();
+        while refusals(tally) == refusals_before && stopped.elapsed() < READY_TIMEOUT {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        if refusals(tally) == refusals_before {
+            done.problems.push(format!(
+                "no client was answered a 5xx within {READY_TIMEOUT:?} of the database stopping"
+            ));
+        }
+        // Keep it down a drawn 0.5 to 2 s, then bring it back: the service must recover alone.
+        tokio::time::sleep(Duration::from_millis(500 + rng.below(1_500))).await;
+        cluster.start()?;
+        let back = Instant::now();
+        let stored = tally.stored.load(Ordering::Relaxed);
+        while tally.stored.load(Ordering::Relaxed) == stored
+            && tally.answered.load(Ordering::Relaxed) < args.events
+            && back.elapsed() < READY_TIMEOUT
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        if tally.stored.load(Ordering::Relaxed) == stored
+            && tally.answered.load(Ordering::Relaxed) < args.events
+        {
+            // Restarting the service would hide whether it recovers by itself, so the run
+            // stops here.
+            return Err(format!(
+                "the service acknowledged nothing within {READY_TIMEOUT:?} of the database's restart; {}",
+                service.log_tail()
+            ));
+        }
+        longest_recovery = longest_recovery.max(back.elapsed());
+    }
+    if done.outages > 0 {
+        done.recovery = format!(
+            " (the longest from the database's start to the next acknowledgement: {:.2} s)",
+            longest_recovery.as_secs_f64()
+        );
+    }
+    Ok(done)
+}
+
+/// Every acknowledged event is in the log exactly once, with the payload acknowledged, and the
+/// log holds nothing else (no refused id, no conflicting resend's payload).
+fn check_log(
+    service: &Service,
+    acknowledged: &HashMap<String, Event>,
+    refused: &HashSet<String>,
+) -> Result<(), String> {
+    let rows = service.logged_events()?;
+    let mut seen: HashMap<&str, u32> = HashMap::new();
+    let mut problems = Vec::new();
+    for (id, player, value) in &rows {
+        *seen.entry(id.as_str()).or_default() += 1;
+        match acknowledged.get(id) {
+            Some(event) if event.player == *player && event.value == *value => {}
+            Some(event) => problems.push(format!(
+                "{id} is logged as ({player}, {value}) but was acknowledged as ({}, {})",
+                event.player, event.value
+            )),
+            None if refused.contains(id) => problems.push(format!("the refused event {id} is in the log")),
+            None => problems.push(format!("{id} is in the log but was never acknowledged")),
+        }
+    }
+    for id in acknowledged.keys() {
+        match seen.get(id.as_str()) {
+            Some(1) => {}
+            Some(n) => problems.push(format!("the acknowledged event {id} is in the log {n} times")),
+            None => problems.push(format!("the acknowledged event {id} is not in the log")),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the log ({} rows, {} acknowledged) is wrong in {} ways, e.g. {}",
+            rows.len(),
+            acknowledged.len(),
+            problems.len(),
+            problems[..problems.len().min(5)].join("; ")
+        ))
+    }
+}
+
+/// Resends every acknowledged event in batches: each must answer DUPLICATE.
+async fn resend_all(addr: &str, acknowledged: &HashMap<String, Event>) -> Result<(), String> {
+    let mut conn = HttpConn::connect(addr, SERVICE_TOKEN).await?;
+    let events: Vec<&Event> = acknowledged.values().collect();
+    for chunk in events.chunks(1000) {
+        let mut body = b"{\"events\":[".to_vec();
+        for (i, event) in chunk.iter().enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            event.push_json(&mut body);
+        }
+        body.extend_from_slice(b"]}");
+        let answer = conn.post("/v1/score-events/batch", &body).await?;
+        let answers = parse_answers(answer.status, conn.body(&answer), chunk.len())?;
+        for (event, (status, code)) in chunk.iter().zip(answers) {
+            if status != "DUPLICATE" {
+                return Err(format!(
+                    "the acknowledged event {} answered {status} {} when resent at the end",
+                    event.id,
+                    code.unwrap_or_default()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `(board_version, digest)` of both boards.
+async fn digests(addr: &str) -> Result<Vec<(u64, String)>, String> {
+    let mut conn = HttpConn::connect(addr, SERVICE_TOKEN).await?;
+    let mut out = Vec::new();
+    for board in [SUM_BOARD, BEST_BOARD] {
+        let answer = conn.get(&format!("/v1/leaderboards/{board}/digest")).await?;
+        let value: serde_json::Value = serde_json::from_slice(conn.body(&answer))
+            .map_err(|e| format!("the digest of {board} is not JSON: {e}"))?;
+        match (
+            answer.status,
+            value["board_version"].as_u64(),
+            value["digest"].as_str(),
+        ) {
+            (200, Some(version), Some(digest)) => out.push((version, digest.to_string())),
+            _ => {
+                return Err(format!(
+                    "the digest of {board} answered {}: {value}",
+                    answer.status
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The board's whole ranking, read page by page, equals the model: every player's aggregate
+/// folded from their acknowledged events with the core's rules, in the core's total order.
+async fn check_board(
+    addr: &str,
+    board: &str,
+    mode: ScoreMode,
+    acknowledged: &HashMap<String, Event>,
+) -> Result<(), String> {
+    let rules = BoardRules::new(mode);
+    let mut by_player: HashMap<&str, Vec<ScoreEvent>> = HashMap::new();
+    for event in acknowledged.values() {
+        let scored = ScoreEvent::new(&event.id, &event.player, event.value, event.achieved_at)
+            .map_err(|e| format!("the model cannot take {}: {e}", event.id))?;
+        by_player.entry(event.player.as_str()).or_default().push(scored);
+    }
+    let mut model: Vec<(Standing, &str)> = Vec::new();
+    for (player, events) in &by_player {
+        let folded = rules
+            .recompute(events.iter())
+            .map_err(|e| format!("the model cannot fold {player}'s events: {e}"))?;
+        if let Some((standing, _)) = folded {
+            model.push((standing, player));
+        }
+    }
+    model.sort_by(|a, b| rules.compare((&a.0, a.1), (&b.0, b.1)));
+
+    let mut conn = HttpConn::connect(addr, SERVICE_TOKEN).await?;
+    let mut live: Vec<(String, i64)> = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut path = format!("/v1/leaderboards/{board}/top?limit=1000");
+        if let Some(c) = &cursor {
+            path.push_str("&cursor=");
+            path.push_str(c);
+        }
+        let answer = conn.get(&path).await?;
+        let value: serde_json::Value = serde_json::from_slice(conn.body(&answer))
+            .map_err(|e| format!("the top of {board} is not JSON: {e}"))?;
+        if answer.status != 200 {
+            return Err(format!("the top of {board} answered {}: {value}", answer.status));
+        }
+        for entry in value["entries"].as_array().ok_or("a top page without entries")? {
+            live.push((
+                entry["player_id"].as_str().unwrap_or("").to_string(),
+                entry["value"].as_i64().unwrap_or(i64::MIN),
+            ));
+        }
+        match value["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    let expected: Vec<(String, i64)> = model.iter().map(|(s, p)| (p.to_string(), s.value)).collect();
+    if live == expected {
+        return Ok(());
+    }
+    let first = live
+        .iter()
+        .zip(&expected)
+        .position(|(a, b)| a != b)
+        .unwrap_or(live.len().min(expected.len()));
+    Err(format!(
+        "{board} differs from the model: {} live players, {} in the model; first difference at rank {}: live {:?}, model {:?}",
+        live.len(),
+        expected.len(),
+        first + 1,
+        live.get(first),
+        expected.get(first)
+    ))
+}
+
+/// A PostgreSQL 15 cluster of our own, in a temp folder owned by the `postgres` user (initdb
+/// refuses root), on a free port: the shared server is never stopped, this one may be.
+struct PrivatePostgres {
+    bin: PathBuf,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl PrivatePostgres {
+    fn create(bin: &std::path::Path) -> Result<PrivatePostgres, String> {
+        let dir = std::env::temp_dir().join(format!("standings-crash-pg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        run_quietly(Command::new("chown").arg("postgres:postgres").arg(&dir))?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| format!("cannot find a free port: {e}"))?
+            .port();
+        let cluster = PrivatePostgres {
+            bin: bin.to_path_buf(),
+            dir,
+            port,
+        };
+        run_quietly(
+            Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(cluster.bin.join("initdb"))
+                .args(["-A", "trust", "-U", "postgres", "--no-sync", "-D"])
+                .arg(cluster.dir.join("data")),
+        )?;
+        cluster.start()?;
+        Ok(cluster)
+    }
+
+    fn url(&self, database: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+
+    fn pg_ctl(&self, args: &[&str]) -> Result<(), String> {
+        run_quietly(
+            Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(self.bin.join("pg_ctl"))
+                .arg("-D")
+                .arg(self.dir.join("data"))
+                .args(args),
+        )
+    }
+
+    /// Starts the server and waits (`-w`) until it accepts connections.
+    fn start(&self) -> Result<(), String> {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1",
+            self.port,
+            self.dir.display()
+        );
+        let log = self.dir.join("postgres.log");
+        self.pg_ctl(&["-w", "-l", &log.to_string_lossy(), "-o", &options, "start"])
+    }
+
+    /// Stops the server as a crash would: no checkpoint, every connection cut.
+    fn stop_immediate(&self) -> Result<(), String> {
+        self.pg_ctl(&["-w", "-m", "immediate", "stop"])
+    }
+}
+
+impl Drop for PrivatePostgres {
+    fn drop(&mut self) {
+        let _ = self.pg_ctl(&["-w", "-m", "fast", "stop"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn run_quietly(command: &mut Command) -> Result<(), String> {
+    let output = command
+        .output()
+        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{command:?} failed: {}{}",
+            String::from_utf8_lossy(&output.stdout).trim(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}

@@ -1,0 +1,538 @@
+//! The soak: mixed load (rank, top-100, nearby reads and durable single submissions) at half the
+//! measured maximum for a long time, sampling the service's resident memory and the requests'
+//! p99 every 10 s. It fails on any error, on a rising memory trend, or on a p99 that worsens.
+//!
+//! ```text
+//! cargo build --release -p standings-origin --bin standings
+//! cargo run --release -p standings-tests --bin soak -- --seconds 1800
+//! ```
+//!
+//! First the board is loaded with `--members` players; then the maximum is measured for
+//! `--measure-seconds` with every connection sending as fast as it is answered; then each
+//! connection sends on a fixed schedule so that all together offer half that rate. The trend
+//! checks, and why they are set where they are:
+//! - memory: the least-squares slope of VmRSS over the samples, times the sampled span, must be
+//!   under 80 MiB + 5% of the mean. The writer's SQLite page cache (up to 64 MiB) fills as the
+//!   log grows, for minutes at this rate, and the rest (top pages cached per version, freed
+//!   heap that glibc keeps) is bounded too: that is the 64 MiB, and 16 MiB more for noise. A
+//!   leak of 200 bytes per request at a few thousand requests per second grows by more than
+//!   that in two minutes, and a leak of 20 bytes per request does in thirty;
+//! - latency: the median of the last third's p99s must be at most 2x the first third's, or
+//!   both under 5 ms. The machine is shared, so one slow sample is noise; a service that
+//!   degrades shows in the median of many.
+#![forbid(unsafe_code)]
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use standings_tests::http::HttpConn;
+use standings_tests::latency::Histogram;
+use standings_tests::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
+use standings_tests::workload::{Rng, push_int, push_rfc3339};
+
+const USAGE: &str = "\
+usage: soak [options]
+  --seconds S               the soak's length after the warm-up (default 120)
+  --sample-seconds S        how often memory and p99 are sampled (default 10)
+  --warmup-seconds S        at the soak rate before the first sample (default 20)
+  --measure-seconds S       how long the maximum is measured (default 5)
+  --connections N           keep-alive connections (default 16)
+  --members N               players loaded before the measurement (default 20000)
+  --standings-bin PATH      the service binary (default target/release/standings)
+  --database sqlite|postgres  the service's database (default sqlite)
+  --postgres-url URL        an existing database to create ours from
+                            (default postgres://postgres@127.0.0.1:5432/test)
+  --seed N                  the seed of every draw (default 1)";
+
+const BOARD: &str = "/v1/leaderboards/soak/mixed/s1/global";
+/// 2025-10-13T00:00:00Z: every event is achieved after it and long before now.
+const T0: i64 = 1_760_313_600_000;
+/// How long one request may take before it counts as an error.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+struct Args {
+    seconds: u64,
+    sample_seconds: u64,
+    warmup_seconds: u64,
+    measure_seconds: u64,
+    connections: u64,
+    members: u64,
+    standings_bin: PathBuf,
+    database: String,
+    postgres_url: String,
+    seed: u64,
+}
+
+fn parse_args(raw: Vec<String>) -> Result<Args, String> {
+    let mut args = Args {
+        seconds: 120,
+        sample_seconds: 10,
+        warmup_seconds: 20,
+        measure_seconds: 5,
+        connections: 16,
+        members: 20_000,
+        standings_bin: PathBuf::from("target/release/standings"),
+        database: "sqlite".into(),
+        postgres_url: "postgres://postgres@127.0.0.1:5432/test".into(),
+        seed: 1,
+    };
+    let mut iter = raw.into_iter();
+    while let Some(flag) = iter.next() {
+        if flag == "-h" || flag == "--help" {
+            return Err(String::new());
+        }
+        let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let number = |v: &str| {
+            v.parse::<u64>()
+                .map_err(|_| format!("{flag} {v:?} is not a number"))
+        };
+        match flag.as_str() {
+            "--seconds" => args.seconds = number(&value)?,
+            "--sample-seconds" => args.sample_seconds = number(&value)?.max(1),
+            "--warmup-seconds" => args.warmup_seconds = number(&value)?,
+            "--measure-seconds" => args.measure_seconds = number(&value)?.max(1),
+            "--connections" => args.connections = number(&value)?.max(1),
+            "--members" => args.members = number(&value)?.max(1),
+            "--standings-bin" => args.standings_bin = PathBuf::from(value),
+            "--database" => args.database = value,
+            "--postgres-url" => args.postgres_url = value,
+            "--seed" => args.seed = number(&value)?,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1).collect()) {
+        Ok(args) => args,
+        Err(why) => {
+            if !why.is_empty() {
+                eprintln!("soak: {why}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    // One thread drives every connection, so the generator takes as little as possible of the
+    // CPU it shares with the service.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("soak: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    match local.block_on(&runtime, run(&args)) {
+        Ok(summary) => {
+            println!("soak: PASSED: {summary}");
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("soak: FAILED: {why}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What the connections share (one thread, so `RefCell` is enough): the current window's
+/// latencies and the counts.
+#[derive(Default)]
+struct Window {
+    latency: Histogram,
+    requests: u64,
+    errors: Vec<String>,
+    /// Scheduled requests sent more than one interval late (the generator fell behind).
+    behind: u64,
+}
+
+/// One sample row.
+struct Sample {
+    at: f64,
+    requests: u64,
+    p50: Duration,
+    p99: Duration,
+    rss: u64,
+}
+
+async fn run(args: &Args) -> Result<String, String> {
+    let database = match args.database.as_str() {
+        "sqlite" => Database::Sqlite,
+        "postgres" => Database::Postgres {
+            admin_url: args.postgres_url.clone(),
+            name: format!("standings_soak_{}", std::process::id()),
+        },
+        other => return Err(format!("--database {other:?} is not sqlite or postgres")),
+    };
+    let mut service = Service::prepare_with(
+        &args.standings_bin,
+        database,
+        false,
+        "soak",
+        "pin_http_threads = false\n",
+    )?;
+    service.start(Duration::from_secs(120)).await?;
+    let addr = service.addr.clone();
+    load(&addr, args.members).await?;
+
+    // The maximum: every connection closed-loop.
+    let window = Rc::new(RefCell::new(Window::default()));
+    let params = DriveParams {
+        connections: args.connections,
+        seed: args.seed,
+        members: args.members,
+    };
+    let measured = drive_with(
+        params,
+        &addr,
+        &window,
+        None,
+        Duration::from_secs(args.measure_seconds),
+        0,
+    )
+    .await;
+    let max_rate = measured.requests as f64 / args.measure_seconds as f64;
+    if let Some(e) = measured.errors.first() {
+        return Err(format!(
+            "measuring the maximum: {} errors, the first: {e}",
+            measured.errors.len()
+        ));
+    }
+    if measured.requests == 0 {
+        return Err("no request was answered while measuring the maximum".into());
+    }
+    let rate = max_rate / 2.0;
+    eprintln!(
+        "soak: the maximum mixed rate is {max_rate:.0} requests/s over {} connections; soaking at {rate:.0}/s for {} s (after {} s of warm-up)",
+        args.connections, args.seconds, args.warmup_seconds
+    );
+
+    // The soak: warm-up, then sampled windows, all on one schedule.
+    let total = Duration::from_secs(args.warmup_seconds + args.seconds);
+    let started = Instant::now();
+    let window = Rc::new(RefCell::new(Window::default()));
+    let soak = tokio::task::spawn_local({
+        let window = window.clone();
+        let addr = addr.clone();
+        async move { drive_with(params, &addr, &window, Some(rate), total, 1).await }
+    });
+    tokio::time::sleep(Duration::from_secs(args.warmup_seconds)).await;
+    window.replace(Window::default());
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut errors: Vec<String> = Vec::new();
+    let mut behind = 0;
+    eprintln!("soak:      t   requests      p50       p99   VmRSS MiB");
+    let sample_every = Duration::from_secs(args.sample_seconds);
+    let mut next = Instant::now() + sample_every;
+    let end = started + total;
+    while next <= end + Duration::from_millis(1) {
+        tokio::time::sleep_until(next.into()).await;
+        let taken = window.replace(Window::default());
+        let (rss, _) = service.resident()?;
+        let sample = Sample {
+            at: started.elapsed().as_secs_f64() - args.warmup_seconds as f64,
+            requests: taken.requests,
+            p50: taken.latency.quantile(0.50),
+            p99: taken.latency.quantile(0.99),
+            rss,
+        };
+        eprintln!(
+            "soak: {:6.0} {:10} {:>8} {:>9} {:11.1}",
+            sample.at,
+            sample.requests,
+            fmt_latency(sample.p50),
+            fmt_latency(sample.p99),
+            sample.rss as f64 / 1048576.0
+        );
+        errors.extend(taken.errors);
+        behind += taken.behind;
+        samples.push(sample);
+        next += sample_every;
+    }
+    let tail = soak.await.map_err(|e| format!("the load task failed: {e}"))?;
+    errors.extend(tail.errors);
+    service.stop(Duration::from_secs(60))?;
+
+    let requests: u64 = samples.iter().map(|s| s.requests).sum();
+    let verdict = judge(&samples);
+    let summary = format!(
+        "{} samples of {} s at {rate:.0} requests/s (half of the measured {max_rate:.0}): {requests} requests, {} errors, {behind} sent late; {}",
+        samples.len(),
+        args.sample_seconds,
+        errors.len(),
+        verdict.as_ref().unwrap_or_else(|why| why)
+    );
+    if let Some(first) = errors.first() {
+        return Err(format!("{summary}; the first error: {first}"));
+    }
+    verdict.map(|_| summary.clone()).map_err(|_| summary)
+}
+
+/// The trend checks (see the module doc for the thresholds). `Ok` and `Err` both carry the
+/// figures.
+fn judge(samples: &[Sample]) -> Result<String, String> {
+    if samples.len() < 3 {
+        return Err(format!(
+            "only {} samples; at least 3 are needed for a trend",
+            samples.len()
+        ));
+    }
+    let n = samples.len() as f64;
+    let mean_t = samples.iter().map(|s| s.at).sum::<f64>() / n;
+    let mib = |s: &Sample| s.rss as f64 / 1048576.0;
+    let mean_rss = samples.iter().map(mib).sum::<f64>() / n;
+    let covariance: f64 = samples
+        .iter()
+        .map(|s| (s.at - mean_t) * (mib(s) - mean_rss))
+        .sum();
+    let variance: f64 = samples.iter().map(|s| (s.at - mean_t).powi(2)).sum();
+    let slope = covariance / variance; // MiB per second
+    let span = samples[samples.len() - 1].at - samples[0].at;
+    let rise = slope * span;
+    let allowed = 80.0 + 0.05 * mean_rss;
+    let third = samples.len() / 3;
+    let median = |part: &[Sample]| {
+        let mut p99s: Vec<Duration> = part.iter().map(|s| s.p99).collect();
+        p99s.sort();
+        p99s[p99s.len() / 2]
+    };
+    let half = &samples[samples.len() / 2..];
+    let half_slope = {
+        let n = half.len() as f64;
+        let mean_t = half.iter().map(|s| s.at).sum::<f64>() / n;
+        let mean_rss = half.iter().map(mib).sum::<f64>() / n;
+        let covariance: f64 = half.iter().map(|s| (s.at - mean_t) * (mib(s) - mean_rss)).sum();
+        let variance: f64 = half.iter().map(|s| (s.at - mean_t).powi(2)).sum();
+        covariance / variance
+    };
+    let first = median(&samples[..third.max(1)]);
+    let last = median(&samples[samples.len() - third.max(1)..]);
+    let floor = Duration::from_millis(5);
+    let figures = format!(
+        "VmRSS mean {mean_rss:.1} MiB, slope {:.3} MiB/min ({rise:+.1} MiB over {span:.0} s, allowed {allowed:.1}; {:.3} MiB/min over the second half); p99 median first third {}, last third {} (allowed 2x, or both under 5 ms)",
+        slope * 60.0,
+        half_slope * 60.0,
+        fmt_latency(first),
+        fmt_latency(last)
+    );
+    let memory_ok = rise < allowed;
+    let latency_ok = last <= first * 2 || (first < floor && last < floor);
+    if memory_ok && latency_ok {
+        Ok(figures)
+    } else {
+        Err(format!(
+            "{}{}{figures}",
+            if memory_ok { "" } else { "memory trends upward; " },
+            if latency_ok { "" } else { "p99 worsened; " }
+        ))
+    }
+}
+
+/// Defines the board and loads `members` players through the batch endpoint.
+async fn load(addr: &str, members: u64) -> Result<(), String> {
+    let mut admin = HttpConn::connect(addr, ADMIN_TOKEN).await?;
+    let answer = admin
+        .put("/v1/boards/soak/mixed/s1/global", br#"{"score_mode":"highest"}"#)
+        .await?;
+    if answer.status != 201 && answer.status != 200 {
+        return Err(format!(
+            "defining the board answered {}: {}",
+            answer.status,
+            admin.body_text(&answer)
+        ));
+    }
+    let mut conn = HttpConn::connect(addr, SERVICE_TOKEN).await?;
+    let mut rng = Rng::stream(0, 0);
+    let mut first = 0;
+    while first < members {
+        let last = (first + 1000).min(members);
+        let mut body = b"{\"events\":[".to_vec();
+        for i in first..last {
+            if i > first {
+                body.push(b',');
+            }
+            push_event(
+                &mut body,
+                b"load-",
+                i,
+                i,
+                rng.below(1_000_000) as i64,
+                T0 + i as i64,
+            );
+        }
+        body.extend_from_slice(b"]}");
+        let answer = conn.post("/v1/score-events/batch", &body).await?;
+        if answer.status != 200 || conn.body(&answer).windows(10).any(|w| w == b"\"REJECTED\"") {
+            return Err(format!(
+                "loading answered {}: {}",
+                answer.status,
+                conn.body_text(&answer)
+            ));
+        }
+        first = last;
+    }
+    Ok(())
+}
+
+fn push_event(out: &mut Vec<u8>, prefix: &[u8], id: u64, player: u64, value: i64, achieved_at: i64) {
+    out.extend_from_slice(b"{\"event_id\":\"");
+    out.extend_from_slice(prefix);
+    push_int(out, id as i64);
+    out.extend_from_slice(b"\",\"player_id\":\"p");
+    push_int(out, player as i64);
+    out.extend_from_slice(b"\",\"game\":\"soak\",\"mode\":\"mixed\",\"season\":\"s1\",\"value\":");
+    push_int(out, value);
+    out.extend_from_slice(b",\"achieved_at\":\"");
+    push_rfc3339(out, achieved_at);
+    out.extend_from_slice(b"\"}");
+}
+
+/// What every connection of a phase needs to know.
+#[derive(Clone, Copy)]
+struct DriveParams {
+    connections: u64,
+    seed: u64,
+    /// Players loaded: every read and submission names one of them.
+    members: u64,
+}
+
+/// Runs every connection for `length`: closed-loop without a `rate`, else each on a fixed
+/// schedule of `connections / rate` seconds between requests. Returns what is left in the
+/// window at the end.
+async fn drive_with(
+    params: DriveParams,
+    addr: &str,
+    window: &Rc<RefCell<Window>>,
+    rate: Option<f64>,
+    length: Duration,
+    phase: u64,
+) -> Window {
+    let end = Instant::now() + length;
+    let mut tasks = Vec::new();
+    for c in 0..params.connections {
+        let window = window.clone();
+        let addr = addr.to_string();
+        let interval = rate.map(|r| Duration::from_secs_f64(params.connections as f64 / r));
+        let mut rng = Rng::stream(params.seed, phase * 1_000_000 + c);
+        tasks.push(tokio::task::spawn_local(async move {
+            let mut conn = match HttpConn::connect(&addr, SERVICE_TOKEN).await {
+                Ok(conn) => conn,
+                Err(e) => {
+                    window.borrow_mut().errors.push(e);
+                    return;
+                }
+            };
+            let mut next = Instant::now();
+            let mut sequence = 0u64;
+            let mut body = Vec::new();
+            while Instant::now() < end {
+                if let Some(interval) = interval {
+                    next += interval;
+                    let now = Instant::now();
+                    if next > now {
+                        tokio::time::sleep_until(next.into()).await;
+                    } else if now - next > interval {
+                        // Fell behind (the machine is busy): start again from now rather
+                        // than send a burst.
+                        window.borrow_mut().behind += 1;
+                        next = now;
+                    }
+                }
+                sequence += 1;
+                let sent = Instant::now();
+                match tokio::time::timeout(
+                    REQUEST_TIMEOUT,
+                    one_request(
+                        &mut conn,
+                        &mut rng,
+                        &mut body,
+                        params.members,
+                        (phase, c, sequence),
+                    ),
+                )
+                .await
+                {
+                    Ok(Ok(())) => {
+                        let mut w = window.borrow_mut();
+                        w.latency.record(sent.elapsed());
+                        w.requests += 1;
+                    }
+                    Ok(Err(e)) => {
+                        window.borrow_mut().errors.push(e);
+                        return;
+                    }
+                    Err(_) => {
+                        window
+                            .borrow_mut()
+                            .errors
+                            .push(format!("a request took over {REQUEST_TIMEOUT:?}"));
+                        return;
+                    }
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        let _ = task.await;
+    }
+    window.replace(Window::default())
+}
+
+/// One request of the mix: 60% rank, 10% top-100, 10% nearby, 20% durable single submissions
+/// (new events for existing players, so the board's size stays the same and memory can be
+/// flat). Any answer but the expected status is an error.
+async fn one_request(
+    conn: &mut HttpConn,
+    rng: &mut Rng,
+    body: &mut Vec<u8>,
+    members: u64,
+    (phase, connection, sequence): (u64, u64, u64),
+) -> Result<(), String> {
+    let roll = rng.below(10);
+    let player = rng.below(members);
+    let (what, answer, expected) = match roll {
+        0..=5 => {
+            let path = format!("{BOARD}/players/p{player}/rank");
+            ("rank", conn.get(&path).await?, 200)
+        }
+        6 => ("top", conn.get(&format!("{BOARD}/top?limit=100")).await?, 200),
+        7 => {
+            let path = format!("{BOARD}/players/p{player}/nearby?radius=5");
+            ("nearby", conn.get(&path).await?, 200)
+        }
+        _ => {
+            body.clear();
+            let id = (phase * 1_000 + connection) * 1_000_000_000 + sequence;
+            push_event(
+                body,
+                b"soak-",
+                id,
+                player,
+                rng.below(1_000_000) as i64,
+                T0 + rng.below(86_400_000) as i64,
+            );
+            ("submission", conn.post("/v1/score-events", body).await?, 202)
+        }
+    };
+    if answer.status != expected {
+        return Err(format!(
+            "a {what} answered {}: {}",
+            answer.status,
+            conn.body_text(&answer)
+        ));
+    }
+    Ok(())
+}
+
+fn fmt_latency(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1_000.0 {
+        format!("{us:.0} us")
+    } else {
+        format!("{:.2} ms", us / 1_000.0)
+    }
+}
