@@ -419,8 +419,10 @@ async fn import(args: &Args) -> Result<ExitCode, String> {
             if line.trim().is_empty() {
                 continue;
             }
-            let value: serde_json::Value = serde_json::from_str(line)
-                .map_err(|e| format!("{}:{line_no}: not JSON: {e}", file.display()))?;
+            // The same reader as a request body: a repeated key stops the import as it
+            // refuses a batch.
+            let value = crate::api::json_value::read_value(line.as_bytes())
+                .map_err(|e| format!("{}:{line_no}: {e}", file.display()))?;
             batch.push(value);
             read += 1;
         }

@@ -1,5 +1,6 @@
 //! The HTTP API: one router per plane, all sharing [`AppState`].
 
+pub mod json_value;
 pub mod ops;
 pub mod read;
 pub mod time_and_trust;
@@ -163,9 +164,11 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
     }
 }
 
-/// Parses a body as JSON, 400 `INVALID_JSON` when it is not.
+/// Parses a body as JSON, 400 `INVALID_JSON` when it is not or when an object in it repeats a
+/// key (the answer names the key and where it is). Every `Value` read from a request comes from
+/// here; see [`json_value`].
 pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, AppError> {
-    serde_json::from_slice(bytes).map_err(|e| AppError::InvalidJson(format!("the body is not JSON: {e}")))
+    json_value::read_value(bytes).map_err(|e| AppError::InvalidJson(e.to_string()))
 }
 
 /// A JSON answer with a status.
