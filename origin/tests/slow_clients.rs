@@ -317,9 +317,10 @@ fn slow_and_idle_sockets_are_closed_at_their_deadlines() {
             "{what}: {} sockets closed after {earliest:.2?} to {latest:.2?}",
             held.len()
         );
-        // Closed no earlier than their deadline (less the timer's millisecond rounding).
+        // Closed no earlier than their deadline, less the time an answer takes to reach the
+        // client (an idle socket's clock starts when the service finishes its answer).
         assert!(
-            earliest + Duration::from_millis(20) >= at_least,
+            earliest + Duration::from_millis(100) >= at_least,
             "{what} sockets closed after {earliest:?}, before their deadline of {at_least:?}"
         );
     }
@@ -328,7 +329,8 @@ fn slow_and_idle_sockets_are_closed_at_their_deadlines() {
 }
 
 /// Under a descriptor limit of 1,024 and the cap derived from it, 2,000 slow or idle sockets
-/// (1,000 trickling a header, 1,000 silent): the ones past the cap are closed at once, a
+/// (1,000 trickling a header, 1,000 silent; a 20 s header deadline): the ones past the cap are
+/// closed at once, a
 /// client connected before them is answered throughout, a new one is closed at once rather
 /// than left waiting, and once the held ones reach their header deadline a new client is
 /// answered again, while the 2,000 are still open on the client side. No accept ever fails
@@ -338,7 +340,9 @@ fn with_2000_slow_or_idle_sockets_held_open_a_normal_read_answers() {
     let db = sqlite_db();
     let running = start(
         &db,
-        "header_read_timeout_seconds = 6\nidle_timeout_seconds = 60",
+        // Long enough that the whole flood is in place before the first of it times out, on
+        // a machine busy enough that opening 2,000 sockets takes seconds.
+        "header_read_timeout_seconds = 20\nidle_timeout_seconds = 60",
         Some(1024),
     );
     let addr = running.addr;
@@ -408,11 +412,14 @@ fn with_2000_slow_or_idle_sockets_held_open_a_normal_read_answers() {
          {refused} of them at once; {open} open (the normal client among them), {timed_out} timed out"
     );
     assert!(open as usize <= cap, "{open} open with a cap of {cap}");
-    // Every socket the service did not hold was refused, unless a held one timed out first
-    // and made room for it.
+    assert_eq!(
+        timed_out, 0,
+        "the flood took {opened_in:?} to open, past the header deadline of its first sockets"
+    );
+    // Every socket the service did not hold was refused.
     assert!(
-        refused + timed_out >= (2_000 - (cap - 1)) as u64,
-        "{refused} refused and {timed_out} timed out with a cap of {cap}"
+        refused >= (2_000 - (cap - 1)) as u64,
+        "{refused} refused with a cap of {cap}"
     );
     assert_eq!(
         get_on(&mut normal, "/healthz").map(|a| a.0),
@@ -437,7 +444,7 @@ fn with_2000_slow_or_idle_sockets_held_open_a_normal_read_answers() {
 
     // Once the held ones pass their header deadline, a new client is answered; the attacker
     // keeps its 2,000 sockets open on its side and keeps trickling.
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let answered_after = loop {
         for h in &mut held {
             h.trickle();
