@@ -302,7 +302,7 @@ async fn connections<S>(
 
 /// Serves one connection with HTTP/1.1 keep-alive until it closes, or its [`Phase`]'s
 /// deadline passes (then it is dropped, which closes the socket); on shutdown, finishes the
-/// request in flight and closes. The service marks when a request begins and ends; the
+/// request in flight and closes, still within the deadline. The service marks when a request begins and ends; the
 /// stream marks a request's first byte.
 async fn connection<S>(
     stream: TcpStream,
@@ -337,13 +337,16 @@ async fn connection<S>(
     let mut timer = std::pin::pin!(tokio::time::sleep_until(timer_at));
     // The deadline is read after each poll of the connection: the phase changes only while
     // hyper runs (the service's marks, the stream's first byte), so it is never stale here.
-    let stopping = std::future::poll_fn(|cx| {
+    // It still holds after a stop, so that a slow client cannot hold the stop up either.
+    let mut stopping = false;
+    let timed_out = std::future::poll_fn(|cx| {
+        if !stopping && stop.as_mut().poll(cx).is_ready() {
+            conn.as_mut().graceful_shutdown();
+            stopping = true;
+        }
         // A client that goes away mid-request is not the service's error.
         if conn.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(None);
-        }
-        if stop.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Some(true));
+            return Poll::Ready(false);
         }
         let Some(deadline) = phase.deadline() else {
             return Poll::Pending;
@@ -352,19 +355,11 @@ async fn connection<S>(
             timer.as_mut().reset(deadline);
             timer_at = deadline;
         }
-        match timer.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Some(false)),
-            Poll::Pending => Poll::Pending,
-        }
+        timer.as_mut().poll(cx).map(|()| true)
     })
     .await;
-    match stopping {
-        None => {}
-        Some(false) => metrics.connections_timed_out.add(1),
-        Some(true) => {
-            conn.as_mut().graceful_shutdown();
-            let _ = conn.await;
-        }
+    if timed_out {
+        metrics.connections_timed_out.add(1);
     }
 }
 
@@ -530,6 +525,19 @@ mod tests {
         oneshot::Sender<()>,
         tokio::task::JoinHandle<io::Result<()>>,
     ) {
+        start_with(app, count, TEST_LIMITS).await
+    }
+
+    /// [`start`] with the given limits.
+    async fn start_with(
+        app: Router,
+        count: usize,
+        limits: Limits,
+    ) -> (
+        std::net::SocketAddr,
+        oneshot::Sender<()>,
+        tokio::task::JoinHandle<io::Result<()>>,
+    ) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
@@ -538,7 +546,7 @@ mod tests {
             listener,
             app,
             threads,
-            TEST_LIMITS,
+            limits,
             Arc::new(Metrics::default()),
             async move {
                 let _ = stopped.await;
@@ -629,6 +637,35 @@ mod tests {
             .expect("serve returns once the last connection is closed")
             .unwrap()
             .unwrap();
+    }
+
+    /// A connection that never finishes its header does not hold up a stop past its header
+    /// deadline: hyper alone would wait for the request it has begun to read.
+    #[tokio::test]
+    async fn a_stop_is_not_held_up_by_a_header_that_never_ends() {
+        let app = Router::new().route("/who", get(|| async { thread_name() }));
+        let limits = Limits {
+            header_read_timeout: Duration::from_secs(1),
+            ..TEST_LIMITS
+        };
+        let (addr, stop, task) = start_with(app, 1, limits).await;
+        let mut slow = TcpStream::connect(addr).await.unwrap();
+        slow.write_all(b"GET /who HTTP/1.1\r\nhost: te").await.unwrap();
+        // Answered first, so the slow connection is surely being read when the stop comes.
+        let mut other = TcpStream::connect(addr).await.unwrap();
+        assert_eq!(get_on(&mut other, "/who").await.0, "HTTP/1.1 200 OK");
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("serve returns once the slow header's deadline has passed")
+            .unwrap()
+            .unwrap();
+        let mut byte = [0u8; 1];
+        assert_eq!(
+            slow.read(&mut byte).await.unwrap_or(0),
+            0,
+            "the slow connection is closed"
+        );
     }
 
     /// The cap is the descriptor limit less those open and the reserve, and the soft limit is
