@@ -133,8 +133,8 @@ impl<F: Future<Output = Result<Response, Infallible>> + Unpin> Future for CountR
 }
 
 /// A JSON request body: the bytes are read with the size limit (413 past it) and parsed as
-/// JSON (400 `INVALID_JSON` when they are not); each handler then reads its fields, with its
-/// own 422 for a wrong shape.
+/// JSON (400 `INVALID_JSON` when they are not, or when they repeat a key); each handler then
+/// reads its fields, with its own 422 for a wrong shape.
 pub struct JsonBody(pub serde_json::Value);
 
 impl<S: Send + Sync> FromRequest<S> for JsonBody {
