@@ -126,10 +126,13 @@ async fn serve(args: &Args) -> Result<ExitCode, String> {
         count: config.http_threads,
         pin: config.pin_http_threads,
     };
+    // Derived after the store has opened its connections, so that they count as in use.
+    let limits = config.connection_limits();
     println!(
-        "standings: serving on http://{} with {} connection threads ({boards} boards ready in {:.2?}, {restored}; config {}; database {})",
+        "standings: serving on http://{} with {} connection threads, at most {} connections ({boards} boards ready in {:.2?}, {restored}; config {}; database {})",
         listener.local_addr().map_err(|e| e.to_string())?,
         threads.resolved(),
+        limits.max_connections,
         started.elapsed(),
         path.display(),
         redact(&config.database),
@@ -138,7 +141,7 @@ async fn serve(args: &Args) -> Result<ExitCode, String> {
         shutdown_signal().await;
         println!("standings: shutting down (finishing requests, writing a checkpoint)");
     };
-    crate::run(listener, state, threads, shutdown)
+    crate::run(listener, state, threads, limits, shutdown)
         .await
         .map_err(|e| e.to_string())?;
     println!("standings: stopped");
@@ -434,8 +437,10 @@ async fn import(args: &Args) -> Result<ExitCode, String> {
             if line.trim().is_empty() {
                 continue;
             }
-            let value: serde_json::Value = serde_json::from_str(line)
-                .map_err(|e| format!("{}:{line_no}: not JSON: {e}", file.display()))?;
+            // The same reader as a request body: a repeated key stops the import as it
+            // refuses a batch.
+            let value = crate::api::json_value::read_value(line.as_bytes())
+                .map_err(|e| format!("{}:{line_no}: {e}", file.display()))?;
             batch.push(value);
             read += 1;
         }

@@ -18,6 +18,10 @@
 //!
 //! Optional tuning keys: `closed_period_retention_seconds`, `checkpoint_every_events`,
 //! `http_threads` and `pin_http_threads`.
+//!
+//! Connection limits: `header_read_timeout_seconds` (default 10), `idle_timeout_seconds`
+//! (default 60) and `max_connections` (default 0: the descriptor limit less those open at start
+//! and a reserve of 64).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -72,6 +76,24 @@ pub struct Config {
     /// default). Set it to false when other busy processes share this machine's CPUs.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub pin_http_threads: bool,
+    /// How long a new connection, or a request whose first byte came, may take to send the
+    /// whole request header before the connection is closed.
+    #[serde(
+        default = "default_header_read_timeout",
+        skip_serializing_if = "is_default_header_read_timeout"
+    )]
+    pub header_read_timeout_seconds: u64,
+    /// How long a keep-alive connection may stay idle between the end of an answer and the
+    /// first byte of its next request before it is closed.
+    #[serde(
+        default = "default_idle_timeout",
+        skip_serializing_if = "is_default_idle_timeout"
+    )]
+    pub idle_timeout_seconds: u64,
+    /// The most connections open at once; one more is closed as it arrives. 0 (the default)
+    /// derives it from the descriptor limit (see `http::Limits::derived_cap`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_connections: usize,
     /// The static tokens.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
@@ -79,6 +101,29 @@ pub struct Config {
 
 /// The most connection threads a config may ask for.
 pub const MAX_HTTP_THREADS: usize = 1024;
+
+/// Slow enough for a client on a poor mobile link, short enough that a slowloris client holds
+/// a descriptor for seconds, not minutes.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECONDS: u64 = 10;
+
+/// Long enough for a game server's connection to survive a quiet minute between submissions.
+pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 60;
+
+fn default_header_read_timeout() -> u64 {
+    DEFAULT_HEADER_READ_TIMEOUT_SECONDS
+}
+
+fn is_default_header_read_timeout(seconds: &u64) -> bool {
+    *seconds == DEFAULT_HEADER_READ_TIMEOUT_SECONDS
+}
+
+fn default_idle_timeout() -> u64 {
+    DEFAULT_IDLE_TIMEOUT_SECONDS
+}
+
+fn is_default_idle_timeout(seconds: &u64) -> bool {
+    *seconds == DEFAULT_IDLE_TIMEOUT_SECONDS
+}
 
 /// A week.
 pub const DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS: i64 = 7 * 86_400;
@@ -287,6 +332,14 @@ impl Config {
                 self.http_threads
             ));
         }
+        for (key, seconds) in [
+            ("header_read_timeout_seconds", self.header_read_timeout_seconds),
+            ("idle_timeout_seconds", self.idle_timeout_seconds),
+        ] {
+            if seconds == 0 {
+                return Err(format!("{key} must be at least 1"));
+            }
+        }
         if self.closed_period_retention_seconds < 0 {
             return Err("closed_period_retention_seconds must not be negative".into());
         }
@@ -314,6 +367,9 @@ impl Config {
             checkpoint_every_events: DEFAULT_CHECKPOINT_EVERY_EVENTS,
             http_threads: 0,
             pin_http_threads: true,
+            header_read_timeout_seconds: DEFAULT_HEADER_READ_TIMEOUT_SECONDS,
+            idle_timeout_seconds: DEFAULT_IDLE_TIMEOUT_SECONDS,
+            max_connections: 0,
             tokens: vec![
                 TokenConfig {
                     name: "admin".into(),
@@ -333,6 +389,18 @@ impl Config {
                 },
             ],
         })
+    }
+
+    /// The connection limits this config sets, with the cap derived now when it sets none.
+    pub fn connection_limits(&self) -> crate::http::Limits {
+        crate::http::Limits {
+            header_read_timeout: std::time::Duration::from_secs(self.header_read_timeout_seconds),
+            idle_timeout: std::time::Duration::from_secs(self.idle_timeout_seconds),
+            max_connections: match self.max_connections {
+                0 => crate::http::Limits::derived_cap(),
+                n => n,
+            },
+        }
     }
 
     /// Loads the config at `path`, or on first start (no `--config` given and no file at the
@@ -422,5 +490,33 @@ mod tests {
             zero.contains("player_jwt_max_lifetime_seconds must be at least 1"),
             "{zero}"
         );
+    }
+
+    /// Without the keys: a 10 s header deadline, 60 s of keep-alive idleness and a cap derived
+    /// from the descriptor limit; each can be set, and a zero timeout is refused by name.
+    #[test]
+    fn connection_limits_default_to_10_s_60_s_and_a_derived_cap() {
+        let config = parse("").unwrap();
+        let limits = config.connection_limits();
+        assert_eq!(limits.header_read_timeout, std::time::Duration::from_secs(10));
+        assert_eq!(limits.idle_timeout, std::time::Duration::from_secs(60));
+        assert_eq!(config.max_connections, 0);
+        assert!(limits.max_connections >= 1);
+        let config =
+            parse("header_read_timeout_seconds = 1\nidle_timeout_seconds = 2\nmax_connections = 50\n")
+                .unwrap();
+        let limits = config.connection_limits();
+        assert_eq!(
+            (
+                limits.header_read_timeout.as_secs(),
+                limits.idle_timeout.as_secs(),
+                limits.max_connections
+            ),
+            (1, 2, 50)
+        );
+        for key in ["header_read_timeout_seconds", "idle_timeout_seconds"] {
+            let zero = parse(&format!("{key} = 0\n")).unwrap_err().to_string();
+            assert!(zero.contains(&format!("{key} must be at least 1")), "{zero}");
+        }
     }
 }

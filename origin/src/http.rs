@@ -10,10 +10,25 @@
 //! service 16.9 us of CPU on two workers against 11.5 us on one; see `BENCHMARKS.md`.
 //! Connections are assigned by count, not by load: every connection of a client sees the same
 //! answers from the same shared state, so nothing but balance depends on the thread.
+//!
+//! Each connection has a deadline while it owes the service bytes ([`Limits`]): a new
+//! connection, or a request whose first byte came, must finish its header within
+//! `header_read_timeout`; a keep-alive connection must begin its next request within
+//! `idle_timeout` of the end of the last answer. While a request is being answered there is
+//! none. hyper's own `header_read_timeout` is not used: it starts when hyper begins to wait for
+//! a head, which on a keep-alive connection is the end of the last answer, so it would close
+//! idle connections at the header deadline. At most `max_connections` are open at once (by
+//! default the descriptor limit less the descriptors open at start and a reserve); a connection
+//! beyond it is closed as it arrives, so that the open ones keep their descriptors and no
+//! accept fails for want of one.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::thread;
 use std::time::Duration;
 
@@ -22,10 +37,14 @@ use axum::extract::Request;
 use axum::response::Response;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tower::{Service, ServiceExt};
+
+use crate::metrics::Metrics;
 
 /// How many connection threads to run, and where.
 #[derive(Clone, Copy, Debug)]
@@ -44,6 +63,62 @@ impl Threads {
             n => n,
         }
     }
+}
+
+/// How long a connection may keep the service waiting, and how many may be open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// From a new connection, or a request's first byte, to the end of the request's header.
+    pub header_read_timeout: Duration,
+    /// From the end of an answer to the first byte of the next request on the connection.
+    pub idle_timeout: Duration,
+    /// The most connections open at once; one more is closed as it arrives.
+    pub max_connections: usize,
+}
+
+/// Descriptors kept back beyond those open at start: the database pool reopening a broken
+/// connection, SQLite's temporary files, the listener's next `accept` before a refusal closes
+/// it, and whatever else the process opens while it runs.
+pub const DESCRIPTOR_RESERVE: usize = 64;
+
+/// The cap used when the descriptor limit cannot be read.
+pub const FALLBACK_MAX_CONNECTIONS: usize = 1_000;
+
+impl Limits {
+    /// The connection cap for a process allowed `limit` descriptors of which `open` are in use
+    /// (the store's connections among them): what is left after [`DESCRIPTOR_RESERVE`], and at
+    /// least one.
+    pub fn cap_for(limit: usize, open: usize) -> usize {
+        limit
+            .saturating_sub(open)
+            .saturating_sub(DESCRIPTOR_RESERVE)
+            .max(1)
+    }
+
+    /// The cap for this process now: [`Limits::cap_for`] its soft `RLIMIT_NOFILE` and the
+    /// descriptors it has open, both read from `/proc` (no `unsafe` and no extra crate for one
+    /// number at start); [`FALLBACK_MAX_CONNECTIONS`] where they cannot be read.
+    pub fn derived_cap() -> usize {
+        let limit = std::fs::read_to_string("/proc/self/limits")
+            .ok()
+            .and_then(|text| open_files_limit(&text));
+        let open = std::fs::read_dir("/proc/self/fd").map(|dir| dir.count()).ok();
+        match (limit, open) {
+            (Some(limit), Some(open)) => Limits::cap_for(limit, open),
+            _ => FALLBACK_MAX_CONNECTIONS,
+        }
+    }
+}
+
+/// The soft limit on open files in the text of `/proc/self/limits`; `unlimited` is taken as a
+/// million.
+pub fn open_files_limit(limits: &str) -> Option<usize> {
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    let soft = line["Max open files".len()..].split_whitespace().next()?;
+    if soft == "unlimited" {
+        return Some(1_000_000);
+    }
+    soft.parse().ok()
 }
 
 /// The CPU each of `threads` connection threads is pinned to, from the CPUs this process may
@@ -82,13 +157,16 @@ fn pin_current(_: ()) -> bool {
     false
 }
 
-/// Serves `app` on `listener` with [`Threads`] connection threads until `shutdown` resolves;
-/// then stops accepting, lets every connection finish the request it is answering (idle
-/// keep-alive connections close at once), and returns when all of them are closed.
+/// Serves `app` on `listener` with [`Threads`] connection threads and the connection
+/// [`Limits`] until `shutdown` resolves; then stops accepting, lets every connection finish the
+/// request it is answering (idle keep-alive connections close at once), and returns when all of
+/// them are closed. Open, refused and timed-out connections are counted in `metrics`.
 pub async fn serve<S>(
     listener: TcpListener,
     app: S,
     threads: Threads,
+    limits: Limits,
+    metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()>
 where
@@ -105,7 +183,7 @@ where
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let (app, stopped) = (app.clone(), stopped.clone());
+        let (app, stopped, metrics) = (app.clone(), stopped.clone(), metrics.clone());
         thread::Builder::new()
             .name(format!("standings-http-{i}"))
             .spawn(move || {
@@ -114,7 +192,7 @@ where
                 {
                     eprintln!("standings: could not pin connection thread {i} to a CPU; it runs unpinned");
                 }
-                runtime.block_on(connections(incoming, app, stopped));
+                runtime.block_on(connections(incoming, app, limits, metrics, stopped));
                 // The runtime goes before the signal, so nothing of this thread outlives `serve`.
                 drop(runtime);
                 let _ = done.send(());
@@ -130,6 +208,14 @@ where
             accepted = listener.accept() => accepted,
         };
         let stream = match accepted {
+            Ok((stream, _))
+                if metrics.connections_open.load(Ordering::Relaxed) >= limits.max_connections as u64 =>
+            {
+                // Closed at once: holding it would take a descriptor the open ones may need.
+                drop(stream);
+                metrics.connections_refused.add(1);
+                continue;
+            }
             Ok((stream, _)) => stream,
             Err(e) if is_connection_error(&e) => continue,
             Err(e) => {
@@ -142,11 +228,13 @@ where
         // Answers are written whole; Nagle's algorithm would only hold back the last segment
         // of a large one.
         let _ = stream.set_nodelay(true);
+        // Counted from here until the connection thread is done with it (or drops it).
+        let open = OpenConnection::new(metrics.clone());
         // Leaving this runtime's reactor; the connection thread registers it with its own.
         match stream.into_std() {
             Ok(stream) => {
                 // A thread that ended (it cannot, but for a panic) drops its connections.
-                let _ = workers[next].send(stream);
+                let _ = workers[next].send((stream, open));
                 next = (next + 1) % workers.len();
             }
             Err(e) => eprintln!("standings: cannot hand a connection over: {e}"),
@@ -161,11 +249,29 @@ where
     Ok(())
 }
 
+/// One open connection in `connections_open`, until it is dropped.
+struct OpenConnection(Arc<Metrics>);
+
+impl OpenConnection {
+    fn new(metrics: Arc<Metrics>) -> OpenConnection {
+        metrics.connections_open.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(metrics)
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.connections_open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// One connection thread: serves each connection handed to it, until the acceptor is gone and
 /// every connection has closed.
 async fn connections<S>(
-    mut incoming: mpsc::UnboundedReceiver<std::net::TcpStream>,
+    mut incoming: mpsc::UnboundedReceiver<(std::net::TcpStream, OpenConnection)>,
     app: S,
+    limits: Limits,
+    metrics: Arc<Metrics>,
     stopped: watch::Receiver<bool>,
 ) where
     S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
@@ -175,9 +281,13 @@ async fn connections<S>(
     loop {
         tokio::select! {
             handed = incoming.recv() => match handed {
-                Some(stream) => match TcpStream::from_std(stream) {
+                Some((stream, counted)) => match TcpStream::from_std(stream) {
                     Ok(stream) => {
-                        open.spawn(connection(stream, app.clone(), stopped.clone()));
+                        let (app, stopped, metrics) = (app.clone(), stopped.clone(), metrics.clone());
+                        open.spawn(async move {
+                            connection(stream, app, limits, metrics, stopped).await;
+                            drop(counted);
+                        });
                     }
                     Err(e) => eprintln!("standings: cannot take a connection over: {e}"),
                 },
@@ -190,25 +300,162 @@ async fn connections<S>(
     while open.join_next().await.is_some() {}
 }
 
-/// Serves one connection with HTTP/1.1 keep-alive; on shutdown, finishes the request in flight
-/// and closes.
-async fn connection<S>(stream: TcpStream, app: S, mut stopped: watch::Receiver<bool>)
-where
+/// Serves one connection with HTTP/1.1 keep-alive until it closes, or its [`Phase`]'s
+/// deadline passes (then it is dropped, which closes the socket); on shutdown, finishes the
+/// request in flight and closes, still within the deadline. The service marks when a request begins and ends; the
+/// stream marks a request's first byte.
+async fn connection<S>(
+    stream: TcpStream,
+    app: S,
+    limits: Limits,
+    metrics: Arc<Metrics>,
+    mut stopped: watch::Receiver<bool>,
+) where
     S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
 {
+    let phase = Arc::new(Phase::new(limits));
+    let stream = FirstByte {
+        io: stream,
+        phase: phase.clone(),
+    };
+    let marks = phase.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-        app.clone().oneshot(request.map(Body::new) as Request)
+        marks.enter(ANSWERING);
+        let answer = app.clone().oneshot(request.map(Body::new) as Request);
+        let marks = marks.clone();
+        async move {
+            let answer = answer.await;
+            marks.enter(IDLE);
+            answer
+        }
     });
     let conn = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
     let mut conn = std::pin::pin!(conn);
-    tokio::select! {
+    let mut stop = std::pin::pin!(stopped.wait_for(|stop| *stop));
+    let mut timer_at = phase.deadline().unwrap_or_else(Instant::now);
+    let mut timer = std::pin::pin!(tokio::time::sleep_until(timer_at));
+    // The deadline is read after each poll of the connection: the phase changes only while
+    // hyper runs (the service's marks, the stream's first byte), so it is never stale here.
+    // It still holds after a stop, so that a slow client cannot hold the stop up either.
+    let mut stopping = false;
+    let timed_out = std::future::poll_fn(|cx| {
+        if !stopping && stop.as_mut().poll(cx).is_ready() {
+            conn.as_mut().graceful_shutdown();
+            stopping = true;
+        }
         // A client that goes away mid-request is not the service's error.
-        _ = conn.as_mut() => return,
-        _ = stopped.wait_for(|stop| *stop) => {}
+        if conn.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(false);
+        }
+        let Some(deadline) = phase.deadline() else {
+            return Poll::Pending;
+        };
+        if deadline != timer_at {
+            timer.as_mut().reset(deadline);
+            timer_at = deadline;
+        }
+        timer.as_mut().poll(cx).map(|()| true)
+    })
+    .await;
+    if timed_out {
+        metrics.connections_timed_out.add(1);
     }
-    conn.as_mut().graceful_shutdown();
-    let _ = conn.await;
+}
+
+/// A connection waiting for a request's header: a new one, or one whose next request began.
+const HEADER: u8 = 0;
+/// A request is being answered: no deadline.
+const ANSWERING: u8 = 1;
+/// The last answer is done and the next request has not begun.
+const IDLE: u8 = 2;
+
+/// What a connection is waiting for, and since when: its deadline is `header_read_timeout`
+/// after the start of a [`HEADER`] phase, `idle_timeout` after the start of an [`IDLE`] one,
+/// none while [`ANSWERING`]. Shared by the connection's service, its stream and its task, all
+/// on one thread; the atomics are only there to make it `Sync`. Cost per request: three
+/// relaxed stores and three clock reads, and a timer reset.
+struct Phase {
+    limits: Limits,
+    epoch: Instant,
+    state: AtomicU8,
+    /// When the phase began, in nanoseconds after `epoch`.
+    since: AtomicU64,
+}
+
+impl Phase {
+    fn new(limits: Limits) -> Phase {
+        Phase {
+            limits,
+            epoch: Instant::now(),
+            state: AtomicU8::new(HEADER),
+            since: AtomicU64::new(0),
+        }
+    }
+
+    fn enter(&self, state: u8) {
+        let since = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.since.store(since, Ordering::Relaxed);
+        self.state.store(state, Ordering::Relaxed);
+    }
+
+    fn state(&self) -> u8 {
+        self.state.load(Ordering::Relaxed)
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        let timeout = match self.state() {
+            HEADER => self.limits.header_read_timeout,
+            IDLE => self.limits.idle_timeout,
+            _ => return None,
+        };
+        Some(self.epoch + Duration::from_nanos(self.since.load(Ordering::Relaxed)) + timeout)
+    }
+}
+
+/// A connection's stream, which moves its [`Phase`] from [`IDLE`] to [`HEADER`] when a read
+/// brings the next request's first byte. Otherwise reads and writes pass straight through.
+struct FirstByte<T> {
+    io: T,
+    phase: Arc<Phase>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for FirstByte<T> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let read = Pin::new(&mut this.io).poll_read(cx, buf);
+        if buf.filled().len() > before && this.phase.state() == IDLE {
+            this.phase.enter(HEADER);
+        }
+        read
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for FirstByte<T> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
 }
 
 /// Errors of one connection attempt, not of the listener.
@@ -278,15 +525,41 @@ mod tests {
         oneshot::Sender<()>,
         tokio::task::JoinHandle<io::Result<()>>,
     ) {
+        start_with(app, count, TEST_LIMITS).await
+    }
+
+    /// [`start`] with the given limits.
+    async fn start_with(
+        app: Router,
+        count: usize,
+        limits: Limits,
+    ) -> (
+        std::net::SocketAddr,
+        oneshot::Sender<()>,
+        tokio::task::JoinHandle<io::Result<()>>,
+    ) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
         let threads = Threads { count, pin: false };
-        let task = tokio::spawn(serve(listener, app, threads, async move {
-            let _ = stopped.await;
-        }));
+        let task = tokio::spawn(serve(
+            listener,
+            app,
+            threads,
+            limits,
+            Arc::new(Metrics::default()),
+            async move {
+                let _ = stopped.await;
+            },
+        ));
         (addr, stop, task)
     }
+
+    const TEST_LIMITS: Limits = Limits {
+        header_read_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(60),
+        max_connections: 100,
+    };
 
     fn thread_name() -> String {
         thread::current().name().unwrap_or("unnamed").to_owned()
@@ -364,6 +637,51 @@ mod tests {
             .expect("serve returns once the last connection is closed")
             .unwrap()
             .unwrap();
+    }
+
+    /// A connection that never finishes its header does not hold up a stop past its header
+    /// deadline: hyper alone would wait for the request it has begun to read.
+    #[tokio::test]
+    async fn a_stop_is_not_held_up_by_a_header_that_never_ends() {
+        let app = Router::new().route("/who", get(|| async { thread_name() }));
+        let limits = Limits {
+            header_read_timeout: Duration::from_secs(1),
+            ..TEST_LIMITS
+        };
+        let (addr, stop, task) = start_with(app, 1, limits).await;
+        let mut slow = TcpStream::connect(addr).await.unwrap();
+        slow.write_all(b"GET /who HTTP/1.1\r\nhost: te").await.unwrap();
+        // Answered first, so the slow connection is surely being read when the stop comes.
+        let mut other = TcpStream::connect(addr).await.unwrap();
+        assert_eq!(get_on(&mut other, "/who").await.0, "HTTP/1.1 200 OK");
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("serve returns once the slow header's deadline has passed")
+            .unwrap()
+            .unwrap();
+        let mut byte = [0u8; 1];
+        assert_eq!(
+            slow.read(&mut byte).await.unwrap_or(0),
+            0,
+            "the slow connection is closed"
+        );
+    }
+
+    /// The cap is the descriptor limit less those open and the reserve, and the soft limit is
+    /// read from `/proc/self/limits` as Linux writes it.
+    #[test]
+    fn the_connection_cap_leaves_descriptors_in_reserve() {
+        assert_eq!(Limits::cap_for(1024, 40), 1024 - 40 - DESCRIPTOR_RESERVE);
+        assert_eq!(Limits::cap_for(80, 40), 1);
+        let text = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                    Max processes             63494                63494                processes \n\
+                    Max open files            1024                 524288               files     \n";
+        assert_eq!(open_files_limit(text), Some(1024));
+        let unlimited = "Max open files            unlimited            unlimited            files     \n";
+        assert_eq!(open_files_limit(unlimited), Some(1_000_000));
+        assert_eq!(open_files_limit("Max processes 5 5 processes\n"), None);
+        assert!(Limits::derived_cap() >= 1);
     }
 
     #[test]

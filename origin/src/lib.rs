@@ -118,21 +118,29 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
     }))
 }
 
-/// Serves the API on `listener` with `threads` connection threads until `shutdown` resolves,
-/// then stops taking requests, finishes the ones in flight, writes a checkpoint and closes the
-/// store.
+/// Serves the API on `listener` with `threads` connection threads and the connection `limits`
+/// until `shutdown` resolves, then stops taking requests, finishes the ones in flight, writes a
+/// checkpoint and closes the store.
 pub async fn run(
     listener: TcpListener,
     state: Shared,
     threads: http::Threads,
+    limits: http::Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let app = api::app(state.clone());
     let flag = state.clone();
-    http::serve(listener, app, threads, async move {
-        shutdown.await;
-        flag.ready.store(false, Ordering::Release);
-    })
+    http::serve(
+        listener,
+        app,
+        threads,
+        limits,
+        state.metrics.clone(),
+        async move {
+            shutdown.await;
+            flag.ready.store(false, Ordering::Release);
+        },
+    )
     .await?;
     // Every request has been answered: the writer is idle, so the next start can load this
     // state instead of replaying the log.

@@ -128,6 +128,12 @@ pub struct Metrics {
     pub rests: Counter,
     /// Board instances repacked at those times.
     pub boards_repacked: Counter,
+    /// Connections open now (see `http.rs`).
+    pub connections_open: AtomicU64,
+    /// Connections closed at once because `max_connections` were open.
+    pub connections_refused: Counter,
+    /// Connections closed because a request's header or the next request did not come in time.
+    pub connections_timed_out: Counter,
     /// Error answers by code.
     rejections: Mutex<BTreeMap<&'static str, u64>>,
 }
@@ -197,6 +203,31 @@ impl Metrics {
             out,
             "standings_boards_repacked_total {}",
             self.boards_repacked.get()
+        );
+        out.push_str("# HELP standings_connections_open HTTP connections open now.\n");
+        out.push_str("# TYPE standings_connections_open gauge\n");
+        let _ = writeln!(
+            out,
+            "standings_connections_open {}",
+            self.connections_open.load(Ordering::Relaxed)
+        );
+        out.push_str(
+            "# HELP standings_connections_refused_total Connections closed on arrival because max_connections were open.\n",
+        );
+        out.push_str("# TYPE standings_connections_refused_total counter\n");
+        let _ = writeln!(
+            out,
+            "standings_connections_refused_total {}",
+            self.connections_refused.get()
+        );
+        out.push_str(
+            "# HELP standings_connections_timed_out_total Connections closed for a request header or a next request that did not come in time.\n",
+        );
+        out.push_str("# TYPE standings_connections_timed_out_total counter\n");
+        let _ = writeln!(
+            out,
+            "standings_connections_timed_out_total {}",
+            self.connections_timed_out.get()
         );
         out.push_str("# HELP standings_rejections_total Error answers by code.\n");
         out.push_str("# TYPE standings_rejections_total counter\n");

@@ -51,6 +51,7 @@ on_both_databases!(
     concurrent_batches_and_their_retries_count_each_event_once,
     batch_refusals_match_single_submissions,
     single_submissions_read_either_way_answer_alike,
+    a_repeated_key_is_refused_on_every_endpoint_and_stores_nothing,
     a_pause_in_writes_repacks_boards_and_changes_no_answer,
     the_log_reads_back_page_by_page_exactly_as_stored,
     a_total_that_would_overflow_is_refused_while_earlier_groups_wait_to_be_applied,
@@ -958,32 +959,46 @@ async fn batch_refusals_match_single_submissions(db: Db) {
     assert_eq!(results[malformed.len()]["status"], "ACCEPTED");
 }
 
-/// The single-event endpoint reads a body of the expected shape straight into its fields and
-/// hands anything else to the general path: a duplicate key (which the typed read refuses) is
-/// read as JSON reads it, the last value winning, as before; text that is not JSON is still
-/// 400 `INVALID_JSON` whatever the token; and a refusal is the same whichever path read it.
-async fn single_submissions_read_either_way_answer_alike(db: Db) {
+/// Sends `body` as it is (not re-serialized, so it may repeat keys) and returns the status and
+/// the parsed answer.
+async fn send_text(
+    service: &TestService,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: String,
+) -> (StatusCode, Value) {
     use axum::body::Body;
     use http_body_util::BodyExt;
     use tower::ServiceExt;
+    let mut request = axum::http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let response = service
+        .app
+        .clone()
+        .oneshot(request.body(Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice::<Value>(&bytes).unwrap())
+}
+
+/// The single-event endpoint reads a body of the expected shape straight into its fields and
+/// hands anything else to the general path: a repeated key (which the typed read refuses) is
+/// 400 `INVALID_JSON` naming it, where it used to be read with the last value winning; text
+/// that is not JSON is 400 `INVALID_JSON` whatever the token; and a refusal is the same
+/// whichever path read it.
+async fn single_submissions_read_either_way_answer_alike(db: Db) {
     let service = TestService::start(db).await;
     service.define(BOARD, "highest").await;
     let raw = |token: Option<&'static str>, body: String| {
-        let app = service.app.clone();
-        async move {
-            let mut request =
-                axum::http::Request::post("/v1/score-events").header("content-type", "application/json");
-            if let Some(token) = token {
-                request = request.header("authorization", format!("Bearer {token}"));
-            }
-            let response = app
-                .oneshot(request.body(Body::from(body)).unwrap())
-                .await
-                .unwrap();
-            let status = response.status();
-            let bytes = response.into_body().collect().await.unwrap().to_bytes();
-            (status, serde_json::from_slice::<Value>(&bytes).unwrap())
-        }
+        send_text(&service, Method::POST, "/v1/score-events", token, body)
     };
     let fields = r#""player_id": "p-dup", "game": "arena-clash", "mode": "solo", "season": "S7", "value": 70, "achieved_at": "2026-10-13T10:00:00Z""#;
     let (status, body) = raw(
@@ -991,17 +1006,25 @@ async fn single_submissions_read_either_way_answer_alike(db: Db) {
         format!(r#"{{"event_id": "dup-a", "event_id": "dup-b", {fields}}}"#),
     )
     .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
-    assert_eq!(body["event_id"], "dup-b");
-    // The id stored is the last one given: it is a duplicate now, the first one is not.
-    for (id, expected, word) in [
-        ("dup-b", StatusCode::OK, "DUPLICATE"),
-        ("dup-a", StatusCode::ACCEPTED, "ACCEPTED"),
-    ] {
+    assert_eq!(
+        (status, &body["code"]),
+        (StatusCode::BAD_REQUEST, &json!("INVALID_JSON")),
+        "{body}"
+    );
+    assert!(
+        body["detail"].as_str().unwrap().contains(r#"key "event_id""#),
+        "{body}"
+    );
+    // Neither id was stored.
+    for id in ["dup-b", "dup-a"] {
         let (status, body) = service
             .submit(&event(id, "p-dup", 70, "2026-10-13T10:00:00Z"))
             .await;
-        assert_eq!((status, &body["status"]), (expected, &json!(word)), "{body}");
+        assert_eq!(
+            (status, &body["status"]),
+            (StatusCode::ACCEPTED, &json!("ACCEPTED")),
+            "{body}"
+        );
     }
 
     for token in [None, Some(SERVICE)] {
@@ -1020,18 +1043,130 @@ async fn single_submissions_read_either_way_answer_alike(db: Db) {
         (StatusCode::UNAUTHORIZED, &json!("UNAUTHENTICATED")),
         "{body}"
     );
-    // The same refusal read typed (a well-formed body) and read as JSON (the same body with a
-    // repeated key, which only the general path takes).
+    // A well-formed body with a bad id is refused by the typed path's validation; a body the
+    // typed read does not take (an id that is a number) is worded by the general path. Both
+    // are 422 `INVALID_EVENT`, and neither is stored.
     let (typed_status, typed) = raw(Some(SERVICE), r#"{"event_id": "dup-d", "player_id": "p-\u0007", "game": "arena-clash", "mode": "solo", "season": "S7", "value": 70, "achieved_at": "2026-10-13T10:00:00Z"}"#.into()).await;
-    let (general_status, general) = raw(Some(SERVICE), r#"{"event_id": "x", "event_id": "dup-d", "player_id": "p-\u0007", "game": "arena-clash", "mode": "solo", "season": "S7", "value": 70, "achieved_at": "2026-10-13T10:00:00Z"}"#.into()).await;
-    assert_eq!(typed_status, StatusCode::UNPROCESSABLE_ENTITY, "{typed}");
+    let (general_status, general) = raw(Some(SERVICE), r#"{"event_id": 5, "player_id": "p-x", "game": "arena-clash", "mode": "solo", "season": "S7", "value": 70, "achieved_at": "2026-10-13T10:00:00Z"}"#.into()).await;
     assert_eq!(
-        (typed_status, &typed["code"], &typed["detail"]),
-        (general_status, &general["code"], &general["detail"])
+        (typed_status, &typed["code"]),
+        (StatusCode::UNPROCESSABLE_ENTITY, &json!("INVALID_EVENT")),
+        "{typed}"
+    );
+    assert_eq!(
+        (general_status, &general["code"]),
+        (StatusCode::UNPROCESSABLE_ENTITY, &json!("INVALID_EVENT")),
+        "{general}"
     );
     let (_, top) = service.get(&format!("{LB}/top?limit=10")).await;
     assert_eq!(top["total_players"], 1, "{top}");
     assert_eq!(top["board_version"], 1, "{top}");
+}
+
+/// A body that repeats a member name, at any depth, is 400 `INVALID_JSON` naming the key, on
+/// the single-event, batch, board and moderation endpoints; nothing of it is stored, so a
+/// proxy that checked the first value never sees the second one applied.
+async fn a_repeated_key_is_refused_on_every_endpoint_and_stores_nothing(db: Db) {
+    let service = TestService::start(db).await;
+    service.define(BOARD, "cumulative").await;
+    let fields = r#""player_id": "p-dup", "game": "arena-clash", "mode": "solo", "season": "S7", "achieved_at": "2026-10-13T10:00:00Z""#;
+    let ev = |id: &str| format!(r#"{{"event_id": "{id}", "value": 5, {fields}}}"#);
+    let cases = [
+        (
+            Method::POST,
+            "/v1/score-events".to_string(),
+            format!(r#"{{"event_id": "e-1", "value": 1, "value": 1000000000000, {fields}}}"#),
+            "value",
+            "$",
+        ),
+        (
+            Method::POST,
+            "/v1/score-events".to_string(),
+            format!(r#"{{"event_id": "e-2", "event_id": "e-3", "value": 1, {fields}}}"#),
+            "event_id",
+            "$",
+        ),
+        (
+            Method::POST,
+            "/v1/score-events".to_string(),
+            format!(r#"{{"event_id": "e-4", "\u0076alue": 1, "value": 2, {fields}}}"#),
+            "value",
+            "$",
+        ),
+        (
+            Method::POST,
+            "/v1/score-events/batch".to_string(),
+            format!(r#"{{"events": [], "events": [{}]}}"#, ev("e-5")),
+            "events",
+            "$",
+        ),
+        (
+            Method::POST,
+            "/v1/score-events/batch".to_string(),
+            format!(
+                r#"{{"events": [{}, {{"event_id": "e-7", "value": 1, "value": 1000000000000, {fields}}}]}}"#,
+                ev("e-6")
+            ),
+            "value",
+            "$.events[1]",
+        ),
+        (
+            Method::PUT,
+            "/v1/boards/arena-clash/solo/S7/other".to_string(),
+            r#"{"score_mode": "highest", "score_mode": "cumulative"}"#.to_string(),
+            "score_mode",
+            "$",
+        ),
+        (
+            Method::POST,
+            "/v1/moderation-actions".to_string(),
+            r#"{"moderation_id": "m-1", "action_type": "DISQUALIFY", "reason": "r", "game": "arena-clash", "mode": "solo", "season": "S7", "target_player_id": "p-dup", "target_player_id": "p-other"}"#.to_string(),
+            "target_player_id",
+            "$",
+        ),
+    ];
+    for (method, path, body, key, place) in cases {
+        let (status, answer) = send_text(&service, method, &path, Some(ADMIN), body.clone()).await;
+        assert_eq!(
+            (status, &answer["code"]),
+            (StatusCode::BAD_REQUEST, &json!("INVALID_JSON")),
+            "{body}: {answer}"
+        );
+        let detail = answer["detail"].as_str().unwrap();
+        assert!(
+            detail.contains(&format!("key {key:?} in the object at {place};")),
+            "{body}: {detail}"
+        );
+    }
+    let (_, top) = service.get(&format!("{LB}/top?limit=10")).await;
+    assert_eq!(
+        (&top["total_players"], &top["board_version"]),
+        (&json!(0), &json!(0)),
+        "{top}"
+    );
+    let (status, _) = service
+        .get("/v1/leaderboards/arena-clash/solo/S7/other/top")
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "the board with a repeated key was not defined"
+    );
+    let (_, audit) = service
+        .call(Method::GET, "/v1/audit?game=arena-clash", Some(ADMIN), None)
+        .await;
+    assert_eq!(audit["audit"], json!([]), "{audit}");
+    // None of the ids was stored: each is new now.
+    for id in ["e-1", "e-2", "e-3", "e-4", "e-5", "e-6", "e-7"] {
+        let (status, body) = service
+            .submit(&event(id, "p-dup", 1, "2026-10-13T10:00:00Z"))
+            .await;
+        assert_eq!(
+            (status, &body["status"]),
+            (StatusCode::ACCEPTED, &json!("ACCEPTED")),
+            "{id}: {body}"
+        );
+    }
 }
 
 /// A refusal's detail without the service's clock reading, which moves between two requests.

@@ -1,5 +1,6 @@
 //! The HTTP API: one router per plane, all sharing [`AppState`].
 
+pub mod json_value;
 pub mod ops;
 pub mod read;
 pub mod time_and_trust;
@@ -132,8 +133,8 @@ impl<F: Future<Output = Result<Response, Infallible>> + Unpin> Future for CountR
 }
 
 /// A JSON request body: the bytes are read with the size limit (413 past it) and parsed as
-/// JSON (400 `INVALID_JSON` when they are not); each handler then reads its fields, with its
-/// own 422 for a wrong shape.
+/// JSON (400 `INVALID_JSON` when they are not, or when they repeat a key); each handler then
+/// reads its fields, with its own 422 for a wrong shape.
 pub struct JsonBody(pub serde_json::Value);
 
 impl<S: Send + Sync> FromRequest<S> for JsonBody {
@@ -163,9 +164,11 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
     }
 }
 
-/// Parses a body as JSON, 400 `INVALID_JSON` when it is not.
+/// Parses a body as JSON, 400 `INVALID_JSON` when it is not or when an object in it repeats a
+/// key (the answer names the key and where it is). Every `Value` read from a request comes from
+/// here; see [`json_value`].
 pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, AppError> {
-    serde_json::from_slice(bytes).map_err(|e| AppError::InvalidJson(format!("the body is not JSON: {e}")))
+    json_value::read_value(bytes).map_err(|e| AppError::InvalidJson(e.to_string()))
 }
 
 /// A JSON answer with a status.

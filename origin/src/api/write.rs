@@ -285,8 +285,9 @@ async fn submit_event(
 ) -> AppResult<Response> {
     // The fast path reads a body of the expected shape straight into an [`EventBody`], with no
     // `serde_json::Value` map in between (a fifth of a submission's allocations). Whatever it
-    // does not take (not JSON, another shape, a duplicate key) goes through the general path,
-    // whose answers are the contract; both then validate the same body in the same order.
+    // does not take (not JSON, another shape, a repeated key, which `parse_json` refuses) goes
+    // through the general path, whose answers are the contract; both then validate the same
+    // body in the same order.
     // Text that is not JSON is refused before the token is checked, on both paths.
     let body = match serde_json::from_slice::<EventBody>(&bytes) {
         Ok(typed) => Ok(typed),
@@ -355,16 +356,18 @@ async fn submit_batch(
     RawBody(bytes): RawBody,
 ) -> AppResult<Response> {
     // The fast path takes a body of the expected shape. Whatever it does not take (not JSON,
-    // another shape, a duplicate key, an event nested past the JSON depth limit) goes through
+    // another shape, a repeated key, an event nested past the JSON depth limit) goes through
     // the general path below, whose answers are the contract; the fast path answers the same
-    // for everything it takes.
+    // for everything it takes. The typed reads refuse a repeated field themselves, and an
+    // event they do not take is read by `parse_json`, so a repeated key anywhere ends on the
+    // general path's 400, which names it with its place in the whole body.
     if let Ok(batch) = serde_json::from_slice::<RawBatch>(&bytes) {
         let read: Option<Vec<ReadEvent>> = batch
             .events
             .iter()
             .map(|raw| match serde_json::from_str::<EventBody>(raw.get()) {
                 Ok(body) => Some(ReadEvent::Typed(body, raw)),
-                Err(_) => serde_json::from_str(raw.get()).ok().map(ReadEvent::Value),
+                Err(_) => parse_json(raw.get().as_bytes()).ok().map(ReadEvent::Value),
             })
             .collect();
         if let Some(read) = read {
@@ -377,8 +380,7 @@ async fn submit_batch(
                     ReadEvent::Typed(body, raw) => {
                         validate_body(&state, &principal, body, now).or_else(|_| {
                             // The general path words the refusal and finds the id.
-                            let value = serde_json::from_str(raw.get())
-                                .map_err(|e| (String::new(), AppError::InvalidEvent(e.to_string())))?;
+                            let value = parse_json(raw.get().as_bytes()).map_err(|e| (String::new(), e))?;
                             check_value(&state, &principal, value, now)
                         })
                     }

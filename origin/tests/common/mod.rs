@@ -136,6 +136,9 @@ pub fn config(url: &str) -> Config {
         checkpoint_every_events: 0,
         http_threads: 0,
         pin_http_threads: true,
+        header_read_timeout_seconds: 10,
+        idle_timeout_seconds: 60,
+        max_connections: 0,
         tokens: vec![
             token("admin", ADMIN, Role::Admin, &["*"], None),
             token("game-server-07", SERVICE, Role::Service, &["arena-clash"], None),
