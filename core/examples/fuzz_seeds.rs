@@ -6,7 +6,9 @@
 
 use std::path::Path;
 
-use standings_core::{Board, BoardRules, ChunkingOptions, ScoreEvent, ScoreMode, Snapshot};
+use standings_core::{
+    Board, BoardId, BoardRules, ChunkingOptions, CursorBinding, ScoreEvent, ScoreMode, Snapshot,
+};
 
 fn main() {
     let root = std::env::args().nth(1).unwrap_or_else(|| "fuzz/corpus".into());
@@ -51,11 +53,16 @@ fn main() {
             board.write_checkpoint(&mut checkpoint);
             write("checkpoint_decode", &name, &checkpoint);
             if let Some(cursor) = board.top(3, None).unwrap().next_cursor {
-                write("cursor_decode", &format!("{name}-bytes"), &cursor.encode());
+                // The board the `cursor_decode` target checks cursors against.
+                let binding = CursorBinding::of(
+                    &BoardId::new("arena-clash", "solo", "S7", "global").unwrap(),
+                    "all_time",
+                );
+                write("cursor_decode", &format!("{name}-bytes"), &cursor.encode(binding));
                 write(
                     "cursor_decode",
                     &format!("{name}-token"),
-                    base64_url(&cursor.encode()).as_bytes(),
+                    base64_url(&cursor.encode(binding)).as_bytes(),
                 );
             }
         }
