@@ -328,8 +328,46 @@ const WRITER_CACHE_KIB: i64 = 64 * 1024;
 /// disk, not memory.
 const WAL_AUTOCHECKPOINT_PAGES: i64 = 16_384;
 
-fn db_err(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
-    move |e| AppError::storage(context, e)
+/// Maps a database error to the API's: one that says the database cannot be reached or cannot
+/// serve now is [`AppError::DatabaseUnavailable`] (503, retried by clients), anything else is
+/// internal. Both keep the driver's message, for the log.
+pub(crate) fn db_err(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
+    move |e| db_error(context, &e)
+}
+
+/// [`db_err`] for one error.
+pub(crate) fn db_error(context: &str, e: &sqlx::Error) -> AppError {
+    if unavailable(e) {
+        AppError::DatabaseUnavailable(format!("{context}: {e}"))
+    } else {
+        AppError::storage(context, e)
+    }
+}
+
+/// Whether an error is the database's absence rather than its answer to the statement: the
+/// connection broke or could not be had, PostgreSQL is shutting down, starting or full, or
+/// SQLite's lock stayed taken past the busy timeout. A statement that met such an error may or
+/// may not have been carried out (a commit whose answer was lost); the writer finds out.
+fn unavailable(e: &sqlx::Error) -> bool {
+    use sqlx::Error::*;
+    match e {
+        Io(_) | Tls(_) | Protocol(_) | PoolTimedOut | PoolClosed | WorkerCrashed => true,
+        Database(db) => db.code().is_some_and(|code| unavailable_code(&code)),
+        _ => false,
+    }
+}
+
+/// Whether a database error code is one of unavailability. PostgreSQL's SQLSTATEs have five
+/// characters; SQLite's codes are numbers of at most four digits, their low byte the primary
+/// code.
+fn unavailable_code(code: &str) -> bool {
+    if code.len() == 5 {
+        // Connection exceptions, admin or crash shutdown, cannot connect now, too many
+        // connections.
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300");
+    }
+    // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (BUSY_SNAPSHOT and the rest).
+    code.parse::<u32>().is_ok_and(|code| matches!(code & 0xff, 5 | 6))
 }
 
 /// Opens a pool of up to `connections` with the settings of its role.
@@ -375,7 +413,7 @@ async fn connect(
         })
         .connect_with(options.clone())
         .await
-        .map_err(|e| AppError::storage("cannot connect to the database", e))
+        .map_err(|e| db_error("cannot connect to the database", &e))
 }
 
 impl Store {
@@ -719,7 +757,7 @@ impl Store {
         {
             Ok(_) => Ok(true),
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(false),
-            Err(e) => Err(AppError::storage("cannot append events", e)),
+            Err(e) => Err(db_error("cannot append events", &e)),
         }
     }
 
@@ -1673,6 +1711,45 @@ mod tests {
             rows
         );
         assert_eq!(statement_sizes::<u32>(&[]).count(), 0);
+    }
+
+    /// The database's absence is told apart from its answers: broken or unobtainable
+    /// connections, PostgreSQL's connection and shutdown states and SQLite's lock are
+    /// unavailability (503, and of unknown outcome for a commit); a constraint is not.
+    #[test]
+    fn unavailability_is_told_apart_from_the_databases_answers() {
+        let io = std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "expected to read 5 bytes, got 0 bytes at EOF",
+        );
+        for e in [
+            sqlx::Error::Io(io),
+            sqlx::Error::PoolTimedOut,
+            sqlx::Error::PoolClosed,
+            sqlx::Error::Protocol("unexpected message".into()),
+            sqlx::Error::WorkerCrashed,
+        ] {
+            assert!(
+                matches!(db_error("x", &e), AppError::DatabaseUnavailable(_)),
+                "{e}"
+            );
+        }
+        assert!(matches!(
+            db_error("x", &sqlx::Error::RowNotFound),
+            AppError::Internal(_)
+        ));
+        // PostgreSQL: connection failure, admin shutdown, starting up, too many connections;
+        // SQLite: BUSY, BUSY_SNAPSHOT, LOCKED, LOCKED_SHAREDCACHE.
+        for code in [
+            "08006", "08001", "57P01", "57P03", "53300", "5", "517", "6", "262",
+        ] {
+            assert!(unavailable_code(code), "{code}");
+        }
+        // Unique violations (PostgreSQL, SQLite's UNIQUE and PRIMARY KEY), SQLite's CONSTRAINT
+        // and IOERR, a serialization failure.
+        for code in ["23505", "2067", "1555", "19", "10", "40001"] {
+            assert!(!unavailable_code(code), "{code}");
+        }
     }
 
     /// A SQLite database in a fresh folder, migrated up to `last` only, holding `log`: what
