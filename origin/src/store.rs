@@ -585,12 +585,17 @@ impl Store {
     }
 
     /// Begins a write transaction on the writer's connection (only the writer task calls this).
+    ///
+    /// On SQLite it begins `IMMEDIATE`, taking the write lock at once (waiting for it up to the
+    /// busy timeout): a deferred transaction that reads (a look-up) and then writes is refused
+    /// at once, busy timeout or not, when another connection (a checkpoint's part, through the
+    /// pool) committed in between.
     pub async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, AppError> {
-        let mut tx = self
-            .writer
-            .begin()
-            .await
-            .map_err(db_err("cannot begin a write"))?;
+        let begun = match self.backend {
+            Backend::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.writer.begin().await,
+        };
+        let mut tx = begun.map_err(db_err("cannot begin a write"))?;
         if self.backend == Backend::Postgres {
             // The writer looks events up by their unique (game, event_id), up to 1,000 ids in
             // one IN list. A prepared statement's generic plan sees the ids as parameters: it
@@ -1750,6 +1755,49 @@ mod tests {
         for code in ["23505", "2067", "1555", "19", "10", "40001"] {
             assert!(!unavailable_code(code), "{code}");
         }
+    }
+
+    /// On SQLite the writer's transaction holds the write lock from its begin: a write through
+    /// the pool (a checkpoint's part) between its look-up and its insert is held off (refused
+    /// here, where it may not wait), rather than committing in between and making the insert
+    /// fail at once with BUSY_SNAPSHOT whatever the busy timeout.
+    #[tokio::test]
+    async fn the_writers_sqlite_transaction_holds_the_write_lock_from_its_begin() {
+        let dir = std::env::temp_dir().join(format!(
+            "standings-immediate-{}-{}",
+            std::process::id(),
+            crate::clock::now_ms()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::open(&format!("sqlite://{}/s.db", dir.display()))
+            .await
+            .unwrap();
+        let mut tx = store.begin().await.unwrap();
+        assert!(store.find_events(&mut tx, "g", &["e1"]).await.unwrap().is_empty());
+        let mut other = store.pool.acquire().await.unwrap();
+        other.execute("PRAGMA busy_timeout = 0").await.unwrap();
+        let part = other
+            .execute("INSERT INTO checkpoint_parts (seq, part, body) VALUES (1, 1, x'00')")
+            .await
+            .expect_err("the pool wrote while the writer's transaction was open");
+        assert!(
+            matches!(db_error("part", &part), AppError::DatabaseUnavailable(_)),
+            "{part}"
+        );
+        assert_eq!(
+            store
+                .insert_events(&mut tx, &[event(1, "e1", "p")])
+                .await
+                .unwrap(),
+            1
+        );
+        tx.commit().await.unwrap();
+        other
+            .execute("INSERT INTO checkpoint_parts (seq, part, body) VALUES (1, 1, x'00')")
+            .await
+            .unwrap();
+        drop(other);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A SQLite database in a fresh folder, migrated up to `last` only, holding `log`: what
