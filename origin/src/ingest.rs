@@ -29,7 +29,9 @@ use crate::metrics::Metrics;
 use crate::player_index;
 use crate::rest;
 use crate::seasons::Routing;
-use crate::store::{AT_ONCE_ROWS, ActionRow, RUN_SEQS, Store, StoredEvent, db_error};
+use crate::store::{
+    AT_ONCE_ROWS, ActionRow, AtOnce, RUN_SEQS, Store, StoredEvent, db_error, outcome_unknown,
+};
 use crate::timeline::{self, Action, Domain, LiveInstances, perform, targets};
 
 mod applier;
@@ -681,12 +683,10 @@ async fn store_group(
         // Decided without a look-up, a few events go as one statement, committed alone,
         // unless they are the first of a season, which is recorded in the same transaction.
         None if seal.is_none() && new_seasons.is_empty() && (1..=AT_ONCE_ROWS).contains(&fresh.len()) => {
-            // The statement is its own commit: unanswered, it may have been carried out.
-            return Ok(match store.insert_events_at_once(fresh).await {
-                Ok(true) => Stored::Committed(Instant::now()),
-                Ok(false) => Stored::Resubmitted,
-                Err(e @ AppError::DatabaseUnavailable(_)) => Stored::Unknown(e),
-                Err(e) => return Err(e),
+            return Ok(match store.insert_events_at_once(fresh).await? {
+                AtOnce::Stored => Stored::Committed(Instant::now()),
+                AtOnce::Resubmitted => Stored::Resubmitted,
+                AtOnce::Unknown(e) => Stored::Unknown(e),
             });
         }
         None => store.begin().await?,
@@ -711,10 +711,8 @@ async fn store_group(
     }
     match tx.commit().await {
         Ok(()) => Ok(Stored::Committed(Instant::now())),
-        Err(e) => match db_error("cannot commit events", &e) {
-            e @ AppError::DatabaseUnavailable(_) => Ok(Stored::Unknown(e)),
-            e => Err(e),
-        },
+        Err(e) if outcome_unknown(&e) => Ok(Stored::Unknown(db_error("cannot commit events", &e))),
+        Err(e) => Err(db_error("cannot commit events", &e)),
     }
 }
 
@@ -1163,7 +1161,7 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     }
     if let Err(e) = tx.commit().await {
         let error = db_error("cannot commit an action", &e);
-        if !matches!(error, AppError::DatabaseUnavailable(_)) {
+        if !outcome_unknown(&e) {
             return Err(error);
         }
         // The commit's answer was lost: the log says whether it took, as for a group.

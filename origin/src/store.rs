@@ -344,6 +344,23 @@ pub(crate) fn db_error(context: &str, e: &sqlx::Error) -> AppError {
     }
 }
 
+/// Whether a statement (a commit) that met this error may have been carried out all the same:
+/// the database went away after it may have received it. An error getting a connection from
+/// the pool means it was never sent.
+pub(crate) fn outcome_unknown(e: &sqlx::Error) -> bool {
+    unavailable(e) && !matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed)
+}
+
+/// What became of [`Store::insert_events_at_once`].
+pub enum AtOnce {
+    /// Every event is stored and committed.
+    Stored,
+    /// Some `(game, event_id)` was stored before; nothing was stored.
+    Resubmitted,
+    /// The database went away after the statement was sent: stored or not, the log will say.
+    Unknown(AppError),
+}
+
 /// Whether an error is the database's absence rather than its answer to the statement: the
 /// connection broke or could not be had, PostgreSQL is shutting down, starting or full, or
 /// SQLite's lock stayed taken past the busy timeout. A statement that met such an error may or
@@ -752,16 +769,17 @@ impl Store {
     }
 
     /// Appends up to [`AT_ONCE_ROWS`] events as one statement in a transaction of its own: one
-    /// round trip to the database instead of three (begin, insert, commit). Returns `false`,
-    /// having stored nothing, when any `(game, event_id)` was stored before.
-    pub async fn insert_events_at_once(&self, events: &[StoredEvent]) -> Result<bool, AppError> {
+    /// round trip to the database instead of three (begin, insert, commit). The statement is
+    /// its own commit, so an error after it was sent leaves its outcome unknown.
+    pub async fn insert_events_at_once(&self, events: &[StoredEvent]) -> Result<AtOnce, AppError> {
         match self
             .insert_query(Statement::InsertAtOnce, events)
             .execute(&self.writer)
             .await
         {
-            Ok(_) => Ok(true),
-            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(false),
+            Ok(_) => Ok(AtOnce::Stored),
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(AtOnce::Resubmitted),
+            Err(e) if outcome_unknown(&e) => Ok(AtOnce::Unknown(db_error("cannot append events", &e))),
             Err(e) => Err(db_error("cannot append events", &e)),
         }
     }
@@ -1739,6 +1757,11 @@ mod tests {
                 "{e}"
             );
         }
+        // A statement that never got a connection was never sent.
+        assert!(!outcome_unknown(&sqlx::Error::PoolTimedOut));
+        assert!(outcome_unknown(&sqlx::Error::Protocol(
+            "unexpected message".into()
+        )));
         assert!(matches!(
             db_error("x", &sqlx::Error::RowNotFound),
             AppError::Internal(_)
