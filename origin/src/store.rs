@@ -532,7 +532,7 @@ impl Store {
 
     /// Defines a board, or reports that it exists (identically or not). Rules never change.
     pub async fn define_board(&self, def: &BoardDef) -> Result<Defined, AppError> {
-        let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
+        let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let existing = sqlx::query(
             "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone \
              FROM boards WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4",
@@ -608,11 +608,10 @@ impl Store {
     /// at once, busy timeout or not, when another connection (a checkpoint's part, through the
     /// pool) committed in between.
     pub async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, AppError> {
-        let begun = match self.backend {
-            Backend::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await,
-            Backend::Postgres => self.writer.begin().await,
-        };
-        let mut tx = begun.map_err(db_err("cannot begin a write"))?;
+        let mut tx = self
+            .begin_on(&self.writer)
+            .await
+            .map_err(db_err("cannot begin a write"))?;
         if self.backend == Backend::Postgres {
             // The writer looks events up by their unique (game, event_id), up to 1,000 ids in
             // one IN list. A prepared statement's generic plan sees the ids as parameters: it
@@ -626,6 +625,15 @@ impl Store {
                 .map_err(db_err("cannot begin a write"))?;
         }
         Ok(tx)
+    }
+
+    /// Begins a transaction that writes, on `pool`: on SQLite `IMMEDIATE` (see [`Store::begin`]),
+    /// so that one which reads before it writes waits for the write lock instead of failing.
+    async fn begin_on(&self, pool: &AnyPool) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => pool.begin().await,
+        }
     }
 
     /// The statement as this backend binds it fastest. SQLite looks a `$N` parameter's name up
@@ -887,7 +895,7 @@ impl Store {
 
     /// Replaces a player's friend list in `game`.
     pub async fn set_friends(&self, game: &str, player: &str, friends: &[String]) -> Result<(), AppError> {
-        let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
+        let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         sqlx::query("DELETE FROM friends WHERE game = $1 AND player_id = $2")
             .bind(game)
             .bind(player)
@@ -1416,7 +1424,7 @@ impl Store {
         board_version: i64,
         entries: &str,
     ) -> Result<(), AppError> {
-        let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
+        let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         sqlx::query(
             "DELETE FROM period_snapshots WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4 \
              AND period_key = $5",
@@ -1507,7 +1515,7 @@ impl Store {
     /// the one in use. The other checkpoints' parts are left for
     /// [`Store::delete_checkpoint_part`], a part at a time.
     pub async fn finish_checkpoint(&self, seq: i64, manifest: Vec<u8>) -> Result<(), AppError> {
-        let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
+        let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let sql = self.positional("INSERT INTO checkpoint_parts (seq, part, body) VALUES ($1, 0, $2)");
         sqlx::query(&sql)
             .bind(seq)
