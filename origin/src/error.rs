@@ -63,6 +63,10 @@ pub enum AppError {
     RateLimited(String),
     /// 503: the service is not ready (still rebuilding, or shutting down).
     Unavailable(String),
+    /// 503: the database cannot be reached or cannot serve now (stopped, restarting, locked
+    /// past the wait); nothing of the request is known to have been stored, and a retry is
+    /// safe.
+    DatabaseUnavailable(String),
     /// 503: the board could not be rebuilt from the log at start; other boards are served.
     BoardBroken(String),
     /// 500: a bug or a failing dependency; the detail is logged, never answered.
@@ -100,6 +104,7 @@ impl AppError {
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
             RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
+            DatabaseUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
             BoardBroken(_) => (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN"),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
         }
@@ -134,6 +139,7 @@ impl AppError {
             | PayloadTooLarge(d)
             | RateLimited(d)
             | Unavailable(d)
+            | DatabaseUnavailable(d)
             | BoardBroken(d)
             | Internal(d) => d,
         }
@@ -149,6 +155,7 @@ impl AppError {
         let (status, code) = self.status_and_code();
         let detail = match self {
             AppError::Internal(_) => "an internal error occurred; it has been logged".to_string(),
+            AppError::DatabaseUnavailable(_) => "the database is unavailable; retry shortly".to_string(),
             other => other.detail().to_string(),
         };
         Problem {
@@ -188,8 +195,13 @@ pub struct Problem {
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        if let AppError::Internal(context) = &self {
-            eprintln!("standings: internal error: {context}");
+        match &self {
+            AppError::Internal(context) => eprintln!("standings: internal error: {context}"),
+            // The database's own error stays in the log; the answer names only the code.
+            AppError::DatabaseUnavailable(context) => {
+                eprintln!("standings: the database is unavailable: {context}")
+            }
+            _ => {}
         }
         let problem = self.problem();
         let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

@@ -29,7 +29,9 @@ use crate::metrics::Metrics;
 use crate::player_index;
 use crate::rest;
 use crate::seasons::Routing;
-use crate::store::{AT_ONCE_ROWS, ActionRow, RUN_SEQS, Store, StoredEvent};
+use crate::store::{
+    AT_ONCE_ROWS, ActionRow, AtOnce, RUN_SEQS, Store, StoredEvent, db_error, outcome_unknown,
+};
 use crate::timeline::{self, Action, Domain, LiveInstances, perform, targets};
 
 mod applier;
@@ -141,7 +143,21 @@ pub struct WriterParts {
     pub event_seasons: HashMap<String, HashSet<String>>,
     /// What was committed and answered while a checkpoint encodes the boards (empty at start).
     pub backlog: Backlog,
+    /// A group whose commit has an unknown outcome (see [`resolve`]); `None` at start.
+    pub unresolved: Option<Unresolved>,
 }
+
+/// A group whose commit was sent but whose answer was lost (the connection broke): it may be
+/// in the log or not. Nothing is decided after it until the log says which (`resolve`); its
+/// `seq`s stay taken and its submitters wait meanwhile.
+pub struct Unresolved {
+    held: Held,
+    fresh: Vec<StoredEvent>,
+    new_seasons: Vec<(String, String)>,
+}
+
+/// How long the idle writer waits between two attempts to resolve an unknown commit.
+const RESOLVE_RETRY: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Committed groups the boards do not show yet: those handed to the applying thread, and while a
 /// periodic checkpoint is encoded, those committed and answered meanwhile, to be handed over once
@@ -260,6 +276,20 @@ struct Committed {
 /// group after it, so the boards' work and the database's overlap. `parts.next_seq` and
 /// `parts.sealed_below` already count it; they are put back if it is not committed.
 struct InFlight {
+    held: Held,
+    /// The insert and commit, which hand the group's events back whatever became of them.
+    task: tokio::task::JoinHandle<(Result<Stored, AppError>, Vec<StoredEvent>, Seasons)>,
+}
+
+/// A run sealed by a group: its first and end `seq`, and its `(player key, seq)` entries.
+type Seal = (i64, i64, Vec<(i64, i64)>);
+
+/// `(game, season)` pairs.
+type Seasons = Vec<(String, String)>;
+
+/// A group that left the writer for the database: what it needs to answer it once the database
+/// has.
+struct Held {
     group: Vec<Submission>,
     outcomes: Vec<Vec<Outcome>>,
     totals: PendingTotals,
@@ -270,7 +300,6 @@ struct InFlight {
     /// Whether its ids were looked up before it was decided.
     lookup: bool,
     found_stored: bool,
-    task: tokio::task::JoinHandle<Result<Stored, AppError>>,
 }
 
 /// What became of a group's insert.
@@ -278,9 +307,11 @@ enum Stored {
     /// Every event is durably committed, at that instant (the durable ack is measured to it,
     /// not to when the writer next looks: that may be after it decided the next group), and
     /// with them the seasons whose first events they are.
-    Committed(Vec<StoredEvent>, Vec<(String, String)>, Instant),
+    Committed(Instant),
     /// Some were stored before; nothing was stored now.
-    Resubmitted(Vec<StoredEvent>),
+    Resubmitted,
+    /// The commit was sent and its answer lost: stored or not, the log will say.
+    Unknown(AppError),
 }
 
 /// What became of a group in flight.
@@ -330,7 +361,17 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                     // Nothing else is queued: make the group in flight visible and answer it
                     // now rather than behind whatever arrives next.
                     settle(&mut parts, in_flight.take(), &mut lookup_first).await;
-                    let next = if let Some(mut encoding) = parts.backlog.encoding.take() {
+                    let next = if parts.unresolved.is_some() {
+                        // A group waits to hear whether its commit took: ask the log again
+                        // unless a command comes first (which asks it anyway).
+                        match tokio::time::timeout(RESOLVE_RETRY, rx.recv()).await {
+                            Ok(next) => next,
+                            Err(_) => {
+                                let _ = resolve(&mut parts).await;
+                                continue;
+                            }
+                        }
+                    } else if let Some(mut encoding) = parts.backlog.encoding.take() {
                         // Wake for the next command or for the end of the encoding, which
                         // makes the backlog visible.
                         tokio::select! {
@@ -369,21 +410,33 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                 settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                 end_encoding(&mut parts, &mut storing).await;
                 drain(&mut parts).await;
-                let answer = act(&mut parts, *request).await;
+                let answer = match resolve(&mut parts).await {
+                    Ok(()) => act(&mut parts, *request).await,
+                    Err(e) => Err(e),
+                };
                 let _ = reply.send(answer);
             }
             Command::Evict { reply } => {
                 settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                 end_encoding(&mut parts, &mut storing).await;
                 drain(&mut parts).await;
-                let _ = reply.send(evict(&parts).await);
+                let evicted = match resolve(&mut parts).await {
+                    Ok(()) => evict(&parts).await,
+                    Err(e) => Err(e),
+                };
+                let _ = reply.send(evicted);
             }
             Command::Checkpoint { reply } => {
                 settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                 end_encoding(&mut parts, &mut storing).await;
                 drain(&mut parts).await;
                 reap(&mut parts, storing.take()).await;
-                let written = write_checkpoint(&mut parts).await;
+                // A checkpoint is as of the last committed seq, which an unknown commit
+                // leaves unknown.
+                let written = match resolve(&mut parts).await {
+                    Ok(()) => write_checkpoint(&mut parts).await,
+                    Err(e) => Err(e),
+                };
                 checkpoint_begun = checkpoint_begun.max(parts.checkpoint_seq);
                 let _ = reply.send(written);
             }
@@ -410,6 +463,7 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                 if parts.checkpoint_every > 0
                     && (parts.next_seq - 1 - checkpoint_begun) as u64 >= parts.checkpoint_every
                     && parts.backlog.encoding.is_none()
+                    && parts.unresolved.is_none()
                     && storing.as_ref().is_none_or(|task| task.is_finished())
                 {
                     reap(&mut parts, storing.take()).await;
@@ -417,8 +471,10 @@ async fn writer(mut rx: mpsc::Receiver<Command>, mut parts: WriterParts) {
                     // is applied first.
                     settle(&mut parts, in_flight.take(), &mut lookup_first).await;
                     drain(&mut parts).await;
-                    checkpoint_begun = parts.next_seq - 1;
-                    begin_checkpoint(&mut parts);
+                    if parts.unresolved.is_none() {
+                        checkpoint_begun = parts.next_seq - 1;
+                        begin_checkpoint(&mut parts);
+                    }
                 }
             }
         }
@@ -492,7 +548,11 @@ async fn take_group(
         if lookup {
             settle(parts, in_flight.take(), lookup_first).await;
         }
-        let prior = in_flight.as_ref().map_or(&no_totals, |f| &f.totals);
+        if let Err(e) = resolve(parts).await {
+            fail(group, &e);
+            return;
+        }
+        let prior = in_flight.as_ref().map_or(&no_totals, |f| &f.held.totals);
         let decided = match decide_group(parts, &group, prior, lookup).await {
             Ok(decided) => decided,
             Err(e) => {
@@ -589,52 +649,70 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
     });
     let store = parts.store.clone();
     let task = tokio::spawn(async move {
-        let mut tx = match tx {
-            Some(tx) => tx,
-            // Decided without a look-up, a few events go as one statement, committed alone,
-            // unless they are the first of a season, which is recorded in the same transaction.
-            None if seal.is_none() && new_seasons.is_empty() && (1..=AT_ONCE_ROWS).contains(&fresh.len()) => {
-                return Ok(if store.insert_events_at_once(&fresh).await? {
-                    Stored::Committed(fresh, new_seasons, Instant::now())
-                } else {
-                    Stored::Resubmitted(fresh)
-                });
-            }
-            None => store.begin().await?,
-        };
-        let count = store.insert_events(&mut tx, &fresh).await?;
-        if count < fresh.len() as u64 {
-            tx.rollback()
-                .await
-                .map_err(|e| AppError::storage("cannot roll back a group", e))?;
-            if lookup {
-                // Its ids were looked up in this very transaction, by the only writer.
-                return Err(AppError::Internal(format!(
-                    "{} of a group's events were stored already, though not found",
-                    fresh.len() as u64 - count
-                )));
-            }
-            return Ok(Stored::Resubmitted(fresh));
-        }
-        store.add_event_seasons(&mut tx, &new_seasons).await?;
-        if let Some((start, end, entries)) = seal {
-            store.seal_run(&mut tx, start, end, entries).await?;
-        }
-        tx.commit()
-            .await
-            .map_err(|e| AppError::storage("cannot commit events", e))?;
-        Ok(Stored::Committed(fresh, new_seasons, Instant::now()))
+        let stored = store_group(&store, tx, &fresh, &new_seasons, seal, lookup).await;
+        (stored, fresh, new_seasons)
     });
     InFlight {
-        group,
-        outcomes,
-        totals,
-        lengths,
-        first_seq,
-        sealed_before,
-        lookup,
-        found_stored,
+        held: Held {
+            group,
+            outcomes,
+            totals,
+            lengths,
+            first_seq,
+            sealed_before,
+            lookup,
+            found_stored,
+        },
         task,
+    }
+}
+
+/// Inserts and commits a decided group, in the transaction its ids were looked up in if they
+/// were. A failure before the commit leaves nothing stored; a commit whose answer is lost is
+/// [`Stored::Unknown`].
+async fn store_group(
+    store: &Store,
+    tx: Option<sqlx::Transaction<'static, sqlx::Any>>,
+    fresh: &[StoredEvent],
+    new_seasons: &[(String, String)],
+    seal: Option<Seal>,
+    lookup: bool,
+) -> Result<Stored, AppError> {
+    let mut tx = match tx {
+        Some(tx) => tx,
+        // Decided without a look-up, a few events go as one statement, committed alone,
+        // unless they are the first of a season, which is recorded in the same transaction.
+        None if seal.is_none() && new_seasons.is_empty() && (1..=AT_ONCE_ROWS).contains(&fresh.len()) => {
+            return Ok(match store.insert_events_at_once(fresh).await? {
+                AtOnce::Stored => Stored::Committed(Instant::now()),
+                AtOnce::Resubmitted => Stored::Resubmitted,
+                AtOnce::Unknown(e) => Stored::Unknown(e),
+            });
+        }
+        None => store.begin().await?,
+    };
+    let count = store.insert_events(&mut tx, fresh).await?;
+    if count < fresh.len() as u64 {
+        tx.rollback()
+            .await
+            .map_err(|e| db_error("cannot roll back a group", &e))?;
+        if lookup {
+            // Its ids were looked up in this very transaction, by the only writer.
+            return Err(AppError::Internal(format!(
+                "{} of a group's events were stored already, though not found",
+                fresh.len() as u64 - count
+            )));
+        }
+        return Ok(Stored::Resubmitted);
+    }
+    store.add_event_seasons(&mut tx, new_seasons).await?;
+    if let Some((start, end, entries)) = seal {
+        store.seal_run(&mut tx, start, end, entries).await?;
+    }
+    match tx.commit().await {
+        Ok(()) => Ok(Stored::Committed(Instant::now())),
+        Err(e) if outcome_unknown(&e) => Ok(Stored::Unknown(db_error("cannot commit events", &e))),
+        Err(e) => Err(db_error("cannot commit events", &e)),
     }
 }
 
@@ -643,65 +721,135 @@ fn index_key(e: &StoredEvent) -> i64 {
     player_index::player_key(&e.game, &e.player_id, &e.mode, &e.season)
 }
 
-/// Waits for a group in flight. Unless it committed, the `seq`s it took are free again.
+/// Waits for a group in flight. Unless it committed, the `seq`s it took are free again; when
+/// its commit's outcome is unknown they stay taken, and it waits in `parts.unresolved`.
 async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool) -> Landed {
-    let InFlight {
-        mut group,
-        outcomes,
-        totals,
-        lengths,
-        first_seq,
-        sealed_before,
-        lookup,
-        found_stored,
-        task,
-    } = flight;
-    let error = match task.await {
-        Ok(Ok(Stored::Committed(fresh, new_seasons, committed))) => {
-            for (game, season) in new_seasons {
-                parts.event_seasons.entry(game).or_default().insert(season);
-            }
-            if parts.sealed_below == sealed_before {
-                parts.unsealed.extend(fresh.iter().map(|e| (index_key(e), e.seq)));
-            } else {
-                // This group sealed the run, its own events included.
-                parts.unsealed.clear();
-            }
-            if lookup {
-                *lookup_first = found_stored;
-            }
-            for submission in &group {
-                parts
-                    .metrics
-                    .durable_ack
-                    .observe(committed.duration_since(submission.received));
-            }
-            return Landed::Committed(Committed {
-                group,
-                outcomes,
-                fresh,
-                committed,
-                totals,
-            });
+    let InFlight { mut held, task } = flight;
+    let (stored, mut fresh, new_seasons) = match task.await {
+        Ok(landed) => landed,
+        Err(e) => {
+            let error = AppError::Internal(format!("the commit task failed: {e}"));
+            return rolled_back(parts, held, &error);
         }
-        Ok(Ok(Stored::Resubmitted(mut fresh))) => {
-            parts.next_seq = first_seq;
-            parts.sealed_below = sealed_before;
+    };
+    match stored {
+        Ok(Stored::Committed(committed)) => {
+            if held.lookup {
+                *lookup_first = held.found_stored;
+            }
+            Landed::Committed(take_committed(parts, held, fresh, new_seasons, committed))
+        }
+        Ok(Stored::Resubmitted) => {
+            parts.next_seq = held.first_seq;
+            parts.sealed_below = held.sealed_before;
             *lookup_first = true;
             // Every event was to be stored: they go back to their submissions in order.
             let mut events = fresh.drain(..);
-            for (submission, length) in group.iter_mut().zip(lengths) {
-                submission.events.extend(events.by_ref().take(length));
+            for (submission, length) in held.group.iter_mut().zip(&held.lengths) {
+                submission.events.extend(events.by_ref().take(*length));
             }
-            return Landed::Resubmitted(group);
+            Landed::Resubmitted(held.group)
         }
-        Ok(Err(e)) => e,
-        Err(e) => AppError::Internal(format!("the commit task failed: {e}")),
-    };
-    parts.next_seq = first_seq;
-    parts.sealed_below = sealed_before;
-    fail(group, &error);
+        Ok(Stored::Unknown(e)) => {
+            eprintln!(
+                "standings: a group's commit has an unknown outcome; nothing is decided until the log says whether seq {} is in it: {e}",
+                held.first_seq
+            );
+            parts.unresolved = Some(Unresolved {
+                held,
+                fresh,
+                new_seasons,
+            });
+            Landed::Failed
+        }
+        Err(e) => rolled_back(parts, held, &e),
+    }
+}
+
+/// A group known committed: what it changes in the writer's state, and the group ready to be
+/// applied and answered.
+fn take_committed(
+    parts: &mut WriterParts,
+    held: Held,
+    fresh: Vec<StoredEvent>,
+    new_seasons: Vec<(String, String)>,
+    committed: Instant,
+) -> Committed {
+    for (game, season) in new_seasons {
+        parts.event_seasons.entry(game).or_default().insert(season);
+    }
+    if parts.sealed_below == held.sealed_before {
+        parts.unsealed.extend(fresh.iter().map(|e| (index_key(e), e.seq)));
+    } else {
+        // This group sealed the run, its own events included.
+        parts.unsealed.clear();
+    }
+    for submission in &held.group {
+        parts
+            .metrics
+            .durable_ack
+            .observe(committed.duration_since(submission.received));
+    }
+    Committed {
+        group: held.group,
+        outcomes: held.outcomes,
+        fresh,
+        committed,
+        totals: held.totals,
+    }
+}
+
+/// A group known not committed: its `seq`s are free again and its submitters hear the error.
+fn rolled_back(parts: &mut WriterParts, held: Held, error: &AppError) -> Landed {
+    parts.next_seq = held.first_seq;
+    parts.sealed_below = held.sealed_before;
+    fail(held.group, error);
     Landed::Failed
+}
+
+/// Whether a group whose commit's outcome was unknown is in the log, given the log's next free
+/// `seq` once the database answers again. The writer is the log's only writer and decided
+/// nothing after the group, so the group is in the log exactly when its first `seq` is below
+/// that; a group that stored no event has nothing to find, and its answers stand either way.
+fn unknown_commit_landed(first_seq: Option<i64>, log_next_seq: i64) -> bool {
+    first_seq.is_none_or(|first| first < log_next_seq)
+}
+
+/// Finds out what became of a group whose commit's outcome was unknown, if there is one: in the
+/// log, it is applied and answered as committed; not, its `seq`s are free again and its
+/// submitters are answered 503 (a retry is safe). While the database does not answer, the
+/// group stays unresolved and the error is returned: nothing may be decided meanwhile.
+async fn resolve(parts: &mut WriterParts) -> Result<(), AppError> {
+    let Some(unresolved) = parts.unresolved.take() else {
+        return Ok(());
+    };
+    let log_next_seq = match parts.store.next_seq().await {
+        Ok(next) => next,
+        Err(e) => {
+            parts.unresolved = Some(unresolved);
+            return Err(e);
+        }
+    };
+    let Unresolved {
+        held,
+        fresh,
+        new_seasons,
+    } = unresolved;
+    let first_seq = fresh.first().map(|e| e.seq);
+    if unknown_commit_landed(first_seq, log_next_seq) {
+        eprintln!("standings: the group whose commit's outcome was unknown is in the log; it is applied");
+        let done = take_committed(parts, held, fresh, new_seasons, Instant::now());
+        finish(parts, done).await;
+    } else {
+        eprintln!(
+            "standings: the group whose commit's outcome was unknown is not in the log; its submitters retry"
+        );
+        let error = AppError::DatabaseUnavailable(
+            "the database went away during the commit, which did not take; nothing was stored".into(),
+        );
+        rolled_back(parts, held, &error);
+    }
+    Ok(())
 }
 
 /// Lands the group in flight, if any, and hands it over to be applied and answered.
@@ -883,9 +1031,14 @@ async fn drain(parts: &mut WriterParts) {
 fn fail(group: Vec<Submission>, e: &AppError) {
     eprintln!("standings: a group commit failed, nothing of it was stored or applied: {e}");
     for submission in group {
-        let _ = submission
-            .reply
-            .send(Err(AppError::Internal(format!("group commit failed: {e}"))));
+        // The database's absence stays a 503 for every submitter: a retry is safe.
+        let answer = match e {
+            AppError::DatabaseUnavailable(detail) => {
+                AppError::DatabaseUnavailable(format!("group commit failed: {detail}"))
+            }
+            e => AppError::Internal(format!("group commit failed: {e}")),
+        };
+        let _ = submission.reply.send(Err(answer));
     }
 }
 
@@ -1006,9 +1159,29 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
         let status = if *apply { "LATE_APPLIED" } else { "LATE_REJECTED" };
         Store::set_event_status(&mut tx, &request.game, event_id, status).await?;
     }
-    tx.commit()
-        .await
-        .map_err(|e| AppError::storage("cannot commit an action", e))?;
+    if let Err(e) = tx.commit().await {
+        let error = db_error("cannot commit an action", &e);
+        if !outcome_unknown(&e) {
+            return Err(error);
+        }
+        // The commit's answer was lost: the log says whether it took, as for a group.
+        match store.next_seq().await {
+            Ok(log_next_seq) if unknown_commit_landed(Some(logged.seq), log_next_seq) => {}
+            Ok(_) => return Err(error),
+            Err(_) => {
+                // Nobody can tell yet. The seq is never reused, and the game's boards, which
+                // may or may not owe the action, are marked broken rather than served wrong;
+                // the next start reads what the log holds.
+                *next_seq += 1;
+                let mut instances = LiveInstances { registry, store };
+                let mut live = timeline::Tolerant::new(&mut instances, registry, logged.seq);
+                for entry in registry.of_game(&request.game) {
+                    live.break_board(&entry.def.id, &error);
+                }
+                return Err(error);
+            }
+        }
+    }
     *next_seq += 1;
 
     // Decided above, it can fail now only on a failing database; then the boards it failed on
@@ -1040,7 +1213,7 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     }
     tx.commit()
         .await
-        .map_err(|e| AppError::storage("cannot store results", e))?;
+        .map_err(|e| db_error("cannot store results", &e))?;
     store.set_action_result(logged.seq, &result.to_string()).await?;
     Ok(ActionAnswer {
         replayed: false,
@@ -1253,4 +1426,20 @@ fn not_archived(domain: &Domain, game: &str, season: &str) -> Result<(), AppErro
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A group whose commit's answer was lost is taken as committed exactly when the log, read
+    /// once the database answers, holds its first `seq`; a group that stored nothing has its
+    /// answers stand.
+    #[test]
+    fn an_unknown_commit_is_resolved_by_whether_the_log_holds_its_first_seq() {
+        // The group took seqs 41 to 48: the log's next free seq is 49 if it took, 41 if not.
+        assert!(unknown_commit_landed(Some(41), 49));
+        assert!(!unknown_commit_landed(Some(41), 41));
+        assert!(unknown_commit_landed(None, 41));
+    }
 }

@@ -90,6 +90,7 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         unsealed,
         event_seasons: store.event_seasons().await?,
         backlog: Default::default(),
+        unresolved: None,
     });
     // Closed periods past their retention leave memory once a minute.
     let evictor = ingest.clone();

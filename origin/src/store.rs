@@ -328,8 +328,63 @@ const WRITER_CACHE_KIB: i64 = 64 * 1024;
 /// disk, not memory.
 const WAL_AUTOCHECKPOINT_PAGES: i64 = 16_384;
 
-fn db_err(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
-    move |e| AppError::storage(context, e)
+/// Maps a database error to the API's: one that says the database cannot be reached or cannot
+/// serve now is [`AppError::DatabaseUnavailable`] (503, retried by clients), anything else is
+/// internal. Both keep the driver's message, for the log.
+pub(crate) fn db_err(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
+    move |e| db_error(context, &e)
+}
+
+/// [`db_err`] for one error.
+pub(crate) fn db_error(context: &str, e: &sqlx::Error) -> AppError {
+    if unavailable(e) {
+        AppError::DatabaseUnavailable(format!("{context}: {e}"))
+    } else {
+        AppError::storage(context, e)
+    }
+}
+
+/// Whether a statement (a commit) that met this error may have been carried out all the same:
+/// the database went away after it may have received it. An error getting a connection from
+/// the pool means it was never sent.
+pub(crate) fn outcome_unknown(e: &sqlx::Error) -> bool {
+    unavailable(e) && !matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed)
+}
+
+/// What became of [`Store::insert_events_at_once`].
+pub enum AtOnce {
+    /// Every event is stored and committed.
+    Stored,
+    /// Some `(game, event_id)` was stored before; nothing was stored.
+    Resubmitted,
+    /// The database went away after the statement was sent: stored or not, the log will say.
+    Unknown(AppError),
+}
+
+/// Whether an error is the database's absence rather than its answer to the statement: the
+/// connection broke or could not be had, PostgreSQL is shutting down, starting or full, or
+/// SQLite's lock stayed taken past the busy timeout. A statement that met such an error may or
+/// may not have been carried out (a commit whose answer was lost); the writer finds out.
+fn unavailable(e: &sqlx::Error) -> bool {
+    use sqlx::Error::*;
+    match e {
+        Io(_) | Tls(_) | Protocol(_) | PoolTimedOut | PoolClosed | WorkerCrashed => true,
+        Database(db) => db.code().is_some_and(|code| unavailable_code(&code)),
+        _ => false,
+    }
+}
+
+/// Whether a database error code is one of unavailability. PostgreSQL's SQLSTATEs have five
+/// characters; SQLite's codes are numbers of at most four digits, their low byte the primary
+/// code.
+fn unavailable_code(code: &str) -> bool {
+    if code.len() == 5 {
+        // Connection exceptions, admin or crash shutdown, cannot connect now, too many
+        // connections.
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300");
+    }
+    // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (BUSY_SNAPSHOT and the rest).
+    code.parse::<u32>().is_ok_and(|code| matches!(code & 0xff, 5 | 6))
 }
 
 /// Opens a pool of up to `connections` with the settings of its role.
@@ -375,7 +430,7 @@ async fn connect(
         })
         .connect_with(options.clone())
         .await
-        .map_err(|e| AppError::storage("cannot connect to the database", e))
+        .map_err(|e| db_error("cannot connect to the database", &e))
 }
 
 impl Store {
@@ -477,7 +532,7 @@ impl Store {
 
     /// Defines a board, or reports that it exists (identically or not). Rules never change.
     pub async fn define_board(&self, def: &BoardDef) -> Result<Defined, AppError> {
-        let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
+        let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let existing = sqlx::query(
             "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone \
              FROM boards WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4",
@@ -547,10 +602,14 @@ impl Store {
     }
 
     /// Begins a write transaction on the writer's connection (only the writer task calls this).
+    ///
+    /// On SQLite it begins `IMMEDIATE`, taking the write lock at once (waiting for it up to the
+    /// busy timeout): a deferred transaction that reads (a look-up) and then writes is refused
+    /// at once, busy timeout or not, when another connection (a checkpoint's part, through the
+    /// pool) committed in between.
     pub async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, AppError> {
         let mut tx = self
-            .writer
-            .begin()
+            .begin_on(&self.writer)
             .await
             .map_err(db_err("cannot begin a write"))?;
         if self.backend == Backend::Postgres {
@@ -566,6 +625,15 @@ impl Store {
                 .map_err(db_err("cannot begin a write"))?;
         }
         Ok(tx)
+    }
+
+    /// Begins a transaction that writes, on `pool`: on SQLite `IMMEDIATE` (see [`Store::begin`]),
+    /// so that one which reads before it writes waits for the write lock instead of failing.
+    async fn begin_on(&self, pool: &AnyPool) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => pool.begin().await,
+        }
     }
 
     /// The statement as this backend binds it fastest. SQLite looks a `$N` parameter's name up
@@ -709,17 +777,18 @@ impl Store {
     }
 
     /// Appends up to [`AT_ONCE_ROWS`] events as one statement in a transaction of its own: one
-    /// round trip to the database instead of three (begin, insert, commit). Returns `false`,
-    /// having stored nothing, when any `(game, event_id)` was stored before.
-    pub async fn insert_events_at_once(&self, events: &[StoredEvent]) -> Result<bool, AppError> {
+    /// round trip to the database instead of three (begin, insert, commit). The statement is
+    /// its own commit, so an error after it was sent leaves its outcome unknown.
+    pub async fn insert_events_at_once(&self, events: &[StoredEvent]) -> Result<AtOnce, AppError> {
         match self
             .insert_query(Statement::InsertAtOnce, events)
             .execute(&self.writer)
             .await
         {
-            Ok(_) => Ok(true),
-            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(false),
-            Err(e) => Err(AppError::storage("cannot append events", e)),
+            Ok(_) => Ok(AtOnce::Stored),
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(AtOnce::Resubmitted),
+            Err(e) if outcome_unknown(&e) => Ok(AtOnce::Unknown(db_error("cannot append events", &e))),
+            Err(e) => Err(db_error("cannot append events", &e)),
         }
     }
 
@@ -826,7 +895,7 @@ impl Store {
 
     /// Replaces a player's friend list in `game`.
     pub async fn set_friends(&self, game: &str, player: &str, friends: &[String]) -> Result<(), AppError> {
-        let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
+        let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         sqlx::query("DELETE FROM friends WHERE game = $1 AND player_id = $2")
             .bind(game)
             .bind(player)
@@ -1355,7 +1424,7 @@ impl Store {
         board_version: i64,
         entries: &str,
     ) -> Result<(), AppError> {
-        let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
+        let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         sqlx::query(
             "DELETE FROM period_snapshots WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4 \
              AND period_key = $5",
@@ -1446,7 +1515,7 @@ impl Store {
     /// the one in use. The other checkpoints' parts are left for
     /// [`Store::delete_checkpoint_part`], a part at a time.
     pub async fn finish_checkpoint(&self, seq: i64, manifest: Vec<u8>) -> Result<(), AppError> {
-        let mut tx = self.pool.begin().await.map_err(db_err("cannot begin"))?;
+        let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let sql = self.positional("INSERT INTO checkpoint_parts (seq, part, body) VALUES ($1, 0, $2)");
         sqlx::query(&sql)
             .bind(seq)
@@ -1673,6 +1742,93 @@ mod tests {
             rows
         );
         assert_eq!(statement_sizes::<u32>(&[]).count(), 0);
+    }
+
+    /// The database's absence is told apart from its answers: broken or unobtainable
+    /// connections, PostgreSQL's connection and shutdown states and SQLite's lock are
+    /// unavailability (503, and of unknown outcome for a commit); a constraint is not.
+    #[test]
+    fn unavailability_is_told_apart_from_the_databases_answers() {
+        let io = std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "expected to read 5 bytes, got 0 bytes at EOF",
+        );
+        for e in [
+            sqlx::Error::Io(io),
+            sqlx::Error::PoolTimedOut,
+            sqlx::Error::PoolClosed,
+            sqlx::Error::Protocol("unexpected message".into()),
+            sqlx::Error::WorkerCrashed,
+        ] {
+            assert!(
+                matches!(db_error("x", &e), AppError::DatabaseUnavailable(_)),
+                "{e}"
+            );
+        }
+        // A statement that never got a connection was never sent.
+        assert!(!outcome_unknown(&sqlx::Error::PoolTimedOut));
+        assert!(outcome_unknown(&sqlx::Error::Protocol(
+            "unexpected message".into()
+        )));
+        assert!(matches!(
+            db_error("x", &sqlx::Error::RowNotFound),
+            AppError::Internal(_)
+        ));
+        // PostgreSQL: connection failure, admin shutdown, starting up, too many connections;
+        // SQLite: BUSY, BUSY_SNAPSHOT, LOCKED, LOCKED_SHAREDCACHE.
+        for code in [
+            "08006", "08001", "57P01", "57P03", "53300", "5", "517", "6", "262",
+        ] {
+            assert!(unavailable_code(code), "{code}");
+        }
+        // Unique violations (PostgreSQL, SQLite's UNIQUE and PRIMARY KEY), SQLite's CONSTRAINT
+        // and IOERR, a serialization failure.
+        for code in ["23505", "2067", "1555", "19", "10", "40001"] {
+            assert!(!unavailable_code(code), "{code}");
+        }
+    }
+
+    /// On SQLite the writer's transaction holds the write lock from its begin: a write through
+    /// the pool (a checkpoint's part) between its look-up and its insert is held off (refused
+    /// here, where it may not wait), rather than committing in between and making the insert
+    /// fail at once with BUSY_SNAPSHOT whatever the busy timeout.
+    #[tokio::test]
+    async fn the_writers_sqlite_transaction_holds_the_write_lock_from_its_begin() {
+        let dir = std::env::temp_dir().join(format!(
+            "standings-immediate-{}-{}",
+            std::process::id(),
+            crate::clock::now_ms()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::open(&format!("sqlite://{}/s.db", dir.display()))
+            .await
+            .unwrap();
+        let mut tx = store.begin().await.unwrap();
+        assert!(store.find_events(&mut tx, "g", &["e1"]).await.unwrap().is_empty());
+        let mut other = store.pool.acquire().await.unwrap();
+        other.execute("PRAGMA busy_timeout = 0").await.unwrap();
+        let part = other
+            .execute("INSERT INTO checkpoint_parts (seq, part, body) VALUES (1, 1, x'00')")
+            .await
+            .expect_err("the pool wrote while the writer's transaction was open");
+        assert!(
+            matches!(db_error("part", &part), AppError::DatabaseUnavailable(_)),
+            "{part}"
+        );
+        assert_eq!(
+            store
+                .insert_events(&mut tx, &[event(1, "e1", "p")])
+                .await
+                .unwrap(),
+            1
+        );
+        tx.commit().await.unwrap();
+        other
+            .execute("INSERT INTO checkpoint_parts (seq, part, body) VALUES (1, 1, x'00')")
+            .await
+            .unwrap();
+        drop(other);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A SQLite database in a fresh folder, migrated up to `last` only, holding `log`: what

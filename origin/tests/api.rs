@@ -1357,3 +1357,42 @@ async fn a_total_that_would_overflow_is_refused_while_earlier_groups_wait_to_be_
     assert_eq!(rank["value"], 255_i64 << 55, "{rank}");
     assert_eq!(rank["board_version"], 255);
 }
+
+on_both_databases!(a_database_that_is_gone_is_answered_503_with_a_code);
+
+/// With the database gone (its connections closed), a submission, a read that reaches the
+/// database and an action are answered 503 `DATABASE_UNAVAILABLE`, which clients retry, not
+/// 500; what the boards hold is still served.
+async fn a_database_that_is_gone_is_answered_503_with_a_code(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    service.state.store.close().await;
+    let gone = |(status, body): (StatusCode, Value)| {
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert_eq!(body["code"], "DATABASE_UNAVAILABLE", "{body}");
+    };
+    gone(
+        service
+            .submit(&event("evt-6", "p-fay", 9_900, "2026-10-13T10:05:00Z"))
+            .await,
+    );
+    gone(
+        service
+            .submit_batch(&[event("evt-7", "p-gus", 9_000, "2026-10-13T10:06:00Z")])
+            .await,
+    );
+    gone(service.get(&format!("{LB}/friends-of/p-ava")).await);
+    gone(
+        service
+            .call(
+                Method::PUT,
+                "/v1/seasons/arena-clash/S7/state",
+                Some(ADMIN),
+                Some(&json!({"state": "frozen"})),
+            )
+            .await,
+    );
+    let (status, body) = service.get(&format!("{LB}/players/p-ava/rank")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    service.stop().await;
+}

@@ -106,6 +106,7 @@ pub const OPERATIONS: &[Operation] = &[
             (400, "INVALID_JSON"),
             (422, "INVALID_BOARD"),
             (409, "BOARD_RULES_CONFLICT"),
+            (503, "DATABASE_UNAVAILABLE"),
         ],
     },
     Operation {
@@ -126,6 +127,7 @@ pub const OPERATIONS: &[Operation] = &[
             (422, "INVALID_EVENT"),
             (422, "VALUE_OUT_OF_RANGE"),
             (503, "BOARD_BROKEN"),
+            (503, "DATABASE_UNAVAILABLE"),
         ],
     },
     Operation {
@@ -139,6 +141,7 @@ pub const OPERATIONS: &[Operation] = &[
             (400, "INVALID_JSON"),
             (413, "PAYLOAD_TOO_LARGE"),
             (422, "INVALID_EVENT"),
+            (503, "DATABASE_UNAVAILABLE"),
         ],
     },
     Operation {
@@ -152,6 +155,7 @@ pub const OPERATIONS: &[Operation] = &[
             (400, "INVALID_JSON"),
             (400, "INVALID_REQUEST"),
             (413, "PAYLOAD_TOO_LARGE"),
+            (503, "DATABASE_UNAVAILABLE"),
         ],
     },
     Operation {
@@ -207,6 +211,7 @@ pub const OPERATIONS: &[Operation] = &[
             (400, "INVALID_REQUEST"),
             (404, "UNKNOWN_BOARD"),
             (503, "BOARD_BROKEN"),
+            (503, "DATABASE_UNAVAILABLE"),
         ],
     },
     Operation {
@@ -252,6 +257,7 @@ pub const OPERATIONS: &[Operation] = &[
             (400, "INVALID_REQUEST"),
             (409, "INVALID_TRANSITION"),
             (503, "BOARD_BROKEN"),
+            (503, "DATABASE_UNAVAILABLE"),
         ],
     },
     Operation {
@@ -278,6 +284,7 @@ pub const OPERATIONS: &[Operation] = &[
             (409, "SEASON_ARCHIVED"),
             (422, "VALUE_OUT_OF_RANGE"),
             (503, "BOARD_BROKEN"),
+            (503, "DATABASE_UNAVAILABLE"),
         ],
     },
     Operation {
@@ -287,7 +294,7 @@ pub const OPERATIONS: &[Operation] = &[
         security: "moderator",
         body: None,
         ok: (200, "LateEvents"),
-        errors: &[(400, "INVALID_REQUEST")],
+        errors: &[(400, "INVALID_REQUEST"), (503, "DATABASE_UNAVAILABLE")],
     },
     Operation {
         method: "post",
@@ -302,6 +309,7 @@ pub const OPERATIONS: &[Operation] = &[
             (409, "NOT_LATE"),
             (422, "VALUE_OUT_OF_RANGE"),
             (503, "BOARD_BROKEN"),
+            (503, "DATABASE_UNAVAILABLE"),
         ],
     },
     Operation {
@@ -311,7 +319,7 @@ pub const OPERATIONS: &[Operation] = &[
         security: "moderator",
         body: None,
         ok: (200, "Audit"),
-        errors: &[(400, "INVALID_REQUEST")],
+        errors: &[(400, "INVALID_REQUEST"), (503, "DATABASE_UNAVAILABLE")],
     },
     Operation {
         method: "get",
@@ -320,7 +328,11 @@ pub const OPERATIONS: &[Operation] = &[
         security: "read",
         body: None,
         ok: (200, "Results"),
-        errors: &[(404, "UNKNOWN_BOARD"), (404, "RESULTS_NOT_PUBLISHED")],
+        errors: &[
+            (404, "UNKNOWN_BOARD"),
+            (404, "RESULTS_NOT_PUBLISHED"),
+            (503, "DATABASE_UNAVAILABLE"),
+        ],
     },
     Operation {
         method: "get",
