@@ -12,7 +12,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use standings_origin::api::parse_json;
+use standings_origin::http::parse_json;
 
 /// The shape of `api::write`'s `EventBody` (private there).
 #[derive(Deserialize)]

@@ -10,9 +10,10 @@ use bytes::Bytes;
 use standings_core::{Board, BoardId, BoardRules, CursorBinding, ScoreEvent};
 
 use crate::FastHash;
-use crate::error::AppError;
-use crate::periods::{Calendar, Period, PeriodKind};
-use crate::store::{BoardDef, StoredEvent};
+use crate::domain::periods::{Calendar, Period, PeriodKind};
+use crate::domain::{BoardDef, StoredEvent};
+use crate::http::error::AppError;
+use crate::sync::{LockUnpoisoned, RwLockUnpoisoned};
 
 /// How many distinct top-N pages one instance keeps cached for its current version.
 const PAGE_CACHE_ENTRIES: usize = 256;
@@ -52,17 +53,17 @@ impl BoardSlot {
     /// A read lock on the board. A poisoned lock (a panic while applying) is a bug; the board is
     /// still readable, so reads carry on.
     pub fn read(&self) -> std::sync::RwLockReadGuard<'_, Board> {
-        self.board.read().unwrap_or_else(|e| e.into_inner())
+        self.board.read_unpoisoned()
     }
 
     /// A write lock on the board.
     pub fn write(&self) -> std::sync::RwLockWriteGuard<'_, Board> {
-        self.board.write().unwrap_or_else(|e| e.into_inner())
+        self.board.write_unpoisoned()
     }
 
     /// The cached bytes of a top page at `version`, if any.
     pub fn cached_page(&self, version: u64, key: &PageKey) -> Option<Bytes> {
-        let pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        let pages = self.pages.lock_unpoisoned();
         if pages.0 != version {
             return None;
         }
@@ -71,7 +72,7 @@ impl BoardSlot {
 
     /// Caches the bytes of a top page at `version`; pages of older versions are dropped.
     pub fn cache_page(&self, version: u64, key: PageKey, bytes: Bytes) {
-        let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pages = self.pages.lock_unpoisoned();
         if pages.0 != version {
             if version < pages.0 && pages.0 != u64::MAX {
                 return;
@@ -121,11 +122,7 @@ impl BoardEntry {
 
     /// The instance of a period, if it has one.
     pub fn instance(&self, period_key: &str) -> Option<Arc<BoardSlot>> {
-        self.instances
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(period_key)
-            .cloned()
+        self.instances.read_unpoisoned().get(period_key).cloned()
     }
 
     /// The instance of a period, created empty if it has none.
@@ -133,7 +130,7 @@ impl BoardEntry {
         if let Some(slot) = self.instance(&period.key) {
             return slot;
         }
-        let mut instances = self.instances.write().unwrap_or_else(|e| e.into_inner());
+        let mut instances = self.instances.write_unpoisoned();
         instances
             .entry(period.key.clone())
             .or_insert_with(|| {
@@ -148,7 +145,7 @@ impl BoardEntry {
 
     /// Installs a rebuilt instance.
     pub fn install(&self, slot: BoardSlot) {
-        let mut instances = self.instances.write().unwrap_or_else(|e| e.into_inner());
+        let mut instances = self.instances.write_unpoisoned();
         instances.insert(slot.period.key.clone(), Arc::new(slot));
     }
 
@@ -159,7 +156,7 @@ impl BoardEntry {
 
     /// Every instance, sorted by period key.
     pub fn instances(&self) -> Vec<Arc<BoardSlot>> {
-        let instances = self.instances.read().unwrap_or_else(|e| e.into_inner());
+        let instances = self.instances.read_unpoisoned();
         let mut all: Vec<_> = instances.values().cloned().collect();
         all.sort_by(|a, b| a.period.key.cmp(&b.period.key));
         all
@@ -167,10 +164,7 @@ impl BoardEntry {
 
     /// Drops an instance from memory (a closed period past its retention, saved to storage).
     pub fn evict(&self, period_key: &str) -> Option<Arc<BoardSlot>> {
-        self.instances
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(period_key)
+        self.instances.write_unpoisoned().remove(period_key)
     }
 
     /// An instance restored from a stored snapshot: the same entries at the same version.
@@ -213,18 +207,18 @@ impl BoardEntry {
     /// Frees the instances of an archived season.
     pub fn archive(&self) {
         self.archived.store(true, Ordering::Release);
-        self.instances.write().unwrap_or_else(|e| e.into_inner()).clear();
+        self.instances.write_unpoisoned().clear();
     }
 
     /// Why the board could not be rebuilt from the log, if it could not.
     pub fn broken(&self) -> Option<Broken> {
-        self.broken.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.broken.read_unpoisoned().clone()
     }
 
     /// Marks the board broken by the entry at `seq`; the first failure is the one kept, as the
     /// entries after it met a board that was already wrong.
     pub fn mark_broken(&self, seq: i64, why: String) {
-        let mut broken = self.broken.write().unwrap_or_else(|e| e.into_inner());
+        let mut broken = self.broken.write_unpoisoned();
         if broken.is_none() {
             *broken = Some(Broken { seq, why });
         }
@@ -256,11 +250,7 @@ pub struct Registry {
 impl Registry {
     /// The board's entry, if defined.
     pub fn entry(&self, id: &BoardId) -> Option<Arc<BoardEntry>> {
-        self.boards
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .cloned()
+        self.boards.read_unpoisoned().get(id).cloned()
     }
 
     /// Adds a board definition. A board that is already known is kept as it is.
@@ -269,13 +259,13 @@ impl Registry {
             return Ok(entry);
         }
         let entry = Arc::new(BoardEntry::new(def.clone())?);
-        let mut boards = self.boards.write().unwrap_or_else(|e| e.into_inner());
+        let mut boards = self.boards.write_unpoisoned();
         Ok(boards.entry(def.id.clone()).or_insert(entry).clone())
     }
 
     /// The boards of one game, sorted by mode, season and scope.
     pub fn of_game(&self, game: &str) -> Vec<Arc<BoardEntry>> {
-        let boards = self.boards.read().unwrap_or_else(|e| e.into_inner());
+        let boards = self.boards.read_unpoisoned();
         let mut found: Vec<_> = boards
             .values()
             .filter(|b| b.def.id.game == game)
@@ -294,7 +284,7 @@ impl Registry {
 
     /// Every board, sorted.
     pub fn all(&self) -> Vec<Arc<BoardEntry>> {
-        let boards = self.boards.read().unwrap_or_else(|e| e.into_inner());
+        let boards = self.boards.read_unpoisoned();
         let mut found: Vec<_> = boards.values().cloned().collect();
         found.sort_by(|a, b| a.def.id.cmp(&b.def.id));
         found

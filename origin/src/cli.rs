@@ -9,9 +9,9 @@ use std::time::Instant;
 use standings_core::BoardId;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::auth::Principal;
 use crate::config::{Config, Role};
-use crate::periods::Period;
+use crate::domain::periods::Period;
+use crate::http::auth::Principal;
 use crate::store::Store;
 
 const USAGE: &str = "\
@@ -66,8 +66,15 @@ pub fn main(args: Vec<String>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Info and above unless RUST_LOG says otherwise, on stderr.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
     // Before any thread allocates: see `rest` for why.
-    if !crate::rest::fix_trim_threshold() {
+    if !crate::writer::rest::fix_trim_threshold() {
         eprintln!("standings: could not set the allocator's trim threshold; memory at rest may be higher");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -117,12 +124,12 @@ async fn serve(args: &Args) -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let boards = state.registry.all().len();
     let restored = match &state.restored {
-        crate::checkpoint::Restored::Checkpoint { seq, tail } => {
+        crate::writer::checkpoint::Restored::Checkpoint { seq, tail } => {
             format!("from the checkpoint at seq {seq} and {tail} log entries after it")
         }
-        crate::checkpoint::Restored::FullReplay { .. } => "by replaying the whole log".to_string(),
+        crate::writer::checkpoint::Restored::FullReplay { .. } => "by replaying the whole log".to_string(),
     };
-    let threads = crate::http::Threads {
+    let threads = crate::http::serve::Threads {
         count: config.http_threads,
         pin: config.pin_http_threads,
     };
@@ -228,12 +235,11 @@ async fn rebuild(args: &Args) -> Result<ExitCode, String> {
     let store = Store::open(&config.database).await.map_err(|e| e.to_string())?;
     let progress = Progress::new("events replayed");
     let started = Instant::now();
-    let (registry, _, results) =
-        crate::timeline::rebuild(&store, only.as_ref(), crate::clock::now_ms(), |n| {
-            progress.update(n)
-        })
-        .await
-        .map_err(|e| e.to_string())?;
+    let (registry, _, results) = crate::log::rebuild(&store, only.as_ref(), crate::clock::now_ms(), |n| {
+        progress.update(n)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
     progress.finish();
     let replayed = started.elapsed();
     let boards: Vec<_> = registry
@@ -423,7 +429,7 @@ async fn import(args: &Args) -> Result<ExitCode, String> {
     let progress = Progress::new("events imported");
     let started = Instant::now();
     let (mut accepted, mut duplicates, mut rejected, mut read) = (0u64, 0u64, 0u64, 0u64);
-    let mut batch = Vec::with_capacity(crate::api::write::MAX_BATCH);
+    let mut batch = Vec::with_capacity(crate::http::write::MAX_BATCH);
     let mut lines = reader.lines();
     let mut line_no = 0u64;
     let state = Arc::clone(&state);
@@ -439,13 +445,13 @@ async fn import(args: &Args) -> Result<ExitCode, String> {
             }
             // The same reader as a request body: a repeated key stops the import as it
             // refuses a batch.
-            let value = crate::api::json_value::read_value(line.as_bytes())
+            let value = crate::http::json_value::read_value(line.as_bytes())
                 .map_err(|e| format!("{}:{line_no}: {e}", file.display()))?;
             batch.push(value);
             read += 1;
         }
-        if batch.len() == crate::api::write::MAX_BATCH || (line.is_none() && !batch.is_empty()) {
-            let answers = crate::api::write::submit_many(&state, &principal, std::mem::take(&mut batch))
+        if batch.len() == crate::http::write::MAX_BATCH || (line.is_none() && !batch.is_empty()) {
+            let answers = crate::http::write::submit_many(&state, &principal, std::mem::take(&mut batch))
                 .await
                 .map_err(|e| e.to_string())?;
             for answer in answers {

@@ -91,7 +91,7 @@ pub struct Config {
     )]
     pub idle_timeout_seconds: u64,
     /// The most connections open at once; one more is closed as it arrives. 0 (the default)
-    /// derives it from the descriptor limit (see `http::Limits::derived_cap`).
+    /// derives it from the descriptor limit (see `http::serve::Limits::derived_cap`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub max_connections: usize,
     /// The static tokens.
@@ -392,12 +392,12 @@ impl Config {
     }
 
     /// The connection limits this config sets, with the cap derived now when it sets none.
-    pub fn connection_limits(&self) -> crate::http::Limits {
-        crate::http::Limits {
+    pub fn connection_limits(&self) -> crate::http::serve::Limits {
+        crate::http::serve::Limits {
             header_read_timeout: std::time::Duration::from_secs(self.header_read_timeout_seconds),
             idle_timeout: std::time::Duration::from_secs(self.idle_timeout_seconds),
             max_connections: match self.max_connections {
-                0 => crate::http::Limits::derived_cap(),
+                0 => crate::http::serve::Limits::derived_cap(),
                 n => n,
             },
         }

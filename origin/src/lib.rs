@@ -6,23 +6,17 @@
 //! `shutdown` resolves, then writes a checkpoint. Tests start it on `127.0.0.1:0`, or call
 //! [`api::app`] directly.
 
-pub mod api;
-pub mod auth;
 pub mod boards;
-pub mod checkpoint;
 pub mod cli;
 pub mod clock;
 pub mod config;
-pub mod error;
+pub mod domain;
 pub mod http;
-pub mod ingest;
+pub mod log;
 pub mod metrics;
-pub mod periods;
-pub mod player_index;
-pub mod rest;
-pub mod seasons;
 pub mod store;
-pub mod timeline;
+mod sync;
+pub mod writer;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -30,21 +24,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::net::TcpListener;
 
-use crate::api::{AppState, Shared};
-use crate::auth::Auth;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::error::AppError;
-use crate::ingest::{Ingest, WriterParts};
+use crate::http::auth::Auth;
+use crate::http::error::AppError;
+use crate::http::{AppState, Shared};
 use crate::metrics::Metrics;
 use crate::store::Store;
+use crate::writer::{Ingest, WriterParts};
 
 /// The hasher of the maps looked up per event or per request (the writer's per-event maps, the
 /// board registry): SipHash was 2 to 3% of the service's CPU under batch load. Seeded per
 /// process, like the standard one.
 pub(crate) type FastHash = foldhash::fast::RandomState;
 
-/// Opens the store (migrating it), restores every board (see [`checkpoint::restore`]), and
+/// Opens the store (migrating it), restores every board (see [`writer::checkpoint::restore`]), and
 /// starts the writer, on the system clock. The service is ready when this returns.
 pub async fn start(config: &Config) -> Result<Shared, AppError> {
     start_with_clock(config, Clock::System).await
@@ -53,20 +47,20 @@ pub async fn start(config: &Config) -> Result<Shared, AppError> {
 /// [`start`] with a given clock (tests use a manual one).
 pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, AppError> {
     let store = Store::open(&config.database).await?;
-    let (registry, domain, restored) = checkpoint::restore(&store, clock.now_ms()).await?;
+    let (registry, domain, restored) = writer::checkpoint::restore(&store, clock.now_ms()).await?;
     let checkpoint_seq = match &restored {
-        checkpoint::Restored::Checkpoint { seq, .. } => *seq,
-        checkpoint::Restored::FullReplay { unusable } => {
+        writer::checkpoint::Restored::Checkpoint { seq, .. } => *seq,
+        writer::checkpoint::Restored::FullReplay { unusable } => {
             if let Some(why) = unusable {
-                eprintln!("standings: the checkpoint was not used ({why}); replayed the whole log instead");
+                tracing::warn!("the checkpoint was not used ({why}); replayed the whole log instead");
             }
             0
         }
     };
     let broken = registry.broken();
     if !broken.is_empty() {
-        eprintln!(
-            "standings: serving every board but {} broken one(s), which answer 503 BOARD_BROKEN (see /readyz)",
+        tracing::warn!(
+            "serving every board but {} broken one(s), which answer 503 BOARD_BROKEN (see /readyz)",
             broken.len()
         );
     }
@@ -102,7 +96,7 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
                 if matches!(e, AppError::Unavailable(_)) {
                     return;
                 }
-                eprintln!("standings: moving closed periods to storage failed: {e}");
+                tracing::warn!("moving closed periods to storage failed: {e}");
             }
         }
     });
@@ -125,13 +119,13 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
 pub async fn run(
     listener: TcpListener,
     state: Shared,
-    threads: http::Threads,
-    limits: http::Limits,
+    threads: http::serve::Threads,
+    limits: http::serve::Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = api::app(state.clone());
+    let app = http::app(state.clone());
     let flag = state.clone();
-    http::serve(
+    http::serve::serve(
         listener,
         app,
         threads,
@@ -146,7 +140,7 @@ pub async fn run(
     // Every request has been answered: the writer is idle, so the next start can load this
     // state instead of replaying the log.
     if let Err(e) = state.ingest.checkpoint().await {
-        eprintln!("standings: the shutdown checkpoint failed (the next start replays the log): {e}");
+        tracing::warn!("the shutdown checkpoint failed (the next start replays the log): {e}");
     }
     state.store.close().await;
     Ok(())

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::boards::Registry;
+use crate::sync::LockUnpoisoned;
 
 /// Upper bounds of the latency histograms, in seconds.
 const BUCKETS: [f64; 14] = [
@@ -141,7 +142,7 @@ pub struct Metrics {
 impl Metrics {
     /// Counts one error answer.
     pub fn rejection(&self, code: &'static str) {
-        let mut map = self.rejections.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.rejections.lock_unpoisoned();
         *map.entry(code).or_insert(0) += 1;
     }
 
@@ -231,7 +232,7 @@ impl Metrics {
         );
         out.push_str("# HELP standings_rejections_total Error answers by code.\n");
         out.push_str("# TYPE standings_rejections_total counter\n");
-        for (code, n) in self.rejections.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        for (code, n) in self.rejections.lock_unpoisoned().iter() {
             let _ = writeln!(out, "standings_rejections_total{{code=\"{code}\"}} {n}");
         }
         let broken = registry.broken();

@@ -12,10 +12,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use common::*;
 use serde_json::{Value, json};
-use standings_origin::api::ops::{OPERATIONS, Operation};
-use standings_origin::auth::sign_jwt;
 use standings_origin::clock::Clock;
 use standings_origin::config::{Role, TokenConfig};
+use standings_origin::http::auth::sign_jwt;
+use standings_origin::http::ops::{OPERATIONS, Operation};
 
 on_both_databases!(every_operation_answers_every_caller_as_promised);
 

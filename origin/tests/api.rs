@@ -572,7 +572,7 @@ async fn roles_and_games(db: Db) {
     assert_eq!(status, StatusCode::FORBIDDEN);
     let (status, _) = service.call(Method::GET, &format!("{LB}/top"), None, None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let jwt = standings_origin::auth::sign_jwt(
+    let jwt = standings_origin::http::auth::sign_jwt(
         JWT_SECRET.as_bytes(),
         &json!({"sub": "p-ben", "exp": standings_origin::clock::now_ms() / 1000 + 60, "games": ["arena-clash"]}),
     );
@@ -589,7 +589,7 @@ async fn roles_and_games(db: Db) {
         )
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    let expired = standings_origin::auth::sign_jwt(
+    let expired = standings_origin::http::auth::sign_jwt(
         JWT_SECRET.as_bytes(),
         &json!({"sub": "p-ben", "exp": 1, "games": ["*"]}),
     );
@@ -701,7 +701,7 @@ async fn boards_and_operations(db: Db) {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(doc["openapi"], "3.1.0");
     // Every documented operation is routed: calling it never hits the not-found fallback.
-    for op in standings_origin::api::ops::OPERATIONS {
+    for op in standings_origin::http::ops::OPERATIONS {
         let path = op
             .path
             .replace("{game}", "arena-clash")

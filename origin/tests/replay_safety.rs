@@ -114,7 +114,7 @@ async fn restart_and_rebuild(service: TestService, clock: &Clock) -> TestService
     assert_eq!(instances(&service.state.registry), live, "restart");
     assert!(service.state.registry.broken().is_empty());
     let (rebuilt, _, results) =
-        standings_origin::timeline::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+        standings_origin::log::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
             .await
             .unwrap();
     assert_eq!(instances(&rebuilt), live, "rebuild");
@@ -296,7 +296,7 @@ async fn a_log_entry_that_cannot_be_carried_out_breaks_only_its_boards(db: Db) {
     let service = TestService::start_with_clock(db, clock.clone()).await;
     assert!(matches!(
         service.state.restored,
-        standings_origin::checkpoint::Restored::Checkpoint { .. }
+        standings_origin::writer::checkpoint::Restored::Checkpoint { .. }
     ));
     let (status, ready) = service.call(Method::GET, "/readyz", None, None).await;
     assert_eq!(status, StatusCode::OK);
@@ -341,10 +341,9 @@ async fn a_log_entry_that_cannot_be_carried_out_breaks_only_its_boards(db: Db) {
     );
     let high_digest = service.get(&format!("{LB}/high/digest")).await.1;
 
-    let (rebuilt, _, _) =
-        standings_origin::timeline::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
-            .await
-            .unwrap();
+    let (rebuilt, _, _) = standings_origin::log::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+        .await
+        .unwrap();
     let broken_boards: Vec<(String, i64)> = rebuilt
         .broken()
         .iter()

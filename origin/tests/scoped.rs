@@ -213,7 +213,7 @@ fn now_secs() -> i64 {
 
 /// A player JWT signed with the test secret.
 fn jwt(claims: Value) -> String {
-    standings_origin::auth::sign_jwt(JWT_SECRET.as_bytes(), &claims)
+    standings_origin::http::auth::sign_jwt(JWT_SECRET.as_bytes(), &claims)
 }
 
 /// A JWT reads the games of its `games` claim and no other, as a static player token does; one

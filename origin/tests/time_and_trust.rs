@@ -150,7 +150,7 @@ async fn restart_from_checkpoint(
     expected: (i64, u64),
     live: &[(String, String, u64, String)],
 ) -> TestService {
-    use standings_origin::checkpoint::Restored;
+    use standings_origin::writer::checkpoint::Restored;
     let db = service.stop().await;
     let service = TestService::start_with_config(db, config, clock.clone()).await;
     match &service.state.restored {
@@ -309,7 +309,7 @@ async fn store_parts(store: &standings_origin::store::Store, seq: i64, parts: Ve
 /// `latest` board), the season and moderation state, and the stored results. A damaged
 /// checkpoint is reported and ignored: the start replays the whole log.
 async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
-    use standings_origin::checkpoint::Restored;
+    use standings_origin::writer::checkpoint::Restored;
     let (service, clock) = service_at(db, "2026-10-14T00:02:00Z").await;
     define_daily_and_global(&service).await;
     define(&service, "last", json!({"score_mode": "latest"})).await;
@@ -399,7 +399,7 @@ async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
         results_live
     );
     let (rebuilt, rebuilt_domain, _) =
-        standings_origin::timeline::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+        standings_origin::log::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
             .await
             .unwrap();
     assert_eq!(instances(&rebuilt), live, "a full replay agrees");
@@ -433,7 +433,7 @@ async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
         let mut lying = parts.clone();
         lying[0] = serde_json::to_vec(&manifest).unwrap();
         store_parts(store, seq, lying).await;
-        let (_, _, restored) = standings_origin::checkpoint::restore(store, clock.now_ms())
+        let (_, _, restored) = standings_origin::writer::checkpoint::restore(store, clock.now_ms())
             .await
             .unwrap();
         match restored {
@@ -1310,10 +1310,9 @@ async fn rebuild_equals_live_after_all_of_it(db: Db) {
     let (_, results_after) = service.get(&format!("{LB}/results?scope=daily")).await;
     assert_eq!(results_after, results_before);
     // And the rebuild reproduces every stored result's digest.
-    let (_, _, rebuilt) =
-        standings_origin::timeline::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
-            .await
-            .unwrap();
+    let (_, _, rebuilt) = standings_origin::log::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+        .await
+        .unwrap();
     let stored = service
         .state
         .store
@@ -1490,10 +1489,9 @@ async fn moderation_finds_a_players_events_in_sealed_runs_and_the_tail(db: Db) {
             "after invalidating {id} ({value})"
         );
     }
-    let (rebuilt, _, _) =
-        standings_origin::timeline::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
-            .await
-            .unwrap();
+    let (rebuilt, _, _) = standings_origin::log::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+        .await
+        .unwrap();
     let digests = |registry| {
         instances(registry)
             .into_iter()

@@ -10,8 +10,8 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use standings_origin::api::{App, Shared, app};
 use standings_origin::config::{Config, Role, TokenConfig};
+use standings_origin::http::{App, Shared, app};
 use tower::ServiceExt;
 
 pub const ADMIN: &str = "admin-secret-0000000000000000";

@@ -190,7 +190,7 @@ where
                 if let Some(cpu) = cpu
                     && !pin_current(cpu)
                 {
-                    eprintln!("standings: could not pin connection thread {i} to a CPU; it runs unpinned");
+                    tracing::warn!("could not pin connection thread {i} to a CPU; it runs unpinned");
                 }
                 runtime.block_on(connections(incoming, app, limits, metrics, stopped));
                 // The runtime goes before the signal, so nothing of this thread outlives `serve`.
@@ -220,7 +220,7 @@ where
             Err(e) if is_connection_error(&e) => continue,
             Err(e) => {
                 // Out of file descriptors, most likely: wait for connections to close.
-                eprintln!("standings: accepting a connection failed: {e}; retrying in 1 s");
+                tracing::warn!("accepting a connection failed: {e}; retrying in 1 s");
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }
@@ -237,7 +237,7 @@ where
                 let _ = workers[next].send((stream, open));
                 next = (next + 1) % workers.len();
             }
-            Err(e) => eprintln!("standings: cannot hand a connection over: {e}"),
+            Err(e) => tracing::warn!("cannot hand a connection over: {e}"),
         }
     }
     drop(listener);
@@ -289,7 +289,7 @@ async fn connections<S>(
                             drop(counted);
                         });
                     }
-                    Err(e) => eprintln!("standings: cannot take a connection over: {e}"),
+                    Err(e) => tracing::warn!("cannot take a connection over: {e}"),
                 },
                 None => break,
             },

@@ -11,11 +11,12 @@ use standings_core::{BoardId, BoardRules, ScoreMode, check_id};
 use serde_json::value::RawValue;
 
 use super::{JsonBody, RawBody, Shared, json, parse_json};
-use crate::auth::Principal;
 use crate::clock::{format_rfc3339, parse_rfc3339};
-use crate::error::{AppError, AppResult};
-use crate::ingest::{NewEvent, Outcome};
-use crate::store::{BoardDef, Defined};
+use crate::domain::BoardDef;
+use crate::http::auth::Principal;
+use crate::http::error::{AppError, AppResult};
+use crate::store::Defined;
+use crate::writer::{NewEvent, Outcome};
 
 /// The most events one batch may carry.
 pub const MAX_BATCH: usize = 1_000;
@@ -139,7 +140,7 @@ async fn define_board(
     })?;
     // The calendar is checked (and its period names put in canonical order) before anything
     // is stored.
-    let calendar = crate::periods::Calendar::new(&body.periods, &body.timezone, body.grace_seconds)
+    let calendar = crate::domain::periods::Calendar::new(&body.periods, &body.timezone, body.grace_seconds)
         .map_err(AppError::InvalidBoard)?;
     let def = BoardDef {
         id,

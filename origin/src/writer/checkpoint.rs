@@ -19,10 +19,10 @@ use serde::{Deserialize, Serialize};
 use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 
 use crate::boards::{BoardSlot, Registry};
-use crate::error::AppError;
-use crate::periods::PeriodKind;
+use crate::domain::periods::PeriodKind;
+use crate::http::error::AppError;
+use crate::log::{self, Domain, DomainState, LiveInstances};
 use crate::store::Store;
-use crate::timeline::{self, Domain, DomainState, LiveInstances};
 
 /// The manifest's format version.
 const MANIFEST_FORMAT: u32 = 1;
@@ -235,13 +235,12 @@ pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Domain, Resto
                 registry: &registry,
                 store,
             };
-            let (_, tail) =
-                timeline::replay_log(store, &registry, &domain, &mut live, seq, &mut |_| {}).await?;
+            let (_, tail) = log::replay_log(store, &registry, &domain, &mut live, seq, &mut |_| {}).await?;
             return Ok((registry, domain, Restored::Checkpoint { seq, tail }));
         }
         Err(why) => Some(why),
     };
-    let (registry, domain, _) = timeline::rebuild(store, None, now, |_| {}).await?;
+    let (registry, domain, _) = log::rebuild(store, None, now, |_| {}).await?;
     Ok((registry, domain, Restored::FullReplay { unusable }))
 }
 

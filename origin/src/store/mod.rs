@@ -1,6 +1,8 @@
 //! Storage: the event log, board definitions and friend lists, in SQLite or PostgreSQL through
 //! one set of SQL statements. Only this module knows SQL.
 
+pub mod player_index;
+
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::time::Duration;
@@ -9,50 +11,50 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Executor, Row};
 use standings_core::{BoardId, BoardRules, ScoreMode};
 
-use crate::error::AppError;
-use crate::player_index;
+use crate::domain::{ActionRow, BoardDef, ResultRow, StoredEvent};
+use crate::http::error::AppError;
 
 /// The numbered migrations, applied in order and never edited after they land.
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (
         1,
         "events_boards_friends",
-        include_str!("../migrations/0001_events_boards_friends.sql"),
+        include_str!("../../migrations/0001_events_boards_friends.sql"),
     ),
     (
         2,
         "seasons_moderation_periods",
-        include_str!("../migrations/0002_seasons_moderation_periods.sql"),
+        include_str!("../../migrations/0002_seasons_moderation_periods.sql"),
     ),
     (
         3,
         "period_snapshots",
-        include_str!("../migrations/0003_period_snapshots.sql"),
+        include_str!("../../migrations/0003_period_snapshots.sql"),
     ),
     (
         4,
         "checkpoints",
-        include_str!("../migrations/0004_checkpoints.sql"),
+        include_str!("../../migrations/0004_checkpoints.sql"),
     ),
     (
         5,
         "player_runs",
-        include_str!("../migrations/0005_player_runs.sql"),
+        include_str!("../../migrations/0005_player_runs.sql"),
     ),
     (
         6,
         "event_seasons",
-        include_str!("../migrations/0006_event_seasons.sql"),
+        include_str!("../../migrations/0006_event_seasons.sql"),
     ),
     (
         7,
         "player_pages",
-        include_str!("../migrations/0007_player_pages.sql"),
+        include_str!("../../migrations/0007_player_pages.sql"),
     ),
     (
         8,
         "friends_per_game",
-        include_str!("../migrations/0008_friends_per_game.sql"),
+        include_str!("../../migrations/0008_friends_per_game.sql"),
     ),
 ];
 
@@ -173,116 +175,35 @@ pub enum Backend {
     Postgres,
 }
 
-/// A board as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BoardDef {
-    /// The board.
-    pub id: BoardId,
-    /// Its fixed rules.
-    pub rules: BoardRules,
-    /// Its period kinds (`all_time`, `daily`, `weekly`, `monthly`), in canonical order.
-    pub periods: Vec<String>,
-    /// How long after a period's end it still takes events.
-    pub grace_seconds: i64,
-    /// The IANA time zone its periods follow.
-    pub timezone: String,
+/// A transaction on the writer's connection. Only the store knows what is inside, so nothing
+/// else names a database type.
+pub struct Transaction(sqlx::Transaction<'static, sqlx::Any>);
+
+/// Why a commit did not succeed.
+#[derive(Debug)]
+pub enum CommitFailed {
+    /// The commit was sent and its answer lost: it may or may not have taken.
+    Unknown(AppError),
+    /// It did not take.
+    Failed(AppError),
 }
 
-/// One event as stored in the log. Its fields are in the order of [`EVENT_COLUMNS`], which is
-/// how [`Store::events_after`] reads a packed page: an array of the columns per event.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
-pub struct StoredEvent {
-    /// Commit order.
-    pub seq: i64,
-    /// The game.
-    pub game: String,
-    /// Unique per game.
-    pub event_id: String,
-    /// The player.
-    pub player_id: String,
-    /// The game mode.
-    pub mode: String,
-    /// The season.
-    pub season: String,
-    /// The scopes it feeds, in the order given (stored comma-separated).
-    #[serde(deserialize_with = "scopes_from_text")]
-    pub scopes: Vec<String>,
-    /// The value.
-    pub value: i64,
-    /// When it was achieved (ms).
-    pub achieved_at: i64,
-    /// When it was received (ms).
-    pub received_at: i64,
-    /// The name of the token that submitted it.
-    pub source: String,
-    /// `APPLIED`, or `LATE` (waiting for a decision), `LATE_APPLIED`, `LATE_REJECTED`.
-    pub status: String,
-}
-
-/// One action of the log: a season transition, a moderation action or a late decision.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ActionRow {
-    /// Commit order, shared with the event log.
-    pub seq: i64,
-    /// The game it concerns.
-    pub game: String,
-    /// `SEASON_STATE`, `INVALIDATE`, `RESTORE`, `DISQUALIFY`, `REINSTATE` or `LATE_DECISION`.
-    pub kind: String,
-    /// The client's moderation id, for idempotent retries.
-    pub action_id: Option<String>,
-    /// The request, as JSON.
-    pub body: String,
-    /// What it changed, as JSON.
-    pub result: String,
-    /// The token that asked for it.
-    pub actor: String,
-    /// Why.
-    pub reason: String,
-    /// When (ms).
-    pub created_at: i64,
-}
-
-/// One finalized result of a board: the ranked entries at one correction.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResultRow {
-    /// The board.
-    pub board: BoardId,
-    /// 0 for the original, then 1, 2, ... for each correction.
-    pub correction: i64,
-    /// The board version the result was taken at.
-    pub board_version: i64,
-    /// The board digest.
-    pub digest: String,
-    /// When it was taken (ms).
-    pub finalized_at: i64,
-    /// The action that produced it.
-    pub action_seq: i64,
-    /// The ranked entries, as a JSON array.
-    pub entries: String,
-}
-
-impl StoredEvent {
-    /// Whether two events carry the same payload (everything but `seq`, `received_at` and
-    /// `source`, which differ between a first submission and its retry).
-    pub fn same_payload(&self, other: &StoredEvent) -> bool {
-        self.game == other.game
-            && self.event_id == other.event_id
-            && self.player_id == other.player_id
-            && self.mode == other.mode
-            && self.season == other.season
-            && self.scopes == other.scopes
-            && self.value == other.value
-            && self.achieved_at == other.achieved_at
+impl Transaction {
+    /// Commits; `context` names what was being written.
+    pub async fn commit(self, context: &str) -> Result<(), CommitFailed> {
+        self.0.commit().await.map_err(|e| {
+            let error = db_error(context, &e);
+            if outcome_unknown(&e) {
+                CommitFailed::Unknown(error)
+            } else {
+                CommitFailed::Failed(error)
+            }
+        })
     }
 
-    /// The boards this event feeds.
-    pub fn boards(&self) -> impl Iterator<Item = BoardId> + '_ {
-        self.scopes.iter().map(|scope| BoardId {
-            game: self.game.clone(),
-            mode: self.mode.clone(),
-            season: self.season.clone(),
-            scope: scope.clone(),
-        })
+    /// Rolls back; `context` names what was being written.
+    pub async fn rollback(self, context: &str) -> Result<(), AppError> {
+        self.0.rollback().await.map_err(|e| db_error(context, &e))
     }
 }
 
@@ -607,7 +528,7 @@ impl Store {
     /// busy timeout): a deferred transaction that reads (a look-up) and then writes is refused
     /// at once, busy timeout or not, when another connection (a checkpoint's part, through the
     /// pool) committed in between.
-    pub async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, AppError> {
+    pub async fn begin(&self) -> Result<Transaction, AppError> {
         let mut tx = self
             .begin_on(&self.writer)
             .await
@@ -624,7 +545,7 @@ impl Store {
                 .await
                 .map_err(db_err("cannot begin a write"))?;
         }
-        Ok(tx)
+        Ok(Transaction(tx))
     }
 
     /// Begins a transaction that writes, on `pool`: on SQLite `IMMEDIATE` (see [`Store::begin`]),
@@ -731,10 +652,11 @@ impl Store {
     /// The stored events of `game` among `event_ids`, inside a transaction.
     pub async fn find_events(
         &self,
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        tx: &mut Transaction,
         game: &str,
         event_ids: &[&str],
     ) -> Result<Vec<StoredEvent>, AppError> {
+        let tx = &mut tx.0;
         let mut found = Vec::new();
         for chunk in statement_sizes(event_ids) {
             let sql = self.statement(Statement::FindEvents, chunk.len());
@@ -756,11 +678,8 @@ impl Store {
     /// Appends events inside a transaction, many rows per statement, and returns how many were
     /// stored: an event whose `(game, event_id)` is already stored is skipped. So fewer than
     /// `events.len()` means some were stored before, and the caller rolls back.
-    pub async fn insert_events(
-        &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        events: &[StoredEvent],
-    ) -> Result<u64, AppError> {
+    pub async fn insert_events(&self, tx: &mut Transaction, events: &[StoredEvent]) -> Result<u64, AppError> {
+        let tx = &mut tx.0;
         let mut chunks = statement_sizes(events);
         let mut next = chunks.next().map(|chunk| self.insert_chunk(chunk));
         let mut stored = 0;
@@ -1066,11 +985,12 @@ impl Store {
     /// pages ([`player_index::pages`]): about 128 rows for 65,536 events.
     pub async fn seal_run(
         &self,
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        tx: &mut Transaction,
         start: i64,
         end: i64,
         entries: Vec<(i64, i64)>,
     ) -> Result<(), AppError> {
+        let tx = &mut tx.0;
         Store::put_pages(tx, start, entries).await?;
         let sql = self.positional("INSERT INTO log_runs (start_seq, end_seq) VALUES ($1, $2)");
         sqlx::query(&sql)
@@ -1207,15 +1127,15 @@ impl Store {
             if paged == 0 && end - start > 1 {
                 // Reading the log is the slow part (8.0 s for 2.95M events), so the operator
                 // hears why this start waits.
-                eprintln!("standings: migration 7 is indexing the event log by player, once");
+                tracing::info!("migration 7 is indexing the event log by player, once");
             }
             let entries = self.run_keys(tx, start, end).await?;
             paged += entries.len();
             Store::put_pages(tx, start, entries).await?;
         }
         if paged > 0 {
-            eprintln!(
-                "standings: indexed {paged} events in {} runs in {:.1} s",
+            tracing::info!(
+                "indexed {paged} events in {} runs in {:.1} s",
                 runs.len(),
                 started.elapsed().as_secs_f64()
             );
@@ -1268,9 +1188,10 @@ impl Store {
     /// events now. A season recorded already is left as it is.
     pub async fn add_event_seasons(
         &self,
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        tx: &mut Transaction,
         seasons: &[(String, String)],
     ) -> Result<(), AppError> {
+        let tx = &mut tx.0;
         for (game, season) in seasons {
             sqlx::query(
                 "INSERT INTO event_seasons (game, season) VALUES ($1, $2) \
@@ -1287,11 +1208,12 @@ impl Store {
 
     /// Sets an event's status inside a transaction.
     pub async fn set_event_status(
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        tx: &mut Transaction,
         game: &str,
         event_id: &str,
         status: &str,
     ) -> Result<(), AppError> {
+        let tx = &mut tx.0;
         sqlx::query("UPDATE score_events SET status = $1 WHERE game = $2 AND event_id = $3")
             .bind(status)
             .bind(game)
@@ -1303,10 +1225,8 @@ impl Store {
     }
 
     /// Appends an action inside a transaction.
-    pub async fn insert_action(
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-        a: &ActionRow,
-    ) -> Result<(), AppError> {
+    pub async fn insert_action(tx: &mut Transaction, a: &ActionRow) -> Result<(), AppError> {
+        let tx = &mut tx.0;
         sqlx::query(
             "INSERT INTO actions (seq, game, kind, action_id, body, result, actor, reason, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -1363,10 +1283,8 @@ impl Store {
     }
 
     /// Stores a result snapshot inside a transaction.
-    pub async fn insert_result(
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-        r: &ResultRow,
-    ) -> Result<(), AppError> {
+    pub async fn insert_result(tx: &mut Transaction, r: &ResultRow) -> Result<(), AppError> {
+        let tx = &mut tx.0;
         sqlx::query(
             "INSERT INTO season_results (game, mode, season, scope, correction, board_version, digest, \
              finalized_at, action_seq, entries) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -1677,11 +1595,6 @@ fn events_from_json(page: &str) -> Result<Vec<StoredEvent>, AppError> {
 }
 
 /// The scopes of a stored event from their comma-separated column.
-fn scopes_from_text<'de, D: serde::Deserializer<'de>>(text: D) -> Result<Vec<String>, D::Error> {
-    let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(text)?;
-    Ok(text.split(',').map(str::to_string).collect())
-}
-
 fn board_from_row(row: &AnyRow) -> Result<BoardDef, AppError> {
     let bad = db_err("bad board row");
     let periods: String = row.try_get("periods").map_err(&bad)?;
@@ -1822,7 +1735,7 @@ mod tests {
                 .unwrap(),
             1
         );
-        tx.commit().await.unwrap();
+        tx.commit("a test").await.unwrap();
         other
             .execute("INSERT INTO checkpoint_parts (seq, part, body) VALUES (1, 1, x'00')")
             .await
@@ -1875,14 +1788,14 @@ mod tests {
         }
         let mut tx = store.begin().await.unwrap();
         assert_eq!(store.insert_events(&mut tx, &log).await.unwrap(), 1_064);
-        tx.commit().await.unwrap();
+        tx.commit("a test").await.unwrap();
         assert_eq!(store.events_after(0, 10_000).await.unwrap(), log);
         // Again, with one new row among them: only it is stored.
         let mut again: Vec<StoredEvent> = log[..999].to_vec();
         again.push(shared(2_000));
         let mut tx = store.begin().await.unwrap();
         assert_eq!(store.insert_events(&mut tx, &again).await.unwrap(), 1);
-        tx.rollback().await.unwrap();
+        tx.rollback("a test").await.unwrap();
         store.close().await;
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -1892,7 +1805,7 @@ mod tests {
         let old = Store::open_migrated_to(url, last).await.unwrap();
         let mut tx = old.begin().await.unwrap();
         old.insert_events(&mut tx, log).await.unwrap();
-        tx.commit().await.unwrap();
+        tx.commit("a test").await.unwrap();
         old.close().await;
     }
 
@@ -2041,7 +1954,7 @@ mod tests {
             .seal_run(&mut tx, first, 5, vec![(a, 1), (a, 2), (a, 4)])
             .await
             .unwrap();
-        tx.commit().await.unwrap();
+        tx.commit("a test").await.unwrap();
         assert_eq!(store.sealed_below().await.unwrap(), 5);
         let board = BoardId::new("g", "m", "s", "global").unwrap();
         assert_eq!(
@@ -2096,7 +2009,7 @@ mod tests {
         let old = Store::open_migrated_to(url, 7).await.unwrap();
         let mut tx = old.begin().await.unwrap();
         old.insert_events(&mut tx, &log).await.unwrap();
-        tx.commit().await.unwrap();
+        tx.commit("a test").await.unwrap();
         for (player, friend, position) in [
             ("p-a", "p-z", 0),
             ("p-a", "p-b", 1),

@@ -22,19 +22,18 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::FastHash;
 use crate::boards::Registry;
-use crate::checkpoint;
 use crate::clock::Clock;
-use crate::error::AppError;
+use crate::domain::seasons::Routing;
+use crate::domain::{ActionRow, StoredEvent};
+use crate::http::error::AppError;
+use crate::log::{self, Action, Domain, LiveInstances, perform, targets};
 use crate::metrics::Metrics;
-use crate::player_index;
-use crate::rest;
-use crate::seasons::Routing;
-use crate::store::{
-    AT_ONCE_ROWS, ActionRow, AtOnce, RUN_SEQS, Store, StoredEvent, db_error, outcome_unknown,
-};
-use crate::timeline::{self, Action, Domain, LiveInstances, perform, targets};
+use crate::store::player_index;
+use crate::store::{AT_ONCE_ROWS, AtOnce, CommitFailed, RUN_SEQS, Store, Transaction};
 
 mod applier;
+pub mod checkpoint;
+pub mod rest;
 
 use applier::{Applier, Boards, Group, answer};
 
@@ -326,7 +325,7 @@ enum Landed {
 /// What deciding a group gives.
 struct Decided {
     /// The transaction its ids were looked up in, if they were.
-    tx: Option<sqlx::Transaction<'static, sqlx::Any>>,
+    tx: Option<Transaction>,
     /// The outcome of every event.
     outcomes: Vec<Vec<Outcome>>,
     /// Per event, `Some(late)` when it is to be stored.
@@ -672,7 +671,7 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
 /// [`Stored::Unknown`].
 async fn store_group(
     store: &Store,
-    tx: Option<sqlx::Transaction<'static, sqlx::Any>>,
+    tx: Option<Transaction>,
     fresh: &[StoredEvent],
     new_seasons: &[(String, String)],
     seal: Option<Seal>,
@@ -693,9 +692,7 @@ async fn store_group(
     };
     let count = store.insert_events(&mut tx, fresh).await?;
     if count < fresh.len() as u64 {
-        tx.rollback()
-            .await
-            .map_err(|e| db_error("cannot roll back a group", &e))?;
+        tx.rollback("cannot roll back a group").await?;
         if lookup {
             // Its ids were looked up in this very transaction, by the only writer.
             return Err(AppError::Internal(format!(
@@ -709,10 +706,10 @@ async fn store_group(
     if let Some((start, end, entries)) = seal {
         store.seal_run(&mut tx, start, end, entries).await?;
     }
-    match tx.commit().await {
+    match tx.commit("cannot commit events").await {
         Ok(()) => Ok(Stored::Committed(Instant::now())),
-        Err(e) if outcome_unknown(&e) => Ok(Stored::Unknown(db_error("cannot commit events", &e))),
-        Err(e) => Err(db_error("cannot commit events", &e)),
+        Err(CommitFailed::Unknown(e)) => Ok(Stored::Unknown(e)),
+        Err(CommitFailed::Failed(e)) => Err(e),
     }
 }
 
@@ -751,8 +748,8 @@ async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool
             Landed::Resubmitted(held.group)
         }
         Ok(Stored::Unknown(e)) => {
-            eprintln!(
-                "standings: a group's commit has an unknown outcome; nothing is decided until the log says whether seq {} is in it: {e}",
+            tracing::warn!(
+                "a group's commit has an unknown outcome; nothing is decided until the log says whether seq {} is in it: {e}",
                 held.first_seq
             );
             parts.unresolved = Some(Unresolved {
@@ -837,12 +834,12 @@ async fn resolve(parts: &mut WriterParts) -> Result<(), AppError> {
     } = unresolved;
     let first_seq = fresh.first().map(|e| e.seq);
     if unknown_commit_landed(first_seq, log_next_seq) {
-        eprintln!("standings: the group whose commit's outcome was unknown is in the log; it is applied");
+        tracing::info!("the group whose commit's outcome was unknown is in the log; it is applied");
         let done = take_committed(parts, held, fresh, new_seasons, Instant::now());
         finish(parts, done).await;
     } else {
-        eprintln!(
-            "standings: the group whose commit's outcome was unknown is not in the log; its submitters retry"
+        tracing::warn!(
+            "the group whose commit's outcome was unknown is not in the log; its submitters retry"
         );
         let error = AppError::DatabaseUnavailable(
             "the database went away during the commit, which did not take; nothing was stored".into(),
@@ -1029,7 +1026,7 @@ async fn drain(parts: &mut WriterParts) {
 
 /// Answers every submission of a group that was neither stored nor applied.
 fn fail(group: Vec<Submission>, e: &AppError) {
-    eprintln!("standings: a group commit failed, nothing of it was stored or applied: {e}");
+    tracing::warn!("a group commit failed, nothing of it was stored or applied: {e}");
     for submission in group {
         // The database's absence stays a 503 for every submitter: a retry is safe.
         let answer = match e {
@@ -1152,18 +1149,18 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     };
     // Decided on the current state before it is written: a logged action is performed again
     // by every restart and rebuild, so one that cannot be carried out must never reach the log.
-    timeline::try_perform(store, registry, domain, &logged, &request.action).await?;
+    log::try_perform(store, registry, domain, &logged, &request.action).await?;
     let mut tx = store.begin().await?;
     Store::insert_action(&mut tx, &logged).await?;
     if let Action::LateDecision { event_id, apply } = &request.action {
         let status = if *apply { "LATE_APPLIED" } else { "LATE_REJECTED" };
         Store::set_event_status(&mut tx, &request.game, event_id, status).await?;
     }
-    if let Err(e) = tx.commit().await {
-        let error = db_error("cannot commit an action", &e);
-        if !outcome_unknown(&e) {
-            return Err(error);
-        }
+    if let Err(failed) = tx.commit("cannot commit an action").await {
+        let error = match failed {
+            CommitFailed::Failed(error) => return Err(error),
+            CommitFailed::Unknown(error) => error,
+        };
         // The commit's answer was lost: the log says whether it took, as for a group.
         match store.next_seq().await {
             Ok(log_next_seq) if unknown_commit_landed(Some(logged.seq), log_next_seq) => {}
@@ -1174,7 +1171,7 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
                 // the next start reads what the log holds.
                 *next_seq += 1;
                 let mut instances = LiveInstances { registry, store };
-                let mut live = timeline::Tolerant::new(&mut instances, registry, logged.seq);
+                let mut live = log::Tolerant::new(&mut instances, registry, logged.seq);
                 for entry in registry.of_game(&request.game) {
                     live.break_board(&entry.def.id, &error);
                 }
@@ -1188,7 +1185,7 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     // no longer show the log and are marked broken rather than served wrong (all of the game's
     // when it failed as a whole), and the next start carries it out again.
     let mut instances = LiveInstances { registry, store };
-    let mut live = timeline::Tolerant::new(&mut instances, registry, logged.seq);
+    let mut live = log::Tolerant::new(&mut instances, registry, logged.seq);
     let performed = match perform(store, registry, domain, &mut live, &logged, &request.action).await {
         Ok(performed) => performed,
         Err(e) => {
@@ -1211,9 +1208,11 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     for r in &performed.results {
         Store::insert_result(&mut tx, r).await?;
     }
-    tx.commit()
+    tx.commit("cannot store results")
         .await
-        .map_err(|e| db_error("cannot store results", &e))?;
+        .map_err(|failed| match failed {
+            CommitFailed::Unknown(e) | CommitFailed::Failed(e) => e,
+        })?;
     store.set_action_result(logged.seq, &result.to_string()).await?;
     Ok(ActionAnswer {
         replayed: false,
@@ -1297,8 +1296,8 @@ async fn write_checkpoint(parts: &mut WriterParts) -> Result<Option<checkpoint::
 fn holds_broken_boards(parts: &WriterParts) -> bool {
     let broken = parts.registry.broken();
     if !broken.is_empty() {
-        eprintln!(
-            "standings: no checkpoint is written while {} board(s) are broken; the next start replays the whole log",
+        tracing::warn!(
+            "no checkpoint is written while {} board(s) are broken; the next start replays the whole log",
             broken.len()
         );
     }
@@ -1350,11 +1349,11 @@ async fn catch_up(
     let encoded = match encoded {
         Ok(Ok(encoded)) => encoded,
         Ok(Err(e)) => {
-            eprintln!("standings: a periodic checkpoint failed (the log is intact): {e}");
+            tracing::warn!("a periodic checkpoint failed (the log is intact): {e}");
             return None;
         }
         Err(e) => {
-            eprintln!("standings: a periodic checkpoint's encoding failed (the log is intact): {e}");
+            tracing::warn!("a periodic checkpoint's encoding failed (the log is intact): {e}");
             return None;
         }
     };
@@ -1382,8 +1381,8 @@ async fn reap(parts: &mut WriterParts, storing: Option<Storing>) {
             parts.metrics.checkpoint_stored.observe(written.took);
             parts.checkpoint_seq = parts.checkpoint_seq.max(written.seq);
         }
-        Ok(Err(e)) => eprintln!("standings: a periodic checkpoint failed (the log is intact): {e}"),
-        Err(e) => eprintln!("standings: a periodic checkpoint's task failed (the log is intact): {e}"),
+        Ok(Err(e)) => tracing::warn!("a periodic checkpoint failed (the log is intact): {e}"),
+        Err(e) => tracing::warn!("a periodic checkpoint's task failed (the log is intact): {e}"),
     }
 }
 
@@ -1401,10 +1400,7 @@ async fn evict(parts: &WriterParts) -> Result<usize, AppError> {
             }
             let (entries, version) = {
                 let board = slot.read();
-                (
-                    crate::timeline::result_entries(&board).to_string(),
-                    board.version(),
-                )
+                (crate::log::result_entries(&board).to_string(), board.version())
             };
             parts
                 .store
@@ -1420,7 +1416,7 @@ async fn evict(parts: &WriterParts) -> Result<usize, AppError> {
 /// An archived season's live boards are freed, so nothing may change them: a correction would
 /// be computed from an empty board.
 fn not_archived(domain: &Domain, game: &str, season: &str) -> Result<(), AppError> {
-    if domain.seasons.get(game, season).state == crate::seasons::SeasonState::Archived {
+    if domain.seasons.get(game, season).state == crate::domain::seasons::SeasonState::Archived {
         return Err(AppError::SeasonArchived(format!(
             "season {game}/{season} is archived; its results and events are final"
         )));

@@ -12,7 +12,8 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::config::{Config, Role, TokenConfig};
-use crate::error::AppError;
+use crate::http::error::AppError;
+use crate::sync::LockUnpoisoned;
 
 /// An authenticated caller.
 #[derive(Clone, Debug)]
@@ -125,7 +126,7 @@ impl Auth {
         let secret = secret.trim();
         if let Some(token) = self.tokens.get(secret) {
             if let Some(limiter) = &token.limiter
-                && !limiter.lock().unwrap_or_else(|e| e.into_inner()).take()
+                && !limiter.lock_unpoisoned().take()
             {
                 return Err(AppError::RateLimited(format!(
                     "token {:?} is over its rate limit; retry shortly",

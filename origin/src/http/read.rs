@@ -16,7 +16,7 @@ use super::{
     JsonBody, PeriodView, QueryTimer, ReadQuery, Shared, board_of, json, json_bytes, write_json_str,
 };
 use crate::clock::{format_rfc3339, write_rfc3339};
-use crate::error::{AppError, AppResult};
+use crate::http::error::{AppError, AppResult};
 
 /// The most entries one page or one rank-players call may hold.
 pub const MAX_LIMIT: usize = 1_000;
@@ -412,7 +412,7 @@ mod tests {
 
     use super::*;
     use crate::boards::BoardSlot;
-    use crate::periods::{Period, PeriodKind};
+    use crate::domain::periods::{Period, PeriodKind};
 
     /// The hand-written rank and nearby answers print the period fields and the entries byte for
     /// byte as the derived views do, escapes, fractions and `null` ends included.

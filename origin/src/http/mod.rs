@@ -1,8 +1,11 @@
 //! The HTTP API: one router per plane, all sharing [`AppState`].
 
+pub mod auth;
+pub mod error;
 pub mod json_value;
 pub mod ops;
 pub mod read;
+pub mod serve;
 pub mod time_and_trust;
 pub mod write;
 
@@ -24,15 +27,15 @@ use serde::Serialize;
 use standings_core::BoardId;
 use tower::{Layer, Service};
 
-use crate::auth::Auth;
 use crate::boards::{BoardSlot, Registry};
 use crate::clock::Clock;
-use crate::error::{AppError, ErrorCode};
-use crate::ingest::Ingest;
+use crate::domain::periods::PeriodKind;
+use crate::http::auth::Auth;
+use crate::http::error::{AppError, ErrorCode};
+use crate::log::Domain;
 use crate::metrics::Metrics;
-use crate::periods::PeriodKind;
 use crate::store::Store;
-use crate::timeline::Domain;
+use crate::writer::Ingest;
 
 pub use ops::openapi_document;
 
@@ -58,7 +61,7 @@ pub struct AppState {
     /// False until start-up finished, and again while shutting down.
     pub ready: AtomicBool,
     /// How start-up restored the live state.
-    pub restored: crate::checkpoint::Restored,
+    pub restored: crate::writer::checkpoint::Restored,
 }
 
 /// The state as handlers receive it.

@@ -10,7 +10,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use super::Shared;
-use crate::error::AppError;
+use crate::http::error::AppError;
 
 pub(super) fn router() -> Router<Shared> {
     Router::new()

@@ -20,9 +20,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Outcome, Submission};
 use crate::boards::Registry;
+use crate::domain::StoredEvent;
+use crate::log::{Domain, LiveInstances, apply_event};
 use crate::metrics::Metrics;
-use crate::store::{Store, StoredEvent};
-use crate::timeline::{Domain, LiveInstances, apply_event};
+use crate::store::Store;
 
 /// Groups handed over and not yet taken by the thread. A full queue makes the writer wait, so
 /// the lag between commit and visibility stays a few groups long.
@@ -59,10 +60,7 @@ impl Group {
             if let Err(e) = apply_event(registry, domain, &mut live, stored) {
                 // Checked before the commit; reaching this is a bug. The log stays the truth
                 // and a rebuild reports the event.
-                eprintln!(
-                    "standings: stored event {} could not be applied: {e}",
-                    stored.event_id
-                );
+                tracing::error!("stored event {} could not be applied: {e}", stored.event_id);
             }
         }
         metrics.visible_lag.observe(self.committed.elapsed());
@@ -125,9 +123,7 @@ impl Applier {
         let queue = match started {
             Ok(_) => Some(tx),
             Err(e) => {
-                eprintln!(
-                    "standings: cannot start the applying thread ({e}); the writer applies groups itself"
-                );
+                tracing::error!("cannot start the applying thread ({e}); the writer applies groups itself");
                 None
             }
         };

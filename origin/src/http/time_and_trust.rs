@@ -13,10 +13,10 @@ use standings_core::{BoardId, check_id};
 
 use super::{JsonBody, Shared, json};
 use crate::clock::format_rfc3339;
-use crate::error::{AppError, AppResult};
-use crate::ingest::ActionRequest;
-use crate::seasons::SeasonState;
-use crate::timeline::Action;
+use crate::domain::seasons::SeasonState;
+use crate::http::error::{AppError, AppResult};
+use crate::log::Action;
+use crate::writer::ActionRequest;
 
 pub(super) fn router() -> Router<Shared> {
     Router::new()

@@ -4,6 +4,7 @@
 //! The state is derived from the action log (transitions are actions with a `seq`), so a
 //! rebuild reproduces it; the writer is the only one that changes it.
 
+use crate::sync::RwLockUnpoisoned;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::RwLock;
@@ -174,8 +175,7 @@ impl SeasonBook {
     /// A season's record (the default `active` one when never set).
     pub fn get(&self, game: &str, season: &str) -> SeasonRecord {
         self.seasons
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .read_unpoisoned()
             .get(&(game.to_string(), season.to_string()))
             .copied()
             .unwrap_or_default()
@@ -183,7 +183,7 @@ impl SeasonBook {
 
     /// Every season with a record, sorted by game and season.
     pub fn records(&self) -> Vec<(String, String, SeasonRecord)> {
-        let seasons = self.seasons.read().unwrap_or_else(|e| e.into_inner());
+        let seasons = self.seasons.read_unpoisoned();
         let mut all: Vec<_> = seasons
             .iter()
             .map(|((game, season), record)| (game.clone(), season.clone(), *record))
@@ -195,8 +195,7 @@ impl SeasonBook {
     /// Records a season's new state.
     pub fn set(&self, game: &str, season: &str, record: SeasonRecord) {
         self.seasons
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
+            .write_unpoisoned()
             .insert((game.to_string(), season.to_string()), record);
     }
 }

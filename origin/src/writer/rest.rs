@@ -44,7 +44,7 @@ pub async fn release(store: &Store, registry: &Registry, metrics: &Metrics) {
         }
     }
     if let Err(e) = store.release_memory().await {
-        eprintln!("standings: could not release the writer's page cache: {e}");
+        tracing::warn!("could not release the writer's page cache: {e}");
     }
     let _ = tokio::task::spawn_blocking(trim_heap).await;
 }

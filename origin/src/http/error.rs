@@ -196,10 +196,10 @@ pub struct Problem {
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         match &self {
-            AppError::Internal(context) => eprintln!("standings: internal error: {context}"),
+            AppError::Internal(context) => tracing::error!("internal error: {context}"),
             // The database's own error stays in the log; the answer names only the code.
             AppError::DatabaseUnavailable(context) => {
-                eprintln!("standings: the database is unavailable: {context}")
+                tracing::error!("the database is unavailable: {context}")
             }
             _ => {}
         }

@@ -12,10 +12,12 @@ use standings_core::{ApplyError, Board, BoardId, PlayerId, Replay, ScoreEvent};
 
 use crate::boards::{BoardEntry, BoardSlot, Registry, core_event};
 use crate::clock::format_rfc3339;
-use crate::error::AppError;
-use crate::periods::Period;
-use crate::seasons::{SeasonBook, SeasonRecord, SeasonState};
-use crate::store::{ActionRow, BoardDef, ResultRow, Store, StoredEvent};
+use crate::domain::periods::Period;
+use crate::domain::seasons::{SeasonBook, SeasonRecord, SeasonState};
+use crate::domain::{ActionRow, BoardDef, ResultRow, StoredEvent};
+use crate::http::error::AppError;
+use crate::store::Store;
+use crate::sync::RwLockUnpoisoned;
 
 /// Moderation and late-decision state derived from the action log.
 #[derive(Default)]
@@ -50,34 +52,18 @@ impl Domain {
         }
         DomainState {
             seasons: self.seasons.records(),
-            invalidated: sorted(
-                self.invalidated
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .iter()
-                    .cloned()
-                    .collect(),
-            ),
-            disqualified: sorted(
-                self.disqualified
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .iter()
-                    .cloned()
-                    .collect(),
-            ),
+            invalidated: sorted(self.invalidated.read_unpoisoned().iter().cloned().collect()),
+            disqualified: sorted(self.disqualified.read_unpoisoned().iter().cloned().collect()),
             decisions: sorted(
                 self.decisions
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
+                    .read_unpoisoned()
                     .iter()
                     .map(|((game, event), apply)| (game.clone(), event.clone(), *apply))
                     .collect(),
             ),
             next_correction: sorted(
                 self.next_correction
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
+                    .read_unpoisoned()
                     .iter()
                     .map(|(board, next)| (board.clone(), *next))
                     .collect(),
@@ -91,23 +77,20 @@ impl Domain {
         for (game, season, record) in state.seasons {
             domain.seasons.set(&game, &season, record);
         }
-        *domain.invalidated.write().unwrap_or_else(|e| e.into_inner()) =
-            state.invalidated.into_iter().collect();
-        *domain.disqualified.write().unwrap_or_else(|e| e.into_inner()) =
-            state.disqualified.into_iter().collect();
-        *domain.decisions.write().unwrap_or_else(|e| e.into_inner()) = state
+        *domain.invalidated.write_unpoisoned() = state.invalidated.into_iter().collect();
+        *domain.disqualified.write_unpoisoned() = state.disqualified.into_iter().collect();
+        *domain.decisions.write_unpoisoned() = state
             .decisions
             .into_iter()
             .map(|(game, event, apply)| ((game, event), apply))
             .collect();
-        *domain.next_correction.write().unwrap_or_else(|e| e.into_inner()) =
-            state.next_correction.into_iter().collect();
+        *domain.next_correction.write_unpoisoned() = state.next_correction.into_iter().collect();
         domain
     }
 
     /// Whether an event is invalidated.
     pub fn is_invalidated(&self, game: &str, event_id: &str) -> bool {
-        let invalidated = self.invalidated.read().unwrap_or_else(|e| e.into_inner());
+        let invalidated = self.invalidated.read_unpoisoned();
         // Asked for every event applied: with no invalidations, no key is built.
         !invalidated.is_empty() && invalidated.contains(&(game.to_string(), event_id.to_string()))
     }
@@ -115,33 +98,27 @@ impl Domain {
     /// Whether any player is disqualified from any board (one check per event submitted
     /// instead of one per board it feeds).
     pub fn disqualifies_anyone(&self) -> bool {
-        !self
-            .disqualified
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
+        !self.disqualified.read_unpoisoned().is_empty()
     }
 
     /// Whether a player is disqualified from a board.
     pub fn is_disqualified(&self, board: &BoardId, player: &str) -> bool {
         self.disqualified
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .read_unpoisoned()
             .contains(&(board.clone(), player.to_string()))
     }
 
     /// The late decision taken on an event, if any.
     pub fn decision(&self, game: &str, event_id: &str) -> Option<bool> {
         self.decisions
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .read_unpoisoned()
             .get(&(game.to_string(), event_id.to_string()))
             .copied()
     }
 
     /// The next correction number of a board (0 is the finalized original), counted up.
     fn take_correction(&self, board: &BoardId) -> i64 {
-        let mut next = self.next_correction.write().unwrap_or_else(|e| e.into_inner());
+        let mut next = self.next_correction.write_unpoisoned();
         let slot = next.entry(board.clone()).or_insert(0);
         *slot += 1;
         *slot - 1
@@ -149,7 +126,7 @@ impl Domain {
 
     fn set_invalidated(&self, game: &str, event_id: &str, invalid: bool) -> bool {
         let key = (game.to_string(), event_id.to_string());
-        let mut set = self.invalidated.write().unwrap_or_else(|e| e.into_inner());
+        let mut set = self.invalidated.write_unpoisoned();
         if invalid {
             set.insert(key)
         } else {
@@ -159,7 +136,7 @@ impl Domain {
 
     fn set_disqualified(&self, board: &BoardId, player: &str, out: bool) -> bool {
         let key = (board.clone(), player.to_string());
-        let mut set = self.disqualified.write().unwrap_or_else(|e| e.into_inner());
+        let mut set = self.disqualified.write_unpoisoned();
         if out { set.insert(key) } else { set.remove(&key) }
     }
 
@@ -449,8 +426,8 @@ impl<'r, 'i, I> Tolerant<'r, 'i, I> {
             return;
         };
         if self.broken.insert(board.clone()) {
-            eprintln!(
-                "standings: the log entry at seq {} cannot be carried out on board {board}: {why}; the board is not served, every other board is",
+            tracing::error!(
+                "the log entry at seq {} cannot be carried out on board {board}: {why}; the board is not served, every other board is",
                 self.seq
             );
             entry.mark_broken(self.seq, why.to_string());
@@ -927,8 +904,7 @@ pub async fn perform(
             };
             domain
                 .decisions
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
+                .write_unpoisoned()
                 .insert((row.game.clone(), event_id.clone()), *apply);
             if *apply && !domain.is_invalidated(&e.game, &e.event_id) {
                 let season_late = domain.season_late(&e);
@@ -1010,7 +986,7 @@ pub async fn rebuild(
     let has_periods = registry
         .all()
         .iter()
-        .any(|e| e.calendar.kinds().len() > 1 || !e.keeps(crate::periods::PeriodKind::AllTime));
+        .any(|e| e.calendar.kinds().len() > 1 || !e.keeps(crate::domain::periods::PeriodKind::AllTime));
     let (domain, mut results) = replay_pass(
         store,
         &registry,

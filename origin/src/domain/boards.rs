@@ -1,0 +1,18 @@
+//! Board definitions as the origin keeps them.
+
+use standings_core::{BoardId, BoardRules};
+
+/// A board as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoardDef {
+    /// The board.
+    pub id: BoardId,
+    /// Its fixed rules.
+    pub rules: BoardRules,
+    /// Its period kinds (`all_time`, `daily`, `weekly`, `monthly`), in canonical order.
+    pub periods: Vec<String>,
+    /// How long after a period's end it still takes events.
+    pub grace_seconds: i64,
+    /// The IANA time zone its periods follow.
+    pub timezone: String,
+}

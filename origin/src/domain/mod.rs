@@ -1,0 +1,13 @@
+//! The domain, pure: no sqlx, no tokio, no axum; time is an argument. Board definitions, events,
+//! actions and results, periods, seasons and the moderation state, as the rest of the origin
+//! names them.
+
+pub mod actions;
+pub mod boards;
+pub mod events;
+pub mod periods;
+pub mod seasons;
+
+pub use actions::{ActionRow, ResultRow};
+pub use boards::BoardDef;
+pub use events::StoredEvent;
