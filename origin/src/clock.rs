@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use tokio::sync::Notify;
+
 /// Milliseconds since the Unix epoch, now, by the system clock.
 pub fn now_ms() -> i64 {
     jiff::Timestamp::now().as_millisecond()
@@ -17,34 +19,72 @@ pub enum Clock {
     #[default]
     System,
     /// A clock that only moves when told to.
-    Manual(Arc<AtomicI64>),
+    Manual(Arc<ManualTime>),
+}
+
+/// A manual clock's time, and who waits for it to move.
+#[derive(Debug, Default)]
+pub struct ManualTime {
+    ms: AtomicI64,
+    /// Woken each time the time is set or advanced: a timer on a manual clock (the writer's
+    /// rest, its retries, the eviction ticker) has no deadline in real time to wake it, so it
+    /// waits for the clock to move and looks again.
+    moved: Notify,
 }
 
 impl Clock {
     /// A manual clock starting at `ms`.
     pub fn manual(ms: i64) -> Clock {
-        Clock::Manual(Arc::new(AtomicI64::new(ms)))
+        Clock::Manual(Arc::new(ManualTime {
+            ms: AtomicI64::new(ms),
+            moved: Notify::new(),
+        }))
     }
 
     /// Now, in ms since the Unix epoch.
     pub fn now_ms(&self) -> i64 {
         match self {
             Clock::System => now_ms(),
-            Clock::Manual(ms) => ms.load(Ordering::SeqCst),
+            Clock::Manual(time) => time.ms.load(Ordering::SeqCst),
         }
     }
 
     /// Sets a manual clock (no effect on the system clock).
     pub fn set(&self, ms: i64) {
-        if let Clock::Manual(now) = self {
-            now.store(ms, Ordering::SeqCst);
+        if let Clock::Manual(time) = self {
+            time.ms.store(ms, Ordering::SeqCst);
+            time.moved.notify_waiters();
         }
     }
 
     /// Moves a manual clock forward by `ms`.
     pub fn advance(&self, ms: i64) {
-        if let Clock::Manual(now) = self {
-            now.fetch_add(ms, Ordering::SeqCst);
+        if let Clock::Manual(time) = self {
+            time.ms.fetch_add(ms, Ordering::SeqCst);
+            time.moved.notify_waiters();
+        }
+    }
+
+    /// Waits until the clock reads `deadline_ms` or later: in real time on the system clock,
+    /// and on a manual clock until a test sets or advances it that far (never by itself), so
+    /// that every timer of the service follows the injected clock and no test sleeps for one.
+    /// Cancel-safe.
+    pub async fn sleep_until(&self, deadline_ms: i64) {
+        match self {
+            Clock::System => {
+                let wait = deadline_ms.saturating_sub(now_ms()).max(0);
+                tokio::time::sleep(std::time::Duration::from_millis(wait as u64)).await;
+            }
+            Clock::Manual(time) => loop {
+                // Registered before the time is read, so a move between the two still wakes it.
+                let moved = time.moved.notified();
+                tokio::pin!(moved);
+                moved.as_mut().enable();
+                if time.ms.load(Ordering::SeqCst) >= deadline_ms {
+                    return;
+                }
+                moved.await;
+            },
         }
     }
 }

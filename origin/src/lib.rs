@@ -38,6 +38,9 @@ use crate::writer::{Ingest, WriterParts};
 /// process, like the standard one.
 pub(crate) type FastHash = foldhash::fast::RandomState;
 
+/// How often closed periods past their retention are moved out of memory (ms).
+const EVICT_EVERY_MS: i64 = 60_000;
+
 /// Opens the store (migrating it), restores every board (see [`writer::checkpoint::restore`]), and
 /// starts the writer, on the system clock. The service is ready when this returns.
 pub async fn start(config: &Config) -> Result<Shared, AppError> {
@@ -83,21 +86,20 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         sealed_below,
         unsealed,
         event_seasons: store.event_seasons().await?,
-        backlog: Default::default(),
-        unresolved: None,
     });
-    // Closed periods past their retention leave memory once a minute.
-    let evictor = ingest.clone();
+    // Closed periods past their retention leave memory once a minute (on the injected clock),
+    // the first time at the start.
+    let (evictor, ticker) = (ingest.clone(), clock.clone());
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
         loop {
-            tick.tick().await;
+            let tick = ticker.now_ms().saturating_add(EVICT_EVERY_MS);
             if let Err(e) = evictor.evict_closed().await {
                 if matches!(e, AppError::Unavailable(_)) {
                     return;
                 }
                 tracing::warn!("moving closed periods to storage failed: {e}");
             }
+            ticker.sleep_until(tick).await;
         }
     });
     Ok(Arc::new(AppState {

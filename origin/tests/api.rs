@@ -1175,11 +1175,12 @@ fn without_now(detail: &Value) -> String {
     detail.split(" (now is ").next().unwrap().to_string()
 }
 
-/// Two seconds after its last write the writer hands memory back: boards whose leaves random
-/// inserts left part empty are repacked. Nothing anyone can read changes: the same
-/// `board_version`, digest, pages and ranks; and writes go on afterwards.
+/// Two seconds (on the service's clock) after its last write the writer hands memory back:
+/// boards whose leaves random inserts left part empty are repacked. Nothing anyone can read
+/// changes: the same `board_version`, digest, pages and ranks; and writes go on afterwards.
 async fn a_pause_in_writes_repacks_boards_and_changes_no_answer(db: Db) {
-    let service = TestService::start(db).await;
+    let clock = standings_origin::clock::Clock::manual(standings_origin::clock::now_ms());
+    let service = TestService::start_with_clock(TestDb::new(db).await, clock.clone()).await;
     canonical(&service).await;
     for b in 0..5 {
         let events: Vec<Value> = (0..1_000)
@@ -1212,9 +1213,19 @@ async fn a_pause_in_writes_repacks_boards_and_changes_no_answer(db: Db) {
             .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
             .unwrap_or_else(|| panic!("{name} in {metrics}"))
     };
-    tokio::time::sleep(std::time::Duration::from_millis(3_000)).await;
-    let (_, _, metrics) = service.call_full(Method::GET, "/metrics", None, None).await;
-    let metrics = metrics.as_str().unwrap().to_string();
+    // The writer counts its idle time from when it finds nothing to do, which may be after a
+    // first advance: the clock moves on until the rest is seen, with a deadline.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let metrics = loop {
+        clock.advance(2_000);
+        let (_, _, metrics) = service.call_full(Method::GET, "/metrics", None, None).await;
+        let metrics = metrics.as_str().unwrap().to_string();
+        if counter(&metrics, "standings_boards_repacked_total ") >= 1 {
+            break metrics;
+        }
+        assert!(std::time::Instant::now() < deadline, "no rest: {metrics}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
     assert!(counter(&metrics, "standings_rests_total ") >= 1, "{metrics}");
     assert_eq!(
         counter(&metrics, "standings_boards_repacked_total "),

@@ -223,3 +223,14 @@ pub struct ErrorCode(pub &'static str);
 
 /// The result type of handlers.
 pub type AppResult<T> = Result<T, AppError>;
+
+impl From<crate::writer::WriterError> for AppError {
+    fn from(error: crate::writer::WriterError) -> AppError {
+        use crate::writer::WriterError;
+        match error {
+            WriterError::Store(e) | WriterError::Action(e) => e,
+            WriterError::CommitDidNotTake => AppError::DatabaseUnavailable(error.to_string()),
+            other => AppError::Internal(other.to_string()),
+        }
+    }
+}

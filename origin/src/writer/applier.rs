@@ -18,7 +18,8 @@ use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Outcome, Submission};
+use super::Outcome;
+use super::driver::Submission;
 use crate::boards::Registry;
 use crate::domain::StoredEvent;
 use crate::log::{Domain, LiveInstances, apply_event};

@@ -18,7 +18,11 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 
+use super::WriterError;
+use super::applier::Group;
+use super::driver::Writer;
 use crate::boards::{BoardSlot, Registry};
+use crate::clock::Clock;
 use crate::domain::periods::PeriodKind;
 use crate::http::error::AppError;
 use crate::log::{self, Domain, DomainState, LiveInstances};
@@ -70,7 +74,7 @@ pub struct Written {
 
 /// A checkpoint encoded as of one `seq` and not stored yet: what [`store`] takes, anywhere,
 /// while writes go on.
-pub struct Encoded {
+pub(crate) struct Encoded {
     seq: i64,
     manifest: Vec<u8>,
     bytes: Vec<u8>,
@@ -81,7 +85,7 @@ pub struct Encoded {
 
 impl Encoded {
     /// How long the encoding took.
-    pub fn encoded_in(&self) -> Duration {
+    pub(crate) fn encoded_in(&self) -> Duration {
         self.encoded_in
     }
 }
@@ -89,7 +93,7 @@ impl Encoded {
 /// Writes a checkpoint of every in-memory instance and of `domain` as of `seq`, replacing the
 /// previous one: [`encode`], then [`store`] at full speed ([`Pace::Alone`]): the writer calls
 /// it at a stop or when asked, and writes wait for it.
-pub async fn write(
+pub(crate) async fn write(
     store: &Store,
     registry: &Registry,
     domain: &Domain,
@@ -99,14 +103,14 @@ pub async fn write(
 }
 
 /// How [`store`] shares the database with the writer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pace {
+#[derive(Clone, Debug)]
+pub(crate) enum Pace {
     /// Group commits go on meanwhile (a periodic checkpoint): after each statement the task
-    /// pauses as long as the statement took, so commits get at least half of the time.
-    BesideWrites,
+    /// pauses as long as the statement took on this clock, so commits get at least half of the
+    /// time (on a manual clock that does not move, no pause).
+    BesideWrites(Clock),
     /// The writer waits for the checkpoint (a stop, or one asked for): no pauses, which would
-    /// only make the writes wait longer. At 10M members, storing 448 MiB took 7 to 10 s with
-    /// them.
+    /// only make the writes wait longer.
     Alone,
 }
 
@@ -114,7 +118,7 @@ pub enum Pace {
 /// changes meanwhile (the writer calls it, and writes wait): O(n) in the members held, with
 /// sequential memory access (the core's format 2), about 0.4 s at 10M members. Each board is
 /// encoded under its read lock, so reads go on.
-pub fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<Encoded, AppError> {
+pub(crate) fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<Encoded, AppError> {
     let started = Instant::now();
     let mut bytes = Vec::new();
     let mut instances = Vec::new();
@@ -164,7 +168,7 @@ pub fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<Encoded,
 /// hold group commits off for the whole checkpoint. So storing takes about twice as long and
 /// commits get at least half of the time. The parts go from the last to the first, each split
 /// off the encoded bytes, which shrink as they are stored.
-pub async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result<Written, AppError> {
+pub(crate) async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result<Written, AppError> {
     let Encoded {
         seq,
         manifest,
@@ -178,14 +182,14 @@ pub async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result<Writte
     for part in (1..=total.div_ceil(PART_BYTES)).rev() {
         let body = bytes.split_off((part - 1) * PART_BYTES);
         bytes.shrink_to_fit();
-        let put = Instant::now();
+        let put = pace.now_ms();
         store.put_checkpoint_part(seq, part as i64, body).await?;
         pace.pause(put).await;
     }
     store.finish_checkpoint(seq, manifest).await?;
     let took = started.elapsed();
     for (old, part) in store.other_checkpoint_parts(seq).await? {
-        let delete = Instant::now();
+        let delete = pace.now_ms();
         store.delete_checkpoint_part(old, part).await?;
         pace.pause(delete).await;
     }
@@ -199,10 +203,142 @@ pub async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result<Writte
 }
 
 impl Pace {
-    /// Beside writes, waits as long as the statement begun at `statement` took.
-    async fn pause(self, statement: Instant) {
-        if self == Pace::BesideWrites {
-            tokio::time::sleep(statement.elapsed()).await;
+    /// Now on the pacing clock (ms), when there is one.
+    fn now_ms(&self) -> i64 {
+        match self {
+            Pace::BesideWrites(clock) => clock.now_ms(),
+            Pace::Alone => 0,
+        }
+    }
+
+    /// Beside writes, waits as long as the statement begun at `statement` (ms) took.
+    async fn pause(&self, statement: i64) {
+        if let Pace::BesideWrites(clock) = self {
+            let now = clock.now_ms();
+            clock
+                .sleep_until(now.saturating_add(now.saturating_sub(statement).max(0)))
+                .await;
+        }
+    }
+}
+
+/// A checkpoint's encoding, on a blocking thread of its own.
+pub(super) type Encoding = tokio::task::JoinHandle<Result<Encoded, AppError>>;
+
+/// A checkpoint being stored by a task of its own.
+pub(super) type Storing = tokio::task::JoinHandle<Result<Written, AppError>>;
+
+/// When the writer takes checkpoints: at a stop or when asked ([`Writer::write_checkpoint`]),
+/// and every so many log entries beside the writes ([`Writer::begin_checkpoint`]).
+impl Writer {
+    /// Writes a checkpoint as of the last committed `seq` and waits until it is stored, unless the
+    /// newest stored one is as of that `seq` already.
+    pub(super) async fn write_checkpoint(&mut self) -> Result<Option<Written>, WriterError> {
+        let parts = self;
+        let seq = parts.machine.next_seq() - 1;
+        if seq == parts.checkpoint_seq || parts.holds_broken_boards() {
+            return Ok(None);
+        }
+        let written = write(&parts.store, &parts.registry, &parts.domain, seq).await?;
+        parts.metrics.checkpoint_encode.observe(written.encoded_in);
+        parts.metrics.checkpoint_stored.observe(written.took);
+        parts.checkpoint_seq = seq;
+        Ok(Some(written))
+    }
+
+    /// Whether a board is broken, which rules out a checkpoint: it would hold the broken board's
+    /// state as if the log had given it, and a start from it would never meet the failing entry
+    /// again. Without one, the next start replays the whole log and reports it again.
+    fn holds_broken_boards(&self) -> bool {
+        let parts = self;
+        let broken = parts.registry.broken();
+        if !broken.is_empty() {
+            tracing::warn!(
+                "no checkpoint is written while {} board(s) are broken; the next start replays the whole log",
+                broken.len()
+            );
+        }
+        !broken.is_empty()
+    }
+
+    /// Starts a periodic checkpoint as of the last committed `seq`, with every committed group
+    /// applied: a blocking thread encodes the boards under their read locks, so reads go on, and so do writes: groups are committed and answered
+    /// meanwhile and wait in the backlog to be applied (`finish`), which keeps the boards at that
+    /// `seq` until the encoding is done (`catch_up`). Then a task stores it.
+    pub(super) fn begin_checkpoint(&mut self) {
+        let parts = self;
+        if parts.holds_broken_boards() {
+            return;
+        }
+        let seq = parts.machine.next_seq() - 1;
+        let (registry, domain) = (parts.registry.clone(), parts.domain.clone());
+        parts.backlog.encoding = Some(tokio::task::spawn_blocking(move || {
+            encode(&registry, &domain, seq)
+        }));
+    }
+
+    /// Waits for a checkpoint being encoded, if any, then hands the backlog over to be applied and
+    /// sets the checkpoint storing (see `catch_up`).
+    pub(super) async fn end_encoding(&mut self, storing: &mut Option<Storing>) {
+        if let Some(encoding) = self.backlog.encoding.take() {
+            *storing = self.catch_up(encoding.await).await;
+        }
+    }
+
+    /// Ends a checkpoint's encoding: hands the backlog over in order, then sets a task storing the
+    /// checkpoint (`None` if the encoding failed, which is reported; the log is intact).
+    pub(super) async fn catch_up(
+        &mut self,
+        encoded: Result<Result<Encoded, AppError>, tokio::task::JoinError>,
+    ) -> Option<Storing> {
+        let parts = self;
+        // Their submitters were answered; their totals stay pending until they are applied.
+        for (fresh, committed) in std::mem::take(&mut parts.backlog.groups) {
+            let group = Group {
+                fresh,
+                committed,
+                answers: None,
+            };
+            parts.applier().apply(group).await;
+        }
+        let encoded = match encoded {
+            Ok(Ok(encoded)) => encoded,
+            Ok(Err(e)) => {
+                tracing::warn!("a periodic checkpoint failed (the log is intact): {e}");
+                return None;
+            }
+            Err(e) => {
+                tracing::warn!("a periodic checkpoint's encoding failed (the log is intact): {e}");
+                return None;
+            }
+        };
+        parts.metrics.checkpoint_encode.observe(encoded.encoded_in());
+        let (store, clock) = (parts.store.clone(), parts.clock.clone());
+        Some(tokio::spawn(async move {
+            let written = self::store(&store, encoded, Pace::BesideWrites(clock)).await?;
+            println!(
+                "standings: stored a checkpoint as of seq {} ({} instances, {:.1} MiB; encoded in {} ms, {:.2} s in all)",
+                written.seq,
+                written.instances,
+                written.bytes as f64 / (1 << 20) as f64,
+                written.encoded_in.as_millis(),
+                written.took.as_secs_f64()
+            );
+            Ok(written)
+        }))
+    }
+
+    /// Waits for a periodic checkpoint being stored, if any, and takes note of it.
+    pub(super) async fn reap(&mut self, storing: Option<Storing>) {
+        let parts = self;
+        let Some(task) = storing else { return };
+        match task.await {
+            Ok(Ok(written)) => {
+                parts.metrics.checkpoint_stored.observe(written.took);
+                parts.checkpoint_seq = parts.checkpoint_seq.max(written.seq);
+            }
+            Ok(Err(e)) => tracing::warn!("a periodic checkpoint failed (the log is intact): {e}"),
+            Err(e) => tracing::warn!("a periodic checkpoint's task failed (the log is intact): {e}"),
         }
     }
 }

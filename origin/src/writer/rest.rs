@@ -21,13 +21,14 @@ use crate::boards::Registry;
 use crate::metrics::Metrics;
 use crate::store::Store;
 
-/// How long the writer must have had nothing to do before it releases memory.
-pub const IDLE_BEFORE_RELEASE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long the writer must have had nothing to do before it releases memory (ms, on the
+/// injected clock).
+pub(crate) const IDLE_BEFORE_RELEASE_MS: i64 = 2_000;
 
 /// Repacks the boards that have room to, releases the writer's page cache and trims the heap.
 /// Only the writer calls this, so no board changes meanwhile: each is copied under its read
 /// lock (reads go on, on a blocking thread) and swapped under its write lock in O(1).
-pub async fn release(store: &Store, registry: &Registry, metrics: &Metrics) {
+pub(crate) async fn release(store: &Store, registry: &Registry, metrics: &Metrics) {
     metrics.rests.add(1);
     // Repacking comes first and one trim last: the repack frees the old structure, and a trim
     // before it would leave those pages to the next rest.
@@ -52,7 +53,7 @@ pub async fn release(store: &Store, registry: &Registry, metrics: &Metrics) {
 /// Returns the free pages of every malloc arena to the system.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
-pub fn trim_heap() {
+pub(crate) fn trim_heap() {
     // SAFETY: malloc_trim takes no pointers and only walks glibc's own free lists under their
     // locks; it is documented as safe to call at any time from any thread.
     unsafe {
@@ -62,18 +63,18 @@ pub fn trim_heap() {
 
 /// Other allocators return memory on their own.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn trim_heap() {}
+pub(crate) fn trim_heap() {}
 
 /// The trim threshold glibc starts with: a thread arena's free top past it goes back to the
 /// system when memory is freed.
-pub const TRIM_THRESHOLD: i32 = 128 * 1024;
+pub(crate) const TRIM_THRESHOLD: i32 = 128 * 1024;
 
 /// Fixes glibc's trim threshold at [`TRIM_THRESHOLD`] instead of letting it slide up to 64 MiB
 /// (which also fixes the mmap threshold at its 128 KiB default: larger blocks are mapped on
 /// their own). Called once at start; false if glibc refused.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
-pub fn fix_trim_threshold() -> bool {
+pub(crate) fn fix_trim_threshold() -> bool {
     // SAFETY: mallopt takes two integers and only sets glibc's malloc parameters under its
     // lock; it is documented as safe to call at any time.
     unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1 }
@@ -81,6 +82,6 @@ pub fn fix_trim_threshold() -> bool {
 
 /// Other allocators have their own policy.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn fix_trim_threshold() -> bool {
+pub(crate) fn fix_trim_threshold() -> bool {
     true
 }

@@ -1,0 +1,198 @@
+//! Actions: season transitions, moderation and late decisions, validated against the current
+//! state, logged and performed by the writer between groups, each in a transaction of its own.
+
+use serde_json::{Value, json};
+
+use super::driver::Writer;
+use super::{ActionAnswer, ActionRequest, WriterError};
+use crate::boards::Registry;
+use crate::domain::ActionRow;
+use crate::http::error::AppError;
+use crate::log::{self, Action, Domain, LiveInstances, perform};
+use crate::store::{CommitFailed, Store};
+
+impl Writer {
+    /// Validates, logs and performs one action, with nothing in flight and every committed
+    /// group applied.
+    pub(super) async fn act(&mut self, request: ActionRequest) -> Result<ActionAnswer, WriterError> {
+        act(self, request).await.map_err(WriterError::Action)
+    }
+}
+
+async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer, AppError> {
+    let Writer {
+        store,
+        registry,
+        domain,
+        clock,
+        machine,
+        ..
+    } = writer;
+    if let Some(id) = &request.action_id
+        && let Some(existing) = store.find_action(&request.game, id).await?
+    {
+        let logged: Value = serde_json::from_str(&existing.body).unwrap_or(Value::Null);
+        if logged["request"] != request.request {
+            return Err(AppError::ModerationIdConflict(format!(
+                "moderation_id {id:?} was already used for another action"
+            )));
+        }
+        return Ok(ActionAnswer {
+            replayed: true,
+            seq: existing.seq,
+            result: serde_json::from_str(&existing.result).unwrap_or(Value::Null),
+        });
+    }
+    validate(store, registry, domain, &request).await?;
+    // The log keeps the typed action (what a rebuild performs) beside the request as sent.
+    let logged = ActionRow {
+        seq: machine.next_seq(),
+        game: request.game.clone(),
+        kind: request.action.kind().into(),
+        action_id: request.action_id.clone(),
+        body: serde_json::to_string(&json!({"action": request.action, "request": request.request}))
+            .map_err(|e| AppError::Internal(e.to_string()))?,
+        result: "{}".into(),
+        actor: request.actor.clone(),
+        reason: request.reason.clone(),
+        created_at: clock.now_ms(),
+    };
+    // Decided on the current state before it is written: a logged action is performed again
+    // by every restart and rebuild, so one that cannot be carried out must never reach the log.
+    log::try_perform(store, registry, domain, &logged, &request.action).await?;
+    let mut tx = store.begin().await?;
+    Store::insert_action(&mut tx, &logged).await?;
+    if let Action::LateDecision { event_id, apply } = &request.action {
+        let status = if *apply { "LATE_APPLIED" } else { "LATE_REJECTED" };
+        Store::set_event_status(&mut tx, &request.game, event_id, status).await?;
+    }
+    if let Err(failed) = tx.commit("cannot commit an action").await {
+        let error = match failed {
+            CommitFailed::Failed(error) => return Err(error),
+            CommitFailed::Unknown(error) => error,
+        };
+        // The commit's answer was lost: the log says whether it took, as for a group.
+        match store.next_seq().await {
+            Ok(log_next_seq) if logged.seq < log_next_seq => {}
+            Ok(_) => return Err(error),
+            Err(_) => {
+                // Nobody can tell yet. The seq is never reused, and the game's boards, which
+                // may or may not owe the action, are marked broken rather than served wrong;
+                // the next start reads what the log holds.
+                machine.take_action_seq();
+                let mut instances = LiveInstances { registry, store };
+                let mut live = log::Tolerant::new(&mut instances, registry, logged.seq);
+                for entry in registry.of_game(&request.game) {
+                    live.break_board(&entry.def.id, &error);
+                }
+                return Err(error);
+            }
+        }
+    }
+    machine.take_action_seq();
+
+    // Decided above, it can fail now only on a failing database; then the boards it failed on
+    // no longer show the log and are marked broken rather than served wrong (all of the game's
+    // when it failed as a whole), and the next start carries it out again.
+    let mut instances = LiveInstances { registry, store };
+    let mut live = log::Tolerant::new(&mut instances, registry, logged.seq);
+    let performed = match perform(store, registry, domain, &mut live, &logged, &request.action).await {
+        Ok(performed) => performed,
+        Err(e) => {
+            for entry in registry.of_game(&request.game) {
+                live.break_board(&entry.def.id, &e);
+            }
+            return Err(e);
+        }
+    };
+    let corrections: Vec<Value> = performed
+        .results
+        .iter()
+        .map(|r| {
+            json!({"game": r.board.game, "mode": r.board.mode, "season": r.board.season, "scope": r.board.scope,
+                   "correction": r.correction, "board_version": r.board_version, "digest": r.digest})
+        })
+        .collect();
+    let result = json!({ "boards": performed.changes, "results": corrections });
+    let mut tx = store.begin().await?;
+    for r in &performed.results {
+        Store::insert_result(&mut tx, r).await?;
+    }
+    tx.commit("cannot store results")
+        .await
+        .map_err(|failed| match failed {
+            CommitFailed::Unknown(e) | CommitFailed::Failed(e) => e,
+        })?;
+    store.set_action_result(logged.seq, &result.to_string()).await?;
+    Ok(ActionAnswer {
+        replayed: false,
+        seq: logged.seq,
+        result,
+    })
+}
+
+/// Refuses an action that cannot be performed now, with a precise error.
+async fn validate(
+    store: &Store,
+    registry: &Registry,
+    domain: &Domain,
+    request: &ActionRequest,
+) -> Result<(), AppError> {
+    match &request.action {
+        Action::SeasonState { season, to } => {
+            let record = domain.seasons.get(&request.game, season);
+            if record.state == *to && record.explicit {
+                return Err(AppError::InvalidTransition(format!(
+                    "season {}/{season} is already {to}",
+                    request.game
+                )));
+            }
+            let has_events = store.season_has_events(&request.game, season).await?;
+            record.check_transition(*to, has_events).map_err(|why| {
+                AppError::InvalidTransition(format!("season {}/{season}: {why}", request.game))
+            })
+        }
+        Action::Invalidate { target_event_id } | Action::Restore { target_event_id } => {
+            let Some(event) = store.find_event(&request.game, target_event_id).await? else {
+                return Err(AppError::UnknownEvent(format!(
+                    "no event {target_event_id:?} in game {:?}",
+                    request.game
+                )));
+            };
+            not_archived(domain, &request.game, &event.season)
+        }
+        Action::Disqualify { board, .. } | Action::Reinstate { board, .. } => {
+            if registry.entry(board).is_none() {
+                return Err(AppError::UnknownBoard(format!("no board {board}")));
+            }
+            not_archived(domain, &board.game, &board.season)
+        }
+        Action::LateDecision { event_id, .. } => {
+            let Some(event) = store.find_event(&request.game, event_id).await? else {
+                return Err(AppError::UnknownEvent(format!(
+                    "no event {event_id:?} in game {:?}",
+                    request.game
+                )));
+            };
+            not_archived(domain, &request.game, &event.season)?;
+            if event.status != "LATE" || domain.decision(&request.game, event_id).is_some() {
+                return Err(AppError::NotLate(format!(
+                    "event {event_id:?} is not waiting for a late decision (status {})",
+                    event.status
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// An archived season's live boards are freed, so nothing may change them: a correction would
+/// be computed from an empty board.
+fn not_archived(domain: &Domain, game: &str, season: &str) -> Result<(), AppError> {
+    if domain.seasons.get(game, season).state == crate::domain::seasons::SeasonState::Archived {
+        return Err(AppError::SeasonArchived(format!(
+            "season {game}/{season} is archived; its results and events are final"
+        )));
+    }
+    Ok(())
+}

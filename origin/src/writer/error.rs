@@ -1,0 +1,45 @@
+//! The writer's errors. Each keeps its source (the store's error, or the refusal an action
+//! met), and `http/error.rs` maps them to the answers the API has always given.
+
+use crate::http::error::AppError;
+
+/// What went wrong in the writer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum WriterError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] AppError),
+    /// An action was refused by the current state, or failed (its error as the log and the
+    /// store gave it).
+    #[error(transparent)]
+    Action(AppError),
+    /// The task that inserts and commits a group failed (it panicked).
+    #[error("the commit task failed: {0}")]
+    CommitTask(String),
+    /// A looked-up group met ids stored though not found: only a bug can do that.
+    #[error("{0} of a group's events were stored already, though not found")]
+    StoredThoughNotFound(u64),
+    /// A commit's answer was lost, and the log says it did not take.
+    #[error("the database went away during the commit, which did not take; nothing was stored")]
+    CommitDidNotTake,
+}
+
+impl WriterError {
+    /// What each submitter of a group that failed hears: the database's absence stays a 503
+    /// (a retry is safe), anything else is a 500.
+    pub(crate) fn group_answer(&self) -> AppError {
+        match self {
+            WriterError::Store(AppError::DatabaseUnavailable(detail)) => {
+                AppError::DatabaseUnavailable(format!("group commit failed: {detail}"))
+            }
+            WriterError::CommitDidNotTake => {
+                AppError::DatabaseUnavailable(format!("group commit failed: {self}"))
+            }
+            WriterError::Store(e) | WriterError::Action(e) => {
+                AppError::Internal(format!("group commit failed: {e}"))
+            }
+            other => AppError::Internal(format!("group commit failed: INTERNAL: {other}")),
+        }
+    }
+}

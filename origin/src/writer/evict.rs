@@ -1,0 +1,37 @@
+//! Eviction: closed periods past their retention leave memory for storage, between groups.
+
+use super::WriterError;
+use super::driver::Writer;
+
+/// Moves closed periods past their retention out of memory, into storage.
+impl Writer {
+    /// Saves every closed period past its retention (on the injected clock) as a snapshot and
+    /// drops it from memory; returns how many left. O(instances), plus a snapshot per evicted
+    /// one.
+    pub(super) async fn evict(&self) -> Result<usize, WriterError> {
+        let parts = self;
+        let now = parts.clock.now_ms();
+        let mut evicted = 0;
+        for entry in parts.registry.all() {
+            for slot in entry.instances() {
+                let Some(closes_at) = entry.calendar.closes_at(&slot.period) else {
+                    continue;
+                };
+                if now < closes_at.saturating_add(parts.retention_ms) {
+                    continue;
+                }
+                let (entries, version) = {
+                    let board = slot.read();
+                    (crate::log::result_entries(&board).to_string(), board.version())
+                };
+                parts
+                    .store
+                    .save_period_snapshot(&slot.id, &slot.period.key, version as i64, &entries)
+                    .await?;
+                entry.evict(&slot.period.key);
+                evicted += 1;
+            }
+        }
+        Ok(evicted)
+    }
+}
