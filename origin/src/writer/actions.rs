@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use super::commit::unknown_commit_landed;
 use super::driver::Writer;
 use super::{ActionAnswer, ActionRequest, WriterError};
 use crate::boards::Registry;
@@ -73,7 +74,7 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
         };
         // The commit's answer was lost: the log says whether it took, as for a group.
         match store.next_seq().await {
-            Ok(log_next_seq) if logged.seq < log_next_seq => {}
+            Ok(log_next_seq) if unknown_commit_landed(Some(logged.seq), log_next_seq) => {}
             Ok(_) => return Err(error),
             Err(_) => {
                 // Nobody can tell yet. The seq is never reused, and the game's boards, which

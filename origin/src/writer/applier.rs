@@ -1,8 +1,8 @@
 //! Applying committed groups to the boards, on a thread of its own.
 //!
-//! Under batch load, applying a group (the core's tree inserts, mostly cache misses) was the
-//! writer task's largest part, about half of it. Here it runs on a thread of its own while the
-//! writer decides the next group and the database commits it, so the three overlap. The
+//! Under batch load, applying a group (the core's tree inserts, mostly cache misses) is the
+//! writer's largest part. Here it runs on a thread of its own while the writer decides the next
+//! group and the database commits it, so the three overlap. The
 //! writer hands each committed group over in `seq` order and the applier applies them in that
 //! order, so the boards still change exactly as a replay of the log changes them.
 //!

@@ -116,8 +116,8 @@ pub(crate) enum Pace {
 
 /// Encodes every in-memory instance and `domain` as of `seq`. The caller guarantees nothing
 /// changes meanwhile (the writer calls it, and writes wait): O(n) in the members held, with
-/// sequential memory access (the core's format 2), about 0.4 s at 10M members. Each board is
-/// encoded under its read lock, so reads go on.
+/// sequential memory access (the core's format 2). Each board is encoded under its read lock,
+/// so reads go on.
 pub(crate) fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<Encoded, AppError> {
     let started = Instant::now();
     let mut bytes = Vec::new();
@@ -361,7 +361,8 @@ pub enum Restored {
 }
 
 /// Restores the live boards and the season and moderation state: from the checkpoint and the
-/// log after it when there is a usable one, else by replaying the whole log.
+/// log after it when there is a usable one, else by replaying the whole log. O(members held +
+/// log entries replayed).
 pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Domain, Restored), AppError> {
     let unusable = match load(store).await {
         Ok(None) => None,

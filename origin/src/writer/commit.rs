@@ -183,7 +183,7 @@ pub(crate) fn ids_to_look_up<G: Events>(group: &[G]) -> HashMap<&str, Vec<&str>>
 /// `seq` once the database answers again. The writer is the log's only writer and decided
 /// nothing after the group, so the group is in the log exactly when its first `seq` is below
 /// that; a group that stored no event has nothing to find, and its answers stand either way.
-fn unknown_commit_landed(first_seq: Option<i64>, log_next_seq: i64) -> bool {
+pub(super) fn unknown_commit_landed(first_seq: Option<i64>, log_next_seq: i64) -> bool {
     first_seq.is_none_or(|first| first < log_next_seq)
 }
 

@@ -4,10 +4,25 @@
 //! log's `seq` order is exactly the order the boards applied: a rebuild replays it identically.
 //! Event submissions queue on a channel; the writer takes everything queued (up to
 //! [`MAX_GROUP_EVENTS`]) into one transaction and one fsync, then applies the new events to the
-//! boards (on a thread of its own, see `ingest/applier.rs`), then answers. So an `ACCEPTED`
-//! answer always means durable, and durability does not cost throughput: concurrent clients
-//! share commits. Actions (season transitions, moderation, late decisions) are rare and take a
+//! boards (on a thread of its own, see `applier.rs`), then answers. So an `ACCEPTED` answer
+//! always means durable, and durability does not cost throughput: concurrent clients share
+//! commits. Actions (season transitions, moderation, late decisions) are rare and take a
 //! transaction each, in line with the events around them.
+//!
+//! The writer is cut by job:
+//! - this module: the handle ([`Ingest`]) and the commands it sends;
+//! - `commit.rs`: the group commit's decisions as a state machine with no IO (what each event
+//!   becomes, how the accepted ones are numbered, what to write), tested against a model;
+//! - `driver.rs`: the writer task, which does the machine's IO and feeds the results back;
+//! - `applier.rs`: the thread that applies committed groups to the boards;
+//! - `checkpoint.rs`: restart checkpoints, and when the writer takes them;
+//! - `actions.rs`, `evict.rs`, `rest.rs`: actions, eviction of closed periods, and what the
+//!   writer does when ingestion pauses;
+//! - `error.rs`: the writer's errors.
+//!
+//! Every timer of the writer (the rest after idle, the retries of an unknown commit, the
+//! checkpoint's pacing, the retention and the eviction ticker) reads the injected
+//! [`Clock`](crate::clock::Clock), so a test moves a manual clock instead of sleeping.
 //!
 //! Three moments are measured apart: the durable ack (submission to commit), the visible lag
 //! (commit to applied in the index), and, by the live-update tier, the push.
@@ -132,7 +147,8 @@ impl Ingest {
     }
 
     /// Submits events and waits until they are durably committed and applied (or refused).
-    /// The outcomes come back in the order given.
+    /// The outcomes come back in the order given. O(events) in the writer, shared with the
+    /// group it joins, plus one commit.
     pub(crate) async fn submit(&self, events: Vec<NewEvent>) -> Result<Vec<Outcome>, AppError> {
         let (reply, answer) = oneshot::channel();
         let command = Command::Events {
@@ -146,7 +162,8 @@ impl Ingest {
             .map_err(|_| AppError::Internal("the writer dropped a submission".into()))?
     }
 
-    /// Submits an action and waits until it is durably logged and performed.
+    /// Submits an action and waits until it is durably logged and performed. O(what it
+    /// changes): a moderation recomputes the players it touches from their events.
     pub(crate) async fn act(&self, request: ActionRequest) -> Result<ActionAnswer, AppError> {
         let (reply, answer) = oneshot::channel();
         self.send(Command::Action {
@@ -160,7 +177,8 @@ impl Ingest {
     }
 
     /// Saves closed periods past their retention to storage and drops them from memory;
-    /// returns how many left. Runs in the writer, so it never races a change.
+    /// returns how many left. Runs in the writer, so it never races a change. O(instances),
+    /// plus a snapshot written per instance that leaves.
     pub async fn evict_closed(&self) -> Result<usize, AppError> {
         let (reply, answer) = oneshot::channel();
         self.send(Command::Evict { reply }).await?;
@@ -173,7 +191,7 @@ impl Ingest {
     /// [`checkpoint`]) and waits until it is stored. Runs in the writer, between groups, so it
     /// is exactly the log's state; a periodic one still being stored is finished first. `None`
     /// when the newest stored checkpoint is already as of that `seq` (nothing was written since,
-    /// as when a service stops right after a start).
+    /// as when a service stops right after a start). O(members held).
     pub async fn checkpoint(&self) -> Result<Option<checkpoint::Written>, AppError> {
         let (reply, answer) = oneshot::channel();
         self.send(Command::Checkpoint { reply }).await?;

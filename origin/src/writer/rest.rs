@@ -4,15 +4,14 @@
 //! Three things grow during a burst and do not shrink by themselves:
 //! - each board's ranked structure, whose leaves inserts leave part empty
 //!   ([`Board::repack`](standings_core::Board::repack) fills every leaf; while the copy is
-//!   built the structure is held twice, about 250 MB more for 1 to 3 s at 10M members);
+//!   built the structure is held twice, for a second or so);
 //! - the writer's SQLite page cache (up to 64 MiB, [`Store::release_memory`]);
 //! - the C heap, where glibc keeps the pages of freed request bodies, parsed events and SQLite
 //!   pages in each thread's arena instead of returning them to the system ([`trim_heap`]).
 //!   `malloc_trim` returns free pages inside an arena but not the free top of a thread's
 //!   arena: glibc shrinks that only when it passes the trim threshold, which it raises up to
 //!   64 MiB as large blocks come and go. [`fix_trim_threshold`] pins it at its default, 128 KiB,
-//!   when the service starts: 591 MiB at rest after a 10M-member load, against 609 to 617 MiB
-//!   with the sliding threshold, where 20 MB were the free tops of two threads' arenas.
+//!   when the service starts, so those free tops go back too.
 //!
 //! None of it changes what the service answers: a repacked board has the same ranks,
 //! `board_version` and digest, and the next burst refills the cache and the heap as it needs.
