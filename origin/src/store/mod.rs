@@ -11,7 +11,7 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Executor, Row};
 use standings_core::{BoardId, BoardRules, ScoreMode};
 
-use crate::domain::{ActionRow, BoardDef, ResultRow, StoredEvent};
+use crate::domain::{ActionRow, BoardDef, EventStatus, LoggedEvent, NewEvent, ResultRow};
 use crate::http::error::AppError;
 
 /// The numbered migrations, applied in order and never edited after they land.
@@ -655,7 +655,7 @@ impl Store {
         tx: &mut Transaction,
         game: &str,
         event_ids: &[&str],
-    ) -> Result<Vec<StoredEvent>, AppError> {
+    ) -> Result<Vec<LoggedEvent>, AppError> {
         let tx = &mut tx.0;
         let mut found = Vec::new();
         for chunk in statement_sizes(event_ids) {
@@ -678,7 +678,7 @@ impl Store {
     /// Appends events inside a transaction, many rows per statement, and returns how many were
     /// stored: an event whose `(game, event_id)` is already stored is skipped. So fewer than
     /// `events.len()` means some were stored before, and the caller rolls back.
-    pub async fn insert_events(&self, tx: &mut Transaction, events: &[StoredEvent]) -> Result<u64, AppError> {
+    pub async fn insert_events(&self, tx: &mut Transaction, events: &[LoggedEvent]) -> Result<u64, AppError> {
         let tx = &mut tx.0;
         let mut chunks = statement_sizes(events);
         let mut next = chunks.next().map(|chunk| self.insert_chunk(chunk));
@@ -698,7 +698,7 @@ impl Store {
     /// Appends up to [`AT_ONCE_ROWS`] events as one statement in a transaction of its own: one
     /// round trip to the database instead of three (begin, insert, commit). The statement is
     /// its own commit, so an error after it was sent leaves its outcome unknown.
-    pub async fn insert_events_at_once(&self, events: &[StoredEvent]) -> Result<AtOnce, AppError> {
+    pub async fn insert_events_at_once(&self, events: &[LoggedEvent]) -> Result<AtOnce, AppError> {
         match self
             .insert_query(Statement::InsertAtOnce, events)
             .execute(&self.writer)
@@ -715,12 +715,12 @@ impl Store {
     /// share the columns [`push_shared_rows`] binds once, those are bound once. O(rows).
     fn insert_chunk<'q>(
         &self,
-        chunk: &'q [StoredEvent],
+        chunk: &'q [LoggedEvent],
     ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
         let [first, rest @ ..] = chunk else {
             return self.insert_query(Statement::InsertEvents, chunk);
         };
-        let shared = |e: &StoredEvent| {
+        let shared = |e: &LoggedEvent| {
             e.game == first.game
                 && e.mode == first.mode
                 && e.season == first.season
@@ -755,7 +755,7 @@ impl Store {
     fn insert_query<'q>(
         &self,
         which: Statement,
-        chunk: &'q [StoredEvent],
+        chunk: &'q [LoggedEvent],
     ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
         let mut query = sqlx::query(self.statement(which, chunk.len()));
         for e in chunk {
@@ -782,7 +782,7 @@ impl Store {
     /// here in one parse. Row by row, the driver's cost per row (a hand-off between threads, a
     /// copy of every value, a row and its columns built anew) was most of a replay's time:
     /// 68k events/s, 44 s to start on 3M events without a checkpoint.
-    pub async fn events_after(&self, after: i64, limit: i64) -> Result<Vec<StoredEvent>, AppError> {
+    pub async fn events_after(&self, after: i64, limit: i64) -> Result<Vec<LoggedEvent>, AppError> {
         let sql = self.packed(
             EVENT_COLUMNS,
             "seq",
@@ -862,7 +862,7 @@ impl Store {
     }
 
     /// One stored event.
-    pub async fn find_event(&self, game: &str, event_id: &str) -> Result<Option<StoredEvent>, AppError> {
+    pub async fn find_event(&self, game: &str, event_id: &str) -> Result<Option<LoggedEvent>, AppError> {
         let row = sqlx::query(&format!(
             "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND event_id = $2"
         ))
@@ -885,7 +885,7 @@ impl Store {
         board: &BoardId,
         player: &str,
         before_seq: i64,
-    ) -> Result<Vec<StoredEvent>, AppError> {
+    ) -> Result<Vec<LoggedEvent>, AppError> {
         let key = player_index::player_key(&board.game, player, &board.mode, &board.season);
         // Per run, the page whose first key is the greatest not above the player's: the only
         // one that can hold it (a key's entries never straddle pages).
@@ -944,7 +944,7 @@ impl Store {
         [from, before]: [i64; 2],
         board: &BoardId,
         player: &str,
-    ) -> Result<Vec<StoredEvent>, AppError> {
+    ) -> Result<Vec<LoggedEvent>, AppError> {
         let rows = sqlx::query(sql)
             .persistent(false)
             .bind(from)
@@ -1147,7 +1147,7 @@ impl Store {
     }
 
     /// The events of a game waiting for a late decision, in order.
-    pub async fn late_events(&self, game: &str) -> Result<Vec<StoredEvent>, AppError> {
+    pub async fn late_events(&self, game: &str) -> Result<Vec<LoggedEvent>, AppError> {
         let rows = sqlx::query(&format!(
             "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND status = 'LATE' ORDER BY seq"
         ))
@@ -1211,11 +1211,11 @@ impl Store {
         tx: &mut Transaction,
         game: &str,
         event_id: &str,
-        status: &str,
+        status: EventStatus,
     ) -> Result<(), AppError> {
         let tx = &mut tx.0;
         sqlx::query("UPDATE score_events SET status = $1 WHERE game = $2 AND event_id = $3")
-            .bind(status)
+            .bind(status.as_str())
             .bind(game)
             .bind(event_id)
             .execute(&mut **tx)
@@ -1569,29 +1569,108 @@ fn action_from_row(row: &AnyRow) -> Result<ActionRow, AppError> {
     })
 }
 
-fn event_from_row(row: &AnyRow) -> Result<StoredEvent, AppError> {
+fn event_from_row(row: &AnyRow) -> Result<LoggedEvent, AppError> {
     let bad = db_err("bad event row");
+    let seq = row.try_get("seq").map_err(&bad)?;
     let scopes: String = row.try_get("scopes").map_err(&bad)?;
-    Ok(StoredEvent {
-        seq: row.try_get("seq").map_err(&bad)?,
-        game: row.try_get("game").map_err(&bad)?,
-        event_id: row.try_get("event_id").map_err(&bad)?,
-        player_id: row.try_get("player_id").map_err(&bad)?,
-        mode: row.try_get("mode").map_err(&bad)?,
-        season: row.try_get("season").map_err(&bad)?,
-        scopes: scopes.split(',').map(str::to_string).collect(),
-        value: row.try_get("value").map_err(&bad)?,
-        achieved_at: row.try_get("achieved_at").map_err(&bad)?,
-        received_at: row.try_get("received_at").map_err(&bad)?,
-        source: row.try_get("source").map_err(&bad)?,
-        status: row.try_get("status").map_err(&bad)?,
+    let status: String = row.try_get("status").map_err(&bad)?;
+    Ok(LoggedEvent {
+        seq,
+        status: status_from_text(seq, &status)?,
+        event: NewEvent {
+            game: row.try_get("game").map_err(&bad)?,
+            event_id: row.try_get("event_id").map_err(&bad)?,
+            player_id: row.try_get("player_id").map_err(&bad)?,
+            mode: row.try_get("mode").map_err(&bad)?,
+            season: row.try_get("season").map_err(&bad)?,
+            scopes: scopes.split(',').map(str::to_string).collect(),
+            value: row.try_get("value").map_err(&bad)?,
+            achieved_at: row.try_get("achieved_at").map_err(&bad)?,
+            received_at: row.try_get("received_at").map_err(&bad)?,
+            source: row.try_get("source").map_err(&bad)?,
+        },
     })
 }
 
+/// The status of the event at `seq` from its stored text.
+fn status_from_text(seq: i64, text: &str) -> Result<EventStatus, AppError> {
+    EventStatus::parse(text)
+        .ok_or_else(|| AppError::Internal(format!("the event at seq {seq} has an unknown status {text:?}")))
+}
+
 /// The events of a page packed by [`Store::events_after`].
-fn events_from_json(page: &str) -> Result<Vec<StoredEvent>, AppError> {
-    serde_json::from_str(page)
-        .map_err(|e| AppError::Internal(format!("a page of the event log cannot be read: {e}")))
+fn events_from_json(page: &str) -> Result<Vec<LoggedEvent>, AppError> {
+    let events: Vec<PackedEvent> = serde_json::from_str(page)
+        .map_err(|e| AppError::Internal(format!("a page of the event log cannot be read: {e}")))?;
+    Ok(events.into_iter().map(|e| e.0).collect())
+}
+
+/// One event of a packed page: an array of [`EVENT_COLUMNS`], read in their order with no map
+/// of names in between (a replay reads every event of the log this way).
+struct PackedEvent(LoggedEvent);
+
+impl<'de> serde::Deserialize<'de> for PackedEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Columns;
+
+        impl<'de> serde::de::Visitor<'de> for Columns {
+            type Value = PackedEvent;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of the event log's columns")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut columns: A,
+            ) -> Result<PackedEvent, A::Error> {
+                use serde::de::Error;
+                let seq: i64 = column(&mut columns, 0)?;
+                let game = column(&mut columns, 1)?;
+                let event_id = column(&mut columns, 2)?;
+                let player_id = column(&mut columns, 3)?;
+                let mode = column(&mut columns, 4)?;
+                let season = column(&mut columns, 5)?;
+                let scopes: std::borrow::Cow<'de, str> = column(&mut columns, 6)?;
+                let value = column(&mut columns, 7)?;
+                let achieved_at = column(&mut columns, 8)?;
+                let received_at = column(&mut columns, 9)?;
+                let source = column(&mut columns, 10)?;
+                let status: std::borrow::Cow<'de, str> = column(&mut columns, 11)?;
+                let status = EventStatus::parse(&status).ok_or_else(|| {
+                    A::Error::custom(format!("the event at seq {seq} has an unknown status {status:?}"))
+                })?;
+                Ok(PackedEvent(LoggedEvent {
+                    seq,
+                    status,
+                    event: NewEvent {
+                        game,
+                        event_id,
+                        player_id,
+                        mode,
+                        season,
+                        scopes: scopes.split(',').map(str::to_string).collect(),
+                        value,
+                        achieved_at,
+                        received_at,
+                        source,
+                    },
+                }))
+            }
+        }
+
+        deserializer.deserialize_seq(Columns)
+    }
+}
+
+/// The `index`th column of a packed event.
+fn column<'de, T: serde::Deserialize<'de>, A: serde::de::SeqAccess<'de>>(
+    columns: &mut A,
+    index: usize,
+) -> Result<T, A::Error> {
+    columns
+        .next_element()?
+        .ok_or_else(|| serde::de::Error::invalid_length(index, &"the event log's 12 columns"))
 }
 
 /// The scopes of a stored event from their comma-separated column.
@@ -1627,21 +1706,39 @@ fn rules_from_row(row: &AnyRow) -> Result<BoardRules, AppError> {
 mod tests {
     use super::*;
 
-    fn event(seq: i64, event_id: &str, player: &str) -> StoredEvent {
-        StoredEvent {
+    fn event(seq: i64, event_id: &str, player: &str) -> LoggedEvent {
+        LoggedEvent {
             seq,
-            game: "g".into(),
-            event_id: event_id.into(),
-            player_id: player.into(),
-            mode: "m".into(),
-            season: "s".into(),
-            scopes: vec!["global".into()],
-            value: seq * 10,
-            achieved_at: 1_000 + seq,
-            received_at: 2_000 + seq,
-            source: "test".into(),
-            status: "APPLIED".into(),
+            status: EventStatus::Applied,
+            event: NewEvent {
+                game: "g".into(),
+                event_id: event_id.into(),
+                player_id: player.into(),
+                mode: "m".into(),
+                season: "s".into(),
+                scopes: vec!["global".into()],
+                value: seq * 10,
+                achieved_at: 1_000 + seq,
+                received_at: 2_000 + seq,
+                source: "test".into(),
+            },
         }
+    }
+
+    /// A packed page reads into logged events column by column, and a status the log does not
+    /// know is an error that names the event's seq.
+    #[test]
+    fn a_packed_page_is_read_by_column_and_an_unknown_status_names_its_seq() {
+        let page = r#"[[7,"g","e7","p","m","s","global,region:eu",70,1007,2007,"test","LATE"]]"#;
+        let mut expected = event(7, "e7", "p");
+        expected.status = EventStatus::Late;
+        expected.event.scopes = vec!["global".into(), "region:eu".into()];
+        assert_eq!(events_from_json(page).unwrap(), [expected]);
+        let unknown = r#"[[8,"g","e8","p","m","s","global",80,1008,2008,"test","SOON"]]"#;
+        let error = events_from_json(unknown).unwrap_err().to_string();
+        assert!(error.contains("seq 8") && error.contains("SOON"), "{error}");
+        let short = r#"[[9,"g","e9","p","m","s","global",90,1009,2009,"test"]]"#;
+        assert!(events_from_json(short).is_err());
     }
 
     #[test]
@@ -1746,7 +1843,7 @@ mod tests {
 
     /// A SQLite database in a fresh folder, migrated up to `last` only, holding `log`: what
     /// an older version left behind. Returns the folder and the database's URL.
-    async fn written_before_migration(last: i64, log: &[StoredEvent]) -> (std::path::PathBuf, String) {
+    async fn written_before_migration(last: i64, log: &[LoggedEvent]) -> (std::path::PathBuf, String) {
         let dir = std::env::temp_dir().join(format!(
             "standings-migrate-{last}-{}-{}",
             std::process::id(),
@@ -1765,23 +1862,24 @@ mod tests {
     async fn rows_are_stored_as_given_with_their_shared_columns_bound_once_or_per_row() {
         let (dir, url) = written_before_migration(PAGING_MIGRATION, &[]).await;
         let store = Store::open(&url).await.unwrap();
-        let shared = |seq: i64| StoredEvent {
-            received_at: 5_000,
-            ..event(seq, &format!("e{seq}"), &format!("p-{}", seq % 7))
+        let shared = |seq: i64| {
+            let mut e = event(seq, &format!("e{seq}"), &format!("p-{}", seq % 7));
+            e.event.received_at = 5_000;
+            e
         };
         // 1,000 rows that agree (one statement of shared rows), then 64 in which each shared
         // column differs once from the rest, so each of those chunks binds per row.
-        let mut log: Vec<StoredEvent> = (1..=1_000).map(shared).collect();
+        let mut log: Vec<LoggedEvent> = (1..=1_000).map(shared).collect();
         for (i, seq) in (1_001..=1_064).enumerate() {
             let mut e = shared(seq);
             match i % 8 {
-                0 => e.game = "g2".into(),
-                1 => e.mode = "m2".into(),
-                2 => e.season = "s2".into(),
-                3 => e.scopes = vec!["global".into(), "region:eu".into()],
-                4 => e.received_at += 1,
-                5 => e.source = "other".into(),
-                6 => e.status = "LATE".into(),
+                0 => e.event.game = "g2".into(),
+                1 => e.event.mode = "m2".into(),
+                2 => e.event.season = "s2".into(),
+                3 => e.event.scopes = vec!["global".into(), "region:eu".into()],
+                4 => e.event.received_at += 1,
+                5 => e.event.source = "other".into(),
+                6 => e.status = EventStatus::Late,
                 _ => {}
             }
             log.push(e);
@@ -1791,7 +1889,7 @@ mod tests {
         tx.commit("a test").await.unwrap();
         assert_eq!(store.events_after(0, 10_000).await.unwrap(), log);
         // Again, with one new row among them: only it is stored.
-        let mut again: Vec<StoredEvent> = log[..999].to_vec();
+        let mut again: Vec<LoggedEvent> = log[..999].to_vec();
         again.push(shared(2_000));
         let mut tx = store.begin().await.unwrap();
         assert_eq!(store.insert_events(&mut tx, &again).await.unwrap(), 1);
@@ -1801,7 +1899,7 @@ mod tests {
     }
 
     /// Migrates the database at `url` up to `last` only and stores `log` in it.
-    async fn write_before_migration(url: &str, last: i64, log: &[StoredEvent]) {
+    async fn write_before_migration(url: &str, last: i64, log: &[LoggedEvent]) {
         let old = Store::open_migrated_to(url, last).await.unwrap();
         let mut tx = old.begin().await.unwrap();
         old.insert_events(&mut tx, log).await.unwrap();
@@ -1897,7 +1995,7 @@ mod tests {
         postgres_admin(&format!("DROP DATABASE {name} WITH (FORCE)")).await;
     }
 
-    fn log_of_two_players() -> [StoredEvent; 3] {
+    fn log_of_two_players() -> [LoggedEvent; 3] {
         [
             event(1, "e1", "p-a"),
             event(2, "e2", "p-b"),
@@ -2005,7 +2103,7 @@ mod tests {
             event(3, "e3", "p-a"),
             event(4, "e4", "p-a"),
         ];
-        log[2].game = "h".into();
+        log[2].event.game = "h".into();
         let old = Store::open_migrated_to(url, 7).await.unwrap();
         let mut tx = old.begin().await.unwrap();
         old.insert_events(&mut tx, &log).await.unwrap();
@@ -2063,8 +2161,8 @@ mod tests {
             event(2, "e2", "p-b"),
             event(3, "e3", "p-a"),
         ];
-        log[1].season = "t".into();
-        log[2].game = "h".into();
+        log[1].event.season = "t".into();
+        log[2].event.game = "h".into();
         let (dir, url) = written_before_migration(5, &log).await;
         let store = Store::open(&url).await.unwrap();
         let seasons = store.event_seasons().await.unwrap();

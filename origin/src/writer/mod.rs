@@ -24,7 +24,7 @@ use crate::FastHash;
 use crate::boards::Registry;
 use crate::clock::Clock;
 use crate::domain::seasons::Routing;
-use crate::domain::{ActionRow, StoredEvent};
+use crate::domain::{ActionRow, EventStatus, LoggedEvent, NewEvent};
 use crate::http::error::AppError;
 use crate::log::{self, Action, Domain, LiveInstances, perform, targets};
 use crate::metrics::Metrics;
@@ -43,9 +43,6 @@ pub const MAX_GROUP_EVENTS: usize = 8_192;
 /// A group smaller than this waits for the group in flight to land before it is decided, and
 /// takes in what arrived meanwhile; a larger one is decided while the one in flight commits.
 const PIPELINE_MIN_EVENTS: usize = 1_000;
-
-/// A validated event waiting to be stored (its `seq` is assigned by the writer).
-pub type NewEvent = StoredEvent;
 
 /// What became of one submitted event.
 #[derive(Clone, Debug)]
@@ -151,7 +148,7 @@ pub struct WriterParts {
 /// `seq`s stay taken and its submitters wait meanwhile.
 pub struct Unresolved {
     held: Held,
-    fresh: Vec<StoredEvent>,
+    fresh: Vec<LoggedEvent>,
     new_seasons: Vec<(String, String)>,
 }
 
@@ -165,7 +162,7 @@ const RESOLVE_RETRY: std::time::Duration = std::time::Duration::from_millis(200)
 pub struct Backlog {
     encoding: Option<Encoding>,
     /// Each group's new events held during an encoding, with the moment they were committed.
-    groups: Vec<(Vec<StoredEvent>, Instant)>,
+    groups: Vec<(Vec<LoggedEvent>, Instant)>,
     /// The cumulative totals the groups not known to be applied reach, which the boards may not
     /// show yet. Cleared when nothing waits to be applied.
     totals: PendingTotals,
@@ -264,7 +261,7 @@ type PendingTotals = HashMap<(standings_core::BoardId, String, String), i64, Fas
 struct Committed {
     group: Vec<Submission>,
     outcomes: Vec<Vec<Outcome>>,
-    fresh: Vec<StoredEvent>,
+    fresh: Vec<LoggedEvent>,
     committed: Instant,
     /// The cumulative totals it reaches.
     totals: PendingTotals,
@@ -277,7 +274,7 @@ struct Committed {
 struct InFlight {
     held: Held,
     /// The insert and commit, which hand the group's events back whatever became of them.
-    task: tokio::task::JoinHandle<(Result<Stored, AppError>, Vec<StoredEvent>, Seasons)>,
+    task: tokio::task::JoinHandle<(Result<Stored, AppError>, Vec<LoggedEvent>, Seasons)>,
 }
 
 /// A run sealed by a group: its first and end `seq`, and its `(player key, seq)` entries.
@@ -609,12 +606,15 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
     let mut seq = first_seq;
     let mut fresh = Vec::with_capacity(flags.iter().map(Vec::len).sum());
     for (submission, flags) in group.iter_mut().zip(flags) {
-        for (mut e, late) in submission.events.drain(..).zip(flags) {
+        for (event, late) in submission.events.drain(..).zip(flags) {
             let Some(late) = late else { continue };
-            e.seq = seq;
-            e.status = if late { "LATE" } else { "APPLIED" }.into();
+            let status = if late {
+                EventStatus::Late
+            } else {
+                EventStatus::Applied
+            };
+            fresh.push(LoggedEvent { seq, status, event });
             seq += 1;
-            fresh.push(e);
         }
     }
     let sealed_before = parts.sealed_below;
@@ -624,7 +624,7 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
         parts.sealed_below = end;
     }
     let mut new_seasons: Vec<(String, String)> = Vec::new();
-    let mut last: Option<&StoredEvent> = None;
+    let mut last: Option<&LoggedEvent> = None;
     for e in &fresh {
         // Events of one season come in runs: most of them are the one before them.
         if last.is_some_and(|last| last.game == e.game && last.season == e.season) {
@@ -672,7 +672,7 @@ fn launch(parts: &mut WriterParts, mut group: Vec<Submission>, decided: Decided,
 async fn store_group(
     store: &Store,
     tx: Option<Transaction>,
-    fresh: &[StoredEvent],
+    fresh: &[LoggedEvent],
     new_seasons: &[(String, String)],
     seal: Option<Seal>,
     lookup: bool,
@@ -714,7 +714,7 @@ async fn store_group(
 }
 
 /// An event's key in the player index.
-fn index_key(e: &StoredEvent) -> i64 {
+fn index_key(e: &LoggedEvent) -> i64 {
     player_index::player_key(&e.game, &e.player_id, &e.mode, &e.season)
 }
 
@@ -743,7 +743,9 @@ async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool
             // Every event was to be stored: they go back to their submissions in order.
             let mut events = fresh.drain(..);
             for (submission, length) in held.group.iter_mut().zip(&held.lengths) {
-                submission.events.extend(events.by_ref().take(*length));
+                submission
+                    .events
+                    .extend(events.by_ref().take(*length).map(|e| e.event));
             }
             Landed::Resubmitted(held.group)
         }
@@ -768,7 +770,7 @@ async fn land(parts: &mut WriterParts, flight: InFlight, lookup_first: &mut bool
 fn take_committed(
     parts: &mut WriterParts,
     held: Held,
-    fresh: Vec<StoredEvent>,
+    fresh: Vec<LoggedEvent>,
     new_seasons: Vec<(String, String)>,
     committed: Instant,
 ) -> Committed {
@@ -911,12 +913,12 @@ async fn decide_group(
     }
     // Everything already stored, or accepted earlier in this group, by (game, event id).
     let events = group.iter().map(|s| s.events.len()).sum::<usize>() + found.len();
-    let mut known: HashMap<(&str, &str), &StoredEvent, FastHash> =
+    let mut known: HashMap<(&str, &str), &NewEvent, FastHash> =
         HashMap::with_capacity_and_hasher(events, FastHash::default());
     known.extend(
         found
             .iter()
-            .map(|stored| ((stored.game.as_str(), stored.event_id.as_str()), stored)),
+            .map(|stored| ((stored.game.as_str(), stored.event_id.as_str()), &stored.event)),
     );
     let mut totals = PendingTotals::default();
     let mut outcomes: Vec<Vec<Outcome>> = Vec::with_capacity(group.len());
@@ -1046,7 +1048,7 @@ fn fail(group: Vec<Submission>, e: &AppError) {
 fn decide(
     registry: &Registry,
     domain: &Domain,
-    e: &StoredEvent,
+    e: &NewEvent,
     pending: &mut PendingTotals,
     earlier: [&PendingTotals; 2],
 ) -> Result<bool, AppError> {
@@ -1153,7 +1155,11 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     let mut tx = store.begin().await?;
     Store::insert_action(&mut tx, &logged).await?;
     if let Action::LateDecision { event_id, apply } = &request.action {
-        let status = if *apply { "LATE_APPLIED" } else { "LATE_REJECTED" };
+        let status = if *apply {
+            EventStatus::LateApplied
+        } else {
+            EventStatus::LateRejected
+        };
         Store::set_event_status(&mut tx, &request.game, event_id, status).await?;
     }
     if let Err(failed) = tx.commit("cannot commit an action").await {
@@ -1265,7 +1271,7 @@ async fn validate(
                 )));
             };
             not_archived(domain, &request.game, &event.season)?;
-            if event.status != "LATE" || domain.decision(&request.game, event_id).is_some() {
+            if event.status != EventStatus::Late || domain.decision(&request.game, event_id).is_some() {
                 return Err(AppError::NotLate(format!(
                     "event {event_id:?} is not waiting for a late decision (status {})",
                     event.status
