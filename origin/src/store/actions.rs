@@ -5,15 +5,15 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use standings_core::BoardId;
 
+use super::StoreError;
 use super::{Store, Transaction, db_err};
 use crate::domain::{ActionRow, ResultRow};
-use crate::http::error::AppError;
 
 const ACTION_COLUMNS: &str = "seq, game, kind, action_id, body, result, actor, reason, created_at";
 
 impl Store {
     /// Appends an action inside a transaction.
-    pub async fn insert_action(tx: &mut Transaction, a: &ActionRow) -> Result<(), AppError> {
+    pub async fn insert_action(tx: &mut Transaction, a: &ActionRow) -> Result<(), StoreError> {
         let tx = &mut tx.0;
         sqlx::query(
             "INSERT INTO actions (seq, game, kind, action_id, body, result, actor, reason, created_at) \
@@ -35,7 +35,7 @@ impl Store {
     }
 
     /// Records what an action changed, once it was applied.
-    pub async fn set_action_result(&self, seq: i64, result: &str) -> Result<(), AppError> {
+    pub async fn set_action_result(&self, seq: i64, result: &str) -> Result<(), StoreError> {
         sqlx::query("UPDATE actions SET result = $1 WHERE seq = $2")
             .bind(result)
             .bind(seq)
@@ -46,7 +46,7 @@ impl Store {
     }
 
     /// The action a game's client id names, if any.
-    pub async fn find_action(&self, game: &str, action_id: &str) -> Result<Option<ActionRow>, AppError> {
+    pub async fn find_action(&self, game: &str, action_id: &str) -> Result<Option<ActionRow>, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 AND action_id = $2"
         ))
@@ -59,7 +59,7 @@ impl Store {
     }
 
     /// Every action of one game, in commit order.
-    pub async fn actions(&self, game: &str) -> Result<Vec<ActionRow>, AppError> {
+    pub async fn actions(&self, game: &str) -> Result<Vec<ActionRow>, StoreError> {
         let rows = sqlx::query(&format!(
             "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 ORDER BY seq"
         ))
@@ -71,7 +71,7 @@ impl Store {
     }
 
     /// Every action with `seq > after`, in `seq` order.
-    pub async fn actions_after(&self, after: i64) -> Result<Vec<ActionRow>, AppError> {
+    pub async fn actions_after(&self, after: i64) -> Result<Vec<ActionRow>, StoreError> {
         let rows = sqlx::query(&format!(
             "SELECT {ACTION_COLUMNS} FROM actions WHERE seq > $1 ORDER BY seq"
         ))
@@ -83,7 +83,7 @@ impl Store {
     }
 
     /// Stores a result snapshot inside a transaction.
-    pub async fn insert_result(tx: &mut Transaction, r: &ResultRow) -> Result<(), AppError> {
+    pub async fn insert_result(tx: &mut Transaction, r: &ResultRow) -> Result<(), StoreError> {
         let tx = &mut tx.0;
         sqlx::query(
             "INSERT INTO season_results (game, mode, season, scope, correction, board_version, digest, \
@@ -106,7 +106,7 @@ impl Store {
     }
 
     /// The results of a board: every correction, in order.
-    pub async fn results(&self, board: &BoardId) -> Result<Vec<ResultRow>, AppError> {
+    pub async fn results(&self, board: &BoardId) -> Result<Vec<ResultRow>, StoreError> {
         let rows = sqlx::query(
             "SELECT correction, board_version, digest, finalized_at, action_seq, entries FROM season_results \
              WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4 ORDER BY correction",
@@ -135,7 +135,7 @@ impl Store {
     }
 }
 
-fn action_from_row(row: &AnyRow) -> Result<ActionRow, AppError> {
+fn action_from_row(row: &AnyRow) -> Result<ActionRow, StoreError> {
     let bad = db_err("bad action row");
     Ok(ActionRow {
         seq: row.try_get("seq").map_err(&bad)?,

@@ -4,9 +4,9 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use standings_core::{BoardId, BoardRules, ScoreMode};
 
+use super::StoreError;
 use super::{Store, db_err};
 use crate::domain::BoardDef;
-use crate::http::error::AppError;
 
 /// What defining a board did.
 #[derive(Debug, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub enum Defined {
 
 impl Store {
     /// Defines a board, or reports that it exists (identically or not). Rules never change.
-    pub async fn define_board(&self, def: &BoardDef) -> Result<Defined, AppError> {
+    pub async fn define_board(&self, def: &BoardDef) -> Result<Defined, StoreError> {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let existing = sqlx::query(
             "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone \
@@ -65,7 +65,7 @@ impl Store {
     }
 
     /// Every board definition, in a stable order.
-    pub async fn boards(&self) -> Result<Vec<BoardDef>, AppError> {
+    pub async fn boards(&self) -> Result<Vec<BoardDef>, StoreError> {
         let rows = sqlx::query(
             "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone \
              FROM boards ORDER BY game, mode, season, scope",
@@ -78,7 +78,7 @@ impl Store {
 }
 
 /// The scopes of a stored event from their comma-separated column.
-fn board_from_row(row: &AnyRow) -> Result<BoardDef, AppError> {
+fn board_from_row(row: &AnyRow) -> Result<BoardDef, StoreError> {
     let bad = db_err("bad board row");
     let periods: String = row.try_get("periods").map_err(&bad)?;
     Ok(BoardDef {
@@ -95,13 +95,13 @@ fn board_from_row(row: &AnyRow) -> Result<BoardDef, AppError> {
     })
 }
 
-fn rules_from_row(row: &AnyRow) -> Result<BoardRules, AppError> {
+fn rules_from_row(row: &AnyRow) -> Result<BoardRules, StoreError> {
     let bad = db_err("bad board row");
     let mode: String = row.try_get("score_mode").map_err(&bad)?;
     let score_mode = ScoreMode::parse(&mode)
-        .ok_or_else(|| AppError::Internal(format!("stored board has unknown score mode {mode:?}")))?;
+        .ok_or_else(|| StoreError::Corrupt(format!("stored board has unknown score mode {mode:?}")))?;
     let min: i64 = row.try_get("value_min").map_err(&bad)?;
     let max: i64 = row.try_get("value_max").map_err(&bad)?;
     BoardRules::with_range(score_mode, min, max)
-        .ok_or_else(|| AppError::Internal("stored board has value_min > value_max".into()))
+        .ok_or_else(|| StoreError::Corrupt("stored board has value_min > value_max".into()))
 }

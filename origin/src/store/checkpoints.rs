@@ -3,13 +3,13 @@
 
 use sqlx::Row;
 
+use super::StoreError;
 use super::{Store, db_err};
-use crate::http::error::AppError;
 
 impl Store {
     /// Deletes whatever is stored of a checkpoint at `seq`: the parts a stop left behind
     /// while storing one, before a new one at that `seq` is stored.
-    pub async fn discard_checkpoint(&self, seq: i64) -> Result<(), AppError> {
+    pub async fn discard_checkpoint(&self, seq: i64) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM checkpoint_parts WHERE seq = $1")
             .bind(seq)
             .execute(&self.pool)
@@ -21,7 +21,7 @@ impl Store {
     /// Stores part `part` (1..) of a checkpoint at `seq`, in a transaction of its own. Until
     /// [`Store::finish_checkpoint`] stores its manifest, no start reads it: the newest checkpoint
     /// with a manifest is the one in use.
-    pub async fn put_checkpoint_part(&self, seq: i64, part: i64, body: Vec<u8>) -> Result<(), AppError> {
+    pub async fn put_checkpoint_part(&self, seq: i64, part: i64, body: Vec<u8>) -> Result<(), StoreError> {
         let sql = self.positional("INSERT INTO checkpoint_parts (seq, part, body) VALUES ($1, $2, $3)");
         sqlx::query(&sql)
             .bind(seq)
@@ -37,7 +37,7 @@ impl Store {
     /// manifest becomes part 0 and every other checkpoint loses its own, which makes this one
     /// the one in use. The other checkpoints' parts are left for
     /// [`Store::delete_checkpoint_part`], a part at a time.
-    pub async fn finish_checkpoint(&self, seq: i64, manifest: Vec<u8>) -> Result<(), AppError> {
+    pub async fn finish_checkpoint(&self, seq: i64, manifest: Vec<u8>) -> Result<(), StoreError> {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let sql = self.positional("INSERT INTO checkpoint_parts (seq, part, body) VALUES ($1, 0, $2)");
         sqlx::query(&sql)
@@ -55,7 +55,7 @@ impl Store {
     }
 
     /// The `(seq, part)` of every stored part not of the checkpoint at `seq`.
-    pub async fn other_checkpoint_parts(&self, seq: i64) -> Result<Vec<(i64, i64)>, AppError> {
+    pub async fn other_checkpoint_parts(&self, seq: i64) -> Result<Vec<(i64, i64)>, StoreError> {
         let rows = sqlx::query("SELECT seq, part FROM checkpoint_parts WHERE seq <> $1 ORDER BY seq, part")
             .bind(seq)
             .fetch_all(&self.pool)
@@ -73,7 +73,7 @@ impl Store {
     }
 
     /// Deletes one part of a checkpoint, in a transaction of its own.
-    pub async fn delete_checkpoint_part(&self, seq: i64, part: i64) -> Result<(), AppError> {
+    pub async fn delete_checkpoint_part(&self, seq: i64, part: i64) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM checkpoint_parts WHERE seq = $1 AND part = $2")
             .bind(seq)
             .bind(part)
@@ -84,7 +84,7 @@ impl Store {
     }
 
     /// The checkpoint's `seq` and number of parts (the manifest included), if there is one.
-    pub async fn checkpoint_head(&self) -> Result<Option<(i64, i64)>, AppError> {
+    pub async fn checkpoint_head(&self) -> Result<Option<(i64, i64)>, StoreError> {
         // Parts without a manifest are a checkpoint a stop interrupted: not one.
         let rows = sqlx::query(
             "SELECT seq, COUNT(*) AS parts, MAX(part) AS last FROM checkpoint_parts \
@@ -97,14 +97,16 @@ impl Store {
         let [row] = &rows[..] else {
             return match rows.len() {
                 0 => Ok(None),
-                n => Err(AppError::Internal(format!("{n} checkpoints are stored, not one"))),
+                n => Err(StoreError::Corrupt(format!(
+                    "{n} checkpoints are stored, not one"
+                ))),
             };
         };
         let seq: i64 = row.try_get("seq").map_err(&bad)?;
         let parts: i64 = row.try_get("parts").map_err(&bad)?;
         let last: i64 = row.try_get("last").map_err(&bad)?;
         if last != parts - 1 {
-            return Err(AppError::Internal(format!(
+            return Err(StoreError::Corrupt(format!(
                 "the checkpoint at seq {seq} has {parts} parts numbered up to {last}"
             )));
         }
@@ -113,7 +115,7 @@ impl Store {
 
     /// One part of the checkpoint at `seq` (part 0 is the manifest). One row at a time, so
     /// reading a large checkpoint holds one part beside what it is copied into.
-    pub async fn checkpoint_part(&self, seq: i64, part: i64) -> Result<Vec<u8>, AppError> {
+    pub async fn checkpoint_part(&self, seq: i64, part: i64) -> Result<Vec<u8>, StoreError> {
         let row = sqlx::query("SELECT body FROM checkpoint_parts WHERE seq = $1 AND part = $2")
             .bind(seq)
             .bind(part)
@@ -124,7 +126,7 @@ impl Store {
     }
 
     /// The checkpoint's `seq` and all of its parts (the manifest first), if there is one.
-    pub async fn checkpoint(&self) -> Result<Option<(i64, Vec<Vec<u8>>)>, AppError> {
+    pub async fn checkpoint(&self) -> Result<Option<(i64, Vec<Vec<u8>>)>, StoreError> {
         let Some((seq, count)) = self.checkpoint_head().await? else {
             return Ok(None);
         };

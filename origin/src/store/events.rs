@@ -8,10 +8,11 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use standings_core::BoardId;
 
+use super::StoreError;
+use super::error::{db_err, db_error, outcome_unknown};
 use super::statements::{Statement, statement_sizes};
-use super::{Backend, Store, Transaction, db_err, db_error, outcome_unknown, player_index};
+use super::{Backend, Store, Transaction, player_index};
 use crate::domain::{EventStatus, LoggedEvent, NewEvent};
-use crate::http::error::AppError;
 
 pub(super) const EVENT_COLUMNS: &str =
     "seq, game, event_id, player_id, mode, season, scopes, value, achieved_at, received_at, source, status";
@@ -23,7 +24,7 @@ pub enum AtOnce {
     /// Some `(game, event_id)` was stored before; nothing was stored.
     Resubmitted,
     /// The database went away after the statement was sent: stored or not, the log will say.
-    Unknown(AppError),
+    Unknown(StoreError),
 }
 
 impl Store {
@@ -33,7 +34,7 @@ impl Store {
         tx: &mut Transaction,
         game: &str,
         event_ids: &[&str],
-    ) -> Result<Vec<LoggedEvent>, AppError> {
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
         let tx = &mut tx.0;
         let mut found = Vec::new();
         for chunk in statement_sizes(event_ids) {
@@ -56,7 +57,11 @@ impl Store {
     /// Appends events inside a transaction, many rows per statement, and returns how many were
     /// stored: an event whose `(game, event_id)` is already stored is skipped. So fewer than
     /// `events.len()` means some were stored before, and the caller rolls back.
-    pub async fn insert_events(&self, tx: &mut Transaction, events: &[LoggedEvent]) -> Result<u64, AppError> {
+    pub async fn insert_events(
+        &self,
+        tx: &mut Transaction,
+        events: &[LoggedEvent],
+    ) -> Result<u64, StoreError> {
         let tx = &mut tx.0;
         let mut chunks = statement_sizes(events);
         let mut next = chunks.next().map(|chunk| self.insert_chunk(chunk));
@@ -76,7 +81,7 @@ impl Store {
     /// Appends up to [`AT_ONCE_ROWS`] events as one statement in a transaction of its own: one
     /// round trip to the database instead of three (begin, insert, commit). The statement is
     /// its own commit, so an error after it was sent leaves its outcome unknown.
-    pub async fn insert_events_at_once(&self, events: &[LoggedEvent]) -> Result<AtOnce, AppError> {
+    pub async fn insert_events_at_once(&self, events: &[LoggedEvent]) -> Result<AtOnce, StoreError> {
         match self
             .insert_query(Statement::InsertAtOnce, events)
             .execute(&self.writer)
@@ -84,8 +89,8 @@ impl Store {
         {
             Ok(_) => Ok(AtOnce::Stored),
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(AtOnce::Resubmitted),
-            Err(e) if outcome_unknown(&e) => Ok(AtOnce::Unknown(db_error("cannot append events", &e))),
-            Err(e) => Err(db_error("cannot append events", &e)),
+            Err(e) if outcome_unknown(&e) => Ok(AtOnce::Unknown(db_error("cannot append events", e))),
+            Err(e) => Err(db_error("cannot append events", e)),
         }
     }
 
@@ -160,7 +165,7 @@ impl Store {
     /// here in one parse. Row by row, the driver's cost per row (a hand-off between threads, a
     /// copy of every value, a row and its columns built anew) was most of a replay's time:
     /// 68k events/s, 44 s to start on 3M events without a checkpoint.
-    pub async fn events_after(&self, after: i64, limit: i64) -> Result<Vec<LoggedEvent>, AppError> {
+    pub async fn events_after(&self, after: i64, limit: i64) -> Result<Vec<LoggedEvent>, StoreError> {
         let sql = self.packed(
             EVENT_COLUMNS,
             "seq",
@@ -177,7 +182,7 @@ impl Store {
     }
 
     /// One stored event.
-    pub async fn find_event(&self, game: &str, event_id: &str) -> Result<Option<LoggedEvent>, AppError> {
+    pub async fn find_event(&self, game: &str, event_id: &str) -> Result<Option<LoggedEvent>, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND event_id = $2"
         ))
@@ -200,7 +205,7 @@ impl Store {
         board: &BoardId,
         player: &str,
         before_seq: i64,
-    ) -> Result<Vec<LoggedEvent>, AppError> {
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
         let key = player_index::player_key(&board.game, player, &board.mode, &board.season);
         // Per run, the page whose first key is the greatest not above the player's: the only
         // one that can hold it (a key's entries never straddle pages).
@@ -221,7 +226,7 @@ impl Store {
             sealed_below = sealed_below.max(end);
             let page: Option<Vec<u8>> = row.try_get("entries").map_err(db_err("bad page"))?;
             if let Some(page) = page.filter(|_| start < before_seq) {
-                let found = player_index::seqs_on_page(start, &page, key).map_err(AppError::Internal)?;
+                let found = player_index::seqs_on_page(start, &page, key).map_err(StoreError::Corrupt)?;
                 seqs.extend(found.into_iter().filter(|&seq| seq < before_seq));
             }
         }
@@ -259,7 +264,7 @@ impl Store {
         [from, before]: [i64; 2],
         board: &BoardId,
         player: &str,
-    ) -> Result<Vec<LoggedEvent>, AppError> {
+    ) -> Result<Vec<LoggedEvent>, StoreError> {
         let rows = sqlx::query(sql)
             .persistent(false)
             .bind(from)
@@ -275,7 +280,7 @@ impl Store {
     }
 
     /// The events of a game waiting for a late decision, in order.
-    pub async fn late_events(&self, game: &str) -> Result<Vec<LoggedEvent>, AppError> {
+    pub async fn late_events(&self, game: &str) -> Result<Vec<LoggedEvent>, StoreError> {
         let rows = sqlx::query(&format!(
             "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND status = 'LATE' ORDER BY seq"
         ))
@@ -287,7 +292,7 @@ impl Store {
     }
 
     /// Whether a season has any stored event.
-    pub async fn season_has_events(&self, game: &str, season: &str) -> Result<bool, AppError> {
+    pub async fn season_has_events(&self, game: &str, season: &str) -> Result<bool, StoreError> {
         let row = sqlx::query("SELECT 1 AS n FROM event_seasons WHERE game = $1 AND season = $2")
             .bind(game)
             .bind(season)
@@ -298,7 +303,7 @@ impl Store {
     }
 
     /// The seasons with stored events, by game.
-    pub async fn event_seasons(&self) -> Result<HashMap<String, HashSet<String>>, AppError> {
+    pub async fn event_seasons(&self) -> Result<HashMap<String, HashSet<String>>, StoreError> {
         let rows = sqlx::query("SELECT game, season FROM event_seasons")
             .fetch_all(&self.pool)
             .await
@@ -318,7 +323,7 @@ impl Store {
         &self,
         tx: &mut Transaction,
         seasons: &[(String, String)],
-    ) -> Result<(), AppError> {
+    ) -> Result<(), StoreError> {
         let tx = &mut tx.0;
         for (game, season) in seasons {
             sqlx::query(
@@ -340,7 +345,7 @@ impl Store {
         game: &str,
         event_id: &str,
         status: EventStatus,
-    ) -> Result<(), AppError> {
+    ) -> Result<(), StoreError> {
         let tx = &mut tx.0;
         sqlx::query("UPDATE score_events SET status = $1 WHERE game = $2 AND event_id = $3")
             .bind(status.as_str())
@@ -353,7 +358,7 @@ impl Store {
     }
 }
 
-fn event_from_row(row: &AnyRow) -> Result<LoggedEvent, AppError> {
+fn event_from_row(row: &AnyRow) -> Result<LoggedEvent, StoreError> {
     let bad = db_err("bad event row");
     let seq = row.try_get("seq").map_err(&bad)?;
     let scopes: String = row.try_get("scopes").map_err(&bad)?;
@@ -377,15 +382,17 @@ fn event_from_row(row: &AnyRow) -> Result<LoggedEvent, AppError> {
 }
 
 /// The status of the event at `seq` from its stored text.
-fn status_from_text(seq: i64, text: &str) -> Result<EventStatus, AppError> {
+fn status_from_text(seq: i64, text: &str) -> Result<EventStatus, StoreError> {
     EventStatus::parse(text)
-        .ok_or_else(|| AppError::Internal(format!("the event at seq {seq} has an unknown status {text:?}")))
+        .ok_or_else(|| StoreError::Corrupt(format!("the event at seq {seq} has an unknown status {text:?}")))
 }
 
 /// The events of a page packed by [`Store::events_after`].
-fn events_from_json(page: &str) -> Result<Vec<LoggedEvent>, AppError> {
-    let events: Vec<PackedEvent> = serde_json::from_str(page)
-        .map_err(|e| AppError::Internal(format!("a page of the event log cannot be read: {e}")))?;
+fn events_from_json(page: &str) -> Result<Vec<LoggedEvent>, StoreError> {
+    let events: Vec<PackedEvent> = serde_json::from_str(page).map_err(|source| StoreError::Undecodable {
+        context: "a page of the event log cannot be read",
+        source,
+    })?;
     Ok(events.into_iter().map(|e| e.0).collect())
 }
 
@@ -473,7 +480,8 @@ mod tests {
         expected.event.scopes = vec!["global".into(), "region:eu".into()];
         assert_eq!(events_from_json(page).unwrap(), [expected]);
         let unknown = r#"[[8,"g","e8","p","m","s","global",80,1008,2008,"test","SOON"]]"#;
-        let error = events_from_json(unknown).unwrap_err().to_string();
+        let error = events_from_json(unknown).unwrap_err();
+        let error = format!("{error}: {}", std::error::Error::source(&error).unwrap());
         assert!(error.contains("seq 8") && error.contains("SOON"), "{error}");
         let short = r#"[[9,"g","e9","p","m","s","global",90,1009,2009,"test"]]"#;
         assert!(events_from_json(short).is_err());

@@ -2,12 +2,12 @@
 
 use sqlx::Row;
 
+use super::StoreError;
 use super::{Store, db_err};
-use crate::http::error::AppError;
 
 impl Store {
     /// Replaces a player's friend list in `game`.
-    pub async fn set_friends(&self, game: &str, player: &str, friends: &[String]) -> Result<(), AppError> {
+    pub async fn set_friends(&self, game: &str, player: &str, friends: &[String]) -> Result<(), StoreError> {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         sqlx::query("DELETE FROM friends WHERE game = $1 AND player_id = $2")
             .bind(game)
@@ -42,7 +42,7 @@ impl Store {
     }
 
     /// A player's friend list in `game`, in the order it was set.
-    pub async fn friends(&self, game: &str, player: &str) -> Result<Vec<String>, AppError> {
+    pub async fn friends(&self, game: &str, player: &str) -> Result<Vec<String>, StoreError> {
         let rows =
             sqlx::query("SELECT friend_id FROM friends WHERE game = $1 AND player_id = $2 ORDER BY position")
                 .bind(game)

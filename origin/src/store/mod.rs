@@ -10,6 +10,7 @@
 mod actions;
 mod boards;
 mod checkpoints;
+mod error;
 mod events;
 mod friends;
 mod periods;
@@ -23,10 +24,11 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Executor, Row};
 
 pub use self::boards::Defined;
+pub use self::error::StoreError;
+use self::error::{db_err, db_error, outcome_unknown};
 pub use self::events::AtOnce;
 pub use self::player_index::RUN_SEQS;
 pub use self::statements::AT_ONCE_ROWS;
-use crate::http::error::AppError;
 
 /// The numbered migrations, applied in order and never edited after they land.
 const MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -93,17 +95,18 @@ pub struct Transaction(sqlx::Transaction<'static, sqlx::Any>);
 #[derive(Debug)]
 pub enum CommitFailed {
     /// The commit was sent and its answer lost: it may or may not have taken.
-    Unknown(AppError),
+    Unknown(StoreError),
     /// It did not take.
-    Failed(AppError),
+    Failed(StoreError),
 }
 
 impl Transaction {
     /// Commits; `context` names what was being written.
     pub async fn commit(self, context: &str) -> Result<(), CommitFailed> {
         self.0.commit().await.map_err(|e| {
-            let error = db_error(context, &e);
-            if outcome_unknown(&e) {
+            let unknown = outcome_unknown(&e);
+            let error = db_error(context, e);
+            if unknown {
                 CommitFailed::Unknown(error)
             } else {
                 CommitFailed::Failed(error)
@@ -112,8 +115,8 @@ impl Transaction {
     }
 
     /// Rolls back; `context` names what was being written.
-    pub async fn rollback(self, context: &str) -> Result<(), AppError> {
-        self.0.rollback().await.map_err(|e| db_error(context, &e))
+    pub async fn rollback(self, context: &str) -> Result<(), StoreError> {
+        self.0.rollback().await.map_err(|e| db_error(context, e))
     }
 }
 
@@ -148,62 +151,13 @@ const WRITER_CACHE_KIB: i64 = 64 * 1024;
 /// disk, not memory.
 const WAL_AUTOCHECKPOINT_PAGES: i64 = 16_384;
 
-/// Maps a database error to the API's: one that says the database cannot be reached or cannot
-/// serve now is [`AppError::DatabaseUnavailable`] (503, retried by clients), anything else is
-/// internal. Both keep the driver's message, for the log.
-pub(crate) fn db_err(context: &'static str) -> impl Fn(sqlx::Error) -> AppError {
-    move |e| db_error(context, &e)
-}
-
-/// [`db_err`] for one error.
-pub(crate) fn db_error(context: &str, e: &sqlx::Error) -> AppError {
-    if unavailable(e) {
-        AppError::DatabaseUnavailable(format!("{context}: {e}"))
-    } else {
-        AppError::storage(context, e)
-    }
-}
-
-/// Whether a statement (a commit) that met this error may have been carried out all the same:
-/// the database went away after it may have received it. An error getting a connection from
-/// the pool means it was never sent.
-pub(crate) fn outcome_unknown(e: &sqlx::Error) -> bool {
-    unavailable(e) && !matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed)
-}
-
-/// Whether an error is the database's absence rather than its answer to the statement: the
-/// connection broke or could not be had, PostgreSQL is shutting down, starting or full, or
-/// SQLite's lock stayed taken past the busy timeout. A statement that met such an error may or
-/// may not have been carried out (a commit whose answer was lost); the writer finds out.
-fn unavailable(e: &sqlx::Error) -> bool {
-    use sqlx::Error::*;
-    match e {
-        Io(_) | Tls(_) | Protocol(_) | PoolTimedOut | PoolClosed | WorkerCrashed => true,
-        Database(db) => db.code().is_some_and(|code| unavailable_code(&code)),
-        _ => false,
-    }
-}
-
-/// Whether a database error code is one of unavailability. PostgreSQL's SQLSTATEs have five
-/// characters; SQLite's codes are numbers of at most four digits, their low byte the primary
-/// code.
-fn unavailable_code(code: &str) -> bool {
-    if code.len() == 5 {
-        // Connection exceptions, admin or crash shutdown, cannot connect now, too many
-        // connections.
-        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300");
-    }
-    // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (BUSY_SNAPSHOT and the rest).
-    code.parse::<u32>().is_ok_and(|code| matches!(code & 0xff, 5 | 6))
-}
-
 /// Opens a pool of up to `connections` with the settings of its role.
 async fn connect(
     options: &AnyConnectOptions,
     backend: Backend,
     connections: u32,
     role: Role,
-) -> Result<AnyPool, AppError> {
+) -> Result<AnyPool, StoreError> {
     AnyPoolOptions::new()
         .max_connections(connections)
         // Every connection is opened here, at start, on the main runtime, and kept: on SQLite
@@ -240,17 +194,17 @@ async fn connect(
         })
         .connect_with(options.clone())
         .await
-        .map_err(|e| db_error("cannot connect to the database", &e))
+        .map_err(|e| db_error("cannot connect to the database", e))
 }
 
 impl Store {
     /// Connects and applies pending migrations. A SQLite file is created if missing.
-    pub async fn open(url: &str) -> Result<Store, AppError> {
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
         Store::open_migrated_to(url, i64::MAX).await
     }
 
     /// Connects and applies the pending migrations numbered up to `last`.
-    async fn open_migrated_to(url: &str, last: i64) -> Result<Store, AppError> {
+    async fn open_migrated_to(url: &str, last: i64) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
@@ -261,8 +215,10 @@ impl Store {
             Backend::Sqlite if !url.contains('?') => format!("{url}?mode=rwc"),
             _ => url.to_string(),
         };
-        let options = AnyConnectOptions::from_str(&url)
-            .map_err(|e| AppError::storage("the database URL is not valid", e))?;
+        let options = AnyConnectOptions::from_str(&url).map_err(|source| StoreError::Database {
+            context: "the database URL is not valid".into(),
+            source,
+        })?;
         let pool = connect(
             &options,
             backend,
@@ -286,7 +242,7 @@ impl Store {
     }
 
     /// Applies the pending migrations numbered up to `last`.
-    async fn migrate_to(&self, last: i64) -> Result<(), AppError> {
+    async fn migrate_to(&self, last: i64) -> Result<(), StoreError> {
         self.pool
             .execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT NOT NULL PRIMARY KEY, \
@@ -318,7 +274,10 @@ impl Store {
             for statement in code.split(';').map(str::trim).filter(|s| !s.is_empty()) {
                 tx.execute(statement)
                     .await
-                    .map_err(|e| AppError::storage(&format!("migration {version} ({name}) failed"), e))?;
+                    .map_err(|source| StoreError::Database {
+                        context: format!("migration {version} ({name}) failed"),
+                        source,
+                    })?;
             }
             if version == PAGING_MIGRATION {
                 self.page_sealed_runs(&mut tx).await?;
@@ -341,7 +300,7 @@ impl Store {
     }
 
     /// The next free `seq` (one past the greatest stored).
-    pub async fn next_seq(&self) -> Result<i64, AppError> {
+    pub async fn next_seq(&self) -> Result<i64, StoreError> {
         // Two index look-ups: a MAX over a UNION would scan both tables (seconds at 10M events).
         let row = sqlx::query(
             "SELECT COALESCE((SELECT MAX(seq) FROM score_events), 0) AS events, \
@@ -361,7 +320,7 @@ impl Store {
     /// busy timeout): a deferred transaction that reads (a look-up) and then writes is refused
     /// at once, busy timeout or not, when another connection (a checkpoint's part, through the
     /// pool) committed in between.
-    pub async fn begin(&self) -> Result<Transaction, AppError> {
+    pub async fn begin(&self) -> Result<Transaction, StoreError> {
         let mut tx = self
             .begin_on(&self.writer)
             .await
@@ -392,7 +351,7 @@ impl Store {
 
     /// Frees the writer connection's page cache (SQLite; PostgreSQL caches in its own
     /// process). The pages are read back as the next writes need them.
-    pub async fn release_memory(&self) -> Result<(), AppError> {
+    pub async fn release_memory(&self) -> Result<(), StoreError> {
         if self.backend == Backend::Sqlite {
             sqlx::query("PRAGMA shrink_memory")
                 .execute(&self.writer)
@@ -433,50 +392,6 @@ mod tests {
         }
     }
 
-    /// The database's absence is told apart from its answers: broken or unobtainable
-    /// connections, PostgreSQL's connection and shutdown states and SQLite's lock are
-    /// unavailability (503, and of unknown outcome for a commit); a constraint is not.
-    #[test]
-    fn unavailability_is_told_apart_from_the_databases_answers() {
-        let io = std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            "expected to read 5 bytes, got 0 bytes at EOF",
-        );
-        for e in [
-            sqlx::Error::Io(io),
-            sqlx::Error::PoolTimedOut,
-            sqlx::Error::PoolClosed,
-            sqlx::Error::Protocol("unexpected message".into()),
-            sqlx::Error::WorkerCrashed,
-        ] {
-            assert!(
-                matches!(db_error("x", &e), AppError::DatabaseUnavailable(_)),
-                "{e}"
-            );
-        }
-        // A statement that never got a connection was never sent.
-        assert!(!outcome_unknown(&sqlx::Error::PoolTimedOut));
-        assert!(outcome_unknown(&sqlx::Error::Protocol(
-            "unexpected message".into()
-        )));
-        assert!(matches!(
-            db_error("x", &sqlx::Error::RowNotFound),
-            AppError::Internal(_)
-        ));
-        // PostgreSQL: connection failure, admin shutdown, starting up, too many connections;
-        // SQLite: BUSY, BUSY_SNAPSHOT, LOCKED, LOCKED_SHAREDCACHE.
-        for code in [
-            "08006", "08001", "57P01", "57P03", "53300", "5", "517", "6", "262",
-        ] {
-            assert!(unavailable_code(code), "{code}");
-        }
-        // Unique violations (PostgreSQL, SQLite's UNIQUE and PRIMARY KEY), SQLite's CONSTRAINT
-        // and IOERR, a serialization failure.
-        for code in ["23505", "2067", "1555", "19", "10", "40001"] {
-            assert!(!unavailable_code(code), "{code}");
-        }
-    }
-
     /// On SQLite the writer's transaction holds the write lock from its begin: a write through
     /// the pool (a checkpoint's part) between its look-up and its insert is held off (refused
     /// here, where it may not wait), rather than committing in between and making the insert
@@ -500,10 +415,8 @@ mod tests {
             .execute("INSERT INTO checkpoint_parts (seq, part, body) VALUES (1, 1, x'00')")
             .await
             .expect_err("the pool wrote while the writer's transaction was open");
-        assert!(
-            matches!(db_error("part", &part), AppError::DatabaseUnavailable(_)),
-            "{part}"
-        );
+        let shown = part.to_string();
+        assert!(db_error("part", part).is_unavailable(), "{shown}");
         assert_eq!(
             store
                 .insert_events(&mut tx, &[event(1, "e1", "p")])

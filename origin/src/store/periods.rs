@@ -3,8 +3,8 @@
 use sqlx::Row;
 use standings_core::BoardId;
 
+use super::StoreError;
 use super::{Store, db_err};
-use crate::http::error::AppError;
 
 impl Store {
     /// Stores (or replaces) the snapshot of a closed period leaving memory.
@@ -14,7 +14,7 @@ impl Store {
         period_key: &str,
         board_version: i64,
         entries: &str,
-    ) -> Result<(), AppError> {
+    ) -> Result<(), StoreError> {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         sqlx::query(
             "DELETE FROM period_snapshots WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4 \
@@ -52,7 +52,7 @@ impl Store {
         &self,
         board: &BoardId,
         period_key: &str,
-    ) -> Result<Option<(i64, String)>, AppError> {
+    ) -> Result<Option<(i64, String)>, StoreError> {
         let row = sqlx::query(
             "SELECT board_version, entries FROM period_snapshots WHERE game = $1 AND mode = $2 AND season = $3 \
              AND scope = $4 AND period_key = $5",

@@ -12,8 +12,8 @@
 
 use sqlx::{Executor, Row};
 
+use super::StoreError;
 use super::{Store, Transaction, db_err};
-use crate::http::error::AppError;
 
 /// Entries on a page, at least: a page ends at the first change of key after this many, so
 /// all of a key's entries in one run are on one page. 512 entries are 6 KiB.
@@ -105,7 +105,7 @@ pub const RUN_SEQS: i64 = 65_536;
 
 impl Store {
     /// Where the unsealed tail of the log starts: one past the last sealed run.
-    pub async fn sealed_below(&self) -> Result<i64, AppError> {
+    pub async fn sealed_below(&self) -> Result<i64, StoreError> {
         let row = sqlx::query("SELECT COALESCE(MAX(end_seq), 0) AS sealed FROM log_runs")
             .fetch_one(&self.pool)
             .await
@@ -122,7 +122,7 @@ impl Store {
         start: i64,
         end: i64,
         entries: Vec<(i64, i64)>,
-    ) -> Result<(), AppError> {
+    ) -> Result<(), StoreError> {
         let tx = &mut tx.0;
         Store::put_pages(tx, start, entries).await?;
         let sql = self.positional("INSERT INTO log_runs (start_seq, end_seq) VALUES ($1, $2)");
@@ -140,7 +140,7 @@ impl Store {
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
         run: i64,
         entries: Vec<(i64, i64)>,
-    ) -> Result<(), AppError> {
+    ) -> Result<(), StoreError> {
         for (first_key, bytes) in pages(run, entries) {
             sqlx::query("INSERT INTO player_pages (run, first_key, entries) VALUES ($1, $2, $3)")
                 .bind(run)
@@ -157,7 +157,7 @@ impl Store {
     /// log's player columns and compared with the stored ones. Returns how many runs were
     /// checked and the first seqs of those whose pages differ. One read of the log (about 3 s
     /// per million events), for `standings rebuild`.
-    pub async fn check_player_index(&self) -> Result<(usize, Vec<i64>), AppError> {
+    pub async fn check_player_index(&self) -> Result<(usize, Vec<i64>), StoreError> {
         let mut conn = self
             .pool
             .acquire()
@@ -186,7 +186,7 @@ impl Store {
 
     /// The `(player key, seq)` of the events from `sealed_below` on: the unsealed tail of the
     /// log, fewer than [`RUN_SEQS`] events, which the writer starts with.
-    pub async fn tail_keys(&self, sealed_below: i64) -> Result<Vec<(i64, i64)>, AppError> {
+    pub async fn tail_keys(&self, sealed_below: i64) -> Result<Vec<(i64, i64)>, StoreError> {
         let mut conn = self
             .pool
             .acquire()
@@ -202,7 +202,7 @@ impl Store {
         conn: &mut sqlx::AnyConnection,
         start: i64,
         end: i64,
-    ) -> Result<Vec<(i64, i64)>, AppError> {
+    ) -> Result<Vec<(i64, i64)>, StoreError> {
         const PAGE: i64 = 65_536;
         let sql = self.packed(
             "seq, game, player_id, mode, season",
@@ -221,8 +221,11 @@ impl Store {
                 .await
                 .map_err(db_err("cannot read the log's player keys"))?;
             let page: String = row.try_get("page").map_err(db_err("bad page of the event log"))?;
-            let rows: Vec<(i64, String, String, String, String)> = serde_json::from_str(&page)
-                .map_err(|e| AppError::Internal(format!("a page of the event log cannot be read: {e}")))?;
+            let rows: Vec<(i64, String, String, String, String)> =
+                serde_json::from_str(&page).map_err(|source| StoreError::Undecodable {
+                    context: "a page of the event log cannot be read",
+                    source,
+                })?;
             let Some(last) = rows.last().map(|r| r.0) else {
                 break;
             };
@@ -241,7 +244,7 @@ impl Store {
     }
 
     /// The sealed runs of the log, `(start_seq, end_seq)` in order.
-    async fn sealed_runs(conn: &mut sqlx::AnyConnection) -> Result<Vec<(i64, i64)>, AppError> {
+    async fn sealed_runs(conn: &mut sqlx::AnyConnection) -> Result<Vec<(i64, i64)>, StoreError> {
         let rows = sqlx::query("SELECT start_seq, end_seq FROM log_runs ORDER BY start_seq")
             .fetch_all(&mut *conn)
             .await
@@ -257,7 +260,7 @@ impl Store {
     pub(super) async fn page_sealed_runs(
         &self,
         tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    ) -> Result<(), AppError> {
+    ) -> Result<(), StoreError> {
         let runs = Store::sealed_runs(tx).await?;
         let started = std::time::Instant::now();
         let mut paged = 0;

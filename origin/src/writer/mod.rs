@@ -685,7 +685,7 @@ async fn store_group(
             return Ok(match store.insert_events_at_once(fresh).await? {
                 AtOnce::Stored => Stored::Committed(Instant::now()),
                 AtOnce::Resubmitted => Stored::Resubmitted,
-                AtOnce::Unknown(e) => Stored::Unknown(e),
+                AtOnce::Unknown(e) => Stored::Unknown(e.into()),
             });
         }
         None => store.begin().await?,
@@ -708,8 +708,8 @@ async fn store_group(
     }
     match tx.commit("cannot commit events").await {
         Ok(()) => Ok(Stored::Committed(Instant::now())),
-        Err(CommitFailed::Unknown(e)) => Ok(Stored::Unknown(e)),
-        Err(CommitFailed::Failed(e)) => Err(e),
+        Err(CommitFailed::Unknown(e)) => Ok(Stored::Unknown(e.into())),
+        Err(CommitFailed::Failed(e)) => Err(e.into()),
     }
 }
 
@@ -826,7 +826,7 @@ async fn resolve(parts: &mut WriterParts) -> Result<(), AppError> {
         Ok(next) => next,
         Err(e) => {
             parts.unresolved = Some(unresolved);
-            return Err(e);
+            return Err(e.into());
         }
     };
     let Unresolved {
@@ -1035,6 +1035,7 @@ fn fail(group: Vec<Submission>, e: &AppError) {
             AppError::DatabaseUnavailable(detail) => {
                 AppError::DatabaseUnavailable(format!("group commit failed: {detail}"))
             }
+            AppError::Store(store) => AppError::Store(store.clone()),
             e => AppError::Internal(format!("group commit failed: {e}")),
         };
         let _ = submission.reply.send(Err(answer));
@@ -1164,8 +1165,8 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     }
     if let Err(failed) = tx.commit("cannot commit an action").await {
         let error = match failed {
-            CommitFailed::Failed(error) => return Err(error),
-            CommitFailed::Unknown(error) => error,
+            CommitFailed::Failed(error) => return Err(error.into()),
+            CommitFailed::Unknown(error) => AppError::from(error),
         };
         // The commit's answer was lost: the log says whether it took, as for a group.
         match store.next_seq().await {
@@ -1217,7 +1218,7 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     tx.commit("cannot store results")
         .await
         .map_err(|failed| match failed {
-            CommitFailed::Unknown(e) | CommitFailed::Failed(e) => e,
+            CommitFailed::Unknown(e) | CommitFailed::Failed(e) => AppError::from(e),
         })?;
     store.set_action_result(logged.seq, &result.to_string()).await?;
     Ok(ActionAnswer {
