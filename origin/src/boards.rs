@@ -11,7 +11,7 @@ use standings_core::{Board, BoardId, BoardRules, CursorBinding, ScoreEvent};
 
 use crate::FastHash;
 use crate::domain::periods::{Calendar, Period, PeriodKind};
-use crate::domain::{BoardDef, StoredEvent};
+use crate::domain::{BoardDef, LoggedEvent};
 use crate::http::error::AppError;
 use crate::sync::{LockUnpoisoned, RwLockUnpoisoned};
 
@@ -305,7 +305,7 @@ impl Registry {
 }
 
 /// The core's view of a stored event (ids were validated before they were stored).
-pub fn core_event(stored: &StoredEvent) -> Result<ScoreEvent, AppError> {
+pub fn core_event(stored: &LoggedEvent) -> Result<ScoreEvent, AppError> {
     ScoreEvent::new(
         &stored.event_id,
         &stored.player_id,

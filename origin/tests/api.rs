@@ -1293,7 +1293,7 @@ async fn the_log_reads_back_page_by_page_exactly_as_stored(db: Db) {
             ("arena-clash", "solo", "S7")
         );
         assert_eq!(stored.scopes, ["global", "coins"]);
-        assert_eq!(stored.status, "APPLIED");
+        assert_eq!(stored.status, standings_origin::domain::EventStatus::Applied);
         assert_eq!(stored.source, "game-server-07");
     }
     assert!(whole.windows(2).all(|w| w[0].seq < w[1].seq));

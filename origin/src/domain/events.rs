@@ -1,13 +1,13 @@
-//! Events of the log.
+//! Events, before and after the log: a [`NewEvent`] is what a client submitted, validated; the
+//! writer numbers it into a [`LoggedEvent`], which is what the log holds.
+
+use std::fmt;
 
 use standings_core::BoardId;
 
-/// One event as stored in the log. Its fields are in the order of `EVENT_COLUMNS` (the store's), which is
-/// how the store's `events_after` reads a packed page: an array of the columns per event.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
-pub struct StoredEvent {
-    /// Commit order.
-    pub seq: i64,
+/// A validated event that is not in the log yet: no `seq`, no status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewEvent {
     /// The game.
     pub game: String,
     /// Unique per game.
@@ -19,7 +19,6 @@ pub struct StoredEvent {
     /// The season.
     pub season: String,
     /// The scopes it feeds, in the order given (stored comma-separated).
-    #[serde(deserialize_with = "scopes_from_text")]
     pub scopes: Vec<String>,
     /// The value.
     pub value: i64,
@@ -29,14 +28,12 @@ pub struct StoredEvent {
     pub received_at: i64,
     /// The name of the token that submitted it.
     pub source: String,
-    /// `APPLIED`, or `LATE` (waiting for a decision), `LATE_APPLIED`, `LATE_REJECTED`.
-    pub status: String,
 }
 
-impl StoredEvent {
-    /// Whether two events carry the same payload (everything but `seq`, `received_at` and
-    /// `source`, which differ between a first submission and its retry).
-    pub fn same_payload(&self, other: &StoredEvent) -> bool {
+impl NewEvent {
+    /// Whether two events carry the same payload (everything but `received_at` and `source`,
+    /// which differ between a first submission and its retry).
+    pub fn same_payload(&self, other: &NewEvent) -> bool {
         self.game == other.game
             && self.event_id == other.event_id
             && self.player_id == other.player_id
@@ -58,7 +55,88 @@ impl StoredEvent {
     }
 }
 
-pub(crate) fn scopes_from_text<'de, D: serde::Deserializer<'de>>(text: D) -> Result<Vec<String>, D::Error> {
-    let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(text)?;
-    Ok(text.split(',').map(str::to_string).collect())
+/// An event of the log: numbered by the writer, with its status there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedEvent {
+    /// Commit order.
+    pub seq: i64,
+    /// Applied, or late (waiting for a decision, or decided).
+    pub status: EventStatus,
+    /// The event as it was submitted.
+    pub event: NewEvent,
+}
+
+impl std::ops::Deref for LoggedEvent {
+    type Target = NewEvent;
+
+    /// A logged event reads as the event it logs (`e.game`, `e.boards()`).
+    fn deref(&self) -> &NewEvent {
+        &self.event
+    }
+}
+
+/// Where an event stands in the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventStatus {
+    /// Applied to every board it feeds.
+    Applied,
+    /// Late somewhere (a closed period, a season no longer active), waiting for a decision.
+    Late,
+    /// Late, and applied by a moderator's decision.
+    LateApplied,
+    /// Late, and rejected by a moderator's decision.
+    LateRejected,
+}
+
+impl EventStatus {
+    /// The stored (and answered) text: `APPLIED`, `LATE`, `LATE_APPLIED` or `LATE_REJECTED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventStatus::Applied => "APPLIED",
+            EventStatus::Late => "LATE",
+            EventStatus::LateApplied => "LATE_APPLIED",
+            EventStatus::LateRejected => "LATE_REJECTED",
+        }
+    }
+
+    /// The status a stored text names, if any.
+    pub fn parse(text: &str) -> Option<EventStatus> {
+        Some(match text {
+            "APPLIED" => EventStatus::Applied,
+            "LATE" => EventStatus::Late,
+            "LATE_APPLIED" => EventStatus::LateApplied,
+            "LATE_REJECTED" => EventStatus::LateRejected,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for EventStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for EventStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_reads_back_from_its_text() {
+        for status in [
+            EventStatus::Applied,
+            EventStatus::Late,
+            EventStatus::LateApplied,
+            EventStatus::LateRejected,
+        ] {
+            assert_eq!(EventStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(EventStatus::parse("late"), None);
+    }
 }

@@ -10,4 +10,4 @@ pub mod seasons;
 
 pub use actions::{ActionRow, ResultRow};
 pub use boards::BoardDef;
-pub use events::StoredEvent;
+pub use events::{EventStatus, LoggedEvent, NewEvent};

@@ -3,10 +3,13 @@
 //! context and answered without it.
 
 use std::fmt;
+use std::sync::Arc;
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+
+use crate::store::StoreError;
 
 /// Every error the API answers with.
 #[derive(Clone, Debug)]
@@ -71,6 +74,30 @@ pub enum AppError {
     BoardBroken(String),
     /// 500: a bug or a failing dependency; the detail is logged, never answered.
     Internal(String),
+    /// What the store met: 503 `DATABASE_UNAVAILABLE` when the database is away, 500
+    /// `INTERNAL` otherwise. Shared, so that every submitter of a failed group hears it.
+    Store(Arc<StoreError>),
+}
+
+impl From<StoreError> for AppError {
+    fn from(e: StoreError) -> AppError {
+        AppError::Store(Arc::new(e))
+    }
+}
+
+/// An error and every source beneath it, `context: cause: its cause`.
+pub struct Chain<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
 }
 
 impl AppError {
@@ -107,12 +134,16 @@ impl AppError {
             DatabaseUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
             BoardBroken(_) => (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN"),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
+            Store(e) if e.is_unavailable() => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
+            Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
         }
     }
 
-    fn detail(&self) -> &str {
+    /// What went wrong, for the log; a store error shows its whole chain of sources.
+    fn detail(&self) -> std::borrow::Cow<'_, str> {
         use AppError::*;
-        match self {
+        std::borrow::Cow::Borrowed(match self {
+            Store(e) => return std::borrow::Cow::Owned(Chain(e.as_ref()).to_string()),
             Unauthenticated(d)
             | Forbidden(d)
             | UnknownBoard(d)
@@ -142,21 +173,16 @@ impl AppError {
             | DatabaseUnavailable(d)
             | BoardBroken(d)
             | Internal(d) => d,
-        }
-    }
-
-    /// Wraps a storage failure, keeping its context for the log.
-    pub fn storage(context: &str, err: impl fmt::Display) -> AppError {
-        AppError::Internal(format!("{context}: {err}"))
+        })
     }
 
     /// The problem document this error is answered with.
     pub fn problem(&self) -> Problem {
         let (status, code) = self.status_and_code();
-        let detail = match self {
-            AppError::Internal(_) => "an internal error occurred; it has been logged".to_string(),
-            AppError::DatabaseUnavailable(_) => "the database is unavailable; retry shortly".to_string(),
-            other => other.detail().to_string(),
+        let detail = match (self, code) {
+            (_, "INTERNAL") => "an internal error occurred; it has been logged".to_string(),
+            (_, "DATABASE_UNAVAILABLE") => "the database is unavailable; retry shortly".to_string(),
+            (other, _) => other.detail().into_owned(),
         };
         Problem {
             kind: "about:blank",
@@ -201,6 +227,10 @@ impl IntoResponse for AppError {
             AppError::DatabaseUnavailable(context) => {
                 tracing::error!("the database is unavailable: {context}")
             }
+            AppError::Store(e) if e.is_unavailable() => {
+                tracing::error!("the database is unavailable: {}", Chain(e.as_ref()))
+            }
+            AppError::Store(e) => tracing::error!("internal error: {}", Chain(e.as_ref())),
             _ => {}
         }
         let problem = self.problem();
@@ -228,9 +258,54 @@ impl From<crate::writer::WriterError> for AppError {
     fn from(error: crate::writer::WriterError) -> AppError {
         use crate::writer::WriterError;
         match error {
-            WriterError::Store(e) | WriterError::Action(e) => e,
+            WriterError::Store(e) => AppError::Store(e),
+            WriterError::Action(e) | WriterError::Checkpoint(e) => e,
             WriterError::CommitDidNotTake => AppError::DatabaseUnavailable(error.to_string()),
             other => AppError::Internal(other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store error is answered with today's status, code and detail (the database's absence
+    /// 503, anything else 500, neither with internals), while the log sees its whole chain.
+    #[test]
+    fn a_store_error_keeps_its_code_and_shows_its_source_in_the_log() {
+        let away: AppError = StoreError::Unavailable {
+            context: "cannot append events".into(),
+            source: sqlx::Error::PoolTimedOut,
+        }
+        .into();
+        assert_eq!(
+            away.status_and_code(),
+            (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE")
+        );
+        assert_eq!(
+            away.problem().detail,
+            "the database is unavailable; retry shortly"
+        );
+        let logged = away.to_string();
+        assert!(
+            logged.starts_with("DATABASE_UNAVAILABLE: cannot append events: ")
+                && logged.contains("pool timed out"),
+            "{logged}"
+        );
+        let failed: AppError = StoreError::Database {
+            context: "cannot read a board".into(),
+            source: sqlx::Error::RowNotFound,
+        }
+        .into();
+        assert_eq!(
+            failed.status_and_code(),
+            (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL")
+        );
+        assert_eq!(
+            failed.problem().detail,
+            "an internal error occurred; it has been logged"
+        );
+        assert!(failed.to_string().starts_with("INTERNAL: cannot read a board: "));
     }
 }

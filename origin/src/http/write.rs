@@ -13,10 +13,11 @@ use serde_json::value::RawValue;
 use super::{JsonBody, RawBody, Shared, json, parse_json};
 use crate::clock::{format_rfc3339, parse_rfc3339};
 use crate::domain::BoardDef;
+use crate::domain::NewEvent;
 use crate::http::auth::Principal;
 use crate::http::error::{AppError, AppResult};
 use crate::store::Defined;
-use crate::writer::{NewEvent, Outcome};
+use crate::writer::Outcome;
 
 /// The most events one batch may carry.
 pub const MAX_BATCH: usize = 1_000;
@@ -264,7 +265,6 @@ fn validate_body(
             .map_err(|e| AppError::ValueOutOfRange(format!("on board {id}: {e}")))?;
     }
     Ok(NewEvent {
-        seq: 0,
         game: body.game,
         event_id: body.event_id,
         player_id: body.player_id,
@@ -275,7 +275,6 @@ fn validate_body(
         achieved_at,
         received_at: now,
         source: principal.name.clone(),
-        status: String::new(),
     })
 }
 

@@ -14,7 +14,7 @@ use crate::boards::{BoardEntry, BoardSlot, Registry, core_event};
 use crate::clock::format_rfc3339;
 use crate::domain::periods::Period;
 use crate::domain::seasons::{SeasonBook, SeasonRecord, SeasonState};
-use crate::domain::{ActionRow, BoardDef, ResultRow, StoredEvent};
+use crate::domain::{ActionRow, BoardDef, LoggedEvent, NewEvent, ResultRow};
 use crate::http::error::AppError;
 use crate::store::Store;
 use crate::sync::RwLockUnpoisoned;
@@ -141,7 +141,7 @@ impl Domain {
     }
 
     /// Whether a stored event arrived after its season left `active` (so it was late everywhere).
-    pub fn season_late(&self, e: &StoredEvent) -> bool {
+    pub fn season_late(&self, e: &LoggedEvent) -> bool {
         self.seasons
             .get(&e.game, &e.season)
             .left_active_seq
@@ -150,7 +150,7 @@ impl Domain {
 
     /// Whether a stored event counts on an instance where it is (or is not) late: not
     /// invalidated, and either on time there or applied by a late decision.
-    pub fn counts(&self, e: &StoredEvent, late_there: bool) -> bool {
+    pub fn counts(&self, e: &LoggedEvent, late_there: bool) -> bool {
         !self.is_invalidated(&e.game, &e.event_id)
             && (!late_there || self.decision(&e.game, &e.event_id) == Some(true))
     }
@@ -169,7 +169,7 @@ pub struct Target {
 
 /// The instances an event feeds. Unknown boards are an error (events are validated against
 /// the definitions before they are stored, and definitions are never removed).
-pub fn targets(registry: &Registry, e: &StoredEvent, season_late: bool) -> Result<Vec<Target>, AppError> {
+pub fn targets(registry: &Registry, e: &NewEvent, season_late: bool) -> Result<Vec<Target>, AppError> {
     let mut found = Vec::new();
     for board in e.boards() {
         let entry = registry
@@ -670,7 +670,7 @@ pub fn apply_event(
     registry: &Registry,
     domain: &Domain,
     instances: &mut impl Instances,
-    e: &StoredEvent,
+    e: &LoggedEvent,
 ) -> Result<bool, AppError> {
     let season_late = domain.season_late(e);
     let event = core_event(e)?;

@@ -7,7 +7,7 @@ use super::commit::unknown_commit_landed;
 use super::driver::Writer;
 use super::{ActionAnswer, ActionRequest, WriterError};
 use crate::boards::Registry;
-use crate::domain::ActionRow;
+use crate::domain::{ActionRow, EventStatus};
 use crate::http::error::AppError;
 use crate::log::{self, Action, Domain, LiveInstances, perform};
 use crate::store::{CommitFailed, Store};
@@ -64,13 +64,17 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
     let mut tx = store.begin().await?;
     Store::insert_action(&mut tx, &logged).await?;
     if let Action::LateDecision { event_id, apply } = &request.action {
-        let status = if *apply { "LATE_APPLIED" } else { "LATE_REJECTED" };
+        let status = if *apply {
+            EventStatus::LateApplied
+        } else {
+            EventStatus::LateRejected
+        };
         Store::set_event_status(&mut tx, &request.game, event_id, status).await?;
     }
     if let Err(failed) = tx.commit("cannot commit an action").await {
         let error = match failed {
-            CommitFailed::Failed(error) => return Err(error),
-            CommitFailed::Unknown(error) => error,
+            CommitFailed::Failed(error) => return Err(error.into()),
+            CommitFailed::Unknown(error) => AppError::from(error),
         };
         // The commit's answer was lost: the log says whether it took, as for a group.
         match store.next_seq().await {
@@ -122,7 +126,7 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
     tx.commit("cannot store results")
         .await
         .map_err(|failed| match failed {
-            CommitFailed::Unknown(e) | CommitFailed::Failed(e) => e,
+            CommitFailed::Unknown(e) | CommitFailed::Failed(e) => AppError::from(e),
         })?;
     store.set_action_result(logged.seq, &result.to_string()).await?;
     Ok(ActionAnswer {
@@ -176,7 +180,7 @@ async fn validate(
                 )));
             };
             not_archived(domain, &request.game, &event.season)?;
-            if event.status != "LATE" || domain.decision(&request.game, event_id).is_some() {
+            if event.status != EventStatus::Late || domain.decision(&request.game, event_id).is_some() {
                 return Err(AppError::NotLate(format!(
                     "event {event_id:?} is not waiting for a late decision (status {})",
                     event.status

@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::Outcome;
 use super::driver::Submission;
 use crate::boards::Registry;
-use crate::domain::StoredEvent;
+use crate::domain::LoggedEvent;
 use crate::log::{Domain, LiveInstances, apply_event};
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -42,7 +42,7 @@ pub(super) struct Boards {
 /// A committed group to apply, with the submitters to answer once it is (none when they were
 /// answered already, while a checkpoint encoded).
 pub(super) struct Group {
-    pub(super) fresh: Vec<StoredEvent>,
+    pub(super) fresh: Vec<LoggedEvent>,
     pub(super) committed: Instant,
     pub(super) answers: Option<(Vec<Submission>, Vec<Vec<Outcome>>)>,
 }

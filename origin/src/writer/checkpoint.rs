@@ -239,7 +239,9 @@ impl Writer {
         if seq == parts.checkpoint_seq || parts.holds_broken_boards() {
             return Ok(None);
         }
-        let written = write(&parts.store, &parts.registry, &parts.domain, seq).await?;
+        let written = write(&parts.store, &parts.registry, &parts.domain, seq)
+            .await
+            .map_err(WriterError::Checkpoint)?;
         parts.metrics.checkpoint_encode.observe(written.encoded_in);
         parts.metrics.checkpoint_stored.observe(written.took);
         parts.checkpoint_seq = seq;

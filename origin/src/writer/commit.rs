@@ -34,14 +34,11 @@ use standings_core::{BoardId, ScoreMode};
 
 use crate::FastHash;
 use crate::boards::{BoardEntry, Registry};
-use crate::domain::StoredEvent;
 use crate::domain::seasons::Routing;
+use crate::domain::{EventStatus, LoggedEvent, NewEvent};
 use crate::http::error::AppError;
 use crate::log::{Domain, targets};
 use crate::store::player_index;
-
-/// A validated event waiting to be stored (its `seq` is assigned by the writer).
-pub(crate) type NewEvent = StoredEvent;
 
 /// What became of one submitted event.
 #[derive(Clone, Debug)]
@@ -118,7 +115,7 @@ impl Decided {
 /// What to write for a group, as [`GroupCommit::write`] numbered it.
 pub(crate) struct Write {
     /// The accepted events, numbered in order.
-    pub(crate) fresh: Vec<StoredEvent>,
+    pub(crate) fresh: Vec<LoggedEvent>,
     /// The run it completes, if it does.
     pub(crate) seal: Option<Seal>,
     /// The seasons whose first events it holds.
@@ -188,7 +185,7 @@ pub(super) fn unknown_commit_landed(first_seq: Option<i64>, log_next_seq: i64) -
 }
 
 /// An event's key in the player index.
-pub(crate) fn index_key(e: &StoredEvent) -> i64 {
+pub(crate) fn index_key(e: &NewEvent) -> i64 {
     player_index::player_key(&e.game, &e.player_id, &e.mode, &e.season)
 }
 
@@ -257,7 +254,7 @@ impl GroupCommit {
     pub(crate) fn decide<G: Events>(
         &self,
         group: &[G],
-        found: Option<&[StoredEvent]>,
+        found: Option<&[LoggedEvent]>,
         registry: &Registry,
         domain: &Domain,
         boards: &impl Totals,
@@ -266,12 +263,12 @@ impl GroupCommit {
         let stored = found.unwrap_or(&[]);
         // Everything already stored, or accepted earlier in this group, by (game, event id).
         let events = group.iter().map(|s| s.events().len()).sum::<usize>() + stored.len();
-        let mut known: HashMap<(&str, &str), &StoredEvent, FastHash> =
+        let mut known: HashMap<(&str, &str), &NewEvent, FastHash> =
             HashMap::with_capacity_and_hasher(events, FastHash::default());
         known.extend(
             stored
                 .iter()
-                .map(|stored| ((stored.game.as_str(), stored.event_id.as_str()), stored)),
+                .map(|stored| ((stored.game.as_str(), stored.event_id.as_str()), &stored.event)),
         );
         let no_totals = PendingTotals::default();
         let prior = self.flight.as_ref().map_or(&no_totals, |f| &f.totals);
@@ -364,7 +361,7 @@ impl GroupCommit {
             self.sealed_below = end;
         }
         let mut new_seasons: Seasons = Vec::new();
-        let mut last: Option<&StoredEvent> = None;
+        let mut last: Option<&LoggedEvent> = None;
         for e in &fresh {
             // Events of one season come in runs: most of them are the one before them.
             if last.is_some_and(|last| last.game == e.game && last.season == e.season) {
@@ -407,7 +404,7 @@ impl GroupCommit {
     /// The group in flight is durably committed, with its events (`fresh`) and the seasons
     /// they are the first of. Returns the totals it reaches, pending until the boards show
     /// them ([`GroupCommit::pend`]). O(events).
-    pub(crate) fn committed(&mut self, fresh: &[StoredEvent], new_seasons: Seasons) -> PendingTotals {
+    pub(crate) fn committed(&mut self, fresh: &[LoggedEvent], new_seasons: Seasons) -> PendingTotals {
         let flight = self.flight.take().expect("a group in flight");
         if flight.lookup {
             self.lookup_first = flight.found_stored;
@@ -435,7 +432,7 @@ impl GroupCommit {
     /// The group in flight met stored ids, so nothing of it was stored: its `seq`s are free
     /// again and its events (`fresh`, every one of them was to be stored) go back to their
     /// submissions in order, to be decided again, looked up. O(events).
-    pub(crate) fn resubmitted<G: Events>(&mut self, group: &mut [G], fresh: Vec<StoredEvent>) {
+    pub(crate) fn resubmitted<G: Events>(&mut self, group: &mut [G], fresh: Vec<LoggedEvent>) {
         let flight = self.flight.take().expect("a group in flight");
         self.next_seq = flight.first_seq;
         self.sealed_below = flight.sealed_before;
@@ -444,7 +441,9 @@ impl GroupCommit {
         let lengths = flight.lengths;
         let mut events = fresh.into_iter();
         for (submission, length) in group.iter_mut().zip(lengths) {
-            submission.events_mut().extend(events.by_ref().take(length));
+            submission
+                .events_mut()
+                .extend(events.by_ref().take(length).map(|e| e.event));
         }
     }
 
@@ -489,10 +488,13 @@ impl GroupCommit {
 }
 
 /// A new event numbered into the log.
-fn numbered(mut e: NewEvent, seq: i64, late: bool) -> StoredEvent {
-    e.seq = seq;
-    e.status = if late { "LATE" } else { "APPLIED" }.into();
-    e
+fn numbered(event: NewEvent, seq: i64, late: bool) -> LoggedEvent {
+    let status = if late {
+        EventStatus::Late
+    } else {
+        EventStatus::Applied
+    };
+    LoggedEvent { seq, status, event }
 }
 
 /// Decides a new event against the season, disqualifications and cumulative totals. Returns
@@ -503,7 +505,7 @@ fn decide_event(
     registry: &Registry,
     domain: &Domain,
     boards: &impl Totals,
-    e: &StoredEvent,
+    e: &NewEvent,
     pending: &mut PendingTotals,
     earlier: [&PendingTotals; 2],
 ) -> Result<bool, AppError> {
@@ -620,8 +622,7 @@ mod tests {
             2 => ("f", "global", LEFT_ACTIVE_AT + 1_000),
             _ => ("s", "global", 0),
         };
-        StoredEvent {
-            seq: 0,
+        NewEvent {
             game: "g".into(),
             event_id: format!("e{id}"),
             player_id: ["a", "b", "c"][h % 3].into(),
@@ -632,7 +633,6 @@ mod tests {
             achieved_at,
             received_at: 0,
             source: "test".into(),
-            status: String::new(),
         }
     }
 
@@ -690,11 +690,11 @@ mod tests {
         registry: Registry,
         domain: Domain,
         /// The log: every stored event, in `seq` order.
-        log: Vec<StoredEvent>,
-        stored: HashMap<String, StoredEvent>,
+        log: Vec<LoggedEvent>,
+        stored: HashMap<String, LoggedEvent>,
         applied: Applied,
         /// Committed groups not applied yet.
-        unapplied: VecDeque<Vec<StoredEvent>>,
+        unapplied: VecDeque<Vec<LoggedEvent>>,
         flight: Option<InFlight>,
         unresolved: Option<InFlight>,
         fates: Vec<Fate>,
@@ -732,7 +732,7 @@ mod tests {
         }
 
         fn decide(&self, group: &Group, lookup: bool) -> Decided {
-            let found: Option<Vec<StoredEvent>> = lookup.then(|| {
+            let found: Option<Vec<LoggedEvent>> = lookup.then(|| {
                 ids_to_look_up(group)
                     .values()
                     .flatten()
@@ -793,7 +793,7 @@ mod tests {
         }
 
         /// Stores a group's events, checking they are numbered from the log's next `seq` on.
-        fn store(&mut self, fresh: &[StoredEvent]) {
+        fn store(&mut self, fresh: &[LoggedEvent]) {
             for (i, e) in fresh.iter().enumerate() {
                 assert_eq!(
                     e.seq,
@@ -903,7 +903,7 @@ mod tests {
                 let Some(fresh) = self.unapplied.pop_front() else {
                     break;
                 };
-                for e in fresh.iter().filter(|e| e.status == "APPLIED") {
+                for e in fresh.iter().filter(|e| e.status == EventStatus::Applied) {
                     let key = (e.boards().next().unwrap(), e.player_id.clone());
                     let total = self.applied.0.entry(key).or_default();
                     *total = total.checked_add(e.value).expect("a total never overflows");
@@ -1014,7 +1014,7 @@ mod tests {
             prop_assert_eq!(harness.machine.next_seq(), harness.log.len() as i64 + 1);
             for e in &harness.log {
                 let late = e.season == "f";
-                prop_assert_eq!(&e.status, if late { "LATE" } else { "APPLIED" });
+                prop_assert_eq!(e.status, if late { EventStatus::Late } else { EventStatus::Applied });
                 prop_assert_eq!(e.received_at, 5);
             }
         }

@@ -13,14 +13,12 @@ use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
 use super::applier::{Applier, Boards, Group, answer};
-use super::commit::{
-    Decided, Events, GroupCommit, NewEvent, Outcome, Seal, Seasons, Totals, Write, ids_to_look_up,
-};
+use super::commit::{Decided, Events, GroupCommit, Outcome, Seal, Seasons, Totals, Write, ids_to_look_up};
 use super::error::WriterError;
 use super::{Command, MAX_GROUP_EVENTS, WriterParts, checkpoint, rest};
 use crate::boards::{BoardEntry, Registry};
 use crate::clock::Clock;
-use crate::domain::StoredEvent;
+use crate::domain::{LoggedEvent, NewEvent};
 use crate::http::error::AppError;
 use crate::log::Domain;
 use crate::metrics::Metrics;
@@ -72,7 +70,7 @@ impl Totals for LiveTotals {
 pub(super) struct Backlog {
     pub(super) encoding: Option<checkpoint::Encoding>,
     /// Each group's new events held during an encoding, with the moment they were committed.
-    pub(super) groups: Vec<(Vec<StoredEvent>, Instant)>,
+    pub(super) groups: Vec<(Vec<LoggedEvent>, Instant)>,
     /// The applying thread, started with the first group.
     applier: Option<Applier>,
 }
@@ -84,7 +82,7 @@ pub(super) struct Backlog {
 struct Committed {
     group: Vec<Submission>,
     outcomes: Vec<Vec<Outcome>>,
-    fresh: Vec<StoredEvent>,
+    fresh: Vec<LoggedEvent>,
     committed: Instant,
     /// The cumulative totals it reaches.
     totals: super::commit::PendingTotals,
@@ -96,7 +94,7 @@ struct InFlight {
     group: Vec<Submission>,
     outcomes: Vec<Vec<Outcome>>,
     /// The insert and commit, which hand the group's events back whatever became of them.
-    task: tokio::task::JoinHandle<(Result<Stored, WriterError>, Vec<StoredEvent>, Seasons)>,
+    task: tokio::task::JoinHandle<(Result<Stored, WriterError>, Vec<LoggedEvent>, Seasons)>,
 }
 
 /// A group whose commit was sent but whose answer was lost (the connection broke): it may be
@@ -105,7 +103,7 @@ struct InFlight {
 struct Unresolved {
     group: Vec<Submission>,
     outcomes: Vec<Vec<Outcome>>,
-    fresh: Vec<StoredEvent>,
+    fresh: Vec<LoggedEvent>,
     new_seasons: Seasons,
 }
 
@@ -485,7 +483,7 @@ impl Writer {
         &self,
         group: Vec<Submission>,
         outcomes: Vec<Vec<Outcome>>,
-        fresh: Vec<StoredEvent>,
+        fresh: Vec<LoggedEvent>,
         committed: Instant,
         totals: super::commit::PendingTotals,
     ) -> Committed {
@@ -676,7 +674,7 @@ fn gather(
 async fn store_group(
     store: &Store,
     tx: Option<Transaction>,
-    fresh: &[StoredEvent],
+    fresh: &[LoggedEvent],
     new_seasons: &[(String, String)],
     seal: Option<Seal>,
     lookup: bool,

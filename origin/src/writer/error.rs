@@ -1,19 +1,25 @@
 //! The writer's errors. Each keeps its source (the store's error, or the refusal an action
 //! met), and `http/error.rs` maps them to the answers the API has always given.
 
+use std::sync::Arc;
+
 use crate::http::error::AppError;
+use crate::store::StoreError;
 
 /// What went wrong in the writer.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub(crate) enum WriterError {
-    /// The store failed.
+    /// The store failed. Shared, so that every submitter of a failed group hears it.
     #[error(transparent)]
-    Store(#[from] AppError),
+    Store(Arc<StoreError>),
     /// An action was refused by the current state, or failed (its error as the log and the
     /// store gave it).
     #[error(transparent)]
     Action(AppError),
+    /// A checkpoint asked for could not be written.
+    #[error(transparent)]
+    Checkpoint(AppError),
     /// The task that inserts and commits a group failed (it panicked).
     #[error("the commit task failed: {0}")]
     CommitTask(String),
@@ -25,18 +31,22 @@ pub(crate) enum WriterError {
     CommitDidNotTake,
 }
 
+impl From<StoreError> for WriterError {
+    fn from(e: StoreError) -> WriterError {
+        WriterError::Store(Arc::new(e))
+    }
+}
+
 impl WriterError {
     /// What each submitter of a group that failed hears: the database's absence stays a 503
     /// (a retry is safe), anything else is a 500.
     pub(crate) fn group_answer(&self) -> AppError {
         match self {
-            WriterError::Store(AppError::DatabaseUnavailable(detail)) => {
-                AppError::DatabaseUnavailable(format!("group commit failed: {detail}"))
-            }
+            WriterError::Store(e) => AppError::Store(e.clone()),
             WriterError::CommitDidNotTake => {
                 AppError::DatabaseUnavailable(format!("group commit failed: {self}"))
             }
-            WriterError::Store(e) | WriterError::Action(e) => {
+            WriterError::Action(e) | WriterError::Checkpoint(e) => {
                 AppError::Internal(format!("group commit failed: {e}"))
             }
             other => AppError::Internal(format!("group commit failed: INTERNAL: {other}")),

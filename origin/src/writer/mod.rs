@@ -36,6 +36,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::boards::Registry;
 use crate::clock::Clock;
+use crate::domain::NewEvent;
 use crate::http::error::AppError;
 use crate::log::{Action, Domain};
 use crate::metrics::Metrics;
@@ -50,7 +51,7 @@ mod error;
 mod evict;
 pub(crate) mod rest;
 
-pub(crate) use commit::{NewEvent, Outcome};
+pub(crate) use commit::Outcome;
 pub(crate) use error::WriterError;
 
 /// The most events one group commit takes.

@@ -1,0 +1,151 @@
+//! The action log (season transitions, moderation, late decisions) and the finalized results
+//! the actions produce.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use standings_core::BoardId;
+
+use super::StoreError;
+use super::{Store, Transaction, db_err};
+use crate::domain::{ActionRow, ResultRow};
+
+const ACTION_COLUMNS: &str = "seq, game, kind, action_id, body, result, actor, reason, created_at";
+
+impl Store {
+    /// Appends an action inside a transaction.
+    pub async fn insert_action(tx: &mut Transaction, a: &ActionRow) -> Result<(), StoreError> {
+        let tx = &mut tx.0;
+        sqlx::query(
+            "INSERT INTO actions (seq, game, kind, action_id, body, result, actor, reason, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(a.seq)
+        .bind(a.game.as_str())
+        .bind(a.kind.as_str())
+        .bind(a.action_id.as_deref())
+        .bind(a.body.as_str())
+        .bind(a.result.as_str())
+        .bind(a.actor.as_str())
+        .bind(a.reason.as_str())
+        .bind(a.created_at)
+        .execute(&mut **tx)
+        .await
+        .map_err(db_err("cannot append an action"))?;
+        Ok(())
+    }
+
+    /// Records what an action changed, once it was applied.
+    pub async fn set_action_result(&self, seq: i64, result: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE actions SET result = $1 WHERE seq = $2")
+            .bind(result)
+            .bind(seq)
+            .execute(&self.pool)
+            .await
+            .map_err(db_err("cannot record an action's result"))?;
+        Ok(())
+    }
+
+    /// The action a game's client id names, if any.
+    pub async fn find_action(&self, game: &str, action_id: &str) -> Result<Option<ActionRow>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 AND action_id = $2"
+        ))
+        .bind(game)
+        .bind(action_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db_err("cannot read an action"))?;
+        row.as_ref().map(action_from_row).transpose()
+    }
+
+    /// Every action of one game, in commit order.
+    pub async fn actions(&self, game: &str) -> Result<Vec<ActionRow>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 ORDER BY seq"
+        ))
+        .bind(game)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err("cannot read the action log"))?;
+        rows.iter().map(action_from_row).collect()
+    }
+
+    /// Every action with `seq > after`, in `seq` order.
+    pub async fn actions_after(&self, after: i64) -> Result<Vec<ActionRow>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {ACTION_COLUMNS} FROM actions WHERE seq > $1 ORDER BY seq"
+        ))
+        .bind(after)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err("cannot read the action log"))?;
+        rows.iter().map(action_from_row).collect()
+    }
+
+    /// Stores a result snapshot inside a transaction.
+    pub async fn insert_result(tx: &mut Transaction, r: &ResultRow) -> Result<(), StoreError> {
+        let tx = &mut tx.0;
+        sqlx::query(
+            "INSERT INTO season_results (game, mode, season, scope, correction, board_version, digest, \
+             finalized_at, action_seq, entries) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(r.board.game.as_str())
+        .bind(r.board.mode.as_str())
+        .bind(r.board.season.as_str())
+        .bind(r.board.scope.as_str())
+        .bind(r.correction)
+        .bind(r.board_version)
+        .bind(r.digest.as_str())
+        .bind(r.finalized_at)
+        .bind(r.action_seq)
+        .bind(r.entries.as_str())
+        .execute(&mut **tx)
+        .await
+        .map_err(db_err("cannot store a result"))?;
+        Ok(())
+    }
+
+    /// The results of a board: every correction, in order.
+    pub async fn results(&self, board: &BoardId) -> Result<Vec<ResultRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT correction, board_version, digest, finalized_at, action_seq, entries FROM season_results \
+             WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4 ORDER BY correction",
+        )
+        .bind(&board.game)
+        .bind(&board.mode)
+        .bind(&board.season)
+        .bind(&board.scope)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db_err("cannot read results"))?;
+        let bad = db_err("bad result row");
+        rows.iter()
+            .map(|row| {
+                Ok(ResultRow {
+                    board: board.clone(),
+                    correction: row.try_get("correction").map_err(&bad)?,
+                    board_version: row.try_get("board_version").map_err(&bad)?,
+                    digest: row.try_get("digest").map_err(&bad)?,
+                    finalized_at: row.try_get("finalized_at").map_err(&bad)?,
+                    action_seq: row.try_get("action_seq").map_err(&bad)?,
+                    entries: row.try_get("entries").map_err(&bad)?,
+                })
+            })
+            .collect()
+    }
+}
+
+fn action_from_row(row: &AnyRow) -> Result<ActionRow, StoreError> {
+    let bad = db_err("bad action row");
+    Ok(ActionRow {
+        seq: row.try_get("seq").map_err(&bad)?,
+        game: row.try_get("game").map_err(&bad)?,
+        kind: row.try_get("kind").map_err(&bad)?,
+        action_id: row.try_get("action_id").map_err(&bad)?,
+        body: row.try_get("body").map_err(&bad)?,
+        result: row.try_get("result").map_err(&bad)?,
+        actor: row.try_get("actor").map_err(&bad)?,
+        reason: row.try_get("reason").map_err(&bad)?,
+        created_at: row.try_get("created_at").map_err(&bad)?,
+    })
+}
