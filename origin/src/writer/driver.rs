@@ -457,11 +457,11 @@ impl Writer {
                 Landed::Resubmitted(group)
             }
             Ok(Stored::Unknown(e)) => {
+                self.machine.unknown();
                 tracing::warn!(
                     "a group's commit has an unknown outcome; nothing is decided until the log says whether seq {} is in it: {e}",
                     self.machine.unresolved_seq().unwrap_or_default()
                 );
-                self.machine.unknown();
                 self.unresolved = Some(Unresolved {
                     group,
                     outcomes,
