@@ -191,6 +191,27 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 mod tests {
     use super::*;
 
+    /// A timer on a manual clock wakes once the clock is moved to its deadline, and not
+    /// before, however long it waits in real time.
+    #[tokio::test]
+    async fn a_manual_clock_wakes_its_timers_when_moved_past_them() {
+        let clock = Clock::manual(1_000);
+        let timer = tokio::spawn({
+            let clock = clock.clone();
+            async move { clock.sleep_until(3_000).await }
+        });
+        clock.advance(1_999);
+        tokio::task::yield_now().await;
+        assert!(!timer.is_finished());
+        clock.set(3_000);
+        tokio::time::timeout(std::time::Duration::from_secs(10), timer)
+            .await
+            .expect("woken by the move")
+            .unwrap();
+        // A deadline already passed does not wait.
+        clock.sleep_until(2_000).await;
+    }
+
     /// Timestamps round-trip and offsets are normalized to UTC.
     #[test]
     fn rfc3339_round_trips() {
