@@ -182,14 +182,14 @@ pub(crate) async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result
     for part in (1..=total.div_ceil(PART_BYTES)).rev() {
         let body = bytes.split_off((part - 1) * PART_BYTES);
         bytes.shrink_to_fit();
-        let put = pace.now_ms();
+        let put = pace.begin();
         store.put_checkpoint_part(seq, part as i64, body).await?;
         pace.pause(put).await;
     }
     store.finish_checkpoint(seq, manifest).await?;
     let took = started.elapsed();
     for (old, part) in store.other_checkpoint_parts(seq).await? {
-        let delete = pace.now_ms();
+        let delete = pace.begin();
         store.delete_checkpoint_part(old, part).await?;
         pace.pause(delete).await;
     }
@@ -203,21 +203,26 @@ pub(crate) async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result
 }
 
 impl Pace {
-    /// Now on the pacing clock (ms), when there is one.
-    fn now_ms(&self) -> i64 {
+    /// When a statement begins: in real time to the nanosecond on the system clock, in ms on
+    /// a manual one.
+    fn begin(&self) -> (Instant, i64) {
         match self {
-            Pace::BesideWrites(clock) => clock.now_ms(),
-            Pace::Alone => 0,
+            Pace::BesideWrites(clock) => (Instant::now(), clock.now_ms()),
+            Pace::Alone => (Instant::now(), 0),
         }
     }
 
-    /// Beside writes, waits as long as the statement begun at `statement` (ms) took.
-    async fn pause(&self, statement: i64) {
-        if let Pace::BesideWrites(clock) = self {
-            let now = clock.now_ms();
-            clock
-                .sleep_until(now.saturating_add(now.saturating_sub(statement).max(0)))
-                .await;
+    /// Beside writes, waits as long as the statement begun at `began` took, on the pacing
+    /// clock: a manual clock that did not move gives no pause.
+    async fn pause(&self, began: (Instant, i64)) {
+        match self {
+            Pace::BesideWrites(Clock::System) => tokio::time::sleep(began.0.elapsed()).await,
+            Pace::BesideWrites(clock) => {
+                let now = clock.now_ms();
+                let took = now.saturating_sub(began.1).max(0);
+                clock.sleep_until(now.saturating_add(took)).await;
+            }
+            Pace::Alone => {}
         }
     }
 }
