@@ -8,8 +8,8 @@ use std::sync::RwLock;
 use serde::{Deserialize, Serialize};
 use standings_core::BoardId;
 
-use crate::domain::LoggedEvent;
-use crate::domain::seasons::{SeasonBook, SeasonRecord};
+use crate::domain::seasons::{Arrival, Routing, SeasonBook, SeasonRecord};
+use crate::domain::{LoggedEvent, NewEvent, Refusal};
 use crate::sync::RwLockUnpoisoned;
 
 /// Moderation and late-decision state derived from the action log.
@@ -142,12 +142,26 @@ impl Domain {
             .insert((game.to_string(), event_id.to_string()), apply);
     }
 
-    /// Whether a stored event arrived after its season left `active` (so it was late everywhere).
+    /// Whether a logged event is late for its season ([`SeasonRecord::late_for_season`]): it
+    /// was logged after its season left `active`, so it was late everywhere.
     pub fn season_late(&self, e: &LoggedEvent) -> bool {
         self.seasons
             .get(&e.game, &e.season)
-            .left_active_seq
-            .is_some_and(|left| e.seq > left)
+            .late_for_season(Arrival::Logged(e.seq))
+    }
+
+    /// Decides an event against its season's state ([`SeasonRecord::route`]): whether it is
+    /// late for the season, or why it is refused.
+    pub fn season_late_on_arrival(&self, e: &NewEvent) -> Result<bool, Refusal> {
+        match self.seasons.get(&e.game, &e.season).route(e.achieved_at) {
+            Routing::Apply => Ok(false),
+            Routing::Late => Ok(true),
+            Routing::NotActive(state) => Err(Refusal::SeasonNotActive {
+                game: e.game.clone(),
+                season: e.season.clone(),
+                state,
+            }),
+        }
     }
 
     /// Whether a stored event counts on an instance where it is (or is not) late: not

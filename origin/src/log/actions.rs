@@ -7,7 +7,7 @@ use standings_core::{BoardId, PlayerId, ScoreEvent};
 
 use super::instances::{Instances, Trial};
 use super::targets;
-use crate::boards::{Registry, core_event};
+use crate::boards::Registry;
 use crate::domain::periods::Period;
 use crate::domain::seasons::SeasonState;
 use crate::domain::{Action, ActionRow, BoardDef, Domain, ResultRow};
@@ -64,7 +64,7 @@ async fn valid_events(
         }
         let late_there = domain.season_late(&e) || entry.calendar.is_closed(period, e.received_at);
         if domain.counts(&e, late_there) {
-            valid.push(core_event(&e)?);
+            valid.push(e.core_event()?);
         }
     }
     Ok(valid)

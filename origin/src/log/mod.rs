@@ -16,7 +16,7 @@ use standings_core::BoardId;
 pub use self::actions::{Change, Performed, perform, try_perform};
 pub use self::instances::{Instances, LiveInstances, Phase, RebuildInstances, Tolerant, result_entries};
 pub use self::rebuild::{rebuild, replay_log};
-use crate::boards::{Registry, core_event};
+use crate::boards::Registry;
 // The writer names these through `log` as before the domain owned them.
 use crate::domain::periods::Period;
 pub use crate::domain::{Action, Domain, DomainState};
@@ -63,7 +63,7 @@ pub fn apply_event(
     e: &LoggedEvent,
 ) -> Result<bool, AppError> {
     let season_late = domain.season_late(e);
-    let event = core_event(e)?;
+    let event = e.core_event()?;
     let mut late_anywhere = false;
     for target in targets(registry, e, season_late)? {
         if target.late {

@@ -23,7 +23,6 @@ use tokio::sync::{mpsc, oneshot};
 use crate::FastHash;
 use crate::boards::Registry;
 use crate::clock::Clock;
-use crate::domain::seasons::Routing;
 use crate::domain::{ActionRow, EventStatus, LoggedEvent, NewEvent};
 use crate::http::error::AppError;
 use crate::log::{self, Action, Domain, LiveInstances, perform, targets};
@@ -1053,16 +1052,7 @@ fn decide(
     pending: &mut PendingTotals,
     earlier: [&PendingTotals; 2],
 ) -> Result<bool, AppError> {
-    let season_late = match domain.seasons.get(&e.game, &e.season).route(e.achieved_at) {
-        Routing::Apply => false,
-        Routing::Late => true,
-        Routing::NotActive(state) => {
-            return Err(AppError::SeasonNotActive(format!(
-                "season {}/{} is {state}; it takes no events achieved at this time",
-                e.game, e.season
-            )));
-        }
-    };
+    let season_late = domain.season_late_on_arrival(e)?;
     for board in e.boards().filter(|_| domain.disqualifies_anyone()) {
         if domain.is_disqualified(&board, &e.player_id) {
             return Err(AppError::PlayerDisqualified(format!(
