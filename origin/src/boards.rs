@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
-use standings_core::{Board, BoardId, BoardRules, CursorBinding, ScoreEvent};
+use standings_core::{Board, BoardId, BoardRules, CursorBinding};
 
 use crate::FastHash;
+use crate::domain::BoardDef;
 use crate::domain::periods::{Calendar, Period, PeriodKind};
-use crate::domain::{BoardDef, LoggedEvent};
 use crate::http::error::AppError;
 use crate::sync::{LockUnpoisoned, RwLockUnpoisoned};
 
@@ -302,20 +302,4 @@ impl Registry {
     pub fn all_instances(&self) -> Vec<Arc<BoardSlot>> {
         self.all().iter().flat_map(|entry| entry.instances()).collect()
     }
-}
-
-/// The core's view of a stored event (ids were validated before they were stored).
-pub fn core_event(stored: &LoggedEvent) -> Result<ScoreEvent, AppError> {
-    ScoreEvent::new(
-        &stored.event_id,
-        &stored.player_id,
-        stored.value,
-        stored.achieved_at,
-    )
-    .map_err(|e| {
-        AppError::Internal(format!(
-            "stored event {} (seq {}) is invalid: {e}",
-            stored.event_id, stored.seq
-        ))
-    })
 }

@@ -1,6 +1,9 @@
 //! Actions and finalized results, as logged.
 
+use serde::{Deserialize, Serialize};
 use standings_core::BoardId;
+
+use crate::domain::seasons::SeasonState;
 
 /// One action of the log: a season transition, a moderation action or a late decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,4 +45,62 @@ pub struct ResultRow {
     pub action_seq: i64,
     /// The ranked entries, as a JSON array.
     pub entries: String,
+}
+
+/// An action request as the log stores it (`ActionRow::body`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Action {
+    /// A season transition.
+    SeasonState {
+        /// The season.
+        season: String,
+        /// The state it moves to.
+        to: SeasonState,
+    },
+    /// Invalidate one event on every board it fed.
+    Invalidate {
+        /// The event.
+        target_event_id: String,
+    },
+    /// Restore an invalidated event.
+    Restore {
+        /// The event.
+        target_event_id: String,
+    },
+    /// Remove a player from a board.
+    Disqualify {
+        /// The board.
+        board: BoardId,
+        /// The player.
+        target_player_id: String,
+    },
+    /// Let a player back onto a board with their valid history.
+    Reinstate {
+        /// The board.
+        board: BoardId,
+        /// The player.
+        target_player_id: String,
+    },
+    /// Decide a late event.
+    LateDecision {
+        /// The event.
+        event_id: String,
+        /// Apply it (true) or reject it (false).
+        apply: bool,
+    },
+}
+
+impl Action {
+    /// The kind's name in the log.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::SeasonState { .. } => "SEASON_STATE",
+            Action::Invalidate { .. } => "INVALIDATE",
+            Action::Restore { .. } => "RESTORE",
+            Action::Disqualify { .. } => "DISQUALIFY",
+            Action::Reinstate { .. } => "REINSTATE",
+            Action::LateDecision { .. } => "LATE_DECISION",
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use standings_core::BoardId;
+use standings_core::{BoardId, IdError, ScoreEvent};
 
 /// A validated event that is not in the log yet: no `seq`, no status.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +73,32 @@ impl std::ops::Deref for LoggedEvent {
     fn deref(&self) -> &NewEvent {
         &self.event
     }
+}
+
+impl LoggedEvent {
+    /// The core's view of the event (its ids were validated before it was logged, so an error
+    /// means the log holds what no version of the service wrote).
+    pub fn core_event(&self) -> Result<ScoreEvent, InvalidLoggedEvent> {
+        ScoreEvent::new(&self.event_id, &self.player_id, self.value, self.achieved_at).map_err(|source| {
+            InvalidLoggedEvent {
+                seq: self.seq,
+                event_id: self.event_id.clone(),
+                source,
+            }
+        })
+    }
+}
+
+/// A logged event the core refuses as an event.
+#[derive(Debug, thiserror::Error)]
+#[error("stored event {event_id} (seq {seq}) is invalid")]
+pub struct InvalidLoggedEvent {
+    /// Its `seq`.
+    pub seq: i64,
+    /// Its id.
+    pub event_id: String,
+    /// What the core found wrong.
+    pub source: IdError,
 }
 
 /// Where an event stands in the log.

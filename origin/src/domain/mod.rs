@@ -5,9 +5,13 @@
 pub mod actions;
 pub mod boards;
 pub mod events;
+pub mod moderation;
 pub mod periods;
+pub mod refusals;
 pub mod seasons;
 
-pub use actions::{ActionRow, ResultRow};
+pub use actions::{Action, ActionRow, ResultRow};
 pub use boards::BoardDef;
 pub use events::{EventStatus, LoggedEvent, NewEvent};
+pub use moderation::{Domain, DomainState};
+pub use refusals::Refusal;

@@ -106,6 +106,16 @@ impl Default for SeasonRecord {
     }
 }
 
+/// When an event enters the log, as far as whoever asks knows: at decide time it is not logged
+/// yet, and it will be logged after every action so far; at apply time the log holds its `seq`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// It is being decided: it enters the log after every action logged so far.
+    Next,
+    /// It is in the log at this `seq`.
+    Logged(i64),
+}
+
 /// Where an event for a season goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Routing {
@@ -118,11 +128,27 @@ pub enum Routing {
 }
 
 impl SeasonRecord {
-    /// Routes an event achieved at `achieved_at`.
+    /// The season lateness rule, the one both the writer's decision and every application of
+    /// the log use: an event is late for its season when it entered the log after the action
+    /// that took the season out of `active`. Deciding, the event enters after every logged
+    /// action, so it is late exactly when the season has left `active`; applying, its `seq` is
+    /// compared with that action's. Both answer the same for the same event, which is why a
+    /// replay puts it where the live writer did. (Whether a late event is taken at all depends
+    /// on when it was achieved: see [`SeasonRecord::route`].)
+    pub fn late_for_season(&self, arrival: Arrival) -> bool {
+        self.left_active_seq.is_some_and(|left| match arrival {
+            Arrival::Next => true,
+            Arrival::Logged(seq) => seq > left,
+        })
+    }
+
+    /// Routes an event achieved at `achieved_at` that is being decided: applied while the
+    /// season is `active`; once it has left `active` ([`SeasonRecord::late_for_season`]),
+    /// queued as late if it was achieved before it left, refused otherwise.
     pub fn route(&self, achieved_at: i64) -> Routing {
-        match (self.state, self.left_active_at) {
+        match (self.state, self.late_for_season(Arrival::Next)) {
             (SeasonState::Active, _) => Routing::Apply,
-            (_, Some(left)) if achieved_at < left => Routing::Late,
+            (_, true) if self.left_active_at.is_some_and(|left| achieved_at < left) => Routing::Late,
             (state, _) => Routing::NotActive(state),
         }
     }
@@ -254,5 +280,35 @@ mod tests {
         assert_eq!(frozen.route(100), Routing::NotActive(SeasonState::Frozen));
         let finalized = frozen.moved(SeasonState::Finalized, 200, 4);
         assert_eq!(finalized.route(50), Routing::Late);
+    }
+
+    /// The decision and the log's application agree on an event's season lateness: for an
+    /// event achieved before or after the season left `active` (at 100, by the action at seq
+    /// 10), arriving before or after that, the decision's `Late` is exactly the application's
+    /// late, whether the log is applied with the season as it was at the event's `seq` (a
+    /// replay) or as it is now (the live writer, once the freeze is logged).
+    #[test]
+    fn deciding_and_applying_agree_on_season_lateness() {
+        let active = SeasonRecord::default();
+        let frozen = active.moved(SeasonState::Frozen, 100, 10);
+        for achieved_at in [50, 99, 100, 150] {
+            for (arrives_after_the_freeze, seq) in [(false, 5), (true, 11)] {
+                let decided_with = if arrives_after_the_freeze { frozen } else { active };
+                let routing = decided_with.route(achieved_at);
+                if matches!(routing, Routing::NotActive(_)) {
+                    assert!(arrives_after_the_freeze && achieved_at >= 100);
+                    continue;
+                }
+                let decided_late = routing == Routing::Late;
+                assert_eq!(decided_late, decided_with.late_for_season(Arrival::Next));
+                for applied_with in [decided_with, frozen] {
+                    assert_eq!(
+                        applied_with.late_for_season(Arrival::Logged(seq)),
+                        decided_late,
+                        "achieved at {achieved_at}, logged at seq {seq}"
+                    );
+                }
+            }
+        }
     }
 }

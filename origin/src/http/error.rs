@@ -9,6 +9,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::domain::Refusal;
+use crate::domain::events::InvalidLoggedEvent;
 use crate::store::StoreError;
 
 /// Every error the API answers with.
@@ -82,6 +84,25 @@ pub enum AppError {
 impl From<StoreError> for AppError {
     fn from(e: StoreError) -> AppError {
         AppError::Store(Arc::new(e))
+    }
+}
+
+impl From<Refusal> for AppError {
+    fn from(refusal: Refusal) -> AppError {
+        let detail = refusal.to_string();
+        match refusal {
+            Refusal::SeasonNotActive { .. } => AppError::SeasonNotActive(detail),
+            Refusal::PlayerDisqualified { .. } => AppError::PlayerDisqualified(detail),
+            Refusal::EventIdConflict(_) => AppError::EventIdConflict(detail),
+            Refusal::EventInvalidated(_) => AppError::EventInvalidated(detail),
+            Refusal::TotalOverflow { .. } => AppError::ValueOutOfRange(detail),
+        }
+    }
+}
+
+impl From<InvalidLoggedEvent> for AppError {
+    fn from(e: InvalidLoggedEvent) -> AppError {
+        AppError::Internal(format!("{e}: {}", e.source))
     }
 }
 
@@ -307,5 +328,24 @@ mod tests {
             "an internal error occurred; it has been logged"
         );
         assert!(failed.to_string().starts_with("INTERNAL: cannot read a board: "));
+    }
+
+    /// A domain refusal is answered with the code and the words it had as an AppError.
+    #[test]
+    fn a_refusal_keeps_its_code_and_detail() {
+        let refused: AppError = Refusal::SeasonNotActive {
+            game: "g".into(),
+            season: "s".into(),
+            state: crate::domain::seasons::SeasonState::Frozen,
+        }
+        .into();
+        assert_eq!(
+            refused.status_and_code(),
+            (StatusCode::CONFLICT, "SEASON_NOT_ACTIVE")
+        );
+        assert_eq!(
+            refused.problem().detail,
+            "season g/s is frozen; it takes no events achieved at this time"
+        );
     }
 }

@@ -34,7 +34,6 @@ use standings_core::{BoardId, ScoreMode};
 
 use crate::FastHash;
 use crate::boards::{BoardEntry, Registry};
-use crate::domain::seasons::Routing;
 use crate::domain::{EventStatus, LoggedEvent, NewEvent};
 use crate::http::error::AppError;
 use crate::log::{Domain, targets};
@@ -509,16 +508,7 @@ fn decide_event(
     pending: &mut PendingTotals,
     earlier: [&PendingTotals; 2],
 ) -> Result<bool, AppError> {
-    let season_late = match domain.seasons.get(&e.game, &e.season).route(e.achieved_at) {
-        Routing::Apply => false,
-        Routing::Late => true,
-        Routing::NotActive(state) => {
-            return Err(AppError::SeasonNotActive(format!(
-                "season {}/{} is {state}; it takes no events achieved at this time",
-                e.game, e.season
-            )));
-        }
-    };
+    let season_late = domain.season_late_on_arrival(e)?;
     for board in e.boards().filter(|_| domain.disqualifies_anyone()) {
         if domain.is_disqualified(&board, &e.player_id) {
             return Err(AppError::PlayerDisqualified(format!(

@@ -1,0 +1,255 @@
+//! Performing a logged action on instances: season transitions (with result snapshots),
+//! invalidations, disqualifications and late decisions, each recomputing the players it
+//! touches from their valid events.
+
+use serde::Serialize;
+use standings_core::{BoardId, PlayerId, ScoreEvent};
+
+use super::instances::{Instances, Trial};
+use super::targets;
+use crate::boards::Registry;
+use crate::domain::periods::Period;
+use crate::domain::seasons::SeasonState;
+use crate::domain::{Action, ActionRow, BoardDef, Domain, ResultRow};
+use crate::http::error::AppError;
+use crate::store::Store;
+
+/// Decides whether an action can be carried out on the current state: performs it on a copy of
+/// the domain with [`Trial`] instances, so every recompute it would run is folded and nothing
+/// changes. `row` is the action as it would be logged (its `seq` the next one). A refusal is
+/// the error the action would meet (`VALUE_OUT_OF_RANGE` for a total that would overflow).
+pub async fn try_perform(
+    store: &Store,
+    registry: &Registry,
+    domain: &Domain,
+    row: &ActionRow,
+    action: &Action,
+) -> Result<(), AppError> {
+    if let Action::Disqualify { board, .. } | Action::Reinstate { board, .. } = action
+        && let Some(entry) = registry.entry(board)
+    {
+        entry.check_not_broken()?;
+    }
+    let copy = Domain::from_state(domain.state());
+    perform(store, registry, &copy, &mut Trial { registry }, row, action).await?;
+    Ok(())
+}
+
+/// A player's valid events on one instance as of `before_seq`, for a recompute.
+async fn valid_events(
+    store: &Store,
+    registry: &Registry,
+    domain: &Domain,
+    board: &BoardId,
+    period: &Period,
+    player: &str,
+    before_seq: i64,
+) -> Result<Vec<ScoreEvent>, AppError> {
+    if domain.is_disqualified(board, player) {
+        return Ok(Vec::new());
+    }
+    let entry = registry
+        .entry(board)
+        .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))?;
+    let mut valid = Vec::new();
+    for e in store.player_events(board, player, before_seq).await? {
+        if !e.scopes.contains(&board.scope) {
+            continue;
+        }
+        let Ok(event_period) = entry.calendar.period_of(period.kind, e.achieved_at) else {
+            continue;
+        };
+        if event_period.key != period.key {
+            continue;
+        }
+        let late_there = domain.season_late(&e) || entry.calendar.is_closed(period, e.received_at);
+        if domain.counts(&e, late_there) {
+            valid.push(e.core_event()?);
+        }
+    }
+    Ok(valid)
+}
+
+/// What an action changed on one instance.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Change {
+    /// The board.
+    pub game: String,
+    /// The board.
+    pub mode: String,
+    /// The board.
+    pub season: String,
+    /// The board.
+    pub scope: String,
+    /// The period instance.
+    pub period_key: String,
+    /// The player whose aggregate was recomputed.
+    pub player_id: String,
+    /// Their rank after, or `None` when unranked.
+    pub rank: Option<u64>,
+    /// The instance's version after.
+    pub board_version: u64,
+}
+
+/// What performing an action did.
+#[derive(Debug, Default)]
+pub struct Performed {
+    /// Every instance it changed.
+    pub changes: Vec<Change>,
+    /// Result snapshots it produced (finalization, or corrections), to be stored.
+    pub results: Vec<ResultRow>,
+}
+
+/// Performs a logged action on `instances`: the live boards or a rebuild's. `row.seq` bounds
+/// which events exist. The action was validated when it was submitted.
+pub async fn perform(
+    store: &Store,
+    registry: &Registry,
+    domain: &Domain,
+    instances: &mut impl Instances,
+    row: &ActionRow,
+    action: &Action,
+) -> Result<Performed, AppError> {
+    let mut performed = Performed::default();
+    // The (board, player) pairs whose aggregates to recompute, and the periods to do it in.
+    let mut recompute: Vec<(BoardId, Period, String)> = Vec::new();
+    match action {
+        Action::SeasonState { season, to } => {
+            let record = domain.seasons.get(&row.game, season);
+            domain
+                .seasons
+                .set(&row.game, season, record.moved(*to, row.created_at, row.seq));
+            let boards: Vec<BoardDef> = registry
+                .of_season(&row.game, season)
+                .iter()
+                .map(|e| e.def.clone())
+                .collect();
+            if *to == SeasonState::Finalized {
+                for def in &boards {
+                    performed.results.push(snapshot(
+                        instances,
+                        &def.id,
+                        domain.take_correction(&def.id),
+                        row,
+                    )?);
+                }
+            }
+            if *to == SeasonState::Archived {
+                for def in &boards {
+                    instances.archive(&def.id);
+                }
+            }
+            return Ok(performed);
+        }
+        Action::Invalidate { target_event_id } | Action::Restore { target_event_id } => {
+            let invalid = matches!(action, Action::Invalidate { .. });
+            let Some(e) = store.find_event(&row.game, target_event_id).await? else {
+                return Ok(performed);
+            };
+            if e.seq > row.seq || !domain.set_invalidated(&row.game, target_event_id, invalid) {
+                // Already in that state: nothing changes.
+                return Ok(performed);
+            }
+            let season_late = domain.season_late(&e);
+            for target in targets(registry, &e, season_late)? {
+                let late_there = target.late;
+                // The event mattered there only if it counted (ignoring the invalidation).
+                let decided = domain.decision(&e.game, &e.event_id) == Some(true);
+                if !late_there || decided {
+                    recompute.push((target.board, target.period, e.player_id.clone()));
+                }
+            }
+        }
+        Action::Disqualify {
+            board,
+            target_player_id,
+        }
+        | Action::Reinstate {
+            board,
+            target_player_id,
+        } => {
+            let out = matches!(action, Action::Disqualify { .. });
+            if !domain.set_disqualified(board, target_player_id, out) {
+                return Ok(performed);
+            }
+            let mut periods = instances.periods(board);
+            if !out {
+                // The player's history may name periods that have no instance yet.
+                let entry = registry
+                    .entry(board)
+                    .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))?;
+                for e in store.player_events(board, target_player_id, row.seq).await? {
+                    for p in entry.calendar.periods_of(e.achieved_at) {
+                        if !periods.iter().any(|q| q.key == p.key) {
+                            periods.push(p);
+                        }
+                    }
+                }
+            }
+            for period in periods {
+                recompute.push((board.clone(), period, target_player_id.clone()));
+            }
+        }
+        Action::LateDecision { event_id, apply } => {
+            let Some(e) = store.find_event(&row.game, event_id).await? else {
+                return Ok(performed);
+            };
+            domain.set_decision(&row.game, event_id, *apply);
+            if *apply && !domain.is_invalidated(&e.game, &e.event_id) {
+                let season_late = domain.season_late(&e);
+                for target in targets(registry, &e, season_late)? {
+                    if target.late {
+                        recompute.push((target.board, target.period, e.player_id.clone()));
+                    }
+                }
+            }
+        }
+    }
+    let mut touched_results: Vec<BoardId> = Vec::new();
+    for (board, period, player) in recompute {
+        let events = valid_events(store, registry, domain, &board, &period, &player, row.seq).await?;
+        let player_id = PlayerId::new(&player).map_err(|e| AppError::Internal(e.to_string()))?;
+        instances.prepare(&board, &period).await?;
+        let (rank, board_version) = instances.recompute(&board, &period, &player_id, &events)?;
+        if period.key == Period::all_time().key && !touched_results.contains(&board) {
+            touched_results.push(board.clone());
+        }
+        performed.changes.push(Change {
+            game: board.game.clone(),
+            mode: board.mode.clone(),
+            season: board.season.clone(),
+            scope: board.scope.clone(),
+            period_key: period.key.clone(),
+            player_id: player,
+            rank,
+            board_version,
+        });
+    }
+    // A change to a season that has results is a numbered correction of each board it touched.
+    for board in touched_results {
+        if domain.seasons.get(&board.game, &board.season).state.has_results() {
+            performed
+                .results
+                .push(snapshot(instances, &board, domain.take_correction(&board), row)?);
+        }
+    }
+    Ok(performed)
+}
+
+fn snapshot(
+    instances: &mut impl Instances,
+    board: &BoardId,
+    correction: i64,
+    row: &ActionRow,
+) -> Result<ResultRow, AppError> {
+    let (entries, board_version, digest) = instances.result(board)?;
+    Ok(ResultRow {
+        board: board.clone(),
+        correction,
+        board_version: board_version as i64,
+        digest,
+        finalized_at: row.created_at,
+        action_seq: row.seq,
+        entries: entries.to_string(),
+    })
+}

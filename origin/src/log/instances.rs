@@ -1,0 +1,470 @@
+//! The board instances the log is applied to, behind one trait: the live registry, a trial run
+//! that decides an action without changing anything, a tolerant wrapper that marks a board
+//! broken instead of failing the log, and the instances a rebuild builds.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Value, json};
+use standings_core::{ApplyError, Board, BoardId, PlayerId, Replay, ScoreEvent};
+
+use crate::boards::{BoardEntry, BoardSlot, Registry};
+use crate::clock::format_rfc3339;
+use crate::domain::periods::Period;
+use crate::http::error::AppError;
+use crate::store::Store;
+
+/// Access to the board instances being driven: the live registry, or a rebuild's.
+pub trait Instances {
+    /// Makes sure an instance that left memory is back before it is changed.
+    fn prepare(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+    ) -> impl std::future::Future<Output = Result<(), AppError>> + Send;
+    /// Applies an event to an instance, creating it when new.
+    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError>;
+    /// Recomputes a player's aggregate on an instance from the given valid events; returns the
+    /// player's rank after it (if ranked) and the instance's version.
+    fn recompute(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        events: &[ScoreEvent],
+    ) -> Result<(Option<u64>, u64), AppError>;
+    /// The periods of a board that have an instance.
+    fn periods(&self, board: &BoardId) -> Vec<Period>;
+    /// The all-time instance's entries, version and digest, for a result snapshot.
+    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError>;
+    /// Frees a board's instances (the season was archived).
+    fn archive(&mut self, board: &BoardId);
+}
+
+/// The ranked entries of a board, as results store them.
+pub fn result_entries(board: &Board) -> Value {
+    let entries: Vec<Value> = board
+        .index()
+        .range(1, board.index().len())
+        .iter()
+        .map(|e| {
+            json!({"rank": e.rank, "player_id": e.player, "value": e.value, "achieved_at": format_rfc3339(e.achieved_at)})
+        })
+        .collect();
+    Value::Array(entries)
+}
+
+/// The live instances.
+pub struct LiveInstances<'a> {
+    /// The registry.
+    pub registry: &'a Registry,
+    /// Where closed periods that left memory are kept.
+    pub store: &'a Store,
+}
+
+impl LiveInstances<'_> {
+    /// The periods of a board with a live instance.
+    fn periods_of(registry: &Registry, board: &BoardId) -> Vec<Period> {
+        registry
+            .entry(board)
+            .map(|entry| entry.instances().iter().map(|s| s.period.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    fn entry(&self, board: &BoardId) -> Result<std::sync::Arc<BoardEntry>, AppError> {
+        self.registry
+            .entry(board)
+            .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))
+    }
+}
+
+impl Instances for LiveInstances<'_> {
+    async fn prepare(&mut self, board: &BoardId, period: &Period) -> Result<(), AppError> {
+        let entry = self.entry(board)?;
+        if entry.instance(&period.key).is_none()
+            && let Some((version, entries)) = self.store.period_snapshot(board, &period.key).await?
+        {
+            entry.install(entry.restored(period, version, &entries)?);
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError> {
+        let slot = self.entry(board)?.instance_or_create(period);
+        let mut live = slot.write();
+        live.apply(event).map_err(|e| {
+            AppError::Internal(format!(
+                "event {} refused by {board}: {e}",
+                event.event_id.as_str()
+            ))
+        })?;
+        Ok(())
+    }
+
+    fn recompute(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        events: &[ScoreEvent],
+    ) -> Result<(Option<u64>, u64), AppError> {
+        let slot = self.entry(board)?.instance_or_create(period);
+        let mut live = slot.write();
+        live.recompute_player(player, events)
+            .map_err(|e| AppError::Internal(format!("recompute on {board} failed: {e}")))?;
+        Ok((live.index().rank_of_player(player.as_str()), live.version()))
+    }
+
+    fn periods(&self, board: &BoardId) -> Vec<Period> {
+        LiveInstances::periods_of(self.registry, board)
+    }
+
+    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
+        let slot: std::sync::Arc<BoardSlot> = self.entry(board)?.all_time();
+        let live = slot.read();
+        Ok((result_entries(&live), live.version(), live.digest().to_string()))
+    }
+
+    fn archive(&mut self, board: &BoardId) {
+        if let Some(entry) = self.registry.entry(board) {
+            entry.archive();
+        }
+    }
+}
+
+/// The instances of a trial run: an action performed against a copy of the domain, where each
+/// recompute only folds the player's events by the board's rules and changes nothing. It needs
+/// no board state (a recompute depends only on the events), so it is the same decision the
+/// live writer and a replay reach, taken before the action is written.
+pub(super) struct Trial<'a> {
+    pub(super) registry: &'a Registry,
+}
+
+impl Instances for Trial<'_> {
+    async fn prepare(&mut self, _board: &BoardId, _period: &Period) -> Result<(), AppError> {
+        Ok(())
+    }
+
+    fn apply(&mut self, _board: &BoardId, _period: &Period, _event: &ScoreEvent) -> Result<(), AppError> {
+        // `perform` never applies events; a trial has nothing to apply them to.
+        Ok(())
+    }
+
+    fn recompute(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        events: &[ScoreEvent],
+    ) -> Result<(Option<u64>, u64), AppError> {
+        let entry = self
+            .registry
+            .entry(board)
+            .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))?;
+        entry.check_not_broken()?;
+        entry
+            .def
+            .rules
+            .recompute(events.iter().filter(|e| e.player == *player))
+            .map_err(|e| match e {
+                ApplyError::ValueOverflow => AppError::ValueOutOfRange(format!(
+                    "the total of {:?} on {board} ({}) would overflow a 64-bit integer",
+                    player.as_str(),
+                    period.key
+                )),
+                other => AppError::Internal(format!(
+                    "a recompute of {:?} on {board} ({}) fails: {other}",
+                    player.as_str(),
+                    period.key
+                )),
+            })?;
+        Ok((None, 0))
+    }
+
+    fn periods(&self, board: &BoardId) -> Vec<Period> {
+        LiveInstances::periods_of(self.registry, board)
+    }
+
+    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
+        // A result snapshot of a broken board would record a board the log does not give.
+        if let Some(entry) = self.registry.entry(board) {
+            entry.check_not_broken()?;
+        }
+        Ok((Value::Null, 0, String::new()))
+    }
+
+    fn archive(&mut self, _board: &BoardId) {}
+}
+
+/// Instances driven through a log that may hold an entry that cannot be carried out: an entry
+/// that fails on a board marks that board broken (its first failure is kept and printed) and
+/// the entry goes on with its other boards; a broken board takes nothing more. So one bad
+/// entry costs the boards it touches, not the whole service.
+pub struct Tolerant<'r, 'i, I> {
+    inner: &'i mut I,
+    registry: &'r Registry,
+    /// The boards marked broken, also kept here so that a replay with none asks nothing of
+    /// the registry per event.
+    broken: HashSet<BoardId>,
+    /// The `seq` of the log entry being carried out.
+    pub seq: i64,
+}
+
+impl<'r, 'i, I> Tolerant<'r, 'i, I> {
+    /// Drives `inner`, marking broken boards in `registry` (the ones marked already stay so).
+    pub fn new(inner: &'i mut I, registry: &'r Registry, seq: i64) -> Tolerant<'r, 'i, I> {
+        let broken = registry.broken().into_iter().map(|(id, _)| id).collect();
+        Tolerant {
+            inner,
+            registry,
+            broken,
+            seq,
+        }
+    }
+
+    fn is_broken(&self, board: &BoardId) -> bool {
+        !self.broken.is_empty() && self.broken.contains(board)
+    }
+
+    /// Marks `board` broken by the current entry and says why, once per board.
+    pub fn break_board(&mut self, board: &BoardId, why: &AppError) {
+        let Some(entry) = self.registry.entry(board) else {
+            return;
+        };
+        if self.broken.insert(board.clone()) {
+            tracing::error!(
+                "the log entry at seq {} cannot be carried out on board {board}: {why}; the board is not served, every other board is",
+                self.seq
+            );
+            entry.mark_broken(self.seq, why.to_string());
+        }
+    }
+}
+
+impl<I: Instances + Send> Instances for Tolerant<'_, '_, I> {
+    async fn prepare(&mut self, board: &BoardId, period: &Period) -> Result<(), AppError> {
+        if !self.is_broken(board)
+            && let Err(e) = self.inner.prepare(board, period).await
+        {
+            self.break_board(board, &e);
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError> {
+        if !self.is_broken(board)
+            && let Err(e) = self.inner.apply(board, period, event)
+        {
+            self.break_board(board, &e);
+        }
+        Ok(())
+    }
+
+    fn recompute(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        events: &[ScoreEvent],
+    ) -> Result<(Option<u64>, u64), AppError> {
+        if self.is_broken(board) {
+            return Ok((None, 0));
+        }
+        self.inner.recompute(board, period, player, events).or_else(|e| {
+            self.break_board(board, &e);
+            Ok((None, 0))
+        })
+    }
+
+    fn periods(&self, board: &BoardId) -> Vec<Period> {
+        self.inner.periods(board)
+    }
+
+    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
+        if self.is_broken(board) {
+            return Ok((Value::Null, 0, String::new()));
+        }
+        self.inner.result(board).or_else(|e| {
+            self.break_board(board, &e);
+            Ok((Value::Null, 0, String::new()))
+        })
+    }
+
+    fn archive(&mut self, board: &BoardId) {
+        self.inner.archive(board);
+    }
+}
+
+/// An instance being rebuilt: the fast fold until an action needs a full board.
+enum Building {
+    Fast(Replay),
+    Full(Board),
+}
+
+impl Building {
+    fn board(&mut self) -> &mut Board {
+        if let Building::Fast(_) = self {
+            let Building::Fast(replay) = std::mem::replace(
+                self,
+                Building::Full(Board::new(standings_core::BoardRules::new(
+                    standings_core::ScoreMode::Highest,
+                ))),
+            ) else {
+                unreachable!("checked above")
+            };
+            *self = Building::Full(replay.finish());
+        }
+        match self {
+            Building::Full(board) => board,
+            Building::Fast(_) => unreachable!("converted above"),
+        }
+    }
+}
+
+/// The instances of a rebuild.
+pub struct RebuildInstances<'a> {
+    registry: &'a Registry,
+    building: HashMap<(BoardId, String), (Period, Building)>,
+    archived: HashSet<BoardId>,
+    only: Option<BoardId>,
+    /// Which instances this pass builds: the current ones (all time and periods still open at
+    /// `now`), or the history (closed periods).
+    phase: Phase,
+}
+
+/// The two passes of a rebuild: the live boards first, then the history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Every instance in one pass.
+    All,
+    /// All time and the periods still open at this time (ms).
+    Current(i64),
+    /// The periods closed at this time (ms).
+    History(i64),
+}
+
+impl<'a> RebuildInstances<'a> {
+    /// Empty instances for the boards of `registry` (or only for one board).
+    pub fn new(registry: &'a Registry, only: Option<BoardId>, phase: Phase) -> RebuildInstances<'a> {
+        RebuildInstances {
+            registry,
+            building: HashMap::new(),
+            archived: HashSet::new(),
+            only,
+            phase,
+        }
+    }
+
+    fn skips(&self, board: &BoardId, period: &Period) -> bool {
+        if self.only.as_ref().is_some_and(|only| only != board) {
+            return true;
+        }
+        let closed = |now: i64| {
+            self.registry
+                .entry(board)
+                .is_some_and(|entry| entry.calendar.is_closed(period, now))
+        };
+        match self.phase {
+            Phase::All => false,
+            Phase::Current(now) => closed(now),
+            Phase::History(now) => !closed(now),
+        }
+    }
+
+    fn slot(&mut self, board: &BoardId, period: &Period) -> Result<&mut Building, AppError> {
+        let rules = self
+            .registry
+            .entry(board)
+            .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))?
+            .def
+            .rules;
+        Ok(&mut self
+            .building
+            .entry((board.clone(), period.key.clone()))
+            .or_insert_with(|| (period.clone(), Building::Fast(Replay::new(rules))))
+            .1)
+    }
+
+    /// Installs every rebuilt instance into the registry's entries (archived boards stay empty).
+    pub fn install(self) {
+        for ((board, _), (period, building)) in self.building {
+            if self.archived.contains(&board) {
+                continue;
+            }
+            let Some(entry) = self.registry.entry(&board) else {
+                continue;
+            };
+            let built = match building {
+                Building::Fast(replay) => replay.finish(),
+                Building::Full(board) => board,
+            };
+            entry.install(BoardSlot::new(board, period, built));
+        }
+        for board in self.archived {
+            if let Some(entry) = self.registry.entry(&board) {
+                entry.archive();
+            }
+        }
+    }
+}
+
+impl Instances for RebuildInstances<'_> {
+    async fn prepare(&mut self, _board: &BoardId, _period: &Period) -> Result<(), AppError> {
+        // A rebuild holds every instance in memory.
+        Ok(())
+    }
+
+    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError> {
+        if self.skips(board, period) {
+            return Ok(());
+        }
+        let result = match self.slot(board, period)? {
+            Building::Fast(replay) => replay.push(event).map(|_| ()),
+            Building::Full(full) => full.apply(event).map(|_| ()),
+        };
+        result.map_err(|e| {
+            AppError::Internal(format!(
+                "event {} cannot be replayed on {board}: {e}",
+                event.event_id.as_str()
+            ))
+        })
+    }
+
+    fn recompute(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        events: &[ScoreEvent],
+    ) -> Result<(Option<u64>, u64), AppError> {
+        if self.skips(board, period) {
+            return Ok((None, 0));
+        }
+        let full = self.slot(board, period)?.board();
+        full.recompute_player(player, events)
+            .map_err(|e| AppError::Internal(format!("recompute on {board} failed: {e}")))?;
+        Ok((full.index().rank_of_player(player.as_str()), full.version()))
+    }
+
+    fn periods(&self, board: &BoardId) -> Vec<Period> {
+        let mut periods: Vec<Period> = self
+            .building
+            .iter()
+            .filter(|((b, _), _)| b == board)
+            .map(|(_, (period, _))| period.clone())
+            .collect();
+        periods.sort_by(|a, b| a.key.cmp(&b.key));
+        periods
+    }
+
+    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
+        if self.skips(board, &Period::all_time()) {
+            return Ok((Value::Null, 0, String::new()));
+        }
+        let full = self.slot(board, &Period::all_time())?.board();
+        Ok((result_entries(full), full.version(), full.digest().to_string()))
+    }
+
+    fn archive(&mut self, board: &BoardId) {
+        self.archived.insert(board.clone());
+    }
+}
