@@ -1,0 +1,250 @@
+//! `standings import`: loads NDJSON through the writer, as the API would take it.
+//!
+//! A line is a score event as `POST /v1/score-events` takes it, or one of the lines `export`
+//! writes (a board definition, an event with its status, an action; see `export`). Lines are
+//! carried out in file order: events in groups of up to a batch, a board or an action on its
+//! own once the events before it are committed.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::export::{ActionLine, BoardLine, EventLine};
+use super::progress::{Progress, Unit};
+use super::{Global, load_config};
+use crate::config::Role;
+use crate::http::Shared;
+use crate::http::auth::Principal;
+use crate::store::Defined;
+use crate::writer::ActionRequest;
+
+/// The options of `standings import`.
+#[derive(Debug, clap::Args)]
+pub(super) struct ImportArgs {
+    /// The NDJSON file: one score event per line, or what `standings export` wrote.
+    #[arg(value_name = "FILE.ndjson")]
+    file: PathBuf,
+}
+
+/// How many refusals are written out one by one; the rest are only counted.
+const REFUSALS_SHOWN: u64 = 20;
+
+/// What an import did, line kind by line kind.
+#[derive(Default)]
+struct Totals {
+    read: u64,
+    accepted: u64,
+    duplicates: u64,
+    rejected: u64,
+    boards: u64,
+    actions: u64,
+    actions_already: u64,
+}
+
+impl Totals {
+    fn refuse(&mut self, what: std::fmt::Arguments<'_>) {
+        self.rejected += 1;
+        if self.rejected <= REFUSALS_SHOWN {
+            tracing::warn!("rejected {what}");
+        }
+    }
+}
+
+/// The events waiting to be submitted as one group, all from one source.
+struct Pending {
+    source: String,
+    /// Each event with the status its export gave it, if it came from one.
+    events: Vec<(Value, Option<(i64, String)>)>,
+}
+
+pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCode, String> {
+    let file = &args.file;
+    let (config, _, _) = load_config(global)?;
+    // The writer assigns commit order itself, so a second writer on the same log must not run.
+    if tokio::net::TcpStream::connect(&config.listen).await.is_ok() {
+        return Err(format!(
+            "a service is listening on {}; stop it before importing, or submit through its batch endpoint",
+            config.listen
+        ));
+    }
+    let opened = std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?;
+    let size = opened.metadata().map(|m| m.len()).ok();
+    let reader = std::io::BufReader::new(opened);
+    let state = crate::start(&config).await.map_err(|e| e.to_string())?;
+    let mut progress = Progress::new("importing", Unit::Bytes, size);
+    let started = Instant::now();
+    let mut totals = Totals::default();
+    let mut pending = Pending {
+        source: "import".into(),
+        events: Vec::with_capacity(crate::http::write::MAX_BATCH),
+    };
+    let mut bytes = 0u64;
+    for (line_no, line) in (1u64..).zip(reader.lines()) {
+        let line = line.map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        bytes += line.len() as u64 + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |e: &dyn std::fmt::Display| format!("{}:{line_no}: {e}", file.display());
+        // The same reader as a request body: a repeated key stops the import as it refuses a
+        // batch.
+        let value = crate::http::json_value::read_value(line.as_bytes()).map_err(|e| at(&e))?;
+        let kind = ["board", "action", "event"]
+            .into_iter()
+            .find(|key| value.get(key).is_some());
+        match kind {
+            Some("board") => {
+                flush(&state, &mut pending, &mut totals).await?;
+                let line: BoardLine = serde_json::from_value(value).map_err(|e| at(&e))?;
+                define(&state, line, &mut totals).await.map_err(|e| at(&e))?;
+            }
+            Some("action") => {
+                flush(&state, &mut pending, &mut totals).await?;
+                let line: ActionLine = serde_json::from_value(value).map_err(|e| at(&e))?;
+                act(&state, line, &mut totals).await;
+            }
+            Some(_) => {
+                let line: EventLine = serde_json::from_value(value).map_err(|e| at(&e))?;
+                add(
+                    &state,
+                    &mut pending,
+                    &mut totals,
+                    line.source,
+                    (line.event, Some((line.seq, line.status))),
+                )
+                .await?;
+            }
+            None => add(&state, &mut pending, &mut totals, "import".into(), (value, None)).await?,
+        }
+        progress.update(bytes);
+    }
+    flush(&state, &mut pending, &mut totals).await?;
+    progress.finish();
+    let took = started.elapsed();
+    let Totals {
+        read,
+        accepted,
+        duplicates,
+        rejected,
+        boards,
+        actions,
+        actions_already,
+    } = totals;
+    let others = if boards + actions > 0 {
+        format!("; {boards} boards defined, {actions} actions ({actions_already} performed before)")
+    } else {
+        String::new()
+    };
+    println!(
+        "imported {read} events in {took:.2?} ({:.0} events/s): {accepted} accepted, {duplicates} duplicates, {rejected} rejected{others}",
+        read as f64 / took.as_secs_f64().max(1e-9)
+    );
+    if let Err(e) = state.ingest.checkpoint().await {
+        tracing::warn!(error = %e, "the checkpoint after the import failed (the next start replays the log)");
+    }
+    state.store.close().await;
+    Ok(if rejected == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(4)
+    })
+}
+
+/// Queues one event, submitting the queue first when it is full or from another source.
+async fn add(
+    state: &Shared,
+    pending: &mut Pending,
+    totals: &mut Totals,
+    source: String,
+    event: (Value, Option<(i64, String)>),
+) -> Result<(), String> {
+    if pending.source != source || pending.events.len() == crate::http::write::MAX_BATCH {
+        flush(state, pending, totals).await?;
+        pending.source = source;
+    }
+    pending.events.push(event);
+    totals.read += 1;
+    Ok(())
+}
+
+/// Submits the queued events as one group commit, as their source, and counts the answers.
+/// An exported event must come out as it did in its log: applied, or late.
+async fn flush(state: &Shared, pending: &mut Pending, totals: &mut Totals) -> Result<(), String> {
+    if pending.events.is_empty() {
+        return Ok(());
+    }
+    let principal = Principal {
+        name: pending.source.clone(),
+        role: Role::Admin,
+        games: vec!["*".into()],
+        player_id: None,
+    };
+    let (events, statuses): (Vec<_>, Vec<_>) = std::mem::take(&mut pending.events).into_iter().unzip();
+    let answers = crate::http::write::submit_many(state, &principal, events)
+        .await
+        .map_err(|e| e.to_string())?;
+    for (answer, exported) in answers.into_iter().zip(statuses) {
+        let late = answer.status == "LATE";
+        match (answer.status, &exported) {
+            ("DUPLICATE", _) => totals.duplicates += 1,
+            ("ACCEPTED" | "LATE", None) => totals.accepted += 1,
+            ("ACCEPTED" | "LATE", Some((_, status))) if late == status.starts_with("LATE") => {
+                totals.accepted += 1
+            }
+            ("ACCEPTED" | "LATE", Some((seq, status))) => totals.refuse(format_args!(
+                "{:?}: it was {status} at seq {seq} of the export but is {} here",
+                answer.event_id, answer.status
+            )),
+            _ => totals.refuse(format_args!(
+                "{:?}: {} {}",
+                answer.event_id,
+                answer.code.unwrap_or_default(),
+                answer.detail.unwrap_or_default()
+            )),
+        }
+    }
+    Ok(())
+}
+
+/// Defines a board as `PUT /v1/boards/...` does; the same definition again is a no-op.
+async fn define(state: &Shared, line: BoardLine, totals: &mut Totals) -> Result<(), String> {
+    let def = line.board.definition()?;
+    match state.store.define_board(&def).await.map_err(|e| e.to_string())? {
+        Defined::Created => {
+            state.registry.add(&def)?;
+            totals.boards += 1;
+        }
+        Defined::Identical => {}
+        Defined::Conflict(existing) => {
+            return Err(format!(
+                "board {} exists here with another definition ({} {}..={})",
+                existing.id, existing.rules.score_mode, existing.rules.value_min, existing.rules.value_max
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Performs an exported action through the writer, with its actor and reason.
+async fn act(state: &Shared, line: ActionLine, totals: &mut Totals) {
+    let seq = line.seq;
+    let answer = state
+        .ingest
+        .act(ActionRequest {
+            game: line.game,
+            action: line.action,
+            action_id: line.moderation_id,
+            request: line.request,
+            actor: line.actor,
+            reason: line.reason,
+        })
+        .await;
+    match answer {
+        Ok(answer) if answer.replayed => totals.actions_already += 1,
+        Ok(_) => totals.actions += 1,
+        Err(e) => totals.refuse(format_args!("the action at seq {seq} of the export: {e}")),
+    }
+}
