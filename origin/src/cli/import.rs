@@ -29,6 +29,9 @@ pub(super) struct ImportArgs {
     file: PathBuf,
 }
 
+/// The source of the events of a file that does not name theirs (plain submissions).
+const IMPORT_SOURCE: &str = "import";
+
 /// How many refusals are written out one by one; the rest are only counted.
 const REFUSALS_SHOWN: u64 = 20;
 
@@ -53,11 +56,12 @@ impl Totals {
     }
 }
 
-/// The events waiting to be submitted as one group, all from one source.
+/// One event waiting to be submitted: the submission, the name of the token that sent it in
+/// the first place, and the `seq` and status its export gave it, if it came from one.
 struct Pending {
+    event: Value,
     source: String,
-    /// Each event with the status its export gave it, if it came from one.
-    events: Vec<(Value, Option<(i64, String)>)>,
+    exported: Option<(i64, String)>,
 }
 
 pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCode, String> {
@@ -77,10 +81,7 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
     let mut progress = Progress::new("importing", Unit::Bytes, size);
     let started = Instant::now();
     let mut totals = Totals::default();
-    let mut pending = Pending {
-        source: "import".into(),
-        events: Vec::with_capacity(crate::http::write::MAX_BATCH),
-    };
+    let mut pending = Vec::with_capacity(crate::http::write::MAX_BATCH);
     let mut bytes = 0u64;
     for (line_no, line) in (1u64..).zip(reader.lines()) {
         let line = line.map_err(|e| format!("cannot read {}: {e}", file.display()))?;
@@ -108,16 +109,21 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
             }
             Some(_) => {
                 let line: EventLine = serde_json::from_value(value).map_err(|e| at(&e))?;
-                add(
-                    &state,
-                    &mut pending,
-                    &mut totals,
-                    line.source,
-                    (line.event, Some((line.seq, line.status))),
-                )
-                .await?;
+                let event = Pending {
+                    event: line.event,
+                    source: line.source,
+                    exported: Some((line.seq, line.status)),
+                };
+                add(&state, &mut pending, &mut totals, event).await?;
             }
-            None => add(&state, &mut pending, &mut totals, "import".into(), (value, None)).await?,
+            None => {
+                let event = Pending {
+                    event: value,
+                    source: IMPORT_SOURCE.into(),
+                    exported: None,
+                };
+                add(&state, &mut pending, &mut totals, event).await?
+            }
         }
         progress.update(bytes);
     }
@@ -153,40 +159,50 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
     })
 }
 
-/// Queues one event, submitting the queue first when it is full or from another source.
+/// Queues one event, submitting the queue first when it is full.
 async fn add(
     state: &Shared,
-    pending: &mut Pending,
+    pending: &mut Vec<Pending>,
     totals: &mut Totals,
-    source: String,
-    event: (Value, Option<(i64, String)>),
+    event: Pending,
 ) -> Result<(), String> {
-    if pending.source != source || pending.events.len() == crate::http::write::MAX_BATCH {
+    if pending.len() == crate::http::write::MAX_BATCH {
         flush(state, pending, totals).await?;
-        pending.source = source;
     }
-    pending.events.push(event);
+    pending.push(event);
     totals.read += 1;
     Ok(())
 }
 
-/// Submits the queued events as one group commit, as their source, and counts the answers.
-/// An exported event must come out as it did in its log: applied, or late.
-async fn flush(state: &Shared, pending: &mut Pending, totals: &mut Totals) -> Result<(), String> {
-    if pending.events.is_empty() {
+/// Submits the queued events as one group commit, each as its source, and counts the
+/// answers. An exported event must come out as it did in its log: applied, or late.
+async fn flush(state: &Shared, pending: &mut Vec<Pending>, totals: &mut Totals) -> Result<(), String> {
+    if pending.is_empty() {
         return Ok(());
     }
     let principal = Principal {
-        name: pending.source.clone(),
+        name: IMPORT_SOURCE.into(),
         role: Role::Admin,
         games: vec!["*".into()],
         player_id: None,
     };
-    let (events, statuses): (Vec<_>, Vec<_>) = std::mem::take(&mut pending.events).into_iter().unzip();
-    let answers = crate::http::write::submit_many(state, &principal, events)
+    let now = state.clock.now_ms();
+    let mut exported = Vec::with_capacity(pending.len());
+    let checked = pending
+        .drain(..)
+        .map(|p| {
+            exported.push(p.exported);
+            let mut checked = crate::http::write::check_value(state, &principal, p.event, now);
+            if let Ok(event) = &mut checked {
+                event.source = p.source;
+            }
+            checked
+        })
+        .collect();
+    let answers = crate::http::write::submit_checked(state, checked)
         .await
         .map_err(|e| e.to_string())?;
-    for (answer, exported) in answers.into_iter().zip(statuses) {
+    for (answer, exported) in answers.into_iter().zip(exported) {
         let late = answer.status == "LATE";
         match (answer.status, &exported) {
             ("DUPLICATE", _) => totals.duplicates += 1,
