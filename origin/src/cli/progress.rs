@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// How often a progress line is written when stderr is not a terminal.
 const LINE_EVERY: Duration = Duration::from_secs(5);
@@ -34,16 +34,19 @@ impl Progress {
         let now = Instant::now();
         let bar = std::io::stderr().is_terminal().then(|| {
             let template = match (unit, total) {
-                (Unit::Entries, Some(_)) => "{msg} [{bar:30}] {pos}/{len} ({per_sec}, ETA {eta})",
+                (Unit::Entries, Some(_)) => "{msg} [{bar:30}] {human_pos}/{human_len} ({rate}, ETA {eta})",
                 (Unit::Bytes, Some(_)) => {
                     "{msg} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}, ETA {eta})"
                 }
-                (Unit::Entries, None) => "{msg} {pos} ({per_sec})",
+                (Unit::Entries, None) => "{msg} {human_pos} ({rate})",
                 (Unit::Bytes, None) => "{msg} {bytes} ({bytes_per_sec})",
             };
             let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
             if let Ok(style) = ProgressStyle::with_template(template) {
-                bar.set_style(style.progress_chars("=> "));
+                let rate = |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+                    let _ = write!(out, "{:.0}/s", state.per_sec());
+                };
+                bar.set_style(style.with_key("rate", rate).progress_chars("=> "));
             }
             bar.set_message(label);
             bar
