@@ -34,7 +34,9 @@ actions (season transitions, moderation, late-event decisions) in seq order. The
 pages, never whole; the export is the log as it was when the export began, so it may run beside
 the service. Importing a whole export into an empty database gives every board the same digest
 and board_version. The seqs, receipt times and action times are assigned anew by the importing
-writer; friend lists and checkpoints are not part of the log and are not exported.";
+writer; friend lists and checkpoints are not part of the log and are not exported. Events and
+moderation actions imported again are recognised as duplicates; season transitions and late-event
+decisions are not, so import an export once (or its --since-seq continuation after it).";
 
 /// The options of `standings export`.
 #[derive(Debug, clap::Args)]

@@ -48,10 +48,11 @@ struct Totals {
 }
 
 impl Totals {
-    fn refuse(&mut self, what: std::fmt::Arguments<'_>) {
+    /// Counts a refused line: `entry` is the event's id or the action's export seq.
+    fn refuse(&mut self, entry: &str, code: &str, detail: &str) {
         self.rejected += 1;
         if self.rejected <= REFUSALS_SHOWN {
-            tracing::warn!("rejected {what}");
+            tracing::warn!(entry, code, detail, "rejected");
         }
     }
 }
@@ -210,16 +211,19 @@ async fn flush(state: &Shared, pending: &mut Vec<Pending>, totals: &mut Totals) 
             ("ACCEPTED" | "LATE", Some((_, status))) if late == status.starts_with("LATE") => {
                 totals.accepted += 1
             }
-            ("ACCEPTED" | "LATE", Some((seq, status))) => totals.refuse(format_args!(
-                "{:?}: it was {status} at seq {seq} of the export but is {} here",
-                answer.event_id, answer.status
-            )),
-            _ => totals.refuse(format_args!(
-                "{:?}: {} {}",
-                answer.event_id,
+            ("ACCEPTED" | "LATE", Some((seq, status))) => totals.refuse(
+                &answer.event_id,
+                "STATUS_DIFFERS",
+                &format!(
+                    "it was {status} at seq {seq} of the export but is {} here",
+                    answer.status
+                ),
+            ),
+            _ => totals.refuse(
+                &answer.event_id,
                 answer.code.unwrap_or_default(),
-                answer.detail.unwrap_or_default()
-            )),
+                &answer.detail.unwrap_or_default(),
+            ),
         }
     }
     Ok(())
@@ -261,6 +265,9 @@ async fn act(state: &Shared, line: ActionLine, totals: &mut Totals) {
     match answer {
         Ok(answer) if answer.replayed => totals.actions_already += 1,
         Ok(_) => totals.actions += 1,
-        Err(e) => totals.refuse(format_args!("the action at seq {seq} of the export: {e}")),
+        Err(e) => {
+            let (_, code) = e.status_and_code();
+            totals.refuse(&format!("action at seq {seq}"), code, &e.problem().detail)
+        }
     }
 }
