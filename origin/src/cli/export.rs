@@ -142,8 +142,7 @@ pub(super) struct EventLine {
     pub(super) seq: i64,
     pub(super) status: String,
     pub(super) source: String,
-    #[allow(dead_code)]
-    received_at: String,
+    pub(super) received_at: String,
     pub(super) event: serde_json::Value,
 }
 

@@ -4,6 +4,13 @@
 //! writes (a board definition, an event with its status, an action; see `export`). Lines are
 //! carried out in file order: events in groups of up to a batch, a board or an action on its
 //! own once the events before it are committed.
+//!
+//! The writer runs on a manual clock. Exported events are submitted at the time they were first
+//! received and actions performed at the time they were first performed, so that every period
+//! closed or open then is so again: an event that came in time is not late because the import
+//! comes a week later. Consecutive events share a group commit (and its receipt time, the
+//! latest of theirs) as long as none of their periods closes in between; plain submissions are
+//! received now.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -11,10 +18,12 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use serde_json::Value;
+use standings_core::BoardId;
 
 use super::export::{ActionLine, BoardLine, EventLine};
 use super::progress::{Progress, Unit};
 use super::{Global, load_config};
+use crate::clock::{Clock, parse_rfc3339};
 use crate::config::Role;
 use crate::http::Shared;
 use crate::http::auth::Principal;
@@ -58,11 +67,29 @@ impl Totals {
 }
 
 /// One event waiting to be submitted: the submission, the name of the token that sent it in
-/// the first place, and the `seq` and status its export gave it, if it came from one.
+/// the first place, and where it came from in an export.
 struct Pending {
     event: Value,
     source: String,
-    exported: Option<(i64, String)>,
+    exported: Option<Exported>,
+}
+
+/// What an export said of an event.
+struct Exported {
+    seq: i64,
+    status: String,
+    received_at: i64,
+}
+
+/// The events of the next group commit.
+struct Batch {
+    events: Vec<Pending>,
+    /// When the group is received: the latest of its exported events' receipts; `None` for
+    /// plain submissions, received now.
+    received_at: Option<i64>,
+    /// The first close of a period of one of its events after that event's receipt: the group
+    /// must be received before it, or the event would turn late.
+    closes_at: Option<i64>,
 }
 
 pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCode, String> {
@@ -78,11 +105,18 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
     let opened = std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?;
     let size = opened.metadata().map(|m| m.len()).ok();
     let reader = std::io::BufReader::new(opened);
-    let state = crate::start(&config).await.map_err(|e| e.to_string())?;
+    let clock = Clock::manual(crate::clock::now_ms());
+    let state = crate::start_with_clock(&config, clock.clone())
+        .await
+        .map_err(|e| e.to_string())?;
     let mut progress = Progress::new("importing", Unit::Bytes, size);
     let started = Instant::now();
     let mut totals = Totals::default();
-    let mut pending = Vec::with_capacity(crate::http::write::MAX_BATCH);
+    let mut pending = Batch {
+        events: Vec::with_capacity(crate::http::write::MAX_BATCH),
+        received_at: None,
+        closes_at: None,
+    };
     let mut bytes = 0u64;
     for (line_no, line) in (1u64..).zip(reader.lines()) {
         let line = line.map_err(|e| format!("cannot read {}: {e}", file.display()))?;
@@ -106,6 +140,7 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
             Some("action") => {
                 flush(&state, &mut pending, &mut totals).await?;
                 let line: ActionLine = serde_json::from_value(value).map_err(|e| at(&e))?;
+                clock.set(parse_rfc3339(&line.created_at).map_err(|e| at(&e))?);
                 act(&state, line, &mut totals).await;
             }
             Some(_) => {
@@ -113,7 +148,11 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
                 let event = Pending {
                     event: line.event,
                     source: line.source,
-                    exported: Some((line.seq, line.status)),
+                    exported: Some(Exported {
+                        seq: line.seq,
+                        status: line.status,
+                        received_at: parse_rfc3339(&line.received_at).map_err(|e| at(&e))?,
+                    }),
                 };
                 add(&state, &mut pending, &mut totals, event).await?;
             }
@@ -129,6 +168,7 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
         progress.update(bytes);
     }
     flush(&state, &mut pending, &mut totals).await?;
+    clock.set(crate::clock::now_ms());
     progress.finish();
     let took = started.elapsed();
     let Totals {
@@ -160,36 +200,83 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
     })
 }
 
-/// Queues one event, submitting the queue first when it is full.
-async fn add(
-    state: &Shared,
-    pending: &mut Vec<Pending>,
-    totals: &mut Totals,
-    event: Pending,
-) -> Result<(), String> {
-    if pending.len() == crate::http::write::MAX_BATCH {
-        flush(state, pending, totals).await?;
+/// Queues one event, submitting the queue first when it is full, or when the event cannot
+/// share its receipt time (see [`Batch`]).
+async fn add(state: &Shared, batch: &mut Batch, totals: &mut Totals, event: Pending) -> Result<(), String> {
+    let received_at = event.exported.as_ref().map(|e| e.received_at);
+    let closes_at = received_at.and_then(|at| next_close(state, &event.event, at));
+    let apart = match (received_at, batch.received_at) {
+        (Some(at), Some(batch_at)) => {
+            batch.closes_at.is_some_and(|close| at >= close)
+                || closes_at.is_some_and(|close| batch_at >= close)
+        }
+        (None, None) => false,
+        _ => !batch.events.is_empty(),
+    };
+    if apart || batch.events.len() == crate::http::write::MAX_BATCH {
+        flush(state, batch, totals).await?;
     }
-    pending.push(event);
+    batch.received_at = received_at.max(batch.received_at);
+    batch.closes_at = match (closes_at, batch.closes_at) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    batch.events.push(event);
     totals.read += 1;
     Ok(())
 }
 
-/// Submits the queued events as one group commit, each as its source, and counts the
-/// answers. An exported event must come out as it did in its log: applied, or late.
-async fn flush(state: &Shared, pending: &mut Vec<Pending>, totals: &mut Totals) -> Result<(), String> {
-    if pending.is_empty() {
+/// The first close, after `received_at`, of a period the event feeds; `None` when they all
+/// stay open (all time) or were closed already. An event the API would refuse has none: it is
+/// refused whenever it is submitted. Cost: one board look-up per scope.
+fn next_close(state: &Shared, event: &Value, received_at: i64) -> Option<i64> {
+    let text = |key: &str| event.get(key).and_then(Value::as_str);
+    let achieved_at = parse_rfc3339(text("achieved_at")?).ok()?;
+    let (game, mode, season) = (text("game")?, text("mode")?, text("season")?);
+    let scopes: Vec<&str> = match event.get("scopes") {
+        Some(Value::Array(scopes)) => scopes.iter().filter_map(Value::as_str).collect(),
+        _ => vec!["global"],
+    };
+    let mut first: Option<i64> = None;
+    for scope in scopes {
+        let Some(entry) = BoardId::new(game, mode, season, scope)
+            .ok()
+            .and_then(|id| state.registry.entry(&id))
+        else {
+            continue;
+        };
+        for period in entry.calendar.periods_of(achieved_at) {
+            if let Some(close) = entry
+                .calendar
+                .closes_at(&period)
+                .filter(|close| *close > received_at)
+            {
+                first = Some(first.map_or(close, |f| f.min(close)));
+            }
+        }
+    }
+    first
+}
+
+/// Submits the queued events as one group commit, each as its source, at the batch's receipt
+/// time, and counts the answers. An exported event must come out as it did in its log: applied,
+/// or late.
+async fn flush(state: &Shared, batch: &mut Batch, totals: &mut Totals) -> Result<(), String> {
+    if batch.events.is_empty() {
         return Ok(());
     }
+    let now = batch.received_at.take().unwrap_or_else(crate::clock::now_ms);
+    batch.closes_at = None;
+    state.clock.set(now);
     let principal = Principal {
         name: IMPORT_SOURCE.into(),
         role: Role::Admin,
         games: vec!["*".into()],
         player_id: None,
     };
-    let now = state.clock.now_ms();
-    let mut exported = Vec::with_capacity(pending.len());
-    let checked = pending
+    let mut exported = Vec::with_capacity(batch.events.len());
+    let checked = batch
+        .events
         .drain(..)
         .map(|p| {
             exported.push(p.exported);
@@ -208,15 +295,13 @@ async fn flush(state: &Shared, pending: &mut Vec<Pending>, totals: &mut Totals) 
         match (answer.status, &exported) {
             ("DUPLICATE", _) => totals.duplicates += 1,
             ("ACCEPTED" | "LATE", None) => totals.accepted += 1,
-            ("ACCEPTED" | "LATE", Some((_, status))) if late == status.starts_with("LATE") => {
-                totals.accepted += 1
-            }
-            ("ACCEPTED" | "LATE", Some((seq, status))) => totals.refuse(
+            ("ACCEPTED" | "LATE", Some(e)) if late == e.status.starts_with("LATE") => totals.accepted += 1,
+            ("ACCEPTED" | "LATE", Some(e)) => totals.refuse(
                 &answer.event_id,
                 "STATUS_DIFFERS",
                 &format!(
-                    "it was {status} at seq {seq} of the export but is {} here",
-                    answer.status
+                    "it was {} at seq {} of the export but is {} here",
+                    e.status, e.seq, answer.status
                 ),
             ),
             _ => totals.refuse(
