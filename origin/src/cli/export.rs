@@ -33,8 +33,10 @@ First every board definition (of --game), then the score events with their statu
 actions (season transitions, moderation, late-event decisions) in seq order. The log is read in
 pages, never whole; the export is the log as it was when the export began, so it may run beside
 the service. Importing a whole export into an empty database gives every board the same digest
-and board_version. The seqs, receipt times and action times are assigned anew by the importing
-writer; friend lists and checkpoints are not part of the log and are not exported. Events and
+and board_version, every event the same status and source, every action its time. The import
+receives each event at its exported receipt time, or a little later when it shares a group
+commit with later ones (never past a close of one of its periods); the seqs are the importing
+writer's. Friend lists and checkpoints are not part of the log and are not exported. Events and
 moderation actions imported again are recognised as duplicates; season transitions and late-event
 decisions are not, so import an export once (or its --since-seq continuation after it).";
 
