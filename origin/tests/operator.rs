@@ -402,7 +402,8 @@ fn game_of(line: &Value) -> &Value {
 /// `standings export` then `standings import` into an empty database: every board has the
 /// same digest and board_version, and the results the same corrections; the import decides
 /// every event as the log did. `--game` keeps one game's lines and `--since-seq` the entries
-/// after a seq, in seq order.
+/// after a seq, in seq order; the head of a log then its `--since-seq` rest import to the same
+/// boards too.
 async fn an_export_imported_into_an_empty_database_gives_the_same_boards(db: Db) {
     let source = TestDb::new(db).await;
     let addr = free_addr();
@@ -430,13 +431,7 @@ async fn an_export_imported_into_an_empty_database_gives_the_same_boards(db: Db)
 
     let target = TestDb::new(db).await;
     let target_config = write_config(&target.dir, &target.url, &addr);
-    let output = Command::new(BIN)
-        .arg("import")
-        .arg("--config")
-        .arg(&target_config)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let output = import(&target_config, &file);
     let report = text(&output.stdout);
     assert!(output.status.success(), "{report}{}", text(&output.stderr));
     assert!(
@@ -476,6 +471,40 @@ async fn an_export_imported_into_an_empty_database_gives_the_same_boards(db: Db)
         seqs.iter().copied().filter(|s| *s > since).collect::<Vec<_>>()
     );
     assert_eq!(tail.iter().filter(|l| l.get("board").is_some()).count(), 5);
+
+    // The head of the log, then the rest through `--since-seq`: the same boards again.
+    let head: Vec<Value> = lines
+        .iter()
+        .filter(|l| l["seq"].as_i64().is_none_or(|seq| seq <= since))
+        .cloned()
+        .collect();
+    let stepwise = TestDb::new(db).await;
+    let stepwise_config = write_config(&stepwise.dir, &stepwise.url, &addr);
+    for (name, part) in [("head", &head), ("tail", &tail)] {
+        let file = stepwise.dir.join(format!("{name}.ndjson"));
+        std::fs::write(&file, text_of(part)).unwrap();
+        let output = import(&stepwise_config, &file);
+        assert!(
+            output.status.success(),
+            "{name}: {}{}",
+            text(&output.stdout),
+            text(&output.stderr)
+        );
+    }
+    let _running = serve(&stepwise_config, &addr).await;
+    for ((board, after), (_, before)) in boards_as_shown(&addr).await.into_iter().zip(&before) {
+        assert_eq!(&after, before, "{board}, imported in two steps");
+    }
+}
+
+fn import(config: &Path, file: &Path) -> Output {
+    Command::new(BIN)
+        .arg("import")
+        .arg("--config")
+        .arg(config)
+        .arg(file)
+        .output()
+        .unwrap()
 }
 
 /// An exported event that came in before its daily period closed is imported as it was, on
@@ -504,13 +533,7 @@ async fn an_import_receives_each_event_when_it_was_first_received() {
     ];
     let file = db.dir.join("export.ndjson");
     std::fs::write(&file, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
-    let output = Command::new(BIN)
-        .arg("import")
-        .arg("--config")
-        .arg(&config)
-        .arg(&file)
-        .output()
-        .unwrap();
+    let output = import(&config, &file);
     let report = text(&output.stdout);
     assert!(output.status.success(), "{report}{}", text(&output.stderr));
     assert!(
