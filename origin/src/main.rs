@@ -1,5 +1,5 @@
-//! The `standings` binary: `serve`, `rebuild` and `import`.
+//! The `standings` binary: `serve`, `rebuild`, `import` and `export` (see `standings --help`).
 
 fn main() -> std::process::ExitCode {
-    standings_origin::cli::main(std::env::args().skip(1).collect())
+    standings_origin::cli::main(std::env::args_os())
 }

@@ -322,11 +322,15 @@ async fn connection<S>(
     let marks = phase.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         marks.enter(ANSWERING);
+        let logged = RequestLog::begin(&request);
         let answer = app.clone().oneshot(request.map(Body::new) as Request);
         let marks = marks.clone();
         async move {
             let answer = answer.await;
             marks.enter(IDLE);
+            if let (Some(logged), Ok(response)) = (logged, &answer) {
+                logged.end(response);
+            }
             answer
         }
     });
@@ -360,6 +364,35 @@ async fn connection<S>(
     .await;
     if timed_out {
         metrics.connections_timed_out.add(1);
+    }
+}
+
+/// What the debug line of one request says: its method and path, never its query string
+/// (which may carry a token) nor its headers. Only taken when debug events are on, so that at
+/// the default level a request costs one cached level check.
+struct RequestLog {
+    method: hyper::Method,
+    path: String,
+    started: std::time::Instant,
+}
+
+impl RequestLog {
+    fn begin<B>(request: &hyper::Request<B>) -> Option<RequestLog> {
+        tracing::enabled!(tracing::Level::DEBUG).then(|| RequestLog {
+            method: request.method().clone(),
+            path: request.uri().path().to_string(),
+            started: std::time::Instant::now(),
+        })
+    }
+
+    fn end(self, response: &Response) {
+        tracing::debug!(
+            method = %self.method,
+            path = %self.path,
+            status = response.status().as_u16(),
+            latency_us = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            "request"
+        );
     }
 }
 

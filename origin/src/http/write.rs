@@ -434,7 +434,12 @@ fn check_batch_size(events: usize) -> Result<(), AppError> {
 type Checked = Result<NewEvent, (String, AppError)>;
 
 /// Validates one event read as a `Value`.
-fn check_value(state: &Shared, principal: &Principal, raw: serde_json::Value, now: i64) -> Checked {
+pub(crate) fn check_value(
+    state: &Shared,
+    principal: &Principal,
+    raw: serde_json::Value,
+    now: i64,
+) -> Checked {
     let event_id = raw
         .get("event_id")
         .and_then(|v| v.as_str())
@@ -459,7 +464,7 @@ pub async fn submit_many(
 }
 
 /// Submits the valid events of a batch as one group commit and answers every event in order.
-async fn submit_checked(state: &Shared, checked: Vec<Checked>) -> AppResult<Vec<EventAnswer>> {
+pub(crate) async fn submit_checked(state: &Shared, checked: Vec<Checked>) -> AppResult<Vec<EventAnswer>> {
     let mut answers: Vec<Option<EventAnswer>> = Vec::with_capacity(checked.len());
     let mut valid = Vec::with_capacity(checked.len());
     let mut valid_at = Vec::with_capacity(checked.len());

@@ -1,0 +1,103 @@
+//! `standings serve`.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use super::{Global, backend, load_config, redact};
+use crate::writer::checkpoint::Restored;
+
+pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
+    let (config, path, fresh) = load_config(global)?;
+    if fresh {
+        // On stdout, not in the logs: the operator needs the tokens once, and logs are kept.
+        println!(
+            "standings: first start; wrote a config with fresh tokens to {} (mode 0600)",
+            path.display()
+        );
+        for token in &config.tokens {
+            println!(
+                "standings:   {} token ({}): {}",
+                token.name, token.role, token.secret
+            );
+        }
+    }
+    let started = Instant::now();
+    let state = crate::start(&config).await.map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let boards = state.registry.all().len();
+    let (restored, checkpoint_seq, replayed, wording) = match &state.restored {
+        Restored::Checkpoint { seq, tail } => (
+            "checkpoint",
+            *seq,
+            *tail,
+            format!("from the checkpoint at seq {seq} and {tail} log entries after it"),
+        ),
+        Restored::FullReplay { .. } => ("replay", 0, 0, "by replaying the whole log".to_string()),
+    };
+    let seq = state.store.next_seq().await.map_err(|e| e.to_string())? - 1;
+    let threads = crate::http::serve::Threads {
+        count: config.http_threads,
+        pin: config.pin_http_threads,
+    };
+    // Derived after the store has opened its connections, so that they count as in use.
+    let limits = config.connection_limits();
+    let database = redact(&config.database);
+    let ready_in = started.elapsed();
+    tracing::info!(
+        listen = %addr,
+        backend = backend(&config.database),
+        database = %database,
+        boards,
+        restored,
+        checkpoint_seq,
+        replayed,
+        seq,
+        threads = threads.resolved(),
+        max_connections = limits.max_connections,
+        ready_ms = ready_in.as_millis() as u64,
+        config = %path.display(),
+        "serving"
+    );
+    // The same summary for a person (and the scripts that read it), on stdout.
+    println!(
+        "standings: serving on http://{addr} with {} connection threads, at most {} connections ({boards} boards ready in {ready_in:.2?}, {wording}; config {}; database {database})",
+        threads.resolved(),
+        limits.max_connections,
+        path.display(),
+    );
+    let shutdown = async {
+        shutdown_signal().await;
+        tracing::info!("shutting down (finishing requests, writing a checkpoint)");
+    };
+    crate::run(listener, state, threads, limits, shutdown)
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::info!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C, or SIGTERM (what service managers and containers send to stop a process).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch for SIGTERM; stop with Ctrl-C");
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
