@@ -10,8 +10,8 @@ use bytes::Bytes;
 use standings_core::{Board, BoardId, BoardRules, CursorBinding};
 
 use crate::FastHash;
-use crate::domain::BoardDef;
 use crate::domain::periods::{Calendar, Period, PeriodKind};
+use crate::domain::{BoardDef, RankedEntry};
 use crate::http::error::AppError;
 use crate::sync::{LockUnpoisoned, RwLockUnpoisoned};
 
@@ -172,7 +172,7 @@ impl BoardEntry {
         &self,
         period: &Period,
         board_version: i64,
-        entries: &str,
+        entries: &[RankedEntry],
     ) -> Result<BoardSlot, AppError> {
         let bad = |why: &str| {
             AppError::Internal(format!(
@@ -180,20 +180,13 @@ impl BoardEntry {
                 self.def.id, period.key
             ))
         };
-        let entries: Vec<serde_json::Value> =
-            serde_json::from_str(entries).map_err(|e| bad(&e.to_string()))?;
-        let mut aggregates = Vec::with_capacity(entries.len());
-        for e in &entries {
-            let player = e["player_id"]
-                .as_str()
-                .ok_or_else(|| bad("an entry has no player"))?;
-            let value = e["value"].as_i64().ok_or_else(|| bad("an entry has no value"))?;
-            let at = e["achieved_at"]
-                .as_str()
-                .ok_or_else(|| bad("an entry has no time"))?;
-            let achieved_at = crate::clock::parse_rfc3339(at).map_err(|e| bad(&e))?;
-            aggregates.push((player, standings_core::Standing { value, achieved_at }, ""));
-        }
+        let aggregates = entries.iter().map(|e| {
+            let standing = standings_core::Standing {
+                value: e.value,
+                achieved_at: e.achieved_at,
+            };
+            (e.player_id.as_str(), standing, "")
+        });
         let board = Board::from_aggregates(self.def.rules, board_version as u64, aggregates)
             .map_err(|e| bad(&e.to_string()))?;
         Ok(BoardSlot::new(self.def.id.clone(), period.clone(), board))

@@ -10,7 +10,9 @@ pub mod periods;
 pub mod refusals;
 pub mod seasons;
 
-pub use actions::{Action, ActionRow, ResultRow};
+pub use actions::{
+    Action, ActionResult, ActionRow, Change, Correction, LoggedAction, RankedEntry, ResultRow,
+};
 pub use boards::BoardDef;
 pub use events::{EventStatus, LoggedEvent, NewEvent};
 pub use moderation::{Domain, DomainState};

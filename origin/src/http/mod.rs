@@ -262,9 +262,13 @@ pub async fn board_of(
         return Ok(slot);
     }
     if entry.calendar.is_closed(&period, state.clock.now_ms())
-        && let Some((version, entries)) = state.store.period_snapshot(&id, &period.key).await?
+        && let Some(snapshot) = state.store.period_snapshot(&id, &period.key).await?
     {
-        return Ok(Arc::new(entry.restored(&period, version, &entries)?));
+        return Ok(Arc::new(entry.restored(
+            &period,
+            snapshot.board_version,
+            &snapshot.entries,
+        )?));
     }
     Ok(Arc::new(BoardSlot::new(
         id,

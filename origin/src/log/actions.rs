@@ -2,7 +2,6 @@
 //! invalidations, disqualifications and late decisions, each recomputing the players it
 //! touches from their valid events.
 
-use serde::Serialize;
 use standings_core::{BoardId, PlayerId, ScoreEvent};
 
 use super::instances::{Instances, Trial};
@@ -10,7 +9,7 @@ use super::targets;
 use crate::boards::Registry;
 use crate::domain::periods::Period;
 use crate::domain::seasons::SeasonState;
-use crate::domain::{Action, ActionRow, BoardDef, Domain, ResultRow};
+use crate::domain::{Action, ActionRow, BoardDef, Change, Domain, ResultRow};
 use crate::http::error::AppError;
 use crate::store::Store;
 
@@ -68,27 +67,6 @@ async fn valid_events(
         }
     }
     Ok(valid)
-}
-
-/// What an action changed on one instance.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct Change {
-    /// The board.
-    pub game: String,
-    /// The board.
-    pub mode: String,
-    /// The board.
-    pub season: String,
-    /// The board.
-    pub scope: String,
-    /// The period instance.
-    pub period_key: String,
-    /// The player whose aggregate was recomputed.
-    pub player_id: String,
-    /// Their rank after, or `None` when unranked.
-    pub rank: Option<u64>,
-    /// The instance's version after.
-    pub board_version: u64,
 }
 
 /// What performing an action did.
@@ -250,6 +228,6 @@ fn snapshot(
         digest,
         finalized_at: row.created_at,
         action_seq: row.seq,
-        entries: entries.to_string(),
+        entries,
     })
 }

@@ -13,7 +13,7 @@ mod rebuild;
 
 use standings_core::BoardId;
 
-pub use self::actions::{Change, Performed, perform, try_perform};
+pub use self::actions::{Performed, perform, try_perform};
 pub use self::instances::{Instances, LiveInstances, Phase, RebuildInstances, Tolerant, result_entries};
 pub use self::rebuild::{rebuild, replay_log};
 use crate::boards::Registry;

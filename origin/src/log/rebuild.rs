@@ -1,13 +1,12 @@
 //! The rebuild: every board and the moderation state from the log alone, through the code the
 //! live writer runs; and the replay of the log after a checkpoint.
 
-use serde_json::Value;
 use standings_core::BoardId;
 
 use super::instances::{Instances, Phase, RebuildInstances, Tolerant};
 use super::{apply_event, perform};
 use crate::boards::Registry;
-use crate::domain::{Action, ActionRow, Domain, ResultRow};
+use crate::domain::{ActionRow, Domain, ResultRow};
 use crate::http::error::AppError;
 use crate::store::Store;
 
@@ -145,11 +144,10 @@ async fn replay_action<I: Instances + Send>(
 ) -> Vec<ResultRow> {
     instances.seq = row.seq;
     let performed = async {
-        let logged: Value = serde_json::from_str(&row.body)
-            .map_err(|e| AppError::Internal(format!("action {} is not JSON: {e}", row.seq)))?;
-        let action: Action = serde_json::from_value(logged["action"].clone())
+        let logged = row
+            .logged()
             .map_err(|e| AppError::Internal(format!("action {} cannot be read: {e}", row.seq)))?;
-        perform(store, registry, domain, instances, row, &action).await
+        perform(store, registry, domain, instances, row, &logged.action).await
     };
     match performed.await {
         Ok(performed) => performed.results,

@@ -7,7 +7,7 @@ use standings_core::BoardId;
 
 use super::StoreError;
 use super::{Store, Transaction, db_err};
-use crate::domain::{ActionRow, ResultRow};
+use crate::domain::{ActionResult, ActionRow, RankedEntry, ResultRow};
 
 const ACTION_COLUMNS: &str = "seq, game, kind, action_id, body, result, actor, reason, created_at";
 
@@ -24,7 +24,7 @@ impl Store {
         .bind(a.kind.as_str())
         .bind(a.action_id.as_deref())
         .bind(a.body.as_str())
-        .bind(a.result.as_str())
+        .bind(result_text(a.result.as_ref())?)
         .bind(a.actor.as_str())
         .bind(a.reason.as_str())
         .bind(a.created_at)
@@ -35,9 +35,9 @@ impl Store {
     }
 
     /// Records what an action changed, once it was applied.
-    pub async fn set_action_result(&self, seq: i64, result: &str) -> Result<(), StoreError> {
+    pub async fn set_action_result(&self, seq: i64, result: &ActionResult) -> Result<(), StoreError> {
         sqlx::query("UPDATE actions SET result = $1 WHERE seq = $2")
-            .bind(result)
+            .bind(result_text(Some(result))?)
             .bind(seq)
             .execute(&self.pool)
             .await
@@ -98,7 +98,7 @@ impl Store {
         .bind(r.digest.as_str())
         .bind(r.finalized_at)
         .bind(r.action_seq)
-        .bind(r.entries.as_str())
+        .bind(entries_text(&r.entries)?)
         .execute(&mut **tx)
         .await
         .map_err(db_err("cannot store a result"))?;
@@ -128,7 +128,7 @@ impl Store {
                     digest: row.try_get("digest").map_err(&bad)?,
                     finalized_at: row.try_get("finalized_at").map_err(&bad)?,
                     action_seq: row.try_get("action_seq").map_err(&bad)?,
-                    entries: row.try_get("entries").map_err(&bad)?,
+                    entries: entries_from_text(&row.try_get::<String, _>("entries").map_err(&bad)?)?,
                 })
             })
             .collect()
@@ -143,9 +143,49 @@ fn action_from_row(row: &AnyRow) -> Result<ActionRow, StoreError> {
         kind: row.try_get("kind").map_err(&bad)?,
         action_id: row.try_get("action_id").map_err(&bad)?,
         body: row.try_get("body").map_err(&bad)?,
-        result: row.try_get("result").map_err(&bad)?,
+        result: result_from_text(&row.try_get::<String, _>("result").map_err(&bad)?)?,
         actor: row.try_get("actor").map_err(&bad)?,
         reason: row.try_get("reason").map_err(&bad)?,
         created_at: row.try_get("created_at").map_err(&bad)?,
+    })
+}
+
+/// The stored text of an action's result: `{}` until it is recorded.
+fn result_text(result: Option<&ActionResult>) -> Result<String, StoreError> {
+    match result {
+        None => Ok("{}".into()),
+        Some(result) => serde_json::to_string(result).map_err(|source| StoreError::Undecodable {
+            context: "an action's result cannot be written",
+            source,
+        }),
+    }
+}
+
+/// An action's result from its stored text (`{}`: not recorded yet).
+fn result_from_text(text: &str) -> Result<Option<ActionResult>, StoreError> {
+    if text.trim() == "{}" {
+        return Ok(None);
+    }
+    serde_json::from_str(text)
+        .map(Some)
+        .map_err(|source| StoreError::Undecodable {
+            context: "an action's result cannot be read",
+            source,
+        })
+}
+
+/// The stored text of ranked entries (a result's, a period snapshot's): a JSON array.
+pub(super) fn entries_text(entries: &[RankedEntry]) -> Result<String, StoreError> {
+    serde_json::to_string(entries).map_err(|source| StoreError::Undecodable {
+        context: "ranked entries cannot be written",
+        source,
+    })
+}
+
+/// Ranked entries from their stored text.
+pub(super) fn entries_from_text(text: &str) -> Result<Vec<RankedEntry>, StoreError> {
+    serde_json::from_str(text).map_err(|source| StoreError::Undecodable {
+        context: "stored ranked entries cannot be read",
+        source,
     })
 }

@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::FastHash;
 use crate::boards::Registry;
 use crate::clock::Clock;
-use crate::domain::{ActionRow, EventStatus, LoggedEvent, NewEvent};
+use crate::domain::{ActionResult, ActionRow, Correction, EventStatus, LoggedEvent, NewEvent};
 use crate::http::error::AppError;
 use crate::log::{self, Action, Domain, LiveInstances, perform, targets};
 use crate::metrics::Metrics;
@@ -79,8 +79,9 @@ pub struct ActionAnswer {
     pub replayed: bool,
     /// The log's `seq` of the action.
     pub seq: i64,
-    /// What it changed (as recorded in the audit log).
-    pub result: Value,
+    /// What it changed (as recorded in the audit log); `None` for a retry of an action whose
+    /// result was never recorded.
+    pub result: Option<ActionResult>,
 }
 
 enum Command {
@@ -1114,8 +1115,11 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     if let Some(id) = &request.action_id
         && let Some(existing) = store.find_action(&request.game, id).await?
     {
-        let logged: Value = serde_json::from_str(&existing.body).unwrap_or(Value::Null);
-        if logged["request"] != request.request {
+        let logged = existing
+            .logged()
+            .map(|logged| logged.request)
+            .unwrap_or(Value::Null);
+        if logged != request.request {
             return Err(AppError::ModerationIdConflict(format!(
                 "moderation_id {id:?} was already used for another action"
             )));
@@ -1123,7 +1127,7 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
         return Ok(ActionAnswer {
             replayed: true,
             seq: existing.seq,
-            result: serde_json::from_str(&existing.result).unwrap_or(Value::Null),
+            result: existing.result,
         });
     }
     validate(store, registry, domain, &request).await?;
@@ -1135,7 +1139,7 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
         action_id: request.action_id.clone(),
         body: serde_json::to_string(&json!({"action": request.action, "request": request.request}))
             .map_err(|e| AppError::Internal(e.to_string()))?,
-        result: "{}".into(),
+        result: None,
         actor: request.actor.clone(),
         reason: request.reason.clone(),
         created_at: clock.now_ms(),
@@ -1192,15 +1196,10 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
             return Err(e);
         }
     };
-    let corrections: Vec<Value> = performed
-        .results
-        .iter()
-        .map(|r| {
-            json!({"game": r.board.game, "mode": r.board.mode, "season": r.board.season, "scope": r.board.scope,
-                   "correction": r.correction, "board_version": r.board_version, "digest": r.digest})
-        })
-        .collect();
-    let result = json!({ "boards": performed.changes, "results": corrections });
+    let result = ActionResult {
+        results: performed.results.iter().map(Correction::of).collect(),
+        boards: performed.changes,
+    };
     let mut tx = store.begin().await?;
     for r in &performed.results {
         Store::insert_result(&mut tx, r).await?;
@@ -1210,11 +1209,11 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
         .map_err(|failed| match failed {
             CommitFailed::Unknown(e) | CommitFailed::Failed(e) => AppError::from(e),
         })?;
-    store.set_action_result(logged.seq, &result.to_string()).await?;
+    store.set_action_result(logged.seq, &result).await?;
     Ok(ActionAnswer {
         replayed: false,
         seq: logged.seq,
-        result,
+        result: Some(result),
     })
 }
 
@@ -1397,7 +1396,7 @@ async fn evict(parts: &WriterParts) -> Result<usize, AppError> {
             }
             let (entries, version) = {
                 let board = slot.read();
-                (crate::log::result_entries(&board).to_string(), board.version())
+                (crate::log::result_entries(&board), board.version())
             };
             parts
                 .store
