@@ -19,9 +19,9 @@ use crate::clock::{format_rfc3339, write_rfc3339};
 use crate::http::error::{AppError, AppResult};
 
 /// The most entries one page or one rank-players call may hold.
-pub const MAX_LIMIT: usize = 1_000;
+pub(super) const MAX_LIMIT: usize = 1_000;
 /// The widest nearby radius.
-pub const MAX_RADIUS: u64 = 100;
+pub(super) const MAX_RADIUS: u64 = 100;
 
 type BoardPath = (String, String, String, String);
 
@@ -58,7 +58,7 @@ pub(super) fn router() -> Router<Shared> {
 
 /// One ranked entry on the wire.
 #[derive(Debug, Serialize)]
-pub struct EntryView {
+pub(super) struct EntryView {
     /// Unique rank in the total order.
     pub rank: u64,
     /// The player.
@@ -72,7 +72,7 @@ pub struct EntryView {
 impl EntryView {
     /// Appends one entry as a JSON object, byte for byte what the derived `Serialize` prints,
     /// without the owned strings. O(length of the player id).
-    pub fn write(e: &RankedEntry<'_>, out: &mut Vec<u8>) {
+    pub(super) fn write(e: &RankedEntry<'_>, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"rank\":");
         write_number(out, e.rank);
         out.extend_from_slice(b",\"player_id\":");

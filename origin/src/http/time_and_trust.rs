@@ -66,10 +66,11 @@ async fn set_season_state(
     let principal = state.auth.admin(&headers, &game)?;
     check_part("game", &game)?;
     check_part("season", &season)?;
-    let to = body
-        .get("state")
-        .and_then(Value::as_str)
-        .and_then(SeasonState::parse)
+    // An object only: a struct would also read from an array.
+    let to = Some(&body)
+        .filter(|body| body.is_object())
+        .and_then(|body| SeasonStateBody::deserialize(body).ok())
+        .and_then(|body| SeasonState::parse(&body.state))
         .ok_or_else(|| {
             AppError::InvalidRequest(
                 "the body must be {\"state\": \"open|active|frozen|finalized|published|archived\"}".into(),
@@ -100,6 +101,12 @@ async fn set_season_state(
             state: to.as_str(),
         },
     ))
+}
+
+/// The body of a season transition (other fields are ignored).
+#[derive(Deserialize)]
+struct SeasonStateBody {
+    state: String,
 }
 
 #[derive(Deserialize)]

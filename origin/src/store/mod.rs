@@ -14,7 +14,7 @@ mod error;
 mod events;
 mod friends;
 mod periods;
-pub mod player_index;
+pub(crate) mod player_index;
 mod statements;
 
 use std::str::FromStr;

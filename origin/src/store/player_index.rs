@@ -17,7 +17,7 @@ use super::{Store, Transaction, db_err};
 
 /// Entries on a page, at least: a page ends at the first change of key after this many, so
 /// all of a key's entries in one run are on one page. 512 entries are 6 KiB.
-pub const PAGE_ENTRIES: usize = 512;
+pub(crate) const PAGE_ENTRIES: usize = 512;
 
 /// Bytes per entry: the key (8, little-endian), then the seq's offset from the run's first
 /// seq (4, little-endian).
@@ -26,7 +26,7 @@ const ENTRY_BYTES: usize = 12;
 /// The key of a player's events in one (game, mode, season): FNV-1a (64 bits) over each
 /// field's length (4 bytes, little-endian) and bytes. Stored in pages, so it never changes.
 /// O(length of the fields).
-pub fn player_key(game: &str, player: &str, mode: &str, season: &str) -> i64 {
+pub(crate) fn player_key(game: &str, player: &str, mode: &str, season: &str) -> i64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     let mut hash = OFFSET;
@@ -46,7 +46,7 @@ pub fn player_key(game: &str, player: &str, mode: &str, season: &str) -> i64 {
 /// # Panics
 /// If a seq lies before `run` or 2^32 or more after it: the writer's runs are 65,536 seqs, and
 /// the first run (a log indexed by migration 5) would need four billion events.
-pub fn pages(run: i64, mut entries: Vec<(i64, i64)>) -> Vec<(i64, Vec<u8>)> {
+pub(crate) fn pages(run: i64, mut entries: Vec<(i64, i64)>) -> Vec<(i64, Vec<u8>)> {
     entries.sort_unstable();
     let mut pages: Vec<(i64, Vec<u8>)> = Vec::new();
     let mut last_key = None;
@@ -67,7 +67,7 @@ pub fn pages(run: i64, mut entries: Vec<(i64, i64)>) -> Vec<(i64, Vec<u8>)> {
 }
 
 /// The seqs of `key` on a page of the run starting at `run`, in order. O(log n) to find them.
-pub fn seqs_on_page(run: i64, page: &[u8], key: i64) -> Result<Vec<i64>, String> {
+pub(crate) fn seqs_on_page(run: i64, page: &[u8], key: i64) -> Result<Vec<i64>, String> {
     if !page.len().is_multiple_of(ENTRY_BYTES) {
         return Err(format!(
             "a page of run {run} holds {} bytes, not a multiple of {ENTRY_BYTES}",
