@@ -341,10 +341,9 @@ async fn a_log_entry_that_cannot_be_carried_out_breaks_only_its_boards(db: Db) {
     );
     let high_digest = service.get(&format!("{LB}/high/digest")).await.1;
 
-    let (rebuilt, _, _) =
-        standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
-            .await
-            .unwrap();
+    let (rebuilt, _, _) = standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
+        .await
+        .unwrap();
     let broken_boards: Vec<(String, i64)> = rebuilt
         .broken()
         .iter()

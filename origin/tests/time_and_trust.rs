@@ -1310,10 +1310,9 @@ async fn rebuild_equals_live_after_all_of_it(db: Db) {
     let (_, results_after) = service.get(&format!("{LB}/results?scope=daily")).await;
     assert_eq!(results_after, results_before);
     // And the rebuild reproduces every stored result's digest.
-    let (_, _, rebuilt) =
-        standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
-            .await
-            .unwrap();
+    let (_, _, rebuilt) = standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
+        .await
+        .unwrap();
     let stored = service
         .state
         .store()
@@ -1490,10 +1489,9 @@ async fn moderation_finds_a_players_events_in_sealed_runs_and_the_tail(db: Db) {
             "after invalidating {id} ({value})"
         );
     }
-    let (rebuilt, _, _) =
-        standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
-            .await
-            .unwrap();
+    let (rebuilt, _, _) = standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
+        .await
+        .unwrap();
     let digests = |registry| {
         instances(registry)
             .into_iter()

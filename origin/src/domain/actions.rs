@@ -12,13 +12,13 @@ pub struct ActionRow {
     pub seq: i64,
     /// The game it concerns.
     pub game: String,
-    /// `SEASON_STATE`, `INVALIDATE`, `RESTORE`, `DISQUALIFY`, `REINSTATE` or `LATE_DECISION`.
-    pub kind: String,
+    /// What to do, as a rebuild performs it; an error when the log holds an action this version
+    /// cannot read (it breaks the boards of its game rather than the whole log).
+    pub action: Result<Action, UnreadableAction>,
     /// The client's moderation id, for idempotent retries.
     pub action_id: Option<String>,
-    /// The typed action and the request as the client sent it, as JSON (see
-    /// [`ActionRow::logged`]).
-    pub body: String,
+    /// The request as the client sent it (kept for the audit log and idempotent retries).
+    pub request: serde_json::Value,
     /// What it changed, once recorded (`None` until the action was performed).
     pub result: Option<ActionResult>,
     /// The token that asked for it.
@@ -49,21 +49,26 @@ pub struct ResultRow {
 }
 
 impl ActionRow {
-    /// The logged action and request, read from [`ActionRow::body`]. O(length of the body).
-    pub fn logged(&self) -> Result<LoggedAction, serde_json::Error> {
-        serde_json::from_str(&self.body)
+    /// The kind's name in the log: `SEASON_STATE`, `INVALIDATE`, `RESTORE`, `DISQUALIFY`,
+    /// `REINSTATE` or `LATE_DECISION`.
+    pub fn kind(&self) -> &str {
+        match &self.action {
+            Ok(action) => action.kind(),
+            Err(unreadable) => &unreadable.kind,
+        }
     }
 }
 
-/// What the log keeps of an action request: the typed action (what a rebuild performs) beside
-/// the request as the client sent it (for the audit log and idempotent retries).
-#[derive(Clone, Debug, Deserialize)]
-pub struct LoggedAction {
-    /// The action.
-    pub action: Action,
-    /// The request as sent.
-    #[serde(default)]
-    pub request: serde_json::Value,
+/// A logged action that cannot be read as an [`Action`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("action {seq} cannot be read: {why}")]
+pub struct UnreadableAction {
+    /// Its `seq`.
+    pub seq: i64,
+    /// The kind the log names.
+    pub kind: String,
+    /// What is wrong with it.
+    pub why: String,
 }
 
 /// One ranked entry of a result, or of a closed period's snapshot. The fields are declared in

@@ -11,7 +11,7 @@ pub mod refusals;
 pub mod seasons;
 
 pub use actions::{
-    Action, ActionResult, ActionRow, Change, Correction, LoggedAction, RankedEntry, ResultRow,
+    Action, ActionResult, ActionRow, Change, Correction, RankedEntry, ResultRow, UnreadableAction,
 };
 pub use boards::BoardDef;
 pub use events::{EventStatus, LoggedEvent, NewEvent};

@@ -346,10 +346,10 @@ async fn audit(
         .map(|a| AuditRecord {
             actor: &a.actor,
             at: format_rfc3339(a.created_at),
-            kind: &a.kind,
+            kind: a.kind(),
             moderation_id: a.action_id.as_deref(),
             reason: &a.reason,
-            request: a.logged().map(|logged| logged.request).unwrap_or(Value::Null),
+            request: &a.request,
             result: RecordedResult(a.result.as_ref()),
             seq: a.seq,
         })
@@ -479,7 +479,7 @@ struct AuditRecord<'a> {
     kind: &'a str,
     moderation_id: Option<&'a str>,
     reason: &'a str,
-    request: Value,
+    request: &'a Value,
     result: RecordedResult<'a>,
     seq: i64,
 }
@@ -596,6 +596,7 @@ mod tests {
                 value: 5,
             }],
         });
+        let request = serde_json::json!({"game": "g", "action_type": "INVALIDATE"});
         assert_in_name_order(&Audit {
             audit: vec![
                 AuditRecord {
@@ -604,7 +605,7 @@ mod tests {
                     kind: "INVALIDATE",
                     moderation_id: Some("m1"),
                     reason: "r",
-                    request: serde_json::json!({"game": "g", "action_type": "INVALIDATE"}),
+                    request: &request,
                     result: RecordedResult(Some(&result)),
                     seq: 9,
                 },
@@ -614,7 +615,7 @@ mod tests {
                     kind: "SEASON_STATE",
                     moderation_id: None,
                     reason: "r",
-                    request: Value::Null,
+                    request: &Value::Null,
                     result: RecordedResult(None),
                     seq: 10,
                 },

@@ -284,7 +284,7 @@ async fn submit_event(
     RawBody(bytes): RawBody,
 ) -> AppResult<Response> {
     // The fast path reads a body of the expected shape straight into an [`EventBody`], with no
-    // `serde_json::Value` map in between (a fifth of a submission's allocations). Whatever it
+    // `serde_json::Value` map in between, which would be most of a submission's allocations. Whatever it
     // does not take (not JSON, another shape, a repeated key, which `parse_json` refuses) goes
     // through the general path, whose answers are the contract; both then validate the same
     // body in the same order.

@@ -144,10 +144,11 @@ async fn replay_action<I: Instances + Send>(
 ) -> Vec<ResultRow> {
     instances.seq = row.seq;
     let performed = async {
-        let logged = row
-            .logged()
-            .map_err(|e| AppError::Internal(format!("action {} cannot be read: {e}", row.seq)))?;
-        perform(store, registry, domain, instances, row, &logged.action).await
+        let action = row
+            .action
+            .as_ref()
+            .map_err(|e| AppError::Internal(e.to_string()))?;
+        perform(store, registry, domain, instances, row, action).await
     };
     match performed.await {
         Ok(performed) => performed.results,

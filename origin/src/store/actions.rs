@@ -7,7 +7,7 @@ use standings_core::BoardId;
 
 use super::StoreError;
 use super::{Store, Transaction, db_err};
-use crate::domain::{ActionResult, ActionRow, RankedEntry, ResultRow};
+use crate::domain::{Action, ActionResult, ActionRow, RankedEntry, ResultRow, UnreadableAction};
 
 const ACTION_COLUMNS: &str = "seq, game, kind, action_id, body, result, actor, reason, created_at";
 
@@ -21,9 +21,9 @@ impl Store {
         )
         .bind(a.seq)
         .bind(a.game.as_str())
-        .bind(a.kind.as_str())
+        .bind(a.kind())
         .bind(a.action_id.as_deref())
-        .bind(a.body.as_str())
+        .bind(body_text(a)?)
         .bind(result_text(a.result.as_ref())?)
         .bind(a.actor.as_str())
         .bind(a.reason.as_str())
@@ -137,17 +137,64 @@ impl Store {
 
 fn action_from_row(row: &AnyRow) -> Result<ActionRow, StoreError> {
     let bad = db_err("bad action row");
+    let seq = row.try_get("seq").map_err(&bad)?;
+    let kind: String = row.try_get("kind").map_err(&bad)?;
+    let body: String = row.try_get("body").map_err(&bad)?;
+    let (action, request) = action_from_body(seq, kind, &body);
     Ok(ActionRow {
-        seq: row.try_get("seq").map_err(&bad)?,
+        seq,
         game: row.try_get("game").map_err(&bad)?,
-        kind: row.try_get("kind").map_err(&bad)?,
+        action,
         action_id: row.try_get("action_id").map_err(&bad)?,
-        body: row.try_get("body").map_err(&bad)?,
+        request,
         result: result_from_text(&row.try_get::<String, _>("result").map_err(&bad)?)?,
         actor: row.try_get("actor").map_err(&bad)?,
         reason: row.try_get("reason").map_err(&bad)?,
         created_at: row.try_get("created_at").map_err(&bad)?,
     })
+}
+
+/// The stored body of an action: `{"action": <the typed action>, "request": <as sent>}`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Body<'a, A> {
+    action: A,
+    #[serde(default)]
+    request: std::borrow::Cow<'a, serde_json::Value>,
+}
+
+fn body_text(a: &ActionRow) -> Result<String, StoreError> {
+    let action = a
+        .action
+        .as_ref()
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    serde_json::to_string(&Body {
+        action,
+        request: std::borrow::Cow::Borrowed(&a.request),
+    })
+    .map_err(|source| StoreError::Undecodable {
+        context: "an action cannot be written",
+        source,
+    })
+}
+
+/// The typed action and the request from a stored body. An action this version cannot read
+/// is kept as such: replaying it breaks the boards of its game, not the whole log.
+fn action_from_body(
+    seq: i64,
+    kind: String,
+    body: &str,
+) -> (Result<Action, UnreadableAction>, serde_json::Value) {
+    let unreadable = |kind: String, why: String| UnreadableAction { seq, kind, why };
+    match serde_json::from_str::<Body<'_, Box<serde_json::value::RawValue>>>(body) {
+        Err(e) => (
+            Err(unreadable(kind, format!("not JSON: {e}"))),
+            serde_json::Value::Null,
+        ),
+        Ok(Body { action, request }) => {
+            let action = serde_json::from_str(action.get()).map_err(|e| unreadable(kind, e.to_string()));
+            (action, request.into_owned())
+        }
+    }
 }
 
 /// The stored text of an action's result: `{}` until it is recorded.
@@ -188,4 +235,46 @@ pub(super) fn entries_from_text(text: &str) -> Result<Vec<RankedEntry>, StoreErr
         context: "stored ranked entries cannot be read",
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A body reads back as the typed action and request it was written from; one this
+    /// version cannot read keeps its kind and request and says why, naming its seq.
+    #[test]
+    fn an_action_body_reads_back_typed_and_an_unreadable_one_says_why() {
+        let row = ActionRow {
+            seq: 7,
+            game: "g".into(),
+            action: Ok(Action::Invalidate {
+                target_event_id: "e1".into(),
+            }),
+            action_id: Some("m1".into()),
+            request: serde_json::json!({"action_type": "INVALIDATE", "target_event_id": "e1"}),
+            result: None,
+            actor: "admin".into(),
+            reason: "r".into(),
+            created_at: 1,
+        };
+        let body = body_text(&row).unwrap();
+        assert_eq!(
+            action_from_body(7, "INVALIDATE".into(), &body),
+            (row.action.clone(), row.request.clone())
+        );
+        let future = r#"{"action": {"kind": "SPLIT"}, "request": {"a": 1}}"#;
+        let (action, request) = action_from_body(8, "SPLIT".into(), future);
+        let unreadable = action.unwrap_err();
+        assert_eq!((unreadable.seq, unreadable.kind.as_str()), (8, "SPLIT"));
+        assert_eq!(request, serde_json::json!({"a": 1}));
+        let (action, request) = action_from_body(9, "INVALIDATE".into(), "not json");
+        assert!(
+            action
+                .unwrap_err()
+                .to_string()
+                .starts_with("action 9 cannot be read: not JSON")
+        );
+        assert_eq!(request, serde_json::Value::Null);
+    }
 }

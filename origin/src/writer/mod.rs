@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use standings_core::ScoreMode;
 use tokio::sync::{mpsc, oneshot};
 
@@ -1115,11 +1115,7 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     if let Some(id) = &request.action_id
         && let Some(existing) = store.find_action(&request.game, id).await?
     {
-        let logged = existing
-            .logged()
-            .map(|logged| logged.request)
-            .unwrap_or(Value::Null);
-        if logged != request.request {
+        if existing.request != request.request {
             return Err(AppError::ModerationIdConflict(format!(
                 "moderation_id {id:?} was already used for another action"
             )));
@@ -1135,10 +1131,9 @@ async fn act(parts: &mut WriterParts, request: ActionRequest) -> Result<ActionAn
     let logged = ActionRow {
         seq: *next_seq,
         game: request.game.clone(),
-        kind: request.action.kind().into(),
+        action: Ok(request.action.clone()),
         action_id: request.action_id.clone(),
-        body: serde_json::to_string(&json!({"action": request.action, "request": request.request}))
-            .map_err(|e| AppError::Internal(e.to_string()))?,
+        request: request.request.clone(),
         result: None,
         actor: request.actor.clone(),
         reason: request.reason.clone(),
