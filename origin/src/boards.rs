@@ -155,6 +155,7 @@ impl BoardEntry {
     }
 
     /// Every instance, sorted by period key.
+    /// O(the board's instances).
     pub fn instances(&self) -> Vec<Arc<BoardSlot>> {
         let instances = self.instances.read_unpoisoned();
         let mut all: Vec<_> = instances.values().cloned().collect();
@@ -168,6 +169,7 @@ impl BoardEntry {
     }
 
     /// An instance restored from a stored snapshot: the same entries at the same version.
+    /// O(entries).
     pub fn restored(
         &self,
         period: &Period,
@@ -204,6 +206,7 @@ impl BoardEntry {
     }
 
     /// Why the board could not be rebuilt from the log, if it could not.
+    /// O(boards).
     pub fn broken(&self) -> Option<Broken> {
         self.broken.read_unpoisoned().clone()
     }
@@ -257,6 +260,7 @@ impl Registry {
     }
 
     /// The boards of one game, sorted by mode, season and scope.
+    /// O(boards).
     pub fn of_game(&self, game: &str) -> Vec<Arc<BoardEntry>> {
         let boards = self.boards.read_unpoisoned();
         let mut found: Vec<_> = boards
@@ -269,6 +273,7 @@ impl Registry {
     }
 
     /// The boards of one season of a game, sorted.
+    /// O(boards).
     pub fn of_season(&self, game: &str, season: &str) -> Vec<Arc<BoardEntry>> {
         let mut found = self.of_game(game);
         found.retain(|b| b.def.id.season == season);
@@ -276,6 +281,7 @@ impl Registry {
     }
 
     /// Every board, sorted.
+    /// O(boards).
     pub fn all(&self) -> Vec<Arc<BoardEntry>> {
         let boards = self.boards.read_unpoisoned();
         let mut found: Vec<_> = boards.values().cloned().collect();
@@ -284,6 +290,7 @@ impl Registry {
     }
 
     /// The broken boards and why, sorted.
+    /// O(boards).
     pub fn broken(&self) -> Vec<(BoardId, Broken)> {
         self.all()
             .iter()
@@ -292,6 +299,7 @@ impl Registry {
     }
 
     /// Every live instance of every board, sorted.
+    /// O(instances).
     pub fn all_instances(&self) -> Vec<Arc<BoardSlot>> {
         self.all().iter().flat_map(|entry| entry.instances()).collect()
     }

@@ -17,6 +17,7 @@ use crate::store::Store;
 /// the domain with [`Trial`] instances, so every recompute it would run is folded and nothing
 /// changes. `row` is the action as it would be logged (its `seq` the next one). A refusal is
 /// the error the action would meet (`VALUE_OUT_OF_RANGE` for a total that would overflow).
+/// O(what `perform` costs), on a copy of the domain (O(its state)).
 pub async fn try_perform(
     store: &Store,
     registry: &Registry,
@@ -80,6 +81,7 @@ pub struct Performed {
 
 /// Performs a logged action on `instances`: the live boards or a rebuild's. `row.seq` bounds
 /// which events exist. The action was validated when it was submitted.
+/// O(players it touches x their events), read through the player index.
 pub async fn perform(
     store: &Store,
     registry: &Registry,

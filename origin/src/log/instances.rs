@@ -386,6 +386,7 @@ impl<'a> RebuildInstances<'a> {
     }
 
     /// Installs every rebuilt instance into the registry's entries (archived boards stay empty).
+    /// O(instances built).
     pub fn install(self) {
         for ((board, _), (period, building)) in self.building {
             if self.archived.contains(&board) {

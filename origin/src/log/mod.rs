@@ -36,6 +36,7 @@ pub struct Target {
 
 /// The instances an event feeds. Unknown boards are an error (events are validated against
 /// the definitions before they are stored, and definitions are never removed).
+/// O(scopes x period kinds).
 pub fn targets(registry: &Registry, e: &NewEvent, season_late: bool) -> Result<Vec<Target>, AppError> {
     let mut found = Vec::new();
     for board in e.boards() {
@@ -56,6 +57,7 @@ pub fn targets(registry: &Registry, e: &NewEvent, season_late: bool) -> Result<V
 
 /// Applies a stored event to the instances where it is on time. Returns whether it was late
 /// anywhere.
+/// O(targets x the board's update cost).
 pub fn apply_event(
     registry: &Registry,
     domain: &Domain,

@@ -16,6 +16,7 @@ use crate::store::Store;
 /// then, in a second pass when any board keeps periods, the closed history. Returns the result
 /// snapshots the actions produced, for comparing with the stored ones. Calls `progress` with
 /// the number of log entries read so far.
+/// O(the log), read once per pass.
 pub async fn rebuild(
     store: &Store,
     only: Option<&BoardId>,
@@ -74,6 +75,7 @@ const REPLAY_PAGE_EVENTS: i64 = 20_000;
 /// log for a rebuild, or the part after a checkpoint on the live boards. Returns the result
 /// snapshots the actions produced and the number of log entries replayed; calls `progress`
 /// with the number of events read so far.
+/// O(log entries after `after`).
 pub async fn replay_log(
     store: &Store,
     registry: &Registry,

@@ -13,6 +13,7 @@ const ACTION_COLUMNS: &str = "seq, game, kind, action_id, body, result, actor, r
 
 impl Store {
     /// Appends an action inside a transaction.
+    /// One indexed insert.
     pub async fn insert_action(tx: &mut Transaction, a: &ActionRow) -> Result<(), StoreError> {
         let tx = &mut tx.0;
         sqlx::query(
@@ -35,6 +36,7 @@ impl Store {
     }
 
     /// Records what an action changed, once it was applied.
+    /// One update by primary key, O(size of the result).
     pub async fn set_action_result(&self, seq: i64, result: &ActionResult) -> Result<(), StoreError> {
         sqlx::query("UPDATE actions SET result = $1 WHERE seq = $2")
             .bind(result_text(Some(result))?)
@@ -46,6 +48,7 @@ impl Store {
     }
 
     /// The action a game's client id names, if any.
+    /// One index look-up.
     pub async fn find_action(&self, game: &str, action_id: &str) -> Result<Option<ActionRow>, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 AND action_id = $2"
@@ -59,6 +62,7 @@ impl Store {
     }
 
     /// Every action of one game, in commit order.
+    /// O(the game's actions), read in one statement.
     pub async fn actions(&self, game: &str) -> Result<Vec<ActionRow>, StoreError> {
         let rows = sqlx::query(&format!(
             "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 ORDER BY seq"
@@ -71,6 +75,7 @@ impl Store {
     }
 
     /// Every action with `seq > after`, in `seq` order.
+    /// O(actions after `after`), read in one statement.
     pub async fn actions_after(&self, after: i64) -> Result<Vec<ActionRow>, StoreError> {
         let rows = sqlx::query(&format!(
             "SELECT {ACTION_COLUMNS} FROM actions WHERE seq > $1 ORDER BY seq"
@@ -83,6 +88,7 @@ impl Store {
     }
 
     /// Stores a result snapshot inside a transaction.
+    /// One insert, O(entries).
     pub async fn insert_result(tx: &mut Transaction, r: &ResultRow) -> Result<(), StoreError> {
         let tx = &mut tx.0;
         sqlx::query(
@@ -106,6 +112,7 @@ impl Store {
     }
 
     /// The results of a board: every correction, in order.
+    /// O(the board's results and their entries).
     pub async fn results(&self, board: &BoardId) -> Result<Vec<ResultRow>, StoreError> {
         let rows = sqlx::query(
             "SELECT correction, board_version, digest, finalized_at, action_seq, entries FROM season_results \

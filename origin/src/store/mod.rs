@@ -198,6 +198,7 @@ async fn connect(
 
 impl Store {
     /// Connects and applies pending migrations. A SQLite file is created if missing.
+    /// O(pending migrations); migration 7 reads the whole log once.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         Store::open_migrated_to(url, i64::MAX).await
     }
@@ -299,6 +300,7 @@ impl Store {
     }
 
     /// The next free `seq` (one past the greatest stored).
+    /// Two index look-ups.
     pub async fn next_seq(&self) -> Result<i64, StoreError> {
         // Two index look-ups: a MAX over a UNION would scan both tables (seconds at 10M events).
         let row = sqlx::query(
@@ -349,6 +351,7 @@ impl Store {
 
     /// Frees the writer connection's page cache (SQLite; PostgreSQL caches in its own
     /// process). The pages are read back as the next writes need them.
+    /// O(the writer connection's page cache).
     pub async fn release_memory(&self) -> Result<(), StoreError> {
         if self.backend == Backend::Sqlite {
             sqlx::query("PRAGMA shrink_memory")

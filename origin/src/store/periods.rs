@@ -10,6 +10,7 @@ use crate::domain::periods::PeriodSnapshot;
 
 impl Store {
     /// Stores (or replaces) the snapshot of a closed period leaving memory.
+    /// O(entries), in one transaction.
     pub async fn save_period_snapshot(
         &self,
         board: &BoardId,

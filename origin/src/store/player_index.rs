@@ -114,6 +114,7 @@ impl Store {
     /// Seals the run `start <= seq < end` inside the writer's transaction: `entries`, the
     /// `(player key, seq)` of every event in it, go into `player_pages` sorted and cut into
     /// pages ([`pages`]): about 128 rows for 65,536 events.
+    /// O(entries), sorted in memory; about 128 page inserts.
     pub async fn seal_run(
         &self,
         tx: &mut Transaction,
@@ -184,6 +185,7 @@ impl Store {
 
     /// The `(player key, seq)` of the events from `sealed_below` on: the unsealed tail of the
     /// log, fewer than [`RUN_SEQS`] events, which the writer starts with.
+    /// O(events from `sealed_below` on).
     pub async fn tail_keys(&self, sealed_below: i64) -> Result<Vec<(i64, i64)>, StoreError> {
         let mut conn = self
             .pool
