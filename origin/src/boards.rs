@@ -206,7 +206,6 @@ impl BoardEntry {
     }
 
     /// Why the board could not be rebuilt from the log, if it could not.
-    /// O(boards).
     pub fn broken(&self) -> Option<Broken> {
         self.broken.read_unpoisoned().clone()
     }
