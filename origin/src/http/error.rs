@@ -9,8 +9,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::domain::InvalidLoggedEvent;
 use crate::domain::Refusal;
-use crate::domain::events::InvalidLoggedEvent;
 use crate::store::StoreError;
 
 /// Every error the API answers with.
