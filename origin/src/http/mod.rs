@@ -196,7 +196,7 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
 
 /// Parses a body as JSON, 400 `INVALID_JSON` when it is not or when an object in it repeats a
 /// key (the answer names the key and where it is). Every `Value` read from a request comes from
-/// here; see [`json_value`].
+/// here; see `json_value`.
 pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, AppError> {
     json_value::read_value(bytes).map_err(|e| AppError::InvalidJson(e.to_string()))
 }

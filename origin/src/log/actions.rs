@@ -14,7 +14,7 @@ use crate::http::error::AppError;
 use crate::store::Store;
 
 /// Decides whether an action can be carried out on the current state: performs it on a copy of
-/// the domain with [`Trial`] instances, so every recompute it would run is folded and nothing
+/// the domain with `Trial` instances, so every recompute it would run is folded and nothing
 /// changes. `row` is the action as it would be logged (its `seq` the next one). A refusal is
 /// the error the action would meet (`VALUE_OUT_OF_RANGE` for a total that would overflow).
 /// O(what `perform` costs), on a copy of the domain (O(its state)).

@@ -80,7 +80,7 @@ impl Store {
         Ok(stored)
     }
 
-    /// Appends up to [`AT_ONCE_ROWS`] events as one statement in a transaction of its own: one
+    /// Appends up to [`AT_ONCE_ROWS`](super::AT_ONCE_ROWS) events as one statement in a transaction of its own: one
     /// round trip to the database instead of three (begin, insert, commit). The statement is
     /// its own commit, so an error after it was sent leaves its outcome unknown.
     /// O(events), one statement.
@@ -199,7 +199,7 @@ impl Store {
     }
 
     /// A player's events in one (game, mode, season), committed before `before_seq`, in order:
-    /// looked up on one page of the player index per sealed run ([`player_index`]), plus a scan
+    /// looked up on one page of the player index per sealed run (`player_index`), plus a scan
     /// of the unsealed tail of the log. The runs and their pages are read first, in one
     /// statement; a run sealed after that covers seqs the tail scan still finds, so nothing is
     /// missed or counted twice. The log rows the pages point to are read with the player's

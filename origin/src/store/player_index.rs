@@ -96,7 +96,7 @@ pub(crate) fn seqs_on_page(run: i64, page: &[u8], key: i64) -> Result<Vec<i64>, 
         .collect())
 }
 
-/// Consecutive seqs per sealed run of the player index ([`player_index`]). A recompute scans
+/// Consecutive seqs per sealed run of the player index (this module). A recompute scans
 /// at most this many log rows past the last run and reads one page per run: 153 runs at 10M
 /// events.
 pub const RUN_SEQS: i64 = 65_536;
@@ -113,7 +113,7 @@ impl Store {
 
     /// Seals the run `start <= seq < end` inside the writer's transaction: `entries`, the
     /// `(player key, seq)` of every event in it, go into `player_pages` sorted and cut into
-    /// pages ([`pages`]): about 128 rows for 65,536 events.
+    /// pages (`pages`): about 128 rows for 65,536 events.
     /// O(entries), sorted in memory; about 128 page inserts.
     pub async fn seal_run(
         &self,
