@@ -10,8 +10,8 @@ use bytes::Bytes;
 use standings_core::{Board, BoardId, BoardRules, CursorBinding};
 
 use crate::FastHash;
-use crate::domain::BoardDef;
 use crate::domain::periods::{Calendar, Period, PeriodKind};
+use crate::domain::{BoardDef, RankedEntry};
 use crate::http::error::AppError;
 use crate::sync::{LockUnpoisoned, RwLockUnpoisoned};
 
@@ -155,6 +155,7 @@ impl BoardEntry {
     }
 
     /// Every instance, sorted by period key.
+    /// O(the board's instances).
     pub fn instances(&self) -> Vec<Arc<BoardSlot>> {
         let instances = self.instances.read_unpoisoned();
         let mut all: Vec<_> = instances.values().cloned().collect();
@@ -168,11 +169,12 @@ impl BoardEntry {
     }
 
     /// An instance restored from a stored snapshot: the same entries at the same version.
+    /// O(entries).
     pub fn restored(
         &self,
         period: &Period,
         board_version: i64,
-        entries: &str,
+        entries: &[RankedEntry],
     ) -> Result<BoardSlot, AppError> {
         let bad = |why: &str| {
             AppError::Internal(format!(
@@ -180,20 +182,13 @@ impl BoardEntry {
                 self.def.id, period.key
             ))
         };
-        let entries: Vec<serde_json::Value> =
-            serde_json::from_str(entries).map_err(|e| bad(&e.to_string()))?;
-        let mut aggregates = Vec::with_capacity(entries.len());
-        for e in &entries {
-            let player = e["player_id"]
-                .as_str()
-                .ok_or_else(|| bad("an entry has no player"))?;
-            let value = e["value"].as_i64().ok_or_else(|| bad("an entry has no value"))?;
-            let at = e["achieved_at"]
-                .as_str()
-                .ok_or_else(|| bad("an entry has no time"))?;
-            let achieved_at = crate::clock::parse_rfc3339(at).map_err(|e| bad(&e))?;
-            aggregates.push((player, standings_core::Standing { value, achieved_at }, ""));
-        }
+        let aggregates = entries.iter().map(|e| {
+            let standing = standings_core::Standing {
+                value: e.value,
+                achieved_at: e.achieved_at,
+            };
+            (e.player_id.as_str(), standing, "")
+        });
         let board = Board::from_aggregates(self.def.rules, board_version as u64, aggregates)
             .map_err(|e| bad(&e.to_string()))?;
         Ok(BoardSlot::new(self.def.id.clone(), period.clone(), board))
@@ -264,6 +259,7 @@ impl Registry {
     }
 
     /// The boards of one game, sorted by mode, season and scope.
+    /// O(boards).
     pub fn of_game(&self, game: &str) -> Vec<Arc<BoardEntry>> {
         let boards = self.boards.read_unpoisoned();
         let mut found: Vec<_> = boards
@@ -276,6 +272,7 @@ impl Registry {
     }
 
     /// The boards of one season of a game, sorted.
+    /// O(boards).
     pub fn of_season(&self, game: &str, season: &str) -> Vec<Arc<BoardEntry>> {
         let mut found = self.of_game(game);
         found.retain(|b| b.def.id.season == season);
@@ -283,6 +280,7 @@ impl Registry {
     }
 
     /// Every board, sorted.
+    /// O(boards).
     pub fn all(&self) -> Vec<Arc<BoardEntry>> {
         let boards = self.boards.read_unpoisoned();
         let mut found: Vec<_> = boards.values().cloned().collect();
@@ -291,6 +289,7 @@ impl Registry {
     }
 
     /// The broken boards and why, sorted.
+    /// O(boards).
     pub fn broken(&self) -> Vec<(BoardId, Broken)> {
         self.all()
             .iter()
@@ -299,6 +298,7 @@ impl Registry {
     }
 
     /// Every live instance of every board, sorted.
+    /// O(instances).
     pub fn all_instances(&self) -> Vec<Arc<BoardSlot>> {
         self.all().iter().flat_map(|entry| entry.instances()).collect()
     }

@@ -275,7 +275,7 @@ async fn cursors_page_one_version_and_go_stale(db: Db) {
     {
         let slot = service
             .state
-            .registry
+            .registry()
             .entry(&standings_core::BoardId::new("arena-clash", "solo", "S7", "global").unwrap())
             .unwrap()
             .all_time();
@@ -1280,7 +1280,7 @@ async fn the_log_reads_back_page_by_page_exactly_as_stored(db: Db) {
     for e in &events[3..] {
         assert_eq!(service.submit(e).await.0, StatusCode::ACCEPTED);
     }
-    let store = &service.state.store;
+    let store = service.state.store();
     let whole = store.events_after(0, 100).await.unwrap();
     assert_eq!(whole.len(), odd.len());
     for (stored, (id, player, value)) in whole.iter().zip(odd) {
@@ -1377,7 +1377,7 @@ on_both_databases!(a_database_that_is_gone_is_answered_503_with_a_code);
 async fn a_database_that_is_gone_is_answered_503_with_a_code(db: Db) {
     let service = TestService::start(db).await;
     canonical(&service).await;
-    service.state.store.close().await;
+    service.state.store().close().await;
     let gone = |(status, body): (StatusCode, Value)| {
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
         assert_eq!(body["code"], "DATABASE_UNAVAILABLE", "{body}");

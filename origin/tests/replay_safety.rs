@@ -108,20 +108,20 @@ fn instances(registry: &standings_origin::boards::Registry) -> Vec<(String, Stri
 /// Stops the service without a checkpoint (as a crash does), starts it again on the same
 /// database and rebuilds from the log: both must succeed and reach the live instances exactly.
 async fn restart_and_rebuild(service: TestService, clock: &Clock) -> TestService {
-    let live = instances(&service.state.registry);
+    let live = instances(service.state.registry());
     let db = service.stop().await;
     let service = TestService::start_with_clock(db, clock.clone()).await;
-    assert_eq!(instances(&service.state.registry), live, "restart");
-    assert!(service.state.registry.broken().is_empty());
+    assert_eq!(instances(service.state.registry()), live, "restart");
+    assert!(service.state.registry().broken().is_empty());
     let (rebuilt, _, results) =
-        standings_origin::log::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+        standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
             .await
             .unwrap();
     assert_eq!(instances(&rebuilt), live, "rebuild");
     assert!(rebuilt.broken().is_empty());
     // Every stored result snapshot (finalization, corrections) is reproduced by the log.
     for entry in rebuilt.all() {
-        for stored in service.state.store.results(&entry.def.id).await.unwrap() {
+        for stored in service.state.store().results(&entry.def.id).await.unwrap() {
             assert!(
                 results.iter().any(|r| r.board == stored.board
                     && r.correction == stored.correction
@@ -278,9 +278,9 @@ async fn a_log_entry_that_cannot_be_carried_out_breaks_only_its_boards(db: Db) {
         e
     };
     accept(&service, &on_high("h1", "p-ben", 100)).await;
-    assert!(service.state.ingest.checkpoint().await.unwrap().is_some());
+    assert!(service.state.ingest().checkpoint().await.unwrap().is_some());
     accept(&service, &on_high("h2", "p-chloe", 200)).await;
-    let seq = service.state.store.next_seq().await.unwrap();
+    let seq = service.state.store().next_seq().await.unwrap();
     let db = service.stop().await;
     let body = r#"{"action":{"kind":"INVALIDATE","target_event_id":"e2"},"request":{}}"#;
     execute(
@@ -295,7 +295,7 @@ async fn a_log_entry_that_cannot_be_carried_out_breaks_only_its_boards(db: Db) {
 
     let service = TestService::start_with_clock(db, clock.clone()).await;
     assert!(matches!(
-        service.state.restored,
+        service.state.restored(),
         standings_origin::writer::checkpoint::Restored::Checkpoint { .. }
     ));
     let (status, ready) = service.call(Method::GET, "/readyz", None, None).await;
@@ -336,12 +336,12 @@ async fn a_log_entry_that_cannot_be_carried_out_breaks_only_its_boards(db: Db) {
     assert_eq!(top["total_players"], 2, "{top}");
     accept(&service, &on_high("h3", "p-dev", 300)).await;
     assert!(
-        service.state.ingest.checkpoint().await.unwrap().is_none(),
+        service.state.ingest().checkpoint().await.unwrap().is_none(),
         "no checkpoint holds a broken board"
     );
     let high_digest = service.get(&format!("{LB}/high/digest")).await.1;
 
-    let (rebuilt, _, _) = standings_origin::log::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+    let (rebuilt, _, _) = standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
         .await
         .unwrap();
     let broken_boards: Vec<(String, i64)> = rebuilt
@@ -356,12 +356,12 @@ async fn a_log_entry_that_cannot_be_carried_out_breaks_only_its_boards(db: Db) {
             .filter(|i| i.0.ends_with("/high"))
             .collect::<Vec<_>>()
     };
-    assert_eq!(high(&rebuilt), high(&service.state.registry));
+    assert_eq!(high(&rebuilt), high(service.state.registry()));
 
     // A restart meets the same entry again and comes up the same way.
     let db = service.stop().await;
     let service = TestService::start_with_clock(db, clock.clone()).await;
-    assert_eq!(service.state.registry.broken().len(), 1);
+    assert_eq!(service.state.registry().broken().len(), 1);
     assert_eq!(service.get(&format!("{LB}/high/digest")).await.1, high_digest);
 }
 
@@ -531,7 +531,7 @@ async fn run_requests(db: Db, requests: Vec<Request>) {
                 decide(&service, id, if *apply { "apply" } else { "reject" }).await
             }
             Request::Checkpoint => {
-                service.state.ingest.checkpoint().await.unwrap();
+                service.state.ingest().checkpoint().await.unwrap();
                 continue;
             }
             Request::AdvanceSeason => {

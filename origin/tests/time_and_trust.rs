@@ -153,11 +153,11 @@ async fn restart_from_checkpoint(
     use standings_origin::writer::checkpoint::Restored;
     let db = service.stop().await;
     let service = TestService::start_with_config(db, config, clock.clone()).await;
-    match &service.state.restored {
+    match service.state.restored() {
         Restored::Checkpoint { seq, tail } => assert_eq!((*seq, *tail), expected),
         other => panic!("the checkpoint was not used: {other:?}"),
     }
-    assert_eq!(instances(&service.state.registry), live);
+    assert_eq!(instances(service.state.registry()), live);
     service
 }
 
@@ -186,10 +186,10 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
     };
     submit(0, 10).await;
     // The group with seq 10 began one; it is stored beside the writes, so wait for it.
-    wait_for_checkpoint(&service.state.store, 10).await;
+    wait_for_checkpoint(service.state.store(), 10).await;
     // Five more entries do not begin another.
     submit(10, 15).await;
-    let live = instances(&service.state.registry);
+    let live = instances(service.state.registry());
     let metrics = service.get("/metrics").await.1.as_str().unwrap().to_string();
     assert!(
         metrics.contains("standings_checkpoint_encode_seconds_count 1"),
@@ -203,9 +203,9 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
 
     // A crash: no checkpoint at the stop.
     let service = restart_from_checkpoint(service, &config, &clock, (10, 5), &live).await;
-    let written = service.state.ingest.checkpoint().await.unwrap().unwrap();
+    let written = service.state.ingest().checkpoint().await.unwrap().unwrap();
     assert_eq!(written.seq, 15);
-    assert!(service.state.ingest.checkpoint().await.unwrap().is_none());
+    assert!(service.state.ingest().checkpoint().await.unwrap().is_none());
     restart_from_checkpoint(service, &config, &clock, (15, 0), &live).await;
 }
 
@@ -238,7 +238,7 @@ async fn writes_are_answered_while_a_checkpoint_encodes(db: Db) {
     let global = standings_core::BoardId::new("arena-clash", "solo", "S7", "global").unwrap();
     let slot = service
         .state
-        .registry
+        .registry()
         .entry(&global)
         .unwrap()
         .instance("all_time")
@@ -285,8 +285,8 @@ async fn writes_are_answered_while_a_checkpoint_encodes(db: Db) {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     assert_eq!(rank("p-x").await.1["value"], 8_000_000_000_000_000_000i64);
-    wait_for_checkpoint(&service.state.store, 10).await;
-    let live = instances(&service.state.registry);
+    wait_for_checkpoint(service.state.store(), 10).await;
+    let live = instances(service.state.registry());
     restart_from_checkpoint(service, &config, &clock, (10, 2), &live).await;
 }
 
@@ -350,7 +350,7 @@ async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
     moderate(&service, json!({"moderation_id": "r2", "action_type": "DISQUALIFY", "reason": "x", "game": "arena-clash", "mode": "solo",
                               "season": "S7", "scope": "daily", "target_player_id": "p-2"})).await;
 
-    let written = service.state.ingest.checkpoint().await.unwrap().unwrap();
+    let written = service.state.ingest().checkpoint().await.unwrap().unwrap();
     assert!(written.instances >= 5, "{written:?}");
 
     // After the checkpoint: events, a late decision, a restore, a reinstatement, and the
@@ -376,15 +376,15 @@ async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
     }
     moderate(&service, json!({"moderation_id": "r4", "action_type": "REINSTATE", "reason": "x", "game": "arena-clash", "mode": "solo",
                               "season": "S7", "scope": "daily", "target_player_id": "p-2"})).await;
-    let live = instances(&service.state.registry);
-    let live_domain = service.state.domain.state();
+    let live = instances(service.state.registry());
+    let live_domain = service.state.domain().state();
     let (_, results_live) = service.get(&format!("{LB}/results?scope=daily")).await;
     assert_eq!(results_live["correction"], 1);
 
     // A crash: no checkpoint at the stop, so the start takes the one above and the log after.
     let db = service.stop().await;
     let service = TestService::start_with_clock(db, clock.clone()).await;
-    match &service.state.restored {
+    match service.state.restored() {
         Restored::Checkpoint { seq, tail } => {
             assert_eq!(*seq, written.seq);
             // 7 events (p-2's two are refused) and 6 actions.
@@ -392,40 +392,40 @@ async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
         }
         other => panic!("the checkpoint was not used: {other:?}"),
     }
-    assert_eq!(instances(&service.state.registry), live);
-    assert_eq!(service.state.domain.state(), live_domain);
+    assert_eq!(instances(service.state.registry()), live);
+    assert_eq!(service.state.domain().state(), live_domain);
     assert_eq!(
         service.get(&format!("{LB}/results?scope=daily")).await.1,
         results_live
     );
     let (rebuilt, rebuilt_domain, _) =
-        standings_origin::log::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+        standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
             .await
             .unwrap();
     assert_eq!(instances(&rebuilt), live, "a full replay agrees");
     assert_eq!(rebuilt_domain.state(), live_domain);
-    let after = instances(&service.state.registry);
+    let after = instances(service.state.registry());
     let (_, p2) = service.get(&format!("{LB}/last/players/p-2/rank")).await;
     assert_eq!(p2["value"], 12, "e2 (10 + 2) kept the tie: {p2}");
 
     // A damaged checkpoint is not used; the whole log gives the same state.
-    let store = &service.state.store;
+    let store = service.state.store();
     let (seq, mut parts) = store.checkpoint().await.unwrap().unwrap();
     parts[1][0] ^= 0xff; // the first board's magic bytes
     store_parts(store, seq, parts).await;
     let db = service.stop().await;
     let service = TestService::start_with_clock(db, clock.clone()).await;
-    match &service.state.restored {
+    match service.state.restored() {
         Restored::FullReplay { unusable: Some(why) } => {
             assert!(why.contains("cannot be read"), "{why}")
         }
         other => panic!("a damaged checkpoint was used: {other:?}"),
     }
-    assert_eq!(instances(&service.state.registry), after);
+    assert_eq!(instances(service.state.registry()), after);
 
     // A manifest claiming absurd sizes is refused before anything is sized by it.
-    let store = &service.state.store;
-    service.state.ingest.checkpoint().await.unwrap();
+    let store = service.state.store();
+    service.state.ingest().checkpoint().await.unwrap();
     let (seq, parts) = store.checkpoint().await.unwrap().unwrap();
     for claimed in [u64::MAX, 1 << 50] {
         let mut manifest: Value = serde_json::from_slice(&parts[0]).unwrap();
@@ -1310,12 +1310,12 @@ async fn rebuild_equals_live_after_all_of_it(db: Db) {
     let (_, results_after) = service.get(&format!("{LB}/results?scope=daily")).await;
     assert_eq!(results_after, results_before);
     // And the rebuild reproduces every stored result's digest.
-    let (_, _, rebuilt) = standings_origin::log::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+    let (_, _, rebuilt) = standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
         .await
         .unwrap();
     let stored = service
         .state
-        .store
+        .store()
         .results(&standings_core::BoardId::new("arena-clash", "solo", "S7", "daily").unwrap())
         .await
         .unwrap();
@@ -1361,13 +1361,13 @@ async fn closed_periods_leave_memory_and_read_the_same(db: Db) {
     let entry = || {
         service
             .state
-            .registry
+            .registry()
             .entry(&standings_core::BoardId::new("arena-clash", "solo", "S7", "daily").unwrap())
             .unwrap()
     };
     // Closed (end + grace) but within the retention: stays.
     clock.set(ms("2026-10-14T12:00:00Z"));
-    assert_eq!(service.state.ingest.evict_closed().await.unwrap(), 0);
+    assert_eq!(service.state.ingest().evict_closed().await.unwrap(), 0);
     assert!(entry().instance("2026-10-13").is_some());
     // Past the retention: leaves memory, reads the same from storage. The minute's ticker
     // follows the service's clock, so moving it takes the period out without being asked.
@@ -1377,7 +1377,7 @@ async fn closed_periods_leave_memory_and_read_the_same(db: Db) {
         assert!(std::time::Instant::now() < deadline, "the ticker did not evict");
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    assert_eq!(service.state.ingest.evict_closed().await.unwrap(), 0);
+    assert_eq!(service.state.ingest().evict_closed().await.unwrap(), 0);
     assert!(entry().instance("all_time").is_some(), "all time never closes");
     assert_eq!(service.get(&day).await.1, top_before);
     assert_eq!(service.get(&rank).await.1, rank_before);
@@ -1452,7 +1452,7 @@ async fn moderation_finds_a_players_events_in_sealed_runs_and_the_tail(db: Db) {
         service.submit(&sum(ava[3].0, "p-ava", ava[3].1)).await.0,
         StatusCode::ACCEPTED
     );
-    let sealed = service.state.store.sealed_below().await.unwrap();
+    let sealed = service.state.store().sealed_below().await.unwrap();
     assert!(
         sealed > RUN_SEQS,
         "a run was sealed (the tail starts at {sealed})"
@@ -1494,7 +1494,7 @@ async fn moderation_finds_a_players_events_in_sealed_runs_and_the_tail(db: Db) {
             "after invalidating {id} ({value})"
         );
     }
-    let (rebuilt, _, _) = standings_origin::log::rebuild(&service.state.store, None, clock.now_ms(), |_| {})
+    let (rebuilt, _, _) = standings_origin::log::rebuild(service.state.store(), None, clock.now_ms(), |_| {})
         .await
         .unwrap();
     let digests = |registry| {
@@ -1503,5 +1503,5 @@ async fn moderation_finds_a_players_events_in_sealed_runs_and_the_tail(db: Db) {
             .map(|(board, period, _, digest)| (board, period, digest))
             .collect::<Vec<_>>()
     };
-    assert_eq!(digests(&rebuilt), digests(&service.state.registry));
+    assert_eq!(digests(&rebuilt), digests(service.state.registry()));
 }

@@ -165,24 +165,22 @@ pub(super) struct ActionLine {
 
 impl ActionLine {
     fn of(row: &ActionRow) -> Result<ActionLine, String> {
-        #[derive(Deserialize)]
-        struct Logged {
-            action: Action,
-            #[serde(default)]
-            request: serde_json::Value,
-        }
-        let logged: Logged = serde_json::from_str(&row.body)
-            .map_err(|e| format!("the action at seq {} cannot be read: {e}", row.seq))?;
+        let action = row.action.clone().map_err(|e| {
+            format!(
+                "the action at seq {} cannot be read ({} action: {})",
+                row.seq, e.kind, e.why
+            )
+        })?;
         Ok(ActionLine {
             seq: row.seq,
             game: row.game.clone(),
-            action: logged.action,
+            action,
             moderation_id: row.action_id.clone(),
             actor: row.actor.clone(),
             reason: row.reason.clone(),
             created_at: format_rfc3339(row.created_at),
-            request: logged.request,
-            result: serde_json::from_str(&row.result).unwrap_or(serde_json::Value::Null),
+            request: row.request.clone(),
+            result: serde_json::to_value(&row.result).unwrap_or(serde_json::Value::Null),
         })
     }
 }

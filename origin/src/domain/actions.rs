@@ -12,14 +12,15 @@ pub struct ActionRow {
     pub seq: i64,
     /// The game it concerns.
     pub game: String,
-    /// `SEASON_STATE`, `INVALIDATE`, `RESTORE`, `DISQUALIFY`, `REINSTATE` or `LATE_DECISION`.
-    pub kind: String,
+    /// What to do, as a rebuild performs it; an error when the log holds an action this version
+    /// cannot read (it breaks the boards of its game rather than the whole log).
+    pub action: Result<Action, UnreadableAction>,
     /// The client's moderation id, for idempotent retries.
     pub action_id: Option<String>,
-    /// The request, as JSON.
-    pub body: String,
-    /// What it changed, as JSON.
-    pub result: String,
+    /// The request as the client sent it (kept for the audit log and idempotent retries).
+    pub request: serde_json::Value,
+    /// What it changed, once recorded (`None` until the action was performed).
+    pub result: Option<ActionResult>,
     /// The token that asked for it.
     pub actor: String,
     /// Why.
@@ -43,8 +44,123 @@ pub struct ResultRow {
     pub finalized_at: i64,
     /// The action that produced it.
     pub action_seq: i64,
-    /// The ranked entries, as a JSON array.
-    pub entries: String,
+    /// The ranked entries.
+    pub entries: Vec<RankedEntry>,
+}
+
+impl ActionRow {
+    /// The kind's name in the log: `SEASON_STATE`, `INVALIDATE`, `RESTORE`, `DISQUALIFY`,
+    /// `REINSTATE` or `LATE_DECISION`.
+    pub fn kind(&self) -> &str {
+        match &self.action {
+            Ok(action) => action.kind(),
+            Err(unreadable) => &unreadable.kind,
+        }
+    }
+}
+
+/// A logged action that cannot be read as an [`Action`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("action {seq} cannot be read: {why}")]
+pub struct UnreadableAction {
+    /// Its `seq`.
+    pub seq: i64,
+    /// The kind the log names.
+    pub kind: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+/// One ranked entry of a result, or of a closed period's snapshot. The fields are declared in
+/// the order of their names, which is the order the stored text and the answers have them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankedEntry {
+    /// When the player's standing was achieved (ms; RFC 3339 in JSON).
+    #[serde(with = "rfc3339")]
+    pub achieved_at: i64,
+    /// The player.
+    pub player_id: String,
+    /// 1-based rank.
+    pub rank: u64,
+    /// The aggregate value.
+    pub value: i64,
+}
+
+/// A time in ms written as RFC 3339 text.
+mod rfc3339 {
+    pub(super) fn serialize<S: serde::Serializer>(ms: &i64, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&crate::clock::format_rfc3339(*ms))
+    }
+
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+        let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
+        crate::clock::parse_rfc3339(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// What an action changed: the instances it recomputed and the result snapshots it stored.
+/// Fields in name order, as recorded and answered.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionResult {
+    /// Every instance it changed.
+    pub boards: Vec<Change>,
+    /// The result snapshots (finalization or corrections) it produced.
+    pub results: Vec<Correction>,
+}
+
+/// What an action changed on one instance. Fields in name order, as recorded and answered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    /// The instance's version after.
+    pub board_version: u64,
+    /// The board.
+    pub game: String,
+    /// The board.
+    pub mode: String,
+    /// The period instance.
+    pub period_key: String,
+    /// The player whose aggregate was recomputed.
+    pub player_id: String,
+    /// Their rank after, or `None` when unranked.
+    pub rank: Option<u64>,
+    /// The board.
+    pub scope: String,
+    /// The board.
+    pub season: String,
+}
+
+/// A result snapshot an action produced, as its answer names it. Fields in name order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Correction {
+    /// The board version the result was taken at.
+    pub board_version: i64,
+    /// 0 for the original, then 1, 2, ...
+    pub correction: i64,
+    /// The board digest.
+    pub digest: String,
+    /// The board.
+    pub game: String,
+    /// The board.
+    pub mode: String,
+    /// The board.
+    pub scope: String,
+    /// The board.
+    pub season: String,
+}
+
+impl Correction {
+    /// How an answer names a stored result.
+    pub fn of(result: &ResultRow) -> Correction {
+        Correction {
+            board_version: result.board_version,
+            correction: result.correction,
+            digest: result.digest.clone(),
+            game: result.board.game.clone(),
+            mode: result.board.mode.clone(),
+            scope: result.board.scope.clone(),
+            season: result.board.season.clone(),
+        }
+    }
 }
 
 /// An action request as the log stores it (`ActionRow::body`).

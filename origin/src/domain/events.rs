@@ -45,6 +45,7 @@ impl NewEvent {
     }
 
     /// The boards this event feeds.
+    /// O(scopes).
     pub fn boards(&self) -> impl Iterator<Item = BoardId> + '_ {
         self.scopes.iter().map(|scope| BoardId {
             game: self.game.clone(),

@@ -2,16 +2,18 @@
 //! actions and results, periods, seasons and the moderation state, as the rest of the origin
 //! names them.
 
-pub mod actions;
-pub mod boards;
-pub mod events;
-pub mod moderation;
+mod actions;
+mod boards;
+mod events;
+mod moderation;
 pub mod periods;
-pub mod refusals;
+mod refusals;
 pub mod seasons;
 
-pub use actions::{Action, ActionRow, ResultRow};
+pub use actions::{
+    Action, ActionResult, ActionRow, Change, Correction, RankedEntry, ResultRow, UnreadableAction,
+};
 pub use boards::BoardDef;
-pub use events::{EventStatus, LoggedEvent, NewEvent};
+pub use events::{EventStatus, InvalidLoggedEvent, LoggedEvent, NewEvent};
 pub use moderation::{Domain, DomainState};
 pub use refusals::Refusal;

@@ -38,6 +38,7 @@ pub struct DomainState {
 
 impl Domain {
     /// The state as plain data.
+    /// O(the state), sorted.
     pub fn state(&self) -> DomainState {
         fn sorted<T: Ord>(mut items: Vec<T>) -> Vec<T> {
             items.sort();
@@ -65,6 +66,7 @@ impl Domain {
     }
 
     /// A domain holding `state`.
+    /// O(the state).
     pub fn from_state(state: DomainState) -> Domain {
         let domain = Domain::default();
         for (game, season, record) in state.seasons {

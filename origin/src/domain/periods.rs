@@ -19,6 +19,15 @@ use jiff::civil::{Date, ISOWeekDate, Weekday};
 use jiff::tz::TimeZone;
 use jiff::{Span, Timestamp};
 
+/// What is kept of a closed period that left memory: its board version and ranked entries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeriodSnapshot {
+    /// The instance's version when it left.
+    pub board_version: i64,
+    /// Its entries, by rank.
+    pub entries: Vec<crate::domain::RankedEntry>,
+}
+
 /// The time zone of a board that names none.
 pub const DEFAULT_TIMEZONE: &str = "UTC";
 

@@ -9,8 +9,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::domain::InvalidLoggedEvent;
 use crate::domain::Refusal;
-use crate::domain::events::InvalidLoggedEvent;
 use crate::store::StoreError;
 
 /// Every error the API answers with.
@@ -295,11 +295,7 @@ mod tests {
     /// 503, anything else 500, neither with internals), while the log sees its whole chain.
     #[test]
     fn a_store_error_keeps_its_code_and_shows_its_source_in_the_log() {
-        let away: AppError = StoreError::Unavailable {
-            context: "cannot append events".into(),
-            source: sqlx::Error::PoolTimedOut,
-        }
-        .into();
+        let away: AppError = StoreError::unavailable_for_tests("cannot append events").into();
         assert_eq!(
             away.status_and_code(),
             (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE")
@@ -314,11 +310,8 @@ mod tests {
                 && logged.contains("pool timed out"),
             "{logged}"
         );
-        let failed: AppError = StoreError::Database {
-            context: "cannot read a board".into(),
-            source: sqlx::Error::RowNotFound,
-        }
-        .into();
+        let failed: AppError =
+            StoreError::Corrupt("the board g/m/s/x has an unknown score mode".into()).into();
         assert_eq!(
             failed.status_and_code(),
             (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL")
@@ -327,7 +320,10 @@ mod tests {
             failed.problem().detail,
             "an internal error occurred; it has been logged"
         );
-        assert!(failed.to_string().starts_with("INTERNAL: cannot read a board: "));
+        assert_eq!(
+            failed.to_string(),
+            "INTERNAL: the board g/m/s/x has an unknown score mode"
+        );
     }
 
     /// A domain refusal is answered with the code and the words it had as an AppError.

@@ -18,7 +18,7 @@ use serde_json::{Map, Number, Value};
 
 /// Why a body is not a JSON value this service reads.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// Not JSON at all (syntax, trailing text, nesting past the recursion limit).
     NotJson(serde_json::Error),
     /// An object names `key` twice; `path` is where that object sits (`$` is the body).
@@ -44,7 +44,7 @@ impl fmt::Display for ReadError {
 
 /// Reads `bytes` as one JSON value, refusing a repeated key anywhere in it. O(length), one
 /// pass, the same allocations as `serde_json::from_slice::<Value>`.
-pub fn read_value(bytes: &[u8]) -> Result<Value, ReadError> {
+pub(crate) fn read_value(bytes: &[u8]) -> Result<Value, ReadError> {
     let repeated = RefCell::new(None);
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let read = ValueSeed {

@@ -2,12 +2,12 @@
 
 pub mod auth;
 pub mod error;
-pub mod json_value;
+pub(crate) mod json_value;
 pub mod ops;
-pub mod read;
+mod read;
 pub mod serve;
-pub mod time_and_trust;
-pub mod write;
+mod time_and_trust;
+pub(crate) mod write;
 
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -45,23 +45,50 @@ pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 /// Everything a handler needs.
 pub struct AppState {
     /// The database.
-    pub store: Store,
+    pub(crate) store: Store,
     /// The live boards.
-    pub registry: Arc<Registry>,
+    pub(crate) registry: Arc<Registry>,
     /// The group-commit writer.
-    pub ingest: Ingest,
+    pub(crate) ingest: Ingest,
     /// Who may do what.
-    pub auth: Auth,
+    pub(crate) auth: Auth,
     /// The metrics.
-    pub metrics: Arc<Metrics>,
+    pub(crate) metrics: Arc<Metrics>,
     /// Seasons and moderation state.
-    pub domain: Arc<Domain>,
+    pub(crate) domain: Arc<Domain>,
     /// The service's clock.
-    pub clock: Clock,
+    pub(crate) clock: Clock,
     /// False until start-up finished, and again while shutting down.
-    pub ready: AtomicBool,
+    pub(crate) ready: AtomicBool,
     /// How start-up restored the live state.
-    pub restored: crate::writer::checkpoint::Restored,
+    pub(crate) restored: crate::writer::checkpoint::Restored,
+}
+
+impl AppState {
+    /// The database.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The live boards.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The group-commit writer.
+    pub fn ingest(&self) -> &Ingest {
+        &self.ingest
+    }
+
+    /// Seasons and moderation state.
+    pub fn domain(&self) -> &Domain {
+        &self.domain
+    }
+
+    /// How start-up restored the live state.
+    pub fn restored(&self) -> &crate::writer::checkpoint::Restored {
+        &self.restored
+    }
 }
 
 /// The state as handlers receive it.
@@ -169,7 +196,7 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
 
 /// Parses a body as JSON, 400 `INVALID_JSON` when it is not or when an object in it repeats a
 /// key (the answer names the key and where it is). Every `Value` read from a request comes from
-/// here; see [`json_value`].
+/// here; see `json_value`.
 pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, AppError> {
     json_value::read_value(bytes).map_err(|e| AppError::InvalidJson(e.to_string()))
 }
@@ -262,9 +289,13 @@ pub async fn board_of(
         return Ok(slot);
     }
     if entry.calendar.is_closed(&period, state.clock.now_ms())
-        && let Some((version, entries)) = state.store.period_snapshot(&id, &period.key).await?
+        && let Some(snapshot) = state.store.period_snapshot(&id, &period.key).await?
     {
-        return Ok(Arc::new(entry.restored(&period, version, &entries)?));
+        return Ok(Arc::new(entry.restored(
+            &period,
+            snapshot.board_version,
+            &snapshot.entries,
+        )?));
     }
     Ok(Arc::new(BoardSlot::new(
         id,

@@ -514,7 +514,8 @@ fn schemas() -> Value {
 
 /// The OpenAPI 3.1 document, generated from [`OPERATIONS`].
 pub fn openapi_document() -> Value {
-    let mut paths = serde_json::Map::new();
+    let mut paths: std::collections::BTreeMap<&str, serde_json::Map<String, Value>> =
+        std::collections::BTreeMap::new();
     for op in OPERATIONS {
         let parameters: Vec<Value> = op
             .path
@@ -533,35 +534,40 @@ pub fn openapi_document() -> Value {
             json!({"description": "success", "content": ok_content}),
         );
         let auth_errors: &[(u16, &str)] = if op.security == "none" { &[] } else { &AUTH_ERRORS };
-        for (status, code) in op.errors.iter().chain(auth_errors) {
-            let key = status.to_string();
-            let entry = responses.entry(key).or_insert_with(|| {
-                json!({"description": "", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}})
-            });
-            let described = entry["description"].as_str().unwrap_or_default().to_string();
-            entry["description"] = if described.is_empty() {
-                Value::from(*code)
-            } else {
-                Value::from(format!("{described}, {code}"))
-            };
+        // Each error status is described by its codes, in the order listed.
+        let mut codes: Vec<(u16, Vec<&str>)> = Vec::new();
+        for &(status, code) in op.errors.iter().chain(auth_errors) {
+            match codes.iter_mut().find(|(s, _)| *s == status) {
+                Some((_, listed)) => listed.push(code),
+                None => codes.push((status, vec![code])),
+            }
         }
-        let mut operation = json!({
-            "summary": op.summary,
-            "parameters": parameters,
-            "responses": responses,
-            "x-standings-role": op.security,
-        });
+        for (status, listed) in codes {
+            responses.entry(status.to_string()).or_insert_with(|| {
+                json!({"description": listed.join(", "), "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}})
+            });
+        }
+        let mut operation = serde_json::Map::new();
+        operation.insert("summary".into(), op.summary.into());
+        operation.insert("parameters".into(), parameters.into());
+        operation.insert("responses".into(), responses.into());
+        operation.insert("x-standings-role".into(), op.security.into());
         if op.security != "none" {
-            operation["security"] = json!([{"bearer": []}]);
+            operation.insert("security".into(), json!([{"bearer": []}]));
         }
         if let Some(body) = op.body {
-            operation["requestBody"] = json!({
-                "required": true,
-                "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{body}")}}}
-            });
+            operation.insert(
+                "requestBody".into(),
+                json!({
+                    "required": true,
+                    "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{body}")}}}
+                }),
+            );
         }
-        let path_item = paths.entry(op.path.to_string()).or_insert_with(|| json!({}));
-        path_item[op.method] = operation;
+        paths
+            .entry(op.path)
+            .or_default()
+            .insert(op.method.to_string(), operation.into());
     }
     json!({
         "openapi": "3.1.0",

@@ -19,9 +19,9 @@ use crate::clock::{format_rfc3339, write_rfc3339};
 use crate::http::error::{AppError, AppResult};
 
 /// The most entries one page or one rank-players call may hold.
-pub const MAX_LIMIT: usize = 1_000;
+pub(super) const MAX_LIMIT: usize = 1_000;
 /// The widest nearby radius.
-pub const MAX_RADIUS: u64 = 100;
+pub(super) const MAX_RADIUS: u64 = 100;
 
 type BoardPath = (String, String, String, String);
 
@@ -58,7 +58,7 @@ pub(super) fn router() -> Router<Shared> {
 
 /// One ranked entry on the wire.
 #[derive(Debug, Serialize)]
-pub struct EntryView {
+pub(super) struct EntryView {
     /// Unique rank in the total order.
     pub rank: u64,
     /// The player.
@@ -72,7 +72,7 @@ pub struct EntryView {
 impl EntryView {
     /// Appends one entry as a JSON object, byte for byte what the derived `Serialize` prints,
     /// without the owned strings. O(length of the player id).
-    pub fn write(e: &RankedEntry<'_>, out: &mut Vec<u8>) {
+    pub(super) fn write(e: &RankedEntry<'_>, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"rank\":");
         write_number(out, e.rank);
         out.extend_from_slice(b",\"player_id\":");
@@ -364,27 +364,21 @@ async fn game_boards(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &game)?;
     let _timer = QueryTimer::start(&state.metrics, "boards");
-    let boards: Vec<serde_json::Value> = state
+    let boards = state
         .registry
         .of_game(&game)
         .iter()
         .map(|entry| {
-            let mut view = serde_json::to_value(BoardView::of(&entry.def)).unwrap_or_default();
             let season = state.domain.seasons.get(&entry.def.id.game, &entry.def.id.season);
-            view["season_state"] = season.state.as_str().into();
-            if !entry.is_archived() && entry.broken().is_none() {
+            let live = (!entry.is_archived() && entry.broken().is_none()).then(|| {
                 let slot = entry.all_time();
                 let board = slot.read();
-                view["board_version"] = board.version().into();
-                view["total_players"] = board.total_players().into();
-            }
-            view
+                (board.version(), board.total_players())
+            });
+            GameBoardView::of(BoardView::of(&entry.def), season.state.as_str(), live)
         })
         .collect();
-    Ok(json(
-        StatusCode::OK,
-        &serde_json::json!({ "game": game, "boards": boards }),
-    ))
+    Ok(json(StatusCode::OK, &GameBoards { boards, game: &game }))
 }
 
 /// The board digest, for checking that two boards (or a rebuild and the live board) are the
@@ -398,16 +392,126 @@ async fn digest(
     state.auth.reader(&headers, &path.0)?;
     let slot = board_of(&state, board_parts(&path), &ReadQuery::of(&uri)).await?;
     let board = slot.read();
-    let mut view = serde_json::to_value(PeriodView::of(&slot)).unwrap_or_default();
-    view["board_version"] = board.version().into();
-    view["total_players"] = board.total_players().into();
-    view["digest"] = board.digest().to_string().into();
+    let period = PeriodView::of(&slot);
+    let view = DigestView {
+        board_version: board.version(),
+        digest: board.digest().to_string(),
+        period: period.period,
+        period_end: period.period_end,
+        period_key: period.period_key,
+        period_start: period.period_start,
+        total_players: board.total_players(),
+    };
     drop(board);
     Ok(json(StatusCode::OK, &view))
 }
 
+// The answers below declare their fields in the order of their names, the order these answers
+// have always had (they were JSON maps, which sort their keys).
+
+#[derive(Serialize)]
+struct GameBoards<'a> {
+    boards: Vec<GameBoardView>,
+    game: &'a str,
+}
+
+/// A board of a game's list: its definition, its season's state and, while it is served, its
+/// all-time version and size.
+#[derive(Serialize)]
+struct GameBoardView {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    board_version: Option<u64>,
+    game: String,
+    grace_seconds: i64,
+    mode: String,
+    periods: Vec<String>,
+    scope: String,
+    score_mode: &'static str,
+    season: String,
+    season_state: &'static str,
+    timezone: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_players: Option<u64>,
+    value_max: i64,
+    value_min: i64,
+}
+
+impl GameBoardView {
+    fn of(def: BoardView, season_state: &'static str, live: Option<(u64, u64)>) -> GameBoardView {
+        GameBoardView {
+            board_version: live.map(|(version, _)| version),
+            game: def.game,
+            grace_seconds: def.grace_seconds,
+            mode: def.mode,
+            periods: def.periods,
+            scope: def.scope,
+            score_mode: def.score_mode,
+            season: def.season,
+            season_state,
+            timezone: def.timezone,
+            total_players: live.map(|(_, players)| players),
+            value_max: def.value_max,
+            value_min: def.value_min,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct DigestView {
+    board_version: u64,
+    digest: String,
+    period: &'static str,
+    period_end: Option<String>,
+    period_key: String,
+    period_start: Option<String>,
+    total_players: u64,
+}
+
 #[cfg(test)]
 mod tests {
+    /// The list of a game's boards and the digest print their fields in the order a JSON map
+    /// sorts them, as when they were built as maps.
+    #[test]
+    fn the_board_list_and_the_digest_keep_the_order_of_their_keys() {
+        let check = |typed: String, as_map: serde_json::Value| assert_eq!(typed, as_map.to_string());
+        let view = |live| GameBoardView {
+            board_version: live,
+            game: "g".into(),
+            grace_seconds: 300,
+            mode: "m".into(),
+            periods: vec!["all_time".into()],
+            scope: "global".into(),
+            score_mode: "highest",
+            season: "s".into(),
+            season_state: "active",
+            timezone: "UTC".into(),
+            total_players: live,
+            value_max: 10,
+            value_min: 0,
+        };
+        let list = super::GameBoards {
+            boards: vec![view(Some(3)), view(None)],
+            game: "g",
+        };
+        check(
+            serde_json::to_string(&list).unwrap(),
+            serde_json::to_value(&list).unwrap(),
+        );
+        let digest = DigestView {
+            board_version: 3,
+            digest: "d".into(),
+            period: "daily",
+            period_end: Some("e".into()),
+            period_key: "2026-10-13".into(),
+            period_start: None,
+            total_players: 2,
+        };
+        check(
+            serde_json::to_string(&digest).unwrap(),
+            serde_json::to_value(&digest).unwrap(),
+        );
+    }
+
     use standings_core::{Board, BoardId, BoardRules, ScoreMode, Standing};
 
     use super::*;

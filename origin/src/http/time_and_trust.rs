@@ -7,13 +7,14 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post, put};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use standings_core::{BoardId, check_id};
 
 use super::{JsonBody, Shared, json};
 use crate::clock::format_rfc3339;
 use crate::domain::seasons::SeasonState;
+use crate::domain::{ActionResult, Change, Correction, EventStatus, RankedEntry};
 use crate::http::error::{AppError, AppResult};
 use crate::log::Action;
 use crate::writer::ActionRequest;
@@ -47,10 +48,12 @@ async fn season_state(
     let record = state.domain.seasons.get(&game, &season);
     Ok(json(
         StatusCode::OK,
-        &json!({
-            "game": game, "season": season, "state": record.state.as_str(),
-            "left_active_at": record.left_active_at.map(format_rfc3339),
-        }),
+        &SeasonStateView {
+            game: &game,
+            left_active_at: record.left_active_at.map(format_rfc3339),
+            season: &season,
+            state: record.state.as_str(),
+        },
     ))
 }
 
@@ -63,10 +66,11 @@ async fn set_season_state(
     let principal = state.auth.admin(&headers, &game)?;
     check_part("game", &game)?;
     check_part("season", &season)?;
-    let to = body
-        .get("state")
-        .and_then(Value::as_str)
-        .and_then(SeasonState::parse)
+    // An object only: a struct would also read from an array.
+    let to = Some(&body)
+        .filter(|body| body.is_object())
+        .and_then(|body| SeasonStateBody::deserialize(body).ok())
+        .and_then(|body| SeasonState::parse(&body.state))
         .ok_or_else(|| {
             AppError::InvalidRequest(
                 "the body must be {\"state\": \"open|active|frozen|finalized|published|archived\"}".into(),
@@ -89,8 +93,20 @@ async fn set_season_state(
         .await?;
     Ok(json(
         StatusCode::OK,
-        &json!({"game": game, "season": season, "state": to.as_str(), "previous": from.as_str(), "results": answer.result["results"]}),
+        &SeasonMoved {
+            game: &game,
+            previous: from.as_str(),
+            results: answer.result.as_ref().map(|r| &r.results),
+            season: &season,
+            state: to.as_str(),
+        },
     ))
+}
+
+/// The body of a season transition (other fields are ignored).
+#[derive(Deserialize)]
+struct SeasonStateBody {
+    state: String,
 }
 
 #[derive(Deserialize)]
@@ -194,14 +210,14 @@ async fn moderate(
         } else {
             StatusCode::CREATED
         },
-        &json!({
-            "moderation_id": body.moderation_id,
-            "action_type": body.action_type,
-            "seq": answer.seq,
-            "replayed": answer.replayed,
-            "boards": answer.result["boards"],
-            "corrections": answer.result["results"],
-        }),
+        &Moderated {
+            action_type: &body.action_type,
+            boards: answer.result.as_ref().map(|r| &r.boards),
+            corrections: answer.result.as_ref().map(|r| &r.results),
+            moderation_id: &body.moderation_id,
+            replayed: answer.replayed,
+            seq: answer.seq,
+        },
     ))
 }
 
@@ -220,23 +236,29 @@ async fn late_events(
 ) -> AppResult<Response> {
     let game = game_param(&params)?;
     state.auth.moderator(&headers, Some(&game))?;
-    let events: Vec<Value> = state
-        .store
-        .late_events(&game)
-        .await?
+    let events = state.store.late_events(&game).await?;
+    let late_events = events
         .iter()
-        .map(|e| {
-            json!({
-                "event_id": e.event_id, "player_id": e.player_id, "game": e.game, "mode": e.mode,
-                "season": e.season, "scopes": e.scopes, "value": e.value,
-                "achieved_at": format_rfc3339(e.achieved_at), "received_at": format_rfc3339(e.received_at),
-                "source": e.source, "status": e.status,
-            })
+        .map(|e| LateEventView {
+            achieved_at: format_rfc3339(e.achieved_at),
+            event_id: &e.event_id,
+            game: &e.game,
+            mode: &e.mode,
+            player_id: &e.player_id,
+            received_at: format_rfc3339(e.received_at),
+            scopes: &e.scopes,
+            season: &e.season,
+            source: &e.source,
+            status: e.status.as_str(),
+            value: e.value,
         })
         .collect();
     Ok(json(
         StatusCode::OK,
-        &json!({"game": game, "late_events": events}),
+        &LateEvents {
+            game: &game,
+            late_events,
+        },
     ))
 }
 
@@ -295,11 +317,19 @@ async fn decide_late(
         .await?;
     Ok(json(
         StatusCode::OK,
-        &json!({
-            "event_id": event_id, "game": game, "decision": body.decision,
-            "status": if apply { "LATE_APPLIED" } else { "LATE_REJECTED" },
-            "boards": answer.result["boards"], "corrections": answer.result["results"],
-        }),
+        &Decided {
+            boards: answer.result.as_ref().map(|r| &r.boards),
+            corrections: answer.result.as_ref().map(|r| &r.results),
+            decision: &body.decision,
+            event_id: &event_id,
+            game: &game,
+            status: if apply {
+                EventStatus::LateApplied
+            } else {
+                EventStatus::LateRejected
+            }
+            .as_str(),
+        },
     ))
 }
 
@@ -310,21 +340,21 @@ async fn audit(
 ) -> AppResult<Response> {
     let game = game_param(&params)?;
     state.auth.moderator(&headers, Some(&game))?;
-    let records: Vec<Value> = state
-        .store
-        .actions(&game)
-        .await?
+    let actions = state.store.actions(&game).await?;
+    let audit = actions
         .iter()
-        .map(|a| {
-            let logged: Value = serde_json::from_str(&a.body).unwrap_or(Value::Null);
-            json!({
-                "seq": a.seq, "kind": a.kind, "moderation_id": a.action_id, "actor": a.actor,
-                "reason": a.reason, "at": format_rfc3339(a.created_at), "request": logged["request"],
-                "result": serde_json::from_str::<Value>(&a.result).unwrap_or(Value::Null),
-            })
+        .map(|a| AuditRecord {
+            actor: &a.actor,
+            at: format_rfc3339(a.created_at),
+            kind: a.kind(),
+            moderation_id: a.action_id.as_deref(),
+            reason: &a.reason,
+            request: &a.request,
+            result: RecordedResult(a.result.as_ref()),
+            seq: a.seq,
         })
         .collect();
-    Ok(json(StatusCode::OK, &json!({"game": game, "audit": records})))
+    Ok(json(StatusCode::OK, &Audit { audit, game: &game }))
 }
 
 async fn results(
@@ -358,17 +388,262 @@ async fn results(
         }
     }
     .ok_or_else(|| AppError::ResultsNotPublished(format!("board {board} has no such result")))?;
-    let entries: Value = serde_json::from_str(&wanted.entries).unwrap_or(Value::Array(Vec::new()));
     Ok(json(
         StatusCode::OK,
-        &json!({
-            "game": game, "mode": mode, "season": season, "scope": scope,
-            "correction": wanted.correction,
-            "latest_correction": all.last().map(|r| r.correction),
-            "board_version": wanted.board_version,
-            "digest": wanted.digest,
-            "finalized_at": format_rfc3339(wanted.finalized_at),
-            "entries": entries,
-        }),
+        &SeasonResult {
+            board_version: wanted.board_version,
+            correction: wanted.correction,
+            digest: &wanted.digest,
+            entries: &wanted.entries,
+            finalized_at: format_rfc3339(wanted.finalized_at),
+            game: &game,
+            latest_correction: all.last().map(|r| r.correction),
+            mode: &mode,
+            scope,
+            season: &season,
+        },
     ))
+}
+
+// The answers. Their fields are declared in the order of their names, the order the answers
+// have always had them in (they were JSON maps, which sort their keys); a test checks it.
+
+#[derive(Serialize)]
+struct SeasonStateView<'a> {
+    game: &'a str,
+    left_active_at: Option<String>,
+    season: &'a str,
+    state: &'static str,
+}
+
+#[derive(Serialize)]
+struct SeasonMoved<'a> {
+    game: &'a str,
+    previous: &'static str,
+    results: Option<&'a Vec<Correction>>,
+    season: &'a str,
+    state: &'static str,
+}
+
+#[derive(Serialize)]
+struct Moderated<'a> {
+    action_type: &'a str,
+    boards: Option<&'a Vec<Change>>,
+    corrections: Option<&'a Vec<Correction>>,
+    moderation_id: &'a str,
+    replayed: bool,
+    seq: i64,
+}
+
+#[derive(Serialize)]
+struct LateEvents<'a> {
+    game: &'a str,
+    late_events: Vec<LateEventView<'a>>,
+}
+
+#[derive(Serialize)]
+struct LateEventView<'a> {
+    achieved_at: String,
+    event_id: &'a str,
+    game: &'a str,
+    mode: &'a str,
+    player_id: &'a str,
+    received_at: String,
+    scopes: &'a [String],
+    season: &'a str,
+    source: &'a str,
+    status: &'static str,
+    value: i64,
+}
+
+#[derive(Serialize)]
+struct Decided<'a> {
+    boards: Option<&'a Vec<Change>>,
+    corrections: Option<&'a Vec<Correction>>,
+    decision: &'a str,
+    event_id: &'a str,
+    game: &'a str,
+    status: &'static str,
+}
+
+#[derive(Serialize)]
+struct Audit<'a> {
+    audit: Vec<AuditRecord<'a>>,
+    game: &'a str,
+}
+
+#[derive(Serialize)]
+struct AuditRecord<'a> {
+    actor: &'a str,
+    at: String,
+    kind: &'a str,
+    moderation_id: Option<&'a str>,
+    reason: &'a str,
+    request: &'a Value,
+    result: RecordedResult<'a>,
+    seq: i64,
+}
+
+/// An action's recorded result, `{}` while none is recorded.
+struct RecordedResult<'a>(Option<&'a ActionResult>);
+
+impl Serialize for RecordedResult<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            Some(result) => result.serialize(serializer),
+            None => serializer.serialize_map(Some(0))?.end(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct SeasonResult<'a> {
+    board_version: i64,
+    correction: i64,
+    digest: &'a str,
+    entries: &'a [RankedEntry],
+    finalized_at: String,
+    game: &'a str,
+    latest_correction: Option<i64>,
+    mode: &'a str,
+    scope: &'a str,
+    season: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a JSON map of the same fields would print: its keys sorted, at every depth.
+    pub(crate) fn assert_in_name_order<T: Serialize>(answer: &T) {
+        let typed = serde_json::to_string(answer).unwrap();
+        let as_map = serde_json::to_value(answer).unwrap().to_string();
+        assert_eq!(typed, as_map);
+    }
+
+    /// Every answer prints its fields in the order a JSON map sorts them, as the answers built
+    /// from maps did, so their bytes are unchanged.
+    #[test]
+    fn the_answers_keep_the_order_of_their_keys() {
+        let change = Change {
+            board_version: 3,
+            game: "g".into(),
+            mode: "m".into(),
+            period_key: "all_time".into(),
+            player_id: "p".into(),
+            rank: Some(1),
+            scope: "global".into(),
+            season: "s".into(),
+        };
+        let correction = Correction {
+            board_version: 3,
+            correction: 1,
+            digest: "d".into(),
+            game: "g".into(),
+            mode: "m".into(),
+            scope: "global".into(),
+            season: "s".into(),
+        };
+        let result = ActionResult {
+            boards: vec![change],
+            results: vec![correction],
+        };
+        assert_in_name_order(&result);
+        assert_in_name_order(&SeasonStateView {
+            game: "g",
+            left_active_at: Some("2026-10-13T00:00:00.000Z".into()),
+            season: "s",
+            state: "frozen",
+        });
+        assert_in_name_order(&SeasonMoved {
+            game: "g",
+            previous: "active",
+            results: Some(&result.results),
+            season: "s",
+            state: "frozen",
+        });
+        assert_in_name_order(&Moderated {
+            action_type: "INVALIDATE",
+            boards: Some(&result.boards),
+            corrections: None,
+            moderation_id: "m1",
+            replayed: false,
+            seq: 9,
+        });
+        assert_in_name_order(&Decided {
+            boards: Some(&result.boards),
+            corrections: Some(&result.results),
+            decision: "apply",
+            event_id: "e",
+            game: "g",
+            status: "LATE_APPLIED",
+        });
+        let scopes = vec!["global".to_string()];
+        assert_in_name_order(&LateEvents {
+            game: "g",
+            late_events: vec![LateEventView {
+                achieved_at: "a".into(),
+                event_id: "e",
+                game: "g",
+                mode: "m",
+                player_id: "p",
+                received_at: "r".into(),
+                scopes: &scopes,
+                season: "s",
+                source: "t",
+                status: "LATE",
+                value: 5,
+            }],
+        });
+        let request = serde_json::json!({"game": "g", "action_type": "INVALIDATE"});
+        assert_in_name_order(&Audit {
+            audit: vec![
+                AuditRecord {
+                    actor: "admin",
+                    at: "a".into(),
+                    kind: "INVALIDATE",
+                    moderation_id: Some("m1"),
+                    reason: "r",
+                    request: &request,
+                    result: RecordedResult(Some(&result)),
+                    seq: 9,
+                },
+                AuditRecord {
+                    actor: "admin",
+                    at: "a".into(),
+                    kind: "SEASON_STATE",
+                    moderation_id: None,
+                    reason: "r",
+                    request: &Value::Null,
+                    result: RecordedResult(None),
+                    seq: 10,
+                },
+            ],
+            game: "g",
+        });
+        let entries = [RankedEntry {
+            achieved_at: 1_000,
+            player_id: "p".into(),
+            rank: 1,
+            value: 5,
+        }];
+        assert_in_name_order(&SeasonResult {
+            board_version: 3,
+            correction: 0,
+            digest: "d",
+            entries: &entries,
+            finalized_at: "f".into(),
+            game: "g",
+            latest_correction: Some(1),
+            mode: "m",
+            scope: "global",
+            season: "s",
+        });
+        assert_eq!(
+            serde_json::to_string(&RecordedResult(None)).unwrap(),
+            "{}",
+            "a result not recorded yet is an empty object"
+        );
+    }
 }

@@ -20,13 +20,13 @@ use crate::store::Defined;
 use crate::writer::Outcome;
 
 /// The most events one batch may carry.
-pub const MAX_BATCH: usize = 1_000;
+pub(crate) const MAX_BATCH: usize = 1_000;
 /// The most friends one list may hold.
-pub const MAX_FRIENDS: usize = 1_000;
+pub(crate) const MAX_FRIENDS: usize = 1_000;
 /// How far in the future `achieved_at` may lie (clock skew between game servers and us).
-pub const MAX_FUTURE_MS: i64 = 5 * 60 * 1000;
+pub(crate) const MAX_FUTURE_MS: i64 = 5 * 60 * 1000;
 /// The most scopes one event may feed.
-pub const MAX_SCOPES: usize = 32;
+pub(crate) const MAX_SCOPES: usize = 32;
 
 pub(super) fn router() -> Router<Shared> {
     Router::new()
@@ -75,7 +75,7 @@ fn max_value() -> i64 {
 
 /// A board as the API shows it.
 #[derive(Debug, Serialize)]
-pub struct BoardView {
+pub(crate) struct BoardView {
     /// The game.
     pub game: String,
     /// The mode.
@@ -100,7 +100,7 @@ pub struct BoardView {
 
 impl BoardView {
     /// The view of a board definition.
-    pub fn of(def: &BoardDef) -> BoardView {
+    pub(crate) fn of(def: &BoardDef) -> BoardView {
         BoardView {
             game: def.id.game.clone(),
             mode: def.id.mode.clone(),
@@ -188,7 +188,7 @@ struct EventBody {
 
 /// The answer for one event.
 #[derive(Debug, Serialize)]
-pub struct EventAnswer {
+pub(crate) struct EventAnswer {
     /// The event's id (empty when the submission had none).
     pub event_id: String,
     /// `ACCEPTED`, `DUPLICATE` or `REJECTED`.
@@ -284,7 +284,7 @@ async fn submit_event(
     RawBody(bytes): RawBody,
 ) -> AppResult<Response> {
     // The fast path reads a body of the expected shape straight into an [`EventBody`], with no
-    // `serde_json::Value` map in between (a fifth of a submission's allocations). Whatever it
+    // `serde_json::Value` map in between, which would be most of a submission's allocations. Whatever it
     // does not take (not JSON, another shape, a repeated key, which `parse_json` refuses) goes
     // through the general path, whose answers are the contract; both then validate the same
     // body in the same order.
@@ -450,7 +450,7 @@ pub(crate) fn check_value(
 
 /// Validates and submits many events as one group commit, answering each in order: what the
 /// batch endpoint and `standings import` share.
-pub async fn submit_many(
+pub(crate) async fn submit_many(
     state: &Shared,
     principal: &Principal,
     events: Vec<serde_json::Value>,

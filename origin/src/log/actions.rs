@@ -2,7 +2,6 @@
 //! invalidations, disqualifications and late decisions, each recomputing the players it
 //! touches from their valid events.
 
-use serde::Serialize;
 use standings_core::{BoardId, PlayerId, ScoreEvent};
 
 use super::instances::{Instances, Trial};
@@ -10,14 +9,15 @@ use super::targets;
 use crate::boards::Registry;
 use crate::domain::periods::Period;
 use crate::domain::seasons::SeasonState;
-use crate::domain::{Action, ActionRow, BoardDef, Domain, ResultRow};
+use crate::domain::{Action, ActionRow, BoardDef, Change, Domain, ResultRow};
 use crate::http::error::AppError;
 use crate::store::Store;
 
 /// Decides whether an action can be carried out on the current state: performs it on a copy of
-/// the domain with [`Trial`] instances, so every recompute it would run is folded and nothing
+/// the domain with `Trial` instances, so every recompute it would run is folded and nothing
 /// changes. `row` is the action as it would be logged (its `seq` the next one). A refusal is
 /// the error the action would meet (`VALUE_OUT_OF_RANGE` for a total that would overflow).
+/// O(what `perform` costs), on a copy of the domain (O(its state)).
 pub async fn try_perform(
     store: &Store,
     registry: &Registry,
@@ -70,27 +70,6 @@ async fn valid_events(
     Ok(valid)
 }
 
-/// What an action changed on one instance.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct Change {
-    /// The board.
-    pub game: String,
-    /// The board.
-    pub mode: String,
-    /// The board.
-    pub season: String,
-    /// The board.
-    pub scope: String,
-    /// The period instance.
-    pub period_key: String,
-    /// The player whose aggregate was recomputed.
-    pub player_id: String,
-    /// Their rank after, or `None` when unranked.
-    pub rank: Option<u64>,
-    /// The instance's version after.
-    pub board_version: u64,
-}
-
 /// What performing an action did.
 #[derive(Debug, Default)]
 pub struct Performed {
@@ -102,6 +81,7 @@ pub struct Performed {
 
 /// Performs a logged action on `instances`: the live boards or a rebuild's. `row.seq` bounds
 /// which events exist. The action was validated when it was submitted.
+/// O(players it touches x their events), read through the player index.
 pub async fn perform(
     store: &Store,
     registry: &Registry,
@@ -250,6 +230,6 @@ fn snapshot(
         digest,
         finalized_at: row.created_at,
         action_seq: row.seq,
-        entries: entries.to_string(),
+        entries,
     })
 }

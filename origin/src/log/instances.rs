@@ -4,11 +4,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Value, json};
 use standings_core::{ApplyError, Board, BoardId, PlayerId, Replay, ScoreEvent};
 
 use crate::boards::{BoardEntry, BoardSlot, Registry};
-use crate::clock::format_rfc3339;
+use crate::domain::RankedEntry;
 use crate::domain::periods::Period;
 use crate::http::error::AppError;
 use crate::store::Store;
@@ -35,22 +34,24 @@ pub trait Instances {
     /// The periods of a board that have an instance.
     fn periods(&self, board: &BoardId) -> Vec<Period>;
     /// The all-time instance's entries, version and digest, for a result snapshot.
-    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError>;
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), AppError>;
     /// Frees a board's instances (the season was archived).
     fn archive(&mut self, board: &BoardId);
 }
 
-/// The ranked entries of a board, as results store them.
-pub fn result_entries(board: &Board) -> Value {
-    let entries: Vec<Value> = board
+/// The ranked entries of a board, as results and period snapshots store them. O(n).
+pub fn result_entries(board: &Board) -> Vec<RankedEntry> {
+    board
         .index()
         .range(1, board.index().len())
         .iter()
-        .map(|e| {
-            json!({"rank": e.rank, "player_id": e.player, "value": e.value, "achieved_at": format_rfc3339(e.achieved_at)})
+        .map(|e| RankedEntry {
+            achieved_at: e.achieved_at,
+            player_id: e.player.to_string(),
+            rank: e.rank,
+            value: e.value,
         })
-        .collect();
-    Value::Array(entries)
+        .collect()
 }
 
 /// The live instances.
@@ -81,9 +82,9 @@ impl Instances for LiveInstances<'_> {
     async fn prepare(&mut self, board: &BoardId, period: &Period) -> Result<(), AppError> {
         let entry = self.entry(board)?;
         if entry.instance(&period.key).is_none()
-            && let Some((version, entries)) = self.store.period_snapshot(board, &period.key).await?
+            && let Some(snapshot) = self.store.period_snapshot(board, &period.key).await?
         {
-            entry.install(entry.restored(period, version, &entries)?);
+            entry.install(entry.restored(period, snapshot.board_version, &snapshot.entries)?);
         }
         Ok(())
     }
@@ -118,7 +119,7 @@ impl Instances for LiveInstances<'_> {
         LiveInstances::periods_of(self.registry, board)
     }
 
-    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), AppError> {
         let slot: std::sync::Arc<BoardSlot> = self.entry(board)?.all_time();
         let live = slot.read();
         Ok((result_entries(&live), live.version(), live.digest().to_string()))
@@ -184,12 +185,12 @@ impl Instances for Trial<'_> {
         LiveInstances::periods_of(self.registry, board)
     }
 
-    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), AppError> {
         // A result snapshot of a broken board would record a board the log does not give.
         if let Some(entry) = self.registry.entry(board) {
             entry.check_not_broken()?;
         }
-        Ok((Value::Null, 0, String::new()))
+        Ok((Vec::new(), 0, String::new()))
     }
 
     fn archive(&mut self, _board: &BoardId) {}
@@ -279,13 +280,13 @@ impl<I: Instances + Send> Instances for Tolerant<'_, '_, I> {
         self.inner.periods(board)
     }
 
-    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), AppError> {
         if self.is_broken(board) {
-            return Ok((Value::Null, 0, String::new()));
+            return Ok((Vec::new(), 0, String::new()));
         }
         self.inner.result(board).or_else(|e| {
             self.break_board(board, &e);
-            Ok((Value::Null, 0, String::new()))
+            Ok((Vec::new(), 0, String::new()))
         })
     }
 
@@ -385,6 +386,7 @@ impl<'a> RebuildInstances<'a> {
     }
 
     /// Installs every rebuilt instance into the registry's entries (archived boards stay empty).
+    /// O(instances built).
     pub fn install(self) {
         for ((board, _), (period, building)) in self.building {
             if self.archived.contains(&board) {
@@ -456,9 +458,9 @@ impl Instances for RebuildInstances<'_> {
         periods
     }
 
-    fn result(&mut self, board: &BoardId) -> Result<(Value, u64, String), AppError> {
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), AppError> {
         if self.skips(board, &Period::all_time()) {
-            return Ok((Value::Null, 0, String::new()));
+            return Ok((Vec::new(), 0, String::new()));
         }
         let full = self.slot(board, &Period::all_time())?.board();
         Ok((result_entries(full), full.version(), full.digest().to_string()))

@@ -13,7 +13,7 @@ mod rebuild;
 
 use standings_core::BoardId;
 
-pub use self::actions::{Change, Performed, perform, try_perform};
+pub use self::actions::{Performed, perform, try_perform};
 pub use self::instances::{Instances, LiveInstances, Phase, RebuildInstances, Tolerant, result_entries};
 pub use self::rebuild::{rebuild, replay_log};
 use crate::boards::Registry;
@@ -36,6 +36,7 @@ pub struct Target {
 
 /// The instances an event feeds. Unknown boards are an error (events are validated against
 /// the definitions before they are stored, and definitions are never removed).
+/// O(scopes x period kinds).
 pub fn targets(registry: &Registry, e: &NewEvent, season_late: bool) -> Result<Vec<Target>, AppError> {
     let mut found = Vec::new();
     for board in e.boards() {
@@ -56,6 +57,7 @@ pub fn targets(registry: &Registry, e: &NewEvent, season_late: bool) -> Result<V
 
 /// Applies a stored event to the instances where it is on time. Returns whether it was late
 /// anywhere.
+/// O(targets x the board's update cost).
 pub fn apply_event(
     registry: &Registry,
     domain: &Domain,

@@ -1,13 +1,12 @@
 //! The rebuild: every board and the moderation state from the log alone, through the code the
 //! live writer runs; and the replay of the log after a checkpoint.
 
-use serde_json::Value;
 use standings_core::BoardId;
 
 use super::instances::{Instances, Phase, RebuildInstances, Tolerant};
 use super::{apply_event, perform};
 use crate::boards::Registry;
-use crate::domain::{Action, ActionRow, Domain, ResultRow};
+use crate::domain::{ActionRow, Domain, ResultRow};
 use crate::http::error::AppError;
 use crate::store::Store;
 
@@ -17,6 +16,7 @@ use crate::store::Store;
 /// then, in a second pass when any board keeps periods, the closed history. Returns the result
 /// snapshots the actions produced, for comparing with the stored ones. Calls `progress` with
 /// the number of log entries read so far.
+/// O(the log), read once per pass.
 pub async fn rebuild(
     store: &Store,
     only: Option<&BoardId>,
@@ -75,6 +75,7 @@ const REPLAY_PAGE_EVENTS: i64 = 20_000;
 /// log for a rebuild, or the part after a checkpoint on the live boards. Returns the result
 /// snapshots the actions produced and the number of log entries replayed; calls `progress`
 /// with the number of events read so far.
+/// O(log entries after `after`).
 pub async fn replay_log(
     store: &Store,
     registry: &Registry,
@@ -145,11 +146,11 @@ async fn replay_action<I: Instances + Send>(
 ) -> Vec<ResultRow> {
     instances.seq = row.seq;
     let performed = async {
-        let logged: Value = serde_json::from_str(&row.body)
-            .map_err(|e| AppError::Internal(format!("action {} is not JSON: {e}", row.seq)))?;
-        let action: Action = serde_json::from_value(logged["action"].clone())
-            .map_err(|e| AppError::Internal(format!("action {} cannot be read: {e}", row.seq)))?;
-        perform(store, registry, domain, instances, row, &action).await
+        let action = row
+            .action
+            .as_ref()
+            .map_err(|e| AppError::Internal(e.to_string()))?;
+        perform(store, registry, domain, instances, row, action).await
     };
     match performed.await {
         Ok(performed) => performed.results,

@@ -21,6 +21,7 @@ pub enum Defined {
 
 impl Store {
     /// Defines a board, or reports that it exists (identically or not). Rules never change.
+    /// Two index look-ups or one and an insert.
     pub async fn define_board(&self, def: &BoardDef) -> Result<Defined, StoreError> {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let existing = sqlx::query(
@@ -65,6 +66,7 @@ impl Store {
     }
 
     /// Every board definition, in a stable order.
+    /// O(boards).
     pub async fn boards(&self) -> Result<Vec<BoardDef>, StoreError> {
         let rows = sqlx::query(
             "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone \

@@ -9,6 +9,7 @@ use super::{Store, db_err};
 impl Store {
     /// Deletes whatever is stored of a checkpoint at `seq`: the parts a stop left behind
     /// while storing one, before a new one at that `seq` is stored.
+    /// O(the checkpoint's parts).
     pub async fn discard_checkpoint(&self, seq: i64) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM checkpoint_parts WHERE seq = $1")
             .bind(seq)
@@ -21,6 +22,7 @@ impl Store {
     /// Stores part `part` (1..) of a checkpoint at `seq`, in a transaction of its own. Until
     /// [`Store::finish_checkpoint`] stores its manifest, no start reads it: the newest checkpoint
     /// with a manifest is the one in use.
+    /// One insert, O(size of the part).
     pub async fn put_checkpoint_part(&self, seq: i64, part: i64, body: Vec<u8>) -> Result<(), StoreError> {
         let sql = self.positional("INSERT INTO checkpoint_parts (seq, part, body) VALUES ($1, $2, $3)");
         sqlx::query(&sql)
@@ -37,6 +39,7 @@ impl Store {
     /// manifest becomes part 0 and every other checkpoint loses its own, which makes this one
     /// the one in use. The other checkpoints' parts are left for
     /// [`Store::delete_checkpoint_part`], a part at a time.
+    /// O(checkpoints stored), in one transaction.
     pub async fn finish_checkpoint(&self, seq: i64, manifest: Vec<u8>) -> Result<(), StoreError> {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let sql = self.positional("INSERT INTO checkpoint_parts (seq, part, body) VALUES ($1, 0, $2)");
@@ -55,6 +58,7 @@ impl Store {
     }
 
     /// The `(seq, part)` of every stored part not of the checkpoint at `seq`.
+    /// O(parts stored).
     pub async fn other_checkpoint_parts(&self, seq: i64) -> Result<Vec<(i64, i64)>, StoreError> {
         let rows = sqlx::query("SELECT seq, part FROM checkpoint_parts WHERE seq <> $1 ORDER BY seq, part")
             .bind(seq)
@@ -73,6 +77,7 @@ impl Store {
     }
 
     /// Deletes one part of a checkpoint, in a transaction of its own.
+    /// One delete by primary key.
     pub async fn delete_checkpoint_part(&self, seq: i64, part: i64) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM checkpoint_parts WHERE seq = $1 AND part = $2")
             .bind(seq)
@@ -84,6 +89,7 @@ impl Store {
     }
 
     /// The checkpoint's `seq` and number of parts (the manifest included), if there is one.
+    /// O(parts of the newest checkpoint).
     pub async fn checkpoint_head(&self) -> Result<Option<(i64, i64)>, StoreError> {
         // Parts without a manifest are a checkpoint a stop interrupted: not one.
         let rows = sqlx::query(
@@ -115,6 +121,7 @@ impl Store {
 
     /// One part of the checkpoint at `seq` (part 0 is the manifest). One row at a time, so
     /// reading a large checkpoint holds one part beside what it is copied into.
+    /// One read by primary key, O(size of the part).
     pub async fn checkpoint_part(&self, seq: i64, part: i64) -> Result<Vec<u8>, StoreError> {
         let row = sqlx::query("SELECT body FROM checkpoint_parts WHERE seq = $1 AND part = $2")
             .bind(seq)
@@ -126,6 +133,7 @@ impl Store {
     }
 
     /// The checkpoint's `seq` and all of its parts (the manifest first), if there is one.
+    /// O(size of the checkpoint), one part at a time.
     pub async fn checkpoint(&self) -> Result<Option<(i64, Vec<Vec<u8>>)>, StoreError> {
         let Some((seq, count)) = self.checkpoint_head().await? else {
             return Ok(None);

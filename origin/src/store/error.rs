@@ -47,6 +47,18 @@ impl StoreError {
     }
 }
 
+#[cfg(test)]
+impl StoreError {
+    /// The database's absence while doing `context`, for tests outside the store (which name no
+    /// driver type).
+    pub(crate) fn unavailable_for_tests(context: &str) -> StoreError {
+        StoreError::Unavailable {
+            context: context.into(),
+            source: sqlx::Error::PoolTimedOut,
+        }
+    }
+}
+
 /// Maps a database error to the store's: one that says the database cannot be reached or
 /// cannot serve now is [`StoreError::Unavailable`] (503, retried by clients), anything else a
 /// failure of the database. Both keep the driver's error as their source.

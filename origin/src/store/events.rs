@@ -29,6 +29,7 @@ pub enum AtOnce {
 
 impl Store {
     /// The stored events of `game` among `event_ids`, inside a transaction.
+    /// O(ids), in statements of the prepared sizes.
     pub async fn find_events(
         &self,
         tx: &mut Transaction,
@@ -57,6 +58,7 @@ impl Store {
     /// Appends events inside a transaction, many rows per statement, and returns how many were
     /// stored: an event whose `(game, event_id)` is already stored is skipped. So fewer than
     /// `events.len()` means some were stored before, and the caller rolls back.
+    /// O(events), in statements of the prepared sizes.
     pub async fn insert_events(
         &self,
         tx: &mut Transaction,
@@ -78,9 +80,10 @@ impl Store {
         Ok(stored)
     }
 
-    /// Appends up to [`AT_ONCE_ROWS`] events as one statement in a transaction of its own: one
+    /// Appends up to [`AT_ONCE_ROWS`](super::AT_ONCE_ROWS) events as one statement in a transaction of its own: one
     /// round trip to the database instead of three (begin, insert, commit). The statement is
     /// its own commit, so an error after it was sent leaves its outcome unknown.
+    /// O(events), one statement.
     pub async fn insert_events_at_once(&self, events: &[LoggedEvent]) -> Result<AtOnce, StoreError> {
         match self
             .insert_query(Statement::InsertAtOnce, events)
@@ -162,9 +165,9 @@ impl Store {
     /// Up to `limit` events with `seq > after`, in `seq` order: the event log, page by page.
     ///
     /// The database packs the page into one row, a JSON array of one array per event, read
-    /// here in one parse. Row by row, the driver's cost per row (a hand-off between threads, a
-    /// copy of every value, a row and its columns built anew) was most of a replay's time:
-    /// 68k events/s, 44 s to start on 3M events without a checkpoint.
+    /// here in one parse: row by row, the driver's cost per row (a hand-off between threads, a
+    /// copy of every value, a row and its columns built anew) would be most of a replay's time.
+    /// O(limit).
     pub async fn events_after(&self, after: i64, limit: i64) -> Result<Vec<LoggedEvent>, StoreError> {
         let sql = self.packed(
             EVENT_COLUMNS,
@@ -182,6 +185,7 @@ impl Store {
     }
 
     /// One stored event.
+    /// One index look-up.
     pub async fn find_event(&self, game: &str, event_id: &str) -> Result<Option<LoggedEvent>, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND event_id = $2"
@@ -195,11 +199,12 @@ impl Store {
     }
 
     /// A player's events in one (game, mode, season), committed before `before_seq`, in order:
-    /// looked up on one page of the player index per sealed run ([`player_index`]), plus a scan
+    /// looked up on one page of the player index per sealed run (`player_index`), plus a scan
     /// of the unsealed tail of the log. The runs and their pages are read first, in one
     /// statement; a run sealed after that covers seqs the tail scan still finds, so nothing is
     /// missed or counted twice. The log rows the pages point to are read with the player's
     /// fields in the condition, which drops any other player's whose key is the same.
+    /// O(sealed runs + the unsealed tail + the player's events).
     pub async fn player_events(
         &self,
         board: &BoardId,
@@ -280,6 +285,7 @@ impl Store {
     }
 
     /// The events of a game waiting for a late decision, in order.
+    /// O(the game's events), a scan by status.
     pub async fn late_events(&self, game: &str) -> Result<Vec<LoggedEvent>, StoreError> {
         let rows = sqlx::query(&format!(
             "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND status = 'LATE' ORDER BY seq"
@@ -292,6 +298,7 @@ impl Store {
     }
 
     /// Whether a season has any stored event.
+    /// One index look-up.
     pub async fn season_has_events(&self, game: &str, season: &str) -> Result<bool, StoreError> {
         let row = sqlx::query("SELECT 1 AS n FROM event_seasons WHERE game = $1 AND season = $2")
             .bind(game)
@@ -303,6 +310,7 @@ impl Store {
     }
 
     /// The seasons with stored events, by game.
+    /// O(seasons with events).
     pub async fn event_seasons(&self) -> Result<HashMap<String, HashSet<String>>, StoreError> {
         let rows = sqlx::query("SELECT game, season FROM event_seasons")
             .fetch_all(&self.pool)
@@ -319,6 +327,7 @@ impl Store {
 
     /// Records, inside the transaction that stores their first events, seasons that have
     /// events now. A season recorded already is left as it is.
+    /// O(seasons), one insert each.
     pub async fn add_event_seasons(
         &self,
         tx: &mut Transaction,
@@ -340,6 +349,7 @@ impl Store {
     }
 
     /// Sets an event's status inside a transaction.
+    /// One index look-up and update.
     pub async fn set_event_status(
         tx: &mut Transaction,
         game: &str,

@@ -7,6 +7,7 @@ use super::{Store, db_err};
 
 impl Store {
     /// Replaces a player's friend list in `game`.
+    /// O(friends), in statements of 300.
     pub async fn set_friends(&self, game: &str, player: &str, friends: &[String]) -> Result<(), StoreError> {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         sqlx::query("DELETE FROM friends WHERE game = $1 AND player_id = $2")
@@ -42,6 +43,7 @@ impl Store {
     }
 
     /// A player's friend list in `game`, in the order it was set.
+    /// O(friends).
     pub async fn friends(&self, game: &str, player: &str) -> Result<Vec<String>, StoreError> {
         let rows =
             sqlx::query("SELECT friend_id FROM friends WHERE game = $1 AND player_id = $2 ORDER BY position")

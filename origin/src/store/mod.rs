@@ -14,7 +14,7 @@ mod error;
 mod events;
 mod friends;
 mod periods;
-pub mod player_index;
+pub(crate) mod player_index;
 mod statements;
 
 use std::str::FromStr;
@@ -140,9 +140,8 @@ enum Role {
 }
 
 /// SQLite's page cache on the writer's connection, in KiB. The default (2 MB) holds a fraction
-/// of the index pages a group of inserts touches, so most of them were read back through
-/// `pread` at every group. It is resident memory: 64 MiB is 6.7 bytes per member at 10M
-/// members, and it is filled only as the file grows past it.
+/// of the index pages a group of inserts touches, which would be read back at every group. It
+/// is resident memory, filled only as the file grows past it.
 const WRITER_CACHE_KIB: i64 = 64 * 1024;
 
 /// WAL pages after which a commit checkpoints (SQLite's default is 1,000, 4 MB). A checkpoint
@@ -199,6 +198,7 @@ async fn connect(
 
 impl Store {
     /// Connects and applies pending migrations. A SQLite file is created if missing.
+    /// O(pending migrations); migration 7 reads the whole log once.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         Store::open_migrated_to(url, i64::MAX).await
     }
@@ -300,6 +300,7 @@ impl Store {
     }
 
     /// The next free `seq` (one past the greatest stored).
+    /// Two index look-ups.
     pub async fn next_seq(&self) -> Result<i64, StoreError> {
         // Two index look-ups: a MAX over a UNION would scan both tables (seconds at 10M events).
         let row = sqlx::query(
@@ -329,8 +330,7 @@ impl Store {
             // The writer looks events up by their unique (game, event_id), up to 1,000 ids in
             // one IN list. A prepared statement's generic plan sees the ids as parameters: it
             // cannot hash the list, and before autovacuum has analyzed a growing table it reads
-            // every row of the game and compares each with all 1,000 ids (1 to 3 s per group
-            // at 67k rows, in the tests). A custom plan sees the ids as constants, so the list
+            // every row of the game and compares each with all 1,000 ids. A custom plan sees the ids as constants, so the list
             // is hashed and, with statistics, found through the index. Every statement of the
             // writer's transactions is an index look-up or an append: a scan is never better.
             tx.execute("SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_seqscan = off")
@@ -351,6 +351,7 @@ impl Store {
 
     /// Frees the writer connection's page cache (SQLite; PostgreSQL caches in its own
     /// process). The pages are read back as the next writes need them.
+    /// O(the writer connection's page cache).
     pub async fn release_memory(&self) -> Result<(), StoreError> {
         if self.backend == Backend::Sqlite {
             sqlx::query("PRAGMA shrink_memory")

@@ -3,18 +3,22 @@
 use sqlx::Row;
 use standings_core::BoardId;
 
-use super::StoreError;
-use super::{Store, db_err};
+use super::actions::{entries_from_text, entries_text};
+use super::{Store, StoreError, db_err};
+use crate::domain::RankedEntry;
+use crate::domain::periods::PeriodSnapshot;
 
 impl Store {
     /// Stores (or replaces) the snapshot of a closed period leaving memory.
+    /// O(entries), in one transaction.
     pub async fn save_period_snapshot(
         &self,
         board: &BoardId,
         period_key: &str,
         board_version: i64,
-        entries: &str,
+        entries: &[RankedEntry],
     ) -> Result<(), StoreError> {
+        let entries = entries_text(entries)?;
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         sqlx::query(
             "DELETE FROM period_snapshots WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4 \
@@ -47,12 +51,12 @@ impl Store {
             .map_err(db_err("cannot commit a period snapshot"))
     }
 
-    /// The snapshot of a closed period, if it left memory: its version and entries.
+    /// The snapshot of a closed period, if it left memory. O(entries).
     pub async fn period_snapshot(
         &self,
         board: &BoardId,
         period_key: &str,
-    ) -> Result<Option<(i64, String)>, StoreError> {
+    ) -> Result<Option<PeriodSnapshot>, StoreError> {
         let row = sqlx::query(
             "SELECT board_version, entries FROM period_snapshots WHERE game = $1 AND mode = $2 AND season = $3 \
              AND scope = $4 AND period_key = $5",
@@ -67,10 +71,10 @@ impl Store {
         .map_err(db_err("cannot read a period snapshot"))?;
         let bad = db_err("bad period snapshot row");
         row.map(|r| {
-            Ok((
-                r.try_get("board_version").map_err(&bad)?,
-                r.try_get("entries").map_err(&bad)?,
-            ))
+            Ok(PeriodSnapshot {
+                board_version: r.try_get("board_version").map_err(&bad)?,
+                entries: entries_from_text(&r.try_get::<String, _>("entries").map_err(&bad)?)?,
+            })
         })
         .transpose()
     }

@@ -2,11 +2,9 @@
 //! `(player key, seq)` of every event in it, sorted by key and cut into pages of a few hundred
 //! entries, one row each (`player_pages`). A recompute reads one page per run.
 //!
-//! The index used to be SQL rows `(run, game, player_id, mode, season, seq)`, which SQLite
-//! sorted (four text columns) and inserted into two B-trees for every event when a run was
-//! sealed: 150 ms per run of 65,536 events inside the writer's transaction, a fifth of the
-//! database's time under batch load. Here the writer sorts 64-bit keys it already holds in
-//! memory and stores 12 bytes per event. Keys are hashes, so a page may name a few seqs of
+//! The writer sorts 64-bit keys it already holds in memory and stores 12 bytes per event, so
+//! sealing a run costs the database no sorting of text columns and no per-event B-tree
+//! inserts inside the writer's transaction. Keys are hashes, so a page may name a few seqs of
 //! other players; the log rows they point to are checked, so a collision costs a row read,
 //! never a wrong answer.
 
@@ -17,7 +15,7 @@ use super::{Store, Transaction, db_err};
 
 /// Entries on a page, at least: a page ends at the first change of key after this many, so
 /// all of a key's entries in one run are on one page. 512 entries are 6 KiB.
-pub const PAGE_ENTRIES: usize = 512;
+pub(crate) const PAGE_ENTRIES: usize = 512;
 
 /// Bytes per entry: the key (8, little-endian), then the seq's offset from the run's first
 /// seq (4, little-endian).
@@ -26,7 +24,7 @@ const ENTRY_BYTES: usize = 12;
 /// The key of a player's events in one (game, mode, season): FNV-1a (64 bits) over each
 /// field's length (4 bytes, little-endian) and bytes. Stored in pages, so it never changes.
 /// O(length of the fields).
-pub fn player_key(game: &str, player: &str, mode: &str, season: &str) -> i64 {
+pub(crate) fn player_key(game: &str, player: &str, mode: &str, season: &str) -> i64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     let mut hash = OFFSET;
@@ -46,7 +44,7 @@ pub fn player_key(game: &str, player: &str, mode: &str, season: &str) -> i64 {
 /// # Panics
 /// If a seq lies before `run` or 2^32 or more after it: the writer's runs are 65,536 seqs, and
 /// the first run (a log indexed by migration 5) would need four billion events.
-pub fn pages(run: i64, mut entries: Vec<(i64, i64)>) -> Vec<(i64, Vec<u8>)> {
+pub(crate) fn pages(run: i64, mut entries: Vec<(i64, i64)>) -> Vec<(i64, Vec<u8>)> {
     entries.sort_unstable();
     let mut pages: Vec<(i64, Vec<u8>)> = Vec::new();
     let mut last_key = None;
@@ -67,7 +65,7 @@ pub fn pages(run: i64, mut entries: Vec<(i64, i64)>) -> Vec<(i64, Vec<u8>)> {
 }
 
 /// The seqs of `key` on a page of the run starting at `run`, in order. O(log n) to find them.
-pub fn seqs_on_page(run: i64, page: &[u8], key: i64) -> Result<Vec<i64>, String> {
+pub(crate) fn seqs_on_page(run: i64, page: &[u8], key: i64) -> Result<Vec<i64>, String> {
     if !page.len().is_multiple_of(ENTRY_BYTES) {
         return Err(format!(
             "a page of run {run} holds {} bytes, not a multiple of {ENTRY_BYTES}",
@@ -98,7 +96,7 @@ pub fn seqs_on_page(run: i64, page: &[u8], key: i64) -> Result<Vec<i64>, String>
         .collect())
 }
 
-/// Consecutive seqs per sealed run of the player index ([`player_index`]). A recompute scans
+/// Consecutive seqs per sealed run of the player index (this module). A recompute scans
 /// at most this many log rows past the last run and reads one page per run: 153 runs at 10M
 /// events.
 pub const RUN_SEQS: i64 = 65_536;
@@ -115,7 +113,8 @@ impl Store {
 
     /// Seals the run `start <= seq < end` inside the writer's transaction: `entries`, the
     /// `(player key, seq)` of every event in it, go into `player_pages` sorted and cut into
-    /// pages ([`pages`]): about 128 rows for 65,536 events.
+    /// pages (`pages`): about 128 rows for 65,536 events.
+    /// O(entries), sorted in memory; about 128 page inserts.
     pub async fn seal_run(
         &self,
         tx: &mut Transaction,
@@ -186,6 +185,7 @@ impl Store {
 
     /// The `(player key, seq)` of the events from `sealed_below` on: the unsealed tail of the
     /// log, fewer than [`RUN_SEQS`] events, which the writer starts with.
+    /// O(events from `sealed_below` on).
     pub async fn tail_keys(&self, sealed_below: i64) -> Result<Vec<(i64, i64)>, StoreError> {
         let mut conn = self
             .pool
@@ -266,8 +266,7 @@ impl Store {
         let mut paged = 0;
         for &(start, end) in &runs {
             if paged == 0 && end - start > 1 {
-                // Reading the log is the slow part (8.0 s for 2.95M events), so the operator
-                // hears why this start waits.
+                // Reading the log is the slow part, so the operator hears why this start waits.
                 tracing::info!("migration 7 is indexing the event log by player, once");
             }
             let entries = self.run_keys(tx, start, end).await?;

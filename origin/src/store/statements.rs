@@ -49,8 +49,7 @@ pub(super) const OWN_COLUMNS: usize = 5;
 /// upsert's `ON CONFLICT` from a join's `ON` after a `SELECT`.)
 ///
 /// Each text value sqlx binds is copied by SQLite (and by sqlx before it) and freed after the
-/// statement: with the seven shared columns bound per row, binding was about a quarter of the
-/// database thread's time under batch load. The per-row parameters are anonymous and come
+/// statement, so the seven shared columns are bound once rather than per row. The per-row parameters are anonymous and come
 /// first in the text, so SQLite numbers them 1 to `5 x rows` in order, and sqlx binds them in
 /// order without looking their names up; only the seven shared ones are named.
 pub(super) fn push_shared_rows(sql: &mut String, rows: usize) {

@@ -1,13 +1,11 @@
 //! Actions: season transitions, moderation and late decisions, validated against the current
 //! state, logged and performed by the writer between groups, each in a transaction of its own.
 
-use serde_json::{Value, json};
-
 use super::commit::unknown_commit_landed;
 use super::driver::Writer;
 use super::{ActionAnswer, ActionRequest, WriterError};
 use crate::boards::Registry;
-use crate::domain::{ActionRow, EventStatus};
+use crate::domain::{ActionResult, ActionRow, Correction, EventStatus};
 use crate::http::error::AppError;
 use crate::log::{self, Action, Domain, LiveInstances, perform};
 use crate::store::{CommitFailed, Store};
@@ -32,8 +30,7 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
     if let Some(id) = &request.action_id
         && let Some(existing) = store.find_action(&request.game, id).await?
     {
-        let logged: Value = serde_json::from_str(&existing.body).unwrap_or(Value::Null);
-        if logged["request"] != request.request {
+        if existing.request != request.request {
             return Err(AppError::ModerationIdConflict(format!(
                 "moderation_id {id:?} was already used for another action"
             )));
@@ -41,7 +38,7 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
         return Ok(ActionAnswer {
             replayed: true,
             seq: existing.seq,
-            result: serde_json::from_str(&existing.result).unwrap_or(Value::Null),
+            result: existing.result,
         });
     }
     validate(store, registry, domain, &request).await?;
@@ -49,11 +46,10 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
     let logged = ActionRow {
         seq: machine.next_seq(),
         game: request.game.clone(),
-        kind: request.action.kind().into(),
+        action: Ok(request.action.clone()),
         action_id: request.action_id.clone(),
-        body: serde_json::to_string(&json!({"action": request.action, "request": request.request}))
-            .map_err(|e| AppError::Internal(e.to_string()))?,
-        result: "{}".into(),
+        request: request.request.clone(),
+        result: None,
         actor: request.actor.clone(),
         reason: request.reason.clone(),
         created_at: clock.now_ms(),
@@ -110,15 +106,10 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
             return Err(e);
         }
     };
-    let corrections: Vec<Value> = performed
-        .results
-        .iter()
-        .map(|r| {
-            json!({"game": r.board.game, "mode": r.board.mode, "season": r.board.season, "scope": r.board.scope,
-                   "correction": r.correction, "board_version": r.board_version, "digest": r.digest})
-        })
-        .collect();
-    let result = json!({ "boards": performed.changes, "results": corrections });
+    let result = ActionResult {
+        results: performed.results.iter().map(Correction::of).collect(),
+        boards: performed.changes,
+    };
     let mut tx = store.begin().await?;
     for r in &performed.results {
         Store::insert_result(&mut tx, r).await?;
@@ -128,11 +119,11 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
         .map_err(|failed| match failed {
             CommitFailed::Unknown(e) | CommitFailed::Failed(e) => AppError::from(e),
         })?;
-    store.set_action_result(logged.seq, &result.to_string()).await?;
+    store.set_action_result(logged.seq, &result).await?;
     Ok(ActionAnswer {
         replayed: false,
         seq: logged.seq,
-        result,
+        result: Some(result),
     })
 }
 

@@ -22,7 +22,7 @@ impl Writer {
                 }
                 let (entries, version) = {
                     let board = slot.read();
-                    (crate::log::result_entries(&board).to_string(), board.version())
+                    (crate::log::result_entries(&board), board.version())
                 };
                 parts
                     .store

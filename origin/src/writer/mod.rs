@@ -36,7 +36,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::boards::Registry;
 use crate::clock::Clock;
-use crate::domain::NewEvent;
+use crate::domain::{ActionResult, NewEvent};
 use crate::http::error::AppError;
 use crate::log::{Action, Domain};
 use crate::metrics::Metrics;
@@ -80,8 +80,9 @@ pub(crate) struct ActionAnswer {
     pub(crate) replayed: bool,
     /// The log's `seq` of the action.
     pub(crate) seq: i64,
-    /// What it changed (as recorded in the audit log).
-    pub(crate) result: Value,
+    /// What it changed (as recorded in the audit log); `None` for a retry of an action whose
+    /// result was never recorded.
+    pub(crate) result: Option<ActionResult>,
 }
 
 enum Command {

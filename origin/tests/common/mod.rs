@@ -185,7 +185,7 @@ impl TestService {
 
     /// Stops taking work and hands back the database, for a restart on it.
     pub async fn stop(self) -> TestDb {
-        self.state.store.close().await;
+        self.state.store().close().await;
         self.db
     }
 
