@@ -24,15 +24,13 @@ pub struct NewEvent {
     pub value: i64,
     /// When it was achieved (ms).
     pub achieved_at: i64,
-    /// When it was received (ms).
-    pub received_at: i64,
     /// The name of the token that submitted it.
     pub source: String,
 }
 
 impl NewEvent {
-    /// Whether two events carry the same payload (everything but `received_at` and `source`,
-    /// which differ between a first submission and its retry).
+    /// Whether two events carry the same payload (everything but `source`, which may differ
+    /// between a first submission and its retry).
     pub fn same_payload(&self, other: &NewEvent) -> bool {
         self.game == other.game
             && self.event_id == other.event_id
@@ -63,6 +61,9 @@ pub struct LoggedEvent {
     pub seq: i64,
     /// Applied, or late (waiting for a decision, or decided).
     pub status: EventStatus,
+    /// When the writer took it (ms): what tells whether a period had closed when it arrived.
+    /// Set once, by the writer, when it numbers the event.
+    pub received_at: i64,
     /// The event as it was submitted.
     pub event: NewEvent,
 }

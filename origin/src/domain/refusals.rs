@@ -27,6 +27,9 @@ pub enum Refusal {
         /// The board.
         board: BoardId,
     },
+    /// The event names a board that is not defined (404 `UNKNOWN_BOARD`).
+    #[error("no board {0}")]
+    UnknownBoard(BoardId),
     /// The same id was stored with another payload (409 `EVENT_ID_CONFLICT`).
     #[error("event {0:?} was already submitted with a different payload")]
     EventIdConflict(String),

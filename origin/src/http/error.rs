@@ -93,6 +93,7 @@ impl From<Refusal> for AppError {
         match refusal {
             Refusal::SeasonNotActive { .. } => AppError::SeasonNotActive(detail),
             Refusal::PlayerDisqualified { .. } => AppError::PlayerDisqualified(detail),
+            Refusal::UnknownBoard(_) => AppError::UnknownBoard(detail),
             Refusal::EventIdConflict(_) => AppError::EventIdConflict(detail),
             Refusal::EventInvalidated(_) => AppError::EventInvalidated(detail),
             Refusal::TotalOverflow { .. } => AppError::ValueOutOfRange(detail),

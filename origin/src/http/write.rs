@@ -273,7 +273,6 @@ fn validate_body(
         scopes,
         value: body.value,
         achieved_at,
-        received_at: now,
         source: principal.name.clone(),
     })
 }
@@ -329,7 +328,7 @@ async fn submit_event(
                 detail: None,
             },
         )),
-        Some(Outcome::Refused(e)) => Err(e),
+        Some(Outcome::Refused(refusal)) => Err(refusal.into()),
         None => Err(AppError::Internal("the writer answered no outcome".into())),
     }
 }
@@ -497,7 +496,8 @@ pub(crate) async fn submit_checked(state: &Shared, checked: Vec<Checked>) -> App
             Outcome::Accepted => ("ACCEPTED", None, None),
             Outcome::Duplicate => ("DUPLICATE", None, None),
             Outcome::Late => ("LATE", None, None),
-            Outcome::Refused(e) => {
+            Outcome::Refused(refusal) => {
+                let e = AppError::from(refusal);
                 let (_, code) = e.status_and_code();
                 ("REJECTED", Some(code), Some(e.problem().detail))
             }

@@ -131,7 +131,7 @@ pub async fn perform(
                 return Ok(performed);
             }
             let season_late = domain.season_late(&e);
-            for target in targets(registry, &e, season_late)? {
+            for target in targets(registry, &e, e.received_at, season_late)? {
                 let late_there = target.late;
                 // The event mattered there only if it counted (ignoring the invalidation).
                 let decided = domain.decision(&e.game, &e.event_id) == Some(true);
@@ -177,7 +177,7 @@ pub async fn perform(
             domain.set_decision(&row.game, event_id, *apply);
             if *apply && !domain.is_invalidated(&e.game, &e.event_id) {
                 let season_late = domain.season_late(&e);
-                for target in targets(registry, &e, season_late)? {
+                for target in targets(registry, &e, e.received_at, season_late)? {
                     if target.late {
                         recompute.push((target.board, target.period, e.player_id.clone()));
                     }

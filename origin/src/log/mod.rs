@@ -20,7 +20,7 @@ use crate::boards::Registry;
 // The writer names these through `log` as before the domain owned them.
 use crate::domain::periods::Period;
 pub use crate::domain::{Action, Domain, DomainState};
-use crate::domain::{LoggedEvent, NewEvent};
+use crate::domain::{LoggedEvent, NewEvent, Refusal};
 use crate::http::error::AppError;
 
 /// One instance an event feeds, and whether the event is late there.
@@ -34,17 +34,22 @@ pub struct Target {
     pub late: bool,
 }
 
-/// The instances an event feeds. Unknown boards are an error (events are validated against
-/// the definitions before they are stored, and definitions are never removed).
-/// O(scopes x period kinds).
-pub fn targets(registry: &Registry, e: &NewEvent, season_late: bool) -> Result<Vec<Target>, AppError> {
+/// The instances an event received at `received_at` feeds. Unknown boards are an error
+/// (events are validated against the definitions before they are stored, and definitions are
+/// never removed). O(scopes x period kinds).
+pub fn targets(
+    registry: &Registry,
+    e: &NewEvent,
+    received_at: i64,
+    season_late: bool,
+) -> Result<Vec<Target>, Refusal> {
     let mut found = Vec::new();
     for board in e.boards() {
         let entry = registry
             .entry(&board)
-            .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))?;
+            .ok_or_else(|| Refusal::UnknownBoard(board.clone()))?;
         for period in entry.calendar.periods_of(e.achieved_at) {
-            let late = season_late || entry.calendar.is_closed(&period, e.received_at);
+            let late = season_late || entry.calendar.is_closed(&period, received_at);
             found.push(Target {
                 board: board.clone(),
                 period,
@@ -67,7 +72,7 @@ pub fn apply_event(
     let season_late = domain.season_late(e);
     let event = e.core_event()?;
     let mut late_anywhere = false;
-    for target in targets(registry, e, season_late)? {
+    for target in targets(registry, e, e.received_at, season_late)? {
         if target.late {
             late_anywhere = true;
             continue;

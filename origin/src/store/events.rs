@@ -376,6 +376,7 @@ fn event_from_row(row: &AnyRow) -> Result<LoggedEvent, StoreError> {
     Ok(LoggedEvent {
         seq,
         status: status_from_text(seq, &status)?,
+        received_at: row.try_get("received_at").map_err(&bad)?,
         event: NewEvent {
             game: row.try_get("game").map_err(&bad)?,
             event_id: row.try_get("event_id").map_err(&bad)?,
@@ -385,7 +386,6 @@ fn event_from_row(row: &AnyRow) -> Result<LoggedEvent, StoreError> {
             scopes: scopes.split(',').map(str::to_string).collect(),
             value: row.try_get("value").map_err(&bad)?,
             achieved_at: row.try_get("achieved_at").map_err(&bad)?,
-            received_at: row.try_get("received_at").map_err(&bad)?,
             source: row.try_get("source").map_err(&bad)?,
         },
     })
@@ -444,6 +444,7 @@ impl<'de> serde::Deserialize<'de> for PackedEvent {
                 Ok(PackedEvent(LoggedEvent {
                     seq,
                     status,
+                    received_at,
                     event: NewEvent {
                         game,
                         event_id,
@@ -453,7 +454,6 @@ impl<'de> serde::Deserialize<'de> for PackedEvent {
                         scopes: scopes.split(',').map(str::to_string).collect(),
                         value,
                         achieved_at,
-                        received_at,
                         source,
                     },
                 }))
@@ -506,7 +506,7 @@ mod tests {
         let store = Store::open(&url).await.unwrap();
         let shared = |seq: i64| {
             let mut e = event(seq, &format!("e{seq}"), &format!("p-{}", seq % 7));
-            e.event.received_at = 5_000;
+            e.received_at = 5_000;
             e
         };
         // 1,000 rows that agree (one statement of shared rows), then 64 in which each shared
@@ -519,7 +519,7 @@ mod tests {
                 1 => e.event.mode = "m2".into(),
                 2 => e.event.season = "s2".into(),
                 3 => e.event.scopes = vec!["global".into(), "region:eu".into()],
-                4 => e.event.received_at += 1,
+                4 => e.received_at += 1,
                 5 => e.event.source = "other".into(),
                 6 => e.status = EventStatus::Late,
                 _ => {}

@@ -378,6 +378,7 @@ mod tests {
         LoggedEvent {
             seq,
             status: EventStatus::Applied,
+            received_at: 2_000 + seq,
             event: NewEvent {
                 game: "g".into(),
                 event_id: event_id.into(),
@@ -387,7 +388,6 @@ mod tests {
                 scopes: vec!["global".into()],
                 value: seq * 10,
                 achieved_at: 1_000 + seq,
-                received_at: 2_000 + seq,
                 source: "test".into(),
             },
         }

@@ -7,7 +7,8 @@
 //! property tests below drive it against a plain model of stored ids with no database.
 //!
 //! The call order for one group, as the driver makes it:
-//! 1. [`GroupCommit::stamp`] the submissions with the moment they were taken.
+//! 1. The driver reads the moment it takes the group (`received_at`), once: deciding reads it
+//!    to tell whether a period had closed, and numbering writes it into every logged event.
 //! 2. If [`GroupCommit::blocked`], resolve the unknown outcome first (`resolve`, then
 //!    `committed` or `rolled_back`): nothing is decided after a group that may or may not be in
 //!    the log.
@@ -34,8 +35,7 @@ use standings_core::{BoardId, ScoreMode};
 
 use crate::FastHash;
 use crate::boards::{BoardEntry, Registry};
-use crate::domain::{EventStatus, LoggedEvent, NewEvent};
-use crate::http::error::AppError;
+use crate::domain::{EventStatus, LoggedEvent, NewEvent, Refusal};
 use crate::log::{Domain, targets};
 use crate::store::player_index;
 
@@ -49,7 +49,7 @@ pub(crate) enum Outcome {
     /// The same event was already stored; nothing changed.
     Duplicate,
     /// Refused; nothing changed.
-    Refused(AppError),
+    Refused(Refusal),
 }
 
 /// Cumulative totals a group's accepted events leave, by (board, period key, player), before
@@ -96,6 +96,8 @@ pub(crate) struct Decided {
     flags: Vec<Vec<Option<bool>>>,
     /// The cumulative totals it leaves.
     totals: PendingTotals,
+    /// When the writer took it.
+    received_at: i64,
     /// Whether its ids were looked up, and whether any was found stored.
     lookup: bool,
     found_stored: bool,
@@ -127,6 +129,8 @@ pub(crate) struct Write {
 
 /// The group written and not yet known committed.
 struct Flight {
+    /// When the writer took it.
+    received_at: i64,
     first_seq: i64,
     sealed_before: i64,
     lookup: bool,
@@ -223,16 +227,6 @@ impl GroupCommit {
         self.next_seq += 1;
     }
 
-    /// Stamps a group's events with the moment the writer took it: the one place `received_at`
-    /// is set, before deciding, which reads it to tell whether a period was closed. O(events).
-    pub(crate) fn stamp<G: Events>(group: &mut [G], received_at: i64) {
-        for submission in group {
-            for e in submission.events_mut() {
-                e.received_at = received_at;
-            }
-        }
-    }
-
     /// Whether a group's commit has an unknown outcome: nothing may be decided until
     /// [`GroupCommit::resolve`] says whether it took.
     pub(crate) fn blocked(&self) -> bool {
@@ -253,6 +247,7 @@ impl GroupCommit {
     pub(crate) fn decide<G: Events>(
         &self,
         group: &[G],
+        received_at: i64,
         found: Option<&[LoggedEvent]>,
         registry: &Registry,
         domain: &Domain,
@@ -282,22 +277,24 @@ impl GroupCommit {
                 let key = (e.game.as_str(), e.event_id.as_str());
                 if let Some(stored) = known.get(&key) {
                     these.push(if !stored.same_payload(e) {
-                        Outcome::Refused(AppError::EventIdConflict(format!(
-                            "event {:?} was already submitted with a different payload",
-                            e.event_id
-                        )))
+                        Outcome::Refused(Refusal::EventIdConflict(e.event_id.clone()))
                     } else if domain.is_invalidated(&e.game, &e.event_id) {
-                        Outcome::Refused(AppError::EventInvalidated(format!(
-                            "event {:?} was invalidated by a moderator; resubmitting it changes nothing",
-                            e.event_id
-                        )))
+                        Outcome::Refused(Refusal::EventInvalidated(e.event_id.clone()))
                     } else {
                         Outcome::Duplicate
                     });
                     keep.push(None);
                     continue;
                 }
-                match decide_event(registry, domain, boards, e, &mut totals, [prior, &self.backlog]) {
+                match decide_event(
+                    registry,
+                    domain,
+                    boards,
+                    e,
+                    received_at,
+                    &mut totals,
+                    [prior, &self.backlog],
+                ) {
                     Ok(late) => {
                         known.insert(key, e);
                         these.push(if late { Outcome::Late } else { Outcome::Accepted });
@@ -316,6 +313,7 @@ impl GroupCommit {
             outcomes,
             flags,
             totals,
+            received_at,
             lookup: found.is_some(),
             found_stored: !stored.is_empty(),
             basis: self.failures,
@@ -338,6 +336,7 @@ impl GroupCommit {
             outcomes,
             flags,
             totals,
+            received_at,
             lookup,
             found_stored,
             basis: _,
@@ -349,7 +348,7 @@ impl GroupCommit {
         for (submission, flags) in group.iter_mut().zip(flags) {
             for (e, late) in submission.events_mut().drain(..).zip(flags) {
                 let Some(late) = late else { continue };
-                fresh.push(numbered(e, seq, late));
+                fresh.push(numbered(e, seq, late, received_at));
                 seq += 1;
             }
         }
@@ -383,6 +382,7 @@ impl GroupCommit {
             (start, end, entries)
         });
         self.flight = Some(Flight {
+            received_at,
             first_seq,
             sealed_before,
             lookup,
@@ -431,7 +431,9 @@ impl GroupCommit {
     /// The group in flight met stored ids, so nothing of it was stored: its `seq`s are free
     /// again and its events (`fresh`, every one of them was to be stored) go back to their
     /// submissions in order, to be decided again, looked up. O(events).
-    pub(crate) fn resubmitted<G: Events>(&mut self, group: &mut [G], fresh: Vec<LoggedEvent>) {
+    ///
+    /// Returns when the writer took the group, which its next decision reads again.
+    pub(crate) fn resubmitted<G: Events>(&mut self, group: &mut [G], fresh: Vec<LoggedEvent>) -> i64 {
         let flight = self.flight.take().expect("a group in flight");
         self.next_seq = flight.first_seq;
         self.sealed_below = flight.sealed_before;
@@ -444,6 +446,7 @@ impl GroupCommit {
                 .events_mut()
                 .extend(events.by_ref().take(length).map(|e| e.event));
         }
+        flight.received_at
     }
 
     /// The group in flight's commit was sent and its answer lost: its `seq`s stay taken and
@@ -487,13 +490,18 @@ impl GroupCommit {
 }
 
 /// A new event numbered into the log.
-fn numbered(event: NewEvent, seq: i64, late: bool) -> LoggedEvent {
+fn numbered(event: NewEvent, seq: i64, late: bool, received_at: i64) -> LoggedEvent {
     let status = if late {
         EventStatus::Late
     } else {
         EventStatus::Applied
     };
-    LoggedEvent { seq, status, event }
+    LoggedEvent {
+        seq,
+        status,
+        received_at,
+        event,
+    }
 }
 
 /// Decides a new event against the season, disqualifications and cumulative totals. Returns
@@ -505,19 +513,20 @@ fn decide_event(
     domain: &Domain,
     boards: &impl Totals,
     e: &NewEvent,
+    received_at: i64,
     pending: &mut PendingTotals,
     earlier: [&PendingTotals; 2],
-) -> Result<bool, AppError> {
+) -> Result<bool, Refusal> {
     let season_late = domain.season_late_on_arrival(e)?;
     for board in e.boards().filter(|_| domain.disqualifies_anyone()) {
         if domain.is_disqualified(&board, &e.player_id) {
-            return Err(AppError::PlayerDisqualified(format!(
-                "player {:?} is disqualified from {board}",
-                e.player_id
-            )));
+            return Err(Refusal::PlayerDisqualified {
+                player: e.player_id.clone(),
+                board,
+            });
         }
     }
-    let targets = targets(registry, e, season_late)?;
+    let targets = targets(registry, e, received_at, season_late)?;
     let mut updates = Vec::new();
     for target in &targets {
         if target.late {
@@ -540,11 +549,9 @@ fn decide_event(
             None => boards.current(&entry, &target.period.key, &e.player_id),
         };
         let total = match current {
-            Some(c) => c.checked_add(e.value).ok_or_else(|| {
-                AppError::ValueOutOfRange(format!(
-                    "the total on {} ({}) would overflow a 64-bit integer",
-                    target.board, target.period.key
-                ))
+            Some(c) => c.checked_add(e.value).ok_or_else(|| Refusal::TotalOverflow {
+                board: target.board.clone(),
+                period_key: target.period.key.clone(),
             })?,
             None => e.value,
         };
@@ -564,6 +571,7 @@ mod tests {
     use super::*;
     use crate::domain::BoardDef;
     use crate::domain::seasons::{SeasonRecord, SeasonState};
+    use crate::http::error::AppError;
 
     /// The seasons: `s` is active; `f` left `active` at 1000, so what was achieved before is
     /// late and what was achieved after is refused.
@@ -621,7 +629,6 @@ mod tests {
             scopes: vec![scope.into()],
             value: VALUES[h % 4],
             achieved_at,
-            received_at: 0,
             source: "test".into(),
         }
     }
@@ -632,7 +639,7 @@ mod tests {
             Outcome::Accepted => "accepted".into(),
             Outcome::Late => "late".into(),
             Outcome::Duplicate => "duplicate".into(),
-            Outcome::Refused(e) => e.status_and_code().1.into(),
+            Outcome::Refused(refusal) => AppError::from(refusal.clone()).status_and_code().1.into(),
         }
     }
 
@@ -731,6 +738,7 @@ mod tests {
             });
             self.machine.decide(
                 group,
+                5,
                 found.as_deref(),
                 &self.registry,
                 &self.domain,
@@ -738,8 +746,7 @@ mod tests {
             )
         }
 
-        fn take(&mut self, index: usize, mut group: Group, pipelined: bool) {
-            GroupCommit::stamp(&mut group, 5);
+        fn take(&mut self, index: usize, group: Group, pipelined: bool) {
             if !pipelined {
                 self.settle();
             }
@@ -1022,6 +1029,7 @@ mod tests {
         let machine = GroupCommit::new(1, 1, 8, Vec::new(), HashMap::new());
         let new = machine.decide(
             &one(&[(3, 0), (4, 0)]),
+            5,
             None,
             &registry,
             &domain,
@@ -1030,13 +1038,14 @@ mod tests {
         assert!(new.stores_all());
         let repeat = machine.decide(
             &one(&[(3, 0), (3, 0)]),
+            5,
             None,
             &registry,
             &domain,
             &Applied::default(),
         );
         assert!(!repeat.stores_all());
-        let refused = machine.decide(&one(&[(0, 0)]), None, &registry, &domain, &Applied::default());
+        let refused = machine.decide(&one(&[(0, 0)]), 5, None, &registry, &domain, &Applied::default());
         assert_eq!(kind(&refused.outcomes[0][0]), "UNKNOWN_BOARD");
         assert!(!refused.stores_all());
     }
@@ -1047,7 +1056,7 @@ mod tests {
         let (registry, domain) = world();
         let mut machine = GroupCommit::new(41, 1, 1_000, Vec::new(), HashMap::new());
         let mut group = one(&[(3, 0), (4, 0)]);
-        let decided = machine.decide(&group, None, &registry, &domain, &Applied::default());
+        let decided = machine.decide(&group, 5, None, &registry, &domain, &Applied::default());
         let write = machine.write(&mut group, decided);
         let seqs: Vec<i64> = write.fresh.iter().map(|e| e.seq).collect();
         assert_eq!(seqs, [41, 42]);
@@ -1064,10 +1073,10 @@ mod tests {
         let (registry, domain) = world();
         let mut machine = GroupCommit::new(1, 1, 1_000, Vec::new(), HashMap::new());
         let mut first = one(&[(3, 0)]);
-        let decided = machine.decide(&first, None, &registry, &domain, &Applied::default());
+        let decided = machine.decide(&first, 5, None, &registry, &domain, &Applied::default());
         machine.write(&mut first, decided);
         let mut second = one(&[(4, 0)]);
-        let stale = machine.decide(&second, None, &registry, &domain, &Applied::default());
+        let stale = machine.decide(&second, 5, None, &registry, &domain, &Applied::default());
         machine.rolled_back();
         machine.write(&mut second, stale);
     }
@@ -1082,19 +1091,19 @@ mod tests {
         let big = |id: u8| event(id, 1);
         assert_eq!(big(1).value, i64::MAX - 3);
         let mut first: Group = vec![vec![big(1)]];
-        let decided = machine.decide(&first, None, &registry, &domain, &Applied::default());
+        let decided = machine.decide(&first, 5, None, &registry, &domain, &Applied::default());
         let write = machine.write(&mut first, decided);
         let mut again = big(1);
         again.event_id = "other".into();
         let second: Group = vec![vec![again]];
-        let in_flight = machine.decide(&second, None, &registry, &domain, &Applied::default());
+        let in_flight = machine.decide(&second, 5, None, &registry, &domain, &Applied::default());
         assert_eq!(kind(&in_flight.outcomes[0][0]), "VALUE_OUT_OF_RANGE");
         let totals = machine.committed(&write.fresh, write.new_seasons);
         machine.pend(totals);
-        let pending = machine.decide(&second, None, &registry, &domain, &Applied::default());
+        let pending = machine.decide(&second, 5, None, &registry, &domain, &Applied::default());
         assert_eq!(kind(&pending.outcomes[0][0]), "VALUE_OUT_OF_RANGE");
         machine.boards_caught_up();
-        let forgotten = machine.decide(&second, None, &registry, &domain, &Applied::default());
+        let forgotten = machine.decide(&second, 5, None, &registry, &domain, &Applied::default());
         assert_eq!(
             kind(&forgotten.outcomes[0][0]),
             "accepted",
@@ -1109,7 +1118,7 @@ mod tests {
         let (registry, domain) = world();
         let mut machine = GroupCommit::new(1, 1, 1_000, Vec::new(), HashMap::new());
         let mut group: Group = vec![vec![event(3, 0)], vec![event(4, 0), event(5, 0)]];
-        let decided = machine.decide(&group, None, &registry, &domain, &Applied::default());
+        let decided = machine.decide(&group, 5, None, &registry, &domain, &Applied::default());
         let write = machine.write(&mut group, decided);
         assert!(group.iter().all(Vec::is_empty));
         machine.resubmitted(&mut group, write.fresh);
@@ -1117,7 +1126,7 @@ mod tests {
         assert_eq!(group[1][1].event_id, "e5");
         assert!(machine.should_look_up());
         assert_eq!(machine.next_seq(), 1);
-        let decided = machine.decide(&group, Some(&[]), &registry, &domain, &Applied::default());
+        let decided = machine.decide(&group, 5, Some(&[]), &registry, &domain, &Applied::default());
         let write = machine.write(&mut group, decided);
         machine.committed(&write.fresh, write.new_seasons);
         assert!(!machine.should_look_up(), "a look-up that found nothing");
@@ -1130,7 +1139,7 @@ mod tests {
         let (registry, domain) = world();
         let mut machine = GroupCommit::new(41, 1, 1_000, Vec::new(), HashMap::new());
         let mut group = one(&[(3, 0), (4, 0)]);
-        let decided = machine.decide(&group, None, &registry, &domain, &Applied::default());
+        let decided = machine.decide(&group, 5, None, &registry, &domain, &Applied::default());
         machine.write(&mut group, decided);
         machine.unknown();
         assert!(machine.blocked());
@@ -1153,7 +1162,7 @@ mod tests {
         let (registry, domain) = world();
         let mut machine = GroupCommit::new(3, 1, 4, vec![(7, 1), (8, 2)], HashMap::new());
         let mut group = one(&[(3, 0), (5, 0)]);
-        let decided = machine.decide(&group, None, &registry, &domain, &Applied::default());
+        let decided = machine.decide(&group, 5, None, &registry, &domain, &Applied::default());
         let write = machine.write(&mut group, decided);
         let (start, end, entries) = write.seal.clone().expect("seqs 1 to 4 make a run");
         assert_eq!((start, end), (1, 5));
@@ -1162,7 +1171,7 @@ mod tests {
         assert_eq!(write.new_seasons, [("g".to_string(), "s".to_string())]);
         machine.committed(&write.fresh, write.new_seasons);
         let mut next = one(&[(6, 0)]);
-        let decided = machine.decide(&next, None, &registry, &domain, &Applied::default());
+        let decided = machine.decide(&next, 5, None, &registry, &domain, &Applied::default());
         let write = machine.write(&mut next, decided);
         assert!(write.seal.is_none());
         assert!(write.new_seasons.is_empty(), "the season is recorded");

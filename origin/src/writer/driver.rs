@@ -123,7 +123,7 @@ enum Stored {
 enum Landed {
     Committed(Committed),
     /// It met stored ids; here it is again, untouched, to be looked up and decided anew.
-    Resubmitted(Vec<Submission>),
+    Resubmitted(Vec<Submission>, i64),
     /// It failed and its submitters have their answer.
     Failed,
 }
@@ -331,8 +331,9 @@ impl Writer {
     /// applied. The machine says when to look up first, and whether an optimistic decision
     /// stands (see `commit.rs`). A group that looks up waits for the one in flight to land: its
     /// transaction needs the writer's one connection.
-    async fn take_group(&mut self, mut group: Vec<Submission>) {
-        GroupCommit::stamp(&mut group, self.clock.now_ms());
+    async fn take_group(&mut self, group: Vec<Submission>) {
+        // The one moment every event of the group was received at, read once.
+        let received_at = self.clock.now_ms();
         let mut look_up = false;
         loop {
             let lookup = self.machine.should_look_up() || look_up;
@@ -343,7 +344,7 @@ impl Writer {
                 fail(group, &e);
                 return;
             }
-            let (decided, tx) = match self.decide(&group, lookup).await {
+            let (decided, tx) = match self.decide(&group, received_at, lookup).await {
                 Ok(decided) => decided,
                 Err(e) => {
                     self.settle().await;
@@ -376,9 +377,9 @@ impl Writer {
                     self.finish(done).await;
                     return;
                 }
-                Landed::Resubmitted(earlier) => {
+                Landed::Resubmitted(earlier, earlier_received_at) => {
                     // The earlier group goes again, looked up; this one is decided after it.
-                    self.redo(earlier).await;
+                    self.redo(earlier, earlier_received_at).await;
                 }
                 Landed::Failed => {}
             }
@@ -390,12 +391,18 @@ impl Writer {
     async fn decide(
         &self,
         group: &[Submission],
+        received_at: i64,
         lookup: bool,
     ) -> Result<(Decided, Option<Transaction>), WriterError> {
         if !lookup {
-            let decided = self
-                .machine
-                .decide(group, None, &self.registry, &self.domain, &LiveTotals);
+            let decided = self.machine.decide(
+                group,
+                received_at,
+                None,
+                &self.registry,
+                &self.domain,
+                &LiveTotals,
+            );
             return Ok((decided, None));
         }
         let mut tx = self.store.begin().await?;
@@ -403,9 +410,14 @@ impl Writer {
         for (game, ids) in &ids_to_look_up(group) {
             found.extend(self.store.find_events(&mut tx, game, ids).await?);
         }
-        let decided = self
-            .machine
-            .decide(group, Some(&found), &self.registry, &self.domain, &LiveTotals);
+        let decided = self.machine.decide(
+            group,
+            received_at,
+            Some(&found),
+            &self.registry,
+            &self.domain,
+            &LiveTotals,
+        );
         Ok((decided, Some(tx)))
     }
 
@@ -453,8 +465,8 @@ impl Writer {
                 Landed::Committed(self.take_committed(group, outcomes, fresh, committed, totals))
             }
             Ok(Stored::Resubmitted) => {
-                self.machine.resubmitted(&mut group, fresh);
-                Landed::Resubmitted(group)
+                let received_at = self.machine.resubmitted(&mut group, fresh);
+                Landed::Resubmitted(group, received_at)
             }
             Ok(Stored::Unknown(e)) => {
                 self.machine.unknown();
@@ -544,15 +556,15 @@ impl Writer {
         };
         match self.land(flight).await {
             Landed::Committed(done) => self.finish(done).await,
-            Landed::Resubmitted(group) => self.redo(group).await,
+            Landed::Resubmitted(group, received_at) => self.redo(group, received_at).await,
             Landed::Failed => {}
         }
     }
 
     /// Decides a group again with its ids looked up, with nothing in flight, then stores,
     /// applies and answers it.
-    async fn redo(&mut self, group: Vec<Submission>) {
-        match self.decide(&group, true).await {
+    async fn redo(&mut self, group: Vec<Submission>, received_at: i64) {
+        match self.decide(&group, received_at, true).await {
             Ok((decided, tx)) => {
                 self.launch(group, decided, tx);
                 let flight = self.flight.take().expect("launched");
