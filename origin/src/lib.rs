@@ -13,7 +13,7 @@ pub mod config;
 pub mod domain;
 pub mod http;
 pub mod log;
-pub mod metrics;
+mod metrics;
 pub mod store;
 mod sync;
 pub mod writer;

@@ -106,7 +106,7 @@ impl Histogram {
 }
 
 /// The kinds of read the query-latency histogram tells apart.
-pub const QUERY_KINDS: [&str; 5] = ["top", "rank", "nearby", "friends", "boards"];
+pub(crate) const QUERY_KINDS: [&str; 5] = ["top", "rank", "nearby", "friends", "boards"];
 
 /// Every metric of the service.
 #[derive(Default)]
