@@ -1,9 +1,10 @@
 //! The order-statistic B+tree behind every board.
 //!
 //! Entries are `(order, time, member)` triples kept in ascending total order, where `order` is the
-//! value already mapped so that ascending means better (see `order.rs`), `time` is `achieved_at`,
-//! and ties on both fall to the player id's bytes. The tree never compares member ids numerically:
-//! a member id is only an arena index, so the last tie-break always reads the interned bytes.
+//! value already mapped so that ascending means better (`ScoreMode::order_key` in `rules.rs`),
+//! `time` is `achieved_at`, and ties on both fall to the player id's bytes. The tree never
+//! compares member ids numerically: a member id is only an arena index, so the last tie-break
+//! always reads the interned bytes.
 //!
 //! Layout, chosen for a machine where a cache miss costs far more than scanning a few lines:
 //! - Leaves hold up to [`LEAF_CAP`] entries as three parallel arrays (structure of arrays), so a
