@@ -1,11 +1,12 @@
 //! The order-statistic B+tree behind every board.
 //!
 //! Entries are `(order, time, member)` triples kept in ascending total order, where `order` is the
-//! value already mapped so that ascending means better (see `order.rs`), `time` is `achieved_at`,
-//! and ties on both fall to the player id's bytes. The tree never compares member ids numerically:
-//! a member id is only an arena index, so the last tie-break always reads the interned bytes.
+//! value already mapped so that ascending means better (`ScoreMode::order_key` in `rules.rs`),
+//! `time` is `achieved_at`, and ties on both fall to the player id's bytes. The tree never
+//! compares member ids numerically: a member id is only an arena index, so the last tie-break
+//! always reads the interned bytes.
 //!
-//! Layout, chosen for a machine whose cache misses cost ~0.5 us:
+//! Layout, chosen for a machine where a cache miss costs far more than scanning a few lines:
 //! - Leaves hold up to [`LEAF_CAP`] entries as three parallel arrays (structure of arrays), so a
 //!   binary search touches only the `order` array and a member scan only the `members` array.
 //! - Inner nodes keep, per child, the subtree's entry count, its count of distinct `order` keys,
@@ -16,6 +17,10 @@
 //!   in cache. Nothing is searched by key.
 //!
 //! Every node stores its parent, so a change is repaired bottom up along one path.
+//!
+//! Nodes live in blocks that double in size (`Arena`), so growth never copies a node. A bulk load
+//! fills leaves to 15/16, leaving room for the writes that follow it; a repack fills them full,
+//! because it runs when writes have paused.
 
 use alloc::vec::Vec;
 use core::cmp::Ordering;
@@ -1099,9 +1104,9 @@ impl NodeRef {
 /// megabytes, which a general-purpose allocator maps on their own (glibc maps every request of
 /// 32 MiB and more) instead of mixing them with small allocations in its heaps: the memory comes
 /// back whole when a tree is dropped (after a repack, say), instead of leaving holes that a
-/// trim may or may not return. Fixed blocks of 1,024 leaves (1.3 MB) landed in glibc's heaps or
-/// not depending on its sliding mmap threshold, which moved the resident set at rest by 25 MB
-/// between identical 10M-member loads. Indexing costs one extra load from the block table
+/// trim may or may not return. Fixed-size blocks fell in glibc's heaps or not depending on its
+/// sliding mmap threshold, so the resident set at rest differed between identical loads.
+/// Indexing costs one extra load from the block table
 /// (at most 32 entries, in cache) and a leading-zeros count.
 #[derive(Clone)]
 struct Arena<T> {

@@ -1,6 +1,14 @@
 //! The live boards. A board definition (`game/mode/season/scope`) has one ranked instance per
 //! period it keeps (`all_time`, and a daily, weekly or monthly instance per period that has
 //! events), each a `standings_core::Board` derived from the log and rebuilt from it at start-up.
+//!
+//! The [`Registry`] maps each definition to its `BoardEntry` (the definition and its calendar),
+//! which holds one [`BoardSlot`] per period instance. Only the writer, through its applying
+//! thread, changes a board, so the registry needs no ordering of its own: `seq` order is apply
+//! order. Readers take a slot's read lock for in-memory work only, never across an `.await`,
+//! and a top page is kept serialized for the current version, so repeated reads of one page
+//! cost a copy. A board that could not be rebuilt from the log is marked broken here and
+//! answers 503 `BOARD_BROKEN` until a restart rebuilds it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

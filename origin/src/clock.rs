@@ -1,5 +1,9 @@
 //! Wall-clock time and its wire format. The core never reads a clock; the origin reads it here
 //! and passes times in.
+//!
+//! Everything in the origin that depends on time (period closes, season moments, and the
+//! writer's timers: the rest after idleness, checkpoint pacing, retention and eviction) reads
+//! one injected [`Clock`], so a test sets and advances a manual clock instead of sleeping.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
