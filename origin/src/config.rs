@@ -63,7 +63,7 @@ pub struct Config {
     /// Besides the checkpoint written at every clean shutdown, begin one each time the log has
     /// grown by this many entries (default [`DEFAULT_CHECKPOINT_EVERY_EVENTS`]), which bounds the
     /// replay after a crash; 0 writes them only at shutdown. Writes wait while the boards are
-    /// encoded (about 0.4 s at 10M members); the bytes are stored while writes go on.
+    /// encoded (linear in the members held); the bytes are stored while writes go on.
     #[serde(
         default = "default_checkpoint_every",
         skip_serializing_if = "is_default_checkpoint_every"
@@ -128,7 +128,7 @@ fn is_default_idle_timeout(seconds: &u64) -> bool {
 /// A week.
 pub const DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS: i64 = 7 * 86_400;
 
-/// A crash then replays at most about a million log entries (3 to 4 s) after the checkpoint.
+/// A crash then replays at most about a million log entries after the checkpoint.
 pub const DEFAULT_CHECKPOINT_EVERY_EVENTS: u64 = 1_000_000;
 
 /// A day: a game client signs its player in again at least daily.

@@ -4,10 +4,9 @@
 //! else (the writer, the evictor, `rest.rs`) stays on the main, multi-threaded runtime.
 //!
 //! Why not `axum::serve` on the multi-threaded runtime: a read is a few microseconds of work,
-//! and on a work-stealing runtime with two workers the workers spent much of their time waking
-//! and stealing from each other (about one `futex` call for every two requests). Measured with
-//! the load generator at 1M members on this project's 2-core machine, a rank request cost the
-//! service 16.9 us of CPU on two workers against 11.5 us on one; see `BENCHMARKS.md`.
+//! and on a work-stealing runtime the workers spend much of it waking and stealing from each
+//! other, so a request costs more CPU on two workers than on one (`BENCHMARKS.md` has the
+//! figures).
 //! Connections are assigned by count, not by load: every connection of a client sees the same
 //! answers from the same shared state, so nothing but balance depends on the thread.
 //!
@@ -124,7 +123,7 @@ pub fn open_files_limit(limits: &str) -> Option<usize> {
 /// The CPU each of `threads` connection threads is pinned to, from the CPUs this process may
 /// run on (`cpus`): one each when there are exactly as many, none otherwise. Two of them sharing
 /// a CPU would take turns in time slices of milliseconds, each holding its connections' answers
-/// for a whole slice (a p99 of 4.4 ms instead of 1.3 ms in the load generator); fewer threads
+/// for a whole slice, which shows in the tail latency; fewer threads
 /// than CPUs leave the choice to the kernel.
 pub fn placement<C: Copy>(threads: usize, pin: bool, cpus: &[C]) -> Vec<Option<C>> {
     if pin && cpus.len() == threads {
