@@ -1,5 +1,12 @@
-//! Actions: season transitions, moderation and late decisions, validated against the current
-//! state, logged and performed by the writer between groups, each in a transaction of its own.
+//! Actions (season transitions, moderation, late decisions) through the same writer as events,
+//! between groups, each in a transaction of its own.
+//!
+//! An action changes derived state for many players at once, so it must sit at one point in the
+//! log's order: it is decided on the current state (`log::actions::try_perform`, on a copy), logged
+//! with the next `seq`, then performed on the live boards. A refusal is the error the action would
+//! have met. An action's commit whose answer was lost is resolved at once; if the database does not
+//! answer, its `seq` is skipped and its game's boards are marked broken, because their state can no
+//! longer be known to match the log.
 
 use super::commit::unknown_commit_landed;
 use super::driver::Writer;

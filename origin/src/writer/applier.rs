@@ -1,16 +1,16 @@
 //! Applying committed groups to the boards, on a thread of its own.
 //!
-//! Under batch load, applying a group (the core's tree inserts, mostly cache misses) is the
-//! writer's largest part. Here it runs on a thread of its own while the writer decides the next
-//! group and the database commits it, so the three overlap. The
-//! writer hands each committed group over in `seq` order and the applier applies them in that
-//! order, so the boards still change exactly as a replay of the log changes them.
+//! Under batch load, applying a group (the core's tree inserts, mostly cache misses) is the largest
+//! part of ingesting it. Here it runs on a thread of its own while the writer decides the next
+//! group and the database commits it, so the three overlap. The writer hands each committed group
+//! over in `seq` order and the applier applies them in that order, so the boards still change
+//! exactly as a replay of the log changes them.
 //!
-//! A submitter is answered after its group is applied, as before: a `202` still means the event
-//! is durable and visible (except while a checkpoint encodes; see `Backlog`). What the writer
-//! must not read from the boards while groups wait here is the cumulative totals, and it reads
-//! them through the backlog's totals first; anything else that reads or changes boards in the
-//! writer (actions, evictions, checkpoints, a rest) drains the applier before it.
+//! A submitter is answered after its group is applied: a `202` still means the event is durable and
+//! visible (except while a checkpoint encodes; see `Backlog`). What the writer must not read from
+//! the boards while groups wait here is the cumulative totals, and it reads them through the
+//! backlog's totals first; anything else that reads or changes boards in the writer (actions,
+//! evictions, checkpoints, a rest) drains the applier before it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

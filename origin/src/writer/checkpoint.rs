@@ -1,17 +1,24 @@
-//! Restart checkpoints: the live boards and the season and moderation state as of one log
-//! `seq`, stored in the database so that a start loads them and replays only the log after it.
+//! Restart checkpoints: the live boards and the season and moderation state as of one log `seq`,
+//! stored in the database so that a start loads them and replays only the log after it.
 //!
-//! A checkpoint is derived state, never the truth. The writer takes one at a clean shutdown
-//! (and, when configured, every so many log entries), when no change is in flight, so it is
-//! exactly the state the log up to its `seq` produced. A start with a usable checkpoint loads
-//! it and then runs the log after it through the same code the live writer runs, so it reaches
-//! the same boards, versions and digests as a full replay; `standings rebuild` checks that
-//! against the running service. A checkpoint that cannot be used (another format, damaged
-//! bytes, a board it names that is not defined, a log shorter than it) is reported and ignored:
-//! the start replays the whole log instead, as if there were none.
+//! A checkpoint is derived state, never the truth, and nothing in it is needed: without one, a
+//! start replays the whole log. The writer takes one at a clean shutdown and, when configured,
+//! every so many log entries. It must be exactly the state of the log up to its `seq`, so it is
+//! encoded from boards that apply nothing meanwhile: a periodic checkpoint is encoded on a blocking
+//! thread under the boards' read locks (reads go on) while the writer commits and answers groups
+//! into a backlog, applied in `seq` order once the encoding is done. A task then stores it in parts
+//! (`PART_BYTES`, a statement each), then its manifest as part 0, which makes it the checkpoint in
+//! use, then deletes the old one's parts. So a checkpoint is in use only once all its parts are.
 //!
-//! Instances that had left memory (closed periods past their retention) are not in it; they
-//! stay in storage, as they were before the restart.
+//! Beside writes (`Pace::BesideWrites`) the store pauses after each statement as long as it took,
+//! so that group commits get the write lock in between; at a stop, or one asked for
+//! (`Pace::Alone`), the writes wait anyway, so it does not pause.
+//!
+//! A start with a usable checkpoint runs the log after it through `log::rebuild::replay_log` on the
+//! live instances, the loop a rebuild runs too, so it reaches the same boards, versions and digests
+//! as a full replay; `standings rebuild` checks that against the running service. One that cannot
+//! be used (another format, damaged bytes, an unknown board, a log shorter than it) is logged with
+//! the reason and ignored. Instances that had left memory are not in it; they stay in storage.
 
 use std::time::{Duration, Instant};
 

@@ -1,10 +1,13 @@
 //! The group commit's decisions, with no IO: a state machine that the writer's driver
-//! (`writer/driver.rs`) feeds with the queued submissions and with what the store found and
-//! did, and that answers with the outcome of every event and what to write.
+//! (`writer/driver.rs`) feeds with the queued submissions and with what the store found and did,
+//! and that answers with the outcome of every event and what to write.
 //!
-//! It never touches the database, a task or a clock: the instant a group is received is an
-//! argument, and the live boards' cumulative totals are read through [`Totals`], so the
-//! property tests below drive it against a plain model of stored ids with no database.
+//! Why it is cut this way: deciding a group is the writer's one subtle job (new, duplicate, id
+//! conflict, value refused, cumulative overflow, and every one of them again after a rollback), and
+//! decisions interleaved with IO can only be tested with a database that fails on cue. Here the
+//! decisions are a value: it never touches the database, a task or a clock (the instant a group is
+//! received is an argument, and the live boards' cumulative totals are read through [`Totals`]), so
+//! the property tests below drive it against a plain model of stored ids with no database.
 //!
 //! The call order for one group, as the driver makes it:
 //! 1. The driver reads the moment it takes the group (`received_at`), once: deciding reads it
@@ -25,8 +28,15 @@
 //!    [`GroupCommit::resubmitted`] (an optimistic insert met stored ids: the events go back to
 //!    their submissions, to be decided again, looked up) or [`GroupCommit::unknown`].
 //!
-//! The totals a committed group reaches stay pending ([`GroupCommit::pend`]) until the boards
-//! are known to show them ([`GroupCommit::boards_caught_up`]), so a cumulative total that would
+//! The optimistic insert is `ON CONFLICT (game, event_id) DO NOTHING`, counting the rows stored: a
+//! short count is a resubmission, and deciding again with the ids looked up gives the same answers
+//! as looking up first. A group with a refusal or a repeat, and every group after one that met
+//! stored ids, looks up first; most groups hold no resubmission, so most pay one probe of the
+//! unique index, not two. A commit whose answer was lost keeps its `seq`s, and nothing is decided
+//! until the log's next free `seq`, read once the database answers, says whether it took.
+//!
+//! The totals a committed group reaches stay pending ([`GroupCommit::pend`]) until the boards are
+//! known to show them ([`GroupCommit::boards_caught_up`]), so a cumulative total that would
 //! overflow is refused before it is stored, whatever the applying thread has done yet.
 
 use std::collections::{HashMap, HashSet};

@@ -1,11 +1,21 @@
-//! The writer task: the async driver around the group commit's state machine
-//! ([`GroupCommit`]). It takes commands off the channel, does the IO the machine asks for (the
-//! look-ups, the insert and commit on a task of its own, the applying thread, checkpoints,
-//! evictions, rests) and feeds what became of it back to the machine.
+//! The writer task: the async driver around the group commit's state machine ([`GroupCommit`]). It
+//! takes commands off the channel, does the IO the machine asks for (the look-ups, the insert and
+//! commit on a task of its own, the applying thread, checkpoints, evictions, rests) and feeds what
+//! became of it back to the machine.
 //!
-//! A group is decided while the one before it commits, so the boards' work and the database's
-//! overlap: the driver holds at most one group in flight, lands it before the next one is
-//! written, and hands committed groups to the applying thread in `seq` order.
+//! It takes everything queued (up to `MAX_GROUP_EVENTS`) as one group. The insert and commit of the
+//! group in flight run on a spawned task while the driver hands the group before it to the applying
+//! thread and decides the group after it, so the database, the deciding and the applying overlap;
+//! at most one group is in flight, and committed groups reach the applying thread in `seq` order.
+//! The driver yields once after spawning, so that the task starts at once (tokio's LIFO slot would
+//! otherwise hold it behind the driver).
+//!
+//! A group under 1,000 events waits for the one in flight and takes in what arrived meanwhile, so
+//! single submissions share commits instead of paying one each. The group in flight lands before an
+//! action, an eviction, a checkpoint or an idle wait, and each of those first waits until the
+//! applying thread has applied everything handed to it. While a commit's outcome is unknown, other
+//! groups and actions are answered 503 `DATABASE_UNAVAILABLE`; once the database answers, the group
+//! is applied and answered, or answered 503 with its `seq`s freed.
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -1,5 +1,8 @@
-//! The writer's errors. Each keeps its source (the store's error, or the refusal an action
-//! met), and `http/error.rs` maps them to the answers the API has always given.
+//! The writer's errors (`WriterError`). Each keeps its source (the store's error is logged with its
+//! chain, not flattened into a string, or the refusal an action met), and `group_answer` turns one
+//! into the answer every submitter of a failed group gets: 503 `DATABASE_UNAVAILABLE` when the
+//! database is absent, 500 otherwise. The mapping to HTTP sits in `http/error.rs`, because only the
+//! HTTP edge knows statuses.
 
 use std::sync::Arc;
 

@@ -1,4 +1,11 @@
 //! Eviction: closed periods past their retention leave memory for storage, between groups.
+//!
+//! A period board is read rarely after it closes, and a service that kept every day of every board
+//! would grow without bound. The writer moves a closed instance past
+//! `closed_period_retention_seconds` to storage (a period snapshot) and drops it from the registry;
+//! a read of it is then answered from storage with the same answers and `board_version`. Retention
+//! reads the injected clock, so tests move time instead of sleeping. Eviction changes boards, so it
+//! waits for the applying thread first.
 
 use super::WriterError;
 use super::driver::Writer;

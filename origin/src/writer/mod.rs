@@ -1,13 +1,14 @@
 //! The single writer: durable ingestion with group commit, and the action log.
 //!
-//! One writer task owns every write to the log and every change to the live boards, so the
-//! log's `seq` order is exactly the order the boards applied: a rebuild replays it identically.
-//! Event submissions queue on a channel; the writer takes everything queued (up to
-//! [`MAX_GROUP_EVENTS`]) into one transaction and one fsync, then applies the new events to the
-//! boards (on a thread of its own, see `applier.rs`), then answers. So an `ACCEPTED` answer
-//! always means durable, and durability does not cost throughput: concurrent clients share
-//! commits. Actions (season transitions, moderation, late decisions) are rare and take a
-//! transaction each, in line with the events around them.
+//! One writer task owns every write to the log and every change to the live boards, so the log's
+//! `seq` order is exactly the order the boards applied, and a rebuild or a restart replays it to
+//! the same boards and `board_version`s. Handlers reach it only through its channel (the [`Ingest`]
+//! handle): event submissions, actions, evictions and checkpoints asked for. The writer takes
+//! everything queued (up to [`MAX_GROUP_EVENTS`]) into one transaction and one fsync, then applies
+//! the new events to the boards (on a thread of its own, see `applier.rs`), then answers. So an
+//! `ACCEPTED` answer always means durable and visible, and durability does not cost throughput:
+//! concurrent clients share commits. Actions (season transitions, moderation, late decisions) are
+//! rare and take a transaction each, in line with the events around them.
 //!
 //! The writer is cut by job:
 //! - this module: the handle ([`Ingest`]) and the commands it sends;

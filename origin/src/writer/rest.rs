@@ -3,18 +3,20 @@
 //!
 //! Three things grow during a burst and do not shrink by themselves:
 //! - each board's ranked structure, whose leaves inserts leave part empty
-//!   ([`Board::repack`](standings_core::Board::repack) fills every leaf; while the copy is
-//!   built the structure is held twice, for a second or so);
-//! - the writer's SQLite page cache (up to 64 MiB, [`Store::release_memory`]);
+//!   ([`Board::repack`](standings_core::Board::repack) fills every leaf under the read lock, and
+//!   `install_repacked` swaps it in under the write lock; while the copy is built the structure is
+//!   held twice);
+//! - the writer's SQLite page cache ([`Store::release_memory`], `PRAGMA shrink_memory`);
 //! - the C heap, where glibc keeps the pages of freed request bodies, parsed events and SQLite
-//!   pages in each thread's arena instead of returning them to the system ([`trim_heap`]).
-//!   `malloc_trim` returns free pages inside an arena but not the free top of a thread's
-//!   arena: glibc shrinks that only when it passes the trim threshold, which it raises up to
-//!   64 MiB as large blocks come and go. [`fix_trim_threshold`] pins it at its default, 128 KiB,
-//!   when the service starts, so those free tops go back too.
+//!   pages in each thread's arena ([`trim_heap`], `malloc_trim(0)`). `malloc_trim` does not return
+//!   the free top of a thread's arena: glibc shrinks that only past the trim threshold, which it
+//!   slides up to 64 MiB as large blocks come and go. [`fix_trim_threshold`] pins it at its
+//!   default, 128 KiB, at start, so those free tops go back too.
 //!
-//! None of it changes what the service answers: a repacked board has the same ranks,
-//! `board_version` and digest, and the next burst refills the cache and the heap as it needs.
+//! The rest begins a fixed time after the last write, on the injected clock. None of it changes
+//! what the service answers: a repacked board has the same ranks, `board_version` and digest, and
+//! the next burst refills the cache and the heap as it needs. These two glibc calls are the
+//! workspace's only `unsafe`.
 
 use crate::boards::Registry;
 use crate::metrics::Metrics;
