@@ -1,5 +1,8 @@
-//! The action log (season transitions, moderation, late decisions) and the finalized results
-//! the actions produce.
+//! The action log (season transitions, moderation, late decisions) and season results.
+//!
+//! Actions share the events' `seq`, so a rebuild interleaves them exactly. They are stored typed
+//! (the domain's action and result types, encoded here), and `season_results` holds the result
+//! snapshots a season transition wrote: a cache the rebuild reproduces and compares.
 
 use sqlx::Row;
 use sqlx::any::AnyRow;

@@ -1,5 +1,6 @@
-//! Checkpoint parts: a checkpoint is stored part by part and comes into use when its manifest
-//! (part 0) is stored; the parts of the others are then deleted a part at a time.
+//! Checkpoint parts. A checkpoint is stored as numbered parts, a statement each, then its manifest
+//! as part 0, which makes it the one in use; then the old one's parts are deleted, a part at a
+//! time. A crash at any point leaves one whole checkpoint in use, or none, never half of one.
 
 use sqlx::Row;
 

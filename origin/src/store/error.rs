@@ -1,6 +1,9 @@
-//! The store's errors: the database's absence told apart from its answers, and rows that cannot
-//! be read as the records they hold. Each keeps what caused it as its source, so the log shows
-//! the driver's own error beneath the store's context.
+//! The store's errors (`StoreError`): unavailable, database, undecodable, corrupt, each keeping its
+//! source, so the log shows sqlx's whole chain rather than a flattened string.
+//!
+//! The classification lives here because only the store knows what a driver error means: an absent
+//! database is answered 503 `DATABASE_UNAVAILABLE` and retried by clients; a commit whose answer
+//! was lost is an unknown outcome, which the writer resolves from the log.
 
 /// Why the store could not do what it was asked.
 #[derive(Debug, thiserror::Error)]

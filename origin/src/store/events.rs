@@ -1,6 +1,14 @@
 //! The event log: appending a group's events, finding stored ones by id, reading the log page by
-//! page (the replay), a player's events (through the player index), late events and their
-//! statuses, and the seasons that have events.
+//! page (the replay), a player's events (through the player index), late events and their statuses,
+//! and the seasons that have events.
+//!
+//! `score_events` is the truth: `seq` is commit order, shared with actions, and the unique `(game,
+//! event_id)` is what tells a new event from a resubmission; a partial index covers the late ones.
+//! The status is stored as text and parsed once, here, into `EventStatus`. `event_seasons` holds
+//! each `(game, season)` with events, added by the group with a season's first events, so whether a
+//! never-set season may still be declared open is one key, not a scan of the log. A replay reads
+//! the log in pages that the database packs into one JSON row (`events_after`): row by row, the
+//! driver's per-row cost would be most of a replay's time.
 
 use std::collections::{HashMap, HashSet};
 

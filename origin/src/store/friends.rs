@@ -1,4 +1,8 @@
 //! Friend lists, per game and player, in the order they were set.
+//!
+//! A list is private to its player (a player token reads only its own, and `public_reads` does not
+//! open it), so it is stored and read per `(game, player)`. `friends_without_game` keeps the lists
+//! migration 8 found no game for; nothing reads it.
 
 use sqlx::Row;
 

@@ -1,11 +1,27 @@
-//! Storage: the event log, board definitions and friend lists, in SQLite or PostgreSQL through
-//! one set of SQL statements. Only this module knows SQL; rows become domain records here and
-//! nowhere else.
+//! Storage: the only module that knows SQL or names an sqlx type. It maps rows to the domain's
+//! records and back, and its errors (`StoreError`, in `error.rs`) keep sqlx's error as their
+//! source.
 //!
-//! This file connects, migrates and hands out the writer's [`Transaction`]; each table family
-//! has a file of its own: `statements` (the multi-row statements and their sizes), `events`
-//! (the event log), `player_index`, `friends`, `actions` (actions and results), `periods`
-//! (snapshots of closed periods), `checkpoints` and `boards`.
+//! This file connects, migrates and hands out the writer's [`Transaction`]; each table family has a
+//! file of its own (one `impl Store` block per file, its tests beside it): `statements` (the
+//! multi-row statements and their sizes), `events` (the event log), `player_index`, `friends`,
+//! `actions` (actions and results), `periods` (snapshots of closed periods), `checkpoints` and
+//! `boards`.
+//!
+//! One dialect serves SQLite and PostgreSQL (`$N` placeholders work on both; where they differ, the
+//! statement is built once per backend), so the origin's tests run unchanged on both. Numbered
+//! migrations in `origin/migrations/` are never edited. The writer has a connection of its own (on
+//! SQLite a 64 MiB page cache and a large WAL before a commit checkpoints; on PostgreSQL its
+//! transactions plan with constants and no sequential scans, since every statement is an index
+//! look-up or an append); everything else uses the pool. On SQLite every transaction that writes
+//! begins `IMMEDIATE`, so that a checkpoint part written through the pool and the writer's
+//! transactions wait for each other rather than one failing at its first write. The pool opens all
+//! its connections at start: a thread inherits the CPU pin of the thread that starts it, and the
+//! connection threads must start none.
+//!
+//! An error that says the database is gone (a broken or unobtainable connection, PostgreSQL
+//! shutting down or starting, SQLite's lock past the busy timeout) is the store's unavailable case,
+//! answered 503 `DATABASE_UNAVAILABLE`; anything else is internal.
 
 mod actions;
 mod boards;

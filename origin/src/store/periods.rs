@@ -1,4 +1,6 @@
-//! The snapshots of closed periods that left memory.
+//! Period snapshots: closed period instances that left memory, stored so that a read of an old day,
+//! week or month is answered with the same entries and `board_version`. They are a cache of the
+//! log, decoded into types here, never the truth.
 
 use sqlx::Row;
 use standings_core::BoardId;

@@ -1,12 +1,19 @@
-//! The player index of the sealed log, as stored: for each run of consecutive seqs, the
-//! `(player key, seq)` of every event in it, sorted by key and cut into pages of a few hundred
+//! The player index of the sealed log, as stored: for each run of consecutive seqs (`RUN_SEQS`),
+//! the `(player key, seq)` of every event in it, sorted by key and cut into pages of a few hundred
 //! entries, one row each (`player_pages`). A recompute reads one page per run.
 //!
-//! The writer sorts 64-bit keys it already holds in memory and stores 12 bytes per event, so
-//! sealing a run costs the database no sorting of text columns and no per-event B-tree
-//! inserts inside the writer's transaction. Keys are hashes, so a page may name a few seqs of
-//! other players; the log rows they point to are checked, so a collision costs a row read,
-//! never a wrong answer.
+//! Nothing indexes the log by player as it is appended, because that would write a random page per
+//! event. Instead the writer holds the keys of the unsealed tail in memory (read back from the log
+//! at start), and the group that completes a run also stores the run's pages, in the same
+//! transaction, so the index never disagrees with the log. The writer sorts 64-bit keys it already
+//! holds and stores 12 bytes per event, so sealing a run costs the database no sorting of text
+//! columns and no per-event B-tree inserts.
+//!
+//! The key is a 64-bit FNV-1a of game, player, mode and season; a key's entries never straddle two
+//! pages. Keys are hashes, so a page may name a few seqs of other players: the rows they point to
+//! are read with the player's fields in the condition, so a collision costs a row read, never a
+//! wrong answer. `standings rebuild` rebuilds every sealed run's pages from the log and compares
+//! them.
 
 use sqlx::{Executor, Row};
 

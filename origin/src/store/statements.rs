@@ -1,5 +1,13 @@
-//! The multi-row statements the writer runs for every group, in the few sizes that are prepared
-//! once per connection, and the SQL text as each backend binds it fastest.
+//! The writer's multi-row statements, built once per backend and connection.
+//!
+//! Preparing a statement costs more than running a small one, so multi-row inserts come only in
+//! fixed sizes (1,000 rows and powers of two) and each is prepared once per connection. On SQLite
+//! they use `?` and `INSERT OR FAIL`, and a chunk whose rows share game, mode, season, scopes,
+//! `received_at`, source and status binds those seven once, as numbered parameters after the
+//! per-row ones, because binding copies every text value twice. The next chunk's values are bound
+//! while the database runs the current one. A group of up to 64 events decided without a look-up
+//! goes as one statement in a transaction of its own (one round trip instead of begin, insert,
+//! commit); a stored id aborts it whole and the group is decided again.
 
 use super::events::EVENT_COLUMNS;
 use super::{Backend, Store};
