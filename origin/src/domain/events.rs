@@ -1,5 +1,10 @@
-//! Events, before and after the log: a [`NewEvent`] is what a client submitted, validated; the
-//! writer numbers it into a [`LoggedEvent`], which is what the log holds.
+//! Events, before and after the log: a [`NewEvent`] is what a client submitted, validated, and has
+//! no `seq`; the writer numbers it into a [`LoggedEvent`] (`seq`, `received_at`, an `EventStatus`),
+//! which is what the log holds. Two types, not one record with placeholder values, so that code
+//! that needs a `seq` cannot be handed an event without one.
+//!
+//! `received_at` is set once, by the writer when it numbers the event, because lateness is decided
+//! from it. `EventStatus` is stored as text and parsed once, at the store's edge.
 
 use std::fmt;
 

@@ -1,6 +1,7 @@
 //! The domain, pure: no sqlx, no tokio, no axum; time is an argument. Board definitions, events,
-//! actions and results, periods, seasons and the moderation state, as the rest of the origin
-//! names them.
+//! actions and results, periods, seasons and the moderation state, as the rest of the origin names
+//! them. Being pure, all of it is tested without a database or a runtime, and `store/` maps rows to
+//! these records and back.
 
 mod actions;
 mod boards;

@@ -1,6 +1,9 @@
 //! The moderation and late-decision state the action log derives: season states, invalidated
-//! events, disqualified players, late decisions and the next correction of each board with
-//! results. Pure: the log's actions change it (`log::actions`), the writer reads it to decide.
+//! events, disqualified players, late decisions and the next correction of each board with results.
+//! Pure: the log's actions change it (`log::actions`), the writer reads it to decide.
+//!
+//! It is derived, so a rebuild reproduces it, and it is plain data (sorted lists) for a checkpoint,
+//! so equal states encode equally.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::RwLock;

@@ -1,5 +1,6 @@
-//! Why the domain refuses an event: each case is answered with its own stable code (the
-//! mapping lives with `AppError`, at the HTTP edge), and nothing of a refused event is stored.
+//! Why an event is refused, as a `Refusal` enum; the group commit's refusals are these values too
+//! (an unknown board included). The domain decides refusals without knowing HTTP: `http/error.rs`
+//! maps each case to its status and stable code. Nothing of a refused event is stored.
 
 use standings_core::BoardId;
 

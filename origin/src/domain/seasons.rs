@@ -1,8 +1,12 @@
-//! The season lifecycle: `open -> active -> frozen -> finalized -> published -> archived`, one
-//! step at a time. A season whose state was never set is `active`.
+//! The season lifecycle: `open -> active -> frozen -> finalized -> published -> archived`, one step
+//! at a time. A season whose state was never set is `active`.
 //!
-//! The state is derived from the action log (transitions are actions with a `seq`), so a
-//! rebuild reproduces it; the writer is the only one that changes it.
+//! The state is derived from the action log (transitions are actions with a `seq`), so a rebuild
+//! reproduces it; the writer is the only one that changes it.
+//!
+//! Season lateness has one rule, `SeasonRecord::late_for_season`: the writer's decision (through
+//! `route`) and every application (through `Domain::season_late`) ask it, and a test checks that
+//! they agree, so a rebuild decides lateness exactly as the live writer did.
 
 use crate::sync::RwLockUnpoisoned;
 use std::collections::HashMap;

@@ -1,6 +1,11 @@
-//! Performing a logged action on instances: season transitions (with result snapshots),
-//! invalidations, disqualifications and late decisions, each recomputing the players it
-//! touches from their valid events.
+//! What an action does: season transitions (with result snapshots), INVALIDATE / RESTORE /
+//! DISQUALIFY / REINSTATE (each a recompute of the player from their valid events), late decisions
+//! and numbered corrections.
+//!
+//! An action is decided before it is logged (`try_perform`): it is performed on a copy of the
+//! domain state with instances that only fold each recompute, and refused with the error it would
+//! meet (`VALUE_OUT_OF_RANGE` for a total that would overflow), so the log never holds an action
+//! that cannot be carried out.
 
 use standings_core::{BoardId, PlayerId, ScoreEvent};
 

@@ -1,6 +1,8 @@
-//! The board instances the log is applied to, behind one trait: the live registry, a trial run
-//! that decides an action without changing anything, a tolerant wrapper that marks a board
-//! broken instead of failing the log, and the instances a rebuild builds.
+//! The `Instances` trait, through which the log changes boards, and its four implementations: the
+//! live registry (`LiveInstances`), a rebuild's fresh boards (`RebuildInstances`), copies that only
+//! fold, to try an action before it is logged (`Trial`), and `Tolerant`, which wraps another and
+//! marks a board broken at its first failing entry. One trait, so that the live writer, the rebuild
+//! and the trial run one code path and cannot drift apart.
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,11 +1,13 @@
-//! What the log means: where each event goes (season state, periods, lateness), and what each
-//! action does (season transitions, moderation, late decisions). The live writer and the rebuild
-//! run this same code over the same log in the same `seq` order, so they reach the same boards,
-//! versions and results.
+//! What the log means: where each event goes (`targets`) and applying it; `actions` performs an
+//! action, `instances` holds the `Instances` trait the log changes boards through, `rebuild`
+//! replays the log. The live writer, a restart after a checkpoint and `standings rebuild` run this
+//! same code over the same log in the same `seq` order, so they reach the same boards, versions and
+//! results. That is why it is a room of its own, apart from the writer: a rebuild must not need a
+//! writer to be right.
 //!
-//! Here: where an event goes (`targets`) and applying it; `instances` holds the `Instances`
-//! trait with the live boards, the trial run, the tolerant wrapper and a rebuild's boards;
-//! `actions` performs an action; `rebuild` replays the log.
+//! An event feeds every board its definition names, and on each board the period instances its
+//! `achieved_at` falls in, never by arrival, so the same events give the same boards in any order.
+//! `targets` stays here rather than in `domain/` because it needs the registry's calendars.
 
 mod actions;
 mod instances;

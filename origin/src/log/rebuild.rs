@@ -1,5 +1,14 @@
-//! The rebuild: every board and the moderation state from the log alone, through the code the
-//! live writer runs; and the replay of the log after a checkpoint.
+//! Replaying the log, through the code the live writer runs: the rebuild, and the tail after a
+//! checkpoint.
+//!
+//! `rebuild` replays in two passes, the current instances first (so a service could serve them),
+//! then the closed history. `replay_log` reads the log in pages packed by the database and reads
+//! the next page while it applies the current one (the replay never writes to the log, so a page
+//! read ahead holds what it would hold later). It drives its instances through `Tolerant`: an entry
+//! that fails on a board marks that board broken (logged with its `seq`; it answers 503
+//! `BOARD_BROKEN`, `/readyz` says `degraded`, `/metrics` counts it, no checkpoint is written
+//! meanwhile) and the replay goes on with every other board, so one bad entry costs the boards it
+//! touches, not the service.
 
 use standings_core::BoardId;
 
