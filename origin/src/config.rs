@@ -1,5 +1,8 @@
 //! The service's TOML configuration. Its keys are a contract: operators and tests rely on them.
 //!
+//! The first start writes `./standings-data/standings.toml` (mode 0600) with fresh random tokens,
+//! so a service never starts with a default secret.
+//!
 //! ```toml
 //! listen = "127.0.0.1:7400"
 //! database = "sqlite://./standings-data/standings.db"   # or "postgres://user@host:5432/db"

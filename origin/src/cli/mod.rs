@@ -1,10 +1,19 @@
-//! The command line: `serve`, `rebuild`, `import` and `export`, parsed by clap.
+//! The command line: `serve`, `rebuild`, `import` and `export`, one file each, with what they share
+//! here (the clap definition, the config and its overrides, redaction, the log subscriber).
 //!
 //! Every option can also be set in the environment (`STANDINGS_CONFIG`, `STANDINGS_LISTEN`,
-//! `STANDINGS_DATABASE`, `STANDINGS_LOG_FORMAT`); an option given on the command line wins. A
-//! bad option or argument exits 2 with clap's message, which names it. The logs go to stderr
-//! (text or JSON lines, levels by `RUST_LOG`); reports meant for a person or a script (the
-//! rebuild's verdicts, the import's totals) go to stdout, and `export` writes its NDJSON there.
+//! `STANDINGS_DATABASE`, `STANDINGS_LOG_FORMAT`); an option given on the command line wins. A bad
+//! option or argument exits 2 with clap's message, which names it. The logs go to stderr (text or
+//! JSON lines, levels by `RUST_LOG`); reports meant for a person or a script (the rebuild's
+//! verdicts, the import's totals) go to stdout, and `export` writes its NDJSON there.
+//!
+//! `serve` stops on Ctrl-C or SIGTERM and writes a checkpoint once the last request is answered.
+//! `rebuild` is the proof that the boards are derived state: it replays the log, prints the time
+//! and digest per board and compares them with the running service's `/digest`; without `--board`
+//! it also rebuilds every sealed run of the player index from the log and compares it. `import`
+//! reads NDJSON through the same validation as the batch endpoint, and is refused while a service
+//! listens, because two writers would break the one-writer rule; `export` writes the log in the
+//! format `import` reads (the format lives in `export.rs`, so the two cannot drift).
 
 mod export;
 mod import;

@@ -1,4 +1,9 @@
-//! Who is calling: static bearer tokens from the config, and player JWTs (HS256).
+//! Who is calling: static bearer tokens from the config (roles player < service < moderator <
+//! admin, a list of games, an optional per-token rate limit) and HS256 player JWTs.
+//!
+//! A JWT is held to what a static player token is held to: a `games` claim, and an `exp` within
+//! `player_jwt_max_lifetime_seconds`, so a JWT never reaches further, or lasts longer, than a
+//! static player token could. A friend list is private: a player token reads only its own.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -1,4 +1,10 @@
-//! The HTTP API: one router per plane, all sharing [`AppState`].
+//! The HTTP API: one `router()` per plane, all sharing [`AppState`], whose fields are private.
+//!
+//! `app()` is what `run` serves and what the tests call with `oneshot`: the routers behind the body
+//! limit and the rejection count, each wrapped once around the whole rather than per route.
+//! Handlers never hold a board lock across an `.await`, and which connection thread serves a
+//! request changes nothing but balance: state is shared through `Arc`s and locks, never thread
+//! locals.
 
 pub mod auth;
 pub mod error;

@@ -1,4 +1,9 @@
 //! Operations: health, readiness, metrics and the OpenAPI document.
+//!
+//! The OpenAPI document is generated from `OPERATIONS`, one table of every operation, so the
+//! document cannot drift from the routes: a test checks that every documented operation is routed,
+//! and the access matrix (`tests/access.rs`) calls each one as every kind of caller, on its game
+//! and on another, and fails on an operation it has no promise for.
 
 use std::sync::atomic::Ordering;
 

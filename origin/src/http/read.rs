@@ -1,4 +1,8 @@
 //! The read plane. Every answer comes from one `board_version`, read under one lock.
+//!
+//! The hot reads (rank, nearby) borrow the request and write their JSON straight into one buffer,
+//! so the answer costs one allocation and no intermediate tree; a unit test pins those bytes to the
+//! derived views, which stay the contract. Top pages are cached per version in the board slot.
 
 use axum::Router;
 use axum::body::Bytes;

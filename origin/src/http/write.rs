@@ -1,4 +1,10 @@
 //! The write plane: board definitions, score events (single and batch) and friend lists.
+//!
+//! Submissions are read typed straight from the body, which is the fast path. A body the typed read
+//! does not take (not JSON, another shape, a repeated key) goes through the general path over
+//! `serde_json::Value` read by `json_value::parse_json`, whose answers are the contract; tests pin
+//! both paths to the same answers. No typed body uses `#[serde(flatten)]` or a map field, because
+//! both keep the last of two equal keys, which the API refuses.
 
 use axum::Router;
 use axum::extract::{Path, State};
