@@ -4,7 +4,7 @@
 //! [`start`] opens the store and restores the live boards (from the newest checkpoint and the
 //! log after it, or from the whole event log); [`run`] serves the API on a listener until
 //! `shutdown` resolves, then writes a checkpoint. Tests start it on `127.0.0.1:0`, or call
-//! [`api::app`] directly.
+//! [`http::app`] directly.
 
 pub mod boards;
 pub mod cli;
