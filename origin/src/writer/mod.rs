@@ -4,7 +4,7 @@
 //! `seq` order is exactly the order the boards applied, and a rebuild or a restart replays it to
 //! the same boards and `board_version`s. Handlers reach it only through its channel (the [`Ingest`]
 //! handle): event submissions, actions, evictions and checkpoints asked for. The writer takes
-//! everything queued (up to [`MAX_GROUP_EVENTS`]) into one transaction and one fsync, then applies
+//! everything queued (up to `MAX_GROUP_EVENTS`) into one transaction and one fsync, then applies
 //! the new events to the boards (on a thread of its own, see `applier.rs`), then answers. So an
 //! `ACCEPTED` answer always means durable and visible, and durability does not cost throughput:
 //! concurrent clients share commits. Actions (season transitions, moderation, late decisions) are
@@ -23,7 +23,7 @@
 //!
 //! Every timer of the writer (the rest after idle, the retries of an unknown commit, the
 //! checkpoint's pacing, the retention and the eviction ticker) reads the injected
-//! [`Clock`](crate::clock::Clock), so a test moves a manual clock instead of sleeping.
+//! [`Clock`], so a test moves a manual clock instead of sleeping.
 //!
 //! Three moments are measured apart: the durable ack (submission to commit), the visible lag
 //! (commit to applied in the index), and, by the live-update tier, the push.
