@@ -9,7 +9,8 @@
 //! The entry point is [`Board`]: [`Board::apply`] a [`ScoreEvent`], get an [`Applied`] back
 //! (nothing, or a [`Delta`] with the new `board_version`), and query it with [`Board::top`],
 //! [`Board::player_rank`], [`Board::nearby`] and [`Board::rank_among`]. [`Snapshot`] ships a
-//! board; [`ClientView`] follows one by deltas.
+//! board; [`ClientView`] follows one by deltas, and [`ViewState`] follows one live [`View`]
+//! of it (a top, a window around a player, one player) by [`ViewDelta`]s.
 //!
 //! Event id uniqueness is the caller's duty: the core cannot tell a retried event from a new
 //! one, so the origin enforces uniqueness durably before an event reaches a board.
@@ -28,6 +29,7 @@ mod error;
 mod event;
 mod index;
 mod interner;
+mod live;
 mod replay;
 mod rules;
 mod snapshot;
@@ -44,6 +46,9 @@ pub use error::{ApplyError, CapacityError, DecodeError, DeltaError, IdError, Que
 pub use event::{EventId, MAX_ID_BYTES, PlayerId, ScoreEvent, check_id};
 pub use index::{MemoryUsage, RankedEntry, RankedIndex, ValueRanks};
 pub use interner::MemberId;
+pub use live::{
+    MAX_AROUND_RADIUS, MAX_TOP_LIMIT, View, ViewDelta, ViewDeltaError, ViewEntry, ViewError, ViewState,
+};
 pub use replay::Replay;
 pub use rules::{BoardId, BoardRules, ScoreMode, Standing};
 pub use snapshot::{

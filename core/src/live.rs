@@ -1,0 +1,582 @@
+//! Live views: what one subscriber watches on a board, the view's entries at one version, and
+//! the net change of those entries between two versions.
+//!
+//! A [`View`] is parsed once from the subscribe query (`top:N`, `around:PLAYER:R`,
+//! `player:PLAYER`). [`ViewState::read`] reads it from a [`Board`] with the same calls the read
+//! API makes, so its entries are exactly what a fresh read returns at that `board_version`.
+//! [`ViewDelta::between`] gives the net change from one state to a later one, and
+//! [`ViewState::apply`] follows it, refusing a delta that does not start at the state's version.
+//! A view is at most 101 entries (`top:100`, or `around:P:25` with 51), so every operation here
+//! is O(k log k) in the view's size and never touches the rest of the board.
+//!
+//! Versions with no net change. A delta is emitted only when the entries changed:
+//! [`ViewDelta::between`] is `None` when both states hold the same entries, whatever their
+//! versions, so a window in which players moved and came back sends nothing. A subscriber's
+//! version is therefore the `board_version` of the last change *of its view*, which may lag the
+//! board. That is enough for exactness: its entries equal a fresh read of the view at every
+//! board version from its own up to (not including) the next delta's `board_version`, because
+//! nothing in the view changed net in between. The driver keeps, per view, the state it last
+//! sent and computes the next delta from it (not from the board's latest version), so the next
+//! delta's `base_version` is exactly the version every subscriber holds; a new subscriber gets
+//! that same last-sent state as its snapshot, so it chains with the shared deltas.
+//!
+//! Rank shifts. Every entry whose rank, value or time differs is sent in full: when a player
+//! enters `top:100` at rank 1, the 99 below it move down one and the delta carries 100 entries
+//! (and one player who left), about as large as a snapshot. A compact "shift" encoding would need
+//! the client to know the board's order; correctness and one simple apply rule were chosen
+//! over it, and such deltas cost at most one snapshot's bytes.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use core::fmt;
+use core::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::board::Board;
+use crate::error::IdError;
+use crate::event::PlayerId;
+use crate::index::RankedEntry;
+
+/// The most entries a `top` view holds.
+pub const MAX_TOP_LIMIT: u16 = 100;
+
+/// The widest radius of an `around` view.
+pub const MAX_AROUND_RADIUS: u16 = 25;
+
+/// What a live subscriber watches on one board.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum View {
+    /// The first `limit` entries (1 to [`MAX_TOP_LIMIT`]).
+    Top {
+        /// How many entries.
+        limit: u16,
+    },
+    /// The ranks `rank - radius ..= rank + radius` around a player, clipped at the ends; empty
+    /// while the player is unranked.
+    Around {
+        /// The player in the middle.
+        player: PlayerId,
+        /// How many ranks on each side (0 to [`MAX_AROUND_RADIUS`]).
+        radius: u16,
+    },
+    /// One player's entry, or none while the player is unranked.
+    Player {
+        /// The player.
+        player: PlayerId,
+    },
+}
+
+/// A view query that cannot be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ViewError {
+    /// The text does not start with `top:`, `around:` or `player:`.
+    UnknownKind,
+    /// A part of the view is missing (e.g. `around:P` without a radius).
+    Missing {
+        /// Which part.
+        what: &'static str,
+    },
+    /// A number is not plain decimal digits.
+    NotANumber {
+        /// Which number.
+        what: &'static str,
+    },
+    /// A number is outside its range.
+    OutOfRange {
+        /// Which number.
+        what: &'static str,
+        /// The least allowed.
+        min: u16,
+        /// The greatest allowed.
+        max: u16,
+    },
+    /// The player id is not valid.
+    Player(IdError),
+}
+
+impl fmt::Display for ViewError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ViewError::UnknownKind => f.write_str("the view must be top:N, around:PLAYER:R or player:PLAYER"),
+            ViewError::Missing { what } => write!(f, "the view is missing its {what}"),
+            ViewError::NotANumber { what } => write!(f, "the view's {what} must be a decimal number"),
+            ViewError::OutOfRange { what, min, max } => {
+                write!(f, "the view's {what} must be from {min} to {max}")
+            }
+            ViewError::Player(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl core::error::Error for ViewError {}
+
+/// Parses plain decimal digits (no sign, no spaces) within `min..=max`.
+fn parse_bounded(what: &'static str, text: &str, min: u16, max: u16) -> Result<u16, ViewError> {
+    if text.is_empty() {
+        return Err(ViewError::Missing { what });
+    }
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ViewError::NotANumber { what });
+    }
+    // Digits only, so a parse failure is an overflow: out of range like any too-large number.
+    match text.parse::<u16>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(ViewError::OutOfRange { what, min, max }),
+    }
+}
+
+fn parse_player(text: &str) -> Result<PlayerId, ViewError> {
+    if text.is_empty() {
+        return Err(ViewError::Missing { what: "player" });
+    }
+    PlayerId::new(text).map_err(ViewError::Player)
+}
+
+impl FromStr for View {
+    type Err = ViewError;
+
+    /// Parses `top:N`, `around:PLAYER:R` or `player:PLAYER`. A player id may itself hold `:`,
+    /// so the radius is what follows the last one. O(length).
+    fn from_str(text: &str) -> Result<View, ViewError> {
+        if let Some(limit) = text.strip_prefix("top:") {
+            let limit = parse_bounded("top limit", limit, 1, MAX_TOP_LIMIT)?;
+            Ok(View::Top { limit })
+        } else if let Some(rest) = text.strip_prefix("around:") {
+            let (player, radius) = rest
+                .rsplit_once(':')
+                .ok_or(ViewError::Missing { what: "radius" })?;
+            let radius = parse_bounded("around radius", radius, 0, MAX_AROUND_RADIUS)?;
+            Ok(View::Around {
+                player: parse_player(player)?,
+                radius,
+            })
+        } else if let Some(player) = text.strip_prefix("player:") {
+            Ok(View::Player {
+                player: parse_player(player)?,
+            })
+        } else {
+            Err(ViewError::UnknownKind)
+        }
+    }
+}
+
+impl fmt::Display for View {
+    /// The query form, which parses back to the same view.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            View::Top { limit } => write!(f, "top:{limit}"),
+            View::Around { player, radius } => write!(f, "around:{player}:{radius}"),
+            View::Player { player } => write!(f, "player:{player}"),
+        }
+    }
+}
+
+/// One entry of a view, owned, in the read API's entry fields. `achieved_at` stays ms since the
+/// Unix epoch here; the origin writes it as RFC 3339 text, as its reads do.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ViewEntry {
+    /// Unique rank in the board's total order.
+    pub rank: u64,
+    /// The player.
+    pub player_id: PlayerId,
+    /// The aggregate value.
+    pub value: i64,
+    /// When it was achieved, in ms since the Unix epoch.
+    pub achieved_at: i64,
+}
+
+impl ViewEntry {
+    fn of(entry: &RankedEntry<'_>) -> ViewEntry {
+        ViewEntry {
+            rank: entry.rank,
+            player_id: PlayerId::held(entry.player),
+            value: entry.value,
+            achieved_at: entry.achieved_at,
+        }
+    }
+}
+
+/// A view's entries at one `board_version`, in rank order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewState {
+    /// The version the entries were read at (or, after [`ViewState::apply`], the version of the
+    /// last delta: the entries equal a fresh read at every version until the next delta).
+    pub board_version: u64,
+    /// The entries, in rank order; empty when the view holds nothing (an empty board, or an
+    /// unranked player's `around` or `player` view).
+    pub entries: Vec<ViewEntry>,
+}
+
+impl ViewState {
+    /// Reads the view from the board at its current version, with the read API's own calls:
+    /// [`Board::top`], [`Board::nearby`] and [`Board::player_rank`]. O(log n + k) for k entries.
+    pub fn read(board: &Board, view: &View) -> ViewState {
+        let entries = match view {
+            View::Top { limit } => match board.top(usize::from(*limit), None) {
+                Ok(page) => page.entries.iter().map(ViewEntry::of).collect(),
+                // Without a cursor the page is read at the current version, which is always held.
+                Err(_) => Vec::new(),
+            },
+            View::Around { player, radius } => board
+                .nearby(player.as_str(), u64::from(*radius))
+                .map(|window| window.iter().map(ViewEntry::of).collect())
+                .unwrap_or_default(),
+            View::Player { player } => board
+                .player_rank(player.as_str())
+                .map(|found| alloc::vec![ViewEntry::of(&found.entry)])
+                .unwrap_or_default(),
+        };
+        ViewState {
+            board_version: board.version(),
+            entries,
+        }
+    }
+
+    /// Applies a delta from [`ViewDelta::between`]. Refuses, changing nothing, a delta whose
+    /// `base_version` is not this state's version, whose `board_version` is not later, or that
+    /// does not fit the entries held (a player who left but is not held, or entries whose ranks
+    /// collide). Afterwards the state equals [`ViewState::read`] at the delta's version.
+    /// O(k log k) for k entries held and sent.
+    pub fn apply(&mut self, delta: &ViewDelta) -> Result<(), ViewDeltaError> {
+        if delta.base_version != self.board_version {
+            return Err(ViewDeltaError::VersionGap {
+                view_version: self.board_version,
+                delta_base: delta.base_version,
+            });
+        }
+        if delta.board_version <= delta.base_version {
+            return Err(ViewDeltaError::NotForward {
+                base_version: delta.base_version,
+                board_version: delta.board_version,
+            });
+        }
+        let mut by_player: BTreeMap<&PlayerId, &ViewEntry> =
+            self.entries.iter().map(|e| (&e.player_id, e)).collect();
+        for player in &delta.left {
+            if by_player.remove(player).is_none() {
+                return Err(ViewDeltaError::Inconsistent(
+                    "a player who left is not in the view",
+                ));
+            }
+        }
+        for entry in &delta.changed {
+            if delta.left.contains(&entry.player_id) {
+                return Err(ViewDeltaError::Inconsistent("a player both left and changed"));
+            }
+            by_player.insert(&entry.player_id, entry);
+        }
+        let mut entries: Vec<ViewEntry> = by_player.into_values().cloned().collect();
+        entries.sort_unstable_by_key(|e| e.rank);
+        if entries.windows(2).any(|pair| pair[0].rank == pair[1].rank) {
+            return Err(ViewDeltaError::Inconsistent("two entries hold the same rank"));
+        }
+        self.entries = entries;
+        self.board_version = delta.board_version;
+        Ok(())
+    }
+}
+
+/// The net change of a view from `base_version` to `board_version`: every entry that entered,
+/// moved (its rank changed, also when only others moved around it) or changed value or time,
+/// in full and in rank order, and the players who left. Entries that did not change are not sent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewDelta {
+    /// The version the delta applies to.
+    pub base_version: u64,
+    /// The version it brings the view to.
+    pub board_version: u64,
+    /// The new entries of players who entered or changed, in rank order.
+    pub changed: Vec<ViewEntry>,
+    /// The players who were in the view at `base_version` and are not at `board_version`, in
+    /// id order.
+    pub left: Vec<PlayerId>,
+}
+
+impl ViewDelta {
+    /// The net change from `base` to the later state `next` of the same view, or `None` when
+    /// both hold the same entries (whatever their versions; see the module doc for why a
+    /// subscriber need not follow versions that changed nothing). O(k log k).
+    pub fn between(base: &ViewState, next: &ViewState) -> Option<ViewDelta> {
+        let before: BTreeMap<&PlayerId, &ViewEntry> =
+            base.entries.iter().map(|e| (&e.player_id, e)).collect();
+        let after: BTreeMap<&PlayerId, &ViewEntry> = next.entries.iter().map(|e| (&e.player_id, e)).collect();
+        let changed: Vec<ViewEntry> = next
+            .entries
+            .iter()
+            .filter(|e| before.get(&e.player_id) != Some(e))
+            .cloned()
+            .collect();
+        let left: Vec<PlayerId> = before
+            .keys()
+            .filter(|p| !after.contains_key(*p))
+            .map(|p| (*p).clone())
+            .collect();
+        if changed.is_empty() && left.is_empty() {
+            return None;
+        }
+        Some(ViewDelta {
+            base_version: base.board_version,
+            board_version: next.board_version,
+            changed,
+            left,
+        })
+    }
+}
+
+/// A view delta that a view state refuses; the subscriber must start over from a snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ViewDeltaError {
+    /// The delta does not start at the state's version.
+    VersionGap {
+        /// The state's version.
+        view_version: u64,
+        /// The version the delta starts from.
+        delta_base: u64,
+    },
+    /// The delta's `board_version` is not after its `base_version`.
+    NotForward {
+        /// The version the delta starts from.
+        base_version: u64,
+        /// The version it claims to reach.
+        board_version: u64,
+    },
+    /// The delta does not fit the entries held.
+    Inconsistent(&'static str),
+}
+
+impl fmt::Display for ViewDeltaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ViewDeltaError::VersionGap {
+                view_version,
+                delta_base,
+            } => write!(
+                f,
+                "the delta starts at board_version {delta_base} but the view is at {view_version}; resync from a snapshot"
+            ),
+            ViewDeltaError::NotForward {
+                base_version,
+                board_version,
+            } => write!(
+                f,
+                "the delta goes from board_version {base_version} to {board_version}, not forward"
+            ),
+            ViewDeltaError::Inconsistent(what) => {
+                write!(
+                    f,
+                    "the delta does not fit the view ({what}); resync from a snapshot"
+                )
+            }
+        }
+    }
+}
+
+impl core::error::Error for ViewDeltaError {}
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::ToString;
+
+    use super::*;
+    use crate::event::ScoreEvent;
+    use crate::rules::{BoardRules, ScoreMode};
+
+    fn view(text: &str) -> View {
+        text.parse().unwrap()
+    }
+
+    fn board_with(scores: &[(&str, i64)]) -> Board {
+        let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
+        for (i, (player, value)) in scores.iter().enumerate() {
+            let e = ScoreEvent::new(&alloc::format!("e{i}"), player, *value, i as i64).unwrap();
+            board.apply(&e).unwrap();
+        }
+        board
+    }
+
+    fn players(state: &ViewState) -> Vec<&str> {
+        state.entries.iter().map(|e| e.player_id.as_str()).collect()
+    }
+
+    #[test]
+    fn views_parse_and_print_back() {
+        for text in [
+            "top:1",
+            "top:100",
+            "around:p1:0",
+            "around:p1:25",
+            "player:p1",
+            "around:a:b:3",
+            "player:a:b",
+        ] {
+            assert_eq!(view(text).to_string(), text);
+        }
+        assert_eq!(
+            view("around:a:b:3"),
+            View::Around {
+                player: PlayerId::new("a:b").unwrap(),
+                radius: 3
+            }
+        );
+    }
+
+    #[test]
+    fn bad_views_name_the_limit() {
+        let err = |text: &str| text.parse::<View>().unwrap_err();
+        let top = ViewError::OutOfRange {
+            what: "top limit",
+            min: 1,
+            max: 100,
+        };
+        assert_eq!(err("top:0"), top);
+        assert_eq!(err("top:101"), top);
+        assert_eq!(err("top:99999999999"), top);
+        assert_eq!(err("top:+5"), ViewError::NotANumber { what: "top limit" });
+        assert_eq!(err("top:"), ViewError::Missing { what: "top limit" });
+        assert_eq!(
+            err("around:p:26"),
+            ViewError::OutOfRange {
+                what: "around radius",
+                min: 0,
+                max: 25
+            }
+        );
+        assert_eq!(err("around:p"), ViewError::Missing { what: "radius" });
+        assert_eq!(err("around::3"), ViewError::Missing { what: "player" });
+        assert_eq!(err("player:"), ViewError::Missing { what: "player" });
+        assert!(matches!(
+            err("player:a\u{7}"),
+            ViewError::Player(IdError::ControlCharacter { .. })
+        ));
+        assert_eq!(err("bottom:3"), ViewError::UnknownKind);
+        assert_eq!(err(""), ViewError::UnknownKind);
+        assert_eq!(
+            err("top:101").to_string(),
+            "the view's top limit must be from 1 to 100"
+        );
+    }
+
+    #[test]
+    fn an_empty_board_gives_empty_views() {
+        let board = board_with(&[]);
+        for text in ["top:10", "around:p:3", "player:p"] {
+            let state = ViewState::read(&board, &view(text));
+            assert_eq!(state.board_version, 0);
+            assert!(state.entries.is_empty());
+        }
+    }
+
+    #[test]
+    fn edges_clip_and_absent_players_are_empty() {
+        let board = board_with(&[("a", 50), ("b", 40), ("c", 30), ("d", 20), ("e", 10)]);
+        assert_eq!(
+            players(&ViewState::read(&board, &view("top:100"))),
+            ["a", "b", "c", "d", "e"]
+        );
+        assert_eq!(
+            players(&ViewState::read(&board, &view("around:a:2"))),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            players(&ViewState::read(&board, &view("around:e:2"))),
+            ["c", "d", "e"]
+        );
+        assert_eq!(players(&ViewState::read(&board, &view("around:c:0"))), ["c"]);
+        assert!(ViewState::read(&board, &view("around:zz:2")).entries.is_empty());
+        assert!(ViewState::read(&board, &view("player:zz")).entries.is_empty());
+        let one = ViewState::read(&board, &view("player:d"));
+        assert_eq!(one.entries.len(), 1);
+        assert_eq!(one.entries[0].rank, 4);
+        assert_eq!(one.entries[0].value, 20);
+    }
+
+    #[test]
+    fn an_entry_at_the_top_shifts_every_rank_below() {
+        let mut board = board_with(&[("a", 50), ("b", 40), ("c", 30)]);
+        let base = ViewState::read(&board, &view("top:2"));
+        board.apply(&ScoreEvent::new("e9", "z", 99, 9).unwrap()).unwrap();
+        let next = ViewState::read(&board, &view("top:2"));
+        let delta = ViewDelta::between(&base, &next).unwrap();
+        let ranks: Vec<_> = delta
+            .changed
+            .iter()
+            .map(|e| (e.player_id.as_str(), e.rank))
+            .collect();
+        assert_eq!(ranks, [("z", 1), ("a", 2)]);
+        assert_eq!(delta.left, [PlayerId::new("b").unwrap()]);
+        let mut client = base.clone();
+        client.apply(&delta).unwrap();
+        assert_eq!(client, next);
+    }
+
+    #[test]
+    fn a_move_and_back_is_no_change_and_stale_deltas_are_refused() {
+        let mut board = board_with(&[("a", 50), ("b", 40), ("c", 30)]);
+        let top = view("top:2");
+        let base = ViewState::read(&board, &top);
+        // z enters at the top, pushing a and b down, then its only score is invalidated.
+        let z = ScoreEvent::new("x1", "z", 99, 10).unwrap();
+        board.apply(&z).unwrap();
+        let moved = ViewState::read(&board, &top);
+        board.recompute_player(&z.player, &[]).unwrap();
+        let back = ViewState::read(&board, &top);
+        assert_eq!(back.board_version, base.board_version + 2);
+        assert!(ViewDelta::between(&base, &back).is_none());
+        assert!(ViewDelta::between(&back, &back).is_none());
+        // The driver keeps `base` as the last state sent, so the next delta starts there.
+        let delta = ViewDelta::between(&base, &moved).unwrap();
+        let mut stale = back.clone();
+        assert_eq!(
+            stale.apply(&delta),
+            Err(ViewDeltaError::VersionGap {
+                view_version: back.board_version,
+                delta_base: base.board_version,
+            })
+        );
+        assert_eq!(stale, back);
+    }
+
+    #[test]
+    fn inconsistent_deltas_change_nothing() {
+        let board = board_with(&[("a", 50), ("b", 40)]);
+        let mut state = ViewState::read(&board, &view("top:2"));
+        let held = state.clone();
+        let ghost = ViewDelta {
+            base_version: state.board_version,
+            board_version: state.board_version + 1,
+            changed: Vec::new(),
+            left: alloc::vec![PlayerId::new("zz").unwrap()],
+        };
+        assert!(matches!(
+            state.apply(&ghost),
+            Err(ViewDeltaError::Inconsistent(_))
+        ));
+        let collide = ViewDelta {
+            changed: alloc::vec![ViewEntry {
+                rank: 1,
+                player_id: PlayerId::new("c").unwrap(),
+                value: 60,
+                achieved_at: 0,
+            }],
+            left: Vec::new(),
+            ..ghost.clone()
+        };
+        assert!(matches!(
+            state.apply(&collide),
+            Err(ViewDeltaError::Inconsistent(_))
+        ));
+        let backwards = ViewDelta {
+            board_version: state.board_version,
+            left: Vec::new(),
+            ..ghost
+        };
+        assert!(matches!(
+            state.apply(&backwards),
+            Err(ViewDeltaError::NotForward { .. })
+        ));
+        assert_eq!(state, held);
+    }
+}
