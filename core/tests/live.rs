@@ -1,0 +1,201 @@
+//! Property tests of live views: states read at random versions of a randomly changing board,
+//! the deltas between them, and a driver that sends only net changes.
+
+mod common;
+
+use proptest::prelude::*;
+use standings_core::{
+    Board, BoardRules, PlayerId, ScoreEvent, View, ViewDelta, ViewDeltaError, ViewEntry, ViewState,
+};
+
+use common::mode_strategy;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Apply { player: u8, value: i64, at: i64 },
+    Invalidate { pick: usize },
+}
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0u8..12, -20i64..20, 0i64..6).prop_map(|(player, value, at)| Op::Apply { player, value, at }),
+        1 => any::<usize>().prop_map(|pick| Op::Invalidate { pick }),
+    ]
+}
+
+/// Player 12 never scores, so some views watch a player who is absent throughout.
+fn player_strategy() -> impl Strategy<Value = PlayerId> {
+    (0u8..13).prop_map(|p| PlayerId::new(&format!("p{p:02}")).unwrap())
+}
+
+fn view_strategy() -> impl Strategy<Value = View> {
+    prop_oneof![
+        prop_oneof![1u16..7, Just(100u16)].prop_map(|limit| View::Top { limit }),
+        (player_strategy(), 0u16..4).prop_map(|(player, radius)| View::Around { player, radius }),
+        player_strategy().prop_map(|player| View::Player { player }),
+    ]
+}
+
+/// The view worked out plainly from the whole board in rank order, independent of the view
+/// code's calls: a prefix, a clipped window around the player's position, or the one entry.
+fn model_view(board: &Board, view: &View) -> Vec<ViewEntry> {
+    let all: Vec<ViewEntry> = board
+        .top(10_000, None)
+        .unwrap()
+        .entries
+        .iter()
+        .map(|e| ViewEntry {
+            rank: e.rank,
+            player_id: PlayerId::new(e.player).unwrap(),
+            value: e.value,
+            achieved_at: e.achieved_at,
+        })
+        .collect();
+    let at = |player: &PlayerId| all.iter().position(|e| e.player_id == *player);
+    match view {
+        View::Top { limit } => all.iter().take(usize::from(*limit)).cloned().collect(),
+        View::Around { player, radius } => match at(player) {
+            None => Vec::new(),
+            Some(i) => {
+                let r = usize::from(*radius);
+                all[i.saturating_sub(r)..=(i + r).min(all.len() - 1)].to_vec()
+            }
+        },
+        View::Player { player } => at(player).map(|i| vec![all[i].clone()]).unwrap_or_default(),
+    }
+}
+
+/// Applies the operations and returns, per view, its state at every version the board passed.
+fn states_by_view(mode: standings_core::ScoreMode, ops: &[Op], views: &[View]) -> Vec<Vec<ViewState>> {
+    let mut board = Board::new(BoardRules::new(mode));
+    let mut valid: Vec<ScoreEvent> = Vec::new();
+    let mut states: Vec<Vec<ViewState>> = views.iter().map(|v| vec![ViewState::read(&board, v)]).collect();
+    for (n, op) in ops.iter().enumerate() {
+        let version = board.version();
+        match *op {
+            Op::Apply { player, value, at } => {
+                let e = ScoreEvent::new(&format!("e{n:04}"), &format!("p{player:02}"), value, at).unwrap();
+                valid.push(e.clone());
+                board.apply(&e).unwrap();
+            }
+            Op::Invalidate { pick } => {
+                if valid.is_empty() {
+                    continue;
+                }
+                let gone = valid.remove(pick % valid.len());
+                board.recompute_player(&gone.player, &valid).unwrap();
+            }
+        }
+        if board.version() == version {
+            continue;
+        }
+        for (view, held) in views.iter().zip(&mut states) {
+            let state = ViewState::read(&board, view);
+            assert_eq!(state.board_version, board.version());
+            assert_eq!(
+                state.entries,
+                model_view(&board, view),
+                "{view} at {}",
+                board.version()
+            );
+            held.push(state);
+        }
+    }
+    states
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// For every pair of versions of every view, the delta between them brings the older state
+    /// exactly to the newer one, is refused (changing nothing) by any state at another version,
+    /// and is absent exactly when the entries are the same.
+    #[test]
+    fn deltas_bring_any_state_to_any_later_one(
+        mode in mode_strategy(),
+        ops in prop::collection::vec(op_strategy(), 1..50),
+        views in prop::collection::vec(view_strategy(), 1..4),
+    ) {
+        for (view, states) in views.iter().zip(states_by_view(mode, &ops, &views)) {
+            for (i, base) in states.iter().enumerate() {
+                prop_assert_eq!(ViewDelta::between(base, base), None);
+                for next in &states[i + 1..] {
+                    let Some(delta) = ViewDelta::between(base, next) else {
+                        prop_assert_eq!(&base.entries, &next.entries, "{}", view);
+                        continue;
+                    };
+                    prop_assert_eq!(delta.base_version, base.board_version);
+                    prop_assert_eq!(delta.board_version, next.board_version);
+                    // Small: only entries that differ are sent.
+                    prop_assert!(delta.changed.iter().all(|e| !base.entries.contains(e)));
+                    let mut client = base.clone();
+                    prop_assert_eq!(client.apply(&delta), Ok(()));
+                    prop_assert_eq!(&client, next);
+                    for other in [i.checked_sub(1), Some(i + 1)].into_iter().flatten() {
+                        let Some(held) = states.get(other) else { continue };
+                        let mut stale = held.clone();
+                        let refused = stale.apply(&delta);
+                        prop_assert!(
+                            matches!(refused, Err(ViewDeltaError::VersionGap { .. })),
+                            "{:?}",
+                            refused
+                        );
+                        prop_assert_eq!(&stale, held);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A driver that keeps the last state it sent and sends only net changes keeps a client's
+    /// entries equal to a fresh read at every version, and every delta it sends chains.
+    #[test]
+    fn a_driver_sending_net_changes_keeps_clients_exact(
+        mode in mode_strategy(),
+        ops in prop::collection::vec(op_strategy(), 1..80),
+        views in prop::collection::vec(view_strategy(), 1..4),
+        window in 1usize..5,
+    ) {
+        for states in states_by_view(mode, &ops, &views) {
+            let mut last_sent = states[0].clone();
+            let mut client = states[0].clone();
+            // Coalesce `window` versions at a time, as the origin's window does.
+            for fresh in states.iter().skip(1).step_by(window).chain(states.last()) {
+                if let Some(delta) = ViewDelta::between(&last_sent, fresh) {
+                    prop_assert_eq!(client.apply(&delta), Ok(()));
+                    last_sent = fresh.clone();
+                }
+                prop_assert_eq!(&client, &last_sent);
+                prop_assert_eq!(&client.entries, &fresh.entries);
+            }
+        }
+    }
+}
+
+/// The wire shape: entries in the read API's field names, a delta as a plain object the origin
+/// wraps with its `type`, and both read back to the same value.
+#[test]
+fn states_and_deltas_round_trip_through_json() {
+    let mut board = Board::new(BoardRules::new(standings_core::ScoreMode::Highest));
+    board
+        .apply(&ScoreEvent::new("e1", "ana", 10, 1_000).unwrap())
+        .unwrap();
+    let view: View = "top:2".parse().unwrap();
+    let base = ViewState::read(&board, &view);
+    board
+        .apply(&ScoreEvent::new("e2", "bo", 20, 2_000).unwrap())
+        .unwrap();
+    let next = ViewState::read(&board, &view);
+    let delta = ViewDelta::between(&base, &next).unwrap();
+    let json = serde_json::to_string(&delta).unwrap();
+    assert_eq!(
+        json,
+        r#"{"base_version":1,"board_version":2,"changed":[{"rank":1,"player_id":"bo","value":20,"achieved_at":2000},{"rank":2,"player_id":"ana","value":10,"achieved_at":1000}],"left":[]}"#
+    );
+    assert_eq!(serde_json::from_str::<ViewDelta>(&json).unwrap(), delta);
+    let state_json = serde_json::to_string(&next).unwrap();
+    assert_eq!(serde_json::from_str::<ViewState>(&state_json).unwrap(), next);
+    // A player id is checked on the way in, as everywhere else.
+    let bad = json.replace("\"bo\"", "\"\"");
+    assert!(serde_json::from_str::<ViewDelta>(&bad).is_err());
+}
