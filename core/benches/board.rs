@@ -1,6 +1,7 @@
 //! Board-level throughput: applying events (events/s), loading a board from aggregates (what a
 //! rebuild does), writing and reading a restart checkpoint, and building a snapshot, at 1 and 10
-//! million members.
+//! million members, and the live view's read and delta for `top:100` when a player enters at
+//! rank 1 (the worst case: every rank below shifts).
 //!
 //! `cargo bench -p standings-core --bench board` (`STANDINGS_BENCH_MEMBERS=1000000,10000000`
 //! is the default list).
@@ -11,7 +12,9 @@ use std::hint::black_box;
 
 use common::{Rng, criterion, player_id};
 use criterion::Throughput;
-use standings_core::{Board, BoardRules, ScoreEvent, ScoreMode, Snapshot, Standing};
+use standings_core::{
+    Board, BoardRules, ScoreEvent, ScoreMode, Snapshot, Standing, View, ViewDelta, ViewState,
+};
 
 fn main() {
     let sizes = match std::env::var("STANDINGS_BENCH_MEMBERS") {
@@ -113,6 +116,32 @@ fn run(n: usize) {
             snapshot.rank_chunks.len(),
             snapshot.lookup_chunks.len(),
         );
+    }
+    {
+        let mut board =
+            Board::from_aggregates(BoardRules::new(ScoreMode::Highest), 0, aggregates()).expect("fits");
+        let view = View::Top { limit: 100 };
+        let base = ViewState::read(&board, &view);
+        let best = base.entries.first().map_or(0, |e| e.value);
+        let entering =
+            ScoreEvent::new("bench-live", &player_id(n as u64 + (1 << 20)), best + 1, 0).expect("valid");
+        board.apply(&entering).expect("in range");
+        let next = ViewState::read(&board, &view);
+        let delta = ViewDelta::between(&base, &next).expect("the top changed");
+        println!(
+            "top:100 delta when one player enters at rank 1: {} changed, {} left",
+            delta.changed.len(),
+            delta.left.len()
+        );
+        let mut group = c.benchmark_group(format!("live_top100/{n}"));
+        group.throughput(Throughput::Elements(1));
+        group.bench_function("read", |b| {
+            b.iter(|| black_box(ViewState::read(&board, &view).entries.len()))
+        });
+        group.bench_function("between_all_shifted", |b| {
+            b.iter(|| black_box(ViewDelta::between(&base, &next).map(|d| d.changed.len())))
+        });
+        group.finish();
     }
     c.final_summary();
 }
