@@ -173,6 +173,20 @@ impl fmt::Display for View {
     }
 }
 
+/// A view travels as its query text (`"top:10"`), parsed and checked on the way in.
+impl Serialize for View {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for View {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = alloc::string::String::deserialize(deserializer)?;
+        raw.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// One entry of a view, owned, in the read API's entry fields. `achieved_at` stays ms since the
 /// Unix epoch here; the origin writes it as RFC 3339 text, as its reads do.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

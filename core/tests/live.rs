@@ -195,6 +195,17 @@ fn states_and_deltas_round_trip_through_json() {
     assert_eq!(serde_json::from_str::<ViewDelta>(&json).unwrap(), delta);
     let state_json = serde_json::to_string(&next).unwrap();
     assert_eq!(serde_json::from_str::<ViewState>(&state_json).unwrap(), next);
+    assert_eq!(serde_json::to_string(&view).unwrap(), r#""top:2""#);
+    assert_eq!(
+        serde_json::from_str::<View>(r#""around:a:b:3""#)
+            .unwrap()
+            .to_string(),
+        "around:a:b:3"
+    );
+    let refused = serde_json::from_str::<View>(r#""top:101""#)
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("from 1 to 100"), "{refused}");
     // A player id is checked on the way in, as everywhere else.
     let bad = json.replace("\"bo\"", "\"\"");
     assert!(serde_json::from_str::<ViewDelta>(&bad).is_err());
