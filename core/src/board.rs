@@ -668,6 +668,105 @@ impl Board {
         Some(self.index.range(first, limit))
     }
 
+    /// The window around a player as [`Board::nearby`] gave it at `board_version`, which must be
+    /// held (from [`Board::oldest_held_version`] to [`Board::version`]; otherwise
+    /// [`QueryError::StaleCursor`]); `Ok(None)` when the player was unranked then. Radius 0 is the
+    /// player's own entry. At the current version it is [`Board::nearby`]; at an older one it
+    /// costs O(c log c + log n + radius + c) for the c deltas since, like [`Board::top_at`].
+    pub fn nearby_at(
+        &self,
+        board_version: u64,
+        player: &str,
+        radius: u64,
+    ) -> Result<Option<Vec<RankedEntry<'_>>>, QueryError> {
+        if board_version == self.version {
+            return Ok(self.nearby(player, radius));
+        }
+        let Some(deltas) = self.deltas_since(board_version) else {
+            return Err(QueryError::StaleCursor {
+                cursor_version: board_version,
+                oldest_held: self.oldest_held_version(),
+                board_version: self.version,
+            });
+        };
+        // The player's standing then: the `before` of the first delta naming them, or their
+        // current one when no delta since names them.
+        let (own, then) = match deltas.clone().find(|d| d.player.as_str() == player) {
+            Some(first) => (first.player.as_str(), first.before),
+            None => match self.index.member(player) {
+                Some(member) => (self.index.player(member), self.index.standing_of(member)),
+                None => return Ok(None),
+            },
+        };
+        let Some(at) = then else {
+            return Ok(None);
+        };
+        let changed = ChangedSince::new(&self.rules, deltas);
+        let rules = &self.rules;
+        let strictly_before = |sorted: &[(Standing, &str)]| {
+            sorted.partition_point(|(s, p)| rules.compare((s, p), (&at, own)) == Ordering::Less)
+        };
+        // At that version, the players before the position are the current ones that did not
+        // change since, plus the changed ones by their standing back then.
+        let current_before = self.index.count_before(&at, own, false);
+        let now_before = strictly_before(&changed.now);
+        let then_before = strictly_before(&changed.then);
+        let rank = current_before - now_before as u64 + then_before as u64 + 1;
+        let want = usize::try_from(radius.min(rank - 1)).unwrap_or(usize::MAX);
+        // The `want` entries just before it: among the last unchanged current entries before the
+        // position (at most `now_before` of those read are changed players, skipped) and the
+        // last changed players before it by their standing then.
+        let is_changed = |e: &RankedEntry<'_>| {
+            let s = Standing {
+                value: e.value,
+                achieved_at: e.achieved_at,
+            };
+            changed
+                .now
+                .binary_search_by(|(cs, cp)| rules.compare((cs, cp), (&s, e.player)))
+                .is_ok()
+        };
+        let span = (want + now_before) as u64;
+        let first_read = current_before.saturating_sub(span) + 1;
+        let read = usize::try_from(current_before + 1 - first_read).unwrap_or(usize::MAX);
+        let mut before: Vec<RankedEntry<'_>> = self
+            .index
+            .range(first_read, read)
+            .into_iter()
+            .filter(|e| !is_changed(e))
+            .collect();
+        before.extend(changed.then[..then_before].iter().map(|&(s, p)| RankedEntry {
+            rank: 0,
+            player: p,
+            value: s.value,
+            achieved_at: s.achieved_at,
+        }));
+        before.sort_unstable_by(|a, b| {
+            let sa = Standing {
+                value: a.value,
+                achieved_at: a.achieved_at,
+            };
+            let sb = Standing {
+                value: b.value,
+                achieved_at: b.achieved_at,
+            };
+            rules.compare((&sa, a.player), (&sb, b.player))
+        });
+        let mut window: Vec<RankedEntry<'_>> = before.split_off(before.len() - want);
+        for (i, entry) in window.iter_mut().enumerate() {
+            entry.rank = rank - want as u64 + i as u64;
+        }
+        window.push(RankedEntry {
+            rank,
+            player: own,
+            value: at.value,
+            achieved_at: at.achieved_at,
+        });
+        let after = usize::try_from(radius).unwrap_or(usize::MAX);
+        window.extend(self.page_at(board_version, after, Some((at, own)))?.entries);
+        Ok(Some(window))
+    }
+
     /// Ranks only the given players among themselves, in the board's total order. Players with
     /// no score are listed as unranked; a player asked twice is answered once.
     /// O(k log n + k log k) for k players.

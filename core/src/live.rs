@@ -18,7 +18,9 @@
 //! nothing in the view changed net in between. The driver keeps, per view, the state it last
 //! sent and computes the next delta from it (not from the board's latest version), so the next
 //! delta's `base_version` is exactly the version every subscriber holds; a new subscriber gets
-//! that same last-sent state as its snapshot, so it chains with the shared deltas.
+//! that same last-sent state as its snapshot, so it chains with the shared deltas. A subscriber
+//! coming back with `since_version = N` held the view as it was at N; [`ViewState::read_at`]
+//! reads exactly that while the board still holds N, and one delta from it catches up.
 //!
 //! Rank shifts. Every entry whose rank, value or time differs is sent in full: when a player
 //! enters `top:100` at rank 1, the 99 below it move down one and the delta carries 100 entries
@@ -34,7 +36,7 @@ use core::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::board::Board;
-use crate::error::IdError;
+use crate::error::{IdError, QueryError};
 use crate::event::PlayerId;
 use crate::index::RankedEntry;
 
@@ -246,6 +248,35 @@ impl ViewState {
             board_version: board.version(),
             entries,
         }
+    }
+
+    /// Reads the view as it was at `board_version`, which the board must still hold (from
+    /// [`Board::oldest_held_version`] to [`Board::version`]; otherwise
+    /// [`QueryError::StaleCursor`]): what a subscriber coming back with `since_version` held,
+    /// so that one delta from it to the current state catches the subscriber up. Equal to
+    /// [`ViewState::read`] at the current version. O(c log c + log n + k) for the c deltas since
+    /// and k entries (see [`Board::top_at`] and [`Board::nearby_at`]).
+    pub fn read_at(board: &Board, view: &View, board_version: u64) -> Result<ViewState, QueryError> {
+        let entries = match view {
+            View::Top { limit } => board
+                .top_at(board_version, usize::from(*limit))?
+                .entries
+                .iter()
+                .map(ViewEntry::of)
+                .collect(),
+            View::Around { player, radius } => board
+                .nearby_at(board_version, player.as_str(), u64::from(*radius))?
+                .map(|window| window.iter().map(ViewEntry::of).collect())
+                .unwrap_or_default(),
+            View::Player { player } => board
+                .nearby_at(board_version, player.as_str(), 0)?
+                .map(|own| own.iter().map(ViewEntry::of).collect())
+                .unwrap_or_default(),
+        };
+        Ok(ViewState {
+            board_version,
+            entries,
+        })
     }
 
     /// Applies a delta from [`ViewDelta::between`]. Refuses, changing nothing, a delta whose

@@ -5,7 +5,8 @@ mod common;
 
 use proptest::prelude::*;
 use standings_core::{
-    Board, BoardRules, PlayerId, ScoreEvent, View, ViewDelta, ViewDeltaError, ViewEntry, ViewState,
+    Board, BoardRules, PlayerId, QueryError, ScoreEvent, View, ViewDelta, ViewDeltaError, ViewEntry,
+    ViewState,
 };
 
 use common::mode_strategy;
@@ -66,7 +67,11 @@ fn model_view(board: &Board, view: &View) -> Vec<ViewEntry> {
 }
 
 /// Applies the operations and returns, per view, its state at every version the board passed.
-fn states_by_view(mode: standings_core::ScoreMode, ops: &[Op], views: &[View]) -> Vec<Vec<ViewState>> {
+fn states_by_view(
+    mode: standings_core::ScoreMode,
+    ops: &[Op],
+    views: &[View],
+) -> (Board, Vec<Vec<ViewState>>) {
     let mut board = Board::new(BoardRules::new(mode));
     let mut valid: Vec<ScoreEvent> = Vec::new();
     let mut states: Vec<Vec<ViewState>> = views.iter().map(|v| vec![ViewState::read(&board, v)]).collect();
@@ -101,7 +106,7 @@ fn states_by_view(mode: standings_core::ScoreMode, ops: &[Op], views: &[View]) -
             held.push(state);
         }
     }
-    states
+    (board, states)
 }
 
 proptest! {
@@ -116,7 +121,7 @@ proptest! {
         ops in prop::collection::vec(op_strategy(), 1..50),
         views in prop::collection::vec(view_strategy(), 1..4),
     ) {
-        for (view, states) in views.iter().zip(states_by_view(mode, &ops, &views)) {
+        for (view, states) in views.iter().zip(states_by_view(mode, &ops, &views).1) {
             for (i, base) in states.iter().enumerate() {
                 prop_assert_eq!(ViewDelta::between(base, base), None);
                 for next in &states[i + 1..] {
@@ -156,7 +161,7 @@ proptest! {
         views in prop::collection::vec(view_strategy(), 1..4),
         window in 1usize..5,
     ) {
-        for states in states_by_view(mode, &ops, &views) {
+        for states in states_by_view(mode, &ops, &views).1 {
             let mut last_sent = states[0].clone();
             let mut client = states[0].clone();
             // Coalesce `window` versions at a time, as the origin's window does.
@@ -167,6 +172,34 @@ proptest! {
                 }
                 prop_assert_eq!(&client, &last_sent);
                 prop_assert_eq!(&client.entries, &fresh.entries);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// A view read at any older version the board still holds equals the state read back then,
+    /// so a subscriber coming back with `since_version` is caught up by one delta; a version
+    /// the board no longer holds is refused.
+    #[test]
+    fn views_read_at_held_versions_equal_what_was_read_then(
+        mode in mode_strategy(),
+        ops in prop::collection::vec(op_strategy(), 1..60),
+        views in prop::collection::vec(view_strategy(), 1..4),
+        keep in 0usize..70,
+    ) {
+        let (mut board, states) = states_by_view(mode, &ops, &views);
+        board.set_history_limit(keep);
+        for (view, states) in views.iter().zip(&states) {
+            for state in states {
+                let read = ViewState::read_at(&board, view, state.board_version);
+                if state.board_version >= board.oldest_held_version() {
+                    prop_assert_eq!(read.as_ref(), Ok(state), "{} at {}", view, state.board_version);
+                } else {
+                    prop_assert!(matches!(read, Err(QueryError::StaleCursor { .. })), "{:?}", read);
+                }
             }
         }
     }
