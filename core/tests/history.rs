@@ -11,20 +11,10 @@ use standings_core::{
     PlayerId, QueryError, ScoreEvent, ScoreMode, Snapshot, Standing,
 };
 
-use common::mode_strategy;
+use common::{Op, mode_strategy};
 
-#[derive(Clone, Debug)]
-enum Op {
-    Apply { player: u8, value: i64, at: i64 },
-    Invalidate { pick: usize },
-}
-
-/// Few players, few values and few times, so that ties, moves, leaves and returns are common.
 fn op_strategy() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        4 => (0u8..14, -8i64..8, 0i64..4).prop_map(|(player, value, at)| Op::Apply { player, value, at }),
-        1 => any::<usize>().prop_map(|pick| Op::Invalidate { pick }),
-    ]
+    common::op_strategy(14, -8..8, 0..4)
 }
 
 /// One entry as recorded: rank, player, value, achieved_at.

@@ -9,19 +9,10 @@ use standings_core::{
     ViewState,
 };
 
-use common::mode_strategy;
-
-#[derive(Clone, Debug)]
-enum Op {
-    Apply { player: u8, value: i64, at: i64 },
-    Invalidate { pick: usize },
-}
+use common::{Op, mode_strategy};
 
 fn op_strategy() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        4 => (0u8..12, -20i64..20, 0i64..6).prop_map(|(player, value, at)| Op::Apply { player, value, at }),
-        1 => any::<usize>().prop_map(|pick| Op::Invalidate { pick }),
-    ]
+    common::op_strategy(12, -20..20, 0..6)
 }
 
 /// Player 12 never scores, so some views watch a player who is absent throughout.

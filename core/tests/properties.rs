@@ -10,7 +10,7 @@ use standings_core::{
     PlayerId, RankChunk, ScoreEvent, ScoreMode, Snapshot, Standing,
 };
 
-use common::mode_strategy;
+use common::{Op, mode_strategy};
 
 /// The aggregate of a player's valid events, written out plainly per mode, independent of the
 /// core's fold.
@@ -79,17 +79,8 @@ fn model_order(mode: ScoreMode, aggregates: &BTreeMap<String, Standing>) -> Vec<
     entries
 }
 
-#[derive(Clone, Debug)]
-enum Op {
-    Apply { player: u8, value: i64, at: i64 },
-    Invalidate { pick: usize },
-}
-
 fn op_strategy() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        4 => (0u8..24, -20i64..20, 0i64..6).prop_map(|(player, value, at)| Op::Apply { player, value, at }),
-        1 => any::<usize>().prop_map(|pick| Op::Invalidate { pick }),
-    ]
+    common::op_strategy(24, -20..20, 0..6)
 }
 
 fn check_board(board: &Board, mode: ScoreMode, aggregates: &BTreeMap<String, Standing>) {
