@@ -86,25 +86,6 @@ async fn audit_len(service: &TestService) -> usize {
     audit["audit"].as_array().unwrap().len()
 }
 
-/// Every instance's (board, period, board_version, digest), sorted.
-fn instances(registry: &standings_origin::boards::Registry) -> Vec<(String, String, u64, String)> {
-    let mut all: Vec<_> = registry
-        .all_instances()
-        .iter()
-        .map(|slot| {
-            let board = slot.read();
-            (
-                slot.id.to_string(),
-                slot.period.key.clone(),
-                board.version(),
-                board.digest().to_string(),
-            )
-        })
-        .collect();
-    all.sort();
-    all
-}
-
 /// Stops the service without a checkpoint (as a crash does), starts it again on the same
 /// database and rebuilds from the log: both must succeed and reach the live instances exactly.
 async fn restart_and_rebuild(service: TestService, clock: &Clock) -> TestService {

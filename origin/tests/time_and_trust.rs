@@ -99,25 +99,6 @@ on_both_databases!(
     moderation_finds_a_players_events_in_sealed_runs_and_the_tail,
 );
 
-/// Every live instance's (board, period, board_version, digest), sorted.
-fn instances(registry: &standings_origin::boards::Registry) -> Vec<(String, String, u64, String)> {
-    let mut all: Vec<_> = registry
-        .all_instances()
-        .iter()
-        .map(|slot| {
-            let board = slot.read();
-            (
-                slot.id.to_string(),
-                slot.period.key.clone(),
-                board.version(),
-                board.digest().to_string(),
-            )
-        })
-        .collect();
-    all.sort();
-    all
-}
-
 /// A service on a manual clock that begins a checkpoint every 10 log entries, and its config.
 async fn checkpointing_every_10(db: Db) -> (TestService, standings_origin::config::Config, Clock) {
     let clock = Clock::manual(ms("2026-10-14T00:02:00Z"));

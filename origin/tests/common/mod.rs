@@ -296,3 +296,22 @@ macro_rules! on_both_databases {
         )*
     };
 }
+
+/// Every live instance's (board, period, board_version, digest), sorted.
+pub fn instances(registry: &standings_origin::boards::Registry) -> Vec<(String, String, u64, String)> {
+    let mut all: Vec<_> = registry
+        .all_instances()
+        .iter()
+        .map(|slot| {
+            let board = slot.read();
+            (
+                slot.id.to_string(),
+                slot.period.key.clone(),
+                board.version(),
+                board.digest().to_string(),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
