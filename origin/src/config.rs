@@ -25,6 +25,11 @@
 //! Connection limits: `header_read_timeout_seconds` (default 10), `idle_timeout_seconds`
 //! (default 60) and `max_connections` (default 0: the descriptor limit less those open at start
 //! and a reserve of 64).
+//!
+//! Live subscriptions, in an optional `[live]` table (see [`LiveConfig`] and `docs/live.md`):
+//! `window_ms` (250), `heartbeat_seconds` (15), `queue_messages` (64),
+//! `max_subscribers_per_token` (1,000), `max_subscribers_per_board` (20,000) and
+//! `max_subscribers` (50,000).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -97,9 +102,81 @@ pub struct Config {
     /// derives it from the descriptor limit (see `http::serve::Limits::derived_cap`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub max_connections: usize,
+    /// Live subscriptions: their window, heartbeat, queues and limits.
+    #[serde(default, skip_serializing_if = "LiveConfig::is_default")]
+    pub live: LiveConfig,
     /// The static tokens.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+}
+
+/// The `[live]` table: how subscriptions are coalesced and fed, and how many may be open.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LiveConfig {
+    /// The coalescing window: the changes within one go out as one delta per view.
+    pub window_ms: u64,
+    /// How often an otherwise quiet stream gets a `heartbeat`, so proxies keep it open.
+    pub heartbeat_seconds: u64,
+    /// Messages queued for one subscriber; one more and it is sent `resync` and closed.
+    pub queue_messages: usize,
+    /// Subscriptions open at once under one token (a static token's name, or a player's JWT
+    /// subject); one more is answered 429.
+    pub max_subscribers_per_token: usize,
+    /// Subscriptions open at once on one board (all its periods and views); one more is 429.
+    pub max_subscribers_per_board: usize,
+    /// Subscriptions open at once in all; one more is answered 503.
+    pub max_subscribers: usize,
+}
+
+impl Default for LiveConfig {
+    fn default() -> Self {
+        LiveConfig {
+            window_ms: 250,
+            heartbeat_seconds: 15,
+            queue_messages: 64,
+            max_subscribers_per_token: 1_000,
+            max_subscribers_per_board: 20_000,
+            max_subscribers: 50_000,
+        }
+    }
+}
+
+impl LiveConfig {
+    fn is_default(&self) -> bool {
+        *self == LiveConfig::default()
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if !(10..=60_000).contains(&self.window_ms) {
+            return Err(format!(
+                "live.window_ms = {} must be from 10 to 60000",
+                self.window_ms
+            ));
+        }
+        if !(1..=3_600).contains(&self.heartbeat_seconds) {
+            return Err(format!(
+                "live.heartbeat_seconds = {} must be from 1 to 3600",
+                self.heartbeat_seconds
+            ));
+        }
+        if !(2..=65_536).contains(&self.queue_messages) {
+            return Err(format!(
+                "live.queue_messages = {} must be from 2 to 65536",
+                self.queue_messages
+            ));
+        }
+        for (key, n) in [
+            ("max_subscribers_per_token", self.max_subscribers_per_token),
+            ("max_subscribers_per_board", self.max_subscribers_per_board),
+            ("max_subscribers", self.max_subscribers),
+        ] {
+            if n == 0 {
+                return Err(format!("live.{key} must be at least 1"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The most connection threads a config may ask for.
@@ -354,7 +431,7 @@ impl Config {
         if self.player_jwt_max_lifetime_seconds < 1 {
             return Err("player_jwt_max_lifetime_seconds must be at least 1".into());
         }
-        Ok(())
+        self.live.check()
     }
 
     /// The embedded default: SQLite under `data_dir`, fresh random admin and service tokens.
@@ -373,6 +450,7 @@ impl Config {
             header_read_timeout_seconds: DEFAULT_HEADER_READ_TIMEOUT_SECONDS,
             idle_timeout_seconds: DEFAULT_IDLE_TIMEOUT_SECONDS,
             max_connections: 0,
+            live: LiveConfig::default(),
             tokens: vec![
                 TokenConfig {
                     name: "admin".into(),

@@ -12,6 +12,7 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod http;
+pub mod live;
 pub mod log;
 mod metrics;
 pub mod store;
@@ -73,11 +74,19 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
     let sealed_below = store.sealed_below().await?;
     let unsealed = store.tail_keys(sealed_below).await?;
     let metrics = Arc::new(Metrics::default());
+    let live = live::Hub::new(
+        config.live.clone(),
+        registry.clone(),
+        clock.clone(),
+        metrics.clone(),
+    );
+    live.start();
     let ingest = Ingest::start(WriterParts {
         store: store.clone(),
         registry: registry.clone(),
         domain: domain.clone(),
         metrics: metrics.clone(),
+        live: live.clone(),
         clock: clock.clone(),
         next_seq,
         retention_ms: config.closed_period_retention_seconds.saturating_mul(1000),
@@ -108,6 +117,7 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         ingest,
         auth: Auth::from_config(config),
         metrics,
+        live,
         domain,
         clock,
         ready: AtomicBool::new(true),
@@ -136,6 +146,9 @@ pub async fn run(
         async move {
             shutdown.await;
             flag.ready.store(false, Ordering::Release);
+            // Streams never end by themselves: each subscriber is told to reconnect elsewhere
+            // before the connections are asked to finish.
+            flag.live.going_away().await;
         },
     )
     .await?;

@@ -60,6 +60,8 @@ pub struct AppState {
     pub(crate) auth: Auth,
     /// The metrics.
     pub(crate) metrics: Arc<Metrics>,
+    /// The live subscriptions.
+    pub(crate) live: Arc<crate::live::Hub>,
     /// Seasons and moderation state.
     pub(crate) domain: Arc<Domain>,
     /// The service's clock.
@@ -84,6 +86,11 @@ impl AppState {
     /// The group-commit writer.
     pub fn ingest(&self) -> &Ingest {
         &self.ingest
+    }
+
+    /// The live subscriptions.
+    pub fn live(&self) -> &crate::live::Hub {
+        &self.live
     }
 
     /// Seasons and moderation state.

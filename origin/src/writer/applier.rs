@@ -37,6 +37,7 @@ pub(super) struct Boards {
     pub(super) registry: Arc<Registry>,
     pub(super) domain: Arc<Domain>,
     pub(super) metrics: Arc<Metrics>,
+    pub(super) live: Arc<crate::live::Hub>,
 }
 
 /// A committed group to apply, with the submitters to answer once it is (none when they were
@@ -55,6 +56,7 @@ impl Group {
             registry,
             domain,
             metrics,
+            live: _,
         } = boards;
         let mut live = LiveInstances { registry, store };
         for stored in &self.fresh {

@@ -144,6 +144,7 @@ pub(super) struct Writer {
     pub(super) registry: Arc<Registry>,
     pub(super) domain: Arc<Domain>,
     pub(super) metrics: Arc<Metrics>,
+    pub(super) live: Arc<crate::live::Hub>,
     pub(super) clock: Clock,
     /// How long a closed period stays in memory (ms).
     pub(super) retention_ms: i64,
@@ -164,6 +165,7 @@ impl Writer {
             registry,
             domain,
             metrics,
+            live,
             clock,
             next_seq,
             retention_ms,
@@ -178,6 +180,7 @@ impl Writer {
             registry,
             domain,
             metrics,
+            live,
             clock,
             retention_ms,
             checkpoint_every,
@@ -628,6 +631,7 @@ impl Writer {
                 registry: self.registry.clone(),
                 domain: self.domain.clone(),
                 metrics: self.metrics.clone(),
+                live: self.live.clone(),
             })
         })
     }

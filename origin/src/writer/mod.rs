@@ -120,6 +120,8 @@ pub(crate) struct WriterParts {
     pub(crate) domain: Arc<Domain>,
     /// The metrics.
     pub(crate) metrics: Arc<Metrics>,
+    /// The live subscriptions, told which boards each applied change touched.
+    pub(crate) live: Arc<crate::live::Hub>,
     /// The clock that stamps `received_at` and actions.
     pub(crate) clock: Clock,
     /// The next free `seq`.

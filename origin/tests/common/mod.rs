@@ -139,6 +139,7 @@ pub fn config(url: &str) -> Config {
         header_read_timeout_seconds: 10,
         idle_timeout_seconds: 60,
         max_connections: 0,
+        live: Default::default(),
         tokens: vec![
             token("admin", ADMIN, Role::Admin, &["*"], None),
             token("game-server-07", SERVICE, Role::Service, &["arena-clash"], None),
