@@ -18,19 +18,19 @@ use bytes::Bytes;
 use standings_core::BoardId;
 use standings_core::View;
 
-use crate::boards::Registry;
+use crate::boards::{BoardSlot, Registry};
 use crate::clock::Clock;
 use crate::config::LiveConfig;
-use crate::domain::periods::Period;
 use crate::metrics::Metrics;
 
 /// What a new subscriber asks to watch.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Watch {
-    /// The board.
-    pub board: BoardId,
-    /// The period instance (resolved from `period` and `at` as reads resolve them).
-    pub period: Period,
+    /// The board instance, resolved from `period` and `at` as reads resolve it (`http::board_of`):
+    /// the live slot, or for a closed period that left memory, the one restored from storage.
+    /// Later windows look the instance up in the registry again, as eviction, archiving and
+    /// installs replace slots.
+    pub slot: Arc<BoardSlot>,
     /// The view.
     pub view: View,
     /// The version the client already holds the view at, if it is coming back.
