@@ -316,3 +316,74 @@ pub fn instances(registry: &standings_origin::boards::Registry) -> Vec<(String, 
     all.sort();
     all
 }
+
+/// A player JWT for `player`, readable on `games`, signed with [`JWT_SECRET`] and valid for ten
+/// minutes by the system clock (which is what the service checks a JWT's `exp` against).
+pub fn player_jwt(player: &str, games: &[&str]) -> String {
+    let now = standings_origin::clock::now_ms() / 1000;
+    standings_origin::http::auth::sign_jwt(
+        JWT_SECRET.as_bytes(),
+        &json!({"sub": player, "exp": now + 600, "games": games}),
+    )
+}
+
+/// The service of a [`TestService`] also served on a real socket on `127.0.0.1:0` by
+/// `standings_origin::run`, in this process: for clients that need a connection of their own
+/// (WebSocket upgrades), and for a real server stop.
+pub struct Served {
+    pub addr: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestService {
+    /// Serves this service's state on a fresh socket, with one connection thread and the
+    /// harness's connection limits, until [`Served::stop`].
+    pub async fn serve(&self) -> Served {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let threads = standings_origin::http::serve::Threads { count: 1, pin: false };
+        let limits = standings_origin::http::serve::Limits {
+            header_read_timeout: std::time::Duration::from_secs(10),
+            idle_timeout: std::time::Duration::from_secs(60),
+            max_connections: 256,
+        };
+        let task = tokio::spawn(standings_origin::run(
+            listener,
+            self.state.clone(),
+            threads,
+            limits,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        Served {
+            addr,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+}
+
+impl Served {
+    /// Stops the server as a signal does (live streams are sent `going_away`, requests in
+    /// flight finish, a checkpoint is written and the store closed) and waits until it is done.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap().unwrap();
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        // A test that ends without a stop leaves no server behind on the next test's runtime.
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}

@@ -1,0 +1,1715 @@
+//! Live subscriptions (`docs/live.md`) over Server-Sent Events and WebSocket, on SQLite and
+//! PostgreSQL. Every scenario runs once per transport: SSE through the router (the response's
+//! streaming body, read frame by frame), WebSocket over a real socket to the same service
+//! served by `standings_origin::run`. Each client keeps its view as a `ViewState` and follows
+//! the stream with `ViewState::apply`, and is compared with a fresh read of the same view.
+//!
+//! Time is a manual clock: a 202 means the change is applied, advancing the clock by one
+//! window makes the hub flush it, and the message is then awaited with a real-time timeout
+//! that only guards against a hang. Nothing sleeps to wait for state.
+
+mod common;
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use common::*;
+use futures_util::{SinkExt, StreamExt};
+use http_body_util::BodyExt;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use standings_core::{PlayerId, View, ViewDelta, ViewDeltaError, ViewEntry, ViewState};
+use standings_origin::clock::{Clock, parse_rfc3339};
+use standings_origin::config::{Config, LiveConfig};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tower::ServiceExt;
+
+const LB: &str = "/v1/leaderboards/arena-clash/solo/S7";
+
+/// The coalescing window of every service here.
+const WINDOW_MS: i64 = 250;
+
+/// How long a message may take to arrive before the test fails: a guard against a hang, never
+/// a wait for state.
+const GUARD: Duration = Duration::from_secs(10);
+
+fn ms(rfc3339: &str) -> i64 {
+    parse_rfc3339(rfc3339).unwrap()
+}
+
+/// How a client subscribes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Transport {
+    /// Server-Sent Events, through the router.
+    Sse,
+    /// WebSocket, over a real socket.
+    Ws,
+}
+
+/// Runs a scenario on both databases and over both transports.
+macro_rules! on_both_databases_and_transports {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                use super::{Db, Transport};
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite_sse() {
+                    super::$name(Db::Sqlite, Transport::Sse).await
+                }
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite_ws() {
+                    super::$name(Db::Sqlite, Transport::Ws).await
+                }
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres_sse() {
+                    super::$name(Db::Postgres, Transport::Sse).await
+                }
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres_ws() {
+                    super::$name(Db::Postgres, Transport::Ws).await
+                }
+            }
+        )*
+    };
+}
+
+on_both_databases_and_transports!(
+    test_i_a_client_back_with_its_version_catches_up_in_one_delta,
+    a_client_back_after_the_history_is_gone_gets_a_snapshot,
+    a_delta_that_does_not_chain_is_refused_by_the_view,
+    a_move_and_back_within_one_window_sends_nothing,
+    a_stalled_subscriber_is_sent_resync_and_dropped_while_others_keep_receiving,
+    a_period_view_follows_its_day_until_it_closes,
+    around_and_player_views_follow_their_player,
+    an_invalidation_moves_a_player_for_subscribers,
+    a_late_decision_and_the_season_archive_reach_subscribers,
+    subscriptions_take_read_auth_and_a_player_jwt_in_the_query,
+    malformed_subscriptions_are_refused_before_the_stream,
+    subscription_limits_answer_429_and_503_with_their_codes,
+    a_server_stop_sends_going_away,
+    a_quiet_stream_gets_heartbeats,
+);
+
+// ---------------------------------------------------------------------------------------------
+// The wire messages.
+
+/// An entry as the read API and the stream write it.
+#[derive(Debug, Deserialize)]
+struct WireEntry {
+    rank: u64,
+    player_id: String,
+    value: i64,
+    achieved_at: String,
+}
+
+impl WireEntry {
+    fn entry(&self) -> ViewEntry {
+        ViewEntry {
+            rank: self.rank,
+            player_id: PlayerId::new(&self.player_id).unwrap(),
+            value: self.value,
+            achieved_at: ms(&self.achieved_at),
+        }
+    }
+}
+
+fn entries(wire: &[WireEntry]) -> Vec<ViewEntry> {
+    wire.iter().map(WireEntry::entry).collect()
+}
+
+/// One message as `docs/live.md` writes it.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+enum Wire {
+    Snapshot {
+        view: String,
+        period: String,
+        period_key: String,
+        period_start: Option<String>,
+        period_end: Option<String>,
+        board_version: u64,
+        entries: Vec<WireEntry>,
+    },
+    Delta {
+        base_version: u64,
+        board_version: u64,
+        changed: Vec<WireEntry>,
+        left: Vec<String>,
+    },
+    Heartbeat {},
+    Resync {
+        reason: String,
+        detail: String,
+    },
+    Closed {
+        reason: String,
+        board_version: u64,
+    },
+    GoingAway {},
+}
+
+/// A snapshot's period fields, as reads write them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct PeriodFields {
+    period: String,
+    period_key: String,
+    period_start: Option<String>,
+    period_end: Option<String>,
+}
+
+/// A message, parsed into the core's types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Message {
+    Snapshot {
+        view: String,
+        period: PeriodFields,
+        state: ViewState,
+    },
+    Delta(ViewDelta),
+    Heartbeat,
+    Resync {
+        reason: String,
+        detail: String,
+    },
+    Closed {
+        reason: String,
+        board_version: u64,
+    },
+    GoingAway,
+}
+
+impl Message {
+    fn parse(json: &str) -> Message {
+        let wire: Wire = serde_json::from_str(json)
+            .unwrap_or_else(|e| panic!("a message that docs/live.md does not describe ({e}): {json}"));
+        match wire {
+            Wire::Snapshot {
+                view,
+                period,
+                period_key,
+                period_start,
+                period_end,
+                board_version,
+                entries: wire,
+            } => Message::Snapshot {
+                view,
+                period: PeriodFields {
+                    period,
+                    period_key,
+                    period_start,
+                    period_end,
+                },
+                state: ViewState {
+                    board_version,
+                    entries: entries(&wire),
+                },
+            },
+            Wire::Delta {
+                base_version,
+                board_version,
+                changed,
+                left,
+            } => Message::Delta(ViewDelta {
+                base_version,
+                board_version,
+                changed: entries(&changed),
+                left: left.iter().map(|p| PlayerId::new(p).unwrap()).collect(),
+            }),
+            Wire::Heartbeat {} => Message::Heartbeat,
+            Wire::Resync { reason, detail } => Message::Resync { reason, detail },
+            Wire::Closed {
+                reason,
+                board_version,
+            } => Message::Closed {
+                reason,
+                board_version,
+            },
+            Wire::GoingAway {} => Message::GoingAway,
+        }
+    }
+
+    /// The `type` (and SSE `event:`) name.
+    fn kind(&self) -> &'static str {
+        match self {
+            Message::Snapshot { .. } => "snapshot",
+            Message::Delta(_) => "delta",
+            Message::Heartbeat => "heartbeat",
+            Message::Resync { .. } => "resync",
+            Message::Closed { .. } => "closed",
+            Message::GoingAway => "going_away",
+        }
+    }
+
+    /// The `board_version` a client holds after it, for the messages that move the view.
+    fn board_version(&self) -> Option<u64> {
+        match self {
+            Message::Snapshot { state, .. } => Some(state.board_version),
+            Message::Delta(delta) => Some(delta.board_version),
+            _ => None,
+        }
+    }
+
+    fn delta(self) -> ViewDelta {
+        match self {
+            Message::Delta(delta) => delta,
+            other => panic!("expected a delta, got {other:?}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The transports.
+
+/// One open stream of messages.
+enum Stream {
+    /// The SSE response body and the bytes read of an event not yet complete; the body is
+    /// dropped at the end of the stream, which drops the server's subscription with it.
+    Sse { body: Option<Body>, pending: Vec<u8> },
+    /// The WebSocket; `None` once closed.
+    Ws(Option<WebSocketStream<tokio::net::TcpStream>>),
+}
+
+/// One SSE event's fields.
+#[derive(Debug, Default)]
+struct SseEvent {
+    event: Option<String>,
+    id: Option<String>,
+    data: Option<String>,
+}
+
+impl SseEvent {
+    /// Parses one event's lines (without the blank line that ends it); comment lines and
+    /// unknown fields are ignored, as `EventSource` ignores them.
+    fn parse(text: &str) -> SseEvent {
+        let mut event = SseEvent::default();
+        for line in text.lines() {
+            if line.starts_with(':') {
+                continue;
+            }
+            let (field, value) = line.split_once(':').unwrap_or((line, ""));
+            let value = value.strip_prefix(' ').unwrap_or(value).to_string();
+            match field {
+                "event" => event.event = Some(value),
+                "id" => event.id = Some(value),
+                "data" => {
+                    event.data = Some(match event.data.take() {
+                        Some(before) => format!("{before}\n{value}"),
+                        None => value,
+                    })
+                }
+                _ => {}
+            }
+        }
+        event
+    }
+
+    /// The message it carries, checked against the SSE framing of `docs/live.md`: `event:` is
+    /// the type, and `id:` is the `board_version` of a snapshot or delta and absent otherwise.
+    fn message(&self) -> Message {
+        let data = self
+            .data
+            .as_deref()
+            .unwrap_or_else(|| panic!("an SSE event without data: {self:?}"));
+        let message = Message::parse(data);
+        assert_eq!(
+            self.event.as_deref(),
+            Some(message.kind()),
+            "the SSE event name is the message type: {self:?}"
+        );
+        assert_eq!(
+            self.id.as_deref().map(|id| id.parse::<u64>().unwrap()),
+            message.board_version(),
+            "the SSE id is the board_version a snapshot or delta brings the client to: {self:?}"
+        );
+        message
+    }
+}
+
+impl Stream {
+    /// The next message, or `None` once the server has ended the stream.
+    async fn next(&mut self) -> Option<Message> {
+        match self {
+            Stream::Sse { body, pending } => loop {
+                // Lines may end in \r\n; no JSON here holds a raw \r.
+                if let Some(end) = pending.windows(2).position(|w| w == b"\n\n") {
+                    let raw: Vec<u8> = pending.drain(..end + 2).collect();
+                    let text = String::from_utf8(raw).unwrap();
+                    let event = SseEvent::parse(&text);
+                    if event.data.is_none() && event.event.is_none() {
+                        continue;
+                    }
+                    return Some(event.message());
+                }
+                let frame = match body.as_mut() {
+                    Some(b) => b.frame().await,
+                    None => return None,
+                };
+                match frame {
+                    Some(Ok(frame)) => {
+                        if let Ok(data) = frame.into_data() {
+                            pending.extend(data.iter().filter(|b| **b != b'\r'));
+                        }
+                    }
+                    Some(Err(e)) => panic!("the SSE body failed: {e}"),
+                    None => {
+                        *body = None;
+                        assert!(
+                            pending.iter().all(|b| b.is_ascii_whitespace()),
+                            "the SSE stream ended inside an event: {:?}",
+                            String::from_utf8_lossy(pending)
+                        );
+                        return None;
+                    }
+                }
+            },
+            Stream::Ws(socket) => loop {
+                let Some(ws) = socket.as_mut() else {
+                    return None;
+                };
+                match ws.next().await {
+                    Some(Ok(tungstenite::Message::Text(text))) => return Some(Message::parse(text.as_str())),
+                    Some(Ok(tungstenite::Message::Binary(_))) => {
+                        panic!("the stream sent a binary frame; docs/live.md says text frames")
+                    }
+                    Some(Ok(tungstenite::Message::Close(_))) | None => {
+                        *socket = None;
+                        return None;
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => panic!("the WebSocket failed: {e}"),
+                }
+            },
+        }
+    }
+
+    /// Closes the client's end.
+    async fn close(&mut self) {
+        match self {
+            Stream::Sse { body, .. } => *body = None,
+            Stream::Ws(socket) => {
+                if let Some(mut ws) = socket.take() {
+                    let _ = ws.close(None).await;
+                    let _ = ws.flush().await;
+                }
+            }
+        }
+    }
+}
+
+/// What to subscribe to, and as whom.
+#[derive(Clone, Debug)]
+struct Sub {
+    scope: &'static str,
+    view: View,
+    /// `period=...&at=...`, or empty for all_time.
+    period: String,
+    since_version: Option<u64>,
+    /// `Authorization: Bearer` (the service token unless told otherwise).
+    bearer: Option<String>,
+    access_token: Option<String>,
+    /// Query parameters sent as they are, for refusals.
+    raw: Option<String>,
+    /// A small receive buffer, so that a client that does not read stalls the server soon.
+    small_buffer: bool,
+}
+
+impl Sub {
+    fn new(scope: &'static str, view: &str) -> Sub {
+        Sub {
+            scope,
+            view: view.parse().unwrap(),
+            period: String::new(),
+            since_version: None,
+            bearer: Some(SERVICE.into()),
+            access_token: None,
+            raw: None,
+            small_buffer: false,
+        }
+    }
+
+    fn period(mut self, period: &str, at: &str) -> Sub {
+        self.period = format!("period={period}&at={at}");
+        self
+    }
+
+    fn since(mut self, version: u64) -> Sub {
+        self.since_version = Some(version);
+        self
+    }
+
+    fn bearer(mut self, token: Option<&str>) -> Sub {
+        self.bearer = token.map(str::to_string);
+        self
+    }
+
+    fn access_token(mut self, token: &str) -> Sub {
+        self.access_token = Some(token.into());
+        self
+    }
+
+    /// Sends `query` instead of the one this subscription makes.
+    fn raw_query(mut self, query: &str) -> Sub {
+        self.raw = Some(query.into());
+        self
+    }
+
+    fn stalling(mut self) -> Sub {
+        self.small_buffer = true;
+        self
+    }
+
+    fn path(&self) -> String {
+        format!("{LB}/{}/subscribe?{}", self.scope, self.query())
+    }
+
+    fn query(&self) -> String {
+        if let Some(raw) = &self.raw {
+            return raw.clone();
+        }
+        let mut query = format!("view={}", self.view);
+        if !self.period.is_empty() {
+            query.push('&');
+            query.push_str(&self.period);
+        }
+        if let Some(since) = self.since_version {
+            query.push_str(&format!("&since_version={since}"));
+        }
+        if let Some(token) = &self.access_token {
+            query.push_str(&format!("&access_token={token}"));
+        }
+        query
+    }
+}
+
+/// A subscription refused before its stream: the status and the problem's code.
+#[derive(Debug, PartialEq, Eq)]
+struct Refused {
+    status: u16,
+    code: String,
+}
+
+fn refused(status: u16, content_type: &str, body: &[u8]) -> Refused {
+    assert!(
+        content_type.starts_with("application/problem+json"),
+        "a refusal is problem+json, not {content_type:?}"
+    );
+    let body: Value = serde_json::from_slice(body).unwrap();
+    Refused {
+        status,
+        code: body["code"].as_str().unwrap_or_default().to_string(),
+    }
+}
+
+/// A subscriber: its stream, and its view as it holds it.
+struct Client {
+    sub: Sub,
+    stream: Stream,
+    /// The last snapshot with every delta since applied; `None` until the first snapshot
+    /// (or, for a client coming back, the view it held).
+    state: Option<ViewState>,
+}
+
+impl Client {
+    /// The next message, as it came, applied to nothing; `None` once the stream is over.
+    async fn next_raw(&mut self) -> Option<Message> {
+        tokio::time::timeout(GUARD, self.stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("no message within {GUARD:?} on {}", self.sub.path()))
+    }
+
+    /// The next message, applied to the view: a snapshot replaces it, a delta must chain
+    /// (`ViewState::apply`) or the test fails.
+    async fn recv(&mut self) -> Message {
+        let message = self
+            .next_raw()
+            .await
+            .unwrap_or_else(|| panic!("the stream of {} ended", self.sub.path()));
+        match &message {
+            Message::Snapshot { state, .. } => self.state = Some(state.clone()),
+            Message::Delta(delta) => {
+                let state = self
+                    .state
+                    .as_mut()
+                    .unwrap_or_else(|| panic!("a delta before any snapshot: {delta:?}"));
+                let empty = delta.changed.is_empty() && delta.left.is_empty();
+                // docs/live.md: a client coming back at the view's current version gets a
+                // delta with nothing in it; there is nothing to apply, and the core refuses a
+                // delta that does not move forward.
+                if !(empty
+                    && delta.base_version == state.board_version
+                    && delta.board_version == delta.base_version)
+                {
+                    state.apply(delta).unwrap_or_else(|e| {
+                        panic!("the view refused a delta from the server ({e}): {delta:?}")
+                    });
+                }
+            }
+            _ => {}
+        }
+        message
+    }
+
+    /// The view's entries and version as this client holds them.
+    fn state(&self) -> &ViewState {
+        self.state.as_ref().expect("no snapshot yet")
+    }
+
+    fn version(&self) -> u64 {
+        self.state().board_version
+    }
+
+    /// Asserts the server ends the stream now, with nothing more before the end.
+    async fn ends(&mut self) {
+        if let Some(message) = self.next_raw().await {
+            panic!("expected the end of the stream, got {message:?}");
+        }
+    }
+
+    async fn close(mut self) {
+        self.stream.close().await;
+    }
+}
+
+/// A service on a manual clock, reached by the router and, for WebSocket, on a real socket.
+struct Live {
+    service: TestService,
+    clock: Clock,
+    transport: Transport,
+    served: Option<Served>,
+}
+
+/// The `[live]` settings of the tests: the default window, and heartbeats rare enough that
+/// none falls inside a scenario that does not ask for one.
+fn live_config() -> LiveConfig {
+    LiveConfig {
+        window_ms: WINDOW_MS as u64,
+        heartbeat_seconds: 3_600,
+        ..LiveConfig::default()
+    }
+}
+
+impl Live {
+    async fn start(db: Db, transport: Transport, now: &str) -> Live {
+        Live::start_with(db, transport, now, |_| {}).await
+    }
+
+    /// A start with the test's settings changed by `edit`.
+    async fn start_with(db: Db, transport: Transport, now: &str, edit: impl FnOnce(&mut Config)) -> Live {
+        let db = TestDb::new(db).await;
+        let mut config = config(&db.url);
+        config.live = live_config();
+        edit(&mut config);
+        let clock = Clock::manual(ms(now));
+        let service = TestService::start_with_config(db, &config, clock.clone()).await;
+        // The WebSocket needs a socket; a stop is tested on one for both transports.
+        let served = match transport {
+            Transport::Ws => Some(service.serve().await),
+            Transport::Sse => None,
+        };
+        Live {
+            service,
+            clock,
+            transport,
+            served,
+        }
+    }
+
+    async fn define(&self, scope: &str, body: Value) {
+        let (status, answer) = self
+            .service
+            .call(
+                Method::PUT,
+                &format!("/v1/boards/arena-clash/solo/S7/{scope}"),
+                Some(ADMIN),
+                Some(&body),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+    }
+
+    /// Submits one event to `scope` and asserts it was accepted (so it is applied).
+    async fn score(&self, id: &str, scope: &str, player: &str, value: i64, achieved_at: &str) {
+        let mut e = event(id, player, value, achieved_at);
+        e["scopes"] = json!([scope]);
+        let (status, body) = self.service.submit(&e).await;
+        assert_eq!(
+            (status, body["status"].as_str()),
+            (StatusCode::ACCEPTED, Some("ACCEPTED")),
+            "{body}"
+        );
+    }
+
+    /// Submits `events` (id, player, value) to `scope` in one batch, each accepted.
+    async fn batch(&self, scope: &str, events: &[(String, String, i64)], achieved_at: &str) {
+        let events: Vec<Value> = events
+            .iter()
+            .map(|(id, player, value)| {
+                let mut e = event(id, player, *value, achieved_at);
+                e["scopes"] = json!([scope]);
+                e
+            })
+            .collect();
+        let (status, body) = self.service.submit_batch(&events).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        for result in body["results"].as_array().unwrap() {
+            assert_eq!(result["status"], "ACCEPTED", "{result}");
+        }
+    }
+
+    async fn moderate(&self, body: Value) -> Value {
+        let (status, answer) = self
+            .service
+            .call(
+                Method::POST,
+                "/v1/moderation-actions",
+                Some(MODERATOR),
+                Some(&body),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        answer
+    }
+
+    async fn set_season(&self, state: &str) {
+        let (status, body) = self
+            .service
+            .call(
+                Method::PUT,
+                "/v1/seasons/arena-clash/S7/state",
+                Some(ADMIN),
+                Some(&json!({ "state": state })),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{state}: {body}");
+    }
+
+    /// Ends the current window: the hub flushes what changed in it.
+    fn flush(&self) {
+        self.clock.advance(WINDOW_MS);
+    }
+
+    /// Opens a subscription over this test's transport.
+    async fn open(&self, sub: &Sub) -> Result<Client, Refused> {
+        self.open_over(self.transport, sub).await
+    }
+
+    async fn open_over(&self, transport: Transport, sub: &Sub) -> Result<Client, Refused> {
+        let stream = match transport {
+            Transport::Sse => self.open_sse(sub, &[]).await?,
+            Transport::Ws => self.open_ws(sub).await?,
+        };
+        Ok(Client {
+            sub: sub.clone(),
+            stream,
+            state: None,
+        })
+    }
+
+    async fn open_sse(&self, sub: &Sub, headers: &[(&str, &str)]) -> Result<Stream, Refused> {
+        let mut request = Request::builder()
+            .method(Method::GET)
+            .uri(sub.path())
+            .header("accept", "text/event-stream");
+        if let Some(token) = &sub.bearer {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = self
+            .service
+            .app
+            .clone()
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        if status != StatusCode::OK {
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            return Err(refused(status.as_u16(), &content_type, &body));
+        }
+        assert!(
+            content_type.starts_with("text/event-stream"),
+            "an SSE stream is text/event-stream, not {content_type:?}"
+        );
+        Ok(Stream::Sse {
+            body: Some(response.into_body()),
+            pending: Vec::new(),
+        })
+    }
+
+    async fn open_ws(&self, sub: &Sub) -> Result<Stream, Refused> {
+        let addr = self
+            .served
+            .as_ref()
+            .expect("the service is not served on a socket")
+            .addr;
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        if sub.small_buffer {
+            socket.set_recv_buffer_size(4096).unwrap();
+        }
+        let tcp = socket.connect(addr).await.unwrap();
+        let mut request = format!("ws://{addr}{}", sub.path())
+            .into_client_request()
+            .unwrap();
+        if let Some(token) = &sub.bearer {
+            request
+                .headers_mut()
+                .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        }
+        match tokio::time::timeout(GUARD, tokio_tungstenite::client_async(request, tcp))
+            .await
+            .expect("no WebSocket handshake answer within the guard")
+        {
+            Ok((ws, _)) => Ok(Stream::Ws(Some(ws))),
+            Err(tungstenite::Error::Http(response)) => {
+                let content_type = response
+                    .headers()
+                    .get("content-type")
+                    .map(|v| v.to_str().unwrap().to_string())
+                    .unwrap_or_default();
+                let body = response.body().clone().unwrap_or_default();
+                Err(refused(response.status().as_u16(), &content_type, &body))
+            }
+            Err(e) => panic!("the WebSocket handshake failed: {e}"),
+        }
+    }
+
+    /// Opens a subscription that must be accepted.
+    async fn subscribe(&self, sub: Sub) -> Client {
+        match self.open(&sub).await {
+            Ok(client) => client,
+            Err(refused) => panic!("{} was refused: {refused:?}", sub.path()),
+        }
+    }
+
+    /// Opens a subscription and takes its first message, which must be a snapshot equal to a
+    /// fresh read of the view.
+    async fn subscribe_snapshot(&self, sub: Sub) -> Client {
+        let mut client = self.subscribe(sub).await;
+        let first = client.recv().await;
+        assert!(matches!(first, Message::Snapshot { .. }), "{first:?}");
+        self.assert_fresh(&client).await;
+        client
+    }
+
+    /// Comes back with the view `state` held, with `since_version` set to its version.
+    async fn resume(&self, sub: Sub, state: ViewState) -> Client {
+        let mut client = self.subscribe(sub.since(state.board_version)).await;
+        client.state = Some(state);
+        client
+    }
+
+    /// A fresh read of the client's view through the read API: `.../top?limit=N`,
+    /// `.../players/P/nearby?radius=R` or `.../players/P/rank`, in the client's period. An
+    /// unranked player's view is empty (the read answers 404), with no version.
+    async fn read(&self, sub: &Sub) -> (Option<u64>, Vec<ViewEntry>) {
+        let board = format!("{LB}/{}", sub.scope);
+        let period = if sub.period.is_empty() {
+            String::new()
+        } else {
+            format!("&{}", sub.period)
+        };
+        let (path, single) = match &sub.view {
+            View::Top { limit } => (format!("{board}/top?limit={limit}{period}"), false),
+            View::Around { player, radius } => (
+                format!("{board}/players/{player}/nearby?radius={radius}{period}"),
+                false,
+            ),
+            View::Player { player } => (format!("{board}/players/{player}/rank?{period}"), true),
+        };
+        let (status, body) = self.service.get(&path).await;
+        if status == StatusCode::NOT_FOUND && body["code"] == "PLAYER_NOT_RANKED" {
+            return (None, Vec::new());
+        }
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        let version = body["board_version"].as_u64().unwrap();
+        let entries = if single {
+            vec![WireEntry::deserialize(&body).unwrap().entry()]
+        } else {
+            entries(&Vec::<WireEntry>::deserialize(&body["entries"]).unwrap())
+        };
+        (Some(version), entries)
+    }
+
+    /// Asserts the client holds exactly what a fresh read of its view returns. Its version is
+    /// that of its view's last change, which is never after the read's. Returns the read's
+    /// version.
+    async fn assert_fresh(&self, client: &Client) -> Option<u64> {
+        let (version, entries) = self.read(&client.sub).await;
+        assert_eq!(
+            client.state().entries,
+            entries,
+            "{} at version {} differs from a fresh read at {version:?}",
+            client.sub.view,
+            client.version()
+        );
+        if let Some(version) = version {
+            assert!(
+                client.version() <= version,
+                "the client is at {} but a fresh read is at {version}",
+                client.version()
+            );
+        }
+        version
+    }
+
+    /// The board's current version, by a read.
+    async fn board_version(&self, scope: &str) -> u64 {
+        let (status, body) = self.service.get(&format!("{LB}/{scope}/top?limit=1")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body["board_version"].as_u64().unwrap()
+    }
+
+    /// The sum of the metric's samples whose name and labels start with `prefix`
+    /// (`standings_live_resyncs_total`, `standings_live_messages_total{type="delta"}`).
+    async fn metric(&self, prefix: &str) -> f64 {
+        let (status, body) = self.service.get("/metrics").await;
+        assert_eq!(status, StatusCode::OK);
+        let text = body.as_str().unwrap();
+        // A prefix that ends a name or a label set matches only that; otherwise the name must
+        // end where the prefix does.
+        let whole = prefix.ends_with(['{', '}']);
+        text.lines()
+            .filter(|line| {
+                line.strip_prefix(prefix)
+                    .is_some_and(|rest| whole || rest.starts_with([' ', '{']))
+            })
+            .map(|line| line.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+            .sum()
+    }
+}
+
+/// Player `p-{i}` for i in `range`, each with one event `{tag}-{i}` of `value(i)`.
+fn players(tag: &str, range: std::ops::Range<i64>, value: impl Fn(i64) -> i64) -> Vec<(String, String, i64)> {
+    range
+        .map(|i| (format!("{tag}-{i}"), format!("p-{i}"), value(i)))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scenarios.
+
+/// Test I: a client at version 42 goes away while the board moves to 46; coming back with
+/// `since_version=42`, its first message is one delta from 42 to 46, after which it holds
+/// exactly a fresh read. A client back at the current version gets an empty delta.
+async fn test_i_a_client_back_with_its_version_catches_up_in_one_delta(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "cumulative"})).await;
+    // Every event adds to one of six players' totals, so each is one board version.
+    let events: Vec<_> = (0..42)
+        .map(|i| (format!("e{i}"), format!("p-{}", i % 6), 10 + i))
+        .collect();
+    live.batch("global", &events, "2026-10-13T10:00:00Z").await;
+    assert_eq!(live.board_version("global").await, 42);
+    live.flush();
+    let top = Sub::new("global", "top:10");
+    let first = live.subscribe_snapshot(top.clone()).await;
+    assert_eq!(first.version(), 42);
+    let held = first.state().clone();
+    first.close().await;
+
+    for (i, player) in ["p-3", "p-50", "p-7", "p-3"].into_iter().enumerate() {
+        live.score(
+            &format!("away-{i}"),
+            "global",
+            player,
+            500 + i as i64,
+            "2026-10-13T11:00:00Z",
+        )
+        .await;
+    }
+    assert_eq!(live.board_version("global").await, 46);
+    live.flush();
+
+    let mut back = live.resume(top.clone(), held).await;
+    let delta = back.recv().await.delta();
+    assert_eq!((delta.base_version, delta.board_version), (42, 46));
+    assert_eq!(live.assert_fresh(&back).await, Some(46));
+    let now = back.state().clone();
+    back.close().await;
+
+    // Back at the version it holds: nothing to catch up.
+    let mut again = live.resume(top, now.clone()).await;
+    let delta = again.recv().await.delta();
+    assert_eq!(delta.base_version, 46);
+    assert!(delta.changed.is_empty() && delta.left.is_empty(), "{delta:?}");
+    assert_eq!(again.state(), &now);
+    // The stream goes on from there.
+    live.score("next", "global", "p-4", 900, "2026-10-13T11:30:00Z")
+        .await;
+    live.flush();
+    let delta = again.recv().await.delta();
+    assert_eq!(delta.board_version, 47);
+    live.assert_fresh(&again).await;
+}
+
+/// A client coming back with a version the board no longer holds (its history is shorter than
+/// the changes since) gets a snapshot, and so does one with a version the board never had.
+async fn a_client_back_after_the_history_is_gone_gets_a_snapshot(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "cumulative"})).await;
+    live.batch("global", &players("e", 0..8, |i| 10 + i), "2026-10-13T10:00:00Z")
+        .await;
+    live.flush();
+    let top = Sub::new("global", "top:5");
+    let first = live.subscribe_snapshot(top.clone()).await;
+    let held = first.state().clone();
+    first.close().await;
+
+    // The board keeps 4,096 deltas by default; a short history is forced out by a few changes.
+    let global = standings_core::BoardId::new("arena-clash", "solo", "S7", "global").unwrap();
+    let slot = live.service.state.registry().entry(&global).unwrap().all_time();
+    slot.write().set_history_limit(3);
+    for i in 0..5 {
+        live.score(
+            &format!("more-{i}"),
+            "global",
+            &format!("p-{i}"),
+            100,
+            "2026-10-13T11:00:00Z",
+        )
+        .await;
+    }
+    live.flush();
+    assert!(slot.read().oldest_held_version() > held.board_version);
+
+    let mut back = live.resume(top.clone(), held).await;
+    let first = back.recv().await;
+    assert!(matches!(first, Message::Snapshot { .. }), "{first:?}");
+    assert_eq!(live.assert_fresh(&back).await, Some(back.version()));
+    back.close().await;
+
+    let mut ahead = live.subscribe(top.clone().since(9_999)).await;
+    let first = ahead.recv().await;
+    assert!(matches!(first, Message::Snapshot { .. }), "{first:?}");
+    live.assert_fresh(&ahead).await;
+
+    // A version still held is caught up with a delta.
+    let current = ahead.state().clone();
+    ahead.close().await;
+    live.score("last", "global", "p-6", 400, "2026-10-13T11:00:00Z")
+        .await;
+    live.flush();
+    let mut held = live.resume(top, current.clone()).await;
+    let delta = held.recv().await.delta();
+    assert_eq!(delta.base_version, current.board_version);
+    live.assert_fresh(&held).await;
+}
+
+/// The stream's deltas chain; one that does not start at the view's version is refused by
+/// `ViewState::apply`, which leaves the view as it was.
+async fn a_delta_that_does_not_chain_is_refused_by_the_view(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.batch("global", &players("e", 0..5, |i| 10 * i), "2026-10-13T10:00:00Z")
+        .await;
+    let mut client = live.subscribe_snapshot(Sub::new("global", "top:3")).await;
+    let at_snapshot = client.state().clone();
+
+    live.score("a", "global", "p-9", 100, "2026-10-13T11:00:00Z")
+        .await;
+    live.flush();
+    let first = client.next_raw().await.unwrap().delta();
+    live.score("b", "global", "p-8", 200, "2026-10-13T11:00:00Z")
+        .await;
+    live.flush();
+    let second = client.next_raw().await.unwrap().delta();
+    assert_eq!(second.base_version, first.board_version);
+
+    // A view that missed `first` cannot take `second`.
+    let mut missed = at_snapshot.clone();
+    assert_eq!(
+        missed.apply(&second),
+        Err(ViewDeltaError::VersionGap {
+            view_version: at_snapshot.board_version,
+            delta_base: first.board_version,
+        })
+    );
+    assert_eq!(missed, at_snapshot);
+    // In order, both apply and the view is a fresh read.
+    missed.apply(&first).unwrap();
+    missed.apply(&second).unwrap();
+    client.state = Some(missed);
+    live.assert_fresh(&client).await;
+}
+
+/// Changes within one window go out as one delta of their net effect: a player who moves 5 ->
+/// 4 -> 5 sends nothing to a `top` view, nor to its own `player` view. The next message after
+/// a later real change is that change's delta from the version the client already held, so
+/// nothing was sent in between.
+async fn a_move_and_back_within_one_window_sends_nothing(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    // p-1 .. p-6 at 60 .. 10: p-5 is 5th.
+    for i in 1..=6 {
+        live.score(
+            &format!("e{i}"),
+            "global",
+            &format!("p-{i}"),
+            70 - 10 * i,
+            "2026-10-13T10:00:00Z",
+        )
+        .await;
+    }
+    live.flush();
+    let mut top = live.subscribe_snapshot(Sub::new("global", "top:5")).await;
+    let mut own = live.subscribe_snapshot(Sub::new("global", "player:p-5")).await;
+    let (top_at, own_at) = (top.version(), own.version());
+    assert_eq!(own.state().entries[0].rank, 5);
+
+    // p-5 moves to 4th, and the score that moved it is invalidated: back to 5th.
+    live.score("up", "global", "p-5", 25, "2026-10-13T11:00:00Z")
+        .await;
+    live.moderate(
+        json!({"moderation_id": "m-up", "action_type": "INVALIDATE", "reason": "test",
+                         "game": "arena-clash", "target_event_id": "up"}),
+    )
+    .await;
+    assert_eq!(live.board_version("global").await, top_at + 2);
+    live.flush();
+    // A window with no change at all.
+    live.flush();
+
+    // Three changes in one window: one delta for each view that they touch.
+    live.score("n1", "global", "p-1", 61, "2026-10-13T11:00:00Z")
+        .await;
+    live.score("n2", "global", "p-2", 51, "2026-10-13T11:00:00Z")
+        .await;
+    live.score("n3", "global", "p-5", 22, "2026-10-13T11:00:00Z")
+        .await;
+    live.flush();
+    let delta = top.recv().await.delta();
+    assert_eq!((delta.base_version, delta.board_version), (top_at, top_at + 5));
+    let players: Vec<_> = delta.changed.iter().map(|e| e.player_id.as_str()).collect();
+    assert_eq!(players, ["p-1", "p-2", "p-5"]);
+    live.assert_fresh(&top).await;
+    let delta = own.recv().await.delta();
+    assert_eq!((delta.base_version, delta.board_version), (own_at, own_at + 5));
+    live.assert_fresh(&own).await;
+}
+
+/// A subscriber that never reads fills its queue, is sent `resync` as its last message and is
+/// dropped, while another subscriber of the same view receives every window; the metrics count
+/// the subscribers, the messages and the resync.
+async fn a_stalled_subscriber_is_sent_resync_and_dropped_while_others_keep_receiving(
+    db: Db,
+    transport: Transport,
+) {
+    let queue = 2;
+    let live = Live::start_with(db, transport, "2026-10-13T12:00:00Z", |config| {
+        config.live.queue_messages = queue;
+    })
+    .await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    // A full top:100, so that each new leader moves every entry and a delta is a few KB: a
+    // socket's buffers fill after a few of them.
+    live.batch(
+        "global",
+        &players("e", 0..100, |i| 1_000 + i),
+        "2026-10-13T10:00:00Z",
+    )
+    .await;
+    live.flush();
+    let view = Sub::new("global", "top:100");
+    let mut reader = live.subscribe_snapshot(view.clone()).await;
+    let mut stalled = live.subscribe(view.clone().stalling()).await;
+    assert_eq!(live.metric("standings_live_subscribers{").await, 2.0);
+
+    // Over SSE nothing is read from the stalled body, so its queue is full after a few
+    // windows; over WebSocket the socket's buffers fill first.
+    let most_windows = match transport {
+        Transport::Sse => queue + 2,
+        Transport::Ws => 400,
+    };
+    let mut windows = 0;
+    while live.metric("standings_live_resyncs_total").await == 0.0 {
+        assert!(
+            windows < most_windows,
+            "no resync after {windows} windows with a subscriber that reads nothing"
+        );
+        live.score(
+            &format!("lead-{windows}"),
+            "global",
+            &format!("p-lead-{windows}"),
+            10_000 + windows as i64,
+            "2026-10-13T11:00:00Z",
+        )
+        .await;
+        live.flush();
+        let delta = reader.recv().await.delta();
+        assert_eq!(delta.changed.len(), 100);
+        windows += 1;
+    }
+    assert_eq!(live.metric("standings_live_resyncs_total").await, 1.0);
+
+    // The reader goes on.
+    live.score("after", "global", "p-after", 99_999, "2026-10-13T11:00:00Z")
+        .await;
+    live.flush();
+    reader.recv().await.delta();
+    assert_eq!(live.assert_fresh(&reader).await, Some(reader.version()));
+
+    // The stalled one finds, once it reads, messages that chain and then the resync, and the
+    // end of its stream.
+    let mut seen = 0;
+    let (reason, detail) = loop {
+        match stalled.recv().await {
+            Message::Resync { reason, detail } => break (reason, detail),
+            Message::Snapshot { .. } | Message::Delta(_) => seen += 1,
+            other => panic!("unexpected before the resync: {other:?}"),
+        }
+    };
+    assert!(seen <= windows + 1, "{seen} messages for {windows} windows");
+    assert_eq!(reason, "slow_consumer");
+    assert!(!detail.is_empty());
+    stalled.ends().await;
+    assert_eq!(live.metric("standings_live_resyncs_total").await, 1.0);
+    assert!(
+        live.metric("standings_live_messages_total{type=\"snapshot\"}")
+            .await
+            >= 1.0
+    );
+    assert!(live.metric("standings_live_messages_total{type=\"delta\"}").await >= windows as f64);
+    assert!(live.metric("standings_live_bytes_total").await > 0.0);
+    assert!(live.metric("standings_live_notify_lag_seconds_count").await >= 1.0);
+}
+
+/// A `period=daily` view with `at` follows that day only, like a read of it, and is sent
+/// `closed` when the day's close time (its end plus the grace) passes. The closed day can
+/// still be subscribed to, as it can be read.
+async fn a_period_view_follows_its_day_until_it_closes(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-14T00:01:00Z").await;
+    live.define(
+        "daily",
+        json!({"score_mode": "highest", "periods": ["all_time", "daily"], "grace_seconds": 300}),
+    )
+    .await;
+    let day = "2026-10-13T23:59:00Z";
+    for (i, value) in [30, 20, 10].into_iter().enumerate() {
+        live.score(&format!("d{i}"), "daily", &format!("p-{i}"), value, day)
+            .await;
+    }
+    live.flush();
+    let view = Sub::new("daily", "top:3").period("daily", "2026-10-13T12:00:00Z");
+    let mut client = live.subscribe(view.clone()).await;
+    match client.recv().await {
+        Message::Snapshot { view, period, .. } => {
+            assert_eq!(view, "top:3");
+            assert_eq!(period.period, "daily");
+            assert_eq!(period.period_key, "2026-10-13");
+            assert!(
+                period.period_start.is_some() && period.period_end.is_some(),
+                "{period:?}"
+            );
+        }
+        other => panic!("expected a snapshot, got {other:?}"),
+    }
+    live.assert_fresh(&client).await;
+    let at_snapshot = client.version();
+
+    // A score of the next day is not this view's; one of its own day (in the grace) is.
+    live.score("next-day", "daily", "p-9", 1_000, "2026-10-14T00:00:30Z")
+        .await;
+    live.flush();
+    live.score("late-in-grace", "daily", "p-2", 25, day).await;
+    live.flush();
+    let delta = client.recv().await.delta();
+    assert_eq!(delta.base_version, at_snapshot);
+    assert!(
+        delta.changed.iter().all(|e| e.player_id.as_str() != "p-9"),
+        "{delta:?}"
+    );
+    let last = live.assert_fresh(&client).await.unwrap();
+
+    // The close time passes.
+    live.clock.set(ms("2026-10-14T00:05:00Z"));
+    live.flush();
+    match client.recv().await {
+        Message::Closed {
+            reason,
+            board_version,
+        } => {
+            assert_eq!(reason, "period_closed");
+            assert_eq!(board_version, last);
+        }
+        other => panic!("expected closed, got {other:?}"),
+    }
+    client.ends().await;
+
+    let mut again = live.subscribe(view).await;
+    let first = again.recv().await;
+    assert!(matches!(first, Message::Snapshot { .. }), "{first:?}");
+    live.assert_fresh(&again).await;
+}
+
+/// `around:P:R` and `player:P` views follow the player as the board moves around it, and a
+/// player with no score yet has empty views until its first score arrives as a delta.
+async fn around_and_player_views_follow_their_player(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.batch(
+        "global",
+        &players("e", 0..8, |i| 100 - 10 * i),
+        "2026-10-13T10:00:00Z",
+    )
+    .await;
+    live.flush();
+    let mut clients = Vec::new();
+    for view in [
+        "around:p-3:1",
+        "player:p-3",
+        "around:p-z:2",
+        "player:p-z",
+        "top:3",
+    ] {
+        clients.push(live.subscribe_snapshot(Sub::new("global", view)).await);
+    }
+    assert_eq!(clients[0].state().entries.len(), 3);
+    assert!(clients[2].state().entries.is_empty() && clients[3].state().entries.is_empty());
+
+    // Each window moves the board around p-3 (who is 4th, at 70) and then p-z arrives.
+    let windows: &[&[(&str, i64)]] = &[
+        &[("p-6", 75)],
+        &[("p-3", 95), ("p-1", 99)],
+        &[("p-7", 200)],
+        &[("p-z", 80)],
+        &[("p-z", 96), ("p-0", 300)],
+    ];
+    for (w, changes) in windows.iter().enumerate() {
+        for (i, (player, value)) in changes.iter().enumerate() {
+            live.score(
+                &format!("w{w}-{i}"),
+                "global",
+                player,
+                *value,
+                "2026-10-13T11:00:00Z",
+            )
+            .await;
+        }
+        let version = live.board_version("global").await;
+        live.flush();
+        for client in &mut clients {
+            // Only the views this window changed get a delta, so take one only where a fresh
+            // read shows the client behind.
+            let (_, fresh) = live.read(&client.sub).await;
+            if client.state().entries != fresh {
+                let delta = client.recv().await.delta();
+                assert_eq!(delta.board_version, version, "{}", client.sub.view);
+            }
+            live.assert_fresh(client).await;
+        }
+    }
+    // p-z arrived: its views are no longer empty.
+    assert_eq!(clients[3].state().entries.len(), 1);
+    assert_eq!(clients[2].state().entries.len(), 5);
+    // Nothing else was sent: the next message of every view is the next change's delta.
+    live.score("end", "global", "p-3", 1_000, "2026-10-13T11:00:00Z")
+        .await;
+    live.flush();
+    for client in &mut clients {
+        let before = client.version();
+        let delta = client.recv().await.delta();
+        assert_eq!(delta.base_version, before, "{}", client.sub.view);
+        live.assert_fresh(client).await;
+    }
+}
+
+/// An invalidation moves a player like any change: the top view loses the player whose only
+/// score it was, and that player's own view empties.
+async fn an_invalidation_moves_a_player_for_subscribers(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    for (i, value) in [100, 90, 80, 70].into_iter().enumerate() {
+        live.score(
+            &format!("e{i}"),
+            "global",
+            &format!("p-{i}"),
+            value,
+            "2026-10-13T10:00:00Z",
+        )
+        .await;
+    }
+    live.flush();
+    let mut top = live.subscribe_snapshot(Sub::new("global", "top:3")).await;
+    let mut own = live.subscribe_snapshot(Sub::new("global", "player:p-0")).await;
+    assert_eq!(own.state().entries.len(), 1);
+
+    live.moderate(
+        json!({"moderation_id": "m-1", "action_type": "INVALIDATE", "reason": "cheat",
+                         "game": "arena-clash", "target_event_id": "e0"}),
+    )
+    .await;
+    live.flush();
+    let delta = top.recv().await.delta();
+    assert_eq!(delta.left, [PlayerId::new("p-0").unwrap()]);
+    assert_eq!(live.assert_fresh(&top).await, Some(top.version()));
+    let players: Vec<_> = top.state().entries.iter().map(|e| e.player_id.as_str()).collect();
+    assert_eq!(players, ["p-1", "p-2", "p-3"]);
+    let delta = own.recv().await.delta();
+    assert_eq!(delta.left, [PlayerId::new("p-0").unwrap()]);
+    assert!(own.state().entries.is_empty());
+    live.assert_fresh(&own).await;
+}
+
+/// A late event applied by a moderator's decision reaches subscribers like any change, and
+/// archiving the season sends `closed` (`season_archived`) and ends the stream; the archived
+/// board can no longer be subscribed to.
+async fn a_late_decision_and_the_season_archive_reach_subscribers(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.batch("global", &players("e", 0..4, |i| 10 + i), "2026-10-13T10:00:00Z")
+        .await;
+    live.flush();
+    let view = Sub::new("global", "top:3");
+    let mut client = live.subscribe_snapshot(view.clone()).await;
+
+    live.clock.advance(1_000);
+    live.set_season("frozen").await;
+    // Achieved before the freeze, received after it: late, and not applied until decided.
+    let mut late = event("late-1", "p-late", 500, "2026-10-13T11:00:00Z");
+    late["scopes"] = json!(["global"]);
+    let (status, body) = live.service.submit(&late).await;
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (StatusCode::ACCEPTED, Some("LATE")),
+        "{body}"
+    );
+    let before = client.version();
+    let (status, decided) = live
+        .service
+        .call(
+            Method::POST,
+            "/v1/late-events/late-1/decision",
+            Some(MODERATOR),
+            Some(&json!({"decision": "apply", "reason": "clock drift", "game": "arena-clash"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    live.flush();
+    let delta = client.recv().await.delta();
+    assert_eq!(delta.base_version, before);
+    assert_eq!(delta.changed[0].player_id.as_str(), "p-late");
+    let last = live.assert_fresh(&client).await.unwrap();
+
+    for state in ["finalized", "published", "archived"] {
+        live.clock.advance(1_000);
+        live.set_season(state).await;
+    }
+    live.flush();
+    match client.recv().await {
+        Message::Closed {
+            reason,
+            board_version,
+        } => {
+            assert_eq!(reason, "season_archived");
+            assert_eq!(board_version, last);
+        }
+        other => panic!("expected closed, got {other:?}"),
+    }
+    client.ends().await;
+    assert_eq!(
+        live.open(&view).await.err(),
+        Some(Refused {
+            status: 404,
+            code: "UNKNOWN_BOARD".into()
+        })
+    );
+}
+
+/// A subscription is authorised as a read: no or a bad token is 401 (with the read's code), a
+/// token of another game 403; a player JWT is taken in the header or as `access_token`, and a
+/// static token as `access_token` is not.
+async fn subscriptions_take_read_auth_and_a_player_jwt_in_the_query(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.batch("global", &players("e", 0..3, |i| 10 + i), "2026-10-13T10:00:00Z")
+        .await;
+    let top = Sub::new("global", "top:3");
+    let read_code = |token: Option<&'static str>| {
+        let live = &live;
+        async move {
+            let (status, body) = live
+                .service
+                .call(Method::GET, &format!("{LB}/global/top"), token, None)
+                .await;
+            (
+                status.as_u16(),
+                body["code"].as_str().unwrap_or_default().to_string(),
+            )
+        }
+    };
+    let (status, unauthenticated) = read_code(None).await;
+    assert_eq!(status, 401);
+    let (status, forbidden) = read_code(Some(OTHER_GAME)).await;
+    assert_eq!(status, 403);
+    let refusal = |status: u16, code: &str| {
+        Some(Refused {
+            status,
+            code: code.into(),
+        })
+    };
+
+    let jwt = player_jwt("p-ava", &["arena-clash"]);
+    let other_game_jwt = player_jwt("p-ava", &["other-game"]);
+    let forged = standings_origin::http::auth::sign_jwt(
+        b"another-key-another-key-another-key!",
+        &json!({"sub": "p-ava", "exp": standings_origin::clock::now_ms() / 1000 + 600, "games": ["arena-clash"]}),
+    );
+    let cases: Vec<(&str, Sub, Option<Refused>)> = vec![
+        (
+            "no token",
+            top.clone().bearer(None),
+            refusal(401, &unauthenticated),
+        ),
+        (
+            "an unknown token",
+            top.clone().bearer(Some("not-a-token-anyone-was-given-000")),
+            refusal(401, &unauthenticated),
+        ),
+        (
+            "another game's token",
+            top.clone().bearer(Some(OTHER_GAME)),
+            refusal(403, &forbidden),
+        ),
+        ("the service token", top.clone(), None),
+        ("a static player token", top.clone().bearer(Some(PLAYER)), None),
+        ("a player JWT in the header", top.clone().bearer(Some(&jwt)), None),
+        (
+            "a player JWT as access_token",
+            top.clone().bearer(None).access_token(&jwt),
+            None,
+        ),
+        (
+            "another game's player JWT as access_token",
+            top.clone().bearer(None).access_token(&other_game_jwt),
+            refusal(403, &forbidden),
+        ),
+        (
+            "a forged JWT as access_token",
+            top.clone().bearer(None).access_token(&forged),
+            refusal(401, &unauthenticated),
+        ),
+        (
+            "a garbled JWT as access_token",
+            top.clone().bearer(None).access_token("eyJhbGciOi.x.y"),
+            refusal(401, &unauthenticated),
+        ),
+        (
+            "the service token as access_token",
+            top.clone().bearer(None).access_token(SERVICE),
+            refusal(401, &unauthenticated),
+        ),
+        (
+            "a static player token as access_token",
+            top.clone().bearer(None).access_token(PLAYER),
+            refusal(401, &unauthenticated),
+        ),
+    ];
+    for (what, sub, expected) in cases {
+        match (live.open(&sub).await, expected) {
+            (Ok(mut client), None) => {
+                let first = client.recv().await;
+                assert!(matches!(first, Message::Snapshot { .. }), "{what}: {first:?}");
+                live.assert_fresh(&client).await;
+                client.close().await;
+            }
+            (Err(got), Some(expected)) => assert_eq!(got, expected, "{what}"),
+            (Ok(_), Some(expected)) => panic!("{what}: accepted, expected {expected:?}"),
+            (Err(got), None) => panic!("{what}: refused with {got:?}"),
+        }
+    }
+}
+
+/// Malformed parameters are 400 `INVALID_REQUEST` and an unknown board 404 `UNKNOWN_BOARD`,
+/// before any stream starts.
+async fn malformed_subscriptions_are_refused_before_the_stream(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.score("e", "global", "p-1", 1, "2026-10-13T10:00:00Z").await;
+    let invalid = Refused {
+        status: 400,
+        code: "INVALID_REQUEST".into(),
+    };
+    for query in [
+        "",
+        "view=",
+        "view=top:0",
+        "view=top:101",
+        "view=bottom:3",
+        "view=around:p-1",
+        "view=around:p-1:26",
+        "view=player:",
+        "view=top:3&since_version=abc",
+        "view=top:3&since_version=-1",
+        "view=top:3&period=hourly",
+        "view=top:3&at=yesterday",
+    ] {
+        let sub = Sub::new("global", "top:1").raw_query(query);
+        assert_eq!(live.open(&sub).await.err().as_ref(), Some(&invalid), "{query:?}");
+    }
+    assert_eq!(
+        live.open(&Sub::new("nowhere", "top:3")).await.err(),
+        Some(Refused {
+            status: 404,
+            code: "UNKNOWN_BOARD".into()
+        })
+    );
+}
+
+/// The limits of `[live]`: one subscription past the token's or the board's limit is 429
+/// `TOO_MANY_SUBSCRIPTIONS`, one past the service's 503 `SUBSCRIBERS_FULL`; what is open keeps
+/// working.
+async fn subscription_limits_answer_429_and_503_with_their_codes(db: Db, transport: Transport) {
+    let live = Live::start_with(db, transport, "2026-10-13T12:00:00Z", |config| {
+        config.live.max_subscribers_per_token = 2;
+        config.live.max_subscribers_per_board = 3;
+        config.live.max_subscribers = 4;
+    })
+    .await;
+    for scope in ["global", "other"] {
+        live.define(scope, json!({"score_mode": "highest"})).await;
+        live.score(&format!("e-{scope}"), scope, "p-1", 1, "2026-10-13T10:00:00Z")
+            .await;
+    }
+    let too_many = Some(Refused {
+        status: 429,
+        code: "TOO_MANY_SUBSCRIPTIONS".into(),
+    });
+    let global = Sub::new("global", "top:3");
+    let mut open = Vec::new();
+    // The service token's two.
+    open.push(live.subscribe_snapshot(global.clone()).await);
+    open.push(live.subscribe_snapshot(global.clone()).await);
+    assert_eq!(live.open(&global).await.err(), too_many, "a third for one token");
+    // The board's third, under another token; a fourth on the board is one too many.
+    open.push(live.subscribe_snapshot(global.clone().bearer(Some(ADMIN))).await);
+    assert_eq!(
+        live.open(&global.clone().bearer(Some(MODERATOR))).await.err(),
+        too_many,
+        "a fourth on one board"
+    );
+    // The service's fourth, on another board; a fifth is one too many.
+    let other = Sub::new("other", "top:3");
+    open.push(
+        live.subscribe_snapshot(other.clone().bearer(Some(MODERATOR)))
+            .await,
+    );
+    let jwt = player_jwt("p-ava", &["arena-clash"]);
+    assert_eq!(
+        live.open(&other.clone().bearer(None).access_token(&jwt))
+            .await
+            .err(),
+        Some(Refused {
+            status: 503,
+            code: "SUBSCRIBERS_FULL".into()
+        }),
+        "a fifth in all"
+    );
+    assert_eq!(live.metric("standings_live_subscribers{").await, 4.0);
+    // The open ones are not disturbed.
+    live.score("more", "global", "p-2", 50, "2026-10-13T11:00:00Z")
+        .await;
+    live.flush();
+    for client in open.iter_mut().take(3) {
+        client.recv().await.delta();
+        live.assert_fresh(client).await;
+    }
+}
+
+/// A server stop sends `going_away` to every stream and ends it (SSE through the router and
+/// WebSocket alike), and a subscription asked for after the stop is 503 `UNAVAILABLE`.
+async fn a_server_stop_sends_going_away(db: Db, transport: Transport) {
+    let mut live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    if live.served.is_none() {
+        // The stop is a real server's, also when the stream goes through the router.
+        live.served = Some(live.service.serve().await);
+    }
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.score("e", "global", "p-1", 1, "2026-10-13T10:00:00Z").await;
+    let view = Sub::new("global", "top:3");
+    let mut client = live.subscribe_snapshot(view.clone()).await;
+    let version = client.version();
+
+    let served = live.served.take().unwrap();
+    let stop = tokio::spawn(served.stop());
+    assert_eq!(client.recv().await, Message::GoingAway);
+    client.ends().await;
+    tokio::time::timeout(GUARD, stop)
+        .await
+        .expect("the server did not stop once its streams ended")
+        .unwrap();
+    assert_eq!(client.version(), version);
+    assert_eq!(
+        live.open_over(Transport::Sse, &view).await.err(),
+        Some(Refused {
+            status: 503,
+            code: "UNAVAILABLE".into()
+        })
+    );
+}
+
+/// A stream with nothing to say gets a `heartbeat` every `heartbeat_seconds` of the clock,
+/// which does not move the view; the next change still chains.
+async fn a_quiet_stream_gets_heartbeats(db: Db, transport: Transport) {
+    let live = Live::start_with(db, transport, "2026-10-13T12:00:00Z", |config| {
+        config.live.heartbeat_seconds = 2;
+    })
+    .await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.score("e", "global", "p-1", 1, "2026-10-13T10:00:00Z").await;
+    live.flush();
+    let mut client = live.subscribe_snapshot(Sub::new("global", "top:3")).await;
+    let version = client.version();
+    for _ in 0..2 {
+        live.clock.advance(2_000);
+        assert_eq!(client.recv().await, Message::Heartbeat);
+    }
+    assert_eq!(client.version(), version);
+    live.score("f", "global", "p-2", 5, "2026-10-13T11:00:00Z").await;
+    live.flush();
+    let delta = client.recv().await.delta();
+    assert_eq!(delta.base_version, version);
+    live.assert_fresh(&client).await;
+}
+
+/// `EventSource` comes back with the last `id:` it saw as `Last-Event-ID`: the server takes it
+/// as `since_version`, so the browser's own reconnect is an exact catch-up too.
+async fn last_event_id_is_taken_as_since_version(db: Db) {
+    let live = Live::start(db, Transport::Sse, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "cumulative"})).await;
+    live.batch("global", &players("e", 0..6, |i| 10 + i), "2026-10-13T10:00:00Z")
+        .await;
+    live.flush();
+    let top = Sub::new("global", "top:5");
+    let first = live.subscribe_snapshot(top.clone()).await;
+    let held = first.state().clone();
+    first.close().await;
+    live.score("away", "global", "p-5", 100, "2026-10-13T11:00:00Z")
+        .await;
+    live.flush();
+
+    let last_event_id = held.board_version.to_string();
+    let stream = live
+        .open_sse(&top, &[("last-event-id", &last_event_id)])
+        .await
+        .unwrap();
+    let mut back = Client {
+        sub: top.clone(),
+        stream,
+        state: Some(held.clone()),
+    };
+    let delta = back.recv().await.delta();
+    assert_eq!(delta.base_version, held.board_version);
+    live.assert_fresh(&back).await;
+}
+
+on_both_databases!(last_event_id_is_taken_as_since_version);
