@@ -20,6 +20,11 @@
 //! default the descriptor limit less the descriptors open at start and a reserve); a connection
 //! beyond it is closed as it arrives, so that the open ones keep their descriptors and no
 //! accept fails for want of one.
+//!
+//! A live subscription's answer streams for as long as the client stays: its handler marks the
+//! response [`Streaming`], and the connection has no deadline until that body ends. A WebSocket
+//! upgrade leaves the connection's task; the upgraded socket is still counted as open until it
+//! closes, as it still holds a descriptor.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -283,10 +288,7 @@ async fn connections<S>(
                 Some((stream, counted)) => match TcpStream::from_std(stream) {
                     Ok(stream) => {
                         let (app, stopped, metrics) = (app.clone(), stopped.clone(), metrics.clone());
-                        open.spawn(async move {
-                            connection(stream, app, limits, metrics, stopped).await;
-                            drop(counted);
-                        });
+                        open.spawn(connection(stream, counted, app, limits, metrics, stopped));
                     }
                     Err(e) => tracing::warn!("cannot take a connection over: {e}"),
                 },
@@ -301,10 +303,12 @@ async fn connections<S>(
 
 /// Serves one connection with HTTP/1.1 keep-alive until it closes, or its [`Phase`]'s
 /// deadline passes (then it is dropped, which closes the socket); on shutdown, finishes the
-/// request in flight and closes, still within the deadline. The service marks when a request begins and ends; the
-/// stream marks a request's first byte.
+/// request in flight and closes, still within the deadline. The service marks when a request
+/// begins and ends; the stream marks a request's first byte. An upgraded connection (a
+/// WebSocket) leaves this task with its stream, which keeps it `counted`.
 async fn connection<S>(
     stream: TcpStream,
+    counted: OpenConnection,
     app: S,
     limits: Limits,
     metrics: Arc<Metrics>,
@@ -317,23 +321,15 @@ async fn connection<S>(
     let stream = FirstByte {
         io: stream,
         phase: phase.clone(),
+        _counted: counted,
     };
     let marks = phase.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-        marks.enter(ANSWERING);
-        let logged = RequestLog::begin(&request);
-        let answer = app.clone().oneshot(request.map(Body::new) as Request);
-        let marks = marks.clone();
-        async move {
-            let answer = answer.await;
-            marks.enter(IDLE);
-            if let (Some(logged), Ok(response)) = (logged, &answer) {
-                logged.end(response);
-            }
-            answer
-        }
+        answer(app.clone(), marks.clone(), request.map(Body::new))
     });
-    let conn = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    let conn = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
     let mut conn = std::pin::pin!(conn);
     let mut stop = std::pin::pin!(stopped.wait_for(|stop| *stop));
     let mut timer_at = phase.deadline().unwrap_or_else(Instant::now);
@@ -363,6 +359,73 @@ async fn connection<S>(
     .await;
     if timed_out {
         metrics.connections_timed_out.add(1);
+    }
+}
+
+/// Answers one request, marking the connection's [`Phase`]: [`ANSWERING`] from now, [`IDLE`]
+/// once the answer is ready, or for a [`Streaming`] answer, once its body has ended.
+fn answer<S>(
+    app: S,
+    phase: Arc<Phase>,
+    request: Request,
+) -> impl Future<Output = Result<Response, Infallible>> + Send + 'static
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+    S::Future: Send,
+{
+    phase.enter(ANSWERING);
+    let logged = RequestLog::begin(&request);
+    let answer = app.oneshot(request);
+    async move {
+        let Ok(mut response) = answer.await;
+        if let Some(logged) = logged {
+            logged.end(&response);
+        }
+        if response.extensions_mut().remove::<Streaming>().is_some() {
+            response = response.map(|body| Body::new(StreamingBody { body, phase }));
+        } else {
+            phase.enter(IDLE);
+        }
+        Ok(response)
+    }
+}
+
+/// A response extension: the answer's body streams for as long as it likes (a live
+/// subscription over SSE), so its connection has no deadline until the body ends. Without it,
+/// the idle deadline would start when the head is ready and cut the stream.
+#[derive(Clone, Copy, Debug)]
+pub struct Streaming;
+
+/// A [`Streaming`] answer's body, which moves its connection's [`Phase`] to [`IDLE`] when it is
+/// dropped: hyper drops it once it has ended, or when the connection goes.
+struct StreamingBody {
+    body: Body,
+    phase: Arc<Phase>,
+}
+
+impl hyper::body::Body for StreamingBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for StreamingBody {
+    fn drop(&mut self) {
+        self.phase.enter(IDLE);
     }
 }
 
@@ -446,10 +509,13 @@ impl Phase {
 }
 
 /// A connection's stream, which moves its [`Phase`] from [`IDLE`] to [`HEADER`] when a read
-/// brings the next request's first byte. Otherwise reads and writes pass straight through.
+/// brings the next request's first byte. Otherwise reads and writes pass straight through. It
+/// holds the connection's place in `connections_open` for as long as the socket is open, past
+/// an upgrade too.
 struct FirstByte<T> {
     io: T,
     phase: Arc<Phase>,
+    _counted: OpenConnection,
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for FirstByte<T> {
