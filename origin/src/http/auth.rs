@@ -463,6 +463,105 @@ mod tests {
         verify_jwt(KEY, &sign_jwt(KEY, &payload), now, DAY).map_err(|e| e.to_string())
     }
 
+    /// An authenticator with a static token of `arena-clash`, JWTs signed with [`KEY`], and
+    /// `public_reads` as given.
+    fn auth(public_reads: bool) -> Auth {
+        let text = format!(
+            r#"
+            database = "sqlite::memory:"
+            public_reads = {public_reads}
+            player_jwt_hs256_secret = "{}"
+            [[tokens]]
+            name = "arena-service"
+            secret = "arena-service-secret-0000"
+            role = "service"
+            games = ["arena-clash"]
+            "#,
+            std::str::from_utf8(KEY).unwrap()
+        );
+        Auth::from_config(&Config::parse(&text, std::path::Path::new("test.toml")).unwrap())
+    }
+
+    fn bearer(token: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, format!("Bearer {token}").parse().unwrap());
+        headers
+    }
+
+    /// A player JWT for `games`, valid for an hour from now.
+    fn player_jwt(games: &[&str]) -> String {
+        let now = crate::clock::now_ms() / 1000;
+        sign_jwt(
+            KEY,
+            &serde_json::json!({"sub": "p-ava", "exp": now + 3600, "games": games}),
+        )
+    }
+
+    /// The holder of a live subscription: a static token's name, a player JWT's subject from
+    /// the header or from `access_token`, or none for a public read without a token.
+    #[test]
+    fn a_subscriber_is_counted_against_its_token_or_player() {
+        let (closed, open) = (auth(false), auth(true));
+        let none = HeaderMap::new();
+        let jwt = player_jwt(&["arena-clash"]);
+        let holder = |auth: &Auth, headers: &HeaderMap, query: Option<&str>| {
+            auth.subscriber(headers, query, "arena-clash")
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            holder(&closed, &bearer("arena-service-secret-0000"), None),
+            Ok(Some("token:arena-service".into()))
+        );
+        assert_eq!(
+            holder(&closed, &bearer(&jwt), None),
+            Ok(Some("player:p-ava".into()))
+        );
+        assert_eq!(
+            holder(&closed, &none, Some(&jwt)),
+            Ok(Some("player:p-ava".into()))
+        );
+        assert_eq!(holder(&open, &none, None), Ok(None));
+        assert_eq!(
+            holder(&open, &none, Some(&jwt)),
+            Ok(Some("player:p-ava".into())),
+            "a token counts even where reads are public"
+        );
+    }
+
+    /// Each refusal has its status: no token, a token of another game, a bad or expired JWT in
+    /// the query, a static token in the query (told to use the header), both at once.
+    #[test]
+    fn a_subscriber_is_refused_as_a_reader_would_be_and_more() {
+        let auth = auth(false);
+        let none = HeaderMap::new();
+        let refusal = |headers: &HeaderMap, query: Option<&str>| {
+            let error = auth.subscriber(headers, query, "arena-clash").unwrap_err();
+            (error.status_and_code().1, error.to_string())
+        };
+        assert_eq!(refusal(&none, None).0, "UNAUTHENTICATED");
+        let other_game = auth
+            .subscriber(&bearer("arena-service-secret-0000"), None, "other-game")
+            .unwrap_err();
+        assert_eq!(other_game.status_and_code().1, "FORBIDDEN");
+        let elsewhere = player_jwt(&["other-game"]);
+        assert_eq!(refusal(&none, Some(&elsewhere)).0, "FORBIDDEN");
+        let expired = sign_jwt(
+            KEY,
+            &serde_json::json!({"sub": "p-ava", "exp": 1_000, "games": ["*"]}),
+        );
+        let (code, text) = refusal(&none, Some(&expired));
+        assert_eq!(code, "UNAUTHENTICATED");
+        assert!(text.contains("it has expired"), "{text}");
+        let forged = format!("{}x", player_jwt(&["*"]));
+        assert_eq!(refusal(&none, Some(&forged)).0, "UNAUTHENTICATED");
+        assert_eq!(refusal(&none, Some("not-a-jwt")).0, "UNAUTHENTICATED");
+        let (code, text) = refusal(&none, Some("arena-service-secret-0000"));
+        assert_eq!(code, "UNAUTHENTICATED");
+        assert!(text.contains("Authorization header"), "{text}");
+        let (code, text) = refusal(&bearer(&player_jwt(&["*"])), Some(&player_jwt(&["*"])));
+        assert_eq!(code, "INVALID_REQUEST", "{text}");
+    }
+
     /// A signed token verifies; a tampered, expired or wrong-alg one does not.
     #[test]
     fn jwt_verification() {
