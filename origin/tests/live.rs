@@ -914,6 +914,9 @@ async fn test_i_a_client_back_with_its_version_catches_up_in_one_delta(db: Db, t
     let top = Sub::new("global", "top:10");
     let first = live.subscribe_snapshot(top.clone()).await;
     assert_eq!(first.version(), 42);
+    // Another subscriber stays: the delta it is sent shows that the window has been sent
+    // before the first one comes back.
+    let mut witness = live.subscribe_snapshot(top.clone()).await;
     let held = first.state().clone();
     first.close().await;
 
@@ -929,6 +932,8 @@ async fn test_i_a_client_back_with_its_version_catches_up_in_one_delta(db: Db, t
     }
     assert_eq!(live.board_version("global").await, 46);
     live.flush();
+    let seen = witness.recv().await.delta();
+    assert_eq!((seen.base_version, seen.board_version), (42, 46));
 
     let mut back = live.resume(top.clone(), held).await;
     let delta = back.recv().await.delta();
@@ -948,8 +953,9 @@ async fn test_i_a_client_back_with_its_version_catches_up_in_one_delta(db: Db, t
         .await;
     live.flush();
     let delta = again.recv().await.delta();
-    assert_eq!(delta.board_version, 47);
+    assert_eq!((delta.base_version, delta.board_version), (46, 47));
     live.assert_fresh(&again).await;
+    assert_eq!(witness.recv().await.delta(), delta);
 }
 
 /// A client coming back with a version the board no longer holds (its history is shorter than
@@ -962,6 +968,8 @@ async fn a_client_back_after_the_history_is_gone_gets_a_snapshot(db: Db, transpo
     live.flush();
     let top = Sub::new("global", "top:5");
     let first = live.subscribe_snapshot(top.clone()).await;
+    // Another subscriber stays, so each window is known to be sent before a client comes back.
+    let mut witness = live.subscribe_snapshot(top.clone()).await;
     let held = first.state().clone();
     first.close().await;
 
@@ -980,6 +988,7 @@ async fn a_client_back_after_the_history_is_gone_gets_a_snapshot(db: Db, transpo
         .await;
     }
     live.flush();
+    witness.recv().await.delta();
     assert!(slot.read().oldest_held_version() > held.board_version);
 
     let mut back = live.resume(top.clone(), held).await;
@@ -999,6 +1008,7 @@ async fn a_client_back_after_the_history_is_gone_gets_a_snapshot(db: Db, transpo
     live.score("last", "global", "p-6", 400, "2026-10-13T11:00:00Z")
         .await;
     live.flush();
+    witness.recv().await.delta();
     let mut held = live.resume(top, current.clone()).await;
     let delta = held.recv().await.delta();
     assert_eq!(delta.base_version, current.board_version);
@@ -1043,9 +1053,9 @@ async fn a_delta_that_does_not_chain_is_refused_by_the_view(db: Db, transport: T
 }
 
 /// Changes within one window go out as one delta of their net effect: a player who moves 5 ->
-/// 4 -> 5 sends nothing to a `top` view, nor to its own `player` view. The next message after
-/// a later real change is that change's delta from the version the client already held, so
-/// nothing was sent in between.
+/// 4 -> 5 sends nothing to a `top` view, nor to its own `player` view. Once another view's
+/// delta shows that window was sent, the next message after a later real change is that
+/// change's delta from the version the client already held, so nothing was sent in between.
 async fn a_move_and_back_within_one_window_sends_nothing(db: Db, transport: Transport) {
     let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
     live.define("global", json!({"score_mode": "highest"})).await;
@@ -1063,21 +1073,28 @@ async fn a_move_and_back_within_one_window_sends_nothing(db: Db, transport: Tran
     live.flush();
     let mut top = live.subscribe_snapshot(Sub::new("global", "top:5")).await;
     let mut own = live.subscribe_snapshot(Sub::new("global", "player:p-5")).await;
+    // A view the window does change, so that its delta shows the window has been sent.
+    let mut probe = live.subscribe_snapshot(Sub::new("global", "player:p-6")).await;
     let (top_at, own_at) = (top.version(), own.version());
     assert_eq!(own.state().entries[0].rank, 5);
 
     // p-5 moves to 4th, and the score that moved it is invalidated: back to 5th.
-    live.score("up", "global", "p-5", 25, "2026-10-13T11:00:00Z")
+    live.score("up", "global", "p-5", 35, "2026-10-13T11:00:00Z")
         .await;
+    let (_, rank) = live.service.get(&format!("{LB}/global/players/p-5/rank")).await;
+    assert_eq!(rank["rank"], 4);
     live.moderate(
         json!({"moderation_id": "m-up", "action_type": "INVALIDATE", "reason": "test",
                          "game": "arena-clash", "target_event_id": "up"}),
     )
     .await;
-    assert_eq!(live.board_version("global").await, top_at + 2);
+    // p-6, 6th, gains a little: outside the top 5.
+    live.score("six", "global", "p-6", 12, "2026-10-13T11:00:00Z")
+        .await;
+    assert_eq!(live.board_version("global").await, top_at + 3);
     live.flush();
-    // A window with no change at all.
-    live.flush();
+    let seen = probe.recv().await.delta();
+    assert_eq!((seen.base_version, seen.board_version), (top_at, top_at + 3));
 
     // Three changes in one window: one delta for each view that they touch.
     live.score("n1", "global", "p-1", 61, "2026-10-13T11:00:00Z")
@@ -1088,12 +1105,12 @@ async fn a_move_and_back_within_one_window_sends_nothing(db: Db, transport: Tran
         .await;
     live.flush();
     let delta = top.recv().await.delta();
-    assert_eq!((delta.base_version, delta.board_version), (top_at, top_at + 5));
+    assert_eq!((delta.base_version, delta.board_version), (top_at, top_at + 6));
     let players: Vec<_> = delta.changed.iter().map(|e| e.player_id.as_str()).collect();
     assert_eq!(players, ["p-1", "p-2", "p-5"]);
     live.assert_fresh(&top).await;
     let delta = own.recv().await.delta();
-    assert_eq!((delta.base_version, delta.board_version), (own_at, own_at + 5));
+    assert_eq!((delta.base_version, delta.board_version), (own_at, own_at + 6));
     live.assert_fresh(&own).await;
 }
 
@@ -1245,10 +1262,19 @@ async fn a_period_view_follows_its_day_until_it_closes(db: Db, transport: Transp
     }
     client.ends().await;
 
+    // Subscribed to once closed: its results, and at once the reason nothing more comes.
     let mut again = live.subscribe(view).await;
     let first = again.recv().await;
     assert!(matches!(first, Message::Snapshot { .. }), "{first:?}");
     live.assert_fresh(&again).await;
+    assert_eq!(
+        again.recv().await,
+        Message::Closed {
+            reason: "period_closed".into(),
+            board_version: last
+        }
+    );
+    again.ends().await;
 }
 
 /// `around:P:R` and `player:P` views follow the player as the board moves around it, and a
