@@ -888,6 +888,24 @@ impl Live {
     }
 }
 
+/// About the least a top:100 delta in which every entry moved takes, with [`long_id`]s.
+const DELTA_BYTES: usize = 16_000;
+
+/// A player id of 100 bytes that starts with `name`.
+fn long_id(name: &str) -> String {
+    format!("{name}-{}", "x".repeat(99 - name.len()))
+}
+
+/// The most a TCP socket's send buffer grows to (`net.ipv4.tcp_wmem`'s maximum; Linux's
+/// default 4 MiB where it cannot be read): what a server can have written to a client that
+/// reads nothing before its writes wait.
+fn socket_send_buffer_limit() -> usize {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem")
+        .ok()
+        .and_then(|text| text.split_whitespace().nth(2)?.parse().ok())
+        .unwrap_or(4 << 20)
+}
+
 /// Player `p-{i}` for i in `range`, each with one event `{tag}-{i}` of `value(i)`.
 fn players(tag: &str, range: std::ops::Range<i64>, value: impl Fn(i64) -> i64) -> Vec<(String, String, i64)> {
     range
@@ -1127,14 +1145,12 @@ async fn a_stalled_subscriber_is_sent_resync_and_dropped_while_others_keep_recei
     })
     .await;
     live.define("global", json!({"score_mode": "highest"})).await;
-    // A full top:100, so that each new leader moves every entry and a delta is a few KB: a
-    // socket's buffers fill after a few of them.
-    live.batch(
-        "global",
-        &players("e", 0..100, |i| 1_000 + i),
-        "2026-10-13T10:00:00Z",
-    )
-    .await;
+    // A full top:100 of long player ids, so that each new leader moves every entry and a
+    // delta is about 17 KB: the socket's buffers fill after as few windows as can be.
+    let seeded: Vec<_> = (0..100)
+        .map(|i| (format!("e{i}"), long_id(&format!("p-{i}")), 1_000 + i))
+        .collect();
+    live.batch("global", &seeded, "2026-10-13T10:00:00Z").await;
     live.flush();
     let view = Sub::new("global", "top:100");
     let mut reader = live.subscribe_snapshot(view.clone()).await;
@@ -1142,10 +1158,11 @@ async fn a_stalled_subscriber_is_sent_resync_and_dropped_while_others_keep_recei
     assert_eq!(live.metric("standings_live_subscribers{").await, 2.0);
 
     // Over SSE nothing is read from the stalled body, so its queue is full after a few
-    // windows; over WebSocket the socket's buffers fill first.
+    // windows; over WebSocket the kernel buffers what the server sends first, up to its
+    // socket send buffer's limit.
     let most_windows = match transport {
         Transport::Sse => queue + 2,
-        Transport::Ws => 400,
+        Transport::Ws => socket_send_buffer_limit() / DELTA_BYTES + queue + 64,
     };
     let mut windows = 0;
     while live.metric("standings_live_resyncs_total").await == 0.0 {
@@ -1156,7 +1173,7 @@ async fn a_stalled_subscriber_is_sent_resync_and_dropped_while_others_keep_recei
         live.score(
             &format!("lead-{windows}"),
             "global",
-            &format!("p-lead-{windows}"),
+            &long_id(&format!("p-lead-{windows}")),
             10_000 + windows as i64,
             "2026-10-13T11:00:00Z",
         )
@@ -1169,8 +1186,14 @@ async fn a_stalled_subscriber_is_sent_resync_and_dropped_while_others_keep_recei
     assert_eq!(live.metric("standings_live_resyncs_total").await, 1.0);
 
     // The reader goes on.
-    live.score("after", "global", "p-after", 99_999, "2026-10-13T11:00:00Z")
-        .await;
+    live.score(
+        "after",
+        "global",
+        &long_id("p-after"),
+        99_999,
+        "2026-10-13T11:00:00Z",
+    )
+    .await;
     live.flush();
     reader.recv().await.delta();
     assert_eq!(live.assert_fresh(&reader).await, Some(reader.version()));
