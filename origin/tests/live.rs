@@ -6,7 +6,10 @@
 //!
 //! Time is a manual clock: a 202 means the change is applied, advancing the clock by one
 //! window makes the hub flush it, and the message is then awaited with a real-time timeout
-//! that only guards against a hang. Nothing sleeps to wait for state.
+//! that only guards against a hang. Nothing sleeps to wait for state. The window's work runs
+//! on its own task and reads the boards when it runs, so every window a test ends is seen on
+//! some stream (a delta, a heartbeat, a `closed`) before the board changes again; a window
+//! that should send a view nothing is made visible by another view that it does change.
 
 mod common;
 
@@ -576,6 +579,7 @@ impl Client {
 /// A service on a manual clock, reached by the router and, for WebSocket, on a real socket.
 struct Live {
     service: TestService,
+    config: Config,
     clock: Clock,
     transport: Transport,
     served: Option<Served>,
@@ -603,6 +607,10 @@ impl Live {
         config.live = live_config();
         edit(&mut config);
         let clock = Clock::manual(ms(now));
+        Live::start_on(db, config, clock, transport).await
+    }
+
+    async fn start_on(db: TestDb, config: Config, clock: Clock, transport: Transport) -> Live {
         let service = TestService::start_with_config(db, &config, clock.clone()).await;
         // The WebSocket needs a socket; a stop is tested on one for both transports.
         let served = match transport {
@@ -611,10 +619,19 @@ impl Live {
         };
         Live {
             service,
+            config,
             clock,
             transport,
             served,
         }
+    }
+
+    /// Starts the service again on its database, config and clock, once its server has
+    /// stopped.
+    async fn restart(self) -> Live {
+        assert!(self.served.is_none(), "stop the server first");
+        let db = self.service.stop().await;
+        Live::start_on(db, self.config, self.clock, self.transport).await
     }
 
     async fn define(&self, scope: &str, body: Value) {
@@ -686,7 +703,9 @@ impl Live {
         assert_eq!(status, StatusCode::OK, "{state}: {body}");
     }
 
-    /// Ends the current window: the hub flushes what changed in it.
+    /// Ends the current window: the hub flushes what changed in it. Its work runs when the
+    /// window task gets to it, so a test awaits a message of this window before it changes
+    /// the board again.
     fn flush(&self) {
         self.clock.advance(WINDOW_MS);
     }
@@ -709,10 +728,13 @@ impl Live {
     }
 
     async fn open_sse(&self, sub: &Sub, headers: &[(&str, &str)]) -> Result<Stream, Refused> {
-        let mut request = Request::builder()
-            .method(Method::GET)
-            .uri(sub.path())
-            .header("accept", "text/event-stream");
+        let mut request = Request::builder().method(Method::GET).uri(sub.path());
+        if !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("accept"))
+        {
+            request = request.header("accept", "text/event-stream");
+        }
         if let Some(token) = &sub.bearer {
             request = request.header("authorization", format!("Bearer {token}"));
         }
@@ -928,7 +950,6 @@ async fn test_i_a_client_back_with_its_version_catches_up_in_one_delta(db: Db, t
         .collect();
     live.batch("global", &events, "2026-10-13T10:00:00Z").await;
     assert_eq!(live.board_version("global").await, 42);
-    live.flush();
     let top = Sub::new("global", "top:10");
     let first = live.subscribe_snapshot(top.clone()).await;
     assert_eq!(first.version(), 42);
@@ -983,7 +1004,6 @@ async fn a_client_back_after_the_history_is_gone_gets_a_snapshot(db: Db, transpo
     live.define("global", json!({"score_mode": "cumulative"})).await;
     live.batch("global", &players("e", 0..8, |i| 10 + i), "2026-10-13T10:00:00Z")
         .await;
-    live.flush();
     let top = Sub::new("global", "top:5");
     let first = live.subscribe_snapshot(top.clone()).await;
     // Another subscriber stays, so each window is known to be sent before a client comes back.
@@ -1088,7 +1108,6 @@ async fn a_move_and_back_within_one_window_sends_nothing(db: Db, transport: Tran
         )
         .await;
     }
-    live.flush();
     let mut top = live.subscribe_snapshot(Sub::new("global", "top:5")).await;
     let mut own = live.subscribe_snapshot(Sub::new("global", "player:p-5")).await;
     // A view the window does change, so that its delta shows the window has been sent.
@@ -1151,7 +1170,6 @@ async fn a_stalled_subscriber_is_sent_resync_and_dropped_while_others_keep_recei
         .map(|i| (format!("e{i}"), long_id(&format!("p-{i}")), 1_000 + i))
         .collect();
     live.batch("global", &seeded, "2026-10-13T10:00:00Z").await;
-    live.flush();
     let view = Sub::new("global", "top:100");
     let mut reader = live.subscribe_snapshot(view.clone()).await;
     let mut stalled = live.subscribe(view.clone().stalling()).await;
@@ -1238,28 +1256,45 @@ async fn a_period_view_follows_its_day_until_it_closes(db: Db, transport: Transp
         live.score(&format!("d{i}"), "daily", &format!("p-{i}"), value, day)
             .await;
     }
-    live.flush();
     let view = Sub::new("daily", "top:3").period("daily", "2026-10-13T12:00:00Z");
     let mut client = live.subscribe(view.clone()).await;
     match client.recv().await {
         Message::Snapshot { view, period, .. } => {
             assert_eq!(view, "top:3");
-            assert_eq!(period.period, "daily");
-            assert_eq!(period.period_key, "2026-10-13");
-            assert!(
-                period.period_start.is_some() && period.period_end.is_some(),
-                "{period:?}"
+            // The period fields are the read's.
+            let (_, read) = live
+                .service
+                .get(&format!("{LB}/daily/top?period=daily&at=2026-10-13T12:00:00Z"))
+                .await;
+            let field = |name: &str| read[name].as_str().map(str::to_string);
+            assert_eq!(
+                period,
+                PeriodFields {
+                    period: "daily".into(),
+                    period_key: "2026-10-13".into(),
+                    period_start: field("period_start"),
+                    period_end: field("period_end"),
+                }
             );
+            assert!(period.period_start.is_some(), "{read}");
         }
         other => panic!("expected a snapshot, got {other:?}"),
     }
     live.assert_fresh(&client).await;
     let at_snapshot = client.version();
+    // Today (the clock's day) has no scores yet: its view is empty until its first one.
+    let today = Sub::new("daily", "top:3").period("daily", "2026-10-14T00:01:00Z");
+    let mut first_today = live.subscribe_snapshot(today).await;
+    assert!(first_today.state().entries.is_empty());
 
-    // A score of the next day is not this view's; one of its own day (in the grace) is.
+    // A score of the next day is not this view's but today's; one of its own day (in the
+    // grace) is.
     live.score("next-day", "daily", "p-9", 1_000, "2026-10-14T00:00:30Z")
         .await;
     live.flush();
+    let delta = first_today.recv().await.delta();
+    assert_eq!(delta.changed.len(), 1);
+    live.assert_fresh(&first_today).await;
     live.score("late-in-grace", "daily", "p-2", 25, day).await;
     live.flush();
     let delta = client.recv().await.delta();
@@ -1298,6 +1333,13 @@ async fn a_period_view_follows_its_day_until_it_closes(db: Db, transport: Transp
         }
     );
     again.ends().await;
+
+    // Today's view is still open, and follows today.
+    live.score("today-2", "daily", "p-8", 5, "2026-10-14T00:04:00Z")
+        .await;
+    live.flush();
+    first_today.recv().await.delta();
+    live.assert_fresh(&first_today).await;
 }
 
 /// `around:P:R` and `player:P` views follow the player as the board moves around it, and a
@@ -1311,7 +1353,6 @@ async fn around_and_player_views_follow_their_player(db: Db, transport: Transpor
         "2026-10-13T10:00:00Z",
     )
     .await;
-    live.flush();
     let mut clients = Vec::new();
     for view in [
         "around:p-3:1",
@@ -1387,7 +1428,6 @@ async fn an_invalidation_moves_a_player_for_subscribers(db: Db, transport: Trans
         )
         .await;
     }
-    live.flush();
     let mut top = live.subscribe_snapshot(Sub::new("global", "top:3")).await;
     let mut own = live.subscribe_snapshot(Sub::new("global", "player:p-0")).await;
     assert_eq!(own.state().entries.len(), 1);
@@ -1417,7 +1457,6 @@ async fn a_late_decision_and_the_season_archive_reach_subscribers(db: Db, transp
     live.define("global", json!({"score_mode": "highest"})).await;
     live.batch("global", &players("e", 0..4, |i| 10 + i), "2026-10-13T10:00:00Z")
         .await;
-    live.flush();
     let view = Sub::new("global", "top:3");
     let mut client = live.subscribe_snapshot(view.clone()).await;
 
@@ -1704,6 +1743,22 @@ async fn a_server_stop_sends_going_away(db: Db, transport: Transport) {
             code: "UNAVAILABLE".into()
         })
     );
+
+    // Back once the service is: the board is at the version the client holds, so there is
+    // nothing to catch up, and the stream goes on from there.
+    let live = live.restart().await;
+    let held = client.state().clone();
+    let mut back = live.resume(view, held.clone()).await;
+    let delta = back.recv().await.delta();
+    assert_eq!(delta.base_version, version);
+    assert!(delta.changed.is_empty() && delta.left.is_empty(), "{delta:?}");
+    assert_eq!(back.state(), &held);
+    live.score("after", "global", "p-2", 7, "2026-10-13T11:00:00Z")
+        .await;
+    live.flush();
+    let delta = back.recv().await.delta();
+    assert_eq!(delta.base_version, version);
+    live.assert_fresh(&back).await;
 }
 
 /// A stream with nothing to say gets a `heartbeat` every `heartbeat_seconds` of the clock,
@@ -1715,7 +1770,6 @@ async fn a_quiet_stream_gets_heartbeats(db: Db, transport: Transport) {
     .await;
     live.define("global", json!({"score_mode": "highest"})).await;
     live.score("e", "global", "p-1", 1, "2026-10-13T10:00:00Z").await;
-    live.flush();
     let mut client = live.subscribe_snapshot(Sub::new("global", "top:3")).await;
     let version = client.version();
     for _ in 0..2 {
@@ -1737,14 +1791,12 @@ async fn last_event_id_is_taken_as_since_version(db: Db) {
     live.define("global", json!({"score_mode": "cumulative"})).await;
     live.batch("global", &players("e", 0..6, |i| 10 + i), "2026-10-13T10:00:00Z")
         .await;
-    live.flush();
     let top = Sub::new("global", "top:5");
     let first = live.subscribe_snapshot(top.clone()).await;
     let held = first.state().clone();
     first.close().await;
     live.score("away", "global", "p-5", 100, "2026-10-13T11:00:00Z")
         .await;
-    live.flush();
 
     let last_event_id = held.board_version.to_string();
     let stream = live
@@ -1761,4 +1813,70 @@ async fn last_event_id_is_taken_as_since_version(db: Db) {
     live.assert_fresh(&back).await;
 }
 
-on_both_databases!(last_event_id_is_taken_as_since_version);
+/// SSE is the answer whatever the `Accept` header says, and without one.
+async fn sse_is_the_default_whatever_the_accept(db: Db) {
+    let live = Live::start(db, Transport::Sse, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.score("e", "global", "p-1", 1, "2026-10-13T10:00:00Z").await;
+    let top = Sub::new("global", "top:3");
+    for accept in ["*/*", "application/json", "text/html"] {
+        let stream = live.open_sse(&top, &[("accept", accept)]).await.unwrap();
+        let mut client = Client {
+            sub: top.clone(),
+            stream,
+            state: None,
+        };
+        let first = client.recv().await;
+        assert!(matches!(first, Message::Snapshot { .. }), "{accept}: {first:?}");
+    }
+    let request = Request::builder()
+        .uri(top.path())
+        .header("authorization", format!("Bearer {SERVICE}"))
+        .body(Body::empty())
+        .unwrap();
+    let response = live.service.app.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+}
+
+/// A WebSocket server reads what the client sends only for its pings and close frames: a
+/// text frame changes nothing, a ping is answered, and the client's close ends the stream.
+async fn a_websocket_ignores_what_the_client_sends(db: Db) {
+    let live = Live::start(db, Transport::Ws, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.score("e", "global", "p-1", 1, "2026-10-13T10:00:00Z").await;
+    let mut client = live.subscribe_snapshot(Sub::new("global", "top:3")).await;
+    let Stream::Ws(Some(ws)) = &mut client.stream else {
+        panic!("not a WebSocket")
+    };
+    ws.send(tungstenite::Message::text(
+        r#"{"type":"subscribe","view":"top:1"}"#,
+    ))
+    .await
+    .unwrap();
+    ws.send(tungstenite::Message::Ping(b"are you there".to_vec().into()))
+        .await
+        .unwrap();
+    let pong = tokio::time::timeout(GUARD, ws.next())
+        .await
+        .expect("no pong within the guard");
+    match pong {
+        Some(Ok(tungstenite::Message::Pong(payload))) => assert_eq!(&payload[..], b"are you there"),
+        other => panic!("expected a pong, got {other:?}"),
+    }
+    live.score("f", "global", "p-2", 5, "2026-10-13T11:00:00Z").await;
+    live.flush();
+    client.recv().await.delta();
+    live.assert_fresh(&client).await;
+    let Stream::Ws(Some(ws)) = &mut client.stream else {
+        panic!("not a WebSocket")
+    };
+    ws.close(None).await.unwrap();
+    client.ends().await;
+}
+
+on_both_databases!(
+    last_event_id_is_taken_as_since_version,
+    sse_is_the_default_whatever_the_accept,
+    a_websocket_ignores_what_the_client_sends,
+);
