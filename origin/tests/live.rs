@@ -271,8 +271,9 @@ enum Stream {
     /// The SSE response body and the bytes read of an event not yet complete; the body is
     /// dropped at the end of the stream, which drops the server's subscription with it.
     Sse { body: Option<Body>, pending: Vec<u8> },
-    /// The WebSocket; `None` once closed.
-    Ws(Option<WebSocketStream<tokio::net::TcpStream>>),
+    /// The WebSocket; `None` once closed. Boxed, as it is many times the size of the SSE
+    /// variant.
+    Ws(Option<Box<WebSocketStream<tokio::net::TcpStream>>>),
 }
 
 /// One SSE event's fields.
@@ -369,9 +370,7 @@ impl Stream {
                 }
             },
             Stream::Ws(socket) => loop {
-                let Some(ws) = socket.as_mut() else {
-                    return None;
-                };
+                let ws = socket.as_mut()?;
                 match ws.next().await {
                     Some(Ok(tungstenite::Message::Text(text))) => return Some(Message::parse(text.as_str())),
                     Some(Ok(tungstenite::Message::Binary(_))) => {
@@ -791,7 +790,7 @@ impl Live {
             .await
             .expect("no WebSocket handshake answer within the guard")
         {
-            Ok((ws, _)) => Ok(Stream::Ws(Some(ws))),
+            Ok((ws, _)) => Ok(Stream::Ws(Some(Box::new(ws)))),
             Err(tungstenite::Error::Http(response)) => {
                 let content_type = response
                     .headers()
