@@ -469,3 +469,36 @@ async fn subscribers_of_one_view_share_the_bytes() {
         assert!(list.iter().all(|b| b.as_ptr() == list[0].as_ptr()));
     }
 }
+
+/// A subscriber to a period with no instance yet (the read path hands it an empty board) sees
+/// the instance's first events once the writer creates it; a change nobody reported through
+/// `changed` is sent too, only without a commit time.
+#[tokio::test]
+async fn a_period_without_an_instance_yet_is_followed_once_it_has_one() {
+    let world = World::new(LiveConfig::default());
+    let period = world.entry.calendar.period_of(PeriodKind::Daily, NOON).unwrap();
+    assert!(world.entry.instance(&period.key).is_none());
+    let empty = Arc::new(BoardSlot::new(
+        board_id(),
+        period.clone(),
+        standings_core::Board::new(BoardRules::new(ScoreMode::Highest)),
+    ));
+    let mut sub = world.subscribe(&empty, "around:p:2");
+    let mut client = client_of(&next(&mut sub).await.unwrap());
+    assert_eq!(client.board_version, 0);
+    assert!(client.entries.is_empty());
+    let slot = world.entry.instance_or_create(&period);
+    for (i, player) in ["q", "p", "r"].iter().enumerate() {
+        let event = ScoreEvent::new(&format!("x{i}"), player, 10 * i as i64, NOON).unwrap();
+        slot.write().apply(&event).unwrap();
+    }
+    world.next_window().await;
+    let message = next(&mut sub).await.unwrap();
+    assert!(message.committed.is_none());
+    client.apply(&delta_of(&message)).unwrap();
+    assert_eq!(
+        client,
+        ViewState::read(&slot.read(), &"around:p:2".parse().unwrap())
+    );
+    assert_eq!(client.entries.len(), 3);
+}
