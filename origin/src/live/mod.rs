@@ -10,6 +10,16 @@
 //! The HTTP layer (`http::live`) only translates: it resolves the board, period and view from
 //! the request, checks auth, calls [`Hub::subscribe`], and writes each [`Outgoing`] as an SSE
 //! event or a WebSocket text frame. The wire messages are documented in `docs/live.md`.
+//!
+//! Inside, one *topic* per (board, period key, view) keeps the state it last sent, the bytes of
+//! its snapshot, and its subscribers' queues; `topic` holds its decisions (the first message,
+//! what a window sends), `message` the encoding, `queue` the bounded queue. A window looks at
+//! every topic, not only those of boards reported changed, and compares the board's version
+//! with the one it last read, so a change that no caller reported is still sent (only without
+//! a commit time for the lag histogram); `changed` costs the writer a map insert, and nothing
+//! while nobody is subscribed. Each window's work runs on the blocking pool and never holds a
+//! board's read lock for more than one view read, so neither a runtime's worker nor the
+//! applier waits for thousands of views.
 
 mod message;
 mod queue;
@@ -122,11 +132,6 @@ impl Kind {
             Kind::Closed => 4,
             Kind::GoingAway => 5,
         }
-    }
-
-    /// Whether the stream ends after it.
-    pub fn is_last(self) -> bool {
-        matches!(self, Kind::Resync | Kind::Closed | Kind::GoingAway)
     }
 
     /// The name on the wire.
