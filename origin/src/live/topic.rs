@@ -61,8 +61,14 @@ pub(crate) fn first_message(
 
 /// The net change a window sends a topic whose view now reads `now`, updating `last` when
 /// there is one. `None` when the view holds the same entries as `last`, whatever the versions
-/// between: `last` is kept, so the next delta starts where subscribers are. O(k log k).
+/// between: `last` is kept, so the next delta starts where subscribers are. O(k) when nothing
+/// changed, O(k log k) otherwise.
 pub(crate) fn window(last: &mut ViewState, now: ViewState) -> Option<ViewDelta> {
+    // A view that held still (a large board's top, most windows) is settled by comparing the
+    // entries in order, without building the per-player maps of `between`.
+    if now.entries == last.entries {
+        return None;
+    }
     let delta = ViewDelta::between(last, &now)?;
     *last = now;
     Some(delta)
