@@ -45,6 +45,12 @@ const READ_BUFFER: usize = 1024;
 /// How long a closing WebSocket waits for the client's close frame before it drops the socket.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
+/// How long a WebSocket frame may wait for a client that does not read before the socket is
+/// dropped. The hub has long since sent such a client `resync` and left it; this frees its
+/// connection and its place in the subscription limits. (An SSE stream has the serve loop's
+/// stall deadline instead; an upgraded socket has left the serve loop.)
+const WRITE_STALL: Duration = Duration::from_secs(30);
+
 pub(super) fn router() -> Router<Shared> {
     Router::new().route(
         "/v1/leaderboards/{game}/{mode}/{season}/{scope}/subscribe",
@@ -210,7 +216,7 @@ async fn websocket(mut socket: WebSocket, mut subscription: Subscription) {
                     tracing::error!("a live {} message is not UTF-8; closing the WebSocket", message.kind.as_str());
                     break;
                 };
-                if socket.send(Message::Text(text)).await.is_err() {
+                if !sent(&mut socket, Message::Text(text)).await {
                     return;
                 }
                 subscription.written(&message);
@@ -236,7 +242,7 @@ async fn websocket(mut socket: WebSocket, mut subscription: Subscription) {
         code,
         reason: Utf8Bytes::from_static(reason),
     };
-    if socket.send(Message::Close(Some(close))).await.is_err() {
+    if !sent(&mut socket, Message::Close(Some(close))).await {
         return;
     }
     // Dropped once the close frame is sent: a stopping hub waits for every subscription to
@@ -247,6 +253,15 @@ async fn websocket(mut socket: WebSocket, mut subscription: Subscription) {
         while let Some(Ok(_)) = socket.recv().await {}
     })
     .await;
+}
+
+/// Sends one frame; false when the socket failed or the client did not take it within
+/// [`WRITE_STALL`].
+async fn sent(socket: &mut WebSocket, message: Message) -> bool {
+    matches!(
+        tokio::time::timeout(WRITE_STALL, socket.send(message)).await,
+        Ok(Ok(()))
+    )
 }
 
 #[cfg(test)]
