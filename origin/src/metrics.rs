@@ -19,8 +19,8 @@ const SLOW_BUCKETS: [f64; 12] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.
 
 /// Upper bounds of the notification-lag histogram, in seconds: fine around the coalescing
 /// window (250 ms by default), so a p99 can be read against the window plus 50 ms.
-const LAG_BUCKETS: [f64; 15] = [
-    0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.275, 0.3, 0.35, 0.4, 0.5, 0.75, 1.0, 2.5,
+const LAG_BUCKETS: [f64; 17] = [
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.275, 0.3, 0.35, 0.4, 0.5, 0.75, 1.0, 2.5,
 ];
 
 /// A monotonically increasing counter.

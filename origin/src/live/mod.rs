@@ -13,6 +13,8 @@
 
 mod message;
 mod queue;
+#[cfg(test)]
+mod tests;
 mod topic;
 
 use std::collections::{BTreeMap, HashMap};
@@ -225,6 +227,9 @@ struct Shared {
     stopping: AtomicBool,
     /// Woken when the last subscription is dropped.
     all_gone: Notify,
+    /// How many windows were flushed, so a test knows when the one it moved the clock for
+    /// is done.
+    windows: tokio::sync::watch::Sender<u64>,
     metrics: Arc<Metrics>,
 }
 
@@ -258,7 +263,11 @@ fn plain(kind: Kind, json: Bytes) -> Outgoing {
 /// period from `now` when the work overran, so a slow window is not followed by a burst.
 fn next_deadline(fired: i64, every: i64, now: i64) -> i64 {
     let next = fired.saturating_add(every);
-    if next <= now { now.saturating_add(every) } else { next }
+    if next <= now {
+        now.saturating_add(every)
+    } else {
+        next
+    }
 }
 
 impl Hub {
@@ -275,6 +284,7 @@ impl Hub {
                 dirty: Mutex::default(),
                 stopping: AtomicBool::new(false),
                 all_gone: Notify::new(),
+                windows: tokio::sync::watch::Sender::new(0),
                 metrics,
             }),
             resync,
@@ -293,9 +303,11 @@ impl Hub {
         let hub = Arc::downgrade(self);
         let clock = self.clock.clone();
         let window = i64::try_from(self.config.window_ms).unwrap_or(i64::MAX);
-        let beat_every = i64::try_from(self.config.heartbeat_seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+        let beat_every =
+            i64::try_from(self.config.heartbeat_seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
         let started = clock.now_ms();
-        let (mut flush_at, mut beat_at) = (started.saturating_add(window), started.saturating_add(beat_every));
+        let (mut flush_at, mut beat_at) =
+            (started.saturating_add(window), started.saturating_add(beat_every));
         tokio::spawn(async move {
             loop {
                 clock.sleep_until(flush_at.min(beat_at)).await;
@@ -317,6 +329,9 @@ impl Hub {
                     }
                     if beat {
                         hub.beat();
+                    }
+                    if flush {
+                        hub.shared.windows.send_modify(|n| *n += 1);
                     }
                 });
                 if let Err(e) = work.await {
@@ -408,7 +423,12 @@ impl Hub {
     }
 
     /// Counts a new subscriber against the limits and finds (or creates) its topic.
-    fn join(&self, key: TopicKey, slot: &BoardSlot, holder: Option<&str>) -> Result<(Arc<Topic>, u64), SubscribeError> {
+    fn join(
+        &self,
+        key: TopicKey,
+        slot: &BoardSlot,
+        holder: Option<&str>,
+    ) -> Result<(Arc<Topic>, u64), SubscribeError> {
         let config = &self.config;
         let mut members = self.shared.members.lock_unpoisoned();
         if self.shared.stopping.load(Ordering::Acquire) {
@@ -452,7 +472,13 @@ impl Hub {
     }
 
     /// The first message for a subscriber of `topic` (see `topic::first_message`).
-    fn first(&self, topic: &Topic, state: &mut TopicState, slot: &BoardSlot, since_version: Option<u64>) -> Outgoing {
+    fn first(
+        &self,
+        topic: &Topic,
+        state: &mut TopicState,
+        slot: &BoardSlot,
+        since_version: Option<u64>,
+    ) -> Outgoing {
         let view = topic.view();
         let first = topic::first_message(&state.last, since_version, |n| {
             ViewState::read_at(&slot.read(), view, n).ok()
@@ -481,7 +507,13 @@ impl Hub {
 
     /// A subscription to a period that has closed (or a season archived): its first message,
     /// then `closed`. It joins no topic, as nothing will change. O(a view read).
-    fn already_ended(&self, slot: &BoardSlot, view: &View, since_version: Option<u64>, reason: CloseReason) -> Subscription {
+    fn already_ended(
+        &self,
+        slot: &BoardSlot,
+        view: &View,
+        since_version: Option<u64>,
+        reason: CloseReason,
+    ) -> Subscription {
         let last = ViewState::read(&slot.read(), view);
         let first = match topic::first_message(&last, since_version, |n| {
             ViewState::read_at(&slot.read(), view, n).ok()
@@ -586,14 +618,16 @@ impl Hub {
     fn send(&self, state: &mut TopicState, message: &Outgoing) {
         let (capacity, resync) = (self.config.queue_messages, &self.resync);
         let mut overflowed = 0;
-        state.subscribers.retain(|_, queue| match queue.push(message.clone(), capacity, resync) {
-            Pushed::Queued => true,
-            Pushed::Overflowed => {
-                overflowed += 1;
-                false
-            }
-            Pushed::Ended => false,
-        });
+        state
+            .subscribers
+            .retain(|_, queue| match queue.push(message.clone(), capacity, resync) {
+                Pushed::Queued => true,
+                Pushed::Overflowed => {
+                    overflowed += 1;
+                    false
+                }
+                Pushed::Ended => false,
+            });
         if overflowed > 0 {
             self.shared.metrics.live.resyncs.add(overflowed);
         }

@@ -80,7 +80,9 @@ mod tests {
 
     fn score(board: &mut Board, id: &str, player: &str, value: i64) {
         let at = board.version() as i64;
-        board.apply(&ScoreEvent::new(id, player, value, at).unwrap()).unwrap();
+        board
+            .apply(&ScoreEvent::new(id, player, value, at).unwrap())
+            .unwrap();
     }
 
     fn board_with(scores: &[(&str, i64)]) -> Board {
@@ -160,7 +162,10 @@ mod tests {
     fn a_window_with_no_net_change_sends_nothing() {
         let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
         let mut e_events = Vec::new();
-        for (i, (player, value)) in [("a", 90), ("b", 80), ("c", 70), ("d", 60), ("e", 50)].iter().enumerate() {
+        for (i, (player, value)) in [("a", 90), ("b", 80), ("c", 70), ("d", 60), ("e", 50)]
+            .iter()
+            .enumerate()
+        {
             let event = ScoreEvent::new(&format!("e{i}"), player, *value, i as i64).unwrap();
             board.apply(&event).unwrap();
             if *player == "e" {

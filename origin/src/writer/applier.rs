@@ -68,11 +68,13 @@ impl Group {
             }
         }
         metrics.visible_lag.observe(self.committed.elapsed());
-        if hub.is_watched() {
-            hub.changed(&boards_of(&self.fresh), self.committed);
-        }
         if let Some((group, outcomes)) = self.answers {
             answer(metrics, self.fresh.len(), group, outcomes);
+        }
+        // After the answers, which wait for nothing of the live path; the next window reads
+        // the boards anyway, this only dates the change for the lag histogram.
+        if hub.is_watched() {
+            hub.changed(&boards_of(&self.fresh), self.committed);
         }
     }
 }
