@@ -319,6 +319,50 @@ mod tests {
         result.unwrap_err().to_string()
     }
 
+    /// What `WebSocketUpgrade` makes of a GET with these headers, as the handler receives it.
+    async fn upgrade_of(headers: &[(&str, &str)]) -> Result<WebSocketUpgrade, WebSocketUpgradeRejection> {
+        use axum::extract::FromRequestParts as _;
+        let mut request = axum::http::Request::get("/x");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let (mut parts, ()) = request.body(()).unwrap().into_parts();
+        WebSocketUpgrade::from_request_parts(&mut parts, &()).await
+    }
+
+    /// A request that does not ask for a WebSocket is answered as SSE (an `Upgrade: h2c` too);
+    /// one that asks but cannot be upgraded is told why, never answered as SSE.
+    #[tokio::test]
+    async fn only_a_request_for_a_websocket_is_upgraded() {
+        for headers in [
+            &[][..],
+            &[("connection", "Upgrade, HTTP2-Settings"), ("upgrade", "h2c")][..],
+        ] {
+            let upgrade = upgrade_of(headers).await;
+            let headers: HeaderMap = headers
+                .iter()
+                .map(|(n, v)| (n.parse().unwrap(), v.parse().unwrap()))
+                .collect();
+            assert!(websocket_of(upgrade, &headers).unwrap().is_none());
+        }
+        let asks = [
+            ("connection", "upgrade"),
+            ("upgrade", "WebSocket"),
+            ("sec-websocket-version", "13"),
+        ];
+        let upgrade = upgrade_of(&asks).await;
+        let headers: HeaderMap = asks
+            .iter()
+            .map(|(n, v)| (n.parse().unwrap(), v.parse().unwrap()))
+            .collect();
+        let text = error_text(websocket_of(upgrade, &headers));
+        assert!(
+            text.starts_with("INVALID_REQUEST: the WebSocket upgrade cannot be made: ")
+                && text.contains("Sec-WebSocket-Key"),
+            "{text}"
+        );
+    }
+
     /// `view` is required and parsed by the core, its error named with the parameter.
     #[test]
     fn the_view_is_required_and_checked() {
