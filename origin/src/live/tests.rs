@@ -502,3 +502,12 @@ async fn a_period_without_an_instance_yet_is_followed_once_it_has_one() {
     );
     assert_eq!(client.entries.len(), 3);
 }
+
+/// An idle subscriber costs a few hundred bytes in the hub (its handle, its queue with no
+/// buffer, its slot in the topic), far below the 8 KB an idle subscriber may cost in all.
+#[test]
+fn an_idle_subscriber_is_small() {
+    use std::mem::size_of;
+    let own = size_of::<Subscription>() + size_of::<super::Queue>() + size_of::<(u64, Arc<super::Queue>)>();
+    assert!(own <= 512, "{own} bytes");
+}
