@@ -283,6 +283,8 @@ impl ViewState {
     /// `base_version` is not this state's version, whose `board_version` is not later, or that
     /// does not fit the entries held (a player who left but is not held, or entries whose ranks
     /// collide). Afterwards the state equals [`ViewState::read`] at the delta's version.
+    /// An empty delta from this state's version to itself is accepted and changes nothing: it
+    /// is how a subscriber coming back at the view's current version is told it is up to date.
     /// O(k log k) for k entries held and sent.
     pub fn apply(&mut self, delta: &ViewDelta) -> Result<(), ViewDeltaError> {
         if delta.base_version != self.board_version {
@@ -290,6 +292,9 @@ impl ViewState {
                 view_version: self.board_version,
                 delta_base: delta.base_version,
             });
+        }
+        if delta.board_version == delta.base_version && delta.changed.is_empty() && delta.left.is_empty() {
+            return Ok(());
         }
         if delta.board_version <= delta.base_version {
             return Err(ViewDeltaError::NotForward {
@@ -614,13 +619,48 @@ mod tests {
             Err(ViewDeltaError::Inconsistent(_))
         ));
         let backwards = ViewDelta {
-            board_version: state.board_version,
+            board_version: state.board_version - 1,
             left: Vec::new(),
-            ..ghost
+            ..ghost.clone()
         };
         assert!(matches!(
             state.apply(&backwards),
             Err(ViewDeltaError::NotForward { .. })
+        ));
+        let standing_still = ViewDelta {
+            board_version: state.board_version,
+            ..collide
+        };
+        assert!(matches!(
+            state.apply(&standing_still),
+            Err(ViewDeltaError::NotForward { .. })
+        ));
+        assert_eq!(state, held);
+    }
+
+    /// The catch-up answer to a subscriber already at the view's version is an empty delta to
+    /// that same version, which changes nothing; one that claims another version is refused.
+    #[test]
+    fn an_empty_delta_at_the_views_own_version_is_a_no_op() {
+        let board = board_with(&[("a", 50), ("b", 40)]);
+        let mut state = ViewState::read(&board, &view("top:2"));
+        let held = state.clone();
+        let current = ViewDelta {
+            base_version: state.board_version,
+            board_version: state.board_version,
+            changed: Vec::new(),
+            left: Vec::new(),
+        };
+        state.apply(&current).unwrap();
+        assert_eq!(state, held);
+        let elsewhere = ViewDelta {
+            base_version: state.board_version + 1,
+            board_version: state.board_version + 1,
+            ..current
+        };
+        assert!(matches!(
+            state.apply(&elsewhere),
+            Err(ViewDeltaError::VersionGap { .. })
         ));
         assert_eq!(state, held);
     }
