@@ -536,18 +536,9 @@ impl Client {
                     .state
                     .as_mut()
                     .unwrap_or_else(|| panic!("a delta before any snapshot: {delta:?}"));
-                let empty = delta.changed.is_empty() && delta.left.is_empty();
-                // docs/live.md: a client coming back at the view's current version gets a
-                // delta with nothing in it; there is nothing to apply, and the core refuses a
-                // delta that does not move forward.
-                if !(empty
-                    && delta.base_version == state.board_version
-                    && delta.board_version == delta.base_version)
-                {
-                    state.apply(delta).unwrap_or_else(|e| {
-                        panic!("the view refused a delta from the server ({e}): {delta:?}")
-                    });
-                }
+                state
+                    .apply(delta)
+                    .unwrap_or_else(|e| panic!("the view refused a delta from the server ({e}): {delta:?}"));
             }
             _ => {}
         }
