@@ -94,6 +94,9 @@ on_both_databases_and_transports!(
     subscription_limits_answer_429_and_503_with_their_codes,
     a_server_stop_sends_going_away,
     a_quiet_stream_gets_heartbeats,
+    a_subscriber_joining_within_a_window_chains_with_the_shared_delta,
+    a_closed_day_that_left_memory_is_sent_from_storage,
+    the_per_token_limit_counts_a_player_jwt_by_its_subject,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -333,8 +336,9 @@ impl SseEvent {
 }
 
 impl Stream {
-    /// The next message, or `None` once the server has ended the stream.
-    async fn next(&mut self) -> Option<Message> {
+    /// The next message and its JSON text as it came, or `None` once the server has ended
+    /// the stream.
+    async fn next(&mut self) -> Option<(Message, String)> {
         match self {
             Stream::Sse { body, pending } => loop {
                 // Lines may end in \r\n; no JSON here holds a raw \r.
@@ -345,7 +349,8 @@ impl Stream {
                     if event.data.is_none() && event.event.is_none() {
                         continue;
                     }
-                    return Some(event.message());
+                    let json = event.data.clone().unwrap_or_default();
+                    return Some((event.message(), json));
                 }
                 let frame = match body.as_mut() {
                     Some(b) => b.frame().await,
@@ -372,7 +377,9 @@ impl Stream {
             Stream::Ws(socket) => loop {
                 let ws = socket.as_mut()?;
                 match ws.next().await {
-                    Some(Ok(tungstenite::Message::Text(text))) => return Some(Message::parse(text.as_str())),
+                    Some(Ok(tungstenite::Message::Text(text))) => {
+                        return Some((Message::parse(text.as_str()), text.to_string()));
+                    }
                     Some(Ok(tungstenite::Message::Binary(_))) => {
                         panic!("the stream sent a binary frame; docs/live.md says text frames")
                     }
@@ -512,14 +519,27 @@ struct Client {
     /// The last snapshot with every delta since applied; `None` until the first snapshot
     /// (or, for a client coming back, the view it held).
     state: Option<ViewState>,
+    /// The JSON text of the last message, as it came.
+    json: String,
 }
 
 impl Client {
+    fn new(sub: Sub, stream: Stream, state: Option<ViewState>) -> Client {
+        Client {
+            sub,
+            stream,
+            state,
+            json: String::new(),
+        }
+    }
+
     /// The next message, as it came, applied to nothing; `None` once the stream is over.
     async fn next_raw(&mut self) -> Option<Message> {
-        tokio::time::timeout(GUARD, self.stream.next())
+        let (message, json) = tokio::time::timeout(GUARD, self.stream.next())
             .await
-            .unwrap_or_else(|_| panic!("no message within {GUARD:?} on {}", self.sub.path()))
+            .unwrap_or_else(|_| panic!("no message within {GUARD:?} on {}", self.sub.path()))?;
+        self.json = json;
+        Some(message)
     }
 
     /// The next message, applied to the view: a snapshot replaces it, a delta must chain
@@ -710,11 +730,7 @@ impl Live {
             Transport::Sse => self.open_sse(sub, &[]).await?,
             Transport::Ws => self.open_ws(sub).await?,
         };
-        Ok(Client {
-            sub: sub.clone(),
-            stream,
-            state: None,
-        })
+        Ok(Client::new(sub.clone(), stream, None))
     }
 
     async fn open_sse(&self, sub: &Sub, headers: &[(&str, &str)]) -> Result<Stream, Refused> {
@@ -1591,6 +1607,11 @@ async fn subscriptions_take_read_auth_and_a_player_jwt_in_the_query(db: Db, tran
             top.clone().bearer(None).access_token(PLAYER),
             refusal(401, &unauthenticated),
         ),
+        (
+            "a token in the header and a JWT as access_token",
+            top.clone().access_token(&jwt),
+            refusal(400, "INVALID_REQUEST"),
+        ),
     ];
     for (what, sub, expected) in cases {
         match (live.open(&sub).await, expected) {
@@ -1774,8 +1795,152 @@ async fn a_quiet_stream_gets_heartbeats(db: Db, transport: Transport) {
     live.assert_fresh(&client).await;
 }
 
+/// A subscriber that joins while a window's changes are not sent yet is sent the state the
+/// view's other subscribers hold, so the window's delta (the same bytes for all of them)
+/// chains for it too; one coming back at that version is owed nothing.
+async fn a_subscriber_joining_within_a_window_chains_with_the_shared_delta(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.batch("global", &players("e", 0..5, |i| 10 * i), "2026-10-13T10:00:00Z")
+        .await;
+    let top = Sub::new("global", "top:3");
+    let mut first = live.subscribe_snapshot(top.clone()).await;
+    let sent = first.state().clone();
+
+    // Applied, and not sent yet.
+    live.score("a", "global", "p-new", 100, "2026-10-13T11:00:00Z")
+        .await;
+    let mut joining = live.subscribe(top.clone()).await;
+    let snapshot = joining.recv().await;
+    assert!(matches!(snapshot, Message::Snapshot { .. }), "{snapshot:?}");
+    assert_eq!(joining.state(), &sent);
+    let mut back = live.resume(top.clone(), sent.clone()).await;
+    let caught_up = back.recv().await.delta();
+    assert_eq!(
+        (caught_up.base_version, caught_up.board_version),
+        (sent.board_version, sent.board_version)
+    );
+
+    live.flush();
+    let delta = first.recv().await.delta();
+    assert_eq!(delta.base_version, sent.board_version);
+    for client in [&mut joining, &mut back] {
+        assert_eq!(client.recv().await.delta(), delta);
+        assert_eq!(
+            client.json, first.json,
+            "one view's delta is the same bytes for all"
+        );
+        assert_eq!(live.assert_fresh(client).await, Some(delta.board_version));
+    }
+}
+
+/// A closed day past its retention leaves memory; subscribed to then, it is read from storage:
+/// its snapshot (or, back at its version, an empty delta) and then `closed`.
+async fn a_closed_day_that_left_memory_is_sent_from_storage(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-14T00:01:00Z").await;
+    live.define(
+        "daily",
+        json!({"score_mode": "highest", "periods": ["all_time", "daily"], "grace_seconds": 300}),
+    )
+    .await;
+    for (i, value) in [30, 20, 10].into_iter().enumerate() {
+        live.score(
+            &format!("d{i}"),
+            "daily",
+            &format!("p-{i}"),
+            value,
+            "2026-10-13T23:59:00Z",
+        )
+        .await;
+    }
+    // A day after its close (the harness keeps closed periods a day).
+    live.clock.set(ms("2026-10-15T00:05:00Z"));
+    live.service.state.ingest().evict_closed().await.unwrap();
+    let daily = standings_core::BoardId::new("arena-clash", "solo", "S7", "daily").unwrap();
+    let entry = live.service.state.registry().entry(&daily).unwrap();
+    assert!(
+        entry.instance("2026-10-13").is_none(),
+        "the day is still in memory"
+    );
+
+    let view = Sub::new("daily", "top:3").period("daily", "2026-10-13T12:00:00Z");
+    let mut client = live.subscribe(view.clone()).await;
+    let first = client.recv().await;
+    assert!(matches!(first, Message::Snapshot { .. }), "{first:?}");
+    let version = live.assert_fresh(&client).await.unwrap();
+    assert_eq!(client.version(), version);
+    assert_eq!(
+        client.recv().await,
+        Message::Closed {
+            reason: "period_closed".into(),
+            board_version: version
+        }
+    );
+    client.ends().await;
+
+    let mut back = live.resume(view, client.state().clone()).await;
+    let delta = back.recv().await.delta();
+    assert_eq!((delta.base_version, delta.board_version), (version, version));
+    assert!(matches!(back.recv().await, Message::Closed { .. }));
+    back.ends().await;
+}
+
+/// The per-token limit counts a static token by its name and a player JWT by its subject, so
+/// two JWTs of one player share one allowance; a read without a token (with `public_reads`)
+/// is bounded only by the board's and the service's limits.
+async fn the_per_token_limit_counts_a_player_jwt_by_its_subject(db: Db, transport: Transport) {
+    let live = Live::start_with(db, transport, "2026-10-13T12:00:00Z", |config| {
+        config.public_reads = true;
+        config.live.max_subscribers_per_token = 1;
+    })
+    .await;
+    live.define("global", json!({"score_mode": "highest"})).await;
+    live.score("e", "global", "p-1", 1, "2026-10-13T10:00:00Z").await;
+    let top = Sub::new("global", "top:3");
+    let too_many = Some(Refused {
+        status: 429,
+        code: "TOO_MANY_SUBSCRIPTIONS".into(),
+    });
+    let mut open = Vec::new();
+    open.push(
+        live.subscribe_snapshot(
+            top.clone()
+                .bearer(None)
+                .access_token(&player_jwt("p-ava", &["arena-clash"])),
+        )
+        .await,
+    );
+    // Another JWT of the same player (signed a moment later, or for more games) is the same
+    // subject.
+    let again = player_jwt("p-ava", &["arena-clash", "other-game"]);
+    assert_eq!(
+        live.open(&top.clone().bearer(None).access_token(&again))
+            .await
+            .err(),
+        too_many
+    );
+    assert_eq!(live.open(&top.clone().bearer(Some(&again))).await.err(), too_many);
+    // Another player, and the static token that stands for p-ava (counted by its name).
+    open.push(
+        live.subscribe_snapshot(
+            top.clone()
+                .bearer(None)
+                .access_token(&player_jwt("p-ben", &["arena-clash"])),
+        )
+        .await,
+    );
+    open.push(live.subscribe_snapshot(top.clone().bearer(Some(PLAYER))).await);
+    assert_eq!(live.open(&top.clone().bearer(Some(PLAYER))).await.err(), too_many);
+    // No token: not a holder.
+    for _ in 0..3 {
+        open.push(live.subscribe_snapshot(top.clone().bearer(None)).await);
+    }
+    assert_eq!(live.metric("standings_live_subscribers{").await, 6.0);
+}
+
 /// `EventSource` comes back with the last `id:` it saw as `Last-Event-ID`: the server takes it
-/// as `since_version`, so the browser's own reconnect is an exact catch-up too.
+/// as `since_version` when the query has none, so the browser's own reconnect is an exact
+/// catch-up too.
 async fn last_event_id_is_taken_as_since_version(db: Db) {
     let live = Live::start(db, Transport::Sse, "2026-10-13T12:00:00Z").await;
     live.define("global", json!({"score_mode": "cumulative"})).await;
@@ -1793,14 +1958,27 @@ async fn last_event_id_is_taken_as_since_version(db: Db) {
         .open_sse(&top, &[("last-event-id", &last_event_id)])
         .await
         .unwrap();
-    let mut back = Client {
-        sub: top.clone(),
-        stream,
-        state: Some(held.clone()),
-    };
+    let mut back = Client::new(top.clone(), stream, Some(held.clone()));
     let delta = back.recv().await.delta();
     assert_eq!(delta.base_version, held.board_version);
     live.assert_fresh(&back).await;
+
+    // `since_version` in the query wins over the header.
+    let stream = live
+        .open_sse(&top.clone().since(back.version()), &[("last-event-id", "1")])
+        .await
+        .unwrap();
+    let mut current = Client::new(top.clone(), stream, Some(back.state().clone()));
+    let delta = current.recv().await.delta();
+    assert_eq!(delta.base_version, back.version());
+    // A header that is not a version is refused, as a bad since_version is.
+    assert_eq!(
+        live.open_sse(&top, &[("last-event-id", "x7")]).await.err(),
+        Some(Refused {
+            status: 400,
+            code: "INVALID_REQUEST".into()
+        })
+    );
 }
 
 /// SSE is the answer whatever the `Accept` header says, and without one.
@@ -1811,11 +1989,7 @@ async fn sse_is_the_default_whatever_the_accept(db: Db) {
     let top = Sub::new("global", "top:3");
     for accept in ["*/*", "application/json", "text/html"] {
         let stream = live.open_sse(&top, &[("accept", accept)]).await.unwrap();
-        let mut client = Client {
-            sub: top.clone(),
-            stream,
-            state: None,
-        };
+        let mut client = Client::new(top.clone(), stream, None);
         let first = client.recv().await;
         assert!(matches!(first, Message::Snapshot { .. }), "{accept}: {first:?}");
     }
