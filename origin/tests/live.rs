@@ -1245,6 +1245,16 @@ async fn a_stalled_subscriber_is_sent_resync_and_dropped_while_others_keep_recei
     assert!(live.metric("standings_live_messages_total{type=\"delta\"}").await >= windows as f64);
     assert!(live.metric("standings_live_bytes_total").await > 0.0);
     assert!(live.metric("standings_live_notify_lag_seconds_count").await >= 1.0);
+    if transport == Transport::Sse {
+        // An SSE body's end drops its subscription at once (a WebSocket's goes with the
+        // server's end of the close, which the client does not wait for): the one that was
+        // sent resync is gone, and a client that closes its end counts as a drop.
+        assert_eq!(live.metric("standings_live_subscribers{").await, 1.0);
+        assert_eq!(live.metric("standings_live_drops_total").await, 0.0);
+        reader.close().await;
+        assert_eq!(live.metric("standings_live_subscribers{").await, 0.0);
+        assert_eq!(live.metric("standings_live_drops_total").await, 1.0);
+    }
 }
 
 /// A `period=daily` view with `at` follows that day only, like a read of it, and is sent
@@ -1419,8 +1429,9 @@ async fn around_and_player_views_follow_their_player(db: Db, transport: Transpor
     }
 }
 
-/// An invalidation moves a player like any change: the top view loses the player whose only
-/// score it was, and that player's own view empties.
+/// Moderation moves a player like any change: an invalidation takes the player whose only
+/// score it was out of the top view and empties its own view, a restore brings it back, and
+/// so do a disqualification and a reinstatement.
 async fn an_invalidation_moves_a_player_for_subscribers(db: Db, transport: Transport) {
     let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
     live.define("global", json!({"score_mode": "highest"})).await;
@@ -1453,6 +1464,34 @@ async fn an_invalidation_moves_a_player_for_subscribers(db: Db, transport: Trans
     assert_eq!(delta.left, [PlayerId::new("p-0").unwrap()]);
     assert!(own.state().entries.is_empty());
     live.assert_fresh(&own).await;
+
+    // Restored: back on top, and in its own view again.
+    live.moderate(
+        json!({"moderation_id": "m-2", "action_type": "RESTORE", "reason": "appeal",
+                         "game": "arena-clash", "target_event_id": "e0"}),
+    )
+    .await;
+    live.flush();
+    top.recv().await.delta();
+    live.assert_fresh(&top).await;
+    let delta = own.recv().await.delta();
+    assert_eq!(delta.changed.len(), 1);
+    live.assert_fresh(&own).await;
+    // A disqualified player leaves the board's views; reinstated, it comes back.
+    for (id, action) in [("m-3", "DISQUALIFY"), ("m-4", "REINSTATE")] {
+        live.moderate(
+            json!({"moderation_id": id, "action_type": action, "reason": "review",
+                             "game": "arena-clash", "mode": "solo", "season": "S7", "scope": "global",
+                             "target_player_id": "p-0"}),
+        )
+        .await;
+        live.flush();
+        top.recv().await.delta();
+        live.assert_fresh(&top).await;
+        own.recv().await.delta();
+        live.assert_fresh(&own).await;
+        assert_eq!(own.state().entries.is_empty(), action == "DISQUALIFY");
+    }
 }
 
 /// A late event applied by a moderator's decision reaches subscribers like any change, and
