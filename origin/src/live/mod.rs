@@ -178,7 +178,7 @@ struct Topic {
 struct TopicState {
     /// The state last sent: every subscriber holds the view at `last.board_version`.
     last: ViewState,
-    /// The snapshot message of `last`, encoded on the first subscribe that needs it.
+    /// The snapshot message of `last`, kept once the view has more than one subscriber.
     snapshot: Option<Bytes>,
     subscribers: HashMap<u64, Arc<Queue>, FastHash>,
     /// The `closed` that ended the topic, for a subscriber that joins it meanwhile.
@@ -488,10 +488,19 @@ impl Hub {
         });
         match first {
             First::Snapshot => {
-                let json = state
-                    .snapshot
-                    .get_or_insert_with(|| message::snapshot(view, &topic.period, &state.last))
-                    .clone();
+                let json = match &state.snapshot {
+                    Some(json) => json.clone(),
+                    None => {
+                        let json = message::snapshot(view, &topic.period, &state.last);
+                        // Kept once a second subscriber shows the view is shared: a view only
+                        // one client watches (most `around` and `player` views) would hold its
+                        // snapshot's bytes for nothing.
+                        if !state.subscribers.is_empty() {
+                            state.snapshot = Some(json.clone());
+                        }
+                        json
+                    }
+                };
                 Outgoing {
                     kind: Kind::Snapshot,
                     board_version: Some(state.last.board_version),
