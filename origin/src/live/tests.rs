@@ -513,3 +513,33 @@ fn an_idle_subscriber_is_small() {
     let own = size_of::<Subscription>() + size_of::<super::Queue>() + size_of::<(u64, Arc<super::Queue>)>();
     assert!(own <= 512, "{own} bytes");
 }
+
+/// `changed` keeps nothing while nobody watches, and otherwise the earliest commit of the
+/// changes a window carries, which dates its delta for the lag histogram.
+#[tokio::test]
+async fn a_delta_is_dated_by_the_earliest_change_it_carries() {
+    let world = World::new(LiveConfig::default());
+    let slot = world.all_time();
+    let early = Instant::now();
+    let later = early + Duration::from_millis(5);
+    world.hub.changed([&slot.id], early);
+    assert!(world.hub.shared.dirty.lock().unwrap().is_empty());
+    let mut sub = world.subscribe(&slot, "top:3");
+    let _ = next(&mut sub).await.unwrap();
+    slot.write()
+        .apply(&ScoreEvent::new("x1", "a", 1, NOON).unwrap())
+        .unwrap();
+    world.hub.changed([&slot.id], later);
+    world.hub.changed([&slot.id], early);
+    world.next_window().await;
+    assert_eq!(next(&mut sub).await.unwrap().committed, Some(early));
+}
+
+/// A window that overran its deadline is followed by one a whole window later, not by a
+/// burst; one on time keeps the schedule.
+#[test]
+fn windows_keep_their_schedule_unless_one_overran() {
+    assert_eq!(super::next_deadline(1_000, 250, 1_000), 1_250);
+    assert_eq!(super::next_deadline(1_000, 250, 1_100), 1_250);
+    assert_eq!(super::next_deadline(1_000, 250, 1_600), 1_850);
+}
