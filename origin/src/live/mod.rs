@@ -260,6 +260,25 @@ fn plain(kind: Kind, json: Bytes) -> Outgoing {
     }
 }
 
+/// The message of a first-message decision: a snapshot of the state at `version` (whose bytes
+/// `snapshot` gives), or the delta.
+fn first_outgoing(first: First, version: u64, snapshot: impl FnOnce() -> Bytes) -> Outgoing {
+    match first {
+        First::Snapshot => Outgoing {
+            kind: Kind::Snapshot,
+            board_version: Some(version),
+            json: snapshot(),
+            committed: None,
+        },
+        First::Delta(delta) => Outgoing {
+            kind: Kind::Delta,
+            board_version: Some(delta.board_version),
+            json: message::delta(&delta),
+            committed: None,
+        },
+    }
+}
+
 /// The next time a timer of period `every` fires after firing at `fired`: one period on, or a
 /// period from `now` when the work overran, so a slow window is not followed by a burst.
 fn next_deadline(fired: i64, every: i64, now: i64) -> i64 {
@@ -486,35 +505,19 @@ impl Hub {
         let first = topic::first_message(&state.last, since_version, |n| {
             ViewState::read_at(&slot.read(), view, n).ok()
         });
-        match first {
-            First::Snapshot => {
-                let json = match &state.snapshot {
-                    Some(json) => json.clone(),
-                    None => {
-                        let json = message::snapshot(view, &topic.period, &state.last);
-                        // Kept once a second subscriber shows the view is shared: a view only
-                        // one client watches (most `around` and `player` views) would hold its
-                        // snapshot's bytes for nothing.
-                        if !state.subscribers.is_empty() {
-                            state.snapshot = Some(json.clone());
-                        }
-                        json
-                    }
-                };
-                Outgoing {
-                    kind: Kind::Snapshot,
-                    board_version: Some(state.last.board_version),
-                    json,
-                    committed: None,
-                }
+        let version = state.last.board_version;
+        first_outgoing(first, version, || {
+            if let Some(json) = &state.snapshot {
+                return json.clone();
             }
-            First::Delta(delta) => Outgoing {
-                kind: Kind::Delta,
-                board_version: Some(delta.board_version),
-                json: message::delta(&delta),
-                committed: None,
-            },
-        }
+            let json = message::snapshot(view, &topic.period, &state.last);
+            // Kept once a second subscriber shows the view is shared: a view only one client
+            // watches (most `around` and `player` views) would hold its snapshot for nothing.
+            if !state.subscribers.is_empty() {
+                state.snapshot = Some(json.clone());
+            }
+            json
+        })
     }
 
     /// A subscription to a period that has closed (or a season archived): its first message,
@@ -527,22 +530,12 @@ impl Hub {
         reason: CloseReason,
     ) -> Subscription {
         let last = ViewState::read(&slot.read(), view);
-        let first = match topic::first_message(&last, since_version, |n| {
+        let first = topic::first_message(&last, since_version, |n| {
             ViewState::read_at(&slot.read(), view, n).ok()
-        }) {
-            First::Snapshot => Outgoing {
-                kind: Kind::Snapshot,
-                board_version: Some(last.board_version),
-                json: message::snapshot(view, &slot.period, &last),
-                committed: None,
-            },
-            First::Delta(delta) => Outgoing {
-                kind: Kind::Delta,
-                board_version: Some(delta.board_version),
-                json: message::delta(&delta),
-                committed: None,
-            },
-        };
+        });
+        let first = first_outgoing(first, last.board_version, || {
+            message::snapshot(view, &slot.period, &last)
+        });
         let queue = Arc::new(Queue::default());
         queue.push(first, self.config.queue_messages, &self.resync);
         queue.end_with(plain(Kind::Closed, message::closed(reason, last.board_version)));
