@@ -178,7 +178,7 @@ struct Topic {
 struct TopicState {
     /// The state last sent: every subscriber holds the view at `last.board_version`.
     last: ViewState,
-    /// The snapshot message of `last`, encoded on the first subscribe that needs it.
+    /// The snapshot message of `last`, kept once the view has more than one subscriber.
     snapshot: Option<Bytes>,
     subscribers: HashMap<u64, Arc<Queue>, FastHash>,
     /// The `closed` that ended the topic, for a subscriber that joins it meanwhile.
@@ -257,6 +257,25 @@ fn plain(kind: Kind, json: Bytes) -> Outgoing {
         board_version: None,
         json,
         committed: None,
+    }
+}
+
+/// The message of a first-message decision: a snapshot of the state at `version` (whose bytes
+/// `snapshot` gives), or the delta.
+fn first_outgoing(first: First, version: u64, snapshot: impl FnOnce() -> Bytes) -> Outgoing {
+    match first {
+        First::Snapshot => Outgoing {
+            kind: Kind::Snapshot,
+            board_version: Some(version),
+            json: snapshot(),
+            committed: None,
+        },
+        First::Delta(delta) => Outgoing {
+            kind: Kind::Delta,
+            board_version: Some(delta.board_version),
+            json: message::delta(&delta),
+            committed: None,
+        },
     }
 }
 
@@ -486,26 +505,19 @@ impl Hub {
         let first = topic::first_message(&state.last, since_version, |n| {
             ViewState::read_at(&slot.read(), view, n).ok()
         });
-        match first {
-            First::Snapshot => {
-                let json = state
-                    .snapshot
-                    .get_or_insert_with(|| message::snapshot(view, &topic.period, &state.last))
-                    .clone();
-                Outgoing {
-                    kind: Kind::Snapshot,
-                    board_version: Some(state.last.board_version),
-                    json,
-                    committed: None,
-                }
+        let version = state.last.board_version;
+        first_outgoing(first, version, || {
+            if let Some(json) = &state.snapshot {
+                return json.clone();
             }
-            First::Delta(delta) => Outgoing {
-                kind: Kind::Delta,
-                board_version: Some(delta.board_version),
-                json: message::delta(&delta),
-                committed: None,
-            },
-        }
+            let json = message::snapshot(view, &topic.period, &state.last);
+            // Kept once a second subscriber shows the view is shared: a view only one client
+            // watches (most `around` and `player` views) would hold its snapshot for nothing.
+            if !state.subscribers.is_empty() {
+                state.snapshot = Some(json.clone());
+            }
+            json
+        })
     }
 
     /// A subscription to a period that has closed (or a season archived): its first message,
@@ -518,22 +530,12 @@ impl Hub {
         reason: CloseReason,
     ) -> Subscription {
         let last = ViewState::read(&slot.read(), view);
-        let first = match topic::first_message(&last, since_version, |n| {
+        let first = topic::first_message(&last, since_version, |n| {
             ViewState::read_at(&slot.read(), view, n).ok()
-        }) {
-            First::Snapshot => Outgoing {
-                kind: Kind::Snapshot,
-                board_version: Some(last.board_version),
-                json: message::snapshot(view, &slot.period, &last),
-                committed: None,
-            },
-            First::Delta(delta) => Outgoing {
-                kind: Kind::Delta,
-                board_version: Some(delta.board_version),
-                json: message::delta(&delta),
-                committed: None,
-            },
-        };
+        });
+        let first = first_outgoing(first, last.board_version, || {
+            message::snapshot(view, &slot.period, &last)
+        });
         let queue = Arc::new(Queue::default());
         queue.push(first, self.config.queue_messages, &self.resync);
         queue.end_with(plain(Kind::Closed, message::closed(reason, last.board_version)));
