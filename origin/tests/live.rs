@@ -1,7 +1,8 @@
 //! Live subscriptions (`docs/live.md`) over Server-Sent Events and WebSocket, on SQLite and
-//! PostgreSQL. Every scenario runs once per transport: SSE through the router (the response's
+//! PostgreSQL. Each scenario runs once per transport: SSE through the router (the response's
 //! streaming body, read frame by frame), WebSocket over a real socket to the same service
-//! served by `standings_origin::run`. Each client keeps its view as a `ViewState` and follows
+//! served by `standings_origin::run`; the few about one transport (`Last-Event-ID`, `Accept`,
+//! what a WebSocket client sends) run on it alone. Each client keeps its view as a `ViewState` and follows
 //! the stream with `ViewState::apply`, and is compared with a fresh read of the same view.
 //!
 //! Time is a manual clock: a 202 means the change is applied, advancing the clock by one
@@ -87,7 +88,7 @@ on_both_databases_and_transports!(
     a_stalled_subscriber_is_sent_resync_and_dropped_while_others_keep_receiving,
     a_period_view_follows_its_day_until_it_closes,
     around_and_player_views_follow_their_player,
-    an_invalidation_moves_a_player_for_subscribers,
+    moderation_moves_a_player_for_subscribers,
     a_late_decision_and_the_season_archive_reach_subscribers,
     subscriptions_take_read_auth_and_a_player_jwt_in_the_query,
     malformed_subscriptions_are_refused_before_the_stream,
@@ -1432,7 +1433,7 @@ async fn around_and_player_views_follow_their_player(db: Db, transport: Transpor
 /// Moderation moves a player like any change: an invalidation takes the player whose only
 /// score it was out of the top view and empties its own view, a restore brings it back, and
 /// so do a disqualification and a reinstatement.
-async fn an_invalidation_moves_a_player_for_subscribers(db: Db, transport: Transport) {
+async fn moderation_moves_a_player_for_subscribers(db: Db, transport: Transport) {
     let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
     live.define("global", json!({"score_mode": "highest"})).await;
     for (i, value) in [100, 90, 80, 70].into_iter().enumerate() {
