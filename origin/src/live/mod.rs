@@ -167,7 +167,8 @@ type TopicKey = (BoardId, String, View);
 
 /// One view of one board instance, and who watches it (see `topic` for its decisions).
 struct Topic {
-    key: TopicKey,
+    /// Shared with the members map, so a topic's names are held once.
+    key: Arc<TopicKey>,
     period: Period,
     /// The board version the window last read the view at; only the window task writes it,
     /// and it is read without the state's lock so the board's read lock never waits on it.
@@ -187,7 +188,7 @@ struct TopicState {
 
 impl Topic {
     /// A topic reading its first state from `slot`. O(one view read).
-    fn new(key: TopicKey, slot: &BoardSlot) -> Topic {
+    fn new(key: Arc<TopicKey>, slot: &BoardSlot) -> Topic {
         let last = ViewState::read(&slot.read(), &key.2);
         Topic {
             checked: AtomicU64::new(last.board_version),
@@ -211,7 +212,7 @@ impl Topic {
 #[derive(Default)]
 struct Members {
     /// Each topic and how many subscriptions belong to it; a topic leaves with its last one.
-    topics: BTreeMap<TopicKey, (Arc<Topic>, usize)>,
+    topics: BTreeMap<Arc<TopicKey>, (Arc<Topic>, usize)>,
     next_id: u64,
     total: usize,
     per_board: HashMap<BoardId, usize, FastHash>,
@@ -475,12 +476,18 @@ impl Hub {
             });
         }
         let board = key.0.clone();
-        let (topic, count) = members
-            .topics
-            .entry(key)
-            .or_insert_with_key(|key| (Arc::new(Topic::new(key.clone(), slot)), 0));
-        *count += 1;
-        let topic = topic.clone();
+        let topic = match members.topics.get_mut(&key) {
+            Some((topic, count)) => {
+                *count += 1;
+                topic.clone()
+            }
+            None => {
+                let key = Arc::new(key);
+                let topic = Arc::new(Topic::new(key.clone(), slot));
+                members.topics.insert(key, (topic.clone(), 1));
+                topic
+            }
+        };
         members.total += 1;
         self.shared.open.store(members.total, Ordering::Relaxed);
         members.per_board.insert(board.clone(), on_board + 1);
