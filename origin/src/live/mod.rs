@@ -18,9 +18,9 @@
 //! with the one it last read, so a change that no caller reported is still sent (only without
 //! a commit time for the lag histogram); `changed` costs the writer a map insert, and nothing
 //! while nobody is subscribed. Each window's work runs on the blocking pool and holds a board's
-//! read lock for a bounded batch of view reads at a time, so neither a runtime's worker nor
-//! the applier waits for thousands of views, and the two threads hand the lock over once per
-//! batch rather than once per event.
+//! read lock for a few milliseconds of view reads at a time, so neither a runtime's worker nor
+//! the applier waits for a whole window, and the two threads hand the lock over once per hold
+//! rather than once per event.
 
 mod message;
 mod queue;
@@ -48,12 +48,13 @@ use crate::domain::periods::Period;
 use crate::metrics::Metrics;
 use crate::sync::LockUnpoisoned;
 
-/// The most views a window reads under one hold of a board's read lock (see `Hub::refresh`).
-const VIEWS_PER_HOLD: usize = 64;
+/// How long a window holds a board's read lock at most before letting the applier in (checked
+/// after each view read, so one `top:100` read may pass it).
+const HOLD: Duration = Duration::from_millis(2);
 
-/// The most entries a window reads under one hold of a board's read lock: about 20 `top:100`
-/// views, so a hold lasts a few hundred microseconds whatever the views.
-const ENTRIES_PER_HOLD: usize = 2_048;
+/// The most views a window reads under one hold, which bounds the states it keeps before
+/// sending them.
+const VIEWS_PER_HOLD: usize = 256;
 
 /// How long a stopping server waits for its streams to end after `going_away`.
 const GOING_AWAY_WAIT: Duration = Duration::from_secs(3);
@@ -603,16 +604,15 @@ impl Hub {
     }
 
     /// Reads again, under one hold of the board's read lock, the views of the first topics of
-    /// `topics` whose board moved, up to [`VIEWS_PER_HOLD`] views or [`ENTRIES_PER_HOLD`]
-    /// entries, then (with the lock released) sends each view's net change since its last
-    /// message to its subscribers. Returns the topics not reached.
+    /// `topics` whose board moved, for up to [`HOLD`] or [`VIEWS_PER_HOLD`] views, then (with
+    /// the lock released) sends each view's net change since its last message to its
+    /// subscribers. Returns the topics not reached.
     ///
-    /// The applier takes the write lock per event. Every time it waits for the window, and the
-    /// window then for it, both threads sleep and are woken by the other, which on a busy
-    /// machine costs far more than the reads; holding the lock for a bounded batch keeps those
-    /// handoffs to one per batch, while the applier waits at most one batch (a few hundred
-    /// microseconds of view reads). O(views read x (log n + k)), plus the subscribers of the
-    /// views that changed.
+    /// The applier takes the write lock per event. Each time the lock passes between it and the
+    /// window, one of the two threads sleeps until the other wakes it, which on a busy machine
+    /// costs more than many view reads; so the window reads in holds of a bounded time rather
+    /// than per view, and the applier waits at most one hold. O(views read x (log n + k)), plus
+    /// the subscribers of the views that changed.
     fn refresh<'t>(
         &self,
         slot: &BoardSlot,
@@ -623,17 +623,15 @@ impl Hub {
         let mut reached = 0;
         {
             let board = slot.read();
+            let held = Instant::now();
             let version = board.version();
-            let mut entries = 0;
             for topic in topics {
-                if moved.len() >= VIEWS_PER_HOLD || entries >= ENTRIES_PER_HOLD {
+                if moved.len() >= VIEWS_PER_HOLD || held.elapsed() >= HOLD {
                     break;
                 }
                 reached += 1;
                 if topic.checked.swap(version, Ordering::Relaxed) != version {
-                    let now = ViewState::read(&board, topic.view());
-                    entries += now.entries.len();
-                    moved.push((topic, now));
+                    moved.push((topic, ViewState::read(&board, topic.view())));
                 }
             }
         }

@@ -544,8 +544,8 @@ fn windows_keep_their_schedule_unless_one_overran() {
     assert_eq!(super::next_deadline(1_000, 250, 1_600), 1_850);
 }
 
-/// A window reads a board's views in bounded batches under its read lock; every view of a
-/// board with more topics than one batch holds still gets its delta, in one window.
+/// A window reads a board's views in bounded holds of its read lock; every view of a board
+/// with more topics than one hold reads still gets its delta, in one window.
 #[tokio::test]
 async fn a_window_reaches_every_view_across_its_batches() {
     let mut world = World::new(LiveConfig {
@@ -556,7 +556,13 @@ async fn a_window_reaches_every_view_across_its_batches() {
     for i in 0..100 {
         world.score(&slot, &format!("p{i}"), 1_000 + i);
     }
-    let views: Vec<String> = (1..=100).map(|n| format!("top:{n}")).collect();
+    // More views than one hold reads: a new leader moves every one of them.
+    let views: Vec<String> = (1..=100)
+        .map(|n| format!("top:{n}"))
+        .chain((0..100).map(|i| format!("around:p{i}:0")))
+        .chain((0..100).map(|i| format!("around:p{i}:1")))
+        .collect();
+    assert!(views.len() > super::VIEWS_PER_HOLD);
     let mut subs = Vec::new();
     for view in &views {
         let mut sub = world.subscribe(&slot, view);
