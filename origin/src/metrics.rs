@@ -17,6 +17,12 @@ const BUCKETS: [f64; 14] = [
 /// Upper bounds of the histograms of work that takes seconds (checkpoints), in seconds.
 const SLOW_BUCKETS: [f64; 12] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
 
+/// Upper bounds of the notification-lag histogram, in seconds: fine around the coalescing
+/// window (250 ms by default), so a p99 can be read against the window plus 50 ms.
+const LAG_BUCKETS: [f64; 15] = [
+    0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.275, 0.3, 0.35, 0.4, 0.5, 0.75, 1.0, 2.5,
+];
+
 /// A monotonically increasing counter.
 #[derive(Default)]
 pub struct Counter(AtomicU64);
@@ -105,6 +111,85 @@ impl Histogram {
     }
 }
 
+/// The metrics of live subscriptions (see `live`).
+pub struct LiveMetrics {
+    /// Open subscriptions per board (`game/mode/season/scope`); boards with none are absent.
+    subscribers: Mutex<BTreeMap<String, u64>>,
+    /// Messages written, by kind, in the order of [`crate::live::Kind::ALL`].
+    pub messages: [Counter; 6],
+    /// Bytes of messages written.
+    pub bytes: Counter,
+    /// Subscribers sent `resync` because their queue filled up.
+    pub resyncs: Counter,
+    /// Subscribers that went away (closed their end) before their stream ended.
+    pub drops: Counter,
+    /// A change's commit to its message written to the socket.
+    pub notify_lag: Histogram,
+}
+
+impl Default for LiveMetrics {
+    fn default() -> Self {
+        LiveMetrics {
+            subscribers: Mutex::default(),
+            messages: Default::default(),
+            bytes: Counter::default(),
+            resyncs: Counter::default(),
+            drops: Counter::default(),
+            notify_lag: Histogram::with_bounds(&LAG_BUCKETS),
+        }
+    }
+}
+
+impl LiveMetrics {
+    /// Sets a board's open subscriptions. O(log boards).
+    pub fn set_subscribers(&self, board: &standings_core::BoardId, open: usize) {
+        let mut map = self.subscribers.lock_unpoisoned();
+        let label = board.to_string();
+        if open == 0 {
+            map.remove(&label);
+        } else {
+            map.insert(label, open as u64);
+        }
+    }
+
+    fn render(&self, out: &mut String) {
+        out.push_str("# HELP standings_live_subscribers Open live subscriptions per board.\n");
+        out.push_str("# TYPE standings_live_subscribers gauge\n");
+        for (board, n) in self.subscribers.lock_unpoisoned().iter() {
+            let _ = writeln!(out, "standings_live_subscribers{{board=\"{board}\"}} {n}");
+        }
+        out.push_str("# HELP standings_live_messages_total Live messages written, by type.\n");
+        out.push_str("# TYPE standings_live_messages_total counter\n");
+        for (kind, n) in crate::live::Kind::ALL.iter().zip(&self.messages) {
+            let _ = writeln!(
+                out,
+                "standings_live_messages_total{{type=\"{}\"}} {}",
+                kind.as_str(),
+                n.get()
+            );
+        }
+        out.push_str("# HELP standings_live_bytes_total Bytes of live messages written.\n");
+        out.push_str("# TYPE standings_live_bytes_total counter\n");
+        let _ = writeln!(out, "standings_live_bytes_total {}", self.bytes.get());
+        out.push_str(
+            "# HELP standings_live_resyncs_total Subscribers sent resync because they fell a whole queue behind.\n",
+        );
+        out.push_str("# TYPE standings_live_resyncs_total counter\n");
+        let _ = writeln!(out, "standings_live_resyncs_total {}", self.resyncs.get());
+        out.push_str(
+            "# HELP standings_live_drops_total Subscribers that closed their end before their stream ended.\n",
+        );
+        out.push_str("# TYPE standings_live_drops_total counter\n");
+        let _ = writeln!(out, "standings_live_drops_total {}", self.drops.get());
+        out.push_str(
+            "# HELP standings_live_notify_lag_seconds A change's commit to its live message written to the socket.\n",
+        );
+        out.push_str("# TYPE standings_live_notify_lag_seconds histogram\n");
+        self.notify_lag
+            .render(out, "standings_live_notify_lag_seconds", "");
+    }
+}
+
 /// The kinds of read the query-latency histogram tells apart.
 pub(crate) const QUERY_KINDS: [&str; 5] = ["top", "rank", "nearby", "friends", "boards"];
 
@@ -135,6 +220,8 @@ pub struct Metrics {
     pub connections_refused: Counter,
     /// Connections closed because a request's header or the next request did not come in time.
     pub connections_timed_out: Counter,
+    /// Live subscriptions.
+    pub live: LiveMetrics,
     /// Error answers by code.
     rejections: Mutex<BTreeMap<&'static str, u64>>,
 }
@@ -235,6 +322,7 @@ impl Metrics {
         for (code, n) in self.rejections.lock_unpoisoned().iter() {
             let _ = writeln!(out, "standings_rejections_total{{code=\"{code}\"}} {n}");
         }
+        self.live.render(&mut out);
         let broken = registry.broken();
         out.push_str(
             "# HELP standings_broken_boards Boards not served because a log entry could not be carried out on them at start (see /readyz).\n",

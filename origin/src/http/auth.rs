@@ -5,7 +5,6 @@
 //! `player_jwt_max_lifetime_seconds`, so a JWT never reaches further, or lasts longer, than a
 //! static player token could. A friend list is private: a player token reads only its own.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -111,12 +110,12 @@ impl Auth {
     /// The caller named by the `Authorization` header, if any. A header that names nobody is
     /// an error, never anonymous access.
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<Option<Principal>, AppError> {
-        Ok(self.caller(headers)?.map(Cow::into_owned))
+        Ok(self.caller(headers)?.map(Caller::into_principal))
     }
 
     /// [`Auth::authenticate`] without copying a static token's principal: reads only look at
     /// it, and they are the hot path.
-    fn caller(&self, headers: &HeaderMap) -> Result<Option<Cow<'_, Principal>>, AppError> {
+    fn caller(&self, headers: &HeaderMap) -> Result<Option<Caller<'_>>, AppError> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
             return Ok(None);
         };
@@ -138,25 +137,26 @@ impl Auth {
                     token.principal.name
                 )));
             }
-            return Ok(Some(Cow::Borrowed(&token.principal)));
+            return Ok(Some(Caller::Token(&token.principal)));
         }
-        if let Some(key) = &self.jwt_secret
-            && secret.matches('.').count() == 2
-        {
-            let claims = verify_jwt(
+        if let Some(claims) = self.player_jwt(secret) {
+            return Ok(Some(Caller::Player(claims?.into())));
+        }
+        Err(AppError::Unauthenticated("the token is not known".into()))
+    }
+
+    /// The claims of `secret` when player JWTs are on and it has a JWT's shape; `None` when it
+    /// cannot be one.
+    fn player_jwt(&self, secret: &str) -> Option<Result<PlayerClaims, AppError>> {
+        let key = self.jwt_secret.as_ref()?;
+        (secret.matches('.').count() == 2).then(|| {
+            verify_jwt(
                 key,
                 secret,
                 crate::clock::now_ms() / 1000,
                 self.jwt_max_lifetime_secs,
-            )?;
-            return Ok(Some(Cow::Owned(Principal {
-                name: format!("jwt:{}", claims.player),
-                role: Role::Player,
-                games: claims.games,
-                player_id: Some(claims.player),
-            })));
-        }
-        Err(AppError::Unauthenticated("the token is not known".into()))
+            )
+        })
     }
 
     /// A caller whose role passes `allowed`, and who may touch `game` when one is named.
@@ -217,6 +217,57 @@ impl Auth {
         }
     }
 
+    /// Checks that the caller may read `game` as [`Auth::reader`] does, and says whom a live
+    /// subscription counts against: `token:NAME` for a static token, `player:SUB` for a
+    /// player JWT, `None` for a public read without a token.
+    ///
+    /// `access_token` is the `?access_token=` of the request, for browsers' `EventSource`,
+    /// which cannot set headers. Only a player JWT is taken there: a URL ends up in proxy logs,
+    /// browser history and `Referer` headers, where a JWT lapses within
+    /// `player_jwt_max_lifetime_seconds` and can only read, while a static token never expires
+    /// and may write. So a static token there is refused even when it is valid, and the answer
+    /// says where it belongs. The service never logs query strings.
+    pub fn subscriber(
+        &self,
+        headers: &HeaderMap,
+        access_token: Option<&str>,
+        game: &str,
+    ) -> Result<Option<String>, AppError> {
+        let caller = match access_token {
+            None => match self.caller(headers)? {
+                None if self.public_reads => return Ok(None),
+                None => return Err(AppError::Unauthenticated("reads need a token".into())),
+                Some(caller) => caller,
+            },
+            Some(_) if headers.contains_key(header::AUTHORIZATION) => {
+                return Err(AppError::InvalidRequest(
+                    "the request has both an Authorization header and access_token; send the token once"
+                        .into(),
+                ));
+            }
+            Some(token) if self.tokens.contains_key(token.trim()) => {
+                return Err(AppError::Unauthenticated(
+                    "access_token takes only a player JWT; send a static token in the Authorization header, as a URL is written down by proxies and browsers".into(),
+                ));
+            }
+            Some(token) => match self.player_jwt(token.trim()) {
+                Some(claims) => Caller::Player(claims?.into()),
+                None => {
+                    return Err(AppError::Unauthenticated(
+                        "access_token is not a player JWT this service accepts".into(),
+                    ));
+                }
+            },
+        };
+        if !caller.allows_game(game) {
+            return Err(AppError::Forbidden(format!(
+                "token {:?} may not read game {game:?}",
+                caller.name
+            )));
+        }
+        Ok(Some(caller.holder()))
+    }
+
     /// Checks that the caller may read `player`'s friend list in `game`: a player token only its
     /// own, a service, moderator or admin token of the game anyone's. A friend list is private,
     /// so `public_reads` does not open it to callers without a token.
@@ -236,6 +287,56 @@ impl Auth {
             )));
         }
         Ok(())
+    }
+}
+
+/// The caller named by a request's token: a static token's principal, borrowed, or the one a
+/// player JWT makes.
+enum Caller<'a> {
+    /// A static token of the config.
+    Token(&'a Principal),
+    /// A verified player JWT.
+    Player(Principal),
+}
+
+impl Caller<'_> {
+    fn into_principal(self) -> Principal {
+        match self {
+            Caller::Token(principal) => principal.clone(),
+            Caller::Player(principal) => principal,
+        }
+    }
+
+    /// Whom a live subscription of this caller counts against.
+    fn holder(&self) -> String {
+        match self {
+            Caller::Token(principal) => format!("token:{}", principal.name),
+            Caller::Player(principal) => {
+                format!("player:{}", principal.player_id.as_deref().unwrap_or_default())
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Caller<'_> {
+    type Target = Principal;
+
+    fn deref(&self) -> &Principal {
+        match self {
+            Caller::Token(principal) => principal,
+            Caller::Player(principal) => principal,
+        }
+    }
+}
+
+impl From<PlayerClaims> for Principal {
+    fn from(claims: PlayerClaims) -> Principal {
+        Principal {
+            name: format!("jwt:{}", claims.player),
+            role: Role::Player,
+            games: claims.games,
+            player_id: Some(claims.player),
+        }
     }
 }
 
@@ -360,6 +461,105 @@ mod tests {
 
     fn verify(payload: serde_json::Value, now: i64) -> Result<PlayerClaims, String> {
         verify_jwt(KEY, &sign_jwt(KEY, &payload), now, DAY).map_err(|e| e.to_string())
+    }
+
+    /// An authenticator with a static token of `arena-clash`, JWTs signed with [`KEY`], and
+    /// `public_reads` as given.
+    fn auth(public_reads: bool) -> Auth {
+        let text = format!(
+            r#"
+            database = "sqlite::memory:"
+            public_reads = {public_reads}
+            player_jwt_hs256_secret = "{}"
+            [[tokens]]
+            name = "arena-service"
+            secret = "arena-service-secret-0000"
+            role = "service"
+            games = ["arena-clash"]
+            "#,
+            std::str::from_utf8(KEY).unwrap()
+        );
+        Auth::from_config(&Config::parse(&text, std::path::Path::new("test.toml")).unwrap())
+    }
+
+    fn bearer(token: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, format!("Bearer {token}").parse().unwrap());
+        headers
+    }
+
+    /// A player JWT for `games`, valid for an hour from now.
+    fn player_jwt(games: &[&str]) -> String {
+        let now = crate::clock::now_ms() / 1000;
+        sign_jwt(
+            KEY,
+            &serde_json::json!({"sub": "p-ava", "exp": now + 3600, "games": games}),
+        )
+    }
+
+    /// The holder of a live subscription: a static token's name, a player JWT's subject from
+    /// the header or from `access_token`, or none for a public read without a token.
+    #[test]
+    fn a_subscriber_is_counted_against_its_token_or_player() {
+        let (closed, open) = (auth(false), auth(true));
+        let none = HeaderMap::new();
+        let jwt = player_jwt(&["arena-clash"]);
+        let holder = |auth: &Auth, headers: &HeaderMap, query: Option<&str>| {
+            auth.subscriber(headers, query, "arena-clash")
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            holder(&closed, &bearer("arena-service-secret-0000"), None),
+            Ok(Some("token:arena-service".into()))
+        );
+        assert_eq!(
+            holder(&closed, &bearer(&jwt), None),
+            Ok(Some("player:p-ava".into()))
+        );
+        assert_eq!(
+            holder(&closed, &none, Some(&jwt)),
+            Ok(Some("player:p-ava".into()))
+        );
+        assert_eq!(holder(&open, &none, None), Ok(None));
+        assert_eq!(
+            holder(&open, &none, Some(&jwt)),
+            Ok(Some("player:p-ava".into())),
+            "a token counts even where reads are public"
+        );
+    }
+
+    /// Each refusal has its status: no token, a token of another game, a bad or expired JWT in
+    /// the query, a static token in the query (told to use the header), both at once.
+    #[test]
+    fn a_subscriber_is_refused_as_a_reader_would_be_and_more() {
+        let auth = auth(false);
+        let none = HeaderMap::new();
+        let refusal = |headers: &HeaderMap, query: Option<&str>| {
+            let error = auth.subscriber(headers, query, "arena-clash").unwrap_err();
+            (error.status_and_code().1, error.to_string())
+        };
+        assert_eq!(refusal(&none, None).0, "UNAUTHENTICATED");
+        let other_game = auth
+            .subscriber(&bearer("arena-service-secret-0000"), None, "other-game")
+            .unwrap_err();
+        assert_eq!(other_game.status_and_code().1, "FORBIDDEN");
+        let elsewhere = player_jwt(&["other-game"]);
+        assert_eq!(refusal(&none, Some(&elsewhere)).0, "FORBIDDEN");
+        let expired = sign_jwt(
+            KEY,
+            &serde_json::json!({"sub": "p-ava", "exp": 1_000, "games": ["*"]}),
+        );
+        let (code, text) = refusal(&none, Some(&expired));
+        assert_eq!(code, "UNAUTHENTICATED");
+        assert!(text.contains("it has expired"), "{text}");
+        let forged = format!("{}x", player_jwt(&["*"]));
+        assert_eq!(refusal(&none, Some(&forged)).0, "UNAUTHENTICATED");
+        assert_eq!(refusal(&none, Some("not-a-jwt")).0, "UNAUTHENTICATED");
+        let (code, text) = refusal(&none, Some("arena-service-secret-0000"));
+        assert_eq!(code, "UNAUTHENTICATED");
+        assert!(text.contains("Authorization header"), "{text}");
+        let (code, text) = refusal(&bearer(&player_jwt(&["*"])), Some(&player_jwt(&["*"])));
+        assert_eq!(code, "INVALID_REQUEST", "{text}");
     }
 
     /// A signed token verifies; a tampered, expired or wrong-alg one does not.

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::domain::InvalidLoggedEvent;
 use crate::domain::Refusal;
+use crate::live::SubscribeError;
 use crate::store::StoreError;
 
 /// Every error the API answers with.
@@ -66,6 +67,10 @@ pub enum AppError {
     PayloadTooLarge(String),
     /// 429: the token's rate limit is exhausted.
     RateLimited(String),
+    /// 429: the token, or the board, has as many live subscriptions open as allowed.
+    TooManySubscriptions(String),
+    /// 503: the service has as many live subscribers as it serves in all.
+    SubscribersFull(String),
     /// 503: the service is not ready (still rebuilding, or shutting down).
     Unavailable(String),
     /// 503: the database cannot be reached or cannot serve now (stopped, restarting, locked
@@ -97,6 +102,19 @@ impl From<Refusal> for AppError {
             Refusal::EventIdConflict(_) => AppError::EventIdConflict(detail),
             Refusal::EventInvalidated(_) => AppError::EventInvalidated(detail),
             Refusal::TotalOverflow { .. } => AppError::ValueOutOfRange(detail),
+        }
+    }
+}
+
+impl From<SubscribeError> for AppError {
+    fn from(refusal: SubscribeError) -> AppError {
+        let detail = refusal.to_string();
+        match refusal {
+            SubscribeError::PerToken { .. } | SubscribeError::PerBoard { .. } => {
+                AppError::TooManySubscriptions(detail)
+            }
+            SubscribeError::Total { .. } => AppError::SubscribersFull(detail),
+            SubscribeError::Stopping => AppError::Unavailable(detail),
         }
     }
 }
@@ -152,6 +170,8 @@ impl AppError {
             ResultsNotPublished(_) => (StatusCode::NOT_FOUND, "RESULTS_NOT_PUBLISHED"),
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
             RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
+            TooManySubscriptions(_) => (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_SUBSCRIPTIONS"),
+            SubscribersFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "SUBSCRIBERS_FULL"),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
             DatabaseUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
             BoardBroken(_) => (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN"),
@@ -191,6 +211,8 @@ impl AppError {
             | BoardRulesConflict(d)
             | PayloadTooLarge(d)
             | RateLimited(d)
+            | TooManySubscriptions(d)
+            | SubscribersFull(d)
             | Unavailable(d)
             | DatabaseUnavailable(d)
             | BoardBroken(d)
@@ -325,6 +347,39 @@ mod tests {
             failed.to_string(),
             "INTERNAL: the board g/m/s/x has an unknown score mode"
         );
+    }
+
+    /// Each subscription limit is answered with the status and code docs/live.md promises,
+    /// and the hub's words.
+    #[test]
+    fn a_refused_subscription_has_its_code() {
+        for (refusal, status, code) in [
+            (
+                SubscribeError::PerToken { limit: 3 },
+                StatusCode::TOO_MANY_REQUESTS,
+                "TOO_MANY_SUBSCRIPTIONS",
+            ),
+            (
+                SubscribeError::PerBoard { limit: 3 },
+                StatusCode::TOO_MANY_REQUESTS,
+                "TOO_MANY_SUBSCRIPTIONS",
+            ),
+            (
+                SubscribeError::Total { limit: 3 },
+                StatusCode::SERVICE_UNAVAILABLE,
+                "SUBSCRIBERS_FULL",
+            ),
+            (
+                SubscribeError::Stopping,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "UNAVAILABLE",
+            ),
+        ] {
+            let detail = refusal.to_string();
+            let error = AppError::from(refusal);
+            assert_eq!(error.status_and_code(), (status, code));
+            assert_eq!(error.problem().detail, detail);
+        }
     }
 
     /// A domain refusal is answered with the code and the words it had as an AppError.

@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod error;
 pub(crate) mod json_value;
+mod live;
 pub mod ops;
 mod read;
 pub mod serve;
@@ -113,6 +114,7 @@ pub fn router(state: Shared) -> Router {
     Router::new()
         .merge(write::router())
         .merge(read::router())
+        .merge(live::router())
         .merge(ops::router())
         .merge(time_and_trust::router())
         .fallback(|| async { AppError::NotFound("no such route".into()) })

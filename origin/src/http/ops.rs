@@ -235,6 +235,22 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "get",
+        path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/subscribe",
+        summary: "Follow a view of the board live (docs/live.md): Server-Sent Events by default, a WebSocket when the request asks to upgrade (101), the same JSON messages on both: snapshot, delta, heartbeat, resync, closed, going_away. ?since_version=N (or Last-Event-ID) catches up in one delta when the board still holds N. A player JWT may come as ?access_token= for clients that cannot set headers; a static token may not. Refusals come before the stream starts.",
+        security: "read",
+        body: None,
+        ok: (200, "EventStream"),
+        errors: &[
+            (400, "INVALID_REQUEST"),
+            (404, "UNKNOWN_BOARD"),
+            (429, "TOO_MANY_SUBSCRIPTIONS"),
+            (503, "SUBSCRIBERS_FULL"),
+            (503, "UNAVAILABLE"),
+            (503, "BOARD_BROKEN"),
+        ],
+    },
+    Operation {
+        method: "get",
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/digest",
         summary: "The board digest (SHA-256 over the entries in rank order) with its board_version.",
         security: "read",
@@ -377,6 +393,25 @@ pub const OPERATIONS: &[Operation] = &[
     },
 ];
 
+/// The query and header parameters of the subscribe operation; the other operations document
+/// only their path parameters.
+fn subscribe_parameters() -> Vec<Value> {
+    vec![
+        json!({"name": "view", "in": "query", "required": true, "description": "top:N (N 1..=100), around:PLAYER:R (R 0..=25) or player:PLAYER",
+               "schema": {"type": "string"}}),
+        json!({"name": "since_version", "in": "query", "required": false, "description": "the board_version the client holds the view at",
+               "schema": {"type": "integer", "minimum": 0, "format": "int64"}}),
+        json!({"name": "period", "in": "query", "required": false, "description": "the period instance, as in reads (all_time by default)",
+               "schema": {"type": "string", "enum": ["all_time", "daily", "weekly", "monthly"]}}),
+        json!({"name": "at", "in": "query", "required": false, "description": "a time in the period (RFC 3339), as in reads; now by default",
+               "schema": {"type": "string", "format": "date-time"}}),
+        json!({"name": "access_token", "in": "query", "required": false, "description": "a player JWT, for clients that cannot set headers (EventSource); never a static token",
+               "schema": {"type": "string"}}),
+        json!({"name": "Last-Event-ID", "in": "header", "required": false, "description": "stands for since_version when the query has none (EventSource sends it on reconnect)",
+               "schema": {"type": "string"}}),
+    ]
+}
+
 fn schemas() -> Value {
     let entry = json!({
         "type": "object",
@@ -397,6 +432,21 @@ fn schemas() -> Value {
                 "player_id": {"type": "string"}, "value": {"type": "integer"},
                 "achieved_at": {"type": "string", "format": "date-time"}}}},
             "unranked": {"type": "array", "items": {"type": "string"}}
+        }
+    });
+    let live_message = json!({
+        "type": "object", "required": ["type"],
+        "description": "One message of a live subscription (docs/live.md).",
+        "properties": {
+            "type": {"enum": ["snapshot", "delta", "heartbeat", "resync", "closed", "going_away"]},
+            "view": {"type": "string"}, "period": {"type": "string"}, "period_key": {"type": "string"},
+            "period_start": {"type": ["string", "null"], "format": "date-time"},
+            "period_end": {"type": ["string", "null"], "format": "date-time"},
+            "base_version": {"type": "integer"}, "board_version": {"type": "integer"},
+            "entries": {"type": "array", "items": {"$ref": "#/components/schemas/Entry"}},
+            "changed": {"type": "array", "items": {"$ref": "#/components/schemas/Entry"}},
+            "left": {"type": "array", "items": {"type": "string"}},
+            "reason": {"type": "string"}, "detail": {"type": "string"}
         }
     });
     json!({
@@ -513,6 +563,7 @@ fn schemas() -> Value {
         "Digest": {"type": "object", "properties": {"board_version": {"type": "integer"},
                    "total_players": {"type": "integer"}, "digest": {"type": "string"}}},
         "Metrics": {"type": "string"},
+        "LiveMessage": live_message,
         "OpenApi": {"type": "object"}
     })
 }
@@ -522,7 +573,7 @@ pub fn openapi_document() -> Value {
     let mut paths: std::collections::BTreeMap<&str, serde_json::Map<String, Value>> =
         std::collections::BTreeMap::new();
     for op in OPERATIONS {
-        let parameters: Vec<Value> = op
+        let mut parameters: Vec<Value> = op
             .path
             .split('/')
             .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
@@ -531,6 +582,16 @@ pub fn openapi_document() -> Value {
         let mut responses = serde_json::Map::new();
         let ok_content = if op.ok.1 == "Metrics" {
             json!({"text/plain": {"schema": {"type": "string"}}})
+        } else if op.ok.1 == "EventStream" {
+            parameters.extend(subscribe_parameters());
+            responses.insert(
+                "101".into(),
+                json!({"description": "Switching Protocols: the WebSocket, asked for with Connection: Upgrade and Upgrade: websocket; each LiveMessage is one text frame, and a close frame follows the last"}),
+            );
+            json!({"text/event-stream": {
+                "schema": {"type": "string", "description": "one SSE event per LiveMessage: `event:` its type, `id:` its board_version (snapshot and delta), `data:` the JSON on one line"},
+                "x-standings-message": {"$ref": "#/components/schemas/LiveMessage"}
+            }})
         } else {
             json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{}", op.ok.1)}}})
         };

@@ -27,10 +27,11 @@ pub(super) const MAX_LIMIT: usize = 1_000;
 /// The widest nearby radius.
 pub(super) const MAX_RADIUS: u64 = 100;
 
-type BoardPath = (String, String, String, String);
+/// The four board parts of a `/v1/leaderboards/{game}/{mode}/{season}/{scope}/...` path.
+pub(super) type BoardPath = (String, String, String, String);
 
 /// The four board parts of a path extracted as [`BoardPath`].
-fn board_parts(path: &BoardPath) -> [&str; 4] {
+pub(super) fn board_parts(path: &BoardPath) -> [&str; 4] {
     [&path.0, &path.1, &path.2, &path.3]
 }
 

@@ -20,6 +20,11 @@
 //! default the descriptor limit less the descriptors open at start and a reserve); a connection
 //! beyond it is closed as it arrives, so that the open ones keep their descriptors and no
 //! accept fails for want of one.
+//!
+//! A live subscription's answer streams for as long as the client stays: its handler marks the
+//! response [`Streaming`], and the connection has no deadline until that body ends. A WebSocket
+//! upgrade leaves the connection's task; the upgraded socket is still counted as open until it
+//! closes, as it still holds a descriptor.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -283,10 +288,7 @@ async fn connections<S>(
                 Some((stream, counted)) => match TcpStream::from_std(stream) {
                     Ok(stream) => {
                         let (app, stopped, metrics) = (app.clone(), stopped.clone(), metrics.clone());
-                        open.spawn(async move {
-                            connection(stream, app, limits, metrics, stopped).await;
-                            drop(counted);
-                        });
+                        open.spawn(connection(stream, counted, app, limits, metrics, stopped));
                     }
                     Err(e) => tracing::warn!("cannot take a connection over: {e}"),
                 },
@@ -301,10 +303,12 @@ async fn connections<S>(
 
 /// Serves one connection with HTTP/1.1 keep-alive until it closes, or its [`Phase`]'s
 /// deadline passes (then it is dropped, which closes the socket); on shutdown, finishes the
-/// request in flight and closes, still within the deadline. The service marks when a request begins and ends; the
-/// stream marks a request's first byte.
+/// request in flight and closes, still within the deadline. The service marks when a request
+/// begins and ends; the stream marks a request's first byte. An upgraded connection (a
+/// WebSocket) leaves this task with its stream, which keeps it `counted`.
 async fn connection<S>(
     stream: TcpStream,
+    counted: OpenConnection,
     app: S,
     limits: Limits,
     metrics: Arc<Metrics>,
@@ -317,23 +321,15 @@ async fn connection<S>(
     let stream = FirstByte {
         io: stream,
         phase: phase.clone(),
+        _counted: counted,
     };
     let marks = phase.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-        marks.enter(ANSWERING);
-        let logged = RequestLog::begin(&request);
-        let answer = app.clone().oneshot(request.map(Body::new) as Request);
-        let marks = marks.clone();
-        async move {
-            let answer = answer.await;
-            marks.enter(IDLE);
-            if let (Some(logged), Ok(response)) = (logged, &answer) {
-                logged.end(response);
-            }
-            answer
-        }
+        answer(app.clone(), marks.clone(), request.map(Body::new))
     });
-    let conn = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    let conn = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
     let mut conn = std::pin::pin!(conn);
     let mut stop = std::pin::pin!(stopped.wait_for(|stop| *stop));
     let mut timer_at = phase.deadline().unwrap_or_else(Instant::now);
@@ -363,6 +359,73 @@ async fn connection<S>(
     .await;
     if timed_out {
         metrics.connections_timed_out.add(1);
+    }
+}
+
+/// Answers one request, marking the connection's [`Phase`]: [`ANSWERING`] from now, [`IDLE`]
+/// once the answer is ready, or for a [`Streaming`] answer, once its body has ended.
+fn answer<S>(
+    app: S,
+    phase: Arc<Phase>,
+    request: Request,
+) -> impl Future<Output = Result<Response, Infallible>> + Send + 'static
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+    S::Future: Send,
+{
+    phase.enter(ANSWERING);
+    let logged = RequestLog::begin(&request);
+    let answer = app.oneshot(request);
+    async move {
+        let Ok(mut response) = answer.await;
+        if let Some(logged) = logged {
+            logged.end(&response);
+        }
+        if response.extensions_mut().remove::<Streaming>().is_some() {
+            response = response.map(|body| Body::new(StreamingBody { body, phase }));
+        } else {
+            phase.enter(IDLE);
+        }
+        Ok(response)
+    }
+}
+
+/// A response extension: the answer's body streams for as long as it likes (a live
+/// subscription over SSE), so its connection has no deadline until the body ends. Without it,
+/// the idle deadline would start when the head is ready and cut the stream.
+#[derive(Clone, Copy, Debug)]
+pub struct Streaming;
+
+/// A [`Streaming`] answer's body, which moves its connection's [`Phase`] to [`IDLE`] when it is
+/// dropped: hyper drops it once it has ended, or when the connection goes.
+struct StreamingBody {
+    body: Body,
+    phase: Arc<Phase>,
+}
+
+impl hyper::body::Body for StreamingBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for StreamingBody {
+    fn drop(&mut self) {
+        self.phase.enter(IDLE);
     }
 }
 
@@ -446,10 +509,13 @@ impl Phase {
 }
 
 /// A connection's stream, which moves its [`Phase`] from [`IDLE`] to [`HEADER`] when a read
-/// brings the next request's first byte. Otherwise reads and writes pass straight through.
+/// brings the next request's first byte. Otherwise reads and writes pass straight through. It
+/// holds the connection's place in `connections_open` for as long as the socket is open, past
+/// an upgrade too.
 struct FirstByte<T> {
     io: T,
     phase: Arc<Phase>,
+    _counted: OpenConnection,
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for FirstByte<T> {
@@ -504,6 +570,7 @@ mod tests {
 
     use axum::Router;
     use axum::routing::get;
+    use http_body_util::BodyExt as _;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::sync::Notify;
 
@@ -570,20 +637,27 @@ mod tests {
         oneshot::Sender<()>,
         tokio::task::JoinHandle<io::Result<()>>,
     ) {
+        start_counted(app, count, limits, Arc::new(Metrics::default())).await
+    }
+
+    /// [`start_with`], counting connections in `metrics`.
+    async fn start_counted(
+        app: Router,
+        count: usize,
+        limits: Limits,
+        metrics: Arc<Metrics>,
+    ) -> (
+        std::net::SocketAddr,
+        oneshot::Sender<()>,
+        tokio::task::JoinHandle<io::Result<()>>,
+    ) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
         let threads = Threads { count, pin: false };
-        let task = tokio::spawn(serve(
-            listener,
-            app,
-            threads,
-            limits,
-            Arc::new(Metrics::default()),
-            async move {
-                let _ = stopped.await;
-            },
-        ));
+        let task = tokio::spawn(serve(listener, app, threads, limits, metrics, async move {
+            let _ = stopped.await;
+        }));
         (addr, stop, task)
     }
 
@@ -698,6 +772,160 @@ mod tests {
             0,
             "the slow connection is closed"
         );
+    }
+
+    /// A route whose answer is marked [`Streaming`]: its body sends `first`, then `second`
+    /// when `more` is notified, then ends.
+    fn streaming_route(more: Arc<Notify>) -> Router {
+        Router::new().route(
+            "/stream",
+            get(move || {
+                let more = more.clone();
+                async move {
+                    let parts = futures_util::stream::unfold(0, move |sent| {
+                        let more = more.clone();
+                        async move {
+                            match sent {
+                                0 => Some((Ok::<_, Infallible>("first\n"), 1)),
+                                1 => {
+                                    more.notified().await;
+                                    Some((Ok("second\n"), 2))
+                                }
+                                _ => None,
+                            }
+                        }
+                    });
+                    let mut response = Response::new(Body::from_stream(parts));
+                    response.extensions_mut().insert(Streaming);
+                    response
+                }
+            }),
+        )
+    }
+
+    /// Reads from `stream` until what it has read holds `text`; fails if the connection
+    /// closes first, or after a 10 s guard.
+    async fn read_until(stream: &mut TcpStream, text: &str) -> String {
+        let mut seen = Vec::new();
+        let reading = async {
+            while !String::from_utf8_lossy(&seen).contains(text) {
+                let mut chunk = [0u8; 1024];
+                let n = stream.read(&mut chunk).await.unwrap();
+                assert!(
+                    n > 0,
+                    "the connection closed before {text:?}: {}",
+                    String::from_utf8_lossy(&seen)
+                );
+                seen.extend_from_slice(&chunk[..n]);
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), reading)
+            .await
+            .expect("the text comes within the guard");
+        String::from_utf8(seen).unwrap()
+    }
+
+    /// A streaming answer's connection has no deadline while the body is open, and turns idle
+    /// when it ends; any other answer's connection turns idle when its head is ready.
+    #[tokio::test]
+    async fn a_streaming_answer_holds_off_the_idle_deadline_until_its_body_ends() {
+        let more = Arc::new(Notify::new());
+        let app = streaming_route(more.clone()).route("/plain", get(|| async { "plain" }));
+        let phase = Arc::new(Phase::new(TEST_LIMITS));
+        let get = |path: &str| Request::get(path).body(Body::empty()).unwrap();
+
+        let plain = answer(app.clone(), phase.clone(), get("/plain")).await.unwrap();
+        assert_eq!(phase.state(), IDLE);
+        assert!(plain.extensions().get::<Streaming>().is_none());
+
+        let streamed = answer(app, phase.clone(), get("/stream")).await.unwrap();
+        assert_eq!(phase.state(), ANSWERING, "the head is out, the body is not");
+        assert_eq!(phase.deadline(), None);
+        let mut body = streamed.into_body();
+        let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(&first[..], b"first\n");
+        assert_eq!(phase.state(), ANSWERING);
+        more.notify_one();
+        let second = body.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(&second[..], b"second\n");
+        assert!(body.frame().await.is_none(), "the body ended");
+        drop(body);
+        assert_eq!(phase.state(), IDLE);
+        assert!(phase.deadline().is_some());
+    }
+
+    /// Over a real connection, an open stream outlives `idle_timeout`: a keep-alive connection
+    /// whose answer came after the stream's head is closed for idleness first, and the stream
+    /// still delivers after that.
+    #[tokio::test]
+    async fn an_open_stream_outlives_the_idle_timeout() {
+        let more = Arc::new(Notify::new());
+        let app = streaming_route(more.clone()).route("/who", get(|| async { thread_name() }));
+        let limits = Limits {
+            idle_timeout: Duration::from_millis(100),
+            ..TEST_LIMITS
+        };
+        let (addr, stop, task) = start_with(app, 1, limits).await;
+        let mut streaming = TcpStream::connect(addr).await.unwrap();
+        streaming
+            .write_all(b"GET /stream HTTP/1.1\r\nhost: test\r\n\r\n")
+            .await
+            .unwrap();
+        read_until(&mut streaming, "first").await;
+        let mut idle = TcpStream::connect(addr).await.unwrap();
+        assert_eq!(get_on(&mut idle, "/who").await.0, "HTTP/1.1 200 OK");
+        let mut byte = [0u8; 1];
+        let closed = tokio::time::timeout(Duration::from_secs(10), idle.read(&mut byte)).await;
+        assert_eq!(closed.expect("the idle connection is closed").unwrap_or(0), 0);
+        more.notify_one();
+        read_until(&mut streaming, "second").await;
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("serve returns once the stream has ended")
+            .unwrap()
+            .unwrap();
+    }
+
+    /// A WebSocket upgrade goes through the serve loop; the upgraded socket counts as an open
+    /// connection until it closes; and a stop returns with one still open, closing it.
+    #[tokio::test]
+    async fn a_websocket_upgrade_is_served_and_does_not_hold_up_a_stop() {
+        use axum::extract::ws::{Message, WebSocketUpgrade};
+        use futures_util::StreamExt as _;
+
+        let app = Router::new().route(
+            "/ws",
+            get(|upgrade: WebSocketUpgrade| async move {
+                upgrade.on_upgrade(|mut socket| async move {
+                    let _ = socket.send(Message::Text("hello".into())).await;
+                    // Stays open until the client or the stop closes it.
+                    while let Some(Ok(_)) = socket.recv().await {}
+                })
+            }),
+        );
+        let metrics = Arc::new(Metrics::default());
+        let (addr, stop, task) = start_counted(app, 1, TEST_LIMITS, metrics.clone()).await;
+        let stream = TcpStream::connect(addr).await.unwrap();
+        let (mut socket, answer) = tokio_tungstenite::client_async(format!("ws://{addr}/ws"), stream)
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 101);
+        let hello = socket.next().await.unwrap().unwrap();
+        assert_eq!(hello.into_text().unwrap().as_str(), "hello");
+        assert_eq!(metrics.connections_open.load(Ordering::Relaxed), 1);
+
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("serve returns with a WebSocket open")
+            .unwrap()
+            .unwrap();
+        let after = tokio::time::timeout(Duration::from_secs(10), socket.next())
+            .await
+            .expect("the socket is closed once serve returns");
+        assert!(!matches!(after, Some(Ok(_))), "{after:?}");
+        assert_eq!(metrics.connections_open.load(Ordering::Relaxed), 0);
     }
 
     /// The cap is the descriptor limit less those open and the reserve, and the soft limit is

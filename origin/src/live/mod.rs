@@ -11,17 +11,36 @@
 //! the request, checks auth, calls [`Hub::subscribe`], and writes each [`Outgoing`] as an SSE
 //! event or a WebSocket text frame. The wire messages are documented in `docs/live.md`.
 
-use std::sync::Arc;
-use std::time::Instant;
+mod message;
+mod queue;
+mod topic;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use standings_core::BoardId;
-use standings_core::View;
+use standings_core::{BoardId, View, ViewState};
+use tokio::sync::Notify;
 
+use self::message::CloseReason;
+use self::queue::{Pushed, Queue};
+use self::topic::First;
+use crate::FastHash;
 use crate::boards::{BoardSlot, Registry};
 use crate::clock::Clock;
 use crate::config::LiveConfig;
+use crate::domain::periods::Period;
 use crate::metrics::Metrics;
+use crate::sync::LockUnpoisoned;
+
+/// How many topics of one board instance a window reads under one read lock before letting
+/// the applier in: the lock is held for tens of view reads, never for thousands.
+const TOPICS_PER_LOCK: usize = 64;
+
+/// How long a stopping server waits for its streams to end after `going_away`.
+const GOING_AWAY_WAIT: Duration = Duration::from_secs(3);
 
 /// What a new subscriber asks to watch.
 #[derive(Clone)]
@@ -85,6 +104,33 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order the metrics list them.
+    pub const ALL: [Kind; 6] = [
+        Kind::Snapshot,
+        Kind::Delta,
+        Kind::Heartbeat,
+        Kind::Resync,
+        Kind::Closed,
+        Kind::GoingAway,
+    ];
+
+    /// The position in [`Kind::ALL`].
+    fn index(self) -> usize {
+        match self {
+            Kind::Snapshot => 0,
+            Kind::Delta => 1,
+            Kind::Heartbeat => 2,
+            Kind::Resync => 3,
+            Kind::Closed => 4,
+            Kind::GoingAway => 5,
+        }
+    }
+
+    /// Whether the stream ends after it.
+    pub fn is_last(self) -> bool {
+        matches!(self, Kind::Resync | Kind::Closed | Kind::GoingAway)
+    }
+
     /// The name on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -113,71 +159,594 @@ pub struct Outgoing {
     pub committed: Option<Instant>,
 }
 
+/// A topic's key: one view of one board in one period instance.
+type TopicKey = (BoardId, String, View);
+
+/// One view of one board instance, and who watches it (see `topic` for its decisions).
+struct Topic {
+    key: TopicKey,
+    period: Period,
+    /// The board version the window last read the view at; only the window task writes it,
+    /// and it is read without the state's lock so the board's read lock never waits on it.
+    checked: AtomicU64,
+    state: Mutex<TopicState>,
+}
+
+struct TopicState {
+    /// The state last sent: every subscriber holds the view at `last.board_version`.
+    last: ViewState,
+    /// The snapshot message of `last`, encoded on the first subscribe that needs it.
+    snapshot: Option<Bytes>,
+    subscribers: HashMap<u64, Arc<Queue>, FastHash>,
+    /// The `closed` that ended the topic, for a subscriber that joins it meanwhile.
+    ended: Option<Outgoing>,
+}
+
+impl Topic {
+    /// A topic reading its first state from `slot`. O(one view read).
+    fn new(key: TopicKey, slot: &BoardSlot) -> Topic {
+        let last = ViewState::read(&slot.read(), &key.2);
+        Topic {
+            checked: AtomicU64::new(last.board_version),
+            period: slot.period.clone(),
+            key,
+            state: Mutex::new(TopicState {
+                last,
+                snapshot: None,
+                subscribers: HashMap::default(),
+                ended: None,
+            }),
+        }
+    }
+
+    fn view(&self) -> &View {
+        &self.key.2
+    }
+}
+
+/// Who is subscribed, counted for the limits. One lock, held only for map updates.
+#[derive(Default)]
+struct Members {
+    /// Each topic and how many subscriptions belong to it; a topic leaves with its last one.
+    topics: BTreeMap<TopicKey, (Arc<Topic>, usize)>,
+    next_id: u64,
+    total: usize,
+    per_board: HashMap<BoardId, usize, FastHash>,
+    per_holder: HashMap<String, usize, FastHash>,
+}
+
+/// What the hub and its subscriptions share.
+struct Shared {
+    members: Mutex<Members>,
+    /// Mirrors `members.total`, so the writer's `changed` costs nothing while nobody watches.
+    open: AtomicUsize,
+    /// Per board, the commit instant of the earliest change not yet flushed.
+    dirty: Mutex<HashMap<BoardId, Instant, FastHash>>,
+    stopping: AtomicBool,
+    /// Woken when the last subscription is dropped.
+    all_gone: Notify,
+    metrics: Arc<Metrics>,
+}
+
 /// The hub of live subscriptions (see the module doc).
+///
+/// Locks, always taken in this order and never across an await: the members map, then a
+/// topic's state, then a board's read lock or a queue. The window reads boards under their
+/// read lock holding nothing else, so the applier never waits on a subscriber.
 pub struct Hub {
     config: LiveConfig,
     registry: Arc<Registry>,
     clock: Clock,
-    metrics: Arc<Metrics>,
+    shared: Arc<Shared>,
+    /// The messages that are the same for everyone, encoded once.
+    resync: Outgoing,
+    heartbeat: Outgoing,
+    going_away: Outgoing,
+}
+
+/// A message that carries no view change.
+fn plain(kind: Kind, json: Bytes) -> Outgoing {
+    Outgoing {
+        kind,
+        board_version: None,
+        json,
+        committed: None,
+    }
+}
+
+/// The next time a timer of period `every` fires after firing at `fired`: one period on, or a
+/// period from `now` when the work overran, so a slow window is not followed by a burst.
+fn next_deadline(fired: i64, every: i64, now: i64) -> i64 {
+    let next = fired.saturating_add(every);
+    if next <= now { now.saturating_add(every) } else { next }
 }
 
 impl Hub {
     /// A hub with no subscribers; [`Hub::start`] starts its window task.
     pub fn new(config: LiveConfig, registry: Arc<Registry>, clock: Clock, metrics: Arc<Metrics>) -> Arc<Hub> {
+        let resync = plain(Kind::Resync, message::slow_consumer(config.queue_messages));
         Arc::new(Hub {
             config,
             registry,
             clock,
-            metrics,
+            shared: Arc::new(Shared {
+                members: Mutex::default(),
+                open: AtomicUsize::new(0),
+                dirty: Mutex::default(),
+                stopping: AtomicBool::new(false),
+                all_gone: Notify::new(),
+                metrics,
+            }),
+            resync,
+            heartbeat: plain(Kind::Heartbeat, message::heartbeat()),
+            going_away: plain(Kind::GoingAway, message::going_away()),
         })
     }
 
     /// Starts the task that flushes a window of changes every `window_ms` and sends heartbeats,
     /// on the hub's clock (a manual clock in tests moves it).
+    ///
+    /// The first deadlines are taken now, so a manual clock moved before the task first runs
+    /// still fires them. Each window's work runs on the blocking pool: reading thousands of
+    /// views is CPU work that must not hold up a runtime's worker.
     pub fn start(self: &Arc<Self>) {
-        let _ = (&self.config, &self.registry, &self.clock, &self.metrics);
-        todo!("the window task")
+        let hub = Arc::downgrade(self);
+        let clock = self.clock.clone();
+        let window = i64::try_from(self.config.window_ms).unwrap_or(i64::MAX);
+        let beat_every = i64::try_from(self.config.heartbeat_seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+        let started = clock.now_ms();
+        let (mut flush_at, mut beat_at) = (started.saturating_add(window), started.saturating_add(beat_every));
+        tokio::spawn(async move {
+            loop {
+                clock.sleep_until(flush_at.min(beat_at)).await;
+                let Some(hub) = hub.upgrade() else { return };
+                if hub.shared.stopping.load(Ordering::Acquire) {
+                    return;
+                }
+                let now = clock.now_ms();
+                let (flush, beat) = (now >= flush_at, now >= beat_at);
+                if flush {
+                    flush_at = next_deadline(flush_at, window, now);
+                }
+                if beat {
+                    beat_at = next_deadline(beat_at, beat_every, now);
+                }
+                let work = tokio::task::spawn_blocking(move || {
+                    if flush {
+                        hub.flush(now);
+                    }
+                    if beat {
+                        hub.beat();
+                    }
+                });
+                if let Err(e) = work.await {
+                    tracing::error!("a live window failed: {e}");
+                }
+            }
+        });
     }
 
     /// Boards changed by a group committed at `committed` and now applied; called by the
     /// applier and by every other step that changes a board (actions, late decisions, season
-    /// transitions). Cheap: it only marks the boards for the next window.
+    /// transitions). Cheap: it only marks the boards for the next window. O(boards), and O(1)
+    /// while nobody is subscribed.
     pub fn changed<'a>(&self, boards: impl IntoIterator<Item = &'a BoardId>, committed: Instant) {
-        let _ = (boards.into_iter().count(), committed);
-        todo!("mark the boards for the next window")
+        if !self.is_watched() {
+            return;
+        }
+        let mut dirty = self.shared.dirty.lock_unpoisoned();
+        for id in boards {
+            match dirty.get_mut(id) {
+                Some(earliest) => *earliest = (*earliest).min(committed),
+                None => {
+                    dirty.insert(id.clone(), committed);
+                }
+            }
+        }
+    }
+
+    /// Whether any subscription is open, so a caller can skip gathering the boards it would
+    /// pass to [`Hub::changed`]. O(1).
+    pub fn is_watched(&self) -> bool {
+        self.shared.open.load(Ordering::Relaxed) > 0
     }
 
     /// Opens a subscription. Its first message is a snapshot, or one delta from
     /// `since_version` when the board still holds that version's history.
+    ///
+    /// The first message is queued under the topic's lock, before the subscriber can receive
+    /// a window's delta, and it brings the subscriber to the topic's last-sent state, so the
+    /// deltas that follow chain. O(log topics + a view read), plus the read at
+    /// `since_version` when it is behind.
     pub fn subscribe(&self, watch: Watch) -> Result<Subscription, SubscribeError> {
-        let _ = watch;
-        todo!("open a subscription")
+        let Watch {
+            slot,
+            view,
+            since_version,
+            holder,
+        } = watch;
+        if self.shared.stopping.load(Ordering::Acquire) {
+            return Err(SubscribeError::Stopping);
+        }
+        let ended = match self.registry.entry(&slot.id) {
+            Some(entry) if entry.is_archived() => Some(CloseReason::SeasonArchived),
+            None => Some(CloseReason::SeasonArchived),
+            Some(entry) if entry.calendar.is_closed(&slot.period, self.clock.now_ms()) => {
+                Some(CloseReason::PeriodClosed)
+            }
+            Some(_) => None,
+        };
+        if let Some(reason) = ended {
+            return Ok(self.already_ended(&slot, &view, since_version, reason));
+        }
+        let key = (slot.id.clone(), slot.period.key.clone(), view);
+        let (topic, id) = self.join(key, &slot, holder.as_deref())?;
+        let queue = Arc::new(Queue::default());
+        {
+            let mut state = topic.state.lock_unpoisoned();
+            let first = self.first(&topic, &mut state, &slot, since_version);
+            queue.push(first, self.config.queue_messages, &self.resync);
+            if let Some(end) = &state.ended {
+                queue.end_with(end.clone());
+            } else if self.shared.stopping.load(Ordering::Acquire) {
+                // `going_away` began after the check above and may have passed this topic.
+                queue.end_with(self.going_away.clone());
+            } else {
+                state.subscribers.insert(id, queue.clone());
+            }
+        }
+        Ok(Subscription {
+            queue,
+            metrics: self.shared.metrics.clone(),
+            member: Some(Member {
+                shared: self.shared.clone(),
+                topic,
+                id,
+                holder,
+            }),
+        })
+    }
+
+    /// Counts a new subscriber against the limits and finds (or creates) its topic.
+    fn join(&self, key: TopicKey, slot: &BoardSlot, holder: Option<&str>) -> Result<(Arc<Topic>, u64), SubscribeError> {
+        let config = &self.config;
+        let mut members = self.shared.members.lock_unpoisoned();
+        if self.shared.stopping.load(Ordering::Acquire) {
+            return Err(SubscribeError::Stopping);
+        }
+        if let Some(holder) = holder
+            && members.per_holder.get(holder).copied().unwrap_or(0) >= config.max_subscribers_per_token
+        {
+            return Err(SubscribeError::PerToken {
+                limit: config.max_subscribers_per_token,
+            });
+        }
+        let on_board = members.per_board.get(&key.0).copied().unwrap_or(0);
+        if on_board >= config.max_subscribers_per_board {
+            return Err(SubscribeError::PerBoard {
+                limit: config.max_subscribers_per_board,
+            });
+        }
+        if members.total >= config.max_subscribers {
+            return Err(SubscribeError::Total {
+                limit: config.max_subscribers,
+            });
+        }
+        let board = key.0.clone();
+        let (topic, count) = members
+            .topics
+            .entry(key)
+            .or_insert_with_key(|key| (Arc::new(Topic::new(key.clone(), slot)), 0));
+        *count += 1;
+        let topic = topic.clone();
+        members.total += 1;
+        self.shared.open.store(members.total, Ordering::Relaxed);
+        members.per_board.insert(board.clone(), on_board + 1);
+        self.shared.metrics.live.set_subscribers(&board, on_board + 1);
+        if let Some(holder) = holder {
+            *members.per_holder.entry(holder.to_owned()).or_insert(0) += 1;
+        }
+        let id = members.next_id;
+        members.next_id += 1;
+        Ok((topic, id))
+    }
+
+    /// The first message for a subscriber of `topic` (see `topic::first_message`).
+    fn first(&self, topic: &Topic, state: &mut TopicState, slot: &BoardSlot, since_version: Option<u64>) -> Outgoing {
+        let view = topic.view();
+        let first = topic::first_message(&state.last, since_version, |n| {
+            ViewState::read_at(&slot.read(), view, n).ok()
+        });
+        match first {
+            First::Snapshot => {
+                let json = state
+                    .snapshot
+                    .get_or_insert_with(|| message::snapshot(view, &topic.period, &state.last))
+                    .clone();
+                Outgoing {
+                    kind: Kind::Snapshot,
+                    board_version: Some(state.last.board_version),
+                    json,
+                    committed: None,
+                }
+            }
+            First::Delta(delta) => Outgoing {
+                kind: Kind::Delta,
+                board_version: Some(delta.board_version),
+                json: message::delta(&delta),
+                committed: None,
+            },
+        }
+    }
+
+    /// A subscription to a period that has closed (or a season archived): its first message,
+    /// then `closed`. It joins no topic, as nothing will change. O(a view read).
+    fn already_ended(&self, slot: &BoardSlot, view: &View, since_version: Option<u64>, reason: CloseReason) -> Subscription {
+        let last = ViewState::read(&slot.read(), view);
+        let first = match topic::first_message(&last, since_version, |n| {
+            ViewState::read_at(&slot.read(), view, n).ok()
+        }) {
+            First::Snapshot => Outgoing {
+                kind: Kind::Snapshot,
+                board_version: Some(last.board_version),
+                json: message::snapshot(view, &slot.period, &last),
+                committed: None,
+            },
+            First::Delta(delta) => Outgoing {
+                kind: Kind::Delta,
+                board_version: Some(delta.board_version),
+                json: message::delta(&delta),
+                committed: None,
+            },
+        };
+        let queue = Arc::new(Queue::default());
+        queue.push(first, self.config.queue_messages, &self.resync);
+        queue.end_with(plain(Kind::Closed, message::closed(reason, last.board_version)));
+        Subscription {
+            queue,
+            metrics: self.shared.metrics.clone(),
+            member: None,
+        }
+    }
+
+    /// Every topic, grouped by board instance (the map's order). O(topics).
+    fn topics(&self) -> Vec<Arc<Topic>> {
+        let members = self.shared.members.lock_unpoisoned();
+        members.topics.values().map(|(topic, _)| topic.clone()).collect()
+    }
+
+    /// One window: every topic's view is read again where its board moved, and the net change
+    /// since its last message goes to its subscribers; topics of archived boards and closed
+    /// periods are ended. Every topic is looked at, not only those of boards marked changed,
+    /// so a change that was not reported is still sent. O(topics + moved views x their size
+    /// + subscribers of changed views).
+    fn flush(&self, now_ms: i64) {
+        let dirty = std::mem::take(&mut *self.shared.dirty.lock_unpoisoned());
+        let topics = self.topics();
+        for group in topics.chunk_by(|a, b| a.key.0 == b.key.0 && a.key.1 == b.key.1) {
+            let (id, period_key) = (&group[0].key.0, &group[0].key.1);
+            let entry = match self.registry.entry(id) {
+                Some(entry) if !entry.is_archived() => entry,
+                _ => {
+                    for topic in group {
+                        self.end(topic, CloseReason::SeasonArchived);
+                    }
+                    continue;
+                }
+            };
+            // An instance that left memory (evicted once closed) has not changed since.
+            if let Some(slot) = entry.instance(period_key) {
+                let committed = dirty.get(id).copied();
+                for chunk in group.chunks(TOPICS_PER_LOCK) {
+                    self.refresh(&slot, chunk, committed);
+                }
+            }
+            if entry.calendar.is_closed(&group[0].period, now_ms) {
+                for topic in group {
+                    self.end(topic, CloseReason::PeriodClosed);
+                }
+            }
+        }
+    }
+
+    /// Reads the views of `topics` whose board moved (under one read lock, holding nothing
+    /// else), then sends each one's net change to its subscribers.
+    fn refresh(&self, slot: &BoardSlot, topics: &[Arc<Topic>], committed: Option<Instant>) {
+        let mut moved = Vec::new();
+        {
+            let board = slot.read();
+            let version = board.version();
+            for topic in topics {
+                if topic.checked.swap(version, Ordering::Relaxed) != version {
+                    moved.push((topic, ViewState::read(&board, topic.view())));
+                }
+            }
+        }
+        for (topic, now) in moved {
+            let mut state = topic.state.lock_unpoisoned();
+            if state.ended.is_some() {
+                continue;
+            }
+            let Some(delta) = topic::window(&mut state.last, now) else {
+                continue;
+            };
+            state.snapshot = None;
+            let message = Outgoing {
+                kind: Kind::Delta,
+                board_version: Some(delta.board_version),
+                json: message::delta(&delta),
+                committed,
+            };
+            self.send(&mut state, &message);
+        }
+    }
+
+    /// Queues `message` for every subscriber of a topic; those whose queue was full are sent
+    /// `resync` instead and leave the topic. O(subscribers).
+    fn send(&self, state: &mut TopicState, message: &Outgoing) {
+        let (capacity, resync) = (self.config.queue_messages, &self.resync);
+        let mut overflowed = 0;
+        state.subscribers.retain(|_, queue| match queue.push(message.clone(), capacity, resync) {
+            Pushed::Queued => true,
+            Pushed::Overflowed => {
+                overflowed += 1;
+                false
+            }
+            Pushed::Ended => false,
+        });
+        if overflowed > 0 {
+            self.shared.metrics.live.resyncs.add(overflowed);
+        }
+    }
+
+    /// Ends a topic: its subscribers are sent `closed` with the version they hold, and it
+    /// leaves the map (its subscriptions stay counted until they are dropped).
+    fn end(&self, topic: &Arc<Topic>, reason: CloseReason) {
+        {
+            let mut state = topic.state.lock_unpoisoned();
+            if state.ended.is_some() {
+                return;
+            }
+            let closed = plain(Kind::Closed, message::closed(reason, state.last.board_version));
+            for queue in state.subscribers.values() {
+                queue.end_with(closed.clone());
+            }
+            state.subscribers = HashMap::default();
+            state.ended = Some(closed);
+        }
+        let mut members = self.shared.members.lock_unpoisoned();
+        if members
+            .topics
+            .get(&topic.key)
+            .is_some_and(|(held, _)| Arc::ptr_eq(held, topic))
+        {
+            members.topics.remove(&topic.key);
+        }
+    }
+
+    /// Sends every subscriber a heartbeat (one shared message). O(subscribers).
+    fn beat(&self) {
+        for topic in self.topics() {
+            let mut state = topic.state.lock_unpoisoned();
+            self.send(&mut state, &self.heartbeat);
+        }
     }
 
     /// Sends `going_away` to every subscriber, refuses new ones, and waits (at most a few
     /// seconds) until every subscription has been dropped, so a stopping server can finish its
     /// streams.
     pub async fn going_away(&self) {
-        todo!("stop")
+        self.shared.stopping.store(true, Ordering::Release);
+        for topic in self.topics() {
+            let mut state = topic.state.lock_unpoisoned();
+            for (_, queue) in state.subscribers.drain() {
+                queue.end_with(self.going_away.clone());
+            }
+        }
+        let shared = &self.shared;
+        let all_gone = async {
+            loop {
+                let gone = shared.all_gone.notified();
+                tokio::pin!(gone);
+                // Registered before the count is read, so a drop in between still wakes it.
+                gone.as_mut().enable();
+                if shared.open.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+                gone.await;
+            }
+        };
+        if tokio::time::timeout(GOING_AWAY_WAIT, all_gone).await.is_err() {
+            tracing::warn!(
+                "{} live subscriptions were still open {} s after going_away",
+                shared.open.load(Ordering::Acquire),
+                GOING_AWAY_WAIT.as_secs()
+            );
+        }
+    }
+}
+
+/// A subscription's place in the hub, given back when it is dropped.
+struct Member {
+    shared: Arc<Shared>,
+    topic: Arc<Topic>,
+    id: u64,
+    holder: Option<String>,
+}
+
+impl Member {
+    /// Leaves the topic (and the map, with its last member) and the counts.
+    fn leave(self) {
+        self.topic.state.lock_unpoisoned().subscribers.remove(&self.id);
+        let mut members = self.shared.members.lock_unpoisoned();
+        let key = &self.topic.key;
+        if let Some((held, count)) = members.topics.get_mut(key)
+            && Arc::ptr_eq(held, &self.topic)
+        {
+            *count -= 1;
+            if *count == 0 {
+                members.topics.remove(key);
+            }
+        }
+        members.total -= 1;
+        let on_board = members.per_board.get(&key.0).copied().unwrap_or(1) - 1;
+        if on_board == 0 {
+            members.per_board.remove(&key.0);
+        } else {
+            members.per_board.insert(key.0.clone(), on_board);
+        }
+        self.shared.metrics.live.set_subscribers(&key.0, on_board);
+        if let Some(holder) = &self.holder
+            && let Some(n) = members.per_holder.get_mut(holder)
+        {
+            *n -= 1;
+            if *n == 0 {
+                members.per_holder.remove(holder);
+            }
+        }
+        self.shared.open.store(members.total, Ordering::Release);
+        if members.total == 0 {
+            self.shared.all_gone.notify_waiters();
+        }
     }
 }
 
 /// One open subscription: its queue of messages. Dropping it unsubscribes.
 pub struct Subscription {
-    _private: (),
+    queue: Arc<Queue>,
+    metrics: Arc<Metrics>,
+    /// `None` for a subscription that ended as it opened (a closed period).
+    member: Option<Member>,
 }
 
 impl Subscription {
     /// The next message to write; `None` once the stream is over (after a `resync`, `closed`
-    /// or `going_away`, which are the last message).
+    /// or `going_away`, which are the last message). Cancel-safe.
     pub async fn next(&mut self) -> Option<Outgoing> {
-        todo!("the next message")
+        self.queue.next().await
     }
 
     /// Records that `message` was written to the socket: messages and bytes sent, and the
     /// notification lag (from its commit to now).
     pub fn written(&self, message: &Outgoing) {
-        let _ = message;
-        todo!("count a written message")
+        let live = &self.metrics.live;
+        live.messages[message.kind.index()].add(1);
+        live.bytes.add(message.json.len() as u64);
+        if let Some(committed) = message.committed {
+            live.notify_lag.observe(committed.elapsed());
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let Some(member) = self.member.take() else {
+            return;
+        };
+        if !self.queue.ended() {
+            // The client went away on its own, not after a message that ended its stream.
+            self.metrics.live.drops.add(1);
+        }
+        member.leave();
     }
 }

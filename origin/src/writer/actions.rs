@@ -32,6 +32,7 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
         domain,
         clock,
         machine,
+        live: hub,
         ..
     } = writer;
     if let Some(id) = &request.action_id
@@ -113,6 +114,12 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
             return Err(e);
         }
     };
+    // Moderation, late decisions and season transitions reach subscribers like any change;
+    // an action is rare, so every board of its game is marked rather than only those it moved.
+    if hub.is_watched() {
+        let boards: Vec<_> = registry.of_game(&request.game).iter().map(|e| e.def.id.clone()).collect();
+        hub.changed(&boards, std::time::Instant::now());
+    }
     let result = ActionResult {
         results: performed.results.iter().map(Correction::of).collect(),
         boards: performed.changes,

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use standings_core::BoardId;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Outcome;
@@ -56,7 +57,7 @@ impl Group {
             registry,
             domain,
             metrics,
-            live: _,
+            live: hub,
         } = boards;
         let mut live = LiveInstances { registry, store };
         for stored in &self.fresh {
@@ -67,10 +68,35 @@ impl Group {
             }
         }
         metrics.visible_lag.observe(self.committed.elapsed());
+        if hub.is_watched() {
+            hub.changed(&boards_of(&self.fresh), self.committed);
+        }
         if let Some((group, outcomes)) = self.answers {
             answer(metrics, self.fresh.len(), group, outcomes);
         }
     }
+}
+
+/// The boards a group's events name, each once. Events of a group share a few boards, so this
+/// compares names before it copies any. O(events x scopes x distinct boards).
+fn boards_of(events: &[LoggedEvent]) -> Vec<BoardId> {
+    let mut boards: Vec<BoardId> = Vec::new();
+    for e in events {
+        for scope in &e.scopes {
+            let known = boards
+                .iter()
+                .any(|b| b.scope == *scope && b.season == e.season && b.mode == e.mode && b.game == e.game);
+            if !known {
+                boards.push(BoardId {
+                    game: e.game.clone(),
+                    mode: e.mode.clone(),
+                    season: e.season.clone(),
+                    scope: scope.clone(),
+                });
+            }
+        }
+    }
+    boards
 }
 
 /// Counts a committed group and answers its submitters.

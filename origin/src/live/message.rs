@@ -1,0 +1,257 @@
+//! The wire messages of `docs/live.md`, encoded once into the bytes every subscriber of a view
+//! is sent. Entries are written field by field in the read API's order (`rank`, `player_id`,
+//! `value`, `achieved_at`) with the same escaping and time format, so a snapshot's entries are
+//! byte for byte what a fresh read of the view prints.
+
+use bytes::Bytes;
+use serde::Serialize;
+use standings_core::{View, ViewDelta, ViewEntry, ViewState};
+
+use crate::clock::write_rfc3339;
+use crate::domain::periods::Period;
+use crate::http::write_json_str;
+
+/// Why a stream was closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CloseReason {
+    /// The period's close time (its end plus the board's grace) passed.
+    PeriodClosed,
+    /// The board's season was archived (or the board is gone).
+    SeasonArchived,
+}
+
+impl CloseReason {
+    fn as_str(self) -> &'static str {
+        match self {
+            CloseReason::PeriodClosed => "period_closed",
+            CloseReason::SeasonArchived => "season_archived",
+        }
+    }
+}
+
+/// Appends a number as serde_json prints it.
+fn write_number(out: &mut Vec<u8>, n: impl Serialize) {
+    // Writing into a Vec cannot fail, and numbers always serialize.
+    let _ = serde_json::to_writer(&mut *out, &n);
+}
+
+/// Appends one entry as the read API prints it. O(length of the player id).
+fn write_entry(out: &mut Vec<u8>, e: &ViewEntry) {
+    out.extend_from_slice(b"{\"rank\":");
+    write_number(out, e.rank);
+    out.extend_from_slice(b",\"player_id\":");
+    write_json_str(out, e.player_id.as_str());
+    out.extend_from_slice(b",\"value\":");
+    write_number(out, e.value);
+    out.extend_from_slice(b",\"achieved_at\":\"");
+    write_rfc3339(out, e.achieved_at);
+    out.extend_from_slice(b"\"}");
+}
+
+fn write_entries(out: &mut Vec<u8>, entries: &[ViewEntry]) {
+    out.push(b'[');
+    for (i, entry) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_entry(out, entry);
+    }
+    out.push(b']');
+}
+
+/// Appends the period fields as reads print them (`http::PeriodView`), with a comma after.
+fn write_period(out: &mut Vec<u8>, period: &Period) {
+    out.extend_from_slice(b"\"period\":");
+    write_json_str(out, period.kind.as_str());
+    out.extend_from_slice(b",\"period_key\":");
+    write_json_str(out, &period.key);
+    for (key, ms) in [
+        (&b",\"period_start\":"[..], period.start_ms),
+        (&b",\"period_end\":"[..], period.end_ms),
+    ] {
+        out.extend_from_slice(key);
+        match ms {
+            None => out.extend_from_slice(b"null"),
+            Some(ms) => {
+                out.push(b'"');
+                write_rfc3339(out, ms);
+                out.push(b'"');
+            }
+        }
+    }
+    out.push(b',');
+}
+
+/// `snapshot`: the whole view at `state.board_version`. O(entries).
+pub(crate) fn snapshot(view: &View, period: &Period, state: &ViewState) -> Bytes {
+    let mut out = Vec::with_capacity(192 + 96 * state.entries.len());
+    out.extend_from_slice(b"{\"type\":\"snapshot\",\"view\":");
+    write_json_str(&mut out, &view.to_string());
+    out.push(b',');
+    write_period(&mut out, period);
+    out.extend_from_slice(b"\"board_version\":");
+    write_number(&mut out, state.board_version);
+    out.extend_from_slice(b",\"entries\":");
+    write_entries(&mut out, &state.entries);
+    out.push(b'}');
+    Bytes::from(out)
+}
+
+/// `delta`: the net change from `base_version` to `board_version`. O(entries sent).
+pub(crate) fn delta(delta: &ViewDelta) -> Bytes {
+    let mut out = Vec::with_capacity(96 + 96 * delta.changed.len() + 24 * delta.left.len());
+    out.extend_from_slice(b"{\"type\":\"delta\",\"base_version\":");
+    write_number(&mut out, delta.base_version);
+    out.extend_from_slice(b",\"board_version\":");
+    write_number(&mut out, delta.board_version);
+    out.extend_from_slice(b",\"changed\":");
+    write_entries(&mut out, &delta.changed);
+    out.extend_from_slice(b",\"left\":[");
+    for (i, player) in delta.left.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_json_str(&mut out, player.as_str());
+    }
+    out.extend_from_slice(b"]}");
+    Bytes::from(out)
+}
+
+/// `heartbeat`.
+pub(crate) fn heartbeat() -> Bytes {
+    Bytes::from_static(b"{\"type\":\"heartbeat\"}")
+}
+
+/// `going_away`.
+pub(crate) fn going_away() -> Bytes {
+    Bytes::from_static(b"{\"type\":\"going_away\"}")
+}
+
+/// `resync` for a subscriber whose queue of `queue_messages` filled up.
+pub(crate) fn slow_consumer(queue_messages: usize) -> Bytes {
+    let mut out = Vec::with_capacity(160);
+    out.extend_from_slice(b"{\"type\":\"resync\",\"reason\":\"slow_consumer\",\"detail\":");
+    write_json_str(
+        &mut out,
+        &format!(
+            "this subscriber fell {queue_messages} messages behind; subscribe again without since_version"
+        ),
+    );
+    out.push(b'}');
+    Bytes::from(out)
+}
+
+/// `closed`, with the last version the subscriber was sent.
+pub(crate) fn closed(reason: CloseReason, board_version: u64) -> Bytes {
+    let mut out = Vec::with_capacity(80);
+    out.extend_from_slice(b"{\"type\":\"closed\",\"reason\":\"");
+    out.extend_from_slice(reason.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"board_version\":");
+    write_number(&mut out, board_version);
+    out.push(b'}');
+    Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+    use standings_core::PlayerId;
+
+    use super::*;
+    use crate::domain::periods::PeriodKind;
+
+    fn entry(rank: u64, player: &str, value: i64, achieved_at: i64) -> ViewEntry {
+        ViewEntry {
+            rank,
+            player_id: PlayerId::new(player).unwrap(),
+            value,
+            achieved_at,
+        }
+    }
+
+    fn parse(bytes: &Bytes) -> Value {
+        serde_json::from_slice(bytes).expect("valid JSON")
+    }
+
+    /// The read API's entry, as its derived `Serialize` prints it: what snapshots must match.
+    #[derive(Serialize)]
+    struct ReadEntry {
+        rank: u64,
+        player_id: String,
+        value: i64,
+        achieved_at: String,
+    }
+
+    /// Snapshot entries print byte for byte as the read API's entries, and the period fields
+    /// and order are those of docs/live.md.
+    #[test]
+    fn a_snapshot_prints_the_read_api_entries() {
+        let state = ViewState {
+            board_version: 42,
+            entries: vec![
+                entry(1, "p-ava", 1200, 1_760_349_900_000),
+                entry(2, "p-\"bo\"", -900, 1_760_349_840_250),
+            ],
+        };
+        let bytes = snapshot(&"top:3".parse().unwrap(), &Period::all_time(), &state);
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let read_entries: Vec<_> = state
+            .entries
+            .iter()
+            .map(|e| ReadEntry {
+                rank: e.rank,
+                player_id: e.player_id.as_str().to_string(),
+                value: e.value,
+                achieved_at: crate::clock::format_rfc3339(e.achieved_at),
+            })
+            .collect();
+        let expected = format!(
+            "{{\"type\":\"snapshot\",\"view\":\"top:3\",\"period\":\"all_time\",\"period_key\":\"all_time\",\"period_start\":null,\"period_end\":null,\"board_version\":42,\"entries\":{}}}",
+            serde_json::to_string(&read_entries).unwrap()
+        );
+        assert_eq!(text, expected);
+        let daily = Period {
+            kind: PeriodKind::Daily,
+            key: "2025-10-13".into(),
+            start_ms: Some(1_760_313_600_000),
+            end_ms: Some(1_760_400_000_000),
+        };
+        let parsed = parse(&snapshot(&"around:p-ava:5".parse().unwrap(), &daily, &state));
+        assert_eq!(parsed["view"], "around:p-ava:5");
+        assert_eq!(parsed["period"], "daily");
+        assert_eq!(parsed["period_start"], "2025-10-13T00:00:00Z");
+        assert_eq!(parsed["period_end"], "2025-10-14T00:00:00Z");
+    }
+
+    /// Every other message is the JSON object docs/live.md shows.
+    #[test]
+    fn the_other_messages_match_the_contract() {
+        let d = ViewDelta {
+            base_version: 42,
+            board_version: 46,
+            changed: vec![entry(2, "p-dee", 950, 1_760_349_960_000)],
+            left: vec![PlayerId::new("p-cy").unwrap()],
+        };
+        assert_eq!(
+            parse(&delta(&d)),
+            json!({"type":"delta","base_version":42,"board_version":46,
+                "changed":[{"rank":2,"player_id":"p-dee","value":950,"achieved_at":"2025-10-13T10:06:00Z"}],
+                "left":["p-cy"]})
+        );
+        assert_eq!(parse(&heartbeat()), json!({"type":"heartbeat"}));
+        assert_eq!(parse(&going_away()), json!({"type":"going_away"}));
+        assert_eq!(
+            parse(&slow_consumer(64)),
+            json!({"type":"resync","reason":"slow_consumer",
+                "detail":"this subscriber fell 64 messages behind; subscribe again without since_version"})
+        );
+        assert_eq!(
+            parse(&closed(CloseReason::PeriodClosed, 97)),
+            json!({"type":"closed","reason":"period_closed","board_version":97})
+        );
+        assert_eq!(
+            parse(&closed(CloseReason::SeasonArchived, 3)),
+            json!({"type":"closed","reason":"season_archived","board_version":3})
+        );
+    }
+}

@@ -1,0 +1,193 @@
+//! The decisions of one view's topic, without locks, clocks or IO: what a new subscriber is
+//! sent first, and what a window sends.
+//!
+//! A topic keeps the state it last sent (`last`). Every subscriber holds the view at
+//! `last.board_version`: new ones are sent `last` itself (or one delta to it), and each window
+//! sends the net change from `last` to the board's current view, then takes that as `last`.
+//! A window whose view changed nothing net sends nothing and keeps `last`, so the next delta
+//! still starts at the version every subscriber holds (see the core's `live` module doc).
+
+use standings_core::{ViewDelta, ViewState};
+
+/// What a new subscriber is sent first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum First {
+    /// The whole view at `last`.
+    Snapshot,
+    /// One delta from the subscriber's version to `last` (empty when the view did not change).
+    Delta(ViewDelta),
+}
+
+/// The first message for a subscriber holding the view at `since_version` (or nothing), given
+/// the state last sent to the topic and a reader of the view at an older version (`None` when
+/// the board no longer holds it). The retained history decides, never the time away:
+/// - no `since_version`, or one the topic has not reached (`N > last`): a snapshot;
+/// - `N == last`: an empty delta from `N` to `N`, as nothing is owed;
+/// - `N < last` and the board still holds `N`: one delta from the view at `N` to `last`
+///   (empty when nothing in the view changed);
+/// - `N < last` and the history is gone: a snapshot.
+///
+/// O(one read of the view at N) when a delta is possible.
+pub(crate) fn first_message(
+    last: &ViewState,
+    since_version: Option<u64>,
+    read_at: impl FnOnce(u64) -> Option<ViewState>,
+) -> First {
+    let Some(since) = since_version else {
+        return First::Snapshot;
+    };
+    let empty = |base_version| {
+        First::Delta(ViewDelta {
+            base_version,
+            board_version: last.board_version,
+            changed: Vec::new(),
+            left: Vec::new(),
+        })
+    };
+    if since == last.board_version {
+        return empty(since);
+    }
+    if since > last.board_version {
+        return First::Snapshot;
+    }
+    match read_at(since) {
+        Some(held) => match ViewDelta::between(&held, last) {
+            Some(delta) => First::Delta(delta),
+            None => empty(since),
+        },
+        None => First::Snapshot,
+    }
+}
+
+/// The net change a window sends a topic whose view now reads `now`, updating `last` when
+/// there is one. `None` when the view holds the same entries as `last`, whatever the versions
+/// between: `last` is kept, so the next delta starts where subscribers are. O(k log k).
+pub(crate) fn window(last: &mut ViewState, now: ViewState) -> Option<ViewDelta> {
+    let delta = ViewDelta::between(last, &now)?;
+    *last = now;
+    Some(delta)
+}
+
+#[cfg(test)]
+mod tests {
+    use standings_core::{Board, BoardRules, ScoreEvent, ScoreMode, View};
+
+    use super::*;
+
+    fn view(text: &str) -> View {
+        text.parse().unwrap()
+    }
+
+    fn score(board: &mut Board, id: &str, player: &str, value: i64) {
+        let at = board.version() as i64;
+        board.apply(&ScoreEvent::new(id, player, value, at).unwrap()).unwrap();
+    }
+
+    fn board_with(scores: &[(&str, i64)]) -> Board {
+        let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
+        for (i, (player, value)) in scores.iter().enumerate() {
+            score(&mut board, &format!("e{i}"), player, *value);
+        }
+        board
+    }
+
+    fn held(board: &Board, top: &View) -> impl FnOnce(u64) -> Option<ViewState> {
+        move |n| ViewState::read_at(board, top, n).ok()
+    }
+
+    /// Without since_version, or with one the topic has not reached, a snapshot; with the
+    /// topic's own version, an empty delta.
+    #[test]
+    fn the_first_message_without_history_to_follow() {
+        let board = board_with(&[("a", 50), ("b", 40)]);
+        let top = view("top:2");
+        let last = ViewState::read(&board, &top);
+        assert_eq!(first_message(&last, None, held(&board, &top)), First::Snapshot);
+        assert_eq!(
+            first_message(&last, Some(last.board_version + 1), held(&board, &top)),
+            First::Snapshot
+        );
+        assert_eq!(
+            first_message(&last, Some(last.board_version), held(&board, &top)),
+            First::Delta(ViewDelta {
+                base_version: last.board_version,
+                board_version: last.board_version,
+                changed: Vec::new(),
+                left: Vec::new(),
+            })
+        );
+    }
+
+    /// A client at an older version the board still holds gets one delta that brings its
+    /// view exactly to `last`; one whose version the board no longer holds gets a snapshot.
+    #[test]
+    fn the_first_message_catches_up_exactly_or_starts_over() {
+        let mut board = board_with(&[("a", 50), ("b", 40), ("c", 30)]);
+        let top = view("top:2");
+        let old = ViewState::read(&board, &top);
+        score(&mut board, "x1", "z", 99);
+        score(&mut board, "x2", "c", 45);
+        let last = ViewState::read(&board, &top);
+        let First::Delta(delta) = first_message(&last, Some(old.board_version), held(&board, &top)) else {
+            panic!("the board holds the old version");
+        };
+        let mut client = old.clone();
+        client.apply(&delta).unwrap();
+        assert_eq!(client, last);
+        // A history that is gone (the reader finds nothing) means a snapshot.
+        assert_eq!(
+            first_message(&last, Some(old.board_version), |_| None),
+            First::Snapshot
+        );
+        // The view at an older version, equal to `last`: an empty delta up to `last`.
+        score(&mut board, "x3", "c", 46);
+        let unchanged = ViewState::read(&board, &top);
+        let First::Delta(empty) = first_message(&unchanged, Some(last.board_version), held(&board, &top))
+        else {
+            panic!("the board holds the version");
+        };
+        assert!(empty.changed.is_empty() && empty.left.is_empty());
+        assert_eq!(
+            (empty.base_version, empty.board_version),
+            (last.board_version, unchanged.board_version)
+        );
+    }
+
+    /// A player who moves 5 -> 4 -> 5 within one window (a better score, then its
+    /// invalidation) changes nothing net on a top view: nothing is sent and `last` is kept, and
+    /// the next real change starts from it.
+    #[test]
+    fn a_window_with_no_net_change_sends_nothing() {
+        let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
+        let mut e_events = Vec::new();
+        for (i, (player, value)) in [("a", 90), ("b", 80), ("c", 70), ("d", 60), ("e", 50)].iter().enumerate() {
+            let event = ScoreEvent::new(&format!("e{i}"), player, *value, i as i64).unwrap();
+            board.apply(&event).unwrap();
+            if *player == "e" {
+                e_events.push(event);
+            }
+        }
+        let top = view("top:5");
+        let mut last = ViewState::read(&board, &top);
+        let sent = last.clone();
+        assert_eq!(sent.entries[4].player_id.as_str(), "e");
+        let better = ScoreEvent::new("x1", "e", 65, 10).unwrap();
+        board.apply(&better).unwrap();
+        assert_eq!(board.player_rank("e").unwrap().entry.rank, 4);
+        board.recompute_player(&better.player, &e_events).unwrap();
+        assert_eq!(board.player_rank("e").unwrap().entry.rank, 5);
+        let now = ViewState::read(&board, &top);
+        assert_eq!(now.board_version, sent.board_version + 2);
+        assert!(window(&mut last, now).is_none());
+        assert_eq!(last, sent);
+        // The next change's delta starts at the version the subscribers hold.
+        score(&mut board, "x2", "y", 95);
+        let next = ViewState::read(&board, &top);
+        let delta = window(&mut last, next.clone()).expect("y entered");
+        assert_eq!(delta.base_version, sent.board_version);
+        let mut client = sent;
+        client.apply(&delta).unwrap();
+        assert_eq!(client, next);
+        assert_eq!(last, next);
+    }
+}
