@@ -52,6 +52,8 @@ usage: loadgen live [options]
   --seconds S               measured seconds per phase (default 10)
   --warmup-seconds S        unmeasured seconds before each phase (default 1)
   --idle-seconds S          how long the subscribers sit idle before memory is read (default 5)
+  --plain-connections N     then, for comparison, open N keep-alive connections that make one
+                            request each and sit idle as long (default: half --subscribers)
   --connections N           writing connections, paced and closed-loop (default 64)
   --connecting N            subscriber connections opened at once (default 200)
   --window-ms MS            the service's [live] window_ms, and the Redis publisher's period
@@ -82,6 +84,7 @@ pub(crate) struct Args {
     seconds: f64,
     warmup_seconds: f64,
     idle_seconds: f64,
+    plain_connections: Option<usize>,
     connections: usize,
     connecting: usize,
     window_ms: u64,
@@ -95,6 +98,13 @@ pub(crate) struct Args {
     ready_timeout: Duration,
     load_timeout: Duration,
     keep: bool,
+}
+
+impl Args {
+    /// The idle keep-alive connections opened for comparison with the subscribers.
+    fn plain(&self) -> usize {
+        self.plain_connections.unwrap_or(self.subscribers / 2)
+    }
 }
 
 /// Weights like `1:1:1`.
@@ -127,6 +137,7 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         seconds: 10.0,
         warmup_seconds: 1.0,
         idle_seconds: 5.0,
+        plain_connections: None,
         connections: 64,
         connecting: 200,
         window_ms: 250,
@@ -174,6 +185,7 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             "--seconds" => args.seconds = real(&value)?,
             "--warmup-seconds" => args.warmup_seconds = real(&value)?,
             "--idle-seconds" => args.idle_seconds = real(&value)?,
+            "--plain-connections" => args.plain_connections = Some(number(&value)? as usize),
             "--connections" => args.connections = number(&value)? as usize,
             "--connecting" => args.connecting = number(&value)? as usize,
             "--window-ms" => args.window_ms = number(&value)?,
@@ -676,6 +688,7 @@ async fn live_phase(
     let mut scrapes = Vec::new();
     let started = Instant::now();
     let opens = started + Duration::from_secs_f64(args.warmup_seconds);
+    let closes = opens + Duration::from_secs_f64(args.seconds);
     let counting = {
         let tally = tally.clone();
         let watched = load.watched.clone();
@@ -685,11 +698,16 @@ async fn live_phase(
             if phase == PACED_LIVE {
                 tally.capture_top.store(true, Ordering::Relaxed);
             }
-            Received::take(&tally)
+            let from = Received::take(&tally);
+            tokio::time::sleep_until(closes.into()).await;
+            tally.capture_top.store(false, Ordering::Relaxed);
+            Received::take(&tally).since(&from)
         })
     };
     let writes = measured_writes(args, load, phase, rate, watched_pids, Some(&mut scrapes)).await?;
-    let received = Received::take(tally).since(&counting.await.map_err(|e| e.to_string())?);
+    let received = counting.await.map_err(|e| e.to_string())?;
+    // The events of the window's last moments are matched once their messages are out.
+    tokio::time::sleep(Duration::from_millis(2 * args.window_ms + 100)).await;
     let (client_lag, unmatched) = load.watched.take();
     let [before, after] = <[Scrape; 2]>::try_from(scrapes).map_err(|_| "two scrapes expected")?;
     let (b, a) = (before.buckets(LAG_METRIC), after.buckets(LAG_METRIC));
@@ -716,6 +734,33 @@ async fn live_phase(
     })
 }
 
+/// Opens `--plain-connections` keep-alive connections beside the idle subscribers, each making
+/// one request, and reads VmRSS after they sat idle as long as the subscribers did: what a
+/// connection costs the service without a subscription. They are closed after.
+async fn idle_connections(args: &Args, service: &Service) -> Result<Option<u64>, String> {
+    let plain = args.plain();
+    if plain == 0 {
+        return Ok(None);
+    }
+    let mut conns = Vec::with_capacity(plain);
+    for _ in 0..plain {
+        let mut conn = HttpConn::connect(&service.addr, SERVICE_TOKEN).await?;
+        let answer = conn.get("/readyz").await?;
+        if answer.status != 200 {
+            return Err(format!("/readyz answered {}", answer.status));
+        }
+        conns.push(conn);
+    }
+    tokio::time::sleep(Duration::from_secs_f64(args.idle_seconds)).await;
+    let (rss, _) = service.resident()?;
+    drop(conns);
+    eprintln!(
+        "loadgen live: VmRSS {} MiB with {plain} idle keep-alive connections beside the subscribers",
+        rss >> 20
+    );
+    Ok(Some(rss))
+}
+
 /// The paced phase with subscribers, in which a top delta is kept for the Redis side.
 const PACED_LIVE: u64 = 3;
 
@@ -724,12 +769,13 @@ const PACED_LIVE: u64 = 3;
 const REST: Duration = Duration::from_secs(4);
 
 pub(crate) async fn run(args: &Args) -> Result<(), String> {
-    let needed = args.subscribers as u64 + args.connections as u64 + 512;
+    let plain = args.plain();
+    let needed = (args.subscribers + plain + args.connections) as u64 + 512;
     let limit = descriptors(needed)?;
     let population = Population::new(args.members, args.seed)?;
     let extra = format!(
         "max_connections = {}\n\n[live]\nwindow_ms = {}\nmax_subscribers_per_token = {}\nmax_subscribers_per_board = {}\nmax_subscribers = {}\n",
-        args.subscribers + args.connections + 256,
+        args.subscribers + plain + args.connections + 256,
         args.window_ms,
         args.subscribers + 16,
         args.subscribers + 16,
@@ -764,6 +810,8 @@ struct Report {
     quiet_max: Writes,
     rss_before: u64,
     rss_idle: u64,
+    /// VmRSS with the plain connections open beside the idle subscribers.
+    rss_plain: Option<u64>,
     opened_in: Duration,
     paced: Live,
     max: Live,
@@ -930,6 +978,8 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         rss_idle.saturating_sub(rss_before) as f64 / specs.len().max(1) as f64
     );
 
+    let rss_plain = idle_connections(args, service).await?;
+
     eprintln!("loadgen live: writes with {} subscribers", specs.len());
     let paced = live_phase(
         args,
@@ -946,7 +996,14 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
 
     let failed = tally.failed.load(Ordering::Relaxed);
     let errors = tally.errors.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let top_delta = tally.top_delta.lock().unwrap_or_else(|e| e.into_inner()).take();
+    // The median-sized top delta of the paced phase: a typical message, not the smallest
+    // (one value changed in place) nor the largest (the whole view shifted).
+    let top_delta = {
+        let mut kept = std::mem::take(&mut *tally.top_deltas.lock().unwrap_or_else(|e| e.into_inner()));
+        kept.sort_by_key(|(_, json)| json.len());
+        let middle = kept.len() / 2;
+        kept.into_iter().nth(middle).map(|(_, json)| json)
+    };
     for subscriber in &subscribers {
         subscriber.abort();
     }
@@ -999,6 +1056,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         quiet_max,
         rss_before,
         rss_idle,
+        rss_plain,
         opened_in,
         paced,
         max,
@@ -1147,6 +1205,16 @@ fn print_report(args: &Args, r: &Report) {
         r.rss_idle >> 20,
         verdict(per_subscriber <= 8192.0)
     );
+    let plain = args.plain();
+    let per_plain = r
+        .rss_plain
+        .map(|rss| rss.saturating_sub(r.rss_idle) as f64 / plain.max(1) as f64);
+    if let (Some(rss), Some(per_plain)) = (r.rss_plain, per_plain) {
+        println!(
+            "| for comparison: resident memory per idle keep-alive connection, no subscription | {per_plain:.0} B ({plain} connections, one request each; VmRSS {} MiB with them beside the subscribers) | | |",
+            rss >> 20
+        );
+    }
     let violations = r.paced.received.violations + r.max.received.violations;
     println!(
         "| deltas not chaining on the subscriber's version | {violations} | 0 | {} |",
@@ -1173,7 +1241,7 @@ fn print_report(args: &Args, r: &Report) {
     );
     println!();
     let source = match r.message {
-        MessageSource::TopDelta => "a top delta received in the paced phase".to_string(),
+        MessageSource::TopDelta => "the median-sized top delta of the paced phase".to_string(),
         MessageSource::Sized(why) => why.to_string(),
     };
     println!(
@@ -1260,6 +1328,7 @@ fn print_report(args: &Args, r: &Report) {
         "max_phase_server_lag_p99_ms": r.max.server_lag.map(|(_, p99, _)| p99 * 1e3),
         "max_phase_client_lag_p99_ms": r.max.client_lag.quantile(0.99).as_secs_f64() * 1e3,
         "bytes_per_idle_subscriber": per_subscriber,
+        "bytes_per_idle_connection": per_plain,
         "violations": violations,
         "standings_messages_per_second": standings_delivered,
         "redis_messages_per_second": r.redis.delivered_per_second(),

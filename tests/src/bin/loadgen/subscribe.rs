@@ -29,6 +29,9 @@ use crate::latency::Histogram;
 /// scanner.
 const FULL_PARSE_EVERY: u64 = 64;
 
+/// The most `top` deltas kept for choosing the Redis side's message.
+const MAX_TOP_DELTAS: usize = 1_000;
+
 /// How a subscriber is connected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Transport {
@@ -84,11 +87,11 @@ pub(crate) struct Tally {
     pub(crate) errors: Mutex<Vec<String>>,
     /// Subscribers that failed (refused, unreadable, or a message that did not parse).
     pub(crate) failed: AtomicU64,
-    /// Set when the next `top` view's delta is to be kept (see `top_delta`).
+    /// While set, `top` views' deltas are kept (see `top_deltas`).
     pub(crate) capture_top: std::sync::atomic::AtomicBool,
-    /// The first `top` view's delta received after `capture_top` was set, as received: the
-    /// payload of the Redis side's `PUBLISH`.
-    pub(crate) top_delta: Mutex<Option<Vec<u8>>>,
+    /// The `top` views' deltas received while `capture_top` was set, one per `board_version`
+    /// (every top subscriber gets the same bytes): the Redis side publishes one of them.
+    pub(crate) top_deltas: Mutex<Vec<(u64, Vec<u8>)>>,
 }
 
 impl Tally {
@@ -381,8 +384,11 @@ impl Follower {
                     self.tally.violations.fetch_add(1, Ordering::Relaxed);
                 }
                 self.version = Some(next);
-                if self.spec.shape == Shape::Top && self.tally.capture_top.swap(false, Ordering::Relaxed) {
-                    *self.tally.top_delta.lock().unwrap_or_else(|e| e.into_inner()) = Some(json.to_vec());
+                if self.spec.shape == Shape::Top && self.tally.capture_top.load(Ordering::Relaxed) {
+                    let mut kept = self.tally.top_deltas.lock().unwrap_or_else(|e| e.into_inner());
+                    if kept.len() < MAX_TOP_DELTAS && !kept.iter().rev().any(|(v, _)| *v == next) {
+                        kept.push((next, json.to_vec()));
+                    }
                 }
             }
             "heartbeat" => return Ok(Next::Read),
