@@ -306,6 +306,8 @@ struct Live {
     received: Received,
     /// The service's histogram over the window: (p50, p99, observations), in seconds.
     server_lag: Option<(f64, f64, f64)>,
+    /// The service's window work over the window: (p50, p99, windows), in seconds.
+    window_work: Option<(f64, f64, f64)>,
     /// The client-side lag of watched players' events.
     client_lag: Histogram,
     /// Watched events acknowledged but never shown to their player's subscribers by the
@@ -319,6 +321,8 @@ struct Live {
 struct Scrape(HashMap<String, f64>);
 
 const LAG_METRIC: &str = "standings_live_notify_lag_seconds";
+/// How long each window's work took: the part of the lag that grows with the views watched.
+const WINDOW_METRIC: &str = "standings_live_window_seconds";
 
 impl Scrape {
     async fn take(addr: &str) -> Result<Scrape, String> {
@@ -374,7 +378,11 @@ impl Scrape {
         let mut counters: Vec<(String, f64)> = self
             .0
             .iter()
-            .filter(|(k, _)| k.starts_with("standings_live_") && !k.starts_with(LAG_METRIC))
+            .filter(|(k, _)| {
+                k.starts_with("standings_live_")
+                    && !k.starts_with(LAG_METRIC)
+                    && !k.starts_with(WINDOW_METRIC)
+            })
             .map(|(k, v)| (k.clone(), *v))
             .collect();
         counters.sort_by(|a, b| a.0.cmp(&b.0));
@@ -710,11 +718,15 @@ async fn live_phase(
     tokio::time::sleep(Duration::from_millis(2 * args.window_ms + 100)).await;
     let (client_lag, unmatched) = load.watched.take();
     let [before, after] = <[Scrape; 2]>::try_from(scrapes).map_err(|_| "two scrapes expected")?;
-    let (b, a) = (before.buckets(LAG_METRIC), after.buckets(LAG_METRIC));
-    let server_lag = match (quantile_between(&b, &a, 0.5), quantile_between(&b, &a, 0.99)) {
-        (Some((p50, n)), Some((p99, _))) => Some((p50, p99, n)),
-        _ => None,
+    let median_and_p99 = |name: &str| {
+        let (b, a) = (before.buckets(name), after.buckets(name));
+        match (quantile_between(&b, &a, 0.5), quantile_between(&b, &a, 0.99)) {
+            (Some((p50, n)), Some((p99, _))) => Some((p50, p99, n)),
+            _ => None,
+        }
     };
+    let server_lag = median_and_p99(LAG_METRIC);
+    let window_work = median_and_p99(WINDOW_METRIC);
     let earlier = before.live_counters();
     let counters = after
         .live_counters()
@@ -728,6 +740,7 @@ async fn live_phase(
         writes,
         received,
         server_lag,
+        window_work,
         client_lag,
         unmatched,
         counters,
@@ -1199,6 +1212,15 @@ fn print_report(args: &Args, r: &Report) {
     };
     lag_row("paced", &r.paced);
     lag_row("closed-loop", &r.max);
+    for (name, live) in [("paced", &r.paced), ("closed-loop", &r.max)] {
+        if let Some((p50, p99, windows)) = live.window_work {
+            println!(
+                "| a window's work at the service ({WINDOW_METRIC}), {name} | p50 {}, p99 {} ({windows:.0} windows) | | |",
+                seconds_as_ms(p50),
+                seconds_as_ms(p99)
+            );
+        }
+    }
     println!(
         "| resident memory per idle subscriber | {per_subscriber:.0} B (VmRSS {} MiB before, {} MiB with {n} idle) | <= 8 KiB | {} |",
         r.rss_before >> 20,
@@ -1326,6 +1348,7 @@ fn print_report(args: &Args, r: &Report) {
         "client_lag_p99_ms": standings_p99.as_secs_f64() * 1e3,
         "client_lag_events": r.paced.client_lag.count(),
         "max_phase_server_lag_p99_ms": r.max.server_lag.map(|(_, p99, _)| p99 * 1e3),
+        "window_work_p99_ms": r.paced.window_work.map(|(_, p99, _)| p99 * 1e3),
         "max_phase_client_lag_p99_ms": r.max.client_lag.quantile(0.99).as_secs_f64() * 1e3,
         "bytes_per_idle_subscriber": per_subscriber,
         "bytes_per_idle_connection": per_plain,
