@@ -19,8 +19,8 @@ const SLOW_BUCKETS: [f64; 12] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.
 
 /// Upper bounds of the notification-lag histogram, in seconds: fine around the coalescing
 /// window (250 ms by default), so a p99 can be read against the window plus 50 ms.
-const LAG_BUCKETS: [f64; 15] = [
-    0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.275, 0.3, 0.35, 0.4, 0.5, 0.75, 1.0, 2.5,
+const LAG_BUCKETS: [f64; 17] = [
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.275, 0.3, 0.35, 0.4, 0.5, 0.75, 1.0, 2.5,
 ];
 
 /// A monotonically increasing counter.
@@ -125,6 +125,9 @@ pub struct LiveMetrics {
     pub drops: Counter,
     /// A change's commit to its message written to the socket.
     pub notify_lag: Histogram,
+    /// How long one window's work took (reading the moved views, encoding and queueing their
+    /// deltas): the part of the lag that grows with the number of views watched.
+    pub window: Histogram,
 }
 
 impl Default for LiveMetrics {
@@ -136,6 +139,7 @@ impl Default for LiveMetrics {
             resyncs: Counter::default(),
             drops: Counter::default(),
             notify_lag: Histogram::with_bounds(&LAG_BUCKETS),
+            window: Histogram::default(),
         }
     }
 }
@@ -187,6 +191,11 @@ impl LiveMetrics {
         out.push_str("# TYPE standings_live_notify_lag_seconds histogram\n");
         self.notify_lag
             .render(out, "standings_live_notify_lag_seconds", "");
+        out.push_str(
+            "# HELP standings_live_window_seconds One coalescing window's work: reading the moved views and queueing their deltas.\n",
+        );
+        out.push_str("# TYPE standings_live_window_seconds histogram\n");
+        self.window.render(out, "standings_live_window_seconds", "");
     }
 }
 

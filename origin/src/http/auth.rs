@@ -252,9 +252,14 @@ impl Auth {
             }
             Some(token) => match self.player_jwt(token.trim()) {
                 Some(claims) => Caller::Player(claims?.into()),
+                None if self.jwt_secret.is_none() => {
+                    return Err(AppError::Unauthenticated(
+                        "access_token takes only a player JWT, and this service takes none (player_jwt_hs256_secret is not set); send a token in the Authorization header".into(),
+                    ));
+                }
                 None => {
                     return Err(AppError::Unauthenticated(
-                        "access_token is not a player JWT this service accepts".into(),
+                        "access_token is not a player JWT (header.payload.signature)".into(),
                     ));
                 }
             },

@@ -45,6 +45,12 @@ const READ_BUFFER: usize = 1024;
 /// How long a closing WebSocket waits for the client's close frame before it drops the socket.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
+/// How long a WebSocket frame may wait for a client that does not read before the socket is
+/// dropped. The hub has long since sent such a client `resync` and left it; this frees its
+/// connection and its place in the subscription limits. (An SSE stream has the serve loop's
+/// stall deadline instead; an upgraded socket has left the serve loop.)
+const WRITE_STALL: Duration = Duration::from_secs(30);
+
 pub(super) fn router() -> Router<Shared> {
     Router::new().route(
         "/v1/leaderboards/{game}/{mode}/{season}/{scope}/subscribe",
@@ -210,7 +216,7 @@ async fn websocket(mut socket: WebSocket, mut subscription: Subscription) {
                     tracing::error!("a live {} message is not UTF-8; closing the WebSocket", message.kind.as_str());
                     break;
                 };
-                if socket.send(Message::Text(text)).await.is_err() {
+                if !sent(&mut socket, Message::Text(text)).await {
                     return;
                 }
                 subscription.written(&message);
@@ -236,7 +242,7 @@ async fn websocket(mut socket: WebSocket, mut subscription: Subscription) {
         code,
         reason: Utf8Bytes::from_static(reason),
     };
-    if socket.send(Message::Close(Some(close))).await.is_err() {
+    if !sent(&mut socket, Message::Close(Some(close))).await {
         return;
     }
     // Dropped once the close frame is sent: a stopping hub waits for every subscription to
@@ -247,6 +253,15 @@ async fn websocket(mut socket: WebSocket, mut subscription: Subscription) {
         while let Some(Ok(_)) = socket.recv().await {}
     })
     .await;
+}
+
+/// Sends one frame; false when the socket failed or the client did not take it within
+/// [`WRITE_STALL`].
+async fn sent(socket: &mut WebSocket, message: Message) -> bool {
+    matches!(
+        tokio::time::timeout(WRITE_STALL, socket.send(message)).await,
+        Ok(Ok(()))
+    )
 }
 
 #[cfg(test)]
@@ -302,6 +317,50 @@ mod tests {
 
     fn error_text(result: AppResult<impl std::fmt::Debug>) -> String {
         result.unwrap_err().to_string()
+    }
+
+    /// What `WebSocketUpgrade` makes of a GET with these headers, as the handler receives it.
+    async fn upgrade_of(headers: &[(&str, &str)]) -> Result<WebSocketUpgrade, WebSocketUpgradeRejection> {
+        use axum::extract::FromRequestParts as _;
+        let mut request = axum::http::Request::get("/x");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let (mut parts, ()) = request.body(()).unwrap().into_parts();
+        WebSocketUpgrade::from_request_parts(&mut parts, &()).await
+    }
+
+    /// A request that does not ask for a WebSocket is answered as SSE (an `Upgrade: h2c` too);
+    /// one that asks but cannot be upgraded is told why, never answered as SSE.
+    #[tokio::test]
+    async fn only_a_request_for_a_websocket_is_upgraded() {
+        for headers in [
+            &[][..],
+            &[("connection", "Upgrade, HTTP2-Settings"), ("upgrade", "h2c")][..],
+        ] {
+            let upgrade = upgrade_of(headers).await;
+            let headers: HeaderMap = headers
+                .iter()
+                .map(|(n, v)| (n.parse().unwrap(), v.parse().unwrap()))
+                .collect();
+            assert!(websocket_of(upgrade, &headers).unwrap().is_none());
+        }
+        let asks = [
+            ("connection", "upgrade"),
+            ("upgrade", "WebSocket"),
+            ("sec-websocket-version", "13"),
+        ];
+        let upgrade = upgrade_of(&asks).await;
+        let headers: HeaderMap = asks
+            .iter()
+            .map(|(n, v)| (n.parse().unwrap(), v.parse().unwrap()))
+            .collect();
+        let text = error_text(websocket_of(upgrade, &headers));
+        assert!(
+            text.starts_with("INVALID_REQUEST: the WebSocket upgrade cannot be made: ")
+                && text.contains("Sec-WebSocket-Key"),
+            "{text}"
+        );
     }
 
     /// `view` is required and parsed by the core, its error named with the parameter.

@@ -649,3 +649,61 @@ pub fn openapi_document() -> Value {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The subscribe operation documents what a client needs beyond the path: its query and
+    /// header parameters, the event stream, the WebSocket's 101, and every refusal's code.
+    #[test]
+    fn the_subscribe_operation_documents_its_stream_and_refusals() {
+        let doc = openapi_document();
+        let op = &doc["paths"]["/v1/leaderboards/{game}/{mode}/{season}/{scope}/subscribe"]["get"];
+        let parameters: Vec<(&str, &str, bool)> = op["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["name"].as_str().unwrap(),
+                    p["in"].as_str().unwrap(),
+                    p["required"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        for wanted in [
+            ("game", "path", true),
+            ("scope", "path", true),
+            ("view", "query", true),
+            ("since_version", "query", false),
+            ("period", "query", false),
+            ("at", "query", false),
+            ("access_token", "query", false),
+            ("Last-Event-ID", "header", false),
+        ] {
+            assert!(parameters.contains(&wanted), "{wanted:?} in {parameters:?}");
+        }
+        assert!(op["responses"]["200"]["content"]["text/event-stream"].is_object());
+        assert!(op["responses"]["101"].is_object());
+        for (status, code) in [
+            ("400", "INVALID_REQUEST"),
+            ("401", "UNAUTHENTICATED"),
+            ("403", "FORBIDDEN"),
+            ("404", "UNKNOWN_BOARD"),
+            ("429", "TOO_MANY_SUBSCRIPTIONS"),
+            ("503", "SUBSCRIBERS_FULL"),
+            ("503", "UNAVAILABLE"),
+        ] {
+            let description = op["responses"][status]["description"].as_str().unwrap();
+            assert!(description.contains(code), "{status}: {description}");
+        }
+        let top = &doc["paths"]["/v1/leaderboards/{game}/{mode}/{season}/{scope}/top"]["get"];
+        assert_eq!(
+            top["parameters"].as_array().unwrap().len(),
+            4,
+            "other operations keep their path parameters only"
+        );
+        assert!(top["responses"]["101"].is_null());
+    }
+}

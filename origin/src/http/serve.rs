@@ -22,7 +22,8 @@
 //! accept fails for want of one.
 //!
 //! A live subscription's answer streams for as long as the client stays: its handler marks the
-//! response [`Streaming`], and the connection has no deadline until that body ends. A WebSocket
+//! response [`Streaming`], and the connection has no deadline until that body ends, unless the
+//! client stops reading it (a write waits `idle_timeout`). A WebSocket
 //! upgrade leaves the connection's task; the upgraded socket is still counted as open until it
 //! closes, as it still holds a descriptor.
 
@@ -363,7 +364,8 @@ async fn connection<S>(
 }
 
 /// Answers one request, marking the connection's [`Phase`]: [`ANSWERING`] from now, [`IDLE`]
-/// once the answer is ready, or for a [`Streaming`] answer, once its body has ended.
+/// once the answer is ready, or for a [`Streaming`] answer, [`STREAMING`] until its body has
+/// ended.
 fn answer<S>(
     app: S,
     phase: Arc<Phase>,
@@ -382,6 +384,7 @@ where
             logged.end(&response);
         }
         if response.extensions_mut().remove::<Streaming>().is_some() {
+            phase.enter(STREAMING);
             response = response.map(|body| Body::new(StreamingBody { body, phase }));
         } else {
             phase.enter(IDLE);
@@ -464,10 +467,18 @@ const HEADER: u8 = 0;
 const ANSWERING: u8 = 1;
 /// The last answer is done and the next request has not begun.
 const IDLE: u8 = 2;
+/// A [`Streaming`] answer's body is being written, and the client takes what is written: no
+/// deadline.
+const STREAMING: u8 = 3;
+/// A [`Streaming`] answer's write waits for a client that does not read.
+const STALLED: u8 = 4;
 
 /// What a connection is waiting for, and since when: its deadline is `header_read_timeout`
-/// after the start of a [`HEADER`] phase, `idle_timeout` after the start of an [`IDLE`] one,
-/// none while [`ANSWERING`]. Shared by the connection's service, its stream and its task, all
+/// after the start of a [`HEADER`] phase, `idle_timeout` after the start of an [`IDLE`] or a
+/// [`STALLED`] one, none while [`ANSWERING`] or [`STREAMING`]. A stream may be quiet for as
+/// long as it likes, but a client that stops reading it is dropped, as the end of its stream
+/// (a `resync`, a stop's `going_away`) could never be written and would hold the connection,
+/// and a stop, for ever. Shared by the connection's service, its stream and its task, all
 /// on one thread; the atomics are only there to make it `Sync`. Cost per request: three
 /// relaxed stores and three clock reads, and a timer reset.
 struct Phase {
@@ -498,10 +509,20 @@ impl Phase {
         self.state.load(Ordering::Relaxed)
     }
 
+    /// Marks whether a write of a streaming answer had to wait: [`STREAMING`] turns
+    /// [`STALLED`] when one does, and back when one goes through. Other phases stay.
+    fn wrote<T>(&self, written: &Poll<T>) {
+        match (self.state(), written.is_pending()) {
+            (STREAMING, true) => self.enter(STALLED),
+            (STALLED, false) => self.enter(STREAMING),
+            _ => {}
+        }
+    }
+
     fn deadline(&self) -> Option<Instant> {
         let timeout = match self.state() {
             HEADER => self.limits.header_read_timeout,
-            IDLE => self.limits.idle_timeout,
+            IDLE | STALLED => self.limits.idle_timeout,
             _ => return None,
         };
         Some(self.epoch + Duration::from_nanos(self.since.load(Ordering::Relaxed)) + timeout)
@@ -509,7 +530,8 @@ impl Phase {
 }
 
 /// A connection's stream, which moves its [`Phase`] from [`IDLE`] to [`HEADER`] when a read
-/// brings the next request's first byte. Otherwise reads and writes pass straight through. It
+/// brings the next request's first byte, and between [`STREAMING`] and [`STALLED`] as writes
+/// wait or go through. Otherwise reads and writes pass straight through. It
 /// holds the connection's place in `connections_open` for as long as the socket is open, past
 /// an upgrade too.
 struct FirstByte<T> {
@@ -532,7 +554,10 @@ impl<T: AsyncRead + Unpin> AsyncRead for FirstByte<T> {
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for FirstByte<T> {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.io).poll_write(cx, buf);
+        this.phase.wrote(&written);
+        written
     }
 
     fn poll_write_vectored(
@@ -540,7 +565,10 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for FirstByte<T> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+        this.phase.wrote(&written);
+        written
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -839,12 +867,12 @@ mod tests {
         assert!(plain.extensions().get::<Streaming>().is_none());
 
         let streamed = answer(app, phase.clone(), get("/stream")).await.unwrap();
-        assert_eq!(phase.state(), ANSWERING, "the head is out, the body is not");
+        assert_eq!(phase.state(), STREAMING, "the head is out, the body is not");
         assert_eq!(phase.deadline(), None);
         let mut body = streamed.into_body();
         let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
         assert_eq!(&first[..], b"first\n");
-        assert_eq!(phase.state(), ANSWERING);
+        assert_eq!(phase.state(), STREAMING);
         more.notify_one();
         let second = body.frame().await.unwrap().unwrap().into_data().unwrap();
         assert_eq!(&second[..], b"second\n");
@@ -883,6 +911,60 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(10), task)
             .await
             .expect("serve returns once the stream has ended")
+            .unwrap()
+            .unwrap();
+    }
+
+    /// A client that stops reading a stream is dropped `idle_timeout` after a write first had
+    /// to wait, so the end of its stream, which could never be written, does not hold the
+    /// connection (or a stop) for ever.
+    #[tokio::test]
+    async fn a_client_that_stops_reading_a_stream_is_dropped() {
+        /// Tells the test when the body is dropped, which is when its connection goes.
+        struct Dropped(Option<oneshot::Sender<()>>);
+        impl Drop for Dropped {
+            fn drop(&mut self) {
+                let _ = self.0.take().map(|tell| tell.send(()));
+            }
+        }
+        let (tell, dropped) = oneshot::channel();
+        let guard = Arc::new(std::sync::Mutex::new(Some(Dropped(Some(tell)))));
+        let app = Router::new().route(
+            "/flood",
+            get(move || {
+                let guard = guard.lock().unwrap().take();
+                async move {
+                    // Endless, and as fast as the socket takes it.
+                    let parts = futures_util::stream::repeat_with(move || {
+                        let _ = &guard;
+                        Ok::<_, Infallible>(axum::body::Bytes::from(vec![b'x'; 64 * 1024]))
+                    });
+                    let mut response = Response::new(Body::from_stream(parts));
+                    response.extensions_mut().insert(Streaming);
+                    response
+                }
+            }),
+        );
+        let limits = Limits {
+            idle_timeout: Duration::from_millis(100),
+            ..TEST_LIMITS
+        };
+        let metrics = Arc::new(Metrics::default());
+        let (addr, stop, task) = start_counted(app, 1, limits, metrics.clone()).await;
+        let mut stalled = TcpStream::connect(addr).await.unwrap();
+        stalled
+            .write_all(b"GET /flood HTTP/1.1\r\nhost: test\r\n\r\n")
+            .await
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(10), dropped)
+            .await
+            .expect("the stalled connection is dropped")
+            .unwrap();
+        assert_eq!(metrics.connections_timed_out.get(), 1);
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("serve returns")
             .unwrap()
             .unwrap();
     }

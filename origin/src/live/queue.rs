@@ -164,7 +164,10 @@ mod tests {
         for n in 1..=3 {
             assert_eq!(pending.push(message(Kind::Delta, n), 3, &resync), Pushed::Queued);
         }
-        assert_eq!(pending.push(message(Kind::Delta, 4), 3, &resync), Pushed::Overflowed);
+        assert_eq!(
+            pending.push(message(Kind::Delta, 4), 3, &resync),
+            Pushed::Overflowed
+        );
         assert!(pending.ended());
         assert_eq!(pending.len(), 1);
         assert_eq!(pending.push(message(Kind::Delta, 5), 3, &resync), Pushed::Ended);

@@ -61,8 +61,14 @@ pub(crate) fn first_message(
 
 /// The net change a window sends a topic whose view now reads `now`, updating `last` when
 /// there is one. `None` when the view holds the same entries as `last`, whatever the versions
-/// between: `last` is kept, so the next delta starts where subscribers are. O(k log k).
+/// between: `last` is kept, so the next delta starts where subscribers are. O(k) when nothing
+/// changed, O(k log k) otherwise.
 pub(crate) fn window(last: &mut ViewState, now: ViewState) -> Option<ViewDelta> {
+    // A view that held still (a large board's top, most windows) is settled by comparing the
+    // entries in order, without building the per-player maps of `between`.
+    if now.entries == last.entries {
+        return None;
+    }
     let delta = ViewDelta::between(last, &now)?;
     *last = now;
     Some(delta)
@@ -80,7 +86,9 @@ mod tests {
 
     fn score(board: &mut Board, id: &str, player: &str, value: i64) {
         let at = board.version() as i64;
-        board.apply(&ScoreEvent::new(id, player, value, at).unwrap()).unwrap();
+        board
+            .apply(&ScoreEvent::new(id, player, value, at).unwrap())
+            .unwrap();
     }
 
     fn board_with(scores: &[(&str, i64)]) -> Board {
@@ -160,7 +168,10 @@ mod tests {
     fn a_window_with_no_net_change_sends_nothing() {
         let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
         let mut e_events = Vec::new();
-        for (i, (player, value)) in [("a", 90), ("b", 80), ("c", 70), ("d", 60), ("e", 50)].iter().enumerate() {
+        for (i, (player, value)) in [("a", 90), ("b", 80), ("c", 70), ("d", 60), ("e", 50)]
+            .iter()
+            .enumerate()
+        {
             let event = ScoreEvent::new(&format!("e{i}"), player, *value, i as i64).unwrap();
             board.apply(&event).unwrap();
             if *player == "e" {

@@ -117,7 +117,11 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
     // Moderation, late decisions and season transitions reach subscribers like any change;
     // an action is rare, so every board of its game is marked rather than only those it moved.
     if hub.is_watched() {
-        let boards: Vec<_> = registry.of_game(&request.game).iter().map(|e| e.def.id.clone()).collect();
+        let boards: Vec<_> = registry
+            .of_game(&request.game)
+            .iter()
+            .map(|e| e.def.id.clone())
+            .collect();
         hub.changed(&boards, std::time::Instant::now());
     }
     let result = ActionResult {

@@ -68,11 +68,13 @@ impl Group {
             }
         }
         metrics.visible_lag.observe(self.committed.elapsed());
-        if hub.is_watched() {
-            hub.changed(&boards_of(&self.fresh), self.committed);
-        }
         if let Some((group, outcomes)) = self.answers {
             answer(metrics, self.fresh.len(), group, outcomes);
+        }
+        // After the answers, which wait for nothing of the live path; the next window reads
+        // the boards anyway, this only dates the change for the lag histogram.
+        if hub.is_watched() {
+            hub.changed(&boards_of(&self.fresh), self.committed);
         }
     }
 }
@@ -198,5 +200,43 @@ impl Applier {
         if sent.is_err() || drained.await.is_err() {
             panic!("the applying thread stopped; the boards miss committed groups");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{EventStatus, NewEvent};
+
+    fn logged(seq: i64, season: &str, scopes: &[&str]) -> LoggedEvent {
+        LoggedEvent {
+            seq,
+            status: EventStatus::Applied,
+            received_at: 0,
+            event: NewEvent {
+                game: "g".into(),
+                event_id: format!("e{seq}"),
+                player_id: "p".into(),
+                mode: "m".into(),
+                season: season.into(),
+                scopes: scopes.iter().map(|s| s.to_string()).collect(),
+                value: 1,
+                achieved_at: 0,
+                source: "test".into(),
+            },
+        }
+    }
+
+    /// A group's boards are each of its events' boards, once, in the order first met.
+    #[test]
+    fn a_group_names_each_board_once() {
+        let group = [
+            logged(1, "s1", &["global", "eu"]),
+            logged(2, "s1", &["eu"]),
+            logged(3, "s2", &["global"]),
+            logged(4, "s1", &["global"]),
+        ];
+        let names: Vec<String> = boards_of(&group).iter().map(|b| b.to_string()).collect();
+        assert_eq!(names, ["g/m/s1/global", "g/m/s1/eu", "g/m/s2/global"]);
     }
 }
