@@ -18,6 +18,10 @@
 //!
 //! The clients are hand-written (HTTP/1.1 keep-alive and RESP) and run on one thread by
 //! default, so the generator takes as little as possible of the CPU it shares with the server.
+//!
+//! `loadgen live` (module `live`) measures live subscriptions instead: SSE and WebSocket
+//! subscribers on one board under a paced write load, beside the same fan-out through Redis
+//! pub/sub (`loadgen live --help`).
 #![forbid(unsafe_code)]
 
 // A binary's root looks for modules beside it; ours live in `loadgen/`.

@@ -9,14 +9,19 @@
 //!    service that falls behind shows it), then the same submissions closed-loop at the
 //!    highest rate `--connections` connections reach;
 //! 2. resident memory before and after opening `--subscribers` subscribers (SSE and WebSocket,
-//!    `top`, `around` and `player` views), idle for `--idle-seconds`;
+//!    `top`, `around` and `player` views), idle for `--idle-seconds`; then, for comparison,
+//!    with `--plain-connections` idle keep-alive connections beside them;
 //! 3. the same two write phases with every subscriber reading: the notification lag from the
 //!    service's `standings_live_notify_lag_seconds` histogram (bucket deltas between scrapes,
 //!    interpolated), and at the client from the 202 of an event that raised a watched player
 //!    to the receipt of the first message showing that value (see `subscribe::Watched`);
 //!    every delta must chain on the subscriber's version;
 //! 4. Redis pub/sub: as many connections `SUBSCRIBE`d to one channel, one `PUBLISH` per window
-//!    of a message the size of a real `top` delta from phase 3.
+//!    of the median-sized `top` delta received in phase 3 (its first bytes the send time).
+//!
+//! A share of the events (`--watched-share`) raises a player that a `player:P` view follows;
+//! the rest go to random members no such view follows, so the generator knows every followed
+//! player's value and can tie each of those events to the message that shows it.
 //!
 //! It prints a report and one `loadgen-live: {json}` line, and exits non-zero on any error, a
 //! subscriber that failed, or a delta that did not chain; targets missed are results.
