@@ -1212,7 +1212,11 @@ fn print_report(args: &Args, r: &Report) {
             live.client_lag.count(),
             live.unmatched,
             budget * 1e3,
-            verdict(live.client_lag.count() > 0 && p99.as_secs_f64() <= budget)
+            if live.client_lag.count() == 0 {
+                "n/a (no watched events)"
+            } else {
+                verdict(p99.as_secs_f64() <= budget)
+            }
         );
     };
     lag_row("paced", &r.paced);
