@@ -35,8 +35,12 @@ mod live;
 mod pubsub;
 #[path = "loadgen/resp.rs"]
 mod resp;
+#[path = "loadgen/scrape.rs"]
+mod scrape;
 #[path = "loadgen/subscribe.rs"]
 mod subscribe;
+#[path = "loadgen/writes.rs"]
+mod writes;
 
 // The HTTP client, the service under test, the latency histogram and the workload are shared
 // with the other harnesses, so they live in the library.

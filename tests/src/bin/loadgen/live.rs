@@ -26,7 +26,6 @@
 //! It prints a report and one `loadgen-live: {json}` line, and exits non-zero on any error, a
 //! subscriber that failed, or a delta that did not chain; targets missed are results.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -37,9 +36,11 @@ use crate::cpu;
 use crate::http::HttpConn;
 use crate::latency::Histogram;
 use crate::pubsub;
+use crate::scrape::{LAG_METRIC, Scrape, WINDOW_METRIC, quantile_between};
 use crate::service::{Database, SERVICE_TOKEN, Service};
 use crate::subscribe::{self, KINDS, Shape, Spec, Tally, Target, Transport, Watched};
-use crate::workload::{Population, Rng, Standing, player_id, push_int};
+use crate::workload::{Population, Rng, player_id};
+use crate::writes::{Load, write_phase};
 
 pub(crate) const USAGE: &str = "\
 usage: loadgen live [options]
@@ -322,110 +323,6 @@ struct Live {
     counters: Vec<(String, f64)>,
 }
 
-/// A scrape of `/metrics`: every sample line, by its name and labels.
-struct Scrape(HashMap<String, f64>);
-
-const LAG_METRIC: &str = "standings_live_notify_lag_seconds";
-/// How long each window's work took: the part of the lag that grows with the views watched.
-const WINDOW_METRIC: &str = "standings_live_window_seconds";
-
-impl Scrape {
-    async fn take(addr: &str) -> Result<Scrape, String> {
-        let mut conn = HttpConn::connect(addr, SERVICE_TOKEN).await?;
-        let answer = conn.get("/metrics").await?;
-        if answer.status != 200 {
-            return Err(format!("/metrics answered {}", answer.status));
-        }
-        let text = String::from_utf8_lossy(conn.body(&answer)).into_owned();
-        Ok(Scrape(
-            text.lines()
-                .filter(|l| !l.starts_with('#'))
-                .filter_map(|l| {
-                    let (key, value) = l.rsplit_once(' ')?;
-                    Some((key.to_string(), value.parse().ok()?))
-                })
-                .collect(),
-        ))
-    }
-
-    /// The histogram's cumulative buckets, by upper bound (`+Inf` last).
-    fn buckets(&self, name: &str) -> Vec<(f64, f64)> {
-        let prefix = format!("{name}_bucket{{");
-        let mut buckets: Vec<(f64, f64)> = self
-            .0
-            .iter()
-            .filter_map(|(key, &count)| {
-                let labels = key.strip_prefix(&prefix)?;
-                let le = labels.split("le=\"").nth(1)?.split('"').next()?;
-                let bound = if le == "+Inf" {
-                    f64::INFINITY
-                } else {
-                    le.parse().ok()?
-                };
-                Some((bound, count))
-            })
-            .collect();
-        buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-        // Labelled series of one histogram add up bound by bound.
-        buckets.dedup_by(|later, earlier| {
-            if later.0 == earlier.0 {
-                earlier.1 += later.1;
-                true
-            } else {
-                false
-            }
-        });
-        buckets
-    }
-
-    /// The live counters (every `standings_live_` sample but the histogram), for the report.
-    fn live_counters(&self) -> Vec<(String, f64)> {
-        let mut counters: Vec<(String, f64)> = self
-            .0
-            .iter()
-            .filter(|(k, _)| {
-                k.starts_with("standings_live_")
-                    && !k.starts_with(LAG_METRIC)
-                    && !k.starts_with(WINDOW_METRIC)
-            })
-            .map(|(k, v)| (k.clone(), *v))
-            .collect();
-        counters.sort_by(|a, b| a.0.cmp(&b.0));
-        counters
-    }
-}
-
-/// The `q` quantile of the observations between two scrapes of a histogram, interpolated
-/// linearly inside its bucket, with how many there were; `None` when there were none.
-/// Infinite when it falls above the last finite bound.
-fn quantile_between(before: &[(f64, f64)], after: &[(f64, f64)], q: f64) -> Option<(f64, f64)> {
-    let earlier = |bound: f64| before.iter().find(|(b, _)| *b == bound).map_or(0.0, |(_, c)| *c);
-    let deltas: Vec<(f64, f64)> = after.iter().map(|&(b, c)| (b, c - earlier(b))).collect();
-    let total = deltas.last()?.1;
-    if total <= 0.0 {
-        return None;
-    }
-    let rank = q * total;
-    let (mut lower, mut below) = (0.0, 0.0);
-    for &(bound, cumulative) in &deltas {
-        if cumulative >= rank {
-            if bound.is_infinite() {
-                return Some((f64::INFINITY, total));
-            }
-            let inside = cumulative - below;
-            let share = if inside > 0.0 {
-                (rank - below) / inside
-            } else {
-                1.0
-            };
-            return Some((lower + (bound - lower) * share, total));
-        }
-        lower = bound;
-        below = cumulative;
-    }
-    None
-}
-
 /// Makes sure this process (and so the service it starts) may open `needed` descriptors:
 /// raises the soft `RLIMIT_NOFILE` to the hard one with `prlimit` (the crate forbids the
 /// `unsafe` a direct `setrlimit` needs), or says how to.
@@ -517,133 +414,6 @@ fn specs(args: &Args, population: &Population) -> Vec<Spec> {
             }
         })
         .collect()
-}
-
-/// The write load: single durable submissions. A share of them raises a watched player to a
-/// value it never held (one event per player in flight); the rest go to random members that
-/// no player view follows, with the skewed values of the other benchmarks.
-struct Load {
-    addr: String,
-    population: Population,
-    nonce: u64,
-    watched: Arc<Watched>,
-    followed: Vec<u64>,
-    share: f64,
-}
-
-/// Runs one write phase on `connections` connections until `until`, measuring from
-/// `measured_from`: paced at `rate` events/s when given (event `i` is due at `i / rate` after
-/// the start), closed-loop otherwise.
-async fn write_phase(
-    load: &Arc<Load>,
-    phase: u64,
-    rate: Option<f64>,
-    connections: usize,
-    started: Instant,
-    measured_from: Instant,
-    until: Instant,
-) -> Result<(u64, Histogram), String> {
-    let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let mut tasks = Vec::with_capacity(connections);
-    for index in 0..connections as u64 {
-        let load = load.clone();
-        let next = next.clone();
-        let mut conn = HttpConn::connect(&load.addr, SERVICE_TOKEN).await?;
-        tasks.push(tokio::spawn(async move {
-            let mut rng = Rng::stream(load.population.seed ^ 0x6c69_7665, (phase << 32) | index);
-            let mut latency = Histogram::new();
-            let mut acked = 0u64;
-            let mut body = Vec::with_capacity(512);
-            let mut event_id = Vec::with_capacity(64);
-            let mut sent = 0u64;
-            loop {
-                let now = Instant::now();
-                let due = match rate {
-                    Some(rate) => {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        started + Duration::from_secs_f64(i as f64 / rate)
-                    }
-                    None => now,
-                };
-                if due >= until {
-                    break;
-                }
-                tokio::time::sleep_until(due.into()).await;
-                let (member, standing, raised) = draw(&load, &mut rng);
-                event_id.clear();
-                event_id.extend_from_slice(b"live-");
-                push_int(&mut event_id, load.nonce as i64);
-                for part in [phase, index, sent] {
-                    event_id.push(b'-');
-                    push_int(&mut event_id, part as i64);
-                }
-                sent += 1;
-                body.clear();
-                bench::push_event(&mut body, &event_id, member, standing);
-                let begun = Instant::now();
-                let answer = conn.post("/v1/score-events", &body).await;
-                let done = Instant::now();
-                match answer {
-                    Ok(answer) if answer.status == 202 => {}
-                    failed => {
-                        if raised {
-                            load.watched.abandon(member, standing.value);
-                        }
-                        return Err(match failed {
-                            Ok(answer) => format!(
-                                "a submission answered {}: {}",
-                                answer.status,
-                                conn.body_text(&answer)
-                            ),
-                            Err(e) => e,
-                        });
-                    }
-                }
-                if raised {
-                    load.watched.acked(member, standing.value, done);
-                }
-                if due >= measured_from {
-                    latency.record(done - if rate.is_some() { due } else { begun });
-                }
-                if done >= measured_from && done <= until {
-                    acked += 1;
-                }
-            }
-            Ok::<_, String>((acked, latency))
-        }));
-    }
-    let mut latency = Histogram::new();
-    let mut acked = 0;
-    for task in tasks {
-        let (n, h) = task.await.map_err(|e| format!("a writing task failed: {e}"))??;
-        acked += n;
-        latency.merge(&h);
-    }
-    Ok((acked, latency))
-}
-
-/// The next event: a watched player raised, or a random member that no player view follows.
-fn draw(load: &Load, rng: &mut Rng) -> (u64, Standing, bool) {
-    let fresh = load.population.fresh_standing(rng);
-    if !load.followed.is_empty() && rng.unit() < load.share {
-        let member = load.followed[rng.below(load.followed.len() as u64) as usize];
-        if let Some(value) = load.watched.raise(member, 1 + rng.below(100) as i64) {
-            return (
-                member,
-                Standing {
-                    value,
-                    achieved_at: fresh.achieved_at,
-                },
-                true,
-            );
-        }
-    }
-    loop {
-        let member = rng.below(load.population.members);
-        if !load.watched.is_followed(member) {
-            return (member, fresh, false);
-        }
-    }
 }
 
 /// Runs a write phase with CPU accounting, and scrapes `/metrics` at the edges of its window.
@@ -1374,28 +1144,6 @@ fn print_report(args: &Args, r: &Report) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Quantiles come from the observations between the scrapes, interpolated in their bucket.
-    #[test]
-    fn quantiles_between_scrapes() {
-        let text = |counts: [u64; 4]| {
-            let mut lines = HashMap::new();
-            for (le, c) in ["0.1", "0.25", "0.5", "+Inf"].iter().zip(counts) {
-                lines.insert(format!("{LAG_METRIC}_bucket{{le=\"{le}\"}}"), c as f64);
-            }
-            Scrape(lines)
-        };
-        let before = text([10, 10, 10, 10]).buckets(LAG_METRIC);
-        let after = text([10, 110, 210, 210]).buckets(LAG_METRIC);
-        let (p50, n) = quantile_between(&before, &after, 0.5).unwrap();
-        assert_eq!(n, 200.0);
-        assert!((p50 - 0.25).abs() < 1e-9, "{p50}");
-        let (p99, _) = quantile_between(&before, &after, 0.99).unwrap();
-        assert!((p99 - (0.25 + 0.25 * 98.0 / 100.0)).abs() < 1e-9, "{p99}");
-        assert_eq!(quantile_between(&before, &before, 0.5), None);
-        let over = text([10, 10, 10, 20]).buckets(LAG_METRIC);
-        assert_eq!(quantile_between(&before, &over, 0.99).unwrap().0, f64::INFINITY);
-    }
 
     /// The defaults are the issue's scenario, and every size has a flag.
     #[test]
