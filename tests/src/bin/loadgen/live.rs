@@ -60,6 +60,8 @@ usage: loadgen live [options]
   --idle-seconds S          how long the subscribers sit idle before memory is read (default 5)
   --plain-connections N     then, for comparison, open N keep-alive connections that make one
                             request each and sit idle as long (default: half --subscribers)
+  --verify-every N          every Nth subscriber also applies each message to its view, which
+                            must equal a fresh read once the writes stop (0 = none; default 100)
   --connections N           writing connections, paced and closed-loop (default 64)
   --connecting N            subscriber connections opened at once (default 200)
   --window-ms MS            the service's [live] window_ms, and the Redis publisher's period
@@ -91,6 +93,7 @@ pub(crate) struct Args {
     warmup_seconds: f64,
     idle_seconds: f64,
     plain_connections: Option<usize>,
+    verify_every: u64,
     connections: usize,
     connecting: usize,
     window_ms: u64,
@@ -144,6 +147,7 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         warmup_seconds: 1.0,
         idle_seconds: 5.0,
         plain_connections: None,
+        verify_every: 100,
         connections: 64,
         connecting: 200,
         window_ms: 250,
@@ -192,6 +196,7 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             "--warmup-seconds" => args.warmup_seconds = real(&value)?,
             "--idle-seconds" => args.idle_seconds = real(&value)?,
             "--plain-connections" => args.plain_connections = Some(number(&value)? as usize),
+            "--verify-every" => args.verify_every = number(&value)?,
             "--connections" => args.connections = number(&value)? as usize,
             "--connecting" => args.connecting = number(&value)? as usize,
             "--window-ms" => args.window_ms = number(&value)?,
@@ -411,6 +416,8 @@ fn specs(args: &Args, population: &Population) -> Vec<Spec> {
                 shape,
                 view,
                 watched: (shape == Shape::Player).then_some(member),
+                verify: args.verify_every > 0 && i.is_multiple_of(args.verify_every),
+                index: i as usize,
             }
         })
         .collect()
@@ -549,6 +556,75 @@ async fn idle_connections(args: &Args, service: &Service) -> Result<Option<u64>,
     Ok(Some(rss))
 }
 
+/// Once the writes have stopped and their last window is out, compares every verifying
+/// subscriber's view, applied from its messages, with a fresh read of the same view: they must
+/// be equal entry for entry. A window that takes long may still be on its way, so a difference
+/// is looked at again for a few seconds before it counts. Returns how many were checked and
+/// differ, and the first difference.
+async fn check_views(
+    args: &Args,
+    addr: &str,
+    tally: &Tally,
+) -> Result<(usize, usize, Option<String>), String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        tokio::time::sleep(Duration::from_millis(2 * args.window_ms + 200)).await;
+        let checked = compare_views(args, addr, tally).await?;
+        if checked.1 == 0 || Instant::now() >= deadline {
+            return Ok(checked);
+        }
+    }
+}
+
+/// One pass of [`check_views`].
+async fn compare_views(
+    args: &Args,
+    addr: &str,
+    tally: &Tally,
+) -> Result<(usize, usize, Option<String>), String> {
+    let held: Vec<subscribe::Held> = tally
+        .views
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .values()
+        .cloned()
+        .collect();
+    let mut conn = HttpConn::connect(addr, SERVICE_TOKEN).await?;
+    let (mut differ, mut first) = (0, None);
+    for view in &held {
+        let player = view.spec.view.split(':').nth(1).unwrap_or_default();
+        let (path, field) = match view.spec.shape {
+            Shape::Top => (format!("{BOARD_PATH}/top?limit={}", args.top), "entries"),
+            Shape::Around => (
+                format!("{BOARD_PATH}/players/{player}/nearby?radius={}", args.radius),
+                "entries",
+            ),
+            Shape::Player => (format!("{BOARD_PATH}/players/{player}/rank"), ""),
+        };
+        let answer = conn.get(&path).await?;
+        let fresh = match answer.status {
+            200 => {
+                let value: serde_json::Value = serde_json::from_slice(conn.body(&answer))
+                    .map_err(|e| format!("{path} is not JSON: {e}"))?;
+                subscribe::entries_of(if field.is_empty() { &value } else { &value[field] })?
+            }
+            // A player with no score: the view is empty.
+            404 if view.spec.shape != Shape::Top => Vec::new(),
+            status => return Err(format!("{path} answered {status}: {}", conn.body_text(&answer))),
+        };
+        if fresh != view.entries {
+            differ += 1;
+            first.get_or_insert_with(|| {
+                format!(
+                    "{} at version {} holds {:?}, a fresh read {:?}",
+                    view.spec.view, view.version, view.entries, fresh
+                )
+            });
+        }
+    }
+    Ok((held.len(), differ, first))
+}
+
 /// The paced phase with subscribers, in which a top delta is kept for the Redis side.
 const PACED_LIVE: u64 = 3;
 
@@ -600,6 +676,8 @@ struct Report {
     rss_idle: u64,
     /// VmRSS with the plain connections open beside the idle subscribers.
     rss_plain: Option<u64>,
+    /// Views checked against a fresh read, how many differed, and the first difference.
+    checked: (usize, usize, Option<String>),
     opened_in: Duration,
     paced: Live,
     max: Live,
@@ -625,6 +703,11 @@ impl Report {
                 "{} subscribers failed: {}",
                 self.failed,
                 self.errors.join("; ")
+            ));
+        }
+        if let (_, differ, Some(first)) = &self.checked {
+            return Err(format!(
+                "{differ} views held by subscribers differ from a fresh read; the first: {first}"
             ));
         }
         let violations = self.paced.received.violations + self.max.received.violations;
@@ -782,6 +865,11 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
     let max = live_phase(args, &load, 4, None, &tally, watched_pids).await?;
     report_live("closed-loop, with subscribers", &max);
 
+    let checked = check_views(args, &service.addr, &tally).await?;
+    eprintln!(
+        "loadgen live: {} views applied from their messages checked against a fresh read: {} differ",
+        checked.0, checked.1
+    );
     let failed = tally.failed.load(Ordering::Relaxed);
     let errors = tally.errors.lock().unwrap_or_else(|e| e.into_inner()).clone();
     // The median-sized top delta of the paced phase: a typical message, not the smallest
@@ -845,6 +933,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         rss_before,
         rss_idle,
         rss_plain,
+        checked,
         opened_in,
         paced,
         max,
@@ -1016,6 +1105,13 @@ fn print_report(args: &Args, r: &Report) {
             rss >> 20
         );
     }
+    println!(
+        "| views applied from their messages (every {}th subscriber) that differ from a fresh read after the writes | {} of {} | 0 | {} |",
+        args.verify_every,
+        r.checked.1,
+        r.checked.0,
+        verdict(r.checked.1 == 0)
+    );
     let violations = r.paced.received.violations + r.max.received.violations;
     println!(
         "| deltas not chaining on the subscriber's version | {violations} | 0 | {} |",
@@ -1132,6 +1228,8 @@ fn print_report(args: &Args, r: &Report) {
         "bytes_per_idle_subscriber": per_subscriber,
         "bytes_per_idle_connection": per_plain,
         "violations": violations,
+        "views_checked": r.checked.0,
+        "views_differing": r.checked.1,
         "standings_messages_per_second": standings_delivered,
         "redis_messages_per_second": r.redis.delivered_per_second(),
         "redis_lag_p99_ms": redis_p99.as_secs_f64() * 1e3,

@@ -63,6 +63,46 @@ pub(crate) struct Spec {
     pub(crate) view: String,
     /// The member a `player:P` view follows, for matching its deltas to the events that changed P.
     pub(crate) watched: Option<u64>,
+    /// Whether it also applies every message to the view's entries, for [`Tally::views`].
+    pub(crate) verify: bool,
+    /// Its place among the subscribers.
+    pub(crate) index: usize,
+}
+
+/// One entry of a view as the read API spells it: rank, player, value, achieved_at.
+pub(crate) type Entry = (u64, String, i64, String);
+
+/// The entries of a JSON array of entries (`entries`, `changed`), or of one entry object.
+pub(crate) fn entries_of(value: &serde_json::Value) -> Result<Vec<Entry>, String> {
+    let one = |e: &serde_json::Value| -> Result<Entry, String> {
+        match (
+            e["rank"].as_u64(),
+            e["player_id"].as_str(),
+            e["value"].as_i64(),
+            e["achieved_at"].as_str(),
+        ) {
+            (Some(rank), Some(player), Some(value), Some(at)) => {
+                Ok((rank, player.to_string(), value, at.to_string()))
+            }
+            _ => Err(format!("not an entry: {e}")),
+        }
+    };
+    match value {
+        serde_json::Value::Array(items) => items.iter().map(one).collect(),
+        serde_json::Value::Object(_) => Ok(vec![one(value)?]),
+        other => Err(format!("not entries: {other}")),
+    }
+}
+
+/// A verifying subscriber's view as it holds it after its last message.
+#[derive(Clone, Debug)]
+pub(crate) struct Held {
+    /// Which subscriber.
+    pub(crate) spec: Spec,
+    /// Its version.
+    pub(crate) version: u64,
+    /// Its entries, by rank.
+    pub(crate) entries: Vec<Entry>,
 }
 
 /// The wire message kinds (`type`), in the order of [`Tally::messages`].
@@ -92,6 +132,8 @@ pub(crate) struct Tally {
     /// The `top` views' deltas received while `capture_top` was set, one per `board_version`
     /// (every top subscriber gets the same bytes): the Redis side publishes one of them.
     pub(crate) top_deltas: Mutex<Vec<(u64, Vec<u8>)>>,
+    /// The views of the subscribers that apply their messages (see [`Spec::verify`]), by index.
+    pub(crate) views: Mutex<HashMap<usize, Held>>,
 }
 
 impl Tally {
@@ -328,6 +370,8 @@ pub(crate) struct Follower {
     watched: Arc<Watched>,
     version: Option<u64>,
     received: u64,
+    /// The view's entries, kept only when the spec verifies.
+    entries: Vec<Entry>,
 }
 
 /// What the connection does after a message.
@@ -347,6 +391,7 @@ impl Follower {
             watched,
             version: None,
             received: 0,
+            entries: Vec::new(),
         }
     }
 
@@ -394,10 +439,44 @@ impl Follower {
             "heartbeat" => return Ok(Next::Read),
             _ => return Ok(Next::End),
         }
+        if self.spec.verify {
+            self.apply(json)?;
+        }
         if let (Some(member), Some(value)) = (self.spec.watched, scanned.first_value) {
             self.watched.seen(member, value, at);
         }
         Ok(Next::Read)
+    }
+}
+
+impl Follower {
+    /// Applies a snapshot or a delta to the entries, as `docs/live.md` says a client does, and
+    /// publishes the result for the check against a fresh read.
+    fn apply(&mut self, json: &[u8]) -> Result<(), String> {
+        let value: serde_json::Value = serde_json::from_slice(json)
+            .map_err(|e| format!("a message is not JSON ({e}): {}", lossy(json)))?;
+        if value["type"] == "snapshot" {
+            self.entries = entries_of(&value["entries"])?;
+        } else {
+            let changed = entries_of(&value["changed"])?;
+            let left = value["left"].as_array().ok_or("a delta without left")?;
+            self.entries.retain(|(_, player, _, _)| {
+                !left.iter().any(|l| l.as_str() == Some(player)) && !changed.iter().any(|c| c.1 == *player)
+            });
+            self.entries.extend(changed);
+            self.entries.sort_by_key(|e| e.0);
+        }
+        let held = Held {
+            spec: self.spec.clone(),
+            version: self.version.unwrap_or(0),
+            entries: self.entries.clone(),
+        };
+        self.tally
+            .views
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(self.spec.index, held);
+        Ok(())
     }
 }
 
@@ -675,7 +754,8 @@ mod tests {
         }
     }
 
-    /// A delta that does not chain on the version held is counted; one that does is not.
+    /// A delta that does not chain on the version held is counted, one that does is not, and a
+    /// verifying subscriber holds the entries its messages add up to.
     #[test]
     fn counts_deltas_that_do_not_chain() {
         let tally = Arc::new(Tally::default());
@@ -684,6 +764,8 @@ mod tests {
             shape: Shape::Top,
             view: "top:3".into(),
             watched: None,
+            verify: true,
+            index: 7,
         };
         let mut follower = Follower::new(spec, tally.clone(), Arc::new(Watched::default()));
         let snapshot = br#"{"type":"snapshot","board_version":42,"entries":[]}"#;
@@ -694,7 +776,15 @@ mod tests {
         assert_eq!(tally.violations.load(Ordering::Relaxed), 0);
         follower.message(skips).unwrap();
         assert_eq!(tally.violations.load(Ordering::Relaxed), 1);
-        assert_eq!(tally.messages[1].load(Ordering::Relaxed), 2);
+        let moved = br#"{"type":"delta","base_version":50,"board_version":51,"changed":[{"rank":1,"player_id":"b","value":9,"achieved_at":"t1"},{"rank":2,"player_id":"a","value":5,"achieved_at":"t0"}],"left":[]}"#;
+        let left = br#"{"type":"delta","base_version":51,"board_version":52,"changed":[{"rank":1,"player_id":"c","value":12,"achieved_at":"t2"},{"rank":2,"player_id":"b","value":9,"achieved_at":"t1"}],"left":["a"]}"#;
+        follower.message(moved).unwrap();
+        follower.message(left).unwrap();
+        let held = tally.views.lock().unwrap()[&7].clone();
+        assert_eq!(held.version, 52);
+        let players: Vec<&str> = held.entries.iter().map(|e| e.1.as_str()).collect();
+        assert_eq!(players, ["c", "b"]);
+        assert_eq!(tally.messages[1].load(Ordering::Relaxed), 4);
         assert_eq!(tally.ready.load(Ordering::Relaxed), 1);
     }
 
