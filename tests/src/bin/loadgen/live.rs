@@ -1106,7 +1106,7 @@ fn print_report(args: &Args, r: &Report) {
         );
     }
     println!(
-        "| views applied from their messages (every {}th subscriber) that differ from a fresh read after the writes | {} of {} | 0 | {} |",
+        "| views applied from their messages (1 subscriber in {}) that differ from a fresh read after the writes | {} of {} | 0 | {} |",
         args.verify_every,
         r.checked.1,
         r.checked.0,
