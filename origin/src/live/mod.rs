@@ -17,9 +17,10 @@
 //! every topic, not only those of boards reported changed, and compares the board's version
 //! with the one it last read, so a change that no caller reported is still sent (only without
 //! a commit time for the lag histogram); `changed` costs the writer a map insert, and nothing
-//! while nobody is subscribed. Each window's work runs on the blocking pool and never holds a
-//! board's read lock for more than one view read, so neither a runtime's worker nor the
-//! applier waits for thousands of views.
+//! while nobody is subscribed. Each window's work runs on the blocking pool and holds a board's
+//! read lock for a few milliseconds of view reads at a time, so neither a runtime's worker nor
+//! the applier waits for a whole window, and the two threads hand the lock over once per hold
+//! rather than once per event.
 
 mod message;
 mod queue;
@@ -46,6 +47,14 @@ use crate::config::LiveConfig;
 use crate::domain::periods::Period;
 use crate::metrics::Metrics;
 use crate::sync::LockUnpoisoned;
+
+/// How long a window holds a board's read lock at most before letting the applier in (checked
+/// after each view read, so one `top:100` read may pass it).
+const HOLD: Duration = Duration::from_millis(2);
+
+/// The most views a window reads under one hold, which bounds the states it keeps before
+/// sending them.
+const VIEWS_PER_HOLD: usize = 256;
 
 /// How long a stopping server waits for its streams to end after `going_away`.
 const GOING_AWAY_WAIT: Duration = Duration::from_secs(3);
@@ -167,7 +176,8 @@ type TopicKey = (BoardId, String, View);
 
 /// One view of one board instance, and who watches it (see `topic` for its decisions).
 struct Topic {
-    key: TopicKey,
+    /// Shared with the members map, so a topic's names are held once.
+    key: Arc<TopicKey>,
     period: Period,
     /// The board version the window last read the view at; only the window task writes it,
     /// and it is read without the state's lock so the board's read lock never waits on it.
@@ -178,7 +188,7 @@ struct Topic {
 struct TopicState {
     /// The state last sent: every subscriber holds the view at `last.board_version`.
     last: ViewState,
-    /// The snapshot message of `last`, encoded on the first subscribe that needs it.
+    /// The snapshot message of `last`, kept once the view has more than one subscriber.
     snapshot: Option<Bytes>,
     subscribers: HashMap<u64, Arc<Queue>, FastHash>,
     /// The `closed` that ended the topic, for a subscriber that joins it meanwhile.
@@ -187,7 +197,7 @@ struct TopicState {
 
 impl Topic {
     /// A topic reading its first state from `slot`. O(one view read).
-    fn new(key: TopicKey, slot: &BoardSlot) -> Topic {
+    fn new(key: Arc<TopicKey>, slot: &BoardSlot) -> Topic {
         let last = ViewState::read(&slot.read(), &key.2);
         Topic {
             checked: AtomicU64::new(last.board_version),
@@ -211,7 +221,7 @@ impl Topic {
 #[derive(Default)]
 struct Members {
     /// Each topic and how many subscriptions belong to it; a topic leaves with its last one.
-    topics: BTreeMap<TopicKey, (Arc<Topic>, usize)>,
+    topics: BTreeMap<Arc<TopicKey>, (Arc<Topic>, usize)>,
     next_id: u64,
     total: usize,
     per_board: HashMap<BoardId, usize, FastHash>,
@@ -257,6 +267,25 @@ fn plain(kind: Kind, json: Bytes) -> Outgoing {
         board_version: None,
         json,
         committed: None,
+    }
+}
+
+/// The message of a first-message decision: a snapshot of the state at `version` (whose bytes
+/// `snapshot` gives), or the delta.
+fn first_outgoing(first: First, version: u64, snapshot: impl FnOnce() -> Bytes) -> Outgoing {
+    match first {
+        First::Snapshot => Outgoing {
+            kind: Kind::Snapshot,
+            board_version: Some(version),
+            json: snapshot(),
+            committed: None,
+        },
+        First::Delta(delta) => Outgoing {
+            kind: Kind::Delta,
+            board_version: Some(delta.board_version),
+            json: message::delta(&delta),
+            committed: None,
+        },
     }
 }
 
@@ -456,12 +485,18 @@ impl Hub {
             });
         }
         let board = key.0.clone();
-        let (topic, count) = members
-            .topics
-            .entry(key)
-            .or_insert_with_key(|key| (Arc::new(Topic::new(key.clone(), slot)), 0));
-        *count += 1;
-        let topic = topic.clone();
+        let topic = match members.topics.get_mut(&key) {
+            Some((topic, count)) => {
+                *count += 1;
+                topic.clone()
+            }
+            None => {
+                let key = Arc::new(key);
+                let topic = Arc::new(Topic::new(key.clone(), slot));
+                members.topics.insert(key, (topic.clone(), 1));
+                topic
+            }
+        };
         members.total += 1;
         self.shared.open.store(members.total, Ordering::Relaxed);
         members.per_board.insert(board.clone(), on_board + 1);
@@ -486,26 +521,19 @@ impl Hub {
         let first = topic::first_message(&state.last, since_version, |n| {
             ViewState::read_at(&slot.read(), view, n).ok()
         });
-        match first {
-            First::Snapshot => {
-                let json = state
-                    .snapshot
-                    .get_or_insert_with(|| message::snapshot(view, &topic.period, &state.last))
-                    .clone();
-                Outgoing {
-                    kind: Kind::Snapshot,
-                    board_version: Some(state.last.board_version),
-                    json,
-                    committed: None,
-                }
+        let version = state.last.board_version;
+        first_outgoing(first, version, || {
+            if let Some(json) = &state.snapshot {
+                return json.clone();
             }
-            First::Delta(delta) => Outgoing {
-                kind: Kind::Delta,
-                board_version: Some(delta.board_version),
-                json: message::delta(&delta),
-                committed: None,
-            },
-        }
+            let json = message::snapshot(view, &topic.period, &state.last);
+            // Kept once a second subscriber shows the view is shared: a view only one client
+            // watches (most `around` and `player` views) would hold its snapshot for nothing.
+            if !state.subscribers.is_empty() {
+                state.snapshot = Some(json.clone());
+            }
+            json
+        })
     }
 
     /// A subscription to a period that has closed (or a season archived): its first message,
@@ -518,22 +546,12 @@ impl Hub {
         reason: CloseReason,
     ) -> Subscription {
         let last = ViewState::read(&slot.read(), view);
-        let first = match topic::first_message(&last, since_version, |n| {
+        let first = topic::first_message(&last, since_version, |n| {
             ViewState::read_at(&slot.read(), view, n).ok()
-        }) {
-            First::Snapshot => Outgoing {
-                kind: Kind::Snapshot,
-                board_version: Some(last.board_version),
-                json: message::snapshot(view, &slot.period, &last),
-                committed: None,
-            },
-            First::Delta(delta) => Outgoing {
-                kind: Kind::Delta,
-                board_version: Some(delta.board_version),
-                json: message::delta(&delta),
-                committed: None,
-            },
-        };
+        });
+        let first = first_outgoing(first, last.board_version, || {
+            message::snapshot(view, &slot.period, &last)
+        });
         let queue = Arc::new(Queue::default());
         queue.push(first, self.config.queue_messages, &self.resync);
         queue.end_with(plain(Kind::Closed, message::closed(reason, last.board_version)));
@@ -572,8 +590,9 @@ impl Hub {
             // An instance that left memory (evicted once closed) has not changed since.
             if let Some(slot) = entry.instance(period_key) {
                 let committed = dirty.get(id).copied();
-                for topic in group {
-                    self.refresh(&slot, topic, committed);
+                let mut rest = group;
+                while !rest.is_empty() {
+                    rest = self.refresh(&slot, rest, committed);
                 }
             }
             if entry.calendar.is_closed(&group[0].period, now_ms) {
@@ -584,36 +603,58 @@ impl Hub {
         }
     }
 
-    /// Reads the view of `topic` again if its board moved, and sends the net change since its
-    /// last message to its subscribers. The board's read lock is held for this one view read
-    /// and nothing else: the applier takes the write lock per event, so while a window runs
-    /// it waits at most one view read per event, never a window's thousands. O(log n + k)
-    /// with k entries, plus the subscribers when the view changed.
-    fn refresh(&self, slot: &BoardSlot, topic: &Topic, committed: Option<Instant>) {
-        let now = {
+    /// Reads again, under one hold of the board's read lock, the views of the first topics of
+    /// `topics` whose board moved, for up to [`HOLD`] or [`VIEWS_PER_HOLD`] views, then (with
+    /// the lock released) sends each view's net change since its last message to its
+    /// subscribers. Returns the topics not reached.
+    ///
+    /// The applier takes the write lock per event. Each time the lock passes between it and the
+    /// window, one of the two threads sleeps until the other wakes it, which on a busy machine
+    /// costs more than many view reads; so the window reads in holds of a bounded time rather
+    /// than per view, and the applier waits at most one hold. O(views read x (log n + k)), plus
+    /// the subscribers of the views that changed.
+    fn refresh<'t>(
+        &self,
+        slot: &BoardSlot,
+        topics: &'t [Arc<Topic>],
+        committed: Option<Instant>,
+    ) -> &'t [Arc<Topic>] {
+        let mut moved = Vec::new();
+        let mut reached = 0;
+        {
             let board = slot.read();
+            let held = Instant::now();
             let version = board.version();
-            if topic.checked.swap(version, Ordering::Relaxed) == version {
-                return;
+            for topic in topics {
+                if moved.len() >= VIEWS_PER_HOLD || held.elapsed() >= HOLD {
+                    break;
+                }
+                reached += 1;
+                if topic.checked.swap(version, Ordering::Relaxed) != version {
+                    moved.push((topic, ViewState::read(&board, topic.view())));
+                }
             }
-            ViewState::read(&board, topic.view())
-        };
-        let mut state = topic.state.lock_unpoisoned();
-        if state.ended.is_some() {
-            return;
         }
-        let Some(delta) = topic::window(&mut state.last, now) else {
-            return;
-        };
-        state.snapshot = None;
-        let message = Outgoing {
-            kind: Kind::Delta,
-            board_version: Some(delta.board_version),
-            json: message::delta(&delta),
-            committed,
-        };
-        self.send(&mut state, &message);
+        for (topic, now) in moved {
+            let mut state = topic.state.lock_unpoisoned();
+            if state.ended.is_some() {
+                continue;
+            }
+            let Some(delta) = topic::window(&mut state.last, now) else {
+                continue;
+            };
+            state.snapshot = None;
+            let message = Outgoing {
+                kind: Kind::Delta,
+                board_version: Some(delta.board_version),
+                json: message::delta(&delta),
+                committed,
+            };
+            self.send(&mut state, &message);
+        }
+        &topics[reached..]
     }
+
     /// Queues `message` for every subscriber of a topic; those whose queue was full are sent
     /// `resync` instead and leave the topic. O(subscribers).
     fn send(&self, state: &mut TopicState, message: &Outgoing) {

@@ -3,9 +3,10 @@
 //! The window task pushes the same shared bytes to every subscriber of a view and never waits
 //! for one: a push onto a full queue drops what it held and leaves only a `resync`, which ends
 //! the stream, so a client that does not read costs at most one queue and slows nobody. The
-//! queue's buffer is allocated on the first push and only grows as far as the client lags, so
-//! an idle subscriber holds no buffer at all. [`Pending`] is the decision, without locks or
-//! wakers; [`Queue`] wraps it for the two sides (the window task pushes, the connection pops).
+//! queue's buffer is allocated on the first push and only grows as far as the client lags: a
+//! subscriber that was never sent anything holds no buffer at all, and one that caught up keeps
+//! at most a small one. [`Pending`] is the decision, without locks or wakers; [`Queue`] wraps
+//! it for the two sides (the window task pushes, the connection pops).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -14,6 +15,9 @@ use tokio::sync::Notify;
 
 use super::Outgoing;
 use crate::sync::LockUnpoisoned;
+
+/// The most slots a drained queue keeps allocated (a few hundred bytes).
+const KEPT_SLOTS: usize = 8;
 
 /// What became of a push.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,8 +71,9 @@ impl Pending {
     /// The next message, if any. O(1).
     pub(crate) fn pop(&mut self) -> Option<Outgoing> {
         let message = self.messages.pop_front();
-        if self.messages.is_empty() && self.messages.capacity() > 0 && !self.ended {
-            // A client that caught up keeps no buffer; the next push allocates a small one.
+        if self.messages.is_empty() && self.messages.capacity() > KEPT_SLOTS {
+            // A client that caught up after lagging gives back what its lag took; a small
+            // buffer stays, so a client that keeps up does not allocate every window.
             self.messages = VecDeque::new();
         }
         message
@@ -189,14 +194,21 @@ mod tests {
         assert!(pending.ended());
     }
 
-    /// An idle subscriber holds no buffer, including after it caught up.
+    /// A subscriber that was never sent anything holds no buffer; one that caught up after
+    /// lagging keeps at most a small one.
     #[test]
-    fn an_idle_queue_holds_no_buffer() {
+    fn an_idle_queue_holds_at_most_a_small_buffer() {
         let resync = message(Kind::Resync, 0);
         let mut pending = Pending::default();
         assert_eq!(pending.messages.capacity(), 0);
-        pending.push(message(Kind::Delta, 1), 4, &resync);
-        pending.pop();
+        for n in 0..40 {
+            pending.push(message(Kind::Delta, n), 64, &resync);
+        }
+        assert!(pending.messages.capacity() >= 40);
+        while pending.pop().is_some() {}
         assert_eq!(pending.messages.capacity(), 0);
+        pending.push(message(Kind::Delta, 1), 64, &resync);
+        pending.pop();
+        assert!((1..=KEPT_SLOTS).contains(&pending.messages.capacity()));
     }
 }

@@ -449,12 +449,13 @@ async fn limits_count_per_token_per_board_and_in_all() {
 }
 
 /// Many subscribers of one view share the very same bytes of each message: one encoding per
-/// view and window.
+/// view and window, and the snapshot is encoded again only for the view's first subscriber
+/// (whose view may be its alone, so it is not kept then).
 #[tokio::test]
 async fn subscribers_of_one_view_share_the_bytes() {
     let mut world = World::new(LiveConfig::default());
     let slot = world.all_time();
-    let mut subs: Vec<_> = (0..3).map(|_| world.subscribe(&slot, "top:5")).collect();
+    let mut subs: Vec<_> = (0..4).map(|_| world.subscribe(&slot, "top:5")).collect();
     let mut firsts = Vec::new();
     for sub in &mut subs {
         firsts.push(next(sub).await.unwrap().json);
@@ -465,9 +466,10 @@ async fn subscribers_of_one_view_share_the_bytes() {
     for sub in &mut subs {
         deltas.push(next(sub).await.unwrap().json);
     }
-    for list in [&firsts, &deltas] {
-        assert!(list.iter().all(|b| b.as_ptr() == list[0].as_ptr()));
-    }
+    let shared = |list: &[bytes::Bytes]| list.iter().all(|b| b.as_ptr() == list[0].as_ptr());
+    assert!(shared(&deltas));
+    assert!(shared(&firsts[1..]));
+    assert!(firsts.iter().all(|b| *b == firsts[0]));
 }
 
 /// A subscriber to a period with no instance yet (the read path hands it an empty board) sees
@@ -510,4 +512,67 @@ fn an_idle_subscriber_is_small() {
     use std::mem::size_of;
     let own = size_of::<Subscription>() + size_of::<super::Queue>() + size_of::<(u64, Arc<super::Queue>)>();
     assert!(own <= 512, "{own} bytes");
+}
+
+/// `changed` keeps nothing while nobody watches, and otherwise the earliest commit of the
+/// changes a window carries, which dates its delta for the lag histogram.
+#[tokio::test]
+async fn a_delta_is_dated_by_the_earliest_change_it_carries() {
+    let world = World::new(LiveConfig::default());
+    let slot = world.all_time();
+    let early = Instant::now();
+    let later = early + Duration::from_millis(5);
+    world.hub.changed([&slot.id], early);
+    assert!(world.hub.shared.dirty.lock().unwrap().is_empty());
+    let mut sub = world.subscribe(&slot, "top:3");
+    let _ = next(&mut sub).await.unwrap();
+    slot.write()
+        .apply(&ScoreEvent::new("x1", "a", 1, NOON).unwrap())
+        .unwrap();
+    world.hub.changed([&slot.id], later);
+    world.hub.changed([&slot.id], early);
+    world.next_window().await;
+    assert_eq!(next(&mut sub).await.unwrap().committed, Some(early));
+}
+
+/// A window that overran its deadline is followed by one a whole window later, not by a
+/// burst; one on time keeps the schedule.
+#[test]
+fn windows_keep_their_schedule_unless_one_overran() {
+    assert_eq!(super::next_deadline(1_000, 250, 1_000), 1_250);
+    assert_eq!(super::next_deadline(1_000, 250, 1_100), 1_250);
+    assert_eq!(super::next_deadline(1_000, 250, 1_600), 1_850);
+}
+
+/// A window reads a board's views in bounded holds of its read lock; every view of a board
+/// with more topics than one hold reads still gets its delta, in one window.
+#[tokio::test]
+async fn a_window_reaches_every_view_across_its_batches() {
+    let mut world = World::new(LiveConfig {
+        max_subscribers_per_token: 1_000,
+        ..LiveConfig::default()
+    });
+    let slot = world.all_time();
+    for i in 0..100 {
+        world.score(&slot, &format!("p{i}"), 1_000 + i);
+    }
+    // More views than one hold reads: a new leader moves every one of them.
+    let views: Vec<String> = (1..=100)
+        .map(|n| format!("top:{n}"))
+        .chain((0..100).map(|i| format!("around:p{i}:0")))
+        .chain((0..100).map(|i| format!("around:p{i}:1")))
+        .collect();
+    assert!(views.len() > super::VIEWS_PER_HOLD);
+    let mut subs = Vec::new();
+    for view in &views {
+        let mut sub = world.subscribe(&slot, view);
+        let client = client_of(&next(&mut sub).await.unwrap());
+        subs.push((view, sub, client));
+    }
+    world.score(&slot, "leader", 5_000);
+    world.next_window().await;
+    for (view, sub, client) in &mut subs {
+        client.apply(&delta_of(&next(sub).await.unwrap())).unwrap();
+        assert_eq!(*client, ViewState::read(&slot.read(), &view.parse().unwrap()));
+    }
 }
