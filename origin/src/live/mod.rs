@@ -17,9 +17,10 @@
 //! every topic, not only those of boards reported changed, and compares the board's version
 //! with the one it last read, so a change that no caller reported is still sent (only without
 //! a commit time for the lag histogram); `changed` costs the writer a map insert, and nothing
-//! while nobody is subscribed. Each window's work runs on the blocking pool and never holds a
-//! board's read lock for more than one view read, so neither a runtime's worker nor the
-//! applier waits for thousands of views.
+//! while nobody is subscribed. Each window's work runs on the blocking pool and holds a board's
+//! read lock for a few milliseconds of view reads at a time, so neither a runtime's worker nor
+//! the applier waits for a whole window, and the two threads hand the lock over once per hold
+//! rather than once per event.
 
 mod message;
 mod queue;
@@ -46,6 +47,14 @@ use crate::config::LiveConfig;
 use crate::domain::periods::Period;
 use crate::metrics::Metrics;
 use crate::sync::LockUnpoisoned;
+
+/// How long a window holds a board's read lock at most before letting the applier in (checked
+/// after each view read, so one `top:100` read may pass it).
+const HOLD: Duration = Duration::from_millis(2);
+
+/// The most views a window reads under one hold, which bounds the states it keeps before
+/// sending them.
+const VIEWS_PER_HOLD: usize = 256;
 
 /// How long a stopping server waits for its streams to end after `going_away`.
 const GOING_AWAY_WAIT: Duration = Duration::from_secs(3);
@@ -581,8 +590,9 @@ impl Hub {
             // An instance that left memory (evicted once closed) has not changed since.
             if let Some(slot) = entry.instance(period_key) {
                 let committed = dirty.get(id).copied();
-                for topic in group {
-                    self.refresh(&slot, topic, committed);
+                let mut rest = group;
+                while !rest.is_empty() {
+                    rest = self.refresh(&slot, rest, committed);
                 }
             }
             if entry.calendar.is_closed(&group[0].period, now_ms) {
@@ -593,36 +603,58 @@ impl Hub {
         }
     }
 
-    /// Reads the view of `topic` again if its board moved, and sends the net change since its
-    /// last message to its subscribers. The board's read lock is held for this one view read
-    /// and nothing else: the applier takes the write lock per event, so while a window runs
-    /// it waits at most one view read per event, never a window's thousands. O(log n + k)
-    /// with k entries, plus the subscribers when the view changed.
-    fn refresh(&self, slot: &BoardSlot, topic: &Topic, committed: Option<Instant>) {
-        let now = {
+    /// Reads again, under one hold of the board's read lock, the views of the first topics of
+    /// `topics` whose board moved, for up to [`HOLD`] or [`VIEWS_PER_HOLD`] views, then (with
+    /// the lock released) sends each view's net change since its last message to its
+    /// subscribers. Returns the topics not reached.
+    ///
+    /// The applier takes the write lock per event. Each time the lock passes between it and the
+    /// window, one of the two threads sleeps until the other wakes it, which on a busy machine
+    /// costs more than many view reads; so the window reads in holds of a bounded time rather
+    /// than per view, and the applier waits at most one hold. O(views read x (log n + k)), plus
+    /// the subscribers of the views that changed.
+    fn refresh<'t>(
+        &self,
+        slot: &BoardSlot,
+        topics: &'t [Arc<Topic>],
+        committed: Option<Instant>,
+    ) -> &'t [Arc<Topic>] {
+        let mut moved = Vec::new();
+        let mut reached = 0;
+        {
             let board = slot.read();
+            let held = Instant::now();
             let version = board.version();
-            if topic.checked.swap(version, Ordering::Relaxed) == version {
-                return;
+            for topic in topics {
+                if moved.len() >= VIEWS_PER_HOLD || held.elapsed() >= HOLD {
+                    break;
+                }
+                reached += 1;
+                if topic.checked.swap(version, Ordering::Relaxed) != version {
+                    moved.push((topic, ViewState::read(&board, topic.view())));
+                }
             }
-            ViewState::read(&board, topic.view())
-        };
-        let mut state = topic.state.lock_unpoisoned();
-        if state.ended.is_some() {
-            return;
         }
-        let Some(delta) = topic::window(&mut state.last, now) else {
-            return;
-        };
-        state.snapshot = None;
-        let message = Outgoing {
-            kind: Kind::Delta,
-            board_version: Some(delta.board_version),
-            json: message::delta(&delta),
-            committed,
-        };
-        self.send(&mut state, &message);
+        for (topic, now) in moved {
+            let mut state = topic.state.lock_unpoisoned();
+            if state.ended.is_some() {
+                continue;
+            }
+            let Some(delta) = topic::window(&mut state.last, now) else {
+                continue;
+            };
+            state.snapshot = None;
+            let message = Outgoing {
+                kind: Kind::Delta,
+                board_version: Some(delta.board_version),
+                json: message::delta(&delta),
+                committed,
+            };
+            self.send(&mut state, &message);
+        }
+        &topics[reached..]
     }
+
     /// Queues `message` for every subscriber of a topic; those whose queue was full are sent
     /// `resync` instead and leave the topic. O(subscribers).
     fn send(&self, state: &mut TopicState, message: &Outgoing) {

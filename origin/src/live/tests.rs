@@ -543,3 +543,36 @@ fn windows_keep_their_schedule_unless_one_overran() {
     assert_eq!(super::next_deadline(1_000, 250, 1_100), 1_250);
     assert_eq!(super::next_deadline(1_000, 250, 1_600), 1_850);
 }
+
+/// A window reads a board's views in bounded holds of its read lock; every view of a board
+/// with more topics than one hold reads still gets its delta, in one window.
+#[tokio::test]
+async fn a_window_reaches_every_view_across_its_batches() {
+    let mut world = World::new(LiveConfig {
+        max_subscribers_per_token: 1_000,
+        ..LiveConfig::default()
+    });
+    let slot = world.all_time();
+    for i in 0..100 {
+        world.score(&slot, &format!("p{i}"), 1_000 + i);
+    }
+    // More views than one hold reads: a new leader moves every one of them.
+    let views: Vec<String> = (1..=100)
+        .map(|n| format!("top:{n}"))
+        .chain((0..100).map(|i| format!("around:p{i}:0")))
+        .chain((0..100).map(|i| format!("around:p{i}:1")))
+        .collect();
+    assert!(views.len() > super::VIEWS_PER_HOLD);
+    let mut subs = Vec::new();
+    for view in &views {
+        let mut sub = world.subscribe(&slot, view);
+        let client = client_of(&next(&mut sub).await.unwrap());
+        subs.push((view, sub, client));
+    }
+    world.score(&slot, "leader", 5_000);
+    world.next_window().await;
+    for (view, sub, client) in &mut subs {
+        client.apply(&delta_of(&next(sub).await.unwrap())).unwrap();
+        assert_eq!(*client, ViewState::read(&slot.read(), &view.parse().unwrap()));
+    }
+}
