@@ -54,6 +54,11 @@ impl Histogram {
         self.total += 1;
     }
 
+    /// How many durations were recorded.
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
     /// Adds another histogram's counts.
     pub fn merge(&mut self, other: &Histogram) {
         for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {

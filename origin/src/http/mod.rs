@@ -13,6 +13,7 @@ mod live;
 pub mod ops;
 mod read;
 pub mod serve;
+mod stream;
 mod time_and_trust;
 pub(crate) mod write;
 

@@ -308,7 +308,7 @@ async fn connections<S>(
 /// begins and ends; the stream marks a request's first byte. An upgraded connection (a
 /// WebSocket) leaves this task with its stream, which keeps it `counted`.
 async fn connection<S>(
-    stream: TcpStream,
+    mut stream: TcpStream,
     counted: OpenConnection,
     app: S,
     limits: Limits,
@@ -319,8 +319,23 @@ async fn connection<S>(
     S::Future: Send,
 {
     let phase = Arc::new(Phase::new(limits));
+    let header_deadline = Instant::now() + limits.header_read_timeout;
+    let read_back = match super::stream::read_head(&mut stream, header_deadline, &metrics, &mut stopped).await
+    {
+        None => {
+            // Closed, failed or too slow before a subscription's head was whole.
+            return;
+        }
+        Some(Some(super::stream::Head::Stream(request))) => {
+            super::stream::serve(stream, app, request, limits, &metrics, stopped).await;
+            drop(counted);
+            return;
+        }
+        Some(Some(super::stream::Head::Hyper(read))) => read,
+        Some(None) => axum::body::Bytes::new(),
+    };
     let stream = FirstByte {
-        io: stream,
+        io: super::stream::Prefixed::new(read_back, stream),
         phase: phase.clone(),
         _counted: counted,
     };
@@ -435,14 +450,14 @@ impl Drop for StreamingBody {
 /// What the debug line of one request says: its method and path, never its query string
 /// (which may carry a token) nor its headers. Only taken when debug events are on, so that at
 /// the default level a request costs one cached level check.
-struct RequestLog {
+pub(super) struct RequestLog {
     method: hyper::Method,
     path: String,
     started: std::time::Instant,
 }
 
 impl RequestLog {
-    fn begin<B>(request: &hyper::Request<B>) -> Option<RequestLog> {
+    pub(super) fn begin<B>(request: &hyper::Request<B>) -> Option<RequestLog> {
         tracing::enabled!(tracing::Level::DEBUG).then(|| RequestLog {
             method: request.method().clone(),
             path: request.uri().path().to_string(),
@@ -450,7 +465,7 @@ impl RequestLog {
         })
     }
 
-    fn end(self, response: &Response) {
+    pub(super) fn end(self, response: &Response) {
         tracing::debug!(
             method = %self.method,
             path = %self.path,
@@ -802,11 +817,11 @@ mod tests {
         );
     }
 
-    /// A route whose answer is marked [`Streaming`]: its body sends `first`, then `second`
-    /// when `more` is notified, then ends.
-    fn streaming_route(more: Arc<Notify>) -> Router {
+    /// A route at `path` whose answer is marked [`Streaming`]: its body sends `first`, then
+    /// `second` when `more` is notified, then ends.
+    fn streaming_route(path: &str, more: Arc<Notify>) -> Router {
         Router::new().route(
-            "/stream",
+            path,
             get(move || {
                 let more = more.clone();
                 async move {
@@ -858,7 +873,7 @@ mod tests {
     #[tokio::test]
     async fn a_streaming_answer_holds_off_the_idle_deadline_until_its_body_ends() {
         let more = Arc::new(Notify::new());
-        let app = streaming_route(more.clone()).route("/plain", get(|| async { "plain" }));
+        let app = streaming_route("/stream", more.clone()).route("/plain", get(|| async { "plain" }));
         let phase = Arc::new(Phase::new(TEST_LIMITS));
         let get = |path: &str| Request::get(path).body(Body::empty()).unwrap();
 
@@ -888,7 +903,7 @@ mod tests {
     #[tokio::test]
     async fn an_open_stream_outlives_the_idle_timeout() {
         let more = Arc::new(Notify::new());
-        let app = streaming_route(more.clone()).route("/who", get(|| async { thread_name() }));
+        let app = streaming_route("/stream", more.clone()).route("/who", get(|| async { thread_name() }));
         let limits = Limits {
             idle_timeout: Duration::from_millis(100),
             ..TEST_LIMITS
@@ -915,22 +930,30 @@ mod tests {
             .unwrap();
     }
 
+    /// Tells a test when it is dropped: a body holding one is dropped when its connection goes.
+    struct Dropped(Option<oneshot::Sender<()>>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let _ = self.0.take().map(|tell| tell.send(()));
+        }
+    }
+
     /// A client that stops reading a stream is dropped `idle_timeout` after a write first had
     /// to wait, so the end of its stream, which could never be written, does not hold the
-    /// connection (or a stop) for ever.
+    /// connection (or a stop) for ever; through hyper, and on the subscription path outside it.
     #[tokio::test]
     async fn a_client_that_stops_reading_a_stream_is_dropped() {
-        /// Tells the test when the body is dropped, which is when its connection goes.
-        struct Dropped(Option<oneshot::Sender<()>>);
-        impl Drop for Dropped {
-            fn drop(&mut self) {
-                let _ = self.0.take().map(|tell| tell.send(()));
-            }
+        for path in ["/flood", "/b/subscribe"] {
+            a_client_that_stops_reading_is_dropped_at(path).await;
         }
+    }
+
+    async fn a_client_that_stops_reading_is_dropped_at(path: &str) {
         let (tell, dropped) = oneshot::channel();
         let guard = Arc::new(std::sync::Mutex::new(Some(Dropped(Some(tell)))));
         let app = Router::new().route(
-            "/flood",
+            path,
             get(move || {
                 let guard = guard.lock().unwrap().take();
                 async move {
@@ -953,7 +976,7 @@ mod tests {
         let (addr, stop, task) = start_counted(app, 1, limits, metrics.clone()).await;
         let mut stalled = TcpStream::connect(addr).await.unwrap();
         stalled
-            .write_all(b"GET /flood HTTP/1.1\r\nhost: test\r\n\r\n")
+            .write_all(format!("GET {path} HTTP/1.1\r\nhost: test\r\n\r\n").as_bytes())
             .await
             .unwrap();
         tokio::time::timeout(Duration::from_secs(10), dropped)
@@ -961,6 +984,127 @@ mod tests {
             .expect("the stalled connection is dropped")
             .unwrap();
         assert_eq!(metrics.connections_timed_out.get(), 1);
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("serve returns")
+            .unwrap()
+            .unwrap();
+    }
+
+    /// A subscription (`GET .../subscribe`, no upgrade) is served outside hyper: its head says
+    /// the connection closes with the answer and has no length, its frames arrive as the body
+    /// yields them, and the connection closes when the body ends.
+    #[tokio::test]
+    async fn a_subscription_is_streamed_outside_hyper_and_closes_with_its_end() {
+        let more = Arc::new(Notify::new());
+        let (addr, stop, task) = start(streaming_route("/b/subscribe", more.clone()), 1).await;
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        client
+            .write_all(b"GET /b/subscribe?view=top:1 HTTP/1.1\r\nhost: test\r\n\r\n")
+            .await
+            .unwrap();
+        let seen = read_until(&mut client, "first").await;
+        let (head, body) = seen.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+        assert!(head.contains("\r\nconnection: close"), "{head}");
+        assert!(
+            !head.contains("content-length") && !head.contains("transfer-encoding"),
+            "{head}"
+        );
+        assert_eq!(body, "first\n");
+        more.notify_one();
+        let mut rest = Vec::new();
+        let closed = tokio::time::timeout(Duration::from_secs(10), client.read_to_end(&mut rest)).await;
+        closed.expect("the connection closes when the body ends").unwrap();
+        assert_eq!(rest, b"second\n");
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("serve returns")
+            .unwrap()
+            .unwrap();
+    }
+
+    /// On the subscription path, a refusal is written whole with its length, and a client that
+    /// goes away mid-stream drops the answer's body at once (so its subscription leaves).
+    #[tokio::test]
+    async fn a_subscription_refused_or_left_is_closed() {
+        let (tell, dropped) = oneshot::channel();
+        let guard = Arc::new(std::sync::Mutex::new(Some(Dropped(Some(tell)))));
+        let app = Router::new()
+            .route(
+                "/no/subscribe",
+                get(|| async { (axum::http::StatusCode::BAD_REQUEST, "no such view") }),
+            )
+            .route(
+                "/left/subscribe",
+                get(move || {
+                    let guard = guard.lock().unwrap().take();
+                    async move {
+                        use futures_util::StreamExt as _;
+                        let parts = futures_util::stream::once(async { Ok::<_, Infallible>("hello\n") })
+                            .chain(futures_util::stream::pending())
+                            .map(move |frame| {
+                                let _ = &guard;
+                                frame
+                            });
+                        let mut response = Response::new(Body::from_stream(parts));
+                        response.extensions_mut().insert(Streaming);
+                        response
+                    }
+                }),
+            );
+        let (addr, stop, task) = start(app, 1).await;
+        let mut refused = TcpStream::connect(addr).await.unwrap();
+        let (status, body) = get_on(&mut refused, "/no/subscribe").await;
+        assert_eq!(
+            (status.as_str(), body.as_str()),
+            ("HTTP/1.1 400 Bad Request", "no such view")
+        );
+        let mut byte = [0u8; 1];
+        let closed = tokio::time::timeout(Duration::from_secs(10), refused.read(&mut byte)).await;
+        assert_eq!(closed.expect("closed after the refusal").unwrap_or(0), 0);
+
+        let mut leaving = TcpStream::connect(addr).await.unwrap();
+        leaving
+            .write_all(b"GET /left/subscribe HTTP/1.1\r\nhost: test\r\n\r\n")
+            .await
+            .unwrap();
+        read_until(&mut leaving, "hello").await;
+        drop(leaving);
+        tokio::time::timeout(Duration::from_secs(10), dropped)
+            .await
+            .expect("the body goes with the client")
+            .unwrap();
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("serve returns")
+            .unwrap()
+            .unwrap();
+    }
+
+    /// A request to a subscription path that is not served outside hyper (here a `GET` with a
+    /// body) reaches hyper with every byte already read put back: it is answered, and the
+    /// connection stays open for the next request.
+    #[tokio::test]
+    async fn a_subscription_path_with_a_body_is_handed_to_hyper_whole() {
+        let app = Router::new().route("/p/subscribe", get(|body: String| async move { body }));
+        let (addr, stop, task) = start(app, 1).await;
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        client
+            .write_all(b"GET /p/subscribe HTTP/1.1\r\nhost: test\r\ncontent-length: 5\r\n\r\nhello")
+            .await
+            .unwrap();
+        let seen = read_until(&mut client, "hello").await;
+        assert!(seen.starts_with("HTTP/1.1 200 OK\r\n"), "{seen}");
+        assert!(seen.contains("content-length: 5"), "{seen}");
+        let (status, _) = get_on(&mut client, "/p/subscribe").await;
+        assert_eq!(
+            status, "HTTP/1.1 200 OK",
+            "the connection was kept alive by hyper"
+        );
         stop.send(()).unwrap();
         tokio::time::timeout(Duration::from_secs(10), task)
             .await

@@ -28,7 +28,7 @@ mod queue;
 mod tests;
 mod topic;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -182,6 +182,9 @@ struct Topic {
     /// The board version the window last read the view at; only the window task writes it,
     /// and it is read without the state's lock so the board's read lock never waits on it.
     checked: AtomicU64,
+    /// The number of the first reported change of the board this topic's view has not read
+    /// (see [`Reports`]); only the window task writes it once the topic exists.
+    seen: AtomicU64,
     state: Mutex<TopicState>,
 }
 
@@ -196,11 +199,13 @@ struct TopicState {
 }
 
 impl Topic {
-    /// A topic reading its first state from `slot`. O(one view read).
-    fn new(key: Arc<TopicKey>, slot: &BoardSlot) -> Topic {
+    /// A topic reading its first state from `slot`, which holds every change reported before
+    /// the one numbered `seen`. O(one view read).
+    fn new(key: Arc<TopicKey>, slot: &BoardSlot, seen: u64) -> Topic {
         let last = ViewState::read(&slot.read(), &key.2);
         Topic {
             checked: AtomicU64::new(last.board_version),
+            seen: AtomicU64::new(seen),
             period: slot.period.clone(),
             key,
             state: Mutex::new(TopicState {
@@ -214,6 +219,68 @@ impl Topic {
 
     fn view(&self) -> &View {
         &self.key.2
+    }
+}
+
+/// The commit instants of the changes reported for one board ([`Hub::changed`]), numbered in
+/// report order, kept until every topic of the board has read past them. Each topic remembers
+/// the number of the first report its view has not read, so a delta is dated by the earliest
+/// change since its own last read: a view read late in one window and early in the next is
+/// not dated from when the first window began, which would add the window's work to its lag.
+#[derive(Default)]
+struct Reports {
+    /// The number the next report gets.
+    next: u64,
+    /// For the reports numbered `next - instants.len()` to `next - 1`, the earliest commit
+    /// instant of that report and every later one.
+    instants: VecDeque<Instant>,
+    /// The lowest `next` a window read the board at since the last `forget_read`.
+    read_from: Option<u64>,
+    /// `next` at the last `forget_read`: the reports a window could have read since.
+    offered: u64,
+}
+
+impl Reports {
+    /// Adds a report. O(1) when reports come in commit order, as they do.
+    fn push(&mut self, committed: Instant) {
+        // Each kept instant is the earliest of its report and every later one, so the
+        // earliest unread change is found at one index even if a report came out of order.
+        for earlier in self.instants.iter_mut().rev() {
+            if *earlier <= committed {
+                break;
+            }
+            *earlier = committed;
+        }
+        self.instants.push_back(committed);
+        self.next += 1;
+    }
+
+    /// The commit instant of the earliest report numbered `seen` or later, if any is kept (a
+    /// topic that fell behind what is kept gets the oldest kept). O(1).
+    fn earliest_from(&self, seen: u64) -> Option<Instant> {
+        if seen >= self.next {
+            return None;
+        }
+        let first = self.next - self.instants.len() as u64;
+        let index = usize::try_from(seen.saturating_sub(first)).unwrap_or(usize::MAX);
+        self.instants.get(index).copied()
+    }
+
+    /// Notes that a window read the board with every report before `next` applied.
+    fn read_up_to(&mut self, next: u64) {
+        self.read_from = Some(self.read_from.map_or(next, |from| from.min(next)));
+    }
+
+    /// Forgets, at a window's start, the reports every topic has read: those before the lowest
+    /// `next` the last window read the board at (each of its topics read at one of those).
+    /// When the last window read none of its topics (it has none with an instance), the
+    /// reports it could have read go, and only later ones stay. O(reports dropped).
+    fn forget_read(&mut self) {
+        let below = self.read_from.take().unwrap_or(self.offered);
+        self.offered = self.next;
+        let first = self.next - self.instants.len() as u64;
+        let drop = usize::try_from(below.saturating_sub(first)).unwrap_or(usize::MAX);
+        self.instants.drain(..drop.min(self.instants.len()));
     }
 }
 
@@ -233,8 +300,9 @@ struct Shared {
     members: Mutex<Members>,
     /// Mirrors `members.total`, so the writer's `changed` costs nothing while nobody watches.
     open: AtomicUsize,
-    /// Per board, the commit instant of the earliest change not yet flushed.
-    dirty: Mutex<HashMap<BoardId, Instant, FastHash>>,
+    /// Per board, the commit instants of the changes reported and not yet read by every topic.
+    /// A leaf lock: nothing is locked while it is held.
+    reports: Mutex<HashMap<BoardId, Reports, FastHash>>,
     stopping: AtomicBool,
     /// Woken when the last subscription is dropped.
     all_gone: Notify,
@@ -311,7 +379,7 @@ impl Hub {
             shared: Arc::new(Shared {
                 members: Mutex::default(),
                 open: AtomicUsize::new(0),
-                dirty: Mutex::default(),
+                reports: Mutex::default(),
                 stopping: AtomicBool::new(false),
                 all_gone: Notify::new(),
                 windows: tokio::sync::watch::Sender::new(0),
@@ -381,12 +449,14 @@ impl Hub {
         if !self.is_watched() {
             return;
         }
-        let mut dirty = self.shared.dirty.lock_unpoisoned();
+        let mut reports = self.shared.reports.lock_unpoisoned();
         for id in boards {
-            match dirty.get_mut(id) {
-                Some(earliest) => *earliest = (*earliest).min(committed),
+            match reports.get_mut(id) {
+                Some(board) => board.push(committed),
                 None => {
-                    dirty.insert(id.clone(), committed);
+                    let mut board = Reports::default();
+                    board.push(committed);
+                    reports.insert(id.clone(), board);
                 }
             }
         }
@@ -491,8 +561,17 @@ impl Hub {
                 topic.clone()
             }
             None => {
+                // Numbered before the view is read: a change reported meanwhile is in the view
+                // and also dated for its next delta, which errs toward a longer lag, never a
+                // shorter one.
+                let seen = self
+                    .shared
+                    .reports
+                    .lock_unpoisoned()
+                    .get(&key.0)
+                    .map_or(0, |reported| reported.next);
                 let key = Arc::new(key);
-                let topic = Arc::new(Topic::new(key.clone(), slot));
+                let topic = Arc::new(Topic::new(key.clone(), slot, seen));
                 members.topics.insert(key, (topic.clone(), 1));
                 topic
             }
@@ -574,7 +653,9 @@ impl Hub {
     /// so a change that was not reported is still sent. O(topics + moved views x their size
     /// + subscribers of changed views).
     fn flush(&self, now_ms: i64) {
-        let dirty = std::mem::take(&mut *self.shared.dirty.lock_unpoisoned());
+        for board in self.shared.reports.lock_unpoisoned().values_mut() {
+            board.forget_read();
+        }
         let topics = self.topics();
         for group in topics.chunk_by(|a, b| a.key.0 == b.key.0 && a.key.1 == b.key.1) {
             let (id, period_key) = (&group[0].key.0, &group[0].key.1);
@@ -589,10 +670,9 @@ impl Hub {
             };
             // An instance that left memory (evicted once closed) has not changed since.
             if let Some(slot) = entry.instance(period_key) {
-                let committed = dirty.get(id).copied();
                 let mut rest = group;
                 while !rest.is_empty() {
-                    rest = self.refresh(&slot, rest, committed);
+                    rest = self.refresh(&slot, rest);
                 }
             }
             if entry.calendar.is_closed(&group[0].period, now_ms) {
@@ -613,12 +693,7 @@ impl Hub {
     /// costs more than many view reads; so the window reads in holds of a bounded time rather
     /// than per view, and the applier waits at most one hold. O(views read x (log n + k)), plus
     /// the subscribers of the views that changed.
-    fn refresh<'t>(
-        &self,
-        slot: &BoardSlot,
-        topics: &'t [Arc<Topic>],
-        committed: Option<Instant>,
-    ) -> &'t [Arc<Topic>] {
+    fn refresh<'t>(&self, slot: &BoardSlot, topics: &'t [Arc<Topic>]) -> &'t [Arc<Topic>] {
         let mut moved = Vec::new();
         let mut reached = 0;
         {
@@ -631,11 +706,23 @@ impl Hub {
                 }
                 reached += 1;
                 if topic.checked.swap(version, Ordering::Relaxed) != version {
-                    moved.push((topic, ViewState::read(&board, topic.view())));
+                    moved.push((topic, ViewState::read(&board, topic.view()), None));
                 }
             }
+            // Still under the read lock: every change reported by now was applied before the
+            // lock was taken, so the views just read hold it.
+            let mut reports = self.shared.reports.lock_unpoisoned();
+            if let Some(reported) = reports.get_mut(&slot.id) {
+                for (topic, _, committed) in &mut moved {
+                    *committed = reported.earliest_from(topic.seen.load(Ordering::Relaxed));
+                }
+                for topic in &topics[..reached] {
+                    topic.seen.store(reported.next, Ordering::Relaxed);
+                }
+                reported.read_up_to(reported.next);
+            }
         }
-        for (topic, now) in moved {
+        for (topic, now, committed) in moved {
             let mut state = topic.state.lock_unpoisoned();
             if state.ended.is_some() {
                 continue;

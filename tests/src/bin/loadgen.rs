@@ -18,6 +18,10 @@
 //!
 //! The clients are hand-written (HTTP/1.1 keep-alive and RESP) and run on one thread by
 //! default, so the generator takes as little as possible of the CPU it shares with the server.
+//!
+//! `loadgen live` (module `live`) measures live subscriptions instead: SSE and WebSocket
+//! subscribers on one board under a paced write load, beside the same fan-out through Redis
+//! pub/sub (`loadgen live --help`).
 #![forbid(unsafe_code)]
 
 // A binary's root looks for modules beside it; ours live in `loadgen/`.
@@ -25,8 +29,18 @@
 mod bench;
 #[path = "loadgen/cpu.rs"]
 mod cpu;
+#[path = "loadgen/live.rs"]
+mod live;
+#[path = "loadgen/pubsub.rs"]
+mod pubsub;
 #[path = "loadgen/resp.rs"]
 mod resp;
+#[path = "loadgen/scrape.rs"]
+mod scrape;
+#[path = "loadgen/subscribe.rs"]
+mod subscribe;
+#[path = "loadgen/writes.rs"]
+mod writes;
 
 // The HTTP client, the service under test, the latency histogram and the workload are shared
 // with the other harnesses, so they live in the library.
@@ -42,6 +56,8 @@ use service::{Database, SERVICE_TOKEN, Service};
 
 const USAGE: &str = "\
 usage: loadgen [options]
+       loadgen live [options]   live subscriptions under load beside Redis pub/sub
+                                (`loadgen live --help`)
   --members N               players loaded on both sides (default 100000)
   --connections N           keep-alive connections per measurement (default 64)
   --seconds S               measured seconds per workload and side (default 10)
@@ -191,7 +207,11 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1).collect()) {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.first().is_some_and(|a| a == "live") {
+        return live_main(raw[1..].to_vec());
+    }
+    let args = match parse_args(raw) {
         Ok(args) => args,
         Err(why) => {
             if !why.is_empty() {
@@ -220,6 +240,42 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(why) => {
             eprintln!("loadgen: FAILED: {why}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `loadgen live`: its own options, the same runtime choice.
+fn live_main(raw: Vec<String>) -> ExitCode {
+    let args = match live::parse_args(raw) {
+        Ok(args) => args,
+        Err(why) => {
+            if !why.is_empty() {
+                eprintln!("loadgen live: {why}");
+            }
+            eprintln!("{}", live::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = if args.client_threads == 1 {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(args.client_threads)
+            .enable_all()
+            .build()
+    };
+    let runtime = match runtime {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("loadgen live: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(live::run(&args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(why) => {
+            eprintln!("loadgen live: FAILED: {why}");
             ExitCode::FAILURE
         }
     }

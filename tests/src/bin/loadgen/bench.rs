@@ -137,7 +137,7 @@ pub(crate) async fn define_board(addr: &str) -> Result<(), String> {
 }
 
 /// Appends one score event as JSON.
-fn push_event(out: &mut Vec<u8>, event_id: &[u8], member: u64, standing: Standing) {
+pub(crate) fn push_event(out: &mut Vec<u8>, event_id: &[u8], member: u64, standing: Standing) {
     out.extend_from_slice(b"{\"event_id\":\"");
     out.extend_from_slice(event_id);
     out.extend_from_slice(b"\",\"player_id\":\"");

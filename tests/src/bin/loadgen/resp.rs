@@ -36,14 +36,20 @@ pub(crate) struct RespConn {
 impl RespConn {
     /// Connects to Redis at `addr`.
     pub(crate) async fn connect(addr: &str) -> Result<RespConn, String> {
+        RespConn::connect_with_buffer(addr, 64 * 1024).await
+    }
+
+    /// Connects with a read buffer of `bytes` to begin with (it grows for a larger reply), for
+    /// the many idle connections of a pub/sub fan-out.
+    pub(crate) async fn connect_with_buffer(addr: &str, bytes: usize) -> Result<RespConn, String> {
         let stream = TcpStream::connect(addr)
             .await
             .map_err(|e| format!("cannot connect to Redis at {addr}: {e}"))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
         Ok(RespConn {
             stream,
-            command: Vec::with_capacity(4096),
-            buffer: vec![0; 64 * 1024],
+            command: Vec::with_capacity(64),
+            buffer: vec![0; bytes.max(64)],
             filled: 0,
             consumed: 0,
         })
@@ -158,6 +164,25 @@ impl RespConn {
             }
         }
         Ok(items)
+    }
+
+    /// Where element `index` of the last reply, an array, lies when it is a bulk string;
+    /// reads without copying (a pub/sub push is `message`, the channel, the payload).
+    pub(crate) fn bulk_item(&self, reply: &Reply, index: usize) -> Result<Range<usize>, String> {
+        let &Reply::Array(Some(len), mut at) = reply else {
+            return Err(format!("expected an array from Redis, got {reply:?}"));
+        };
+        if index >= len {
+            return Err(format!("a {len}-element array has no element {index}"));
+        }
+        for i in 0..=index {
+            match parse(&self.buffer[..self.filled], at)? {
+                Some((Reply::Bulk(Some(range)), _)) if i == index => return Ok(range),
+                Some((_, end)) => at = end,
+                None => return Err("a truncated array from Redis".into()),
+            }
+        }
+        Err(format!("element {index} is not a bulk string"))
     }
 }
 

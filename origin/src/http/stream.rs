@@ -1,0 +1,389 @@
+//! A live subscription's Server-Sent Events answer, written outside hyper.
+//!
+//! hyper keeps two 8 KiB buffers per connection for its whole life (a read buffer and a write
+//! buffer that cannot be made smaller), which is most of what an idle SSE subscriber would
+//! cost. A connection whose first request is a `GET .../subscribe` that does not ask to
+//! upgrade is therefore served here instead: its head is read and parsed with `httparse` (the
+//! parser hyper itself uses), the request goes through the same router as every other, and the
+//! answer's head and body are written straight to the socket, the body's shared bytes uncopied.
+//! The connection closes when the answer ends, so the body needs no framing (it ends at the
+//! close, as HTTP/1.1 allows for an answer without a length). Anything else, a WebSocket
+//! upgrade included, goes to hyper with the bytes already read put back in front of the stream.
+//!
+//! The decision is made on bytes peeked from the socket, so a connection that is not a
+//! subscription is handed to hyper untouched; one whose first segment does not even hold the
+//! request line is handed to hyper too, which serves a subscription just as well, only with
+//! its buffers.
+
+use std::convert::Infallible;
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::{HeaderName, HeaderValue, Method, Uri, Version};
+use axum::response::Response;
+use http_body_util::BodyExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tower::{Service, ServiceExt};
+
+use super::serve::{Limits, RequestLog, Streaming};
+use crate::metrics::Metrics;
+
+/// The longest head read here; a longer one is handed to hyper, which refuses it properly.
+const MAX_HEAD: usize = 16 * 1024;
+
+/// How many request lines' bytes are peeked to decide: the method and the path up to its query.
+const PEEK: usize = 512;
+
+/// The most headers a subscription request may carry.
+const MAX_HEADERS: usize = 64;
+
+/// Whether bytes peeked at the start of a connection begin a `GET` of a path ending in
+/// `/subscribe`; `None` when they end before the path does.
+pub(super) fn is_subscribe_line(peeked: &[u8]) -> Option<bool> {
+    let Some(rest) = peeked.strip_prefix(b"GET ") else {
+        // Fewer bytes than "GET " that agree with it so far: undecided; anything else is not.
+        return if b"GET ".starts_with(peeked) {
+            None
+        } else {
+            Some(false)
+        };
+    };
+    let end = rest.iter().position(|&b| b == b'?' || b == b' ')?;
+    Some(rest[..end].ends_with(b"/subscribe"))
+}
+
+/// What reading a subscription's head found.
+pub(super) enum Head {
+    /// A complete `GET` without a body that does not ask to upgrade: served here.
+    Stream(Request),
+    /// Anything else (an upgrade, a body, a head too long or malformed): for hyper, with the
+    /// bytes read so far.
+    Hyper(Bytes),
+}
+
+/// Peeks at a new connection and, when its first request is a subscription, reads its head:
+/// `Some(None)` when the connection is not one (nothing was read), `None` when it closed,
+/// failed or passed `deadline` (the connection's header deadline, counted as a timed-out
+/// connection) before its head was whole, or the service stopped before its first byte came
+/// (an idle connection closes at a stop).
+pub(super) async fn read_head(
+    stream: &mut TcpStream,
+    deadline: Instant,
+    metrics: &Metrics,
+    stopped: &mut watch::Receiver<bool>,
+) -> Option<Option<Head>> {
+    let mut peeked = [0u8; PEEK];
+    let peek = tokio::time::timeout_at(deadline, stream.peek(&mut peeked));
+    let n = tokio::select! {
+        peeked = peek => match peeked {
+            Ok(Ok(n)) if n > 0 => n,
+            // Closed, failed or silent: hyper's handling of each is what the client gets.
+            _ => return Some(None),
+        },
+        _ = stopped.wait_for(|stop| *stop) => return None,
+    };
+    if is_subscribe_line(&peeked[..n]) != Some(true) {
+        return Some(None);
+    }
+    let mut head = Vec::with_capacity(1024);
+    loop {
+        let read = tokio::time::timeout_at(deadline, stream.read_buf(&mut head)).await;
+        match read {
+            Ok(Ok(0)) | Ok(Err(_)) => return None,
+            Err(_) => {
+                metrics.connections_timed_out.add(1);
+                return None;
+            }
+            Ok(Ok(_)) => {}
+        }
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut parsed = httparse::Request::new(&mut headers);
+        match parsed.parse(&head) {
+            Ok(httparse::Status::Complete(len)) => {
+                let request = (len == head.len()).then(|| to_request(&parsed)).flatten();
+                return Some(Some(match request {
+                    Some(request) => Head::Stream(request),
+                    None => Head::Hyper(Bytes::from(head)),
+                }));
+            }
+            Ok(httparse::Status::Partial) if head.len() < MAX_HEAD => continue,
+            _ => return Some(Some(Head::Hyper(Bytes::from(head)))),
+        }
+    }
+}
+
+/// The request of a parsed head, when it is one served here: a `GET` with no body (and so no
+/// bytes after its head) that asks for no upgrade.
+fn to_request(parsed: &httparse::Request<'_, '_>) -> Option<Request> {
+    if parsed.method != Some("GET") {
+        return None;
+    }
+    let uri: Uri = parsed.path?.parse().ok()?;
+    let mut request = Request::new(Body::empty());
+    *request.method_mut() = Method::GET;
+    *request.uri_mut() = uri;
+    *request.version_mut() = match parsed.version {
+        Some(0) => Version::HTTP_10,
+        _ => Version::HTTP_11,
+    };
+    for header in parsed.headers.iter() {
+        let name = HeaderName::from_bytes(header.name.as_bytes()).ok()?;
+        let value = HeaderValue::from_bytes(header.value).ok()?;
+        request.headers_mut().append(name, value);
+    }
+    let headers = request.headers();
+    let asks_upgrade = headers.contains_key(axum::http::header::UPGRADE);
+    let has_body = headers.contains_key(axum::http::header::TRANSFER_ENCODING)
+        || headers
+            .get(axum::http::header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0");
+    (!asks_upgrade && !has_body).then_some(request)
+}
+
+/// Answers a subscription read here: the router's answer, its head written by hand, then its
+/// body frame by frame until it ends, the client goes away, or a write waits longer than
+/// `idle_timeout` for a client that does not read. After a stop, the stream has as long again
+/// to end (the hub sends `going_away` before the stop, which ends it).
+pub(super) async fn serve<S>(
+    mut stream: TcpStream,
+    app: S,
+    request: Request,
+    limits: Limits,
+    metrics: &Metrics,
+    mut stopped: watch::Receiver<bool>,
+) where
+    S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+    S::Future: Send,
+{
+    let logged = RequestLog::begin(&request);
+    let Ok(response) = app.oneshot(request).await;
+    if let Some(logged) = logged {
+        logged.end(&response);
+    }
+    let streaming = response.extensions().get::<Streaming>().is_some();
+    let (parts, body) = response.into_parts();
+    let mut out = head_bytes(&parts);
+    if !streaming {
+        // A refusal: a small body, written whole with its length.
+        let Ok(body) = body.collect().await.map(|b| b.to_bytes()) else {
+            return;
+        };
+        out.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+        out.extend_from_slice(&body);
+        let _ = write_within(&mut stream, &[IoSlice::new(&out)], limits, metrics).await;
+        let _ = stream.shutdown().await;
+        return;
+    }
+    out.extend_from_slice(b"\r\n");
+    if write_within(&mut stream, &[IoSlice::new(&out)], limits, metrics)
+        .await
+        .is_err()
+    {
+        return;
+    }
+    drop(out);
+    let mut body = body;
+    let mut stop_by: Option<Instant> = None;
+    let (mut reader, mut writer) = stream.split();
+    loop {
+        let frame = tokio::select! {
+            frame = body.frame() => frame,
+            // The client sends nothing after its head; a read that ends is the client gone.
+            gone = read_discard(&mut reader) => {
+                let _ = gone;
+                return;
+            }
+            _ = stopped.wait_for(|stop| *stop), if stop_by.is_none() => {
+                stop_by = Some(Instant::now() + limits.idle_timeout);
+                continue;
+            }
+            () = tokio::time::sleep_until(stop_by.unwrap_or_else(Instant::now)), if stop_by.is_some() => return,
+        };
+        let Some(Ok(frame)) = frame else { break };
+        let Ok(first) = frame.into_data() else { continue };
+        // The frames already waiting go out in the same write (an event is three frames).
+        let mut frames = vec![first];
+        let mut ended = false;
+        while frames.len() < 16 {
+            match futures_util::FutureExt::now_or_never(body.frame()) {
+                Some(Some(Ok(next))) => frames.extend(next.into_data().ok()),
+                Some(_) => {
+                    ended = true;
+                    break;
+                }
+                None => break,
+            }
+        }
+        let slices: Vec<IoSlice<'_>> = frames.iter().map(|f| IoSlice::new(f)).collect();
+        if write_within(&mut writer, &slices, limits, metrics).await.is_err() {
+            return;
+        }
+        if ended {
+            break;
+        }
+    }
+    let _ = writer.shutdown().await;
+}
+
+/// The status line and headers of an answer, without the blank line that ends them: the
+/// router's headers, and `connection: close`, as the connection ends with the answer.
+fn head_bytes(parts: &axum::http::response::Parts) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(parts.status.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(parts.status.canonical_reason().unwrap_or("").as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in &parts.headers {
+        if name == axum::http::header::CONTENT_LENGTH || name == axum::http::header::CONNECTION {
+            continue;
+        }
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    // A streamed body has no length and no chunking: it is everything until the close.
+    out.extend_from_slice(b"connection: close\r\n");
+    out
+}
+
+/// Reads and drops what the client sends; returns when the client closed or the read failed.
+async fn read_discard<R: AsyncRead + Unpin>(reader: &mut R) {
+    let mut sink = [0u8; 64];
+    loop {
+        match reader.read(&mut sink).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Writes every slice, giving up (and counting a timed-out connection) when one write waits
+/// longer than `idle_timeout` for the client to take bytes.
+async fn write_within<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    slices: &[IoSlice<'_>],
+    limits: Limits,
+    metrics: &Metrics,
+) -> io::Result<()> {
+    let mut owned: Vec<IoSlice<'_>> = slices.to_vec();
+    let mut rest = &mut owned[..];
+    while !rest.is_empty() {
+        let wrote = tokio::time::timeout(limits.idle_timeout, writer.write_vectored(rest)).await;
+        let n = match wrote {
+            Ok(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(Ok(n)) => n,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                metrics.connections_timed_out.add(1);
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+        };
+        IoSlice::advance_slices(&mut rest, n);
+    }
+    Ok(())
+}
+
+/// A stream with bytes already read from it put back in front, for hyper to read first.
+pub(super) struct Prefixed {
+    pre: Bytes,
+    io: TcpStream,
+}
+
+impl Prefixed {
+    /// `io`, whose next bytes are `pre`.
+    pub(super) fn new(pre: Bytes, io: TcpStream) -> Prefixed {
+        Prefixed { pre, io }
+    }
+}
+
+impl AsyncRead for Prefixed {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if !this.pre.is_empty() {
+            let n = this.pre.len().min(buf.remaining());
+            buf.put_slice(&this.pre.split_to(n));
+            if this.pre.is_empty() {
+                // Let the read buffer's memory go with the last of its bytes.
+                this.pre = Bytes::new();
+            }
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut this.io).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Prefixed {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a `GET` of a path ending in `/subscribe` is taken, decided on the request line's
+    /// first bytes; a line cut before its path ends is left undecided (and so to hyper).
+    #[test]
+    fn subscribe_lines_are_told_from_the_first_bytes() {
+        let taken = [
+            &b"GET /v1/leaderboards/g/m/s/global/subscribe?view=top:10 HTTP/1.1\r\n"[..],
+            b"GET /v1/leaderboards/g/m/s/global/subscribe HTTP/1.1\r\n",
+        ];
+        for line in taken {
+            assert_eq!(is_subscribe_line(line), Some(true));
+        }
+        let left = [
+            &b"GET /v1/leaderboards/g/m/s/global/top?limit=10 HTTP/1.1\r\n"[..],
+            b"POST /v1/leaderboards/g/m/s/global/subscribe HTTP/1.1\r\n",
+            b"GET /v1/subscribe/top HTTP/1.1\r\n",
+            b"GET /healthz?x=/subscribe HTTP/1.1\r\n",
+            b"PUT ",
+            b"\x16\x03\x01",
+        ];
+        for line in left {
+            assert_eq!(
+                is_subscribe_line(line),
+                Some(false),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        for cut in [
+            &b""[..],
+            b"G",
+            b"GET",
+            b"GET /v1/leaderboards/g/m/s/global/subscr",
+        ] {
+            assert_eq!(is_subscribe_line(cut), None, "{}", String::from_utf8_lossy(cut));
+        }
+    }
+}
