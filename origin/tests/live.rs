@@ -49,8 +49,17 @@ fn ms(rfc3339: &str) -> i64 {
 enum Transport {
     /// Server-Sent Events, through the router.
     Sse,
+    /// Server-Sent Events over a real socket, where the server writes the stream itself.
+    SseSocket,
     /// WebSocket, over a real socket.
     Ws,
+}
+
+impl Transport {
+    /// Whether the service must be served on a socket for it.
+    fn needs_socket(self) -> bool {
+        self != Transport::Sse
+    }
 }
 
 /// Runs a scenario on both databases and over both transports.
@@ -74,6 +83,14 @@ macro_rules! on_both_databases_and_transports {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn postgres_ws() {
                     super::$name(Db::Postgres, Transport::Ws).await
+                }
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite_sse_socket() {
+                    super::$name(Db::Sqlite, Transport::SseSocket).await
+                }
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres_sse_socket() {
+                    super::$name(Db::Postgres, Transport::SseSocket).await
                 }
             }
         )*
@@ -270,11 +287,55 @@ impl Message {
 // ---------------------------------------------------------------------------------------------
 // The transports.
 
+/// Where an SSE stream's bytes come from; dropped at the end of the stream, which drops the
+/// server's subscription with it (at once for a body, at the server's next write for a socket).
+enum SseSource {
+    /// The router's response body.
+    Body(Option<Body>),
+    /// A real socket, after the answer's head.
+    Socket(Option<tokio::net::TcpStream>),
+}
+
+impl SseSource {
+    /// The next bytes of the stream, or `None` at its end.
+    async fn read(&mut self) -> Option<Vec<u8>> {
+        let read = match self {
+            SseSource::Body(body) => match body.as_mut()?.frame().await {
+                Some(Ok(frame)) => Some(frame.into_data().map(|d| d.to_vec()).unwrap_or_default()),
+                Some(Err(e)) => panic!("the SSE body failed: {e}"),
+                None => None,
+            },
+            SseSource::Socket(socket) => {
+                use tokio::io::AsyncReadExt;
+                let mut chunk = vec![0; 16 * 1024];
+                match socket.as_mut()?.read(&mut chunk).await {
+                    Ok(0) => None,
+                    Ok(n) => {
+                        chunk.truncate(n);
+                        Some(chunk)
+                    }
+                    Err(e) => panic!("the SSE socket failed: {e}"),
+                }
+            }
+        };
+        if read.is_none() {
+            self.close();
+        }
+        read
+    }
+
+    fn close(&mut self) {
+        match self {
+            SseSource::Body(body) => *body = None,
+            SseSource::Socket(socket) => *socket = None,
+        }
+    }
+}
+
 /// One open stream of messages.
 enum Stream {
-    /// The SSE response body and the bytes read of an event not yet complete; the body is
-    /// dropped at the end of the stream, which drops the server's subscription with it.
-    Sse { body: Option<Body>, pending: Vec<u8> },
+    /// An SSE stream and the bytes read of an event not yet complete.
+    Sse { source: SseSource, pending: Vec<u8> },
     /// The WebSocket; `None` once closed. Boxed, as it is many times the size of the SSE
     /// variant.
     Ws(Option<Box<WebSocketStream<tokio::net::TcpStream>>>),
@@ -341,7 +402,7 @@ impl Stream {
     /// the stream.
     async fn next(&mut self) -> Option<(Message, String)> {
         match self {
-            Stream::Sse { body, pending } => loop {
+            Stream::Sse { source, pending } => loop {
                 // Lines may end in \r\n; no JSON here holds a raw \r.
                 if let Some(end) = pending.windows(2).position(|w| w == b"\n\n") {
                     let raw: Vec<u8> = pending.drain(..end + 2).collect();
@@ -353,19 +414,9 @@ impl Stream {
                     let json = event.data.clone().unwrap_or_default();
                     return Some((event.message(), json));
                 }
-                let frame = match body.as_mut() {
-                    Some(b) => b.frame().await,
-                    None => return None,
-                };
-                match frame {
-                    Some(Ok(frame)) => {
-                        if let Ok(data) = frame.into_data() {
-                            pending.extend(data.iter().filter(|b| **b != b'\r'));
-                        }
-                    }
-                    Some(Err(e)) => panic!("the SSE body failed: {e}"),
+                match source.read().await {
+                    Some(data) => pending.extend(data.iter().filter(|b| **b != b'\r')),
                     None => {
-                        *body = None;
                         assert!(
                             pending.iter().all(|b| b.is_ascii_whitespace()),
                             "the SSE stream ended inside an event: {:?}",
@@ -398,7 +449,7 @@ impl Stream {
     /// Closes the client's end.
     async fn close(&mut self) {
         match self {
-            Stream::Sse { body, .. } => *body = None,
+            Stream::Sse { source, .. } => source.close(),
             Stream::Ws(socket) => {
                 if let Some(mut ws) = socket.take() {
                     let _ = ws.close(None).await;
@@ -625,8 +676,8 @@ impl Live {
         let service = TestService::start_with_config(db, &config, clock.clone()).await;
         // The WebSocket needs a socket; a stop is tested on one for both transports.
         let served = match transport {
-            Transport::Ws => Some(service.serve().await),
-            Transport::Sse => None,
+            _ if transport.needs_socket() => Some(service.serve().await),
+            _ => None,
         };
         Live {
             service,
@@ -729,6 +780,7 @@ impl Live {
     async fn open_over(&self, transport: Transport, sub: &Sub) -> Result<Client, Refused> {
         let stream = match transport {
             Transport::Sse => self.open_sse(sub, &[]).await?,
+            Transport::SseSocket => self.open_sse_socket(sub).await?,
             Transport::Ws => self.open_ws(sub).await?,
         };
         Ok(Client::new(sub.clone(), stream, None))
@@ -770,12 +822,13 @@ impl Live {
             "an SSE stream is text/event-stream, not {content_type:?}"
         );
         Ok(Stream::Sse {
-            body: Some(response.into_body()),
+            source: SseSource::Body(Some(response.into_body())),
             pending: Vec::new(),
         })
     }
 
-    async fn open_ws(&self, sub: &Sub) -> Result<Stream, Refused> {
+    /// A socket to the served service, with a small receive buffer for a stalling client.
+    async fn connect(&self, sub: &Sub) -> tokio::net::TcpStream {
         let addr = self
             .served
             .as_ref()
@@ -785,7 +838,83 @@ impl Live {
         if sub.small_buffer {
             socket.set_recv_buffer_size(4096).unwrap();
         }
-        let tcp = socket.connect(addr).await.unwrap();
+        socket.connect(addr).await.unwrap()
+    }
+
+    /// An SSE subscription over a socket: a plain HTTP/1.1 request, the answer's head read up
+    /// to its blank line, and the stream after it (the server closes the connection at its
+    /// end, so the body has no framing of its own).
+    async fn open_sse_socket(&self, sub: &Sub) -> Result<Stream, Refused> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut tcp = self.connect(sub).await;
+        let mut request = format!(
+            "GET {} HTTP/1.1\r\nhost: test\r\naccept: text/event-stream\r\n",
+            sub.path()
+        );
+        if let Some(token) = &sub.bearer {
+            request.push_str(&format!("authorization: Bearer {token}\r\n"));
+        }
+        request.push_str("\r\n");
+        tcp.write_all(request.as_bytes()).await.unwrap();
+        let mut read = Vec::new();
+        let head_end = loop {
+            if let Some(end) = read.windows(4).position(|w| w == b"\r\n\r\n") {
+                break end;
+            }
+            let mut chunk = [0u8; 4096];
+            let n = tokio::time::timeout(GUARD, tcp.read(&mut chunk))
+                .await
+                .expect("no answer's head within the guard")
+                .unwrap();
+            assert!(n > 0, "the connection closed before the answer's head");
+            read.extend_from_slice(&chunk[..n]);
+        };
+        let head = String::from_utf8(read[..head_end].to_vec()).unwrap();
+        let rest = read[head_end + 4..].to_vec();
+        let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let header = |name: &str| {
+            head.lines()
+                .skip(1)
+                .find_map(|line| {
+                    let (key, value) = line.split_once(':')?;
+                    key.eq_ignore_ascii_case(name).then(|| value.trim().to_string())
+                })
+                .unwrap_or_default()
+        };
+        assert!(
+            !header("transfer-encoding").contains("chunked"),
+            "the stream is written without framing, not chunked: {head}"
+        );
+        let content_type = header("content-type");
+        if status != 200 {
+            let mut body = rest;
+            let length: Option<usize> = header("content-length").parse().ok();
+            while length.is_none_or(|length| body.len() < length) {
+                let mut chunk = [0u8; 4096];
+                let n = tokio::time::timeout(GUARD, tcp.read(&mut chunk))
+                    .await
+                    .expect("no refusal's body within the guard")
+                    .unwrap();
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+            }
+            return Err(refused(status, &content_type, &body));
+        }
+        assert!(
+            content_type.starts_with("text/event-stream"),
+            "an SSE stream is text/event-stream, not {content_type:?}"
+        );
+        Ok(Stream::Sse {
+            source: SseSource::Socket(Some(tcp)),
+            pending: rest.into_iter().filter(|b| *b != b'\r').collect(),
+        })
+    }
+
+    async fn open_ws(&self, sub: &Sub) -> Result<Stream, Refused> {
+        let tcp = self.connect(sub).await;
+        let addr = tcp.peer_addr().unwrap();
         let mut request = format!("ws://{addr}{}", sub.path())
             .into_client_request()
             .unwrap();
@@ -1182,12 +1311,12 @@ async fn a_stalled_subscriber_is_sent_resync_and_dropped_while_others_keep_recei
     let mut stalled = live.subscribe(view.clone().stalling()).await;
     assert_eq!(live.metric("standings_live_subscribers{").await, 2.0);
 
-    // Over SSE nothing is read from the stalled body, so its queue is full after a few
-    // windows; over WebSocket the kernel buffers what the server sends first, up to its
-    // socket send buffer's limit.
+    // Through the router nothing is read from the stalled body, so its queue is full after a
+    // few windows; over a socket (SSE or WebSocket) the kernel buffers what the server sends
+    // first, up to its socket send buffer's limit.
     let most_windows = match transport {
         Transport::Sse => queue + 2,
-        Transport::Ws => socket_send_buffer_limit() / DELTA_BYTES + queue + 64,
+        Transport::SseSocket | Transport::Ws => socket_send_buffer_limit() / DELTA_BYTES + queue + 64,
     };
     let mut windows = 0;
     while live.metric("standings_live_resyncs_total").await == 0.0 {
