@@ -315,8 +315,9 @@ struct Shared {
 /// The hub of live subscriptions (see the module doc).
 ///
 /// Locks, always taken in this order and never across an await: the members map, then a
-/// topic's state, then a board's read lock or a queue. The window reads boards under their
-/// read lock holding nothing else, so the applier never waits on a subscriber.
+/// topic's state, then a board's read lock or a queue, then the reports (a leaf). The window
+/// holds a board's read lock with no topic or queue lock, so the applier never waits on a
+/// subscriber.
 pub struct Hub {
     config: LiveConfig,
     registry: Arc<Registry>,
