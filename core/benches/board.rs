@@ -1,7 +1,8 @@
 //! Board-level throughput: applying events (events/s), loading a board from aggregates (what a
 //! rebuild does), writing and reading a restart checkpoint, and building a snapshot, at 1 and 10
-//! million members, and the live view's read and delta for `top:100` when a player enters at
-//! rank 1 (the worst case: every rank below shifts).
+//! million members, the live view's read and delta for `top:100` when a player enters at
+//! rank 1 (the worst case: every rank below shifts), and the reads of `around:P:5` and
+//! `player:P` views that a live window makes once per distinct watched player.
 //!
 //! `cargo bench -p standings-core --bench board` (`STANDINGS_BENCH_MEMBERS=1000000,10000000`
 //! is the default list).
@@ -140,6 +141,39 @@ fn run(n: usize) {
         });
         group.bench_function("between_all_shifted", |b| {
             b.iter(|| black_box(ViewDelta::between(&base, &next).map(|d| d.changed.len())))
+        });
+        group.finish();
+        // The views a live window reads once per distinct watched player: their cost times the
+        // distinct views is the window's work.
+        let mut group = c.benchmark_group(format!("live_views/{n}"));
+        group.throughput(Throughput::Elements(1));
+        let watched: Vec<View> = (0..1024u64)
+            .map(|i| View::Around {
+                player: standings_core::PlayerId::new(&player_id(i * (n as u64 / 1024))).expect("valid"),
+                radius: 5,
+            })
+            .collect();
+        let mut next_view = 0;
+        group.bench_function("read_around_5", |b| {
+            b.iter(|| {
+                next_view = (next_view + 1) % watched.len();
+                black_box(ViewState::read(&board, &watched[next_view]).entries.len())
+            })
+        });
+        let players: Vec<View> = watched
+            .iter()
+            .map(|v| match v {
+                View::Around { player, .. } => View::Player {
+                    player: player.clone(),
+                },
+                other => other.clone(),
+            })
+            .collect();
+        group.bench_function("read_player", |b| {
+            b.iter(|| {
+                next_view = (next_view + 1) % players.len();
+                black_box(ViewState::read(&board, &players[next_view]).entries.len())
+            })
         });
         group.finish();
     }

@@ -16,7 +16,7 @@
 //! what a window sends), `message` the encoding, `queue` the bounded queue. A window looks at
 //! every topic, not only those of boards reported changed, and compares the board's version
 //! with the one it last read, so a change that no caller reported is still sent (only without
-//! a commit time for the lag histogram); `changed` costs the writer a map insert, and nothing
+//! a commit time for the lag histogram); `changed` costs the writer a map update, and nothing
 //! while nobody is subscribed. Each window's work runs on the blocking pool and holds a board's
 //! read lock for a few milliseconds of view reads at a time, so neither a runtime's worker nor
 //! the applier waits for a whole window, and the two threads hand the lock over once per hold
@@ -315,8 +315,9 @@ struct Shared {
 /// The hub of live subscriptions (see the module doc).
 ///
 /// Locks, always taken in this order and never across an await: the members map, then a
-/// topic's state, then a board's read lock or a queue. The window reads boards under their
-/// read lock holding nothing else, so the applier never waits on a subscriber.
+/// topic's state, then a board's read lock or a queue, then the reports (a leaf). The window
+/// holds a board's read lock with no topic or queue lock, so the applier never waits on a
+/// subscriber.
 pub struct Hub {
     config: LiveConfig,
     registry: Arc<Registry>,
@@ -443,8 +444,9 @@ impl Hub {
 
     /// Boards changed by a group committed at `committed` and now applied; called by the
     /// applier and by every other step that changes a board (actions, late decisions, season
-    /// transitions). Cheap: it only marks the boards for the next window. O(boards), and O(1)
-    /// while nobody is subscribed.
+    /// transitions). Cheap: it only records when the change was committed, which dates the
+    /// deltas that carry it (windows find the change itself by the board's version).
+    /// O(boards), and O(1) while nobody is subscribed.
     pub fn changed<'a>(&self, boards: impl IntoIterator<Item = &'a BoardId>, committed: Instant) {
         if !self.is_watched() {
             return;
