@@ -16,7 +16,7 @@
 //! what a window sends), `message` the encoding, `queue` the bounded queue. A window looks at
 //! every topic, not only those of boards reported changed, and compares the board's version
 //! with the one it last read, so a change that no caller reported is still sent (only without
-//! a commit time for the lag histogram); `changed` costs the writer a map insert, and nothing
+//! a commit time for the lag histogram); `changed` costs the writer a map update, and nothing
 //! while nobody is subscribed. Each window's work runs on the blocking pool and holds a board's
 //! read lock for a few milliseconds of view reads at a time, so neither a runtime's worker nor
 //! the applier waits for a whole window, and the two threads hand the lock over once per hold
@@ -28,7 +28,7 @@ mod queue;
 mod tests;
 mod topic;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -182,6 +182,9 @@ struct Topic {
     /// The board version the window last read the view at; only the window task writes it,
     /// and it is read without the state's lock so the board's read lock never waits on it.
     checked: AtomicU64,
+    /// The number of the first reported change of the board this topic's view has not read
+    /// (see [`Reports`]); only the window task writes it once the topic exists.
+    seen: AtomicU64,
     state: Mutex<TopicState>,
 }
 
@@ -196,11 +199,13 @@ struct TopicState {
 }
 
 impl Topic {
-    /// A topic reading its first state from `slot`. O(one view read).
-    fn new(key: Arc<TopicKey>, slot: &BoardSlot) -> Topic {
+    /// A topic reading its first state from `slot`, which holds every change reported before
+    /// the one numbered `seen`. O(one view read).
+    fn new(key: Arc<TopicKey>, slot: &BoardSlot, seen: u64) -> Topic {
         let last = ViewState::read(&slot.read(), &key.2);
         Topic {
             checked: AtomicU64::new(last.board_version),
+            seen: AtomicU64::new(seen),
             period: slot.period.clone(),
             key,
             state: Mutex::new(TopicState {
@@ -214,6 +219,68 @@ impl Topic {
 
     fn view(&self) -> &View {
         &self.key.2
+    }
+}
+
+/// The commit instants of the changes reported for one board ([`Hub::changed`]), numbered in
+/// report order, kept until every topic of the board has read past them. Each topic remembers
+/// the number of the first report its view has not read, so a delta is dated by the earliest
+/// change since its own last read: a view read late in one window and early in the next is
+/// not dated from when the first window began, which would add the window's work to its lag.
+#[derive(Default)]
+struct Reports {
+    /// The number the next report gets.
+    next: u64,
+    /// For the reports numbered `next - instants.len()` to `next - 1`, the earliest commit
+    /// instant of that report and every later one.
+    instants: VecDeque<Instant>,
+    /// The lowest `next` a window read the board at since the last `forget_read`.
+    read_from: Option<u64>,
+    /// `next` at the last `forget_read`: the reports a window could have read since.
+    offered: u64,
+}
+
+impl Reports {
+    /// Adds a report. O(1) when reports come in commit order, as they do.
+    fn push(&mut self, committed: Instant) {
+        // Each kept instant is the earliest of its report and every later one, so the
+        // earliest unread change is found at one index even if a report came out of order.
+        for earlier in self.instants.iter_mut().rev() {
+            if *earlier <= committed {
+                break;
+            }
+            *earlier = committed;
+        }
+        self.instants.push_back(committed);
+        self.next += 1;
+    }
+
+    /// The commit instant of the earliest report numbered `seen` or later, if any is kept (a
+    /// topic that fell behind what is kept gets the oldest kept). O(1).
+    fn earliest_from(&self, seen: u64) -> Option<Instant> {
+        if seen >= self.next {
+            return None;
+        }
+        let first = self.next - self.instants.len() as u64;
+        let index = usize::try_from(seen.saturating_sub(first)).unwrap_or(usize::MAX);
+        self.instants.get(index).copied()
+    }
+
+    /// Notes that a window read the board with every report before `next` applied.
+    fn read_up_to(&mut self, next: u64) {
+        self.read_from = Some(self.read_from.map_or(next, |from| from.min(next)));
+    }
+
+    /// Forgets, at a window's start, the reports every topic has read: those before the lowest
+    /// `next` the last window read the board at (each of its topics read at one of those).
+    /// When the last window read none of its topics (it has none with an instance), the
+    /// reports it could have read go, and only later ones stay. O(reports dropped).
+    fn forget_read(&mut self) {
+        let below = self.read_from.take().unwrap_or(self.offered);
+        self.offered = self.next;
+        let first = self.next - self.instants.len() as u64;
+        let drop = usize::try_from(below.saturating_sub(first)).unwrap_or(usize::MAX);
+        self.instants.drain(..drop.min(self.instants.len()));
     }
 }
 
@@ -233,8 +300,9 @@ struct Shared {
     members: Mutex<Members>,
     /// Mirrors `members.total`, so the writer's `changed` costs nothing while nobody watches.
     open: AtomicUsize,
-    /// Per board, the commit instant of the earliest change not yet flushed.
-    dirty: Mutex<HashMap<BoardId, Instant, FastHash>>,
+    /// Per board, the commit instants of the changes reported and not yet read by every topic.
+    /// A leaf lock: nothing is locked while it is held.
+    reports: Mutex<HashMap<BoardId, Reports, FastHash>>,
     stopping: AtomicBool,
     /// Woken when the last subscription is dropped.
     all_gone: Notify,
@@ -247,8 +315,9 @@ struct Shared {
 /// The hub of live subscriptions (see the module doc).
 ///
 /// Locks, always taken in this order and never across an await: the members map, then a
-/// topic's state, then a board's read lock or a queue. The window reads boards under their
-/// read lock holding nothing else, so the applier never waits on a subscriber.
+/// topic's state, then a board's read lock or a queue, then the reports (a leaf). The window
+/// holds a board's read lock with no topic or queue lock, so the applier never waits on a
+/// subscriber.
 pub struct Hub {
     config: LiveConfig,
     registry: Arc<Registry>,
@@ -311,7 +380,7 @@ impl Hub {
             shared: Arc::new(Shared {
                 members: Mutex::default(),
                 open: AtomicUsize::new(0),
-                dirty: Mutex::default(),
+                reports: Mutex::default(),
                 stopping: AtomicBool::new(false),
                 all_gone: Notify::new(),
                 windows: tokio::sync::watch::Sender::new(0),
@@ -375,18 +444,21 @@ impl Hub {
 
     /// Boards changed by a group committed at `committed` and now applied; called by the
     /// applier and by every other step that changes a board (actions, late decisions, season
-    /// transitions). Cheap: it only marks the boards for the next window. O(boards), and O(1)
-    /// while nobody is subscribed.
+    /// transitions). Cheap: it only records when the change was committed, which dates the
+    /// deltas that carry it (windows find the change itself by the board's version).
+    /// O(boards), and O(1) while nobody is subscribed.
     pub fn changed<'a>(&self, boards: impl IntoIterator<Item = &'a BoardId>, committed: Instant) {
         if !self.is_watched() {
             return;
         }
-        let mut dirty = self.shared.dirty.lock_unpoisoned();
+        let mut reports = self.shared.reports.lock_unpoisoned();
         for id in boards {
-            match dirty.get_mut(id) {
-                Some(earliest) => *earliest = (*earliest).min(committed),
+            match reports.get_mut(id) {
+                Some(board) => board.push(committed),
                 None => {
-                    dirty.insert(id.clone(), committed);
+                    let mut board = Reports::default();
+                    board.push(committed);
+                    reports.insert(id.clone(), board);
                 }
             }
         }
@@ -491,8 +563,17 @@ impl Hub {
                 topic.clone()
             }
             None => {
+                // Numbered before the view is read: a change reported meanwhile is in the view
+                // and also dated for its next delta, which errs toward a longer lag, never a
+                // shorter one.
+                let seen = self
+                    .shared
+                    .reports
+                    .lock_unpoisoned()
+                    .get(&key.0)
+                    .map_or(0, |reported| reported.next);
                 let key = Arc::new(key);
-                let topic = Arc::new(Topic::new(key.clone(), slot));
+                let topic = Arc::new(Topic::new(key.clone(), slot, seen));
                 members.topics.insert(key, (topic.clone(), 1));
                 topic
             }
@@ -574,7 +655,9 @@ impl Hub {
     /// so a change that was not reported is still sent. O(topics + moved views x their size
     /// + subscribers of changed views).
     fn flush(&self, now_ms: i64) {
-        let dirty = std::mem::take(&mut *self.shared.dirty.lock_unpoisoned());
+        for board in self.shared.reports.lock_unpoisoned().values_mut() {
+            board.forget_read();
+        }
         let topics = self.topics();
         for group in topics.chunk_by(|a, b| a.key.0 == b.key.0 && a.key.1 == b.key.1) {
             let (id, period_key) = (&group[0].key.0, &group[0].key.1);
@@ -589,10 +672,9 @@ impl Hub {
             };
             // An instance that left memory (evicted once closed) has not changed since.
             if let Some(slot) = entry.instance(period_key) {
-                let committed = dirty.get(id).copied();
                 let mut rest = group;
                 while !rest.is_empty() {
-                    rest = self.refresh(&slot, rest, committed);
+                    rest = self.refresh(&slot, rest);
                 }
             }
             if entry.calendar.is_closed(&group[0].period, now_ms) {
@@ -613,12 +695,7 @@ impl Hub {
     /// costs more than many view reads; so the window reads in holds of a bounded time rather
     /// than per view, and the applier waits at most one hold. O(views read x (log n + k)), plus
     /// the subscribers of the views that changed.
-    fn refresh<'t>(
-        &self,
-        slot: &BoardSlot,
-        topics: &'t [Arc<Topic>],
-        committed: Option<Instant>,
-    ) -> &'t [Arc<Topic>] {
+    fn refresh<'t>(&self, slot: &BoardSlot, topics: &'t [Arc<Topic>]) -> &'t [Arc<Topic>] {
         let mut moved = Vec::new();
         let mut reached = 0;
         {
@@ -631,11 +708,23 @@ impl Hub {
                 }
                 reached += 1;
                 if topic.checked.swap(version, Ordering::Relaxed) != version {
-                    moved.push((topic, ViewState::read(&board, topic.view())));
+                    moved.push((topic, ViewState::read(&board, topic.view()), None));
                 }
             }
+            // Still under the read lock: every change reported by now was applied before the
+            // lock was taken, so the views just read hold it.
+            let mut reports = self.shared.reports.lock_unpoisoned();
+            if let Some(reported) = reports.get_mut(&slot.id) {
+                for (topic, _, committed) in &mut moved {
+                    *committed = reported.earliest_from(topic.seen.load(Ordering::Relaxed));
+                }
+                for topic in &topics[..reached] {
+                    topic.seen.store(reported.next, Ordering::Relaxed);
+                }
+                reported.read_up_to(reported.next);
+            }
         }
-        for (topic, now) in moved {
+        for (topic, now, committed) in moved {
             let mut state = topic.state.lock_unpoisoned();
             if state.ended.is_some() {
                 continue;

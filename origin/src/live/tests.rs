@@ -523,7 +523,7 @@ async fn a_delta_is_dated_by_the_earliest_change_it_carries() {
     let early = Instant::now();
     let later = early + Duration::from_millis(5);
     world.hub.changed([&slot.id], early);
-    assert!(world.hub.shared.dirty.lock().unwrap().is_empty());
+    assert!(world.hub.shared.reports.lock().unwrap().is_empty());
     let mut sub = world.subscribe(&slot, "top:3");
     let _ = next(&mut sub).await.unwrap();
     slot.write()
@@ -575,4 +575,37 @@ async fn a_window_reaches_every_view_across_its_batches() {
         client.apply(&delta_of(&next(sub).await.unwrap())).unwrap();
         assert_eq!(*client, ViewState::read(&slot.read(), &view.parse().unwrap()));
     }
+}
+
+/// Reports are found from the first a topic has not read, even when one came out of order;
+/// a window forgets only those every topic read, and those of a board nobody read once a
+/// window could have read them.
+#[test]
+fn reports_keep_what_a_topic_has_not_read() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut reports = super::Reports::default();
+    for ms in [10, 20, 15, 30] {
+        reports.push(at(ms));
+    }
+    assert_eq!(reports.earliest_from(0), Some(at(10)));
+    assert_eq!(reports.earliest_from(1), Some(at(15)));
+    assert_eq!(reports.earliest_from(3), Some(at(30)));
+    assert_eq!(reports.earliest_from(4), None);
+    // A window read the board once every report was in: all read at the next window's start.
+    reports.read_up_to(2);
+    reports.read_up_to(4);
+    reports.forget_read();
+    assert_eq!(reports.earliest_from(2), Some(at(15)));
+    assert_eq!(reports.earliest_from(0), Some(at(15)), "fell behind what is kept");
+    reports.push(at(40));
+    reports.forget_read();
+    assert_eq!(reports.earliest_from(4), Some(at(40)), "offered to no window yet");
+    reports.forget_read();
+    assert_eq!(
+        reports.earliest_from(4),
+        None,
+        "offered to a window that read no topic"
+    );
+    assert!(reports.instants.is_empty());
 }
