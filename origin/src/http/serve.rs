@@ -327,7 +327,7 @@ async fn connection<S>(
             return;
         }
         Some(Some(super::stream::Head::Stream(request))) => {
-            super::stream::serve(stream, app, request, limits, &metrics, stopped).await;
+            super::stream::serve(stream, app, *request, limits, &metrics, stopped).await;
             drop(counted);
             return;
         }

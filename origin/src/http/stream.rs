@@ -61,7 +61,7 @@ pub(super) fn is_subscribe_line(peeked: &[u8]) -> Option<bool> {
 /// What reading a subscription's head found.
 pub(super) enum Head {
     /// A complete `GET` without a body that does not ask to upgrade: served here.
-    Stream(Request),
+    Stream(Box<Request>),
     /// Anything else (an upgrade, a body, a head too long or malformed): for hyper, with the
     /// bytes read so far.
     Hyper(Bytes),
@@ -108,7 +108,7 @@ pub(super) async fn read_head(
             Ok(httparse::Status::Complete(len)) => {
                 let request = (len == head.len()).then(|| to_request(&parsed)).flatten();
                 return Some(Some(match request {
-                    Some(request) => Head::Stream(request),
+                    Some(request) => Head::Stream(Box::new(request)),
                     None => Head::Hyper(Bytes::from(head)),
                 }));
             }
@@ -195,10 +195,7 @@ pub(super) async fn serve<S>(
         let frame = tokio::select! {
             frame = body.frame() => frame,
             // The client sends nothing after its head; a read that ends is the client gone.
-            gone = read_discard(&mut reader) => {
-                let _ = gone;
-                return;
-            }
+            () = read_discard(&mut reader) => return,
             _ = stopped.wait_for(|stop| *stop), if stop_by.is_none() => {
                 stop_by = Some(Instant::now() + limits.idle_timeout);
                 continue;

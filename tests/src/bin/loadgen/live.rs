@@ -68,6 +68,9 @@ usage: loadgen live [options]
                             (default 250)
   --pubsub-bytes N          the Redis message size; 0 = a top delta received in the run
                             (default 0)
+  --quiet-wait-seconds S    before each measured phase, wait up to S seconds for the machine to
+                            be quiet (< 0.2 cores busy outside the generator); 0 = do not wait
+                            (default 60)
   --load-connections N      concurrent batch uploads while seeding (default 8)
   --batch N                 events per seeding batch (default 1000)
   --standings-bin PATH      the service binary (default target/release/standings)
@@ -98,6 +101,7 @@ pub(crate) struct Args {
     connecting: usize,
     window_ms: u64,
     pubsub_bytes: usize,
+    quiet_wait: Duration,
     load_connections: usize,
     batch: u64,
     standings_bin: PathBuf,
@@ -152,6 +156,7 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         connecting: 200,
         window_ms: 250,
         pubsub_bytes: 0,
+        quiet_wait: Duration::from_secs(60),
         load_connections: 8,
         batch: 1_000,
         standings_bin: PathBuf::from("target/release/standings"),
@@ -201,6 +206,7 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             "--connecting" => args.connecting = number(&value)? as usize,
             "--window-ms" => args.window_ms = number(&value)?,
             "--pubsub-bytes" => args.pubsub_bytes = number(&value)? as usize,
+            "--quiet-wait-seconds" => args.quiet_wait = Duration::from_secs_f64(real(&value)?),
             "--load-connections" => args.load_connections = number(&value)? as usize,
             "--batch" => args.batch = number(&value)?,
             "--standings-bin" => args.standings_bin = value.into(),
@@ -421,6 +427,19 @@ fn specs(args: &Args, population: &Population) -> Vec<Spec> {
             }
         })
         .collect()
+}
+
+/// Waits, up to `--quiet-wait-seconds`, for the machine to be quiet before a measured phase, so
+/// that both sides of each comparison get the same chance of one; what load remains is in the
+/// phase's CPU figures.
+async fn quiet(args: &Args, watched_pids: cpu::Watched, phase: &str) {
+    if args.quiet_wait.is_zero() {
+        return;
+    }
+    let (waited, busy) = cpu::wait_quiet(watched_pids, 0.2, args.quiet_wait).await;
+    eprintln!(
+        "loadgen live: {phase}: waited {waited:.1?} for a quiet machine ({busy:.2} cores busy outside the generator)"
+    );
 }
 
 /// Runs a write phase with CPU accounting, and scrapes `/metrics` at the edges of its window.
@@ -785,9 +804,11 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
     });
 
     eprintln!("loadgen live: writes with no subscribers");
+    quiet(args, watched_pids, "paced, no subscribers").await;
     let quiet_paced =
         measured_writes(args, &load, 1, Some(args.events_per_second), watched_pids, None).await?;
     report_writes("paced, no subscribers", &quiet_paced);
+    quiet(args, watched_pids, "closed-loop, no subscribers").await;
     let quiet_max = measured_writes(args, &load, 2, None, watched_pids, None).await?;
     report_writes("closed-loop, no subscribers", &quiet_max);
 
@@ -852,6 +873,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
     let rss_plain = idle_connections(args, service).await?;
 
     eprintln!("loadgen live: writes with {} subscribers", specs.len());
+    quiet(args, watched_pids, "paced, with subscribers").await;
     let paced = live_phase(
         args,
         &load,
@@ -862,6 +884,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
     )
     .await?;
     report_live("paced, with subscribers", &paced);
+    quiet(args, watched_pids, "closed-loop, with subscribers").await;
     let max = live_phase(args, &load, 4, None, &tally, watched_pids).await?;
     report_live("closed-loop, with subscribers", &max);
 
@@ -907,6 +930,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         args.window_ms
     );
     let channel = format!("standings-loadgen-live:{}", std::process::id()).into_bytes();
+    quiet(args, watched_pids, "Redis pub/sub").await;
     let redis = pubsub::fan_out(&pubsub::Plan {
         addr: &args.redis,
         channel,
