@@ -335,7 +335,8 @@ async fn connection<S>(
         Some(None) => axum::body::Bytes::new(),
     };
     let stream = FirstByte {
-        io: super::stream::Prefixed::new(read_back, stream),
+        io: stream,
+        read_back,
         phase: phase.clone(),
         _counted: counted,
     };
@@ -551,6 +552,8 @@ impl Phase {
 /// an upgrade too.
 struct FirstByte<T> {
     io: T,
+    /// Bytes already read from `io` (a subscription's head handed back to hyper), read first.
+    read_back: axum::body::Bytes,
     phase: Arc<Phase>,
     _counted: OpenConnection,
 }
@@ -558,6 +561,15 @@ struct FirstByte<T> {
 impl<T: AsyncRead + Unpin> AsyncRead for FirstByte<T> {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if !this.read_back.is_empty() {
+            let n = this.read_back.len().min(buf.remaining());
+            buf.put_slice(&this.read_back.split_to(n));
+            if this.read_back.is_empty() {
+                // Let the head's memory go with the last of its bytes.
+                this.read_back = axum::body::Bytes::new();
+            }
+            return Poll::Ready(Ok(()));
+        }
         let before = buf.filled().len();
         let read = Pin::new(&mut this.io).poll_read(cx, buf);
         if buf.filled().len() > before && this.phase.state() == IDLE {
@@ -702,6 +714,16 @@ mod tests {
             let _ = stopped.await;
         }));
         (addr, stop, task)
+    }
+
+    /// Stops a [`start`]ed serve loop and waits (10 s at most) for it to return.
+    async fn stop_and_join(stop: oneshot::Sender<()>, task: tokio::task::JoinHandle<io::Result<()>>) {
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("serve returns")
+            .unwrap()
+            .unwrap();
     }
 
     const TEST_LIMITS: Limits = Limits {
@@ -984,12 +1006,7 @@ mod tests {
             .expect("the stalled connection is dropped")
             .unwrap();
         assert_eq!(metrics.connections_timed_out.get(), 1);
-        stop.send(()).unwrap();
-        tokio::time::timeout(Duration::from_secs(10), task)
-            .await
-            .expect("serve returns")
-            .unwrap()
-            .unwrap();
+        stop_and_join(stop, task).await;
     }
 
     /// A subscription (`GET .../subscribe`, no upgrade) is served outside hyper: its head says
@@ -1018,12 +1035,7 @@ mod tests {
         let closed = tokio::time::timeout(Duration::from_secs(10), client.read_to_end(&mut rest)).await;
         closed.expect("the connection closes when the body ends").unwrap();
         assert_eq!(rest, b"second\n");
-        stop.send(()).unwrap();
-        tokio::time::timeout(Duration::from_secs(10), task)
-            .await
-            .expect("serve returns")
-            .unwrap()
-            .unwrap();
+        stop_and_join(stop, task).await;
     }
 
     /// On the subscription path, a refusal is written whole with its length, and a client that
@@ -1077,12 +1089,7 @@ mod tests {
             .await
             .expect("the body goes with the client")
             .unwrap();
-        stop.send(()).unwrap();
-        tokio::time::timeout(Duration::from_secs(10), task)
-            .await
-            .expect("serve returns")
-            .unwrap()
-            .unwrap();
+        stop_and_join(stop, task).await;
     }
 
     /// A request to a subscription path that is not served outside hyper (here a `GET` with a
@@ -1105,12 +1112,7 @@ mod tests {
             status, "HTTP/1.1 200 OK",
             "the connection was kept alive by hyper"
         );
-        stop.send(()).unwrap();
-        tokio::time::timeout(Duration::from_secs(10), task)
-            .await
-            .expect("serve returns")
-            .unwrap()
-            .unwrap();
+        stop_and_join(stop, task).await;
     }
 
     /// A WebSocket upgrade goes through the serve loop; the upgraded socket counts as an open

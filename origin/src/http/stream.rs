@@ -17,15 +17,13 @@
 
 use std::convert::Infallible;
 use std::io::{self, IoSlice};
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue, Method, Uri, Version};
 use axum::response::Response;
 use http_body_util::BodyExt;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -286,61 +284,6 @@ async fn write_within<W: AsyncWrite + Unpin>(
         IoSlice::advance_slices(&mut rest, n);
     }
     Ok(())
-}
-
-/// A stream with bytes already read from it put back in front, for hyper to read first.
-pub(super) struct Prefixed {
-    pre: Bytes,
-    io: TcpStream,
-}
-
-impl Prefixed {
-    /// `io`, whose next bytes are `pre`.
-    pub(super) fn new(pre: Bytes, io: TcpStream) -> Prefixed {
-        Prefixed { pre, io }
-    }
-}
-
-impl AsyncRead for Prefixed {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        if !this.pre.is_empty() {
-            let n = this.pre.len().min(buf.remaining());
-            buf.put_slice(&this.pre.split_to(n));
-            if this.pre.is_empty() {
-                // Let the read buffer's memory go with the last of its bytes.
-                this.pre = Bytes::new();
-            }
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut this.io).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Prefixed {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
-    }
 }
 
 #[cfg(test)]

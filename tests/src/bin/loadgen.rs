@@ -209,73 +209,56 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.first().is_some_and(|a| a == "live") {
-        return live_main(raw[1..].to_vec());
+        let Some(args) = or_usage("loadgen live", live::USAGE, live::parse_args(raw[1..].to_vec())) else {
+            return ExitCode::from(2);
+        };
+        return block_on("loadgen live", args.client_threads, live::run(&args));
     }
-    let args = match parse_args(raw) {
-        Ok(args) => args,
+    let Some(args) = or_usage("loadgen", USAGE, parse_args(raw)) else {
+        return ExitCode::from(2);
+    };
+    block_on("loadgen", args.client_threads, run(&args))
+}
+
+/// The parsed options, or `None` after printing why they were refused and the usage.
+fn or_usage<A>(name: &str, usage: &str, parsed: Result<A, String>) -> Option<A> {
+    match parsed {
+        Ok(args) => Some(args),
         Err(why) => {
             if !why.is_empty() {
-                eprintln!("loadgen: {why}");
+                eprintln!("{name}: {why}");
             }
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = if args.client_threads == 1 {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(args.client_threads)
-            .enable_all()
-            .build()
-    };
-    let runtime = match runtime {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("loadgen: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(&args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(why) => {
-            eprintln!("loadgen: FAILED: {why}");
-            ExitCode::FAILURE
+            eprintln!("{usage}");
+            None
         }
     }
 }
 
-/// `loadgen live`: its own options, the same runtime choice.
-fn live_main(raw: Vec<String>) -> ExitCode {
-    let args = match live::parse_args(raw) {
-        Ok(args) => args,
-        Err(why) => {
-            if !why.is_empty() {
-                eprintln!("loadgen live: {why}");
-            }
-            eprintln!("{}", live::USAGE);
-            return ExitCode::from(2);
-        }
-    };
-    let runtime = if args.client_threads == 1 {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(args.client_threads)
+/// Runs a benchmark on a runtime of `client_threads` threads (1: a current-thread runtime),
+/// its outcome the exit code.
+fn block_on(
+    name: &str,
+    client_threads: usize,
+    benchmark: impl Future<Output = Result<(), String>>,
+) -> ExitCode {
+    let runtime = match client_threads {
+        1 => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+        threads => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
             .enable_all()
-            .build()
+            .build(),
     };
     let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("loadgen live: cannot start the runtime: {e}");
+            eprintln!("{name}: cannot start the runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(live::run(&args)) {
+    match runtime.block_on(benchmark) {
         Ok(()) => ExitCode::SUCCESS,
         Err(why) => {
-            eprintln!("loadgen live: FAILED: {why}");
+            eprintln!("{name}: FAILED: {why}");
             ExitCode::FAILURE
         }
     }
