@@ -12,6 +12,9 @@
 //! board; [`ClientView`] follows one by deltas, and [`ViewState`] follows one live [`View`]
 //! of it (a top, a window around a player, one player) by [`ViewDelta`]s.
 //!
+//! With the `json` feature, [`json`] writes the read views' JSON (entries, period fields, the
+//! rank and nearby answers) byte for byte as the origin's API prints them.
+//!
 //! Event id uniqueness is the caller's duty: the core cannot tell a retried event from a new
 //! one, so the origin enforces uniqueness durably before an event reaches a board.
 #![no_std]
@@ -29,6 +32,8 @@ mod error;
 mod event;
 mod index;
 mod interner;
+#[cfg(feature = "json")]
+pub mod json;
 mod live;
 mod replay;
 mod rules;

@@ -102,93 +102,12 @@ pub fn parse_rfc3339(text: &str) -> Result<i64, String> {
     Ok(ts.as_millisecond())
 }
 
-/// Formats ms since the epoch as RFC 3339 in UTC (`2026-10-13T10:05:00Z`).
+/// Formats ms since the epoch as RFC 3339 in UTC (`2026-10-13T10:05:00Z`), with the core's
+/// writer, which prints exactly as jiff does (see the test below).
 pub fn format_rfc3339(ms: i64) -> String {
     let mut out = Vec::with_capacity(24);
-    write_rfc3339(&mut out, ms);
+    standings_core::json::write_rfc3339(&mut out, ms);
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-/// From the first ms of year 0 to just before the end of jiff's range (`9999-12-30T22:00:00Z`):
-/// a time in this range prints in the fixed `YYYY-MM-DDTHH:MM:SS[.fff]Z` shape.
-const FOUR_DIGIT_YEARS_MS: std::ops::Range<i64> = -62_167_219_200_000..253_402_207_200_000;
-
-/// Appends ms since the epoch as RFC 3339 in UTC, exactly as jiff's `Timestamp` prints it
-/// (fractional seconds only when non-zero, without trailing zeros). Reads print a time per
-/// entry, so the common range is formatted here without allocating; O(1).
-pub fn write_rfc3339(out: &mut Vec<u8>, ms: i64) {
-    if !FOUR_DIGIT_YEARS_MS.contains(&ms) {
-        // Values outside jiff's range (years beyond -9999..=9999) cannot come from a parsed
-        // timestamp; print the raw number rather than fail a read.
-        let text = match jiff::Timestamp::from_millisecond(ms) {
-            Ok(ts) => ts.to_string(),
-            Err(_) => ms.to_string(),
-        };
-        out.extend_from_slice(text.as_bytes());
-        return;
-    }
-    let days = ms.div_euclid(86_400_000);
-    let in_day = ms.rem_euclid(86_400_000);
-    let (year, month, day) = civil_from_days(days);
-    let (secs, millis) = (in_day / 1000, in_day % 1000);
-    let digits = |n: i64| b'0' + n as u8;
-    out.extend_from_slice(&[
-        digits(year / 1000),
-        digits(year / 100 % 10),
-        digits(year / 10 % 10),
-        digits(year % 10),
-        b'-',
-        digits(month / 10),
-        digits(month % 10),
-        b'-',
-        digits(day / 10),
-        digits(day % 10),
-        b'T',
-        digits(secs / 36_000),
-        digits(secs / 3600 % 10),
-        b':',
-        digits(secs / 600 % 6),
-        digits(secs / 60 % 10),
-        b':',
-        digits(secs % 60 / 10),
-        digits(secs % 10),
-    ]);
-    if millis != 0 {
-        let fraction = [
-            b'.',
-            digits(millis / 100),
-            digits(millis / 10 % 10),
-            digits(millis % 10),
-        ];
-        let len = if millis % 10 != 0 {
-            4
-        } else if millis % 100 != 0 {
-            3
-        } else {
-            2
-        };
-        out.extend_from_slice(&fraction[..len]);
-    }
-    out.push(b'Z');
-}
-
-/// The proleptic Gregorian `(year, month, day)` of a day count since 1970-01-01 (Howard
-/// Hinnant's `civil_from_days`). O(1).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]
@@ -227,10 +146,14 @@ mod tests {
         assert!(parse_rfc3339("yesterday").is_err());
     }
 
-    /// The allocation-free formatter prints every time exactly as jiff does, fractions,
-    /// leap days and the ends of the four-digit years included.
+    /// The core's allocation-free formatter prints every time exactly as jiff does, fractions,
+    /// leap days, years before 0 and the ends of jiff's range included. It lives here because
+    /// jiff is the origin's dependency, not the core's.
     #[test]
     fn rfc3339_matches_jiff() {
+        use standings_core::json::RFC3339_RANGE_MS;
+        // The four-digit years: from the first ms of year 0 to the end of jiff's range.
+        const FOUR_DIGIT_YEARS_MS: std::ops::Range<i64> = -62_167_219_200_000..253_402_207_200_000;
         let jiff_text = |ms: i64| match jiff::Timestamp::from_millisecond(ms) {
             Ok(ts) => ts.to_string(),
             Err(_) => ms.to_string(),
@@ -245,6 +168,10 @@ mod tests {
             FOUR_DIGIT_YEARS_MS.start - 1,
             FOUR_DIGIT_YEARS_MS.end,
             FOUR_DIGIT_YEARS_MS.end - 1,
+            *RFC3339_RANGE_MS.start(),
+            RFC3339_RANGE_MS.start() - 1,
+            *RFC3339_RANGE_MS.end(),
+            RFC3339_RANGE_MS.end() + 1,
             parse_rfc3339("2024-02-29T23:59:59.990Z").unwrap(),
             parse_rfc3339("2000-03-01T00:00:00.100Z").unwrap(),
             parse_rfc3339("1900-02-28T12:00:00.010Z").unwrap(),
@@ -260,6 +187,9 @@ mod tests {
             let ms = FOUR_DIGIT_YEARS_MS.start + (x % span) as i64;
             probes.push(ms);
             probes.push(ms - ms.rem_euclid(1000) + (x >> 40) as i64 % 1000);
+            // Years before 0, which jiff prints as `-00YYYY`.
+            let before_zero = (FOUR_DIGIT_YEARS_MS.start - RFC3339_RANGE_MS.start()) as u64;
+            probes.push(RFC3339_RANGE_MS.start() + (x % before_zero) as i64);
         }
         for ms in probes {
             assert_eq!(format_rfc3339(ms), jiff_text(ms), "{ms}");

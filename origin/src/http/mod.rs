@@ -37,7 +37,7 @@ use tower::{Layer, Service};
 
 use crate::boards::{BoardSlot, Registry};
 use crate::clock::Clock;
-use crate::domain::periods::PeriodKind;
+use crate::domain::periods::{Period, PeriodKind};
 use crate::http::auth::Auth;
 use crate::http::error::{AppError, ErrorCode};
 use crate::log::Domain;
@@ -225,12 +225,6 @@ pub fn json<T: Serialize>(status: StatusCode, body: &T) -> Response {
     }
 }
 
-/// Appends `text` as a JSON string, escaped exactly as serde_json escapes it.
-pub fn write_json_str(out: &mut Vec<u8>, text: &str) {
-    // Writing into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, text);
-}
-
 /// Pre-serialized JSON bytes with a status.
 pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
     (
@@ -336,26 +330,22 @@ pub struct PeriodView {
 impl PeriodView {
     /// Appends the period fields of a slot to a JSON object being written (after its `{`),
     /// byte for byte as the derived `Serialize` prints them, with a comma after.
+    /// The core's shared encoder writes them ([`PeriodView::fields`]); only the test that pins
+    /// those bytes to the derived view calls this, the answers pass the fields to the core.
+    #[cfg(test)]
     pub fn write_fields(slot: &BoardSlot, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"\"period\":");
-        write_json_str(out, slot.period.kind.as_str());
-        out.extend_from_slice(b",\"period_key\":");
-        write_json_str(out, &slot.period.key);
-        for (key, ms) in [
-            (&b",\"period_start\":"[..], slot.period.start_ms),
-            (&b",\"period_end\":"[..], slot.period.end_ms),
-        ] {
-            out.extend_from_slice(key);
-            match ms {
-                None => out.extend_from_slice(b"null"),
-                Some(ms) => {
-                    out.push(b'"');
-                    crate::clock::write_rfc3339(out, ms);
-                    out.push(b'"');
-                }
-            }
+        PeriodView::fields(&slot.period).write(out);
+    }
+
+    /// A period as the plain data the core's encoder prints, so the origin's answers and the
+    /// edge worker's are written by the same code. O(1).
+    pub fn fields(period: &Period) -> standings_core::json::PeriodFields<'_> {
+        standings_core::json::PeriodFields {
+            kind: period.kind.as_str(),
+            key: &period.key,
+            start_ms: period.start_ms,
+            end_ms: period.end_ms,
         }
-        out.push(b',');
     }
 
     /// The view of a slot's period.

@@ -13,13 +13,12 @@ use axum::routing::{get, post};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
+use standings_core::json::{write_nearby_answer, write_rank_answer};
 use standings_core::{Cursor, DecodeError, QueryError, RankedEntry, check_id};
 
 use super::write::BoardView;
-use super::{
-    JsonBody, PeriodView, QueryTimer, ReadQuery, Shared, board_of, json, json_bytes, write_json_str,
-};
-use crate::clock::{format_rfc3339, write_rfc3339};
+use super::{JsonBody, PeriodView, QueryTimer, ReadQuery, Shared, board_of, json, json_bytes};
+use crate::clock::format_rfc3339;
 use crate::http::error::{AppError, AppResult};
 
 /// The most entries one page or one rank-players call may hold.
@@ -76,24 +75,13 @@ pub(super) struct EntryView {
 
 impl EntryView {
     /// Appends one entry as a JSON object, byte for byte what the derived `Serialize` prints,
-    /// without the owned strings. O(length of the player id).
+    /// without the owned strings: the core's shared encoder writes it, so the edge worker prints
+    /// the same bytes. Only the test that pins those bytes to the derived view calls it: the
+    /// answers call the core's whole-answer writers. O(length of the player id).
+    #[cfg(test)]
     pub(super) fn write(e: &RankedEntry<'_>, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"rank\":");
-        write_number(out, e.rank);
-        out.extend_from_slice(b",\"player_id\":");
-        write_json_str(out, e.player);
-        out.extend_from_slice(b",\"value\":");
-        write_number(out, e.value);
-        out.extend_from_slice(b",\"achieved_at\":\"");
-        write_rfc3339(out, e.achieved_at);
-        out.extend_from_slice(b"\"}");
+        standings_core::json::write_entry(out, e);
     }
-}
-
-/// Appends a number as serde_json prints it.
-fn write_number(out: &mut Vec<u8>, n: impl Serialize) {
-    // Writing into a Vec cannot fail, and numbers always serialize.
-    let _ = serde_json::to_writer(&mut *out, &n);
 }
 
 impl From<&RankedEntry<'_>> for EntryView {
@@ -210,33 +198,13 @@ async fn rank(State(state): State<Shared>, path: RawPathParams, request: Request
     let _timer = QueryTimer::start(&state.metrics, "rank");
     let slot = board_of(&state, board_path, &ReadQuery::of(request.uri())).await?;
     check_player(player_id)?;
-    let mut out = Vec::with_capacity(384);
-    out.push(b'{');
-    PeriodView::write_fields(&slot, &mut out);
     let board = slot.read();
     let found = board.player_rank(player_id).ok_or_else(|| {
         AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
     })?;
-    out.extend_from_slice(b"\"board_version\":");
-    write_number(&mut out, found.board_version);
-    out.extend_from_slice(b",\"player_id\":");
-    write_json_str(&mut out, found.entry.player);
-    out.extend_from_slice(b",\"rank\":");
-    write_number(&mut out, found.entry.rank);
-    out.extend_from_slice(b",\"value\":");
-    write_number(&mut out, found.entry.value);
-    out.extend_from_slice(b",\"achieved_at\":\"");
-    write_rfc3339(&mut out, found.entry.achieved_at);
-    out.extend_from_slice(b"\",\"competition_rank\":");
-    write_number(&mut out, found.competition_rank);
-    out.extend_from_slice(b",\"dense_rank\":");
-    write_number(&mut out, found.dense_rank);
-    out.extend_from_slice(b",\"percentile\":");
-    write_number(&mut out, found.percentile);
-    out.extend_from_slice(b",\"total_players\":");
-    write_number(&mut out, found.total_players);
+    let mut out = Vec::with_capacity(384);
+    write_rank_answer(&mut out, &PeriodView::fields(&slot.period), &found);
     drop(board);
-    out.push(b'}');
     Ok(json_bytes(StatusCode::OK, Bytes::from(out)))
 }
 
@@ -256,20 +224,14 @@ async fn nearby(State(state): State<Shared>, path: RawPathParams, request: Reque
         AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
     })?;
     let mut out = Vec::with_capacity(256 + 112 * window.len());
-    out.push(b'{');
-    PeriodView::write_fields(&slot, &mut out);
-    out.extend_from_slice(b"\"board_version\":");
-    write_number(&mut out, board.version());
-    out.extend_from_slice(b",\"entries\":[");
-    for (i, entry) in window.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        EntryView::write(entry, &mut out);
-    }
+    write_nearby_answer(
+        &mut out,
+        &PeriodView::fields(&slot.period),
+        board.version(),
+        window.iter().copied(),
+    );
     drop(window);
     drop(board);
-    out.extend_from_slice(b"]}");
     Ok(json_bytes(StatusCode::OK, Bytes::from(out)))
 }
 

@@ -1,15 +1,14 @@
 //! The wire messages of `docs/live.md`, encoded once into the bytes every subscriber of a view
-//! is sent. Entries are written field by field in the read API's order (`rank`, `player_id`,
-//! `value`, `achieved_at`) with the same escaping and time format, so a snapshot's entries are
-//! byte for byte what a fresh read of the view prints.
+//! is sent. Entries and period fields are written by the core's shared encoder
+//! (`standings_core::json`), the one the read API and the edge worker use, so a snapshot's
+//! entries are byte for byte what a fresh read of the view prints.
 
 use bytes::Bytes;
-use serde::Serialize;
-use standings_core::{View, ViewDelta, ViewEntry, ViewState};
+use standings_core::json::{self, write_str, write_u64};
+use standings_core::{RankedEntry, View, ViewDelta, ViewEntry, ViewState};
 
-use crate::clock::write_rfc3339;
 use crate::domain::periods::Period;
-use crate::http::write_json_str;
+use crate::http::PeriodView;
 
 /// Why a stream was closed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,68 +28,28 @@ impl CloseReason {
     }
 }
 
-/// Appends a number as serde_json prints it.
-fn write_number(out: &mut Vec<u8>, n: impl Serialize) {
-    // Writing into a Vec cannot fail, and numbers always serialize.
-    let _ = serde_json::to_writer(&mut *out, &n);
-}
-
-/// Appends one entry as the read API prints it. O(length of the player id).
-fn write_entry(out: &mut Vec<u8>, e: &ViewEntry) {
-    out.extend_from_slice(b"{\"rank\":");
-    write_number(out, e.rank);
-    out.extend_from_slice(b",\"player_id\":");
-    write_json_str(out, e.player_id.as_str());
-    out.extend_from_slice(b",\"value\":");
-    write_number(out, e.value);
-    out.extend_from_slice(b",\"achieved_at\":\"");
-    write_rfc3339(out, e.achieved_at);
-    out.extend_from_slice(b"\"}");
-}
-
+/// Appends entries as the read API prints them, with the core's shared encoder. O(entries).
 fn write_entries(out: &mut Vec<u8>, entries: &[ViewEntry]) {
-    out.push(b'[');
-    for (i, entry) in entries.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_entry(out, entry);
-    }
-    out.push(b']');
-}
-
-/// Appends the period fields as reads print them (`http::PeriodView`), with a comma after.
-fn write_period(out: &mut Vec<u8>, period: &Period) {
-    out.extend_from_slice(b"\"period\":");
-    write_json_str(out, period.kind.as_str());
-    out.extend_from_slice(b",\"period_key\":");
-    write_json_str(out, &period.key);
-    for (key, ms) in [
-        (&b",\"period_start\":"[..], period.start_ms),
-        (&b",\"period_end\":"[..], period.end_ms),
-    ] {
-        out.extend_from_slice(key);
-        match ms {
-            None => out.extend_from_slice(b"null"),
-            Some(ms) => {
-                out.push(b'"');
-                write_rfc3339(out, ms);
-                out.push(b'"');
-            }
-        }
-    }
-    out.push(b',');
+    json::write_entries(
+        out,
+        entries.iter().map(|e| RankedEntry {
+            rank: e.rank,
+            player: e.player_id.as_str(),
+            value: e.value,
+            achieved_at: e.achieved_at,
+        }),
+    );
 }
 
 /// `snapshot`: the whole view at `state.board_version`. O(entries).
 pub(crate) fn snapshot(view: &View, period: &Period, state: &ViewState) -> Bytes {
     let mut out = Vec::with_capacity(192 + 96 * state.entries.len());
     out.extend_from_slice(b"{\"type\":\"snapshot\",\"view\":");
-    write_json_str(&mut out, &view.to_string());
+    write_str(&mut out, &view.to_string());
     out.push(b',');
-    write_period(&mut out, period);
+    PeriodView::fields(period).write(&mut out);
     out.extend_from_slice(b"\"board_version\":");
-    write_number(&mut out, state.board_version);
+    write_u64(&mut out, state.board_version);
     out.extend_from_slice(b",\"entries\":");
     write_entries(&mut out, &state.entries);
     out.push(b'}');
@@ -101,9 +60,9 @@ pub(crate) fn snapshot(view: &View, period: &Period, state: &ViewState) -> Bytes
 pub(crate) fn delta(delta: &ViewDelta) -> Bytes {
     let mut out = Vec::with_capacity(96 + 96 * delta.changed.len() + 24 * delta.left.len());
     out.extend_from_slice(b"{\"type\":\"delta\",\"base_version\":");
-    write_number(&mut out, delta.base_version);
+    write_u64(&mut out, delta.base_version);
     out.extend_from_slice(b",\"board_version\":");
-    write_number(&mut out, delta.board_version);
+    write_u64(&mut out, delta.board_version);
     out.extend_from_slice(b",\"changed\":");
     write_entries(&mut out, &delta.changed);
     out.extend_from_slice(b",\"left\":[");
@@ -111,7 +70,7 @@ pub(crate) fn delta(delta: &ViewDelta) -> Bytes {
         if i > 0 {
             out.push(b',');
         }
-        write_json_str(&mut out, player.as_str());
+        write_str(&mut out, player.as_str());
     }
     out.extend_from_slice(b"]}");
     Bytes::from(out)
@@ -131,7 +90,7 @@ pub(crate) fn going_away() -> Bytes {
 pub(crate) fn slow_consumer(queue_messages: usize) -> Bytes {
     let mut out = Vec::with_capacity(160);
     out.extend_from_slice(b"{\"type\":\"resync\",\"reason\":\"slow_consumer\",\"detail\":");
-    write_json_str(
+    write_str(
         &mut out,
         &format!(
             "this subscriber fell {queue_messages} messages behind; subscribe again without since_version"
@@ -147,13 +106,14 @@ pub(crate) fn closed(reason: CloseReason, board_version: u64) -> Bytes {
     out.extend_from_slice(b"{\"type\":\"closed\",\"reason\":\"");
     out.extend_from_slice(reason.as_str().as_bytes());
     out.extend_from_slice(b"\",\"board_version\":");
-    write_number(&mut out, board_version);
+    write_u64(&mut out, board_version);
     out.push(b'}');
     Bytes::from(out)
 }
 
 #[cfg(test)]
 mod tests {
+    use serde::Serialize;
     use serde_json::{Value, json};
     use standings_core::PlayerId;
 
