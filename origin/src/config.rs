@@ -13,7 +13,7 @@
 //! [[tokens]]
 //! name = "game-server-07"
 //! secret = "..."
-//! role = "service"                  # service | moderator | admin | player
+//! role = "service"                  # service | moderator | admin | player | edge
 //! games = ["arena-clash"]           # or ["*"]
 //! # player_id = "p-ava"             # for role = "player"
 //! # rate_limit_per_second = 1000    # optional, per token
@@ -255,7 +255,8 @@ fn default_listen() -> String {
     DEFAULT_LISTEN.into()
 }
 
-/// What a token may do. Each role includes the reads; writes grow with the role.
+/// What a token may do. Each role includes the reads; writes grow with the role from service to
+/// admin. `edge` stands beside them: it only reads, as no player, and may introspect tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -267,6 +268,10 @@ pub enum Role {
     Moderator,
     /// A moderator that may also define boards.
     Admin,
+    /// An edge cache (the Cloudflare Worker): reads every read of its games, any player's
+    /// friends included, and asks `POST /v1/auth/introspect` what a bearer token is, so the
+    /// edge never holds the static secrets. It never writes.
+    Edge,
 }
 
 impl Role {
@@ -284,6 +289,11 @@ impl Role {
     pub fn can_define_boards(self) -> bool {
         matches!(self, Role::Admin)
     }
+
+    /// Whether the role may ask what a bearer token is (`POST /v1/auth/introspect`).
+    pub fn can_introspect(self) -> bool {
+        matches!(self, Role::Edge | Role::Admin)
+    }
 }
 
 impl fmt::Display for Role {
@@ -293,6 +303,7 @@ impl fmt::Display for Role {
             Role::Service => "service",
             Role::Moderator => "moderator",
             Role::Admin => "admin",
+            Role::Edge => "edge",
         })
     }
 }
@@ -537,6 +548,29 @@ mod tests {
 
     fn parse(extra: &str) -> Result<Config, ConfigError> {
         Config::parse(&format!("{BASE}{extra}"), Path::new("standings.toml"))
+    }
+
+    /// `role = "edge"` is read as [`Role::Edge`], which only reads and introspects, and like
+    /// every role but `player` it carries no player_id.
+    #[test]
+    fn an_edge_token_reads_and_introspects_only() {
+        let token = "[[tokens]]\nname = \"edge\"\nsecret = \"edge-secret-0000000000\"\nrole = \"edge\"\ngames = [\"arena-clash\"]\n";
+        let config = parse(token).unwrap();
+        let role = config.tokens[0].role;
+        assert_eq!(role, Role::Edge);
+        assert_eq!(role.to_string(), "edge");
+        assert!(role.can_introspect() && Role::Admin.can_introspect());
+        assert!(!role.can_write() && !role.can_moderate() && !role.can_define_boards());
+        for other in [Role::Player, Role::Service, Role::Moderator] {
+            assert!(!other.can_introspect(), "{other}");
+        }
+        let with_player = parse(&format!("{token}player_id = \"p-ava\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            with_player.contains("only player tokens carry a player_id"),
+            "{with_player}"
+        );
     }
 
     /// Without the keys: one connection thread per CPU, pinned; both can be set, and a thread

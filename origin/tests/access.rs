@@ -33,6 +33,7 @@ const ARENA_PLAYER: &str = "matrix-player-secret-000000000";
 const ARENA_SERVICE: &str = "matrix-service-secret-00000000";
 const ARENA_MODERATOR: &str = "matrix-moderator-secret-000000";
 const ARENA_ADMIN: &str = "matrix-admin-secret-0000000000";
+const ARENA_EDGE: &str = "matrix-edge-secret-00000000000";
 
 /// Who may call an operation, as the API promises it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,8 +42,8 @@ enum Access {
     Open,
     /// Any valid token of the game.
     Read,
-    /// A player token for its own player; a service, moderator or admin token of the game for
-    /// anyone.
+    /// A player token for its own player; a service, moderator, admin or edge token of the game
+    /// for anyone.
     ReadOwn,
     /// A service, moderator or admin token of the game.
     Write,
@@ -50,6 +51,9 @@ enum Access {
     Moderate,
     /// An admin token of the game.
     Administer,
+    /// An edge or admin token; the game is the one of the token asked about, and a caller of
+    /// another game hears that token is not active rather than 403.
+    Introspect,
 }
 
 impl Access {
@@ -62,6 +66,7 @@ impl Access {
             Access::Write => "service",
             Access::Moderate => "moderator",
             Access::Administer => "admin",
+            Access::Introspect => "edge",
         }
     }
 }
@@ -114,6 +119,8 @@ enum Promise {
     Refused(u16, &'static str),
     /// 200, with the batch's one event answered with this status and, if named, this code.
     BatchEvent(&'static str, Option<&'static str>),
+    /// 200, answering that the token asked about is active (or not).
+    Introspected(bool),
 }
 
 impl Promise {
@@ -128,6 +135,7 @@ impl Promise {
                     && answer["status"] == event_status
                     && code.is_none_or(|code| answer["code"] == code)
             }
+            Promise::Introspected(active) => status == StatusCode::OK && body["active"] == active,
         }
     }
 }
@@ -218,6 +226,17 @@ fn spec(op: &Operation) -> Spec {
         ("get", "/v1/leaderboards/{game}/{mode}/{season}/results") => {
             spec(Read, 200, |f| (f.path_in(PUBLISHED), None))
         }
+        // The token asked about is a player JWT of the row's game: a caller of arena-clash
+        // hears it is active on arena-clash and not active on other-game.
+        ("post", "/v1/auth/introspect") => Spec {
+            authorised: Promise::Introspected(true),
+            ..spec(Introspect, 200, |f| {
+                (
+                    f.path(),
+                    Some(json!({"token": player_jwt(SELF_PLAYER, &[f.game])})),
+                )
+            })
+        },
         ("get", "/healthz") | ("get", "/readyz") | ("get", "/metrics") | ("get", "/openapi.json") => {
             spec(Open, 200, |f| (f.path(), None))
         }
@@ -262,6 +281,8 @@ enum Caller {
     Service,
     Moderator,
     Admin,
+    /// The edge token of arena-clash: reads as no player, writes nothing, introspects.
+    Edge,
     /// A player JWT asking about p-ava (its own player) or p-ben.
     PlayerJwt {
         kind: Jwt,
@@ -277,6 +298,7 @@ const CALLERS: &[Caller] = &[
     Caller::Service,
     Caller::Moderator,
     Caller::Admin,
+    Caller::Edge,
     Caller::PlayerJwt {
         kind: Jwt::Valid,
         about_self: true,
@@ -339,6 +361,7 @@ impl Caller {
             Caller::Service => ARENA_SERVICE.into(),
             Caller::Moderator => ARENA_MODERATOR.into(),
             Caller::Admin => ARENA_ADMIN.into(),
+            Caller::Edge => ARENA_EDGE.into(),
             Caller::PlayerJwt { kind, .. } => match kind {
                 Jwt::Valid => sign_jwt(key, &claims(json!({}))),
                 Jwt::Forged => sign_jwt(b"another-key-another-key-another-key!", &claims(json!({}))),
@@ -380,16 +403,21 @@ fn expected(spec: &Spec, caller: Caller, game: &str) -> Promise {
         Caller::Service => (Role::Service, OWN),
         Caller::Moderator => (Role::Moderator, OWN),
         Caller::Admin => (Role::Admin, OWN),
+        Caller::Edge => (Role::Edge, OWN),
     };
     let role_may = match spec.access {
         Access::Open | Access::Read | Access::ReadOwn => true,
-        Access::Write => role != Role::Player,
+        Access::Write => matches!(role, Role::Service | Role::Moderator | Role::Admin),
         Access::Moderate => matches!(role, Role::Moderator | Role::Admin),
         Access::Administer => role == Role::Admin,
+        Access::Introspect => matches!(role, Role::Edge | Role::Admin),
     };
     let asks_for_another = role == Role::Player && caller.subject() != SELF_PLAYER;
     if !role_may || (spec.access == Access::ReadOwn && asks_for_another) {
         return FORBIDDEN;
+    }
+    if spec.access == Access::Introspect {
+        return Promise::Introspected(games == game);
     }
     if games != game {
         return if spec.per_event {
@@ -409,6 +437,7 @@ fn matrix_config(url: &str) -> standings_origin::config::Config {
         ("matrix-service", ARENA_SERVICE, Role::Service, None),
         ("matrix-moderator", ARENA_MODERATOR, Role::Moderator, None),
         ("matrix-admin", ARENA_ADMIN, Role::Admin, None),
+        ("matrix-edge", ARENA_EDGE, Role::Edge, None),
     ] {
         config.tokens.push(TokenConfig {
             name: name.into(),
@@ -458,8 +487,8 @@ async fn set_up(service: &TestService) {
     }
 }
 
-/// Every operation x 15 callers (no token, a bad token, the static player token asking about
-/// itself and about another player, service, moderator, admin, and player JWTs: valid about
+/// Every operation x 16 callers (no token, a bad token, the static player token asking about
+/// itself and about another player, service, moderator, admin, edge, and player JWTs: valid about
 /// itself and another, forged, `alg: none`, expired, not valid yet, without `exp`, for another
 /// game) x {own game, other game} answers the promised status; a refusal carries its code.
 /// Each operation's documented `security` is the access the matrix expects.

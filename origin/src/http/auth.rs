@@ -4,6 +4,10 @@
 //! A JWT is held to what a static player token is held to: a `games` claim, and an `exp` within
 //! `player_jwt_max_lifetime_seconds`, so a JWT never reaches further, or lasts longer, than a
 //! static player token could. A friend list is private: a player token reads only its own.
+//!
+//! An `edge` token (the Cloudflare Worker) reads like a token that is no player, writes nothing,
+//! and may ask what a bearer token is ([`Auth::introspect`]): the decision is pure, takes `now`,
+//! and says how long the edge may cache it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -203,6 +207,47 @@ impl Auth {
         self.require(headers, Some(game), Role::can_define_boards, "an admin token")
     }
 
+    /// A caller allowed to introspect tokens (edge or admin). No game is named: the answer is
+    /// narrowed to the caller's games by [`Introspection::seen_by`].
+    pub fn introspector(&self, headers: &HeaderMap) -> Result<Principal, AppError> {
+        self.require(headers, None, Role::can_introspect, "an edge or admin token")
+    }
+
+    /// What `token` is at `now_secs`, as [`Auth::authenticate`] would take it from an
+    /// `Authorization: Bearer` header, and how long that answer may be cached. A static token's
+    /// rate limit is not charged: it is only named here, not used. O(token length).
+    pub fn introspect(&self, token: &str, now_secs: i64) -> Introspection {
+        let token = token.trim();
+        if let Some(found) = self.tokens.get(token) {
+            let principal = &found.principal;
+            return Introspection::Active {
+                role: principal.role,
+                games: principal.games.clone(),
+                player_id: principal.player_id.clone(),
+                cache_seconds: STATIC_TOKEN_CACHE_SECONDS,
+            };
+        }
+        let verified = match &self.jwt_secret {
+            Some(key) if token.matches('.').count() == 2 => {
+                verify_jwt_expiring(key, token, now_secs, self.jwt_max_lifetime_secs).ok()
+            }
+            _ => None,
+        };
+        match verified {
+            Some((claims, exp)) => Introspection::Active {
+                role: Role::Player,
+                games: claims.games,
+                player_id: Some(claims.player),
+                // `verify_jwt_expiring` takes only `now < exp`, so this is at least one second,
+                // and an answer is never cached past the token's own life.
+                cache_seconds: (exp - now_secs).min(PLAYER_JWT_CACHE_SECONDS_MAX),
+            },
+            None => Introspection::Inactive {
+                cache_seconds: INACTIVE_CACHE_SECONDS,
+            },
+        }
+    }
+
     /// Checks that the caller may read `game`; with `public_reads`, anyone may (a bad token
     /// still fails). Copies nothing for a static token.
     pub fn reader(&self, headers: &HeaderMap, game: &str) -> Result<(), AppError> {
@@ -274,8 +319,8 @@ impl Auth {
     }
 
     /// Checks that the caller may read `player`'s friend list in `game`: a player token only its
-    /// own, a service, moderator or admin token of the game anyone's. A friend list is private,
-    /// so `public_reads` does not open it to callers without a token.
+    /// own, a service, moderator, admin or edge token of the game anyone's. A friend list is
+    /// private, so `public_reads` does not open it to callers without a token.
     pub fn friends_reader(&self, headers: &HeaderMap, game: &str, player: &str) -> Result<(), AppError> {
         let caller = self.caller(headers)?.ok_or_else(|| {
             AppError::Unauthenticated("a friend list is private: friends-of needs a token".into())
@@ -292,6 +337,91 @@ impl Auth {
             )));
         }
         Ok(())
+    }
+}
+
+/// How long an edge may cache that a static token is active. Tokens change only with the config,
+/// so this is how long a removed token may still be taken at the edge after a restart.
+pub const STATIC_TOKEN_CACHE_SECONDS: i64 = 60;
+/// The longest an edge may cache that a player JWT is active; never past the JWT's `exp`.
+pub const PLAYER_JWT_CACHE_SECONDS_MAX: i64 = 300;
+/// How long an edge may cache that a token is not active: short, so that a token added to the
+/// config, or a JWT whose `nbf` arrives, is taken soon after.
+pub const INACTIVE_CACHE_SECONDS: i64 = 10;
+
+/// What a bearer token is, as `POST /v1/auth/introspect` answers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Introspection {
+    /// The origin takes the token.
+    Active {
+        /// Its role (`player` for a JWT).
+        role: Role,
+        /// The games it may touch, `["*"]` for all.
+        games: Vec<String>,
+        /// The player it reads as, for player tokens and JWTs.
+        player_id: Option<String>,
+        /// How long the answer may be cached, in seconds.
+        cache_seconds: i64,
+    },
+    /// Unknown, malformed, expired, not yet valid or forged: the origin would answer 401.
+    Inactive {
+        /// How long the answer may be cached, in seconds.
+        cache_seconds: i64,
+    },
+}
+
+impl Introspection {
+    /// The answer as a caller of `caller_games` may see it: only the games it serves, so an edge
+    /// learns nothing about tokens of other games; a token none of whose games it serves is, to
+    /// it, not active. O(games x caller games).
+    pub fn seen_by(self, caller_games: &[String]) -> Introspection {
+        let Introspection::Active {
+            role,
+            games,
+            player_id,
+            cache_seconds,
+        } = self
+        else {
+            return self;
+        };
+        let all = |games: &[String]| games.iter().any(|g| g == "*");
+        let games = if all(caller_games) {
+            games
+        } else if all(&games) {
+            caller_games.to_vec()
+        } else {
+            games.into_iter().filter(|g| caller_games.contains(g)).collect()
+        };
+        if games.is_empty() {
+            return Introspection::Inactive {
+                cache_seconds: INACTIVE_CACHE_SECONDS,
+            };
+        }
+        Introspection::Active {
+            role,
+            games,
+            player_id,
+            cache_seconds,
+        }
+    }
+
+    /// The JSON answer: `{"active": true, "role", "games", "player_id" (or null),
+    /// "cache_seconds"}` or `{"active": false, "cache_seconds"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Introspection::Active {
+                role,
+                games,
+                player_id,
+                cache_seconds,
+            } => serde_json::json!({
+                "active": true, "role": role, "games": games, "player_id": player_id,
+                "cache_seconds": cache_seconds,
+            }),
+            Introspection::Inactive { cache_seconds } => {
+                serde_json::json!({"active": false, "cache_seconds": cache_seconds})
+            }
+        }
     }
 }
 
@@ -363,6 +493,16 @@ pub fn verify_jwt(
     now_secs: i64,
     max_lifetime_secs: i64,
 ) -> Result<PlayerClaims, AppError> {
+    verify_jwt_expiring(key, token, now_secs, max_lifetime_secs).map(|(claims, _)| claims)
+}
+
+/// [`verify_jwt`], with the token's `exp` beside its claims.
+fn verify_jwt_expiring(
+    key: &[u8],
+    token: &str,
+    now_secs: i64,
+    max_lifetime_secs: i64,
+) -> Result<(PlayerClaims, i64), AppError> {
     let bad = |why: &str| AppError::Unauthenticated(format!("the player token is not valid: {why}"));
     let mut parts = token.split('.');
     let (Some(header_b64), Some(payload_b64), Some(signature_b64), None) =
@@ -439,10 +579,13 @@ pub fn verify_jwt(
             ));
         }
     };
-    Ok(PlayerClaims {
-        player: sub.to_string(),
-        games,
-    })
+    Ok((
+        PlayerClaims {
+            player: sub.to_string(),
+            games,
+        },
+        exp,
+    ))
 }
 
 /// Signs an HS256 JWT; used by tests and by operators' tooling.
@@ -565,6 +708,203 @@ mod tests {
         assert!(text.contains("Authorization header"), "{text}");
         let (code, text) = refusal(&bearer(&player_jwt(&["*"])), Some(&player_jwt(&["*"])));
         assert_eq!(code, "INVALID_REQUEST", "{text}");
+    }
+
+    /// An authenticator with an edge, a service and a rate-limited player token of
+    /// `arena-clash`, and JWTs signed with [`KEY`].
+    fn edge_auth() -> Auth {
+        let text = format!(
+            r#"
+            database = "sqlite::memory:"
+            player_jwt_hs256_secret = "{}"
+            [[tokens]]
+            name = "arena-edge"
+            secret = "arena-edge-secret-000000"
+            role = "edge"
+            games = ["arena-clash"]
+            [[tokens]]
+            name = "arena-service"
+            secret = "arena-service-secret-0000"
+            role = "service"
+            games = ["arena-clash"]
+            [[tokens]]
+            name = "ava"
+            secret = "ava-player-secret-000000"
+            role = "player"
+            games = ["*"]
+            player_id = "p-ava"
+            rate_limit_per_second = 1
+            "#,
+            std::str::from_utf8(KEY).unwrap()
+        );
+        Auth::from_config(&Config::parse(&text, std::path::Path::new("test.toml")).unwrap())
+    }
+
+    /// A static token is active for a minute with its role, games and player; a player JWT for
+    /// its remaining life up to five minutes; anything the origin would answer 401 to is not
+    /// active, for ten seconds.
+    #[test]
+    fn introspection_says_what_a_token_is_and_for_how_long() {
+        let auth = edge_auth();
+        let now = 1_000_000;
+        assert_eq!(
+            auth.introspect(" arena-service-secret-0000 ", now),
+            Introspection::Active {
+                role: Role::Service,
+                games: vec!["arena-clash".into()],
+                player_id: None,
+                cache_seconds: STATIC_TOKEN_CACHE_SECONDS,
+            }
+        );
+        assert_eq!(
+            auth.introspect("ava-player-secret-000000", now),
+            Introspection::Active {
+                role: Role::Player,
+                games: vec!["*".into()],
+                player_id: Some("p-ava".into()),
+                cache_seconds: STATIC_TOKEN_CACHE_SECONDS,
+            }
+        );
+        let jwt = |exp: i64| {
+            sign_jwt(
+                KEY,
+                &serde_json::json!({"sub": "p-ben", "exp": exp, "games": ["arena-clash"]}),
+            )
+        };
+        let active_for = |token: &str| match auth.introspect(token, now) {
+            Introspection::Active {
+                role: Role::Player,
+                player_id: Some(player),
+                games,
+                cache_seconds,
+            } if player == "p-ben" && games == ["arena-clash"] => Some(cache_seconds),
+            _ => None,
+        };
+        assert_eq!(active_for(&jwt(now + 42)), Some(42), "bounded by exp");
+        assert_eq!(active_for(&jwt(now + 1)), Some(1), "bounded by exp");
+        assert_eq!(
+            active_for(&jwt(now + 3600)),
+            Some(PLAYER_JWT_CACHE_SECONDS_MAX),
+            "bounded by the cap"
+        );
+        let inactive = Introspection::Inactive {
+            cache_seconds: INACTIVE_CACHE_SECONDS,
+        };
+        let forged = sign_jwt(
+            b"another-key-another-key-another!!",
+            &serde_json::json!({"sub": "p-ben", "exp": now + 60, "games": ["*"]}),
+        );
+        for token in [
+            jwt(now),
+            jwt(now - 1),
+            forged,
+            format!("{}x", jwt(now + 60)),
+            "a.b.c".into(),
+            "not-a-token-anyone-was-given".into(),
+            String::new(),
+        ] {
+            assert_eq!(auth.introspect(&token, now), inactive, "{token}");
+        }
+    }
+
+    /// Without a JWT secret, a well-signed JWT is as unknown as any other string.
+    #[test]
+    fn without_a_jwt_secret_no_jwt_is_active() {
+        let auth = auth(false);
+        let no_jwts = Auth {
+            jwt_secret: None,
+            ..auth
+        };
+        let token = sign_jwt(
+            KEY,
+            &serde_json::json!({"sub": "p-ben", "exp": 2_000, "games": ["*"]}),
+        );
+        assert_eq!(
+            no_jwts.introspect(&token, 1_000),
+            Introspection::Inactive {
+                cache_seconds: INACTIVE_CACHE_SECONDS
+            }
+        );
+    }
+
+    /// A caller sees only its own games of a token: all of them with `*`, its own when the
+    /// token has `*`, the common ones otherwise, and "not active" when there are none.
+    #[test]
+    fn an_answer_is_narrowed_to_the_callers_games() {
+        let active = |games: &[&str]| Introspection::Active {
+            role: Role::Service,
+            games: games.iter().map(|g| g.to_string()).collect(),
+            player_id: None,
+            cache_seconds: 60,
+        };
+        let games = |games: &[&str]| games.iter().map(|g| g.to_string()).collect::<Vec<_>>();
+        assert_eq!(active(&["a", "b"]).seen_by(&games(&["*"])), active(&["a", "b"]));
+        assert_eq!(active(&["*"]).seen_by(&games(&["b", "c"])), active(&["b", "c"]));
+        assert_eq!(active(&["*"]).seen_by(&games(&["*"])), active(&["*"]));
+        assert_eq!(
+            active(&["a", "b", "c"]).seen_by(&games(&["c", "a"])),
+            active(&["a", "c"])
+        );
+        let inactive = Introspection::Inactive {
+            cache_seconds: INACTIVE_CACHE_SECONDS,
+        };
+        assert_eq!(active(&["a"]).seen_by(&games(&["b"])), inactive);
+        assert_eq!(inactive.clone().seen_by(&games(&["*"])), inactive);
+    }
+
+    /// The answers' JSON has the documented fields, `player_id` null for a non-player.
+    #[test]
+    fn an_introspection_answer_has_stable_fields() {
+        let service = Introspection::Active {
+            role: Role::Edge,
+            games: vec!["arena-clash".into()],
+            player_id: None,
+            cache_seconds: 60,
+        };
+        assert_eq!(
+            service.to_json(),
+            serde_json::json!({"active": true, "role": "edge", "games": ["arena-clash"],
+                               "player_id": null, "cache_seconds": 60})
+        );
+        assert_eq!(
+            Introspection::Inactive { cache_seconds: 10 }.to_json(),
+            serde_json::json!({"active": false, "cache_seconds": 10})
+        );
+    }
+
+    /// Introspecting a rate-limited token does not spend its budget: the token itself still
+    /// gets its one request of the second afterwards.
+    #[test]
+    fn introspection_does_not_charge_the_token_asked_about() {
+        let auth = edge_auth();
+        for _ in 0..5 {
+            assert!(matches!(
+                auth.introspect("ava-player-secret-000000", 1_000),
+                Introspection::Active { .. }
+            ));
+        }
+        assert!(auth.authenticate(&bearer("ava-player-secret-000000")).is_ok());
+    }
+
+    /// An edge token reads its game, any player's friends included, and introspects; it never
+    /// writes, moderates or defines boards. A service token may not introspect.
+    #[test]
+    fn an_edge_token_reads_and_introspects_but_never_writes() {
+        let auth = edge_auth();
+        let edge = bearer("arena-edge-secret-000000");
+        let code =
+            |result: Result<Principal, AppError>| result.map(|_| ()).map_err(|e| e.status_and_code().1);
+        assert!(auth.reader(&edge, "arena-clash").is_ok());
+        assert!(auth.friends_reader(&edge, "arena-clash", "p-ben").is_ok());
+        let other = auth.reader(&edge, "other-game").unwrap_err();
+        assert_eq!(other.status_and_code().1, "FORBIDDEN");
+        assert_eq!(code(auth.introspector(&edge)), Ok(()));
+        assert_eq!(code(auth.writer(&edge, Some("arena-clash"))), Err("FORBIDDEN"));
+        assert_eq!(code(auth.moderator(&edge, Some("arena-clash"))), Err("FORBIDDEN"));
+        assert_eq!(code(auth.admin(&edge, "arena-clash")), Err("FORBIDDEN"));
+        let service = bearer("arena-service-secret-0000");
+        assert_eq!(code(auth.introspector(&service)), Err("FORBIDDEN"));
+        assert_eq!(code(auth.introspector(&HeaderMap::new())), Err("UNAUTHENTICATED"));
     }
 
     /// A signed token verifies; a tampered, expired or wrong-alg one does not.

@@ -8,6 +8,7 @@
 
 pub mod auth;
 pub mod error;
+mod introspect;
 pub(crate) mod json_value;
 mod live;
 pub mod ops;
@@ -118,6 +119,7 @@ pub fn router(state: Shared) -> Router {
         .merge(live::router())
         .merge(ops::router())
         .merge(time_and_trust::router())
+        .merge(introspect::router())
         .fallback(|| async { AppError::NotFound("no such route".into()) })
         .with_state(state)
 }

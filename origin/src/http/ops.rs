@@ -81,8 +81,9 @@ pub struct Operation {
     /// One line on what it does.
     pub summary: &'static str,
     /// Who may call it: `none`; `read` (any token of the game, or anyone with `public_reads`);
-    /// `read-own` (a player token for its own player, a service, moderator or admin token of
-    /// the game for anyone); `service`, `moderator` or `admin` (that role or a higher one).
+    /// `read-own` (a player token for its own player, a service, moderator, admin or edge token
+    /// of the game for anyone); `service`, `moderator` or `admin` (that role or a higher one);
+    /// `edge` (an edge or admin token, answered for the caller's games).
     pub security: &'static str,
     /// The request body schema name, if any.
     pub body: Option<&'static str>,
@@ -208,7 +209,7 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "get",
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/friends-of/{player_id}",
-        summary: "A player's friends in this game ranked among themselves (include_self=true adds the player). A player token may ask only for itself (403 FORBIDDEN otherwise); a service, moderator or admin token of the game for anyone; a token is needed even with public_reads.",
+        summary: "A player's friends in this game ranked among themselves (include_self=true adds the player). A player token may ask only for itself (403 FORBIDDEN otherwise); a service, moderator, admin or edge token of the game for anyone; a token is needed even with public_reads.",
         security: "read-own",
         body: None,
         ok: (200, "FriendsBoard"),
@@ -354,6 +355,15 @@ pub const OPERATIONS: &[Operation] = &[
             (404, "RESULTS_NOT_PUBLISHED"),
             (503, "DATABASE_UNAVAILABLE"),
         ],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/auth/introspect",
+        summary: "What a bearer token is, for an edge that holds no static secrets (edge or admin token): {\"active\": true, \"role\", \"games\" (only the caller's), \"player_id\" (null for a non-player), \"cache_seconds\"} -- 60 for a static token, a player JWT's remaining life up to 300 -- or, for an unknown, malformed, expired, forged token or one of none of the caller's games, 200 {\"active\": false, \"cache_seconds\": 10}; 401 and 403 are about the caller's own token.",
+        security: "edge",
+        body: Some("IntrospectionRequest"),
+        ok: (200, "Introspection"),
+        errors: &[(400, "INVALID_JSON"), (400, "INVALID_REQUEST")],
     },
     Operation {
         method: "get",
@@ -530,6 +540,20 @@ fn schemas() -> Value {
         "PlayerIds": {
             "type": "object", "required": ["player_ids"],
             "properties": {"player_ids": {"type": "array", "maxItems": 1000, "items": {"type": "string"}}}
+        },
+        "IntrospectionRequest": {
+            "type": "object", "required": ["token"], "additionalProperties": false,
+            "properties": {"token": {"type": "string", "minLength": 1, "description": "the bearer token asked about, as it follows `Bearer ` in a request"}}
+        },
+        "Introspection": {
+            "type": "object", "required": ["active", "cache_seconds"],
+            "properties": {
+                "active": {"type": "boolean", "description": "whether the origin takes the token for one of the caller's games"},
+                "role": {"enum": ["player", "service", "moderator", "admin", "edge"], "description": "only when active"},
+                "games": {"type": "array", "items": {"type": "string"}, "description": "only when active: the caller's games the token may touch, [\"*\"] for all"},
+                "player_id": {"type": ["string", "null"], "description": "only when active: the player a player token reads as, null otherwise"},
+                "cache_seconds": {"type": "integer", "minimum": 1, "description": "how long the answer may be cached"}
+            }
         },
         "Entry": entry,
         "TopPage": {

@@ -238,6 +238,35 @@ impl TestService {
         (status, value)
     }
 
+    /// Sends `body` as it is, for bodies a `Value` cannot hold (a repeated key), and returns
+    /// the status and the parsed answer.
+    pub async fn call_raw(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: &str,
+    ) -> (StatusCode, Value) {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("content-type", "application/json");
+        if let Some(t) = token {
+            request = request.header("authorization", format!("Bearer {t}"));
+        }
+        let response = self
+            .app
+            .clone()
+            .oneshot(request.body(Body::from(body.to_string())).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let value = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+        (status, value)
+    }
+
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
         self.call(Method::GET, path, Some(SERVICE), None).await
     }
