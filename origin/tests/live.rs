@@ -697,16 +697,7 @@ impl Live {
     }
 
     async fn define(&self, scope: &str, body: Value) {
-        let (status, answer) = self
-            .service
-            .call(
-                Method::PUT,
-                &format!("/v1/boards/arena-clash/solo/S7/{scope}"),
-                Some(ADMIN),
-                Some(&body),
-            )
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        self.service.define_scope(scope, &body).await;
     }
 
     /// Submits one event to `scope` and asserts it was accepted (so it is applied).

@@ -21,15 +21,7 @@ async fn service_at(db: Db, now: &str) -> (TestService, Clock) {
 }
 
 async fn define(service: &TestService, scope: &str, body: Value) {
-    let (status, answer) = service
-        .call(
-            Method::PUT,
-            &format!("/v1/boards/arena-clash/solo/S7/{scope}"),
-            Some(ADMIN),
-            Some(&body),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    service.define_scope(scope, &body).await;
 }
 
 /// A cumulative board with daily and weekly periods (5 minutes' grace), and a `highest` one.

@@ -330,15 +330,6 @@ pub struct PeriodView {
 }
 
 impl PeriodView {
-    /// Appends the period fields of a slot to a JSON object being written (after its `{`),
-    /// byte for byte as the derived `Serialize` prints them, with a comma after.
-    /// The core's shared encoder writes them ([`PeriodView::fields`]); only the test that pins
-    /// those bytes to the derived view calls this, the answers pass the fields to the core.
-    #[cfg(test)]
-    pub fn write_fields(slot: &BoardSlot, out: &mut Vec<u8>) {
-        PeriodView::fields(&slot.period).write(out);
-    }
-
     /// A period as the plain data the core's encoder prints, so the origin's answers and the
     /// edge worker's are written by the same code. O(1).
     pub fn fields(period: &Period) -> standings_core::json::PeriodFields<'_> {

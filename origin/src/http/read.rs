@@ -73,17 +73,6 @@ pub(super) struct EntryView {
     pub achieved_at: String,
 }
 
-impl EntryView {
-    /// Appends one entry as a JSON object, byte for byte what the derived `Serialize` prints,
-    /// without the owned strings: the core's shared encoder writes it, so the edge worker prints
-    /// the same bytes. Only the test that pins those bytes to the derived view calls it: the
-    /// answers call the core's whole-answer writers. O(length of the player id).
-    #[cfg(test)]
-    pub(super) fn write(e: &RankedEntry<'_>, out: &mut Vec<u8>) {
-        standings_core::json::write_entry(out, e);
-    }
-}
-
 impl From<&RankedEntry<'_>> for EntryView {
     fn from(e: &RankedEntry<'_>) -> Self {
         EntryView {
@@ -504,7 +493,7 @@ mod tests {
         .unwrap();
         for entry in board.top(10, None).unwrap().entries.iter() {
             let mut written = Vec::new();
-            EntryView::write(entry, &mut written);
+            standings_core::json::write_entry(&mut written, entry);
             assert_eq!(written, serde_json::to_vec(&EntryView::from(entry)).unwrap());
         }
         let id = BoardId::new("arena-clash", "solo", "S7", "global").unwrap();
@@ -521,7 +510,7 @@ mod tests {
                 Board::new(BoardRules::new(ScoreMode::Highest)),
             );
             let mut written = b"{".to_vec();
-            PeriodView::write_fields(&slot, &mut written);
+            PeriodView::fields(&slot.period).write(&mut written);
             let derived = serde_json::to_vec(&PeriodView::of(&slot)).unwrap();
             assert_eq!(written[..written.len() - 1], derived[..derived.len() - 1]);
             assert_eq!(written.last(), Some(&b','));

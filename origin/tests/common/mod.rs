@@ -271,6 +271,19 @@ impl TestService {
         self.call(Method::GET, path, Some(SERVICE), None).await
     }
 
+    /// Defines `arena-clash/solo/S7/{scope}` with the definition `body` (admin), asserting 201.
+    pub async fn define_scope(&self, scope: &str, body: &Value) {
+        let (status, answer) = self
+            .call(
+                Method::PUT,
+                &format!("/v1/boards/arena-clash/solo/S7/{scope}"),
+                Some(ADMIN),
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+    }
+
     pub async fn define(&self, board: &str, score_mode: &str) {
         let (status, body) = self
             .call(
