@@ -17,7 +17,7 @@
 
 use alloc::vec::Vec;
 
-use crate::{PlayerRank, RankedEntry};
+use crate::{FriendEntry, FriendsBoard, Page, PlayerRank, RankedEntry};
 
 /// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it: `"` and `\`
 /// with a backslash, `\b \f \n \r \t` by name, every other control character below U+0020 as
@@ -286,6 +286,72 @@ pub fn write_nearby_answer<'a>(
     out.push(b'}');
 }
 
+/// Appends the whole top answer, `{period fields, "board_version", "total_players", "entries":
+/// [...], "next_cursor"}`, `next_cursor` being the page's cursor as the wire carries it (encoded
+/// and base64url'd by the caller, who knows the board instance) or `null` on the last page.
+/// O(entries).
+pub fn write_top_answer(
+    out: &mut Vec<u8>,
+    period: &PeriodFields<'_>,
+    page: &Page<'_>,
+    next_cursor: Option<&str>,
+) {
+    out.push(b'{');
+    period.write(out);
+    out.extend_from_slice(b"\"board_version\":");
+    write_u64(out, page.board_version);
+    out.extend_from_slice(b",\"total_players\":");
+    write_u64(out, page.total_players);
+    out.extend_from_slice(b",\"entries\":");
+    write_entries(out, page.entries.iter().copied());
+    out.extend_from_slice(b",\"next_cursor\":");
+    match next_cursor {
+        Some(cursor) => write_str(out, cursor),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.push(b'}');
+}
+
+/// Appends one friends-board entry, `{"rank","global_rank","player_id","value","achieved_at"}`.
+/// O(length of the player id).
+fn write_friend_entry(out: &mut Vec<u8>, entry: &FriendEntry<'_>) {
+    out.extend_from_slice(b"{\"rank\":");
+    write_u64(out, entry.rank);
+    out.extend_from_slice(b",\"global_rank\":");
+    write_u64(out, entry.global_rank);
+    out.extend_from_slice(b",\"player_id\":");
+    write_str(out, entry.player);
+    out.extend_from_slice(b",\"value\":");
+    write_i64(out, entry.value);
+    out.extend_from_slice(b",\"achieved_at\":");
+    write_time_str(out, entry.achieved_at);
+    out.push(b'}');
+}
+
+/// Appends the whole friends answer (friends-of and rank-players), `{period fields,
+/// "board_version", "entries": [...], "unranked": [...]}`. O(players).
+pub fn write_friends_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, friends: &FriendsBoard<'_>) {
+    out.push(b'{');
+    period.write(out);
+    out.extend_from_slice(b"\"board_version\":");
+    write_u64(out, friends.board_version);
+    out.extend_from_slice(b",\"entries\":[");
+    for (i, entry) in friends.entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_friend_entry(out, entry);
+    }
+    out.extend_from_slice(b"],\"unranked\":[");
+    for (i, player) in friends.unranked.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, player);
+    }
+    out.extend_from_slice(b"]}");
+}
+
 #[cfg(test)]
 mod tests {
     use alloc::string::String;
@@ -473,6 +539,112 @@ mod tests {
         assert_eq!(
             text(|out| write_nearby_answer(out, &all_time, 0, [])),
             r#"{"period":"all_time","period_key":"all","period_start":null,"period_end":null,"board_version":0,"entries":[]}"#
+        );
+    }
+
+    /// The top answer, with a next cursor and on the last page, and the friends answer, with
+    /// entries and unranked players and empty, against bytes written by hand from the API's
+    /// documented shapes.
+    #[test]
+    fn top_and_friends_answers_match_hand_written_bytes() {
+        let weekly = PeriodFields {
+            kind: "weekly",
+            key: "2026-W42",
+            start_ms: Some(1_792_800_000_000),
+            end_ms: Some(1_793_404_800_000),
+        };
+        let all_time = PeriodFields {
+            kind: "all_time",
+            key: "all",
+            start_ms: None,
+            end_ms: None,
+        };
+        let page = Page {
+            board_version: 12,
+            total_players: 30,
+            entries: vec![
+                RankedEntry {
+                    rank: 11,
+                    player: "a\\b",
+                    value: 7,
+                    achieved_at: 1_500,
+                },
+                RankedEntry {
+                    rank: 12,
+                    player: "c",
+                    value: -7,
+                    achieved_at: 0,
+                },
+            ],
+            next_cursor: None,
+        };
+        assert_eq!(
+            text(|out| write_top_answer(out, &weekly, &page, Some("AgEC-_x"))),
+            concat!(
+                r#"{"period":"weekly","period_key":"2026-W42","#,
+                r#""period_start":"2026-10-24T00:00:00Z","period_end":"2026-10-31T00:00:00Z","#,
+                r#""board_version":12,"total_players":30,"entries":["#,
+                r#"{"rank":11,"player_id":"a\\b","value":7,"achieved_at":"1970-01-01T00:00:01.5Z"},"#,
+                r#"{"rank":12,"player_id":"c","value":-7,"achieved_at":"1970-01-01T00:00:00Z"}],"#,
+                r#""next_cursor":"AgEC-_x"}"#
+            )
+        );
+        let last = Page {
+            board_version: 0,
+            total_players: 0,
+            entries: vec![],
+            next_cursor: None,
+        };
+        assert_eq!(
+            text(|out| write_top_answer(out, &all_time, &last, None)),
+            concat!(
+                r#"{"period":"all_time","period_key":"all","period_start":null,"period_end":null,"#,
+                r#""board_version":0,"total_players":0,"entries":[],"next_cursor":null}"#
+            )
+        );
+        let friends = FriendsBoard {
+            board_version: 5,
+            entries: vec![
+                FriendEntry {
+                    rank: 1,
+                    global_rank: 4,
+                    player: "fr\"ed",
+                    value: 90,
+                    achieved_at: 1_760_313_600_010,
+                },
+                FriendEntry {
+                    rank: 2,
+                    global_rank: 9,
+                    player: "zoe",
+                    value: 80,
+                    achieved_at: 1_760_313_600_000,
+                },
+            ],
+            unranked: vec!["new\tbie", "x"],
+        };
+        assert_eq!(
+            text(|out| write_friends_answer(out, &all_time, &friends)),
+            concat!(
+                r#"{"period":"all_time","period_key":"all","period_start":null,"period_end":null,"#,
+                r#""board_version":5,"entries":["#,
+                r#"{"rank":1,"global_rank":4,"player_id":"fr\"ed","value":90,"#,
+                r#""achieved_at":"2025-10-13T00:00:00.01Z"},"#,
+                r#"{"rank":2,"global_rank":9,"player_id":"zoe","value":80,"#,
+                r#""achieved_at":"2025-10-13T00:00:00Z"}],"unranked":["new\tbie","x"]}"#
+            )
+        );
+        let nobody = FriendsBoard {
+            board_version: 0,
+            entries: vec![],
+            unranked: vec![],
+        };
+        assert_eq!(
+            text(|out| write_friends_answer(out, &weekly, &nobody)),
+            concat!(
+                r#"{"period":"weekly","period_key":"2026-W42","#,
+                r#""period_start":"2026-10-24T00:00:00Z","period_end":"2026-10-31T00:00:00Z","#,
+                r#""board_version":0,"entries":[],"unranked":[]}"#
+            )
         );
     }
 }

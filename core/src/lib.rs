@@ -37,7 +37,7 @@ pub mod json;
 mod live;
 mod replay;
 mod rules;
-mod snapshot;
+pub mod snapshot;
 mod tree;
 
 pub use board::{
@@ -57,6 +57,6 @@ pub use live::{
 pub use replay::Replay;
 pub use rules::{BoardId, BoardRules, ScoreMode, Standing};
 pub use snapshot::{
-    ChunkingOptions, LookupChunk, LookupChunkRef, Manifest, RankChunk, RankChunkRef, SNAPSHOT_FORMAT_VERSION,
-    Snapshot, SnapshotEntry,
+    ChunkingOptions, LookupChunk, LookupChunkRef, Manifest, Publication, Publisher, RankChunk, RankChunkRef,
+    SNAPSHOT_FORMAT_VERSION, Snapshot, SnapshotEntry,
 };

@@ -242,7 +242,8 @@ proptest! {
         let _ = Cursor::decode(&bound, binding);
         // The same bytes behind a valid header reach the postcard bodies.
         for tag in [b'M', b'R', b'L'] {
-            let mut framed = vec![1, 0, tag];
+            let mut framed = standings_core::SNAPSHOT_FORMAT_VERSION.to_le_bytes().to_vec();
+            framed.push(tag);
             framed.extend_from_slice(&bytes);
             let hash = standings_core::BoardDigest::of(&framed);
             let _ = Manifest::decode(&framed);

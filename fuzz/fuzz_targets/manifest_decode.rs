@@ -15,10 +15,10 @@ fuzz_target!(|data: &[u8]| {
     let _ = manifest.partition_of("p-ava");
     if let Some(first) = manifest.rank_chunks.first() {
         let standing = Standing {
-            value: first.first.value,
-            achieved_at: first.first.achieved_at,
+            value: first.last.value,
+            achieved_at: first.last.achieved_at,
         };
-        let _ = manifest.rank_chunk_of(&standing, &first.first.player);
+        let _ = manifest.rank_chunk_of(&standing, &first.last.player);
     }
     let _ = manifest.first_rank_of_chunk(manifest.rank_chunks.len());
 });

@@ -1,0 +1,204 @@
+//! Publishing snapshots of a 1M-member board: the full build, and an incremental publication
+//! of a version that moved 100 random players (the edge's target: at most 20 ms and 1 MB of
+//! new parts, manifest included). Prints the new bytes per publication and the snapshot's
+//! shape, and times decoding the manifest and a rank chunk (what the edge pays per version).
+//!
+//! `cargo bench -p standings-core --bench publish -- --sample-size 10`
+//! (`STANDINGS_BENCH_MEMBERS` sets the board size, `STANDINGS_BENCH_CHUNKING=min,modulus,max,lookup`
+//! tries other chunking than the default, `STANDINGS_BENCH_ROUNDS` sets how many versions the
+//! printed figures average, 20 by default; a filter that matches no bench, e.g. `-- none`,
+//! prints them alone.)
+
+mod common;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use common::{Rng, criterion, player_id};
+use standings_core::{
+    Board, BoardRules, ChunkingOptions, Manifest, Publisher, RankChunk, ScoreEvent, ScoreMode, Snapshot,
+    Standing,
+};
+
+/// Players moved per published version.
+const MOVES: usize = 100;
+
+fn main() {
+    let options = match std::env::var("STANDINGS_BENCH_CHUNKING") {
+        Ok(list) => {
+            let n: Vec<u32> = list.split(',').filter_map(|n| n.trim().parse().ok()).collect();
+            assert_eq!(n.len(), 4, "STANDINGS_BENCH_CHUNKING=min,modulus,max,lookup");
+            ChunkingOptions {
+                min_entries: n[0],
+                boundary_modulus: n[1],
+                max_entries: n[2],
+                lookup_target: n[3],
+            }
+        }
+        Err(_) => ChunkingOptions::default(),
+    };
+    for n in common::members_from_env(1_000_000) {
+        run(n, options);
+    }
+}
+
+/// A version's worth of events: `MOVES` distinct random players each gain a skewed amount.
+fn moves(rng: &mut Rng, players: &[String], serial: &mut u64) -> Vec<ScoreEvent> {
+    let mut picked = std::collections::HashSet::new();
+    let mut events = Vec::with_capacity(MOVES);
+    while events.len() < MOVES {
+        let p = (rng.next_u64() % players.len() as u64) as usize;
+        if !picked.insert(p) {
+            continue;
+        }
+        *serial += 1;
+        let s = rng.skewed_standing();
+        let event = ScoreEvent::new(&format!("move-{serial}"), &players[p], s.value + 1, s.achieved_at)
+            .expect("valid");
+        events.push(event);
+    }
+    events
+}
+
+/// CPU time of this thread so far (Linux `schedstat`; zero elsewhere): the machine the
+/// benches run on is shared, so wall time alone overstates the cost.
+fn thread_cpu() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|ns| ns.parse().ok()))
+        .map_or(Duration::ZERO, Duration::from_nanos)
+}
+
+fn run(n: usize, options: ChunkingOptions) {
+    let mut rng = Rng(20);
+    let players: Vec<String> = (0..n as u64).map(player_id).collect();
+    let standings: Vec<Standing> = (0..n).map(|_| rng.skewed_standing()).collect();
+    let aggregates = players.iter().zip(&standings).map(|(p, s)| (p.as_str(), *s, ""));
+    // Cumulative: every event moves its player.
+    let mut board =
+        Board::from_aggregates(BoardRules::new(ScoreMode::Cumulative), 0, aggregates).expect("fits");
+    let mut serial = 0;
+    println!("chunking: {options:?}");
+
+    let started = Instant::now();
+    let mut publisher = Publisher::new(options);
+    let first = publisher.publish(&board);
+    let full_bytes: usize =
+        first.new_parts.iter().map(|(_, b)| b.len()).sum::<usize>() + first.manifest_bytes.len();
+    let rank_chunks = first.manifest.rank_chunks.len();
+    println!(
+        "first publication of {n} (full build): {:?}; manifest {} bytes, {rank_chunks} rank chunks, {} lookup chunks, {} parts, {full_bytes} bytes in all",
+        started.elapsed(),
+        first.manifest_bytes.len(),
+        first.manifest.lookup_chunks.len(),
+        first.new_parts.len(),
+    );
+
+    // What one incremental publication writes, averaged over a few versions.
+    let rounds: u32 = std::env::var("STANDINGS_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20);
+    let (mut bytes, mut parts, mut rank_parts, mut worst) = (0, 0, 0, 0);
+    let (mut took, mut cpu) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..rounds {
+        for event in moves(&mut rng, &players, &mut serial) {
+            board.apply(&event).expect("in range");
+        }
+        let started = Instant::now();
+        let cpu_started = thread_cpu();
+        let publication = publisher.publish(&board);
+        took += started.elapsed();
+        cpu += thread_cpu() - cpu_started;
+        let rank_hashes: std::collections::HashSet<_> =
+            publication.manifest.rank_chunks.iter().map(|c| c.hash).collect();
+        let written = publication.manifest_bytes.len()
+            + publication.new_parts.iter().map(|(_, b)| b.len()).sum::<usize>();
+        worst = worst.max(written);
+        bytes += written;
+        parts += publication.new_parts.len();
+        rank_parts += publication
+            .new_parts
+            .iter()
+            .filter(|(h, _)| rank_hashes.contains(h))
+            .count();
+    }
+    println!(
+        "incremental publication of {MOVES} moves on {n}, mean of {rounds}: {:?} ({:?} on the CPU), {} new parts ({} rank, {} lookup), {} bytes written (manifest included), worst {worst} bytes; path {:?}",
+        took / rounds,
+        cpu / rounds,
+        parts / rounds as usize,
+        rank_parts / rounds as usize,
+        (parts - rank_parts) / rounds as usize,
+        bytes / rounds as usize,
+        publisher.last_path(),
+    );
+
+    let mut c = criterion();
+    {
+        let mut group = c.benchmark_group(format!("publish/{n}"));
+        group.sample_size(10);
+        group.bench_function("full_build", |b| {
+            b.iter(|| black_box(Snapshot::build_with(&board, options).rank_chunks.len()))
+        });
+        group.bench_function(format!("incremental_{MOVES}_moves"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    for event in moves(&mut rng, &players, &mut serial) {
+                        board.apply(&event).expect("in range");
+                    }
+                    let started = Instant::now();
+                    black_box(publisher.publish(&board).new_parts.len());
+                    total += started.elapsed();
+                }
+                total
+            })
+        });
+        // The same, timed by this thread's CPU time: on a shared machine, wall time also counts
+        // the time other processes hold the CPU.
+        group.bench_function(format!("incremental_{MOVES}_moves_cpu_time"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    for event in moves(&mut rng, &players, &mut serial) {
+                        board.apply(&event).expect("in range");
+                    }
+                    let started = thread_cpu();
+                    black_box(publisher.publish(&board).new_parts.len());
+                    total += thread_cpu() - started;
+                }
+                total
+            })
+        });
+        group.finish();
+    }
+    {
+        // What the edge pays to read a version: the manifest once, then a chunk per query.
+        let snapshot = Snapshot::build_with(&board, options);
+        let mut group = c.benchmark_group(format!("decode/{n}"));
+        group.bench_function("manifest", |b| {
+            b.iter(|| {
+                black_box(
+                    Manifest::decode(&snapshot.manifest_bytes)
+                        .expect("valid")
+                        .rank_chunks
+                        .len(),
+                )
+            })
+        });
+        let middle = snapshot.rank_chunks.len() / 2;
+        let hash = snapshot.manifest.rank_chunks[middle].hash;
+        group.bench_function("rank_chunk", |b| {
+            b.iter(|| {
+                black_box(
+                    RankChunk::decode(&snapshot.rank_chunks[middle], &hash)
+                        .expect("valid")
+                        .entries
+                        .len(),
+                )
+            })
+        });
+        group.finish();
+    }
+}

@@ -1,0 +1,600 @@
+//! Publishing a board's versions as snapshots, one after another, cutting again only the chunks
+//! that changed.
+//!
+//! A [`Publisher`] follows one board instance. Each [`Publisher::publish`] takes the board's
+//! current version and answers a [`Publication`]: the manifest and only the parts the previous
+//! manifest did not name; every other part the manifest names was handed out by an earlier
+//! publication of the same publisher.
+//!
+//! ## Incremental publication
+//! The players that changed since the last publication come from [`Board::deltas_since`]: for
+//! each, its standing then (the first delta's `before`) and now (the last delta's `after`).
+//! - **Lookup chunks**: only the partitions of changed players are decoded (from the encoded
+//!   chunks the publisher keeps), patched (insert, replace, remove; kept sorted by id bytes)
+//!   and encoded again. Each old standing is checked against the partition on the way, which is
+//!   how a different board behind the same publisher is caught.
+//! - **Rank chunks**: a chunk is dirty when its key range held an old key of a changed player or
+//!   receives a new one (a key past the last chunk falls to the last chunk). Clean chunks are
+//!   kept as they are. From the start of each dirty chunk, the current board is read in rank
+//!   order (the chunk before it is clean or was just cut again to end on that same boundary, so
+//!   the full build cuts there too, and the rank after it is known by counting) and cut by the
+//!   same rule as
+//!   [`Snapshot::build_with`], until a cut lands on an old boundary (the same last entry) that is
+//!   not the board's last: the rule looks only at entries since the last cut, so from such a
+//!   boundary the old chunks are what a full build would cut again, and reading stops. A re-cut
+//!   that runs into the next dirty chunk simply goes on. The result is byte for byte the full
+//!   build's (the property test in `core/tests/publish.rs` holds it to that).
+//! - **The manifest** is encoded in full each time (O(chunks)), with its digest over the rank
+//!   chunk hashes (see the module doc of [`crate::snapshot`]).
+//!
+//! A version that moved c players costs O(c log c) to gather the changes, O(c (log n + k)) for
+//! the re-cut chunks of k entries and the patched partitions, and O(chunks) for the manifest.
+//! It falls back to a full build (O(n)) on the first publication, when the deltas since the
+//! last one are no longer held, when the version went back or the rules differ (another board),
+//! when the partition count changes (the board doubled or halved), and when a changed player's
+//! old standing is not the one published (another board at a later version).
+
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+
+use super::{
+    ChunkingOptions, EncodedManifest, EntryRef, LookupChunkRef, Manifest, RankChunkRef, RankCutter, Snapshot,
+    TAG_LOOKUP_CHUNK, chunk_digest, decode_entries, seal_lookup,
+};
+use crate::board::Board;
+use crate::digest::{BoardDigest, ChunkHash, fnv1a};
+use crate::rules::{BoardRules, Standing};
+
+/// Sets of part hashes; a fixed-seed hasher, as the core draws no randomness.
+type HashSet<T> = hashbrown::HashSet<T, foldhash::fast::FixedState>;
+
+/// One published version: its manifest and the parts that are new with it.
+#[derive(Clone, Debug)]
+pub struct Publication {
+    /// The decoded manifest.
+    pub manifest: Manifest,
+    /// The encoded manifest.
+    pub manifest_bytes: Vec<u8>,
+    /// The hash of `manifest_bytes`, which names the manifest.
+    pub manifest_hash: ChunkHash,
+    /// The rank and lookup chunks the previous manifest did not name, by hash, each once. A part
+    /// an older manifest named that comes back (a player returning to where they were) is
+    /// handed out again: a store may have let it go once no manifest named it.
+    pub new_parts: Vec<(ChunkHash, Vec<u8>)>,
+    /// The manifest's chunk entries (rank and lookup, counted by place) whose part the
+    /// previous manifest already named.
+    pub reused_parts: usize,
+}
+
+/// How the last publication was built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PublishPath {
+    /// Only the chunks holding changed players were cut again.
+    Incremental,
+    /// The whole board was cut again, for this reason.
+    Full(FullBuildReason),
+}
+
+/// Why a publication was a full build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FullBuildReason {
+    /// Nothing was published before.
+    FirstPublication,
+    /// The board no longer holds the deltas since the last publication.
+    HistoryGone,
+    /// The board's version is older than the last publication's: another board.
+    VersionWentBack,
+    /// The board's rules differ from the last publication's: another board.
+    OtherRules,
+    /// The lookup partition count changed (the board doubled or halved).
+    PartitionsChanged,
+    /// The last publication ranked nobody, so it has no boundary to cut from.
+    NothingRankedBefore,
+    /// A changed player's old standing, or the total, disagrees with the last publication:
+    /// another board at a later version.
+    Inconsistent,
+}
+
+/// What the publisher keeps of its last publication.
+#[derive(Clone, Debug)]
+struct Published {
+    manifest: Manifest,
+    /// The encoded manifest, with where each ref lies in it.
+    encoded: EncodedManifest,
+    /// The encoded lookup chunks, in partition order.
+    lookup_chunks: Vec<Vec<u8>>,
+}
+
+/// A publication computed from the last one, not yet committed to the publisher.
+struct Patch {
+    /// The new manifest, its rank chunk list still empty: see `rank_slots`.
+    manifest: Manifest,
+    /// The new rank chunk list, naming the old refs it keeps so they are moved, not copied.
+    rank_slots: Vec<RankSlot>,
+    /// The parts to hand out: those the last manifest did not name.
+    new_parts: Vec<(ChunkHash, Vec<u8>)>,
+    /// See [`Publication::reused_parts`].
+    reused_parts: usize,
+    /// The patched partitions and their new bytes.
+    lookup_updates: Vec<(usize, Vec<u8>)>,
+}
+
+/// Follows one board instance and publishes its versions. Keep one publisher per board
+/// instance: another board is told apart by its rules, a version that went back, or a changed
+/// player's old standing, but another board at the very version last published, with the same
+/// rules, looks unchanged.
+///
+/// Memory: the encoded lookup chunks of the last publication, which hold every entry once
+/// (about 33 bytes per player with 23-byte ids: some 33 MB for a 1M-player board), and its
+/// manifest decoded and encoded (about 130 + 70 bytes per rank chunk and 36 + 40 per lookup
+/// chunk: about 2 MB at 1M players with the default chunking). No decoded copy of the board,
+/// no rank chunk.
+#[derive(Clone, Debug)]
+pub struct Publisher {
+    options: ChunkingOptions,
+    last: Option<Published>,
+    path: Option<PublishPath>,
+}
+
+impl Publisher {
+    /// A publisher that has published nothing, cutting chunks with `options`. O(1).
+    pub fn new(options: ChunkingOptions) -> Publisher {
+        Publisher {
+            options,
+            last: None,
+            path: None,
+        }
+    }
+
+    /// The version last published, if any. O(1).
+    pub fn published_version(&self) -> Option<u64> {
+        self.last.as_ref().map(|s| s.manifest.board_version)
+    }
+
+    /// The manifest last published, if any. O(1).
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.last.as_ref().map(|s| &s.manifest)
+    }
+
+    /// How the last publication was built, if any. O(1).
+    pub fn last_path(&self) -> Option<PublishPath> {
+        self.path
+    }
+
+    /// Publishes the board's current version, byte for byte as [`Snapshot::build_with`] cuts
+    /// it. Incremental when it can be: O(c log c + c (log n + k) + chunks) for c changed players
+    /// and chunks of about k entries; otherwise a full build, O(n) (see the module doc).
+    pub fn publish(&mut self, board: &Board) -> Publication {
+        let reason = match self.last.as_mut() {
+            None => FullBuildReason::FirstPublication,
+            Some(last) => match patch(&self.options, last, board) {
+                Ok(patch) => {
+                    self.path = Some(PublishPath::Incremental);
+                    return commit_patch(last, patch);
+                }
+                Err(reason) => reason,
+            },
+        };
+        self.path = Some(PublishPath::Full(reason));
+        let snapshot = Snapshot::build_with(board, self.options);
+        let candidates = snapshot
+            .manifest
+            .rank_chunks
+            .iter()
+            .map(|c| c.hash)
+            .zip(snapshot.rank_chunks)
+            .chain(
+                snapshot
+                    .manifest
+                    .lookup_chunks
+                    .iter()
+                    .map(|c| c.hash)
+                    .zip(snapshot.lookup_chunks.iter().cloned()),
+            );
+        let previous = self.last.as_ref().map(|l| &l.manifest);
+        let (new_parts, reused_parts) = hand_out(previous, &snapshot.manifest, candidates);
+        self.last = Some(Published {
+            encoded: EncodedManifest::write(&snapshot.manifest, |_| None, |_| None),
+            manifest: snapshot.manifest.clone(),
+            lookup_chunks: snapshot.lookup_chunks,
+        });
+        Publication {
+            manifest_hash: BoardDigest::of(&snapshot.manifest_bytes),
+            manifest: snapshot.manifest,
+            manifest_bytes: snapshot.manifest_bytes,
+            new_parts,
+            reused_parts,
+        }
+    }
+}
+
+/// Makes a computed patch the last publication and answers it. O(chunks + new bytes).
+fn commit_patch(last: &mut Published, patch: Patch) -> Publication {
+    let Patch {
+        mut manifest,
+        rank_slots,
+        new_parts,
+        reused_parts,
+        lookup_updates,
+    } = patch;
+    let mut patched = alloc::vec![false; manifest.lookup_chunks.len()];
+    for (p, bytes) in lookup_updates {
+        last.lookup_chunks[p] = bytes;
+        patched[p] = true;
+    }
+    let mut old: Vec<Option<RankChunkRef>> = core::mem::take(&mut last.manifest.rank_chunks)
+        .into_iter()
+        .map(Some)
+        .collect();
+    // Where each new rank ref came from, so its encoding is copied from the last manifest.
+    let mut kept_from: Vec<Option<usize>> = Vec::with_capacity(rank_slots.len());
+    // Each old ref is kept at most once (a re-cut only moves forward), so each `take` finds it.
+    manifest.rank_chunks = rank_slots
+        .into_iter()
+        .filter_map(|slot| match slot {
+            RankSlot::Kept(j) => {
+                kept_from.push(Some(j));
+                old.get_mut(j).and_then(Option::take)
+            }
+            RankSlot::Cut(chunk_ref) => {
+                kept_from.push(None);
+                Some(chunk_ref)
+            }
+        })
+        .collect();
+    let encoded = EncodedManifest::write(
+        &manifest,
+        |i| {
+            kept_from
+                .get(i)
+                .copied()
+                .flatten()
+                .and_then(|j| last.encoded.rank_ref(j))
+        },
+        |p| (!patched[p]).then(|| last.encoded.lookup_ref(p)).flatten(),
+    );
+    let manifest_bytes = encoded.bytes.clone();
+    last.encoded = encoded;
+    last.manifest = manifest.clone();
+    Publication {
+        manifest_hash: BoardDigest::of(&manifest_bytes),
+        manifest,
+        manifest_bytes,
+        new_parts,
+        reused_parts,
+    }
+}
+
+/// Splits a full build's parts into those to hand out (not named by the previous manifest,
+/// each once) and counts the manifest's entries whose part the previous one named. O(chunks)
+/// to collect the names, O(1) per part. (A patch knows which parts are old without this.)
+fn hand_out(
+    previous: Option<&Manifest>,
+    manifest: &Manifest,
+    candidates: impl Iterator<Item = (ChunkHash, Vec<u8>)>,
+) -> (Vec<(ChunkHash, Vec<u8>)>, usize) {
+    let names = |m: &Manifest| -> HashSet<ChunkHash> {
+        m.rank_chunks
+            .iter()
+            .map(|c| c.hash)
+            .chain(m.lookup_chunks.iter().map(|c| c.hash))
+            .collect()
+    };
+    let known = previous.map(names).unwrap_or_default();
+    let mut handed: HashSet<ChunkHash> = HashSet::default();
+    let mut new_parts = Vec::new();
+    for (hash, bytes) in candidates {
+        if !known.contains(&hash) && handed.insert(hash) {
+            new_parts.push((hash, bytes));
+        }
+    }
+    let reused_parts = manifest
+        .rank_chunks
+        .iter()
+        .map(|c| &c.hash)
+        .chain(manifest.lookup_chunks.iter().map(|c| &c.hash))
+        .filter(|h| known.contains(*h))
+        .count();
+    (new_parts, reused_parts)
+}
+
+/// One changed player: their standing at the last publication and now.
+struct Change<'a> {
+    player: &'a str,
+    partition: usize,
+    then: Option<Standing>,
+    now: Option<Standing>,
+}
+
+/// Computes the next publication from the last one and the deltas since, or says why it
+/// cannot. Pure: nothing is committed until it succeeds.
+fn patch(options: &ChunkingOptions, last: &Published, board: &Board) -> Result<Patch, FullBuildReason> {
+    let old = &last.manifest;
+    if board.rules() != &old.rules {
+        return Err(FullBuildReason::OtherRules);
+    }
+    if board.version() < old.board_version {
+        return Err(FullBuildReason::VersionWentBack);
+    }
+    let deltas = board
+        .deltas_since(old.board_version)
+        .ok_or(FullBuildReason::HistoryGone)?;
+    let partitions = options.partitions(board.total_players());
+    if partitions != old.lookup_chunks.len() {
+        return Err(FullBuildReason::PartitionsChanged);
+    }
+    if old.rank_chunks.is_empty() {
+        return Err(FullBuildReason::NothingRankedBefore);
+    }
+
+    // Each changed player once: a stable sort keeps their deltas oldest first, so the first
+    // one's `before` is their standing at the last publication and the last one's `after` now.
+    let mut named: Vec<_> = deltas.collect();
+    named.sort_by(|a, b| a.player.as_str().as_bytes().cmp(b.player.as_str().as_bytes()));
+    let mut changes: Vec<Change<'_>> = Vec::new();
+    for run in named.chunk_by(|a, b| a.player == b.player) {
+        let (Some(first), Some(latest)) = (run.first(), run.last()) else {
+            continue;
+        };
+        if first.before != latest.after {
+            let player = first.player.as_str();
+            changes.push(Change {
+                player,
+                partition: (fnv1a(player.as_bytes()) & (partitions as u64 - 1)) as usize,
+                then: first.before,
+                now: latest.after,
+            });
+        }
+    }
+
+    let lookup_parts = patch_lookups(last, &mut changes)?;
+    let (rank_slots, mut new_parts, rank_reused) = recut_rank_chunks(options, old, board, &changes)?;
+    let mut reused_parts = rank_reused + (old.lookup_chunks.len() - lookup_parts.len());
+    let mut lookup_refs = old.lookup_chunks.clone();
+    let mut lookup_updates = Vec::with_capacity(lookup_parts.len());
+    // Partitions hold disjoint players, so two lookup chunks share bytes only when both are
+    // empty: a patched partition's part is known when it is unchanged, or empty while the last
+    // manifest named an empty one; and only one empty part is handed out.
+    let mut empty_named = None;
+    let mut empty_handed_out = false;
+    for (p, chunk_ref, bytes) in lookup_parts {
+        let empty = chunk_ref.count == 0;
+        let known = chunk_ref.hash == old.lookup_chunks[p].hash
+            || (empty && *empty_named.get_or_insert_with(|| old.lookup_chunks.iter().any(|c| c.count == 0)));
+        if known {
+            reused_parts += 1;
+        } else if !(empty && empty_handed_out) {
+            empty_handed_out |= empty;
+            new_parts.push((chunk_ref.hash, bytes.clone()));
+        }
+        lookup_refs[p] = chunk_ref;
+        lookup_updates.push((p, bytes));
+    }
+    let counted: u64 = rank_slots
+        .iter()
+        .map(|s| u64::from(s.get(&old.rank_chunks).count))
+        .sum();
+    let looked_up: u64 = lookup_refs.iter().map(|c| u64::from(c.count)).sum();
+    if counted != board.total_players() || looked_up != board.total_players() {
+        return Err(FullBuildReason::Inconsistent);
+    }
+    let manifest = Manifest {
+        rules: old.rules,
+        board_version: board.version(),
+        total_players: board.total_players(),
+        digest: chunk_digest(
+            old.rules.score_mode,
+            rank_slots.iter().map(|s| &s.get(&old.rank_chunks).hash),
+        ),
+        rank_chunks: Vec::new(),
+        lookup_chunks: lookup_refs,
+    };
+    Ok(Patch {
+        manifest,
+        rank_slots,
+        new_parts,
+        reused_parts,
+        lookup_updates,
+    })
+}
+
+/// Patches the partitions of the changed players: decode, insert / replace / remove, encode.
+/// Answers each patched partition with its new manifest entry and bytes. Sorts `changes` by
+/// partition. O(c log c + the patched partitions' entries).
+fn patch_lookups(
+    last: &Published,
+    changes: &mut [Change<'_>],
+) -> Result<Vec<(usize, LookupChunkRef, Vec<u8>)>, FullBuildReason> {
+    changes.sort_unstable_by_key(|c| c.partition);
+    let mut parts = Vec::new();
+    for group in changes.chunk_by(|a, b| a.partition == b.partition) {
+        let p = group[0].partition;
+        let bytes = last.lookup_chunks.get(p).ok_or(FullBuildReason::Inconsistent)?;
+        // The publisher encoded these bytes itself; a failure here means they were not its own.
+        // The ids are borrowed from the bytes: no id is copied but into the new encoding.
+        let mut entries =
+            decode_entries(TAG_LOOKUP_CHUNK, bytes).map_err(|_| FullBuildReason::Inconsistent)?;
+        for change in group {
+            let found = entries.binary_search_by(|e| e.player.as_bytes().cmp(change.player.as_bytes()));
+            let held = found.ok().map(|i| entries[i].standing());
+            if held != change.then {
+                return Err(FullBuildReason::Inconsistent);
+            }
+            match (found, change.now) {
+                (Ok(i), Some(now)) => entries[i] = EntryRef::new(change.player, now),
+                (Ok(i), None) => {
+                    entries.remove(i);
+                }
+                (Err(i), Some(now)) => entries.insert(i, EntryRef::new(change.player, now)),
+                (Err(_), None) => {}
+            }
+        }
+        let (chunk_ref, bytes) = seal_lookup(&entries);
+        parts.push((p, chunk_ref, bytes));
+    }
+    Ok(parts)
+}
+
+/// One place in the new rank chunk list.
+enum RankSlot {
+    /// Old chunk `j`, unchanged.
+    Kept(usize),
+    /// A chunk cut again.
+    Cut(RankChunkRef),
+}
+
+impl RankSlot {
+    /// The ref this slot names, given the old chunk list. O(1).
+    fn get<'a>(&'a self, old: &'a [RankChunkRef]) -> &'a RankChunkRef {
+        match self {
+            RankSlot::Kept(j) => &old[*j],
+            RankSlot::Cut(chunk_ref) => chunk_ref,
+        }
+    }
+}
+
+/// The new rank chunk list as it is made: slots in order, the parts to hand out, and how many
+/// slots name a part the last manifest named.
+struct RankChunks<'m> {
+    old: &'m [RankChunkRef],
+    refs: Vec<RankSlot>,
+    parts: Vec<(ChunkHash, Vec<u8>)>,
+    reused: usize,
+}
+
+impl RankChunks<'_> {
+    /// Keeps old chunk `j` as it is. O(1).
+    fn keep(&mut self, j: usize) {
+        self.reused += 1;
+        self.refs.push(RankSlot::Kept(j));
+    }
+
+    /// The last chunk placed or kept, if any. O(1).
+    fn last(&self) -> Option<&RankChunkRef> {
+        self.refs.last().map(|slot| slot.get(self.old))
+    }
+
+    /// Places a chunk just cut; `ptr` is the first old chunk whose last entry does not sort
+    /// before the previous cut, and moves to the first one not before this cut. Answers whether
+    /// the cut is on an old boundary (the same last entry). O(old chunks passed).
+    fn place(
+        &mut self,
+        rules: &BoardRules,
+        ptr: &mut usize,
+        chunk_ref: RankChunkRef,
+        bytes: Vec<u8>,
+    ) -> bool {
+        let at = (&chunk_ref.last.standing(), chunk_ref.last.player.as_str());
+        while *ptr < self.old.len()
+            && rules.compare((&self.old[*ptr].last.standing(), &self.old[*ptr].last.player), at)
+                == Ordering::Less
+        {
+            *ptr += 1;
+        }
+        let on_boundary = self.old.get(*ptr).is_some_and(|c| c.last == chunk_ref.last);
+        // Chunks with the same last entry are the only ones that can share bytes.
+        if on_boundary && self.old[*ptr].hash == chunk_ref.hash {
+            self.reused += 1;
+        } else {
+            self.parts.push((chunk_ref.hash, bytes));
+        }
+        self.refs.push(RankSlot::Cut(chunk_ref));
+        on_boundary
+    }
+}
+
+/// The new rank chunk list: the old clean chunks kept, the dirty ones cut again from the
+/// current board (see the module doc). Answers the refs, the re-cut chunks the last manifest did
+/// not name (by hash, with their bytes), and how many refs it did name.
+/// O(c log chunks + chunks + re-cut entries + runs log n).
+#[allow(clippy::type_complexity)]
+fn recut_rank_chunks(
+    options: &ChunkingOptions,
+    old: &Manifest,
+    board: &Board,
+    changes: &[Change<'_>],
+) -> Result<(Vec<RankSlot>, Vec<(ChunkHash, Vec<u8>)>, usize), FullBuildReason> {
+    let chunks = &old.rank_chunks;
+    let last_chunk = chunks.len() - 1;
+    let mut dirty = alloc::vec![false; chunks.len()];
+    for change in changes {
+        if let Some(then) = change.then {
+            // An old key always sits in some chunk's range; past the end means another board.
+            let i = old
+                .rank_chunk_of(&then, change.player)
+                .ok_or(FullBuildReason::Inconsistent)?;
+            dirty[i] = true;
+        }
+        if let Some(now) = change.now {
+            dirty[old.rank_chunk_of(&now, change.player).unwrap_or(last_chunk)] = true;
+        }
+    }
+    let rules = old.rules;
+    let index = board.index();
+    // A re-cut usually ends at or near the end of the old chunk it starts in, so it first reads
+    // that chunk's count and a few more, then small steps: reading the board is most of the
+    // cost (each entry's id is a cache miss), and what is read past the cut is thrown away.
+    let step = (options.boundary_modulus as usize).clamp(16, 1024);
+    let mut out = RankChunks {
+        old: chunks,
+        refs: Vec::with_capacity(chunks.len() + 8),
+        parts: Vec::new(),
+        reused: 0,
+    };
+    // The rank, in the current board, of the first entry not yet placed in a chunk.
+    let mut next_rank: u64 = 1;
+    let mut j = 0;
+    while j < chunks.len() {
+        if !dirty[j] {
+            next_rank += u64::from(chunks[j].count);
+            out.keep(j);
+            j += 1;
+            continue;
+        }
+        // Cut again from the boundary before chunk j, which the full build also cuts at.
+        let mut cutter = RankCutter::new(options);
+        let mut ptr = j;
+        let mut want = chunks[j].count as usize + 8;
+        let resume = 'scan: loop {
+            let entries = index.range(next_rank, want);
+            want = step;
+            if entries.is_empty() {
+                if let Some((chunk_ref, bytes)) = cutter.finish() {
+                    out.place(&rules, &mut ptr, chunk_ref, bytes);
+                }
+                break 'scan None;
+            }
+            for entry in &entries {
+                next_rank += 1;
+                if let Some((chunk_ref, bytes)) =
+                    cutter.push(EntryRef::of(entry), fnv1a(entry.player.as_bytes()))
+                {
+                    // The last old chunk ends where the old board ended, not necessarily at a
+                    // cut, and entries past it are new: never resume after it.
+                    if out.place(&rules, &mut ptr, chunk_ref, bytes) && ptr < last_chunk {
+                        break 'scan Some(ptr + 1);
+                    }
+                }
+            }
+        };
+        match resume {
+            Some(next) => j = next,
+            None => {
+                // The board ended: every old chunk not passed must have lost all its entries.
+                let passed = out.last().map_or(0, |r| {
+                    let at = (&r.last.standing(), r.last.player.as_str());
+                    chunks.partition_point(|c| {
+                        rules.compare((&c.last.standing(), &c.last.player), at) != Ordering::Greater
+                    })
+                });
+                if dirty[passed.min(chunks.len())..].iter().any(|d| !d) {
+                    return Err(FullBuildReason::Inconsistent);
+                }
+                j = chunks.len();
+            }
+        }
+    }
+    Ok((out.refs, out.parts, out.reused))
+}

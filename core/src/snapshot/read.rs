@@ -1,0 +1,490 @@
+//! Answering the read API's queries from a snapshot's parts, as a board would answer them.
+//!
+//! The reader does no IO: a query either answers ([`Step::Done`]) from the parts it is given,
+//! or says which parts it needs first ([`Step::Need`]); the driver (the edge worker) fetches
+//! those and asks again. Every query needs few parts, and says so before it reads any, so a
+//! driver can refuse a query that would need too many.
+//!
+//! How each query finds its answer, and the most rounds (calls that answer `Need`) it takes:
+//! - a player's entry is in their lookup chunk ([`Manifest::partition_of`]); their rank is the
+//!   entries of the rank chunks before theirs ([`Manifest::rank_chunk_of`]) plus their place in
+//!   it. So a rank needs the lookup chunk first, then the rank chunk.
+//! - the value ranks count the entries and distinct values before the first entry holding the
+//!   player's value. Whole chunks are counted from the manifest (`count`, `distinct_values`,
+//!   and `first_value` against the previous chunk's last value, for a value that spans the
+//!   boundary); only the chunk where the player's value starts is read, and only when that
+//!   chunk starts with a better value. It is found in the same round as the player's chunk.
+//! - a page or a window is a run of ranks; the chunks covering it follow from the prefix sums
+//!   of the chunk counts. A cursor's place needs the chunk holding it (unless it is that
+//!   chunk's last entry), a window's place the player's lookup and rank chunks.
+//!
+//! So `top` takes at most 2 rounds, `player_rank` 2 (at most 3 parts), `nearby` 3, and
+//! `rank_among` 2 (one lookup chunk per distinct non-empty partition, then one rank chunk per
+//! distinct chunk of the ranked players). A player whose partition is empty in the manifest is
+//! unranked without any part.
+//!
+//! The parts must be the manifest's (decoded against the hashes it names); parts that are not
+//! never make a query panic, but may answer wrongly.
+
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+
+use super::{LookupChunk, Manifest, RankChunk, SnapshotEntry};
+use crate::board::{Cursor, FriendEntry, FriendsBoard, Page, PlayerRank};
+use crate::error::QueryError;
+use crate::index::RankedEntry;
+use crate::rules::Standing;
+
+/// A part of a snapshot, by its place in the manifest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Part {
+    /// Rank chunk `i` of `manifest.rank_chunks`.
+    Rank(usize),
+    /// Lookup chunk `p` of `manifest.lookup_chunks` (a player's partition).
+    Lookup(usize),
+}
+
+/// The decoded parts a driver holds for one manifest.
+pub trait Parts {
+    /// Rank chunk `i`, if held.
+    fn rank(&self, i: usize) -> Option<&RankChunk>;
+    /// Lookup chunk `partition`, if held.
+    fn lookup(&self, partition: usize) -> Option<&LookupChunk>;
+}
+
+/// What a query answers: the answer, or the parts to fetch before asking again.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step<T> {
+    /// The answer.
+    Done(T),
+    /// Fetch these (none of them held yet, no repeats), then ask again.
+    Need(Vec<Part>),
+}
+
+/// Answers queries from one manifest at its `board_version`, exactly as
+/// [`crate::Board`] answers them at that version.
+#[derive(Clone, Debug)]
+pub struct SnapshotReader<'m> {
+    manifest: &'m Manifest,
+    /// `entries_before[i]`: the entries of rank chunks `0..i`, for every `i` up to the chunk
+    /// count (one more element than chunks). The rank of chunk `i`'s first entry is one more.
+    entries_before: Vec<u64>,
+    /// `values_before[i]`: the distinct values among the entries of rank chunks `0..i`.
+    values_before: Vec<u64>,
+}
+
+/// A query stopped because a part it needs is not held; the part is in the [`Needs`].
+struct Pending;
+
+/// The parts a query found missing so far.
+struct Needs(Vec<Part>);
+
+impl Needs {
+    /// Records a missing part and stops this line of the query.
+    fn missing<T>(&mut self, part: Part) -> Result<T, Pending> {
+        self.0.push(part);
+        Err(Pending)
+    }
+
+    /// The answer, or the missing parts, sorted and without repeats. O(m log m) for m parts.
+    fn step<T>(mut self, answer: impl FnOnce() -> T) -> Step<T> {
+        if self.0.is_empty() {
+            return Step::Done(answer());
+        }
+        self.0.sort_unstable();
+        self.0.dedup();
+        Step::Need(self.0)
+    }
+}
+
+impl<'m> SnapshotReader<'m> {
+    /// A reader of `manifest`. O(chunks): it sums the rank chunks' entries and distinct values
+    /// once, so that every query finds ranks and value ranks in O(log chunks).
+    pub fn new(manifest: &'m Manifest) -> SnapshotReader<'m> {
+        let chunks = &manifest.rank_chunks;
+        let mut entries_before = Vec::with_capacity(chunks.len() + 1);
+        let mut values_before = Vec::with_capacity(chunks.len() + 1);
+        let (mut entries, mut values) = (0u64, 0u64);
+        entries_before.push(0);
+        values_before.push(0);
+        let mut previous_last: Option<i64> = None;
+        for chunk in chunks {
+            entries += u64::from(chunk.count);
+            // A value that runs on from the previous chunk was counted there already.
+            let shared = previous_last == Some(chunk.first_value);
+            values += u64::from(chunk.distinct_values).saturating_sub(u64::from(shared));
+            entries_before.push(entries);
+            values_before.push(values);
+            previous_last = Some(chunk.last.value);
+        }
+        SnapshotReader {
+            manifest,
+            entries_before,
+            values_before,
+        }
+    }
+
+    /// The manifest read. O(1).
+    pub fn manifest(&self) -> &'m Manifest {
+        self.manifest
+    }
+
+    /// [`crate::Board::top`]: `limit` entries from the top, or after the cursor's position.
+    /// A cursor made at another version is [`QueryError::StaleCursor`] (a snapshot holds one
+    /// version; the driver asks the origin, which holds more).
+    ///
+    /// Needs the rank chunk holding the cursor's position (not when it is that chunk's last
+    /// entry), then the chunks the page covers: at most 2 rounds. O(log chunks + log k +
+    /// limit) for chunks of k entries.
+    pub fn top<'c>(
+        &self,
+        parts: &'c impl Parts,
+        limit: usize,
+        cursor: Option<&Cursor>,
+    ) -> Result<Step<Page<'c>>, QueryError> {
+        let version = self.manifest.board_version;
+        if let Some(c) = cursor
+            && c.board_version != version
+        {
+            return Err(QueryError::StaleCursor {
+                cursor_version: c.board_version,
+                oldest_held: version,
+                board_version: version,
+            });
+        }
+        let mut needs = Needs(Vec::new());
+        let total = self.manifest.total_players;
+        // An empty page names no position, so it needs no part (and has no next cursor).
+        let entries = if limit == 0 {
+            Ok(Vec::new())
+        } else {
+            let first = match cursor {
+                None => Ok(1),
+                Some(c) => {
+                    let at = Standing {
+                        value: c.value,
+                        achieved_at: c.achieved_at,
+                    };
+                    self.first_rank_after(parts, &at, &c.player, &mut needs)
+                }
+            };
+            first.and_then(|first| self.range(parts, first, limit, &mut needs))
+        };
+        Ok(needs.step(|| {
+            let entries = entries.unwrap_or_default();
+            let next_cursor = match entries.last() {
+                Some(last) if last.rank < total => Some(Cursor {
+                    board_version: version,
+                    value: last.value,
+                    achieved_at: last.achieved_at,
+                    player: last.player.into(),
+                }),
+                _ => None,
+            };
+            Page {
+                board_version: version,
+                total_players: total,
+                entries,
+                next_cursor,
+            }
+        }))
+    }
+
+    /// [`crate::Board::player_rank`]: the player's rank, value ranks and percentile, or `None`
+    /// when unranked.
+    ///
+    /// Needs the player's lookup chunk, then their rank chunk and the chunk where their value
+    /// starts (when that is another chunk and starts with a better value): at most 2 rounds and
+    /// 3 parts. O(log chunks + log k), plus a scan of the shorter side of the player's value
+    /// run when that run ends inside the chunk where it starts (at most k/2 values).
+    pub fn player_rank<'c>(&self, parts: &'c impl Parts, player: &str) -> Step<Option<PlayerRank<'c>>> {
+        let mut needs = Needs(Vec::new());
+        let found = self.entry_of(parts, player, &mut needs).and_then(|entry| {
+            let Some(entry) = entry else {
+                return Ok(None);
+            };
+            // Ask for both chunks in one round, whichever of them is missing.
+            let rank = self.rank_of(parts, entry, &mut needs);
+            let value_ranks = self.value_ranks(parts, entry, &mut needs);
+            Ok(rank?.zip(value_ranks?).map(|(rank, ranks)| (entry, rank, ranks)))
+        });
+        let total = self.manifest.total_players;
+        needs.step(|| {
+            let (entry, rank, (better, distinct_better)) = found.ok()??;
+            let percentile = if total == 0 {
+                0.0
+            } else {
+                // As `RankedIndex::value_ranks` computes it, operation for operation.
+                total.saturating_sub(better) as f64 * 100.0 / total as f64
+            };
+            Some(PlayerRank {
+                board_version: self.manifest.board_version,
+                entry: RankedEntry {
+                    rank,
+                    player: &entry.player,
+                    value: entry.value,
+                    achieved_at: entry.achieved_at,
+                },
+                competition_rank: better + 1,
+                dense_rank: distinct_better + 1,
+                percentile,
+                total_players: total,
+            })
+        })
+    }
+
+    /// [`crate::Board::nearby`]: the window of ranks around the player, or `None` when
+    /// unranked.
+    ///
+    /// Needs the player's lookup chunk, then their rank chunk, then the other chunks the window
+    /// covers: at most 3 rounds. O(log chunks + log k + radius).
+    pub fn nearby<'c>(
+        &self,
+        parts: &'c impl Parts,
+        player: &str,
+        radius: u64,
+    ) -> Step<Option<Vec<RankedEntry<'c>>>> {
+        let mut needs = Needs(Vec::new());
+        let total = self.manifest.total_players;
+        let window = self.entry_of(parts, player, &mut needs).and_then(|entry| {
+            let Some(entry) = entry else {
+                return Ok(None);
+            };
+            let Some(rank) = self.rank_of(parts, entry, &mut needs)? else {
+                return Ok(None);
+            };
+            let first = rank.saturating_sub(radius).max(1);
+            let last = rank.saturating_add(radius).min(total);
+            let limit = usize::try_from(last.saturating_sub(first) + 1).unwrap_or(usize::MAX);
+            self.range(parts, first, limit, &mut needs).map(Some)
+        });
+        needs.step(|| window.ok().flatten())
+    }
+
+    /// [`crate::Board::rank_among`]: the players ranked among themselves.
+    ///
+    /// Needs the lookup chunk of each asked player's partition, then the rank chunk of each
+    /// ranked one: at most 2 rounds, and at most one part of each kind per distinct player.
+    /// O(p (log chunks + log k) + p log p) for p players.
+    pub fn rank_among<'q>(&self, parts: &impl Parts, players: &[&'q str]) -> Step<FriendsBoard<'q>> {
+        let mut needs = Needs(Vec::new());
+        let mut ranked: Vec<(u64, &'q str, Standing)> = Vec::with_capacity(players.len());
+        let mut unranked: Vec<(usize, &'q str)> = Vec::new();
+        for (asked_at, &player) in players.iter().enumerate() {
+            // A missing part is recorded in `needs`; the other players still say what they need.
+            let Ok(entry) = self.entry_of(parts, player, &mut needs) else {
+                continue;
+            };
+            let rank = match entry {
+                Some(entry) => match self.rank_of(parts, entry, &mut needs) {
+                    Ok(rank) => rank.map(|rank| (rank, entry.standing())),
+                    Err(Pending) => continue,
+                },
+                None => None,
+            };
+            match rank {
+                Some((global_rank, standing)) => ranked.push((global_rank, player, standing)),
+                None => unranked.push((asked_at, player)),
+            }
+        }
+        needs.step(|| {
+            // As `Board::rank_among` orders and deduplicates them.
+            ranked.sort_unstable_by_key(|&(global_rank, _, _)| global_rank);
+            ranked.dedup_by_key(|&mut (global_rank, _, _)| global_rank);
+            unranked.sort_unstable_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
+            unranked.dedup_by(|a, b| a.1 == b.1);
+            unranked.sort_unstable_by_key(|&(asked_at, _)| asked_at);
+            let entries = ranked
+                .into_iter()
+                .enumerate()
+                .map(|(i, (global_rank, player, s))| FriendEntry {
+                    rank: i as u64 + 1,
+                    global_rank,
+                    player,
+                    value: s.value,
+                    achieved_at: s.achieved_at,
+                })
+                .collect();
+            FriendsBoard {
+                board_version: self.manifest.board_version,
+                entries,
+                unranked: unranked.into_iter().map(|(_, p)| p).collect(),
+            }
+        })
+    }
+
+    /// The player's entry from their lookup chunk, `None` when unranked (without fetching the
+    /// chunk when the manifest says it is empty). O(log k).
+    fn entry_of<'c>(
+        &self,
+        parts: &'c impl Parts,
+        player: &str,
+        needs: &mut Needs,
+    ) -> Result<Option<&'c SnapshotEntry>, Pending> {
+        let partition = self.manifest.partition_of(player);
+        // An empty partition holds nobody: no need to fetch it to know.
+        match self.manifest.lookup_chunks.get(partition) {
+            Some(chunk_ref) if chunk_ref.count > 0 => {}
+            _ => return Ok(None),
+        }
+        match parts.lookup(partition) {
+            Some(chunk) => Ok(chunk.find(player)),
+            None => needs.missing(Part::Lookup(partition)),
+        }
+    }
+
+    /// The rank of an entry found in a lookup chunk, from its rank chunk; `None` only when the
+    /// parts disagree. O(log chunks + log k).
+    fn rank_of(
+        &self,
+        parts: &impl Parts,
+        entry: &SnapshotEntry,
+        needs: &mut Needs,
+    ) -> Result<Option<u64>, Pending> {
+        let standing = entry.standing();
+        let Some(i) = self.manifest.rank_chunk_of(&standing, &entry.player) else {
+            return Ok(None);
+        };
+        let Some(chunk) = parts.rank(i) else {
+            return needs.missing(Part::Rank(i));
+        };
+        let rules = &self.manifest.rules;
+        let place = chunk
+            .entries
+            .binary_search_by(|e| rules.compare((&e.standing(), &e.player), (&standing, &entry.player)))
+            .ok();
+        // A place past the chunk's count in the manifest can only come from a wrong chunk.
+        let count = self.manifest.rank_chunks[i].count as usize;
+        Ok(place
+            .filter(|&offset| offset < count)
+            .map(|offset| self.entries_before[i] + offset as u64 + 1))
+    }
+
+    /// The entries and the distinct values strictly better than the entry's value. O(log
+    /// chunks + log k), plus the scan described at [`SnapshotReader::player_rank`].
+    fn value_ranks(
+        &self,
+        parts: &impl Parts,
+        entry: &SnapshotEntry,
+        needs: &mut Needs,
+    ) -> Result<Option<(u64, u64)>, Pending> {
+        let chunks = &self.manifest.rank_chunks;
+        let mode = self.manifest.rules.score_mode;
+        let value = entry.value;
+        // The first chunk whose last value is not better: where the run of `value` starts. It is
+        // at or before the entry's own chunk, so a consistent manifest always has one.
+        let start = chunks.partition_point(|c| mode.better_value(c.last.value, value));
+        let Some(chunk_ref) = chunks.get(start) else {
+            return Ok(None);
+        };
+        let (better_entries, better_values) = if !mode.better_value(chunk_ref.first_value, value) {
+            // The run starts the chunk: nothing in it is better.
+            (0, 0)
+        } else {
+            let Some(chunk) = parts.rank(start) else {
+                return needs.missing(Part::Rank(start));
+            };
+            let entries = &chunk.entries;
+            let split = entries.partition_point(|e| mode.better_value(e.value, value));
+            let distinct = u64::from(chunk_ref.distinct_values);
+            let better_values = if chunk_ref.last.value == value {
+                // The run ends the chunk, so every value but the last is better.
+                distinct.saturating_sub(1)
+            } else if split <= entries.len() - split {
+                super::distinct_values(&entries[..split]).into()
+            } else {
+                distinct.saturating_sub(super::distinct_values(&entries[split..]).into())
+            };
+            (split as u64, better_values)
+        };
+        // The chunk's first value, when better, may run on from the previous chunk, which
+        // counted it already.
+        let shared = better_values > 0
+            && start
+                .checked_sub(1)
+                .and_then(|p| chunks.get(p))
+                .is_some_and(|previous| previous.last.value == chunk_ref.first_value);
+        Ok(Some((
+            self.entries_before[start] + better_entries,
+            self.values_before[start] + better_values - u64::from(shared),
+        )))
+    }
+
+    /// The 1-based rank of the first entry after the position `(at, player)` (one past the
+    /// last rank when none is). Needs the chunk holding the position, unless the position is
+    /// that chunk's last entry. O(log chunks + log k).
+    fn first_rank_after(
+        &self,
+        parts: &impl Parts,
+        at: &Standing,
+        player: &str,
+        needs: &mut Needs,
+    ) -> Result<u64, Pending> {
+        let rules = &self.manifest.rules;
+        let Some(i) = self.manifest.rank_chunk_of(at, player) else {
+            return Ok(self.manifest.total_players + 1);
+        };
+        let last = &self.manifest.rank_chunks[i].last;
+        if rules.compare((&last.standing(), &last.player), (at, player)) == Ordering::Equal {
+            return Ok(self.entries_before[i + 1] + 1);
+        }
+        let Some(chunk) = parts.rank(i) else {
+            return needs.missing(Part::Rank(i));
+        };
+        let through = chunk.entries.partition_point(|e| {
+            rules.compare((&e.standing(), &e.player), (at, player)) != Ordering::Greater
+        });
+        Ok(self.entries_before[i] + through as u64 + 1)
+    }
+
+    /// The entries of ranks `first ..` (at most `limit`, clipped at the last rank), asking for
+    /// every chunk they span that is not held. O(log chunks + entries).
+    fn range<'c>(
+        &self,
+        parts: &'c impl Parts,
+        first: u64,
+        limit: usize,
+        needs: &mut Needs,
+    ) -> Result<Vec<RankedEntry<'c>>, Pending> {
+        let total = self.manifest.total_players;
+        if limit == 0 || first == 0 || first > total {
+            return Ok(Vec::new());
+        }
+        let last = first.saturating_add(limit as u64 - 1).min(total);
+        let chunks = self.chunk_of_rank(first)..=self.chunk_of_rank(last);
+        let mut missing = false;
+        for i in chunks.clone() {
+            if parts.rank(i).is_none() {
+                needs.0.push(Part::Rank(i));
+                missing = true;
+            }
+        }
+        if missing {
+            return Err(Pending);
+        }
+        let mut entries = Vec::with_capacity((last - first + 1) as usize);
+        for i in chunks {
+            let Some(chunk) = parts.rank(i) else {
+                return Err(Pending);
+            };
+            let before = self.entries_before[i];
+            // Offsets within the chunk of the ranks wanted, clipped to what it holds.
+            let from = first.saturating_sub(before + 1) as usize;
+            let to = ((last - before) as usize).min(chunk.entries.len());
+            let held = chunk.entries.get(from..to).unwrap_or_default();
+            entries.extend(held.iter().enumerate().map(|(k, e)| RankedEntry {
+                rank: before + (from + k) as u64 + 1,
+                player: &e.player,
+                value: e.value,
+                achieved_at: e.achieved_at,
+            }));
+        }
+        Ok(entries)
+    }
+
+    /// The chunk holding rank `rank` (1 ..= total players). O(log chunks).
+    fn chunk_of_rank(&self, rank: u64) -> usize {
+        // `entries_before[i + 1]` is the last rank of chunk `i`.
+        self.entries_before[1..].partition_point(|&through| through < rank)
+    }
+}
