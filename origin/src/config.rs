@@ -30,6 +30,10 @@
 //! `window_ms` (250), `heartbeat_seconds` (15), `queue_messages` (64),
 //! `max_subscribers_per_token` (1,000), `max_subscribers_per_board` (20,000) and
 //! `max_subscribers` (50,000).
+//!
+//! Snapshots for the edge, in an optional `[snapshots]` table (see [`SnapshotsConfig`] and
+//! `docs/snapshots.md`): `interval_ms` (1,000), `retention_seconds` (60),
+//! `head_max_age_seconds` (1) and `idle_seconds` (600).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -105,6 +109,10 @@ pub struct Config {
     /// Live subscriptions: their window, heartbeat, queues and limits.
     #[serde(default, skip_serializing_if = "LiveConfig::is_default")]
     pub live: LiveConfig,
+    /// Snapshots published for the edge: how often, how long parts stay, how long heads are
+    /// cached and when a board nobody asks for stops being published.
+    #[serde(default, skip_serializing_if = "SnapshotsConfig::is_default")]
+    pub snapshots: SnapshotsConfig,
     /// The static tokens.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
@@ -174,6 +182,76 @@ impl LiveConfig {
             if n == 0 {
                 return Err(format!("live.{key} must be at least 1"));
             }
+        }
+        Ok(())
+    }
+}
+
+/// The `[snapshots]` table: how board instances are published for the edge (`docs/snapshots.md`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SnapshotsConfig {
+    /// The shortest time between two publications of one board instance; a changing board is
+    /// published about this often (its head says so as `interval_ms`).
+    pub interval_ms: u64,
+    /// How long a part (manifest or chunk) stays fetchable after no current head names it, so
+    /// an edge in the middle of a read of the version before can finish it.
+    pub retention_seconds: u64,
+    /// The `max-age` of a head answer.
+    pub head_max_age_seconds: u64,
+    /// A board instance whose head nobody asked for this long stops being published, and its
+    /// parts go on their retention.
+    pub idle_seconds: u64,
+}
+
+impl Default for SnapshotsConfig {
+    fn default() -> Self {
+        SnapshotsConfig {
+            interval_ms: 1_000,
+            retention_seconds: 60,
+            head_max_age_seconds: 1,
+            idle_seconds: 600,
+        }
+    }
+}
+
+impl SnapshotsConfig {
+    fn is_default(&self) -> bool {
+        *self == SnapshotsConfig::default()
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if !(10..=600_000).contains(&self.interval_ms) {
+            return Err(format!(
+                "snapshots.interval_ms = {} must be from 10 to 600000",
+                self.interval_ms
+            ));
+        }
+        if self.head_max_age_seconds > 3_600 {
+            return Err(format!(
+                "snapshots.head_max_age_seconds = {} must be at most 3600",
+                self.head_max_age_seconds
+            ));
+        }
+        // An edge may hold a head for its max-age and then fetch the parts it names; a
+        // retention shorter than that would answer 404 to a read begun on a valid head.
+        if self.retention_seconds < self.head_max_age_seconds.max(1) {
+            return Err(format!(
+                "snapshots.retention_seconds = {} must be at least 1 and at least head_max_age_seconds ({}), so that a part named by a cached head is still fetchable",
+                self.retention_seconds, self.head_max_age_seconds
+            ));
+        }
+        if self.retention_seconds > 86_400 {
+            return Err(format!(
+                "snapshots.retention_seconds = {} must be at most 86400",
+                self.retention_seconds
+            ));
+        }
+        if self.idle_seconds == 0 || self.idle_seconds > 30 * 86_400 {
+            return Err(format!(
+                "snapshots.idle_seconds = {} must be from 1 to 2592000",
+                self.idle_seconds
+            ));
         }
         Ok(())
     }
@@ -288,6 +366,12 @@ impl Role {
     /// Whether the role may define boards.
     pub fn can_define_boards(self) -> bool {
         matches!(self, Role::Admin)
+    }
+
+    /// Whether the role may read snapshots (`/v1/snapshots/...`) without `public_reads`: they
+    /// hold every player's score, so only the edge and admins.
+    pub fn can_read_snapshots(self) -> bool {
+        matches!(self, Role::Edge | Role::Admin)
     }
 
     /// Whether the role may ask what a bearer token is (`POST /v1/auth/introspect`).
@@ -442,7 +526,8 @@ impl Config {
         if self.player_jwt_max_lifetime_seconds < 1 {
             return Err("player_jwt_max_lifetime_seconds must be at least 1".into());
         }
-        self.live.check()
+        self.live.check()?;
+        self.snapshots.check()
     }
 
     /// The embedded default: SQLite under `data_dir`, fresh random admin and service tokens.
@@ -462,6 +547,7 @@ impl Config {
             idle_timeout_seconds: DEFAULT_IDLE_TIMEOUT_SECONDS,
             max_connections: 0,
             live: LiveConfig::default(),
+            snapshots: SnapshotsConfig::default(),
             tokens: vec![
                 TokenConfig {
                     name: "admin".into(),
@@ -571,6 +657,40 @@ mod tests {
             with_player.contains("only player tokens carry a player_id"),
             "{with_player}"
         );
+    }
+
+    /// Without a `[snapshots]` table: published every second, parts kept a minute, heads
+    /// cached a second, boards followed ten minutes; each key can be set, and a value out of
+    /// range (a retention shorter than a head's max-age among them) is refused by name.
+    #[test]
+    fn snapshots_default_and_are_checked() {
+        assert_eq!(parse("").unwrap().snapshots, SnapshotsConfig::default());
+        let config = parse(
+            "[snapshots]\ninterval_ms = 250\nretention_seconds = 30\nhead_max_age_seconds = 2\nidle_seconds = 60\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.snapshots,
+            SnapshotsConfig {
+                interval_ms: 250,
+                retention_seconds: 30,
+                head_max_age_seconds: 2,
+                idle_seconds: 60,
+            }
+        );
+        for (table, says) in [
+            ("interval_ms = 5", "snapshots.interval_ms = 5 must be from 10"),
+            (
+                "retention_seconds = 1\nhead_max_age_seconds = 5",
+                "snapshots.retention_seconds = 1 must be at least 1 and at least head_max_age_seconds (5)",
+            ),
+            ("retention_seconds = 0", "snapshots.retention_seconds = 0"),
+            ("idle_seconds = 0", "snapshots.idle_seconds = 0 must be from 1"),
+            ("interval = 5", "unknown field `interval`"),
+        ] {
+            let refused = parse(&format!("[snapshots]\n{table}\n")).unwrap_err().to_string();
+            assert!(refused.contains(says), "{table}: {refused}");
+        }
     }
 
     /// Without the keys: one connection thread per CPU, pinned; both can be set, and a thread

@@ -15,6 +15,7 @@ pub mod http;
 pub mod live;
 pub mod log;
 mod metrics;
+pub mod snapshots;
 pub mod store;
 mod sync;
 pub mod writer;
@@ -81,6 +82,13 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         metrics.clone(),
     );
     live.start();
+    let snapshots = snapshots::Snapshots::new(
+        config.snapshots.clone(),
+        registry.clone(),
+        clock.clone(),
+        metrics.clone(),
+    );
+    snapshots.start();
     let ingest = Ingest::start(WriterParts {
         store: store.clone(),
         registry: registry.clone(),
@@ -118,6 +126,7 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
         auth: Auth::from_config(config),
         metrics,
         live,
+        snapshots,
         domain,
         clock,
         ready: AtomicBool::new(true),

@@ -23,6 +23,13 @@ const LAG_BUCKETS: [f64; 17] = [
     0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.275, 0.3, 0.35, 0.4, 0.5, 0.75, 1.0, 2.5,
 ];
 
+/// Upper bounds of the snapshot publication histogram, in seconds: from a small board's
+/// microseconds to a million-member board published whole, with a bound at the 20 ms that
+/// publishing a version of a large board that moved a few players should stay under.
+const PUBLISH_BUCKETS: [f64; 15] = [
+    0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
+
 /// A monotonically increasing counter.
 #[derive(Default)]
 pub struct Counter(AtomicU64);
@@ -199,6 +206,81 @@ impl LiveMetrics {
     }
 }
 
+/// The metrics of snapshot publication (see `snapshots`).
+pub struct SnapshotMetrics {
+    /// Publications made (one board instance's version each).
+    pub publications: Counter,
+    /// How long one publication took (under the board's read lock, or from a copy of the
+    /// board taken under it for a first publication of a large board).
+    pub publish: Histogram,
+    /// Bytes of the parts publications introduced (manifests included).
+    pub new_bytes: Counter,
+    /// Parts held now, named or within their retention.
+    pub parts_held: AtomicU64,
+    /// Bytes of the parts held now.
+    pub bytes_held: AtomicU64,
+    /// Board instances followed now (their head asked for within `idle_seconds`).
+    pub instances: AtomicU64,
+}
+
+impl Default for SnapshotMetrics {
+    fn default() -> Self {
+        SnapshotMetrics {
+            publications: Counter::default(),
+            publish: Histogram::with_bounds(&PUBLISH_BUCKETS),
+            new_bytes: Counter::default(),
+            parts_held: AtomicU64::new(0),
+            bytes_held: AtomicU64::new(0),
+            instances: AtomicU64::new(0),
+        }
+    }
+}
+
+impl SnapshotMetrics {
+    fn render(&self, out: &mut String) {
+        out.push_str(
+            "# HELP standings_snapshot_publications_total Snapshot publications, one board instance's version each.\n",
+        );
+        out.push_str("# TYPE standings_snapshot_publications_total counter\n");
+        let _ = writeln!(
+            out,
+            "standings_snapshot_publications_total {}",
+            self.publications.get()
+        );
+        out.push_str(
+            "# HELP standings_snapshot_publish_seconds One publication: reading the board (or a copy of it, for a first publication of a large board) and cutting the new parts.\n",
+        );
+        out.push_str("# TYPE standings_snapshot_publish_seconds histogram\n");
+        self.publish.render(out, "standings_snapshot_publish_seconds", "");
+        out.push_str(
+            "# HELP standings_snapshot_new_bytes_total Bytes of the parts publications introduced, manifests included.\n",
+        );
+        out.push_str("# TYPE standings_snapshot_new_bytes_total counter\n");
+        let _ = writeln!(out, "standings_snapshot_new_bytes_total {}", self.new_bytes.get());
+        for (name, help, value) in [
+            (
+                "standings_snapshot_parts_held",
+                "Snapshot parts held, named by a current head or within their retention.",
+                &self.parts_held,
+            ),
+            (
+                "standings_snapshot_bytes_held",
+                "Bytes of the snapshot parts held.",
+                &self.bytes_held,
+            ),
+            (
+                "standings_snapshot_instances",
+                "Board instances published for the edge (their head asked for within idle_seconds).",
+                &self.instances,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} gauge");
+            let _ = writeln!(out, "{name} {}", value.load(Ordering::Relaxed));
+        }
+    }
+}
+
 /// The kinds of read the query-latency histogram tells apart.
 pub(crate) const QUERY_KINDS: [&str; 5] = ["top", "rank", "nearby", "friends", "boards"];
 
@@ -231,6 +313,8 @@ pub struct Metrics {
     pub connections_timed_out: Counter,
     /// Live subscriptions.
     pub live: LiveMetrics,
+    /// Snapshot publication.
+    pub snapshots: SnapshotMetrics,
     /// Error answers by code.
     rejections: Mutex<BTreeMap<&'static str, u64>>,
 }
@@ -332,6 +416,7 @@ impl Metrics {
             let _ = writeln!(out, "standings_rejections_total{{code=\"{code}\"}} {n}");
         }
         self.live.render(&mut out);
+        self.snapshots.render(&mut out);
         let broken = registry.broken();
         out.push_str(
             "# HELP standings_broken_boards Boards not served because a log entry could not be carried out on them at start (see /readyz).\n",

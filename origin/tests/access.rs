@@ -54,6 +54,10 @@ enum Access {
     /// An edge or admin token; the game is the one of the token asked about, and a caller of
     /// another game hears that token is not active rather than 403.
     Introspect,
+    /// An edge or admin token of the game (for a part, of the game that published it); a
+    /// player is refused, as a snapshot holds every player's score (anyone with public_reads,
+    /// which the matrix does not turn on).
+    Snapshot,
 }
 
 impl Access {
@@ -67,6 +71,7 @@ impl Access {
             Access::Moderate => "moderator",
             Access::Administer => "admin",
             Access::Introspect => "edge",
+            Access::Snapshot => "snapshot",
         }
     }
 }
@@ -78,6 +83,15 @@ struct Fill<'a> {
     player: &'a str,
     /// Unique to the request, for ids and seasons that must be new.
     n: u64,
+    /// A published manifest and one of its chunks, per game (see [`publish_snapshots`]).
+    snapshots: &'a [SnapshotParts],
+}
+
+/// The hashes of a snapshot one game published, which only that game's callers may fetch.
+struct SnapshotParts {
+    game: &'static str,
+    manifest: String,
+    chunk: String,
 }
 
 impl Fill<'_> {
@@ -94,6 +108,21 @@ impl Fill<'_> {
 
     fn path(&self) -> String {
         self.path_in("S7")
+    }
+
+    /// The path of a part this row's game published: its manifest or its first rank chunk.
+    fn part_path(&self) -> String {
+        let parts = self
+            .snapshots
+            .iter()
+            .find(|p| p.game == self.game)
+            .expect("every game published a snapshot in the set-up");
+        let hash = if self.template.contains("/manifests/") {
+            &parts.manifest
+        } else {
+            &parts.chunk
+        };
+        self.template.replace("{hash}", hash)
     }
 
     /// An event that raises its player's best (the set-up's are 100), so that one accepted
@@ -237,6 +266,13 @@ fn spec(op: &Operation) -> Spec {
                 )
             })
         },
+        ("get", "/v1/snapshots/{game}/{mode}/{season}/{scope}/head") => {
+            spec(Snapshot, 200, |f| (f.path(), None))
+        }
+        ("get", "/v1/snapshots/manifests/{hash}") | ("get", "/v1/snapshots/chunks/{hash}") => {
+            spec(Snapshot, 200, |f| (f.part_path(), None))
+        }
+        ("get", "/v1/games/{game}/players/{player_id}/friends") => spec(ReadOwn, 200, |f| (f.path(), None)),
         ("get", "/healthz") | ("get", "/readyz") | ("get", "/metrics") | ("get", "/openapi.json") => {
             spec(Open, 200, |f| (f.path(), None))
         }
@@ -410,7 +446,7 @@ fn expected(spec: &Spec, caller: Caller, game: &str) -> Promise {
         Access::Write => matches!(role, Role::Service | Role::Moderator | Role::Admin),
         Access::Moderate => matches!(role, Role::Moderator | Role::Admin),
         Access::Administer => role == Role::Admin,
-        Access::Introspect => matches!(role, Role::Edge | Role::Admin),
+        Access::Introspect | Access::Snapshot => matches!(role, Role::Edge | Role::Admin),
     };
     let asks_for_another = role == Role::Player && caller.subject() != SELF_PLAYER;
     if !role_may || (spec.access == Access::ReadOwn && asks_for_another) {
@@ -497,6 +533,7 @@ async fn every_operation_answers_every_caller_as_promised(db: Db) {
     let config = matrix_config(&db.url);
     let service = TestService::start_with_config(db, &config, Clock::System).await;
     set_up(&service).await;
+    let snapshots = publish_snapshots(&service).await;
     let untouched = other_game_state(&service).await;
     let counter = AtomicU64::new(0);
     let mut mismatches = Vec::new();
@@ -521,6 +558,7 @@ async fn every_operation_answers_every_caller_as_promised(db: Db) {
                     game,
                     player: caller.subject(),
                     n: counter.fetch_add(1, Ordering::Relaxed),
+                    snapshots: &snapshots,
                 };
                 let (uri, body) = (spec.request)(&fill);
                 let token = caller.token();
@@ -553,6 +591,52 @@ async fn every_operation_answers_every_caller_as_promised(db: Db) {
         untouched,
         "no matrix token may touch other-game, so nothing there changed"
     );
+}
+
+/// Each game gets a board of its own mode that no matrix request changes, with a score unlike
+/// the other game's, so that their snapshots share no part; its head is asked for (as the
+/// all-games admin) and its manifest and first rank chunk named for the part rows.
+async fn publish_snapshots(service: &TestService) -> Vec<SnapshotParts> {
+    let mut published = Vec::new();
+    for (value, game) in [OWN, OTHER].into_iter().enumerate() {
+        let board = format!("{game}/snapshot/S7/global");
+        let (status, body) = service
+            .call(
+                Method::PUT,
+                &format!("/v1/boards/{board}"),
+                Some(ADMIN),
+                Some(&board_definition()),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let mut e = event(
+            &format!("snapshot-{game}"),
+            SELF_PLAYER,
+            10 + value as i64,
+            "2026-10-13T10:00:00Z",
+        );
+        e["game"] = json!(game);
+        e["mode"] = json!("snapshot");
+        let (status, body) = service
+            .call(Method::POST, "/v1/score-events", Some(ADMIN), Some(&e))
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        let head = format!("/v1/snapshots/{board}/head");
+        let (status, body) = service.call(Method::GET, &head, Some(ADMIN), None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let manifest = body["manifest"].as_str().unwrap().to_string();
+        let (status, _, bytes) = service
+            .get_raw(&format!("/v1/snapshots/manifests/{manifest}"), Some(ADMIN), &[])
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        let decoded = standings_core::Manifest::decode(&bytes).unwrap();
+        published.push(SnapshotParts {
+            game,
+            manifest,
+            chunk: decoded.rank_chunks[0].hash.to_string(),
+        });
+    }
+    published
 }
 
 /// What the matrix could change in other-game: its board (every matrix event would raise its

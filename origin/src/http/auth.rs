@@ -318,6 +318,37 @@ impl Auth {
         Ok(Some(caller.holder()))
     }
 
+    /// Who may read snapshots, checked before the board or part is looked up: with
+    /// `public_reads`, anyone (a token is still held to its games, a bad one still fails);
+    /// otherwise an edge or admin token. A snapshot holds every player's score, so a player
+    /// token is refused with a reason, as is a service or moderator token. O(the caller's games).
+    pub fn snapshot_reader(&self, headers: &HeaderMap) -> Result<SnapshotReader, AppError> {
+        let caller = match self.caller(headers)? {
+            None if self.public_reads => return Ok(SnapshotReader::Anyone),
+            None => {
+                return Err(AppError::Unauthenticated(
+                    "snapshots need an edge or admin token".into(),
+                ));
+            }
+            Some(caller) => caller,
+        };
+        if !self.public_reads && !caller.role.can_read_snapshots() {
+            let detail = if caller.role == Role::Player {
+                "a player token cannot read snapshots: they hold every player's score; read the board through the read API or the edge".to_string()
+            } else {
+                format!(
+                    "a {} token cannot read snapshots; they need an edge or admin token",
+                    caller.role
+                )
+            };
+            return Err(AppError::Forbidden(detail));
+        }
+        Ok(SnapshotReader::Games {
+            name: caller.name.clone(),
+            games: caller.games.clone(),
+        })
+    }
+
     /// Checks that the caller may read `player`'s friend list in `game`: a player token only its
     /// own, a service, moderator, admin or edge token of the game anyone's. A friend list is
     /// private, so `public_reads` does not open it to callers without a token.
@@ -337,6 +368,44 @@ impl Auth {
             )));
         }
         Ok(())
+    }
+}
+
+/// A caller [`Auth::snapshot_reader`] admitted, to be checked against the game of what it reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SnapshotReader {
+    /// Anyone may read every game's snapshots (`public_reads`, no token).
+    Anyone,
+    /// A token that may read these games' snapshots.
+    Games {
+        /// The token's name, for the refusal.
+        name: String,
+        /// Its games (`*` for all).
+        games: Vec<String>,
+    },
+}
+
+impl SnapshotReader {
+    /// Checks that the caller may read what `published_by` (a board's game, or every game
+    /// that published a part) published: 403 when it may read none of them. O(games x the
+    /// caller's games).
+    pub fn check<'a>(
+        &self,
+        published_by: impl IntoIterator<Item = &'a str>,
+        what: &str,
+    ) -> Result<(), AppError> {
+        let SnapshotReader::Games { name, games } = self else {
+            return Ok(());
+        };
+        let mut published_by = published_by.into_iter().peekable();
+        let first = published_by.peek().copied();
+        if published_by.any(|game| games.iter().any(|g| g == "*" || g == game)) {
+            return Ok(());
+        }
+        Err(AppError::Forbidden(match first {
+            Some(game) => format!("token {name:?} may not read {what} of game {game:?}"),
+            None => format!("token {name:?} may not read {what}"),
+        }))
     }
 }
 
@@ -905,6 +974,59 @@ mod tests {
         let service = bearer("arena-service-secret-0000");
         assert_eq!(code(auth.introspector(&service)), Err("FORBIDDEN"));
         assert_eq!(code(auth.introspector(&HeaderMap::new())), Err("UNAUTHENTICATED"));
+    }
+
+    /// Snapshots are read by the edge of their game, whether the game is the board's or one of
+    /// the games that published a part; players and services are refused before anything is
+    /// looked up, and nobody without a token unless reads are public.
+    #[test]
+    fn snapshots_are_read_by_the_edge_of_their_game() {
+        let auth = edge_auth();
+        let code = |result: Result<SnapshotReader, AppError>| result.map_err(|e| e.status_and_code().1);
+        let edge = auth.snapshot_reader(&bearer("arena-edge-secret-000000")).unwrap();
+        assert!(edge.check(["arena-clash"], "snapshots").is_ok());
+        assert!(edge.check(["other-game", "arena-clash"], "this part").is_ok());
+        let refused = edge.check(["other-game"], "this part").unwrap_err();
+        assert_eq!(refused.status_and_code().1, "FORBIDDEN");
+        assert!(
+            refused
+                .to_string()
+                .contains("\"arena-edge\" may not read this part of game \"other-game\"")
+        );
+        for (secret, says) in [
+            ("ava-player-secret-000000", "every player's score"),
+            (
+                "arena-service-secret-0000",
+                "a service token cannot read snapshots",
+            ),
+        ] {
+            let refused = auth.snapshot_reader(&bearer(secret)).unwrap_err();
+            assert_eq!(refused.status_and_code().1, "FORBIDDEN");
+            assert!(refused.to_string().contains(says), "{refused}");
+        }
+        assert_eq!(
+            code(auth.snapshot_reader(&HeaderMap::new())),
+            Err("UNAUTHENTICATED")
+        );
+        let public = auth_with_public_reads(edge_auth());
+        assert_eq!(
+            code(public.snapshot_reader(&HeaderMap::new())),
+            Ok(SnapshotReader::Anyone)
+        );
+        let service = public
+            .snapshot_reader(&bearer("arena-service-secret-0000"))
+            .unwrap();
+        assert!(service.check(["arena-clash"], "snapshots").is_ok());
+        assert!(service.check(["other-game"], "snapshots").is_err());
+        assert_eq!(
+            code(public.snapshot_reader(&bearer("unknown-secret-000000000"))),
+            Err("UNAUTHENTICATED")
+        );
+    }
+
+    fn auth_with_public_reads(mut auth: Auth) -> Auth {
+        auth.public_reads = true;
+        auth
     }
 
     /// A signed token verifies; a tampered, expired or wrong-alg one does not.

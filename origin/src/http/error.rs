@@ -63,6 +63,8 @@ pub enum AppError {
     UnknownEvent(String),
     /// 404: the season's results are not published.
     ResultsNotPublished(String),
+    /// 404: no snapshot part (manifest or chunk) has this hash, or its retention is over.
+    SnapshotPartNotFound(String),
     /// 413: the body or batch is too large.
     PayloadTooLarge(String),
     /// 429: the token's rate limit is exhausted.
@@ -168,6 +170,7 @@ impl AppError {
             SeasonArchived(_) => (StatusCode::CONFLICT, "SEASON_ARCHIVED"),
             UnknownEvent(_) => (StatusCode::NOT_FOUND, "UNKNOWN_EVENT"),
             ResultsNotPublished(_) => (StatusCode::NOT_FOUND, "RESULTS_NOT_PUBLISHED"),
+            SnapshotPartNotFound(_) => (StatusCode::NOT_FOUND, "SNAPSHOT_PART_NOT_FOUND"),
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
             RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
             TooManySubscriptions(_) => (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_SUBSCRIPTIONS"),
@@ -205,6 +208,7 @@ impl AppError {
             | SeasonArchived(d)
             | UnknownEvent(d)
             | ResultsNotPublished(d)
+            | SnapshotPartNotFound(d)
             | InvalidBoard(d)
             | ValueOutOfRange(d)
             | EventIdConflict(d)

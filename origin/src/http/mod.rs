@@ -14,6 +14,7 @@ mod live;
 pub mod ops;
 mod read;
 pub mod serve;
+mod snapshots;
 mod stream;
 mod time_and_trust;
 pub(crate) mod write;
@@ -65,6 +66,8 @@ pub struct AppState {
     pub(crate) metrics: Arc<Metrics>,
     /// The live subscriptions.
     pub(crate) live: Arc<crate::live::Hub>,
+    /// The snapshots published for the edge.
+    pub(crate) snapshots: Arc<crate::snapshots::Snapshots>,
     /// Seasons and moderation state.
     pub(crate) domain: Arc<Domain>,
     /// The service's clock.
@@ -96,6 +99,11 @@ impl AppState {
         &self.live
     }
 
+    /// The snapshots published for the edge.
+    pub fn snapshots(&self) -> &crate::snapshots::Snapshots {
+        &self.snapshots
+    }
+
     /// Seasons and moderation state.
     pub fn domain(&self) -> &Domain {
         &self.domain
@@ -120,6 +128,7 @@ pub fn router(state: Shared) -> Router {
         .merge(ops::router())
         .merge(time_and_trust::router())
         .merge(introspect::router())
+        .merge(snapshots::router())
         .fallback(|| async { AppError::NotFound("no such route".into()) })
         .with_state(state)
 }

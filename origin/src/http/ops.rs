@@ -83,7 +83,8 @@ pub struct Operation {
     /// Who may call it: `none`; `read` (any token of the game, or anyone with `public_reads`);
     /// `read-own` (a player token for its own player, a service, moderator, admin or edge token
     /// of the game for anyone); `service`, `moderator` or `admin` (that role or a higher one);
-    /// `edge` (an edge or admin token, answered for the caller's games).
+    /// `edge` (an edge or admin token, answered for the caller's games); `snapshot` (an edge
+    /// or admin token of the game, or anyone with `public_reads`).
     pub security: &'static str,
     /// The request body schema name, if any.
     pub body: Option<&'static str>,
@@ -367,6 +368,46 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "get",
+        path: "/v1/snapshots/{game}/{mode}/{season}/{scope}/head",
+        summary: "The latest snapshot of a board instance, for the edge (docs/snapshots.md): {period fields, board_version, manifest (its hash, 64 hex digits), published_at, interval_ms}, Cache-Control: public, max-age=head_max_age_seconds. ?period= and ?at= as in reads. The first request for an instance publishes it; after that it is published again at most every interval_ms while it changes and while its head is asked for. An edge or admin token of the game (a player token is 403: a snapshot holds every player's score), or anyone with public_reads.",
+        security: "snapshot",
+        body: None,
+        ok: (200, "SnapshotHead"),
+        errors: &[
+            (400, "INVALID_REQUEST"),
+            (404, "UNKNOWN_BOARD"),
+            (503, "BOARD_BROKEN"),
+        ],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/snapshots/manifests/{hash}",
+        summary: "A snapshot manifest by its hash (standings_core::snapshot, format 2): the bytes, Cache-Control: public, max-age=31536000, immutable, ETag \"<hash>\" (If-None-Match answers 304). Fetchable while a head names it and retention_seconds after. An edge or admin token of a game that published it, or anyone with public_reads.",
+        security: "snapshot",
+        body: None,
+        ok: (200, "SnapshotPart"),
+        errors: &[(400, "INVALID_REQUEST"), (404, "SNAPSHOT_PART_NOT_FOUND")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/snapshots/chunks/{hash}",
+        summary: "A snapshot rank or lookup chunk by its hash, as a manifest names it: bytes, immutable, ETag \"<hash>\", as manifests are.",
+        security: "snapshot",
+        body: None,
+        ok: (200, "SnapshotPart"),
+        errors: &[(400, "INVALID_REQUEST"), (404, "SNAPSHOT_PART_NOT_FOUND")],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/games/{game}/players/{player_id}/friends",
+        summary: "A player's friend list in a game, in its stored order, readable as friends-of is: a player token only its own; a service, moderator, admin or edge token of the game anyone's; a token is needed even with public_reads.",
+        security: "read-own",
+        body: None,
+        ok: (200, "FriendList"),
+        errors: &[(400, "INVALID_REQUEST"), (503, "DATABASE_UNAVAILABLE")],
+    },
+    Operation {
+        method: "get",
         path: "/healthz",
         summary: "Liveness.",
         security: "none",
@@ -555,6 +596,19 @@ fn schemas() -> Value {
                 "cache_seconds": {"type": "integer", "minimum": 1, "description": "how long the answer may be cached"}
             }
         },
+        "SnapshotHead": {
+            "type": "object",
+            "required": ["period", "period_key", "period_start", "period_end", "board_version", "manifest", "published_at", "interval_ms"],
+            "properties": {
+                "period": {"type": "string"}, "period_key": {"type": "string"},
+                "period_start": {"type": ["string", "null"], "format": "date-time"},
+                "period_end": {"type": ["string", "null"], "format": "date-time"},
+                "board_version": {"type": "integer"},
+                "manifest": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "the manifest's hash: GET /v1/snapshots/manifests/{hash}"},
+                "published_at": {"type": "string", "format": "date-time"},
+                "interval_ms": {"type": "integer", "description": "how often a changing board is published"}
+            }
+        },
         "Entry": entry,
         "TopPage": {
             "type": "object",
@@ -606,6 +660,12 @@ pub fn openapi_document() -> Value {
         let mut responses = serde_json::Map::new();
         let ok_content = if op.ok.1 == "Metrics" {
             json!({"text/plain": {"schema": {"type": "string"}}})
+        } else if op.ok.1 == "SnapshotPart" {
+            responses.insert(
+                "304".into(),
+                json!({"description": "Not Modified: If-None-Match named the part's ETag"}),
+            );
+            json!({"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}})
         } else if op.ok.1 == "EventStream" {
             parameters.extend(subscribe_parameters());
             responses.insert(

@@ -1,8 +1,10 @@
 //! The read plane. Every answer comes from one `board_version`, read under one lock.
 //!
-//! The hot reads (rank, nearby) borrow the request and write their JSON straight into one buffer,
-//! so the answer costs one allocation and no intermediate tree; a unit test pins those bytes to the
-//! derived views, which stay the contract. Top pages are cached per version in the board slot.
+//! Every read answer (top, rank, nearby, friends) is written straight into one buffer by the core's
+//! shared encoder, the same code the edge worker answers with, so the answer costs one allocation
+//! and no intermediate tree, and the two tiers cannot drift; a unit test pins those bytes to the
+//! derived views below, which stay the contract. The hot reads (rank, nearby) also borrow the
+//! request. Top pages are cached per version in the board slot.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -13,12 +15,11 @@ use axum::routing::{get, post};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
-use standings_core::json::{write_nearby_answer, write_rank_answer};
-use standings_core::{Cursor, DecodeError, QueryError, RankedEntry, check_id};
+use standings_core::json::{write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer};
+use standings_core::{Cursor, DecodeError, QueryError, check_id};
 
 use super::write::BoardView;
 use super::{JsonBody, PeriodView, QueryTimer, ReadQuery, Shared, board_of, json, json_bytes};
-use crate::clock::format_rfc3339;
 use crate::http::error::{AppError, AppResult};
 
 /// The most entries one page or one rank-players call may hold.
@@ -60,7 +61,8 @@ pub(super) fn router() -> Router<Shared> {
         .route("/v1/games/{game}/boards", get(game_boards))
 }
 
-/// One ranked entry on the wire.
+/// One ranked entry on the wire: the contract the core's `write_entry` is pinned to.
+#[cfg(test)]
 #[derive(Debug, Serialize)]
 pub(super) struct EntryView {
     /// Unique rank in the total order.
@@ -73,13 +75,14 @@ pub(super) struct EntryView {
     pub achieved_at: String,
 }
 
-impl From<&RankedEntry<'_>> for EntryView {
-    fn from(e: &RankedEntry<'_>) -> Self {
+#[cfg(test)]
+impl From<&standings_core::RankedEntry<'_>> for EntryView {
+    fn from(e: &standings_core::RankedEntry<'_>) -> Self {
         EntryView {
             rank: e.rank,
             player_id: e.player.to_string(),
             value: e.value,
-            achieved_at: format_rfc3339(e.achieved_at),
+            achieved_at: crate::clock::format_rfc3339(e.achieved_at),
         }
     }
 }
@@ -108,6 +111,8 @@ fn stale(e: QueryError) -> AppError {
     AppError::StaleCursor(format!("{e}; start again from the first page"))
 }
 
+/// The top answer on the wire: the contract the core's `write_top_answer` is pinned to.
+#[cfg(test)]
 #[derive(Serialize)]
 struct TopView {
     #[serde(flatten)]
@@ -160,19 +165,20 @@ async fn top(
         return Ok(json_bytes(StatusCode::OK, bytes));
     }
     let page = board.top(limit, cursor.as_ref()).map_err(stale)?;
-    let view = TopView {
-        period: PeriodView::of(&slot),
-        board_version: page.board_version,
-        total_players: page.total_players,
-        entries: page.entries.iter().map(EntryView::from).collect(),
-        next_cursor: page
-            .next_cursor
-            .map(|c| URL_SAFE_NO_PAD.encode(c.encode(slot.cursor_binding))),
-    };
-    drop(board);
-    let bytes = Bytes::from(
-        serde_json::to_vec(&view).map_err(|e| AppError::Internal(format!("cannot serialize a page: {e}")))?,
+    let next_cursor = page
+        .next_cursor
+        .as_ref()
+        .map(|c| URL_SAFE_NO_PAD.encode(c.encode(slot.cursor_binding)));
+    let mut out = Vec::with_capacity(256 + 112 * page.entries.len());
+    write_top_answer(
+        &mut out,
+        &PeriodView::fields(&slot.period),
+        &page,
+        next_cursor.as_deref(),
     );
+    drop(page);
+    drop(board);
+    let bytes = Bytes::from(out);
     slot.cache_page(version, key, bytes.clone());
     Ok(json_bytes(StatusCode::OK, bytes))
 }
@@ -224,6 +230,8 @@ async fn nearby(State(state): State<Shared>, path: RawPathParams, request: Reque
     Ok(json_bytes(StatusCode::OK, Bytes::from(out)))
 }
 
+/// One entry of a friends answer on the wire (see [`FriendsView`]).
+#[cfg(test)]
 #[derive(Serialize)]
 struct FriendEntryView {
     rank: u64,
@@ -233,6 +241,9 @@ struct FriendEntryView {
     achieved_at: String,
 }
 
+/// The friends-of and rank-players answer on the wire: the contract the core's
+/// `write_friends_answer` is pinned to.
+#[cfg(test)]
 #[derive(Serialize)]
 struct FriendsView {
     #[serde(flatten)]
@@ -242,26 +253,40 @@ struct FriendsView {
     unranked: Vec<String>,
 }
 
-fn rank_among(slot: &crate::boards::BoardSlot, players: &[String]) -> FriendsView {
+#[cfg(test)]
+impl FriendsView {
+    /// The view of a friends board.
+    fn of(slot: &crate::boards::BoardSlot, ranked: &standings_core::FriendsBoard<'_>) -> FriendsView {
+        FriendsView {
+            period: PeriodView::of(slot),
+            board_version: ranked.board_version,
+            entries: ranked
+                .entries
+                .iter()
+                .map(|e| FriendEntryView {
+                    rank: e.rank,
+                    global_rank: e.global_rank,
+                    player_id: e.player.to_string(),
+                    value: e.value,
+                    achieved_at: crate::clock::format_rfc3339(e.achieved_at),
+                })
+                .collect(),
+            unranked: ranked.unranked.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+}
+
+/// The players ranked among themselves, written as the friends answer. The board's lock is held
+/// only for the ranking: the answer borrows the asked ids, not the board. O(k log n + k log k)
+/// for k players.
+fn rank_among(slot: &crate::boards::BoardSlot, players: &[String]) -> Bytes {
     let refs: Vec<&str> = players.iter().map(String::as_str).collect();
     let board = slot.read();
     let ranked = board.rank_among(&refs);
-    FriendsView {
-        period: PeriodView::of(slot),
-        board_version: ranked.board_version,
-        entries: ranked
-            .entries
-            .iter()
-            .map(|e| FriendEntryView {
-                rank: e.rank,
-                global_rank: e.global_rank,
-                player_id: e.player.to_string(),
-                value: e.value,
-                achieved_at: format_rfc3339(e.achieved_at),
-            })
-            .collect(),
-        unranked: ranked.unranked.iter().map(|p| p.to_string()).collect(),
-    }
+    drop(board);
+    let mut out = Vec::with_capacity(256 + 128 * (ranked.entries.len() + ranked.unranked.len()));
+    write_friends_answer(&mut out, &PeriodView::fields(&slot.period), &ranked);
+    Bytes::from(out)
 }
 
 async fn friends_of(
@@ -280,7 +305,7 @@ async fn friends_of(
     if include_self {
         players.insert(0, player_id);
     }
-    Ok(json(StatusCode::OK, &rank_among(&slot, &players)))
+    Ok(json_bytes(StatusCode::OK, rank_among(&slot, &players)))
 }
 
 #[derive(Deserialize)]
@@ -310,7 +335,7 @@ async fn rank_players(
     for p in &body.player_ids {
         check_player(p)?;
     }
-    Ok(json(StatusCode::OK, &rank_among(&slot, &body.player_ids)))
+    Ok(json_bytes(StatusCode::OK, rank_among(&slot, &body.player_ids)))
 }
 
 async fn game_boards(
@@ -474,8 +499,10 @@ mod tests {
     use crate::boards::BoardSlot;
     use crate::domain::periods::{Period, PeriodKind};
 
-    /// The hand-written rank and nearby answers print the period fields and the entries byte for
-    /// byte as the derived views do, escapes, fractions and `null` ends included.
+    /// The hand-written answers print byte for byte what the derived views print, escapes,
+    /// fractions and `null` ends included: the period fields and entries of the rank and nearby
+    /// answers, and whole top pages (with a next cursor and without) and friends answers (ranked,
+    /// duplicated, unknown and no players) against `TopView` and `FriendsView`.
     #[test]
     fn written_fields_equal_the_derived_views() {
         let players = ["p-ava", "quote\"d", "back\\slash", "ünï-cödé", "tab\u{7f}"];
@@ -514,6 +541,48 @@ mod tests {
             let derived = serde_json::to_vec(&PeriodView::of(&slot)).unwrap();
             assert_eq!(written[..written.len() - 1], derived[..derived.len() - 1]);
             assert_eq!(written.last(), Some(&b','));
+
+            let mut cursor = None;
+            loop {
+                let page = board.top(2, cursor.as_ref()).unwrap();
+                let next = page
+                    .next_cursor
+                    .as_ref()
+                    .map(|c| URL_SAFE_NO_PAD.encode(c.encode(slot.cursor_binding)));
+                let mut written = Vec::new();
+                write_top_answer(
+                    &mut written,
+                    &PeriodView::fields(&slot.period),
+                    &page,
+                    next.as_deref(),
+                );
+                let view = TopView {
+                    period: PeriodView::of(&slot),
+                    board_version: page.board_version,
+                    total_players: page.total_players,
+                    entries: page.entries.iter().map(EntryView::from).collect(),
+                    next_cursor: next,
+                };
+                assert_eq!(written, serde_json::to_vec(&view).unwrap());
+                match page.next_cursor {
+                    Some(c) => cursor = Some(c),
+                    None => break,
+                }
+            }
+            let asked: [&[&str]; 3] = [
+                &["ünï-cödé", "nobody", "p-ava", "ünï-cödé", "new\"one", "nobody"],
+                &["ghost"],
+                &[],
+            ];
+            for players in asked {
+                let ranked = board.rank_among(players);
+                let mut written = Vec::new();
+                write_friends_answer(&mut written, &PeriodView::fields(&slot.period), &ranked);
+                assert_eq!(
+                    written,
+                    serde_json::to_vec(&FriendsView::of(&slot, &ranked)).unwrap()
+                );
+            }
         }
     }
 }

@@ -140,6 +140,7 @@ pub fn config(url: &str) -> Config {
         idle_timeout_seconds: 60,
         max_connections: 0,
         live: Default::default(),
+        snapshots: Default::default(),
         tokens: vec![
             token("admin", ADMIN, Role::Admin, &["*"], None),
             token("game-server-07", SERVICE, Role::Service, &["arena-clash"], None),
@@ -265,6 +266,33 @@ impl TestService {
         let value = serde_json::from_slice(&bytes)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
         (status, value)
+    }
+
+    /// A GET with `token` and extra `headers`, answered as its status, headers and raw bytes
+    /// (for answers that are not JSON, as snapshot parts are).
+    pub async fn get_raw(
+        &self,
+        path: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, axum::http::HeaderMap, axum::body::Bytes) {
+        let mut request = Request::builder().method(Method::GET).uri(path);
+        if let Some(t) = token {
+            request = request.header("authorization", format!("Bearer {t}"));
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = self
+            .app
+            .clone()
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, headers, bytes)
     }
 
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
