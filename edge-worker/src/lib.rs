@@ -1,3 +1,34 @@
-//! The Standings edge worker. Its Cloudflare entry point arrives with the edge issue; until then
-//! this crate only proves that the core links into it.
+//! The Standings edge worker: the read API served from the origin's snapshots, in a
+//! Cloudflare Worker, with the core's own code and JSON, so its answers are the origin's, byte
+//! for byte, at the snapshot's `board_version`.
+//!
+//! The logic ([`Edge`]) is platform-free: it takes a request description and answers one,
+//! over three small traits ([`Origin`], [`Cache`], [`Clock`]) that the tests implement in
+//! memory. The `wasm` module (wasm32 only) maps workers-rs types onto them and does nothing
+//! else.
+//!
+//! Architecture Invariant: the edge invents no data. Every entry it answers comes from a
+//! snapshot part whose hash the origin's manifest names; when the origin is unreachable it
+//! answers from the last snapshot it holds, marked stale, or not at all.
 #![forbid(unsafe_code)]
+
+pub mod auth;
+pub mod config;
+pub mod edge;
+pub mod head;
+pub mod parts;
+pub mod platform;
+pub mod problem;
+pub mod route;
+pub mod stats;
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+#[cfg(test)]
+mod fake;
+#[cfg(test)]
+mod tests;
+
+pub use config::Config;
+pub use edge::{Edge, Outcome};
+pub use platform::{Cache, Clock, HttpRequest, HttpResponse, Origin, OriginRequest, Unavailable};

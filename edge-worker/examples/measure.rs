@@ -1,0 +1,299 @@
+//! Measures the edge's own work per read natively (release build): the time `Edge::serve`
+//! takes for each query kind on a large board, in three states of the isolate, with an
+//! in-memory origin and cache that cost nothing. It is the CPU the worker spends, as a native
+//! proxy for the wasm figure (which V8 runs some 1.5 to 3 times slower), and the origin
+//! fetches and parts each query needs.
+//!
+//! ```text
+//! cargo run --release -p standings-edge --example measure -- [PLAYERS]
+//! ```
+//!
+//! - cold: a new isolate, empty cache: every part comes from the origin, verified and decoded;
+//! - cached: a new isolate whose data centre cache holds the parts (verify and decode only);
+//! - warm: the same isolate again (parts decoded and held; for top, a page of one entry fewer,
+//!   which it has not made yet).
+//!
+//! Each figure is the least of 7 runs (the machine may be shared).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use standings_core::{Board, BoardDigest, BoardRules, ScoreMode, Snapshot, Standing};
+use standings_edge::{
+    Cache, Clock, Config, Edge, HttpRequest, HttpResponse, Origin, OriginRequest, Unavailable,
+};
+
+const ORIGIN: &str = "http://origin.measure";
+
+/// Serves one published snapshot and counts what it was asked.
+struct MemoryOrigin {
+    files: HashMap<String, Vec<u8>>,
+    asked: RefCell<usize>,
+}
+
+impl Origin for &MemoryOrigin {
+    async fn send(&self, request: OriginRequest) -> Result<HttpResponse, Unavailable> {
+        *self.asked.borrow_mut() += 1;
+        let path = request.url.strip_prefix(ORIGIN).unwrap_or_default();
+        let path = path.split('?').next().unwrap_or_default();
+        Ok(match self.files.get(path) {
+            Some(bytes) => HttpResponse {
+                status: 200,
+                headers: vec![("cache-control".into(), "public, max-age=3600".into())],
+                body: bytes.clone(),
+            },
+            None => HttpResponse {
+                status: 404,
+                headers: Vec::new(),
+                body: Vec::new(),
+            },
+        })
+    }
+}
+
+#[derive(Default)]
+struct MemoryCache(RefCell<HashMap<String, Vec<u8>>>);
+
+impl Cache for &MemoryCache {
+    async fn get(&self, key: &str) -> Option<Vec<u8>> {
+        self.0.borrow().get(key).cloned()
+    }
+
+    async fn put(&self, key: &str, bytes: &[u8], _max_age_seconds: u64) {
+        self.0.borrow_mut().insert(key.to_string(), bytes.to_vec());
+    }
+}
+
+struct FixedClock;
+
+impl Clock for FixedClock {
+    fn now_ms(&self) -> i64 {
+        1_796_000_000_000
+    }
+}
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(output) => output,
+        std::task::Poll::Pending => panic!("an in-memory call waited"),
+    }
+}
+
+fn main() {
+    let players: usize = std::env::args()
+        .nth(1)
+        .map_or(1_000_000, |n| n.parse().expect("PLAYERS is a number"));
+    let names: Vec<String> = (0..players).map(|i| format!("player-{i:07}")).collect();
+    let board = Board::from_aggregates(
+        BoardRules::new(ScoreMode::Highest),
+        1234,
+        names.iter().enumerate().map(|(i, p)| {
+            let standing = Standing {
+                value: (i as i64).wrapping_mul(2_654_435_761) % 1_000_003,
+                achieved_at: 1_760_000_000_000 + (i as i64 % 86_400) * 1000,
+            };
+            (p.as_str(), standing, "")
+        }),
+    )
+    .expect("the board holds the players");
+    let snapshot = Snapshot::build(&board);
+    let manifest_hash = BoardDigest::of(&snapshot.manifest_bytes);
+    let mut files = HashMap::new();
+    files.insert(
+        format!("/v1/snapshots/manifests/{manifest_hash}"),
+        snapshot.manifest_bytes.clone(),
+    );
+    let refs = snapshot
+        .manifest
+        .rank_chunks
+        .iter()
+        .map(|c| c.hash)
+        .chain(snapshot.manifest.lookup_chunks.iter().map(|c| c.hash));
+    for (hash, bytes) in refs.zip(snapshot.rank_chunks.iter().chain(&snapshot.lookup_chunks)) {
+        files.insert(format!("/v1/snapshots/chunks/{hash}"), bytes.clone());
+    }
+    files.insert(
+        "/v1/snapshots/g/m/s/global/head".into(),
+        format!(
+            r#"{{"period":"all_time","period_key":"all_time","period_start":null,"period_end":null,"board_version":{},"manifest":"{manifest_hash}","published_at":"2026-12-01T00:00:00Z","interval_ms":1000}}"#,
+            board.version()
+        )
+        .into_bytes(),
+    );
+    let origin = &MemoryOrigin {
+        files,
+        asked: RefCell::new(0),
+    };
+    let config = Config::from_vars(|name| match name {
+        "ORIGIN_URL" => Some(ORIGIN.into()),
+        "PUBLIC_READS" => Some("true".into()),
+        _ => None,
+    })
+    .expect("the settings are valid");
+    let rank_sizes: Vec<u32> = snapshot.manifest.rank_chunks.iter().map(|c| c.count).collect();
+    println!(
+        "{players} players: {} rank chunks ({}..{} entries), {} lookup chunks, manifest {} bytes, largest chunk {} bytes",
+        rank_sizes.len(),
+        rank_sizes.iter().min().unwrap_or(&0),
+        rank_sizes.iter().max().unwrap_or(&0),
+        snapshot.manifest.lookup_chunks.len(),
+        snapshot.manifest_bytes.len(),
+        snapshot
+            .rank_chunks
+            .iter()
+            .chain(&snapshot.lookup_chunks)
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0)
+    );
+
+    let middle = &names[players / 2];
+    let cursor = {
+        let entry = board.player_rank(middle).expect("ranked").entry;
+        let cursor = standings_core::Cursor {
+            board_version: board.version(),
+            value: entry.value,
+            achieved_at: entry.achieved_at,
+            player: entry.player.into(),
+        };
+        let binding = standings_core::CursorBinding::of(
+            &standings_core::BoardId::new("g", "m", "s", "global").expect("a valid id"),
+            "all_time",
+        );
+        use base64::Engine as _;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(cursor.encode(binding))
+    };
+    let friends: Vec<&str> = (0..16)
+        .map(|i| names[(i * 7919 * 13) % players].as_str())
+        .collect();
+    let base = "/v1/leaderboards/g/m/s/global";
+    let queries: Vec<(&str, HttpRequest)> = vec![
+        ("top limit=10", get(&format!("{base}/top"), Some("limit=10"))),
+        ("top limit=1000", get(&format!("{base}/top"), Some("limit=1000"))),
+        (
+            "top limit=1000 after a cursor mid-board",
+            get(
+                &format!("{base}/top"),
+                Some(&format!("limit=1000&cursor={cursor}")),
+            ),
+        ),
+        ("rank", get(&format!("{base}/players/{middle}/rank"), None)),
+        (
+            "nearby radius=100",
+            get(&format!("{base}/players/{middle}/nearby"), Some("radius=100")),
+        ),
+        (
+            "rank-players 16",
+            HttpRequest {
+                method: "POST".into(),
+                path: format!("{base}/rank-players"),
+                query: None,
+                headers: Vec::new(),
+                body: serde_json::to_vec(&serde_json::json!({ "player_ids": friends })).expect("json"),
+            },
+        ),
+    ];
+    let mut decode = Vec::new();
+    for _ in 0..7 {
+        decode.push(
+            time(|| {
+                assert_eq!(BoardDigest::of(&snapshot.manifest_bytes), manifest_hash);
+                standings_core::Manifest::decode(&snapshot.manifest_bytes).expect("a manifest")
+            })
+            .0,
+        );
+    }
+    println!("manifest hash check and decode: {}", least(&mut decode));
+    println!("| query | cold | cached | warm | origin fetches (cold) | answer bytes |");
+    println!("|---|---|---|---|---|---|");
+    for (name, request) in &queries {
+        let mut cold = Vec::new();
+        let mut cached = Vec::new();
+        let mut warm = Vec::new();
+        let mut fetches = 0;
+        let mut bytes = 0;
+        for _ in 0..7 {
+            let cache = MemoryCache::default();
+            let edge = Edge::new(origin, &cache, FixedClock, config.clone());
+            let before = *origin.asked.borrow();
+            let (t, answer) = time(|| block_on(edge.serve(request.clone())));
+            assert_eq!(
+                answer.status,
+                200,
+                "{name}: {}",
+                String::from_utf8_lossy(&answer.body)
+            );
+            fetches = *origin.asked.borrow() - before;
+            bytes = answer.body.len();
+            cold.push(t);
+            // The top page itself is cached: leave it out for the "cached" and "warm" runs of
+            // top, so they measure the page being made from parts.
+            cache.0.borrow_mut().retain(|k, _| !k.starts_with("/top/"));
+            let other = Edge::new(origin, &cache, FixedClock, config.clone());
+            cached.push(time(|| block_on(other.serve(request.clone()))).0);
+            // The isolate now holds the page too: the warm run of a top page asks for one
+            // entry fewer, a page it has not made, over the same parts.
+            warm.push(time(|| block_on(other.serve(one_fewer(request)))).0);
+        }
+        println!(
+            "| {name} | {} | {} | {} | {fetches} | {bytes} |",
+            least(&mut cold),
+            least(&mut cached),
+            least(&mut warm)
+        );
+    }
+    let cache = MemoryCache::default();
+    let edge = Edge::new(origin, &cache, FixedClock, config);
+    block_on(edge.serve(queries[1].1.clone()));
+    let mut hits = Vec::new();
+    for _ in 0..20 {
+        hits.push(time(|| block_on(edge.serve(queries[1].1.clone()))).0);
+    }
+    println!(
+        "| top limit=1000, page cached (HIT) | | | {} | 0 | |",
+        least(&mut hits)
+    );
+}
+
+/// A top request for one entry fewer (`limit=N` -> `limit=N-1`); other requests as they are.
+fn one_fewer(request: &HttpRequest) -> HttpRequest {
+    let mut request = request.clone();
+    if let Some(query) = &request.query
+        && let Some(rest) = query.strip_prefix("limit=")
+    {
+        let (limit, tail) = rest.split_once('&').map_or((rest, ""), |(l, t)| (l, t));
+        let fewer = limit.parse::<usize>().map_or(1, |l| l.saturating_sub(1).max(1));
+        let tail = if tail.is_empty() {
+            String::new()
+        } else {
+            format!("&{tail}")
+        };
+        request.query = Some(format!("limit={fewer}{tail}"));
+    }
+    request
+}
+
+fn get(path: &str, query: Option<&str>) -> HttpRequest {
+    HttpRequest {
+        method: "GET".into(),
+        path: path.into(),
+        query: query.map(str::to_string),
+        headers: Vec::new(),
+        body: Vec::new(),
+    }
+}
+
+fn time<T>(f: impl FnOnce() -> T) -> (Duration, T) {
+    let start = Instant::now();
+    let out = f();
+    (start.elapsed(), out)
+}
+
+/// The least of the runs: the machine is shared, and the least is the work itself.
+fn least(times: &mut [Duration]) -> String {
+    times.sort();
+    format!("{:.2} ms", times[0].as_secs_f64() * 1000.0)
+}

@@ -1,0 +1,381 @@
+//! Read auth as the origin decides it (`origin/src/http/auth.rs`: `reader`, `friends_reader`,
+//! `verify_jwt`), with the same 401/403 codes and words, in pure functions: the edge calls
+//! them with a caller it verified itself (a player JWT, with the shared secret) or learned from
+//! the origin's introspection.
+//!
+//! Two things differ by construction and are the origin's to answer: a static token refused for
+//! another game (the origin's words name the token, which introspection does not tell), for which
+//! the edge forwards the request; and a static token shaped like a JWT while the edge holds the
+//! JWT secret, which the edge takes as a JWT.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use serde::Deserialize;
+use sha2::Sha256;
+
+use crate::platform::HttpRequest;
+use crate::problem::Problem;
+
+/// What the `Authorization` header presents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Presented<'a> {
+    /// No header.
+    Nobody,
+    /// `Bearer <token>`, the token trimmed.
+    Bearer(&'a str),
+}
+
+/// Reads the `Authorization` header as the origin does: absent is nobody; anything but text
+/// or `Bearer <token>` is 401. O(header length).
+pub fn presented(request: &HttpRequest) -> Result<Presented<'_>, Problem> {
+    let Some(value) = request.header("authorization") else {
+        return Ok(Presented::Nobody);
+    };
+    // `HeaderValue::to_str` takes visible ASCII, space and tab only.
+    if !value.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b)) {
+        return Err(Problem::unauthenticated("the Authorization header is not text"));
+    }
+    let Some(secret) = value.strip_prefix("Bearer ") else {
+        return Err(Problem::unauthenticated(
+            "the Authorization header must be `Bearer <token>`",
+        ));
+    };
+    Ok(Presented::Bearer(secret.trim()))
+}
+
+/// Whether the edge verifies `token` itself as a player JWT: it holds the secret and the token
+/// has a JWT's three parts, exactly when the origin would try it as one.
+pub fn is_jwt(jwt_secret: Option<&[u8]>, token: &str) -> bool {
+    jwt_secret.is_some() && token.matches('.').count() == 2
+}
+
+/// An authenticated caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The name the origin's errors use: `jwt:<sub>` for a JWT the edge verified; `None` for a
+    /// token learned from introspection, which does not tell names.
+    pub name: Option<String>,
+    /// `player`, `service`, `moderator`, `admin` or `edge`.
+    pub role: String,
+    /// The games it may read, `*` for all.
+    pub games: Vec<String>,
+    /// The player it reads as, for player tokens.
+    pub player_id: Option<String>,
+}
+
+impl Caller {
+    /// Whether the caller may read `game`. O(games).
+    pub fn allows_game(&self, game: &str) -> bool {
+        self.games.iter().any(|g| g == "*" || g == game)
+    }
+}
+
+/// Why a read is not answered by the edge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Answer this problem.
+    Problem(Problem),
+    /// The origin refuses it in words only it knows: forward the request.
+    AskOrigin,
+}
+
+/// The 403 for a caller of other games, or [`Refusal::AskOrigin`] when the words need the
+/// token's name.
+fn other_game(caller: &Caller, game: &str) -> Refusal {
+    match &caller.name {
+        Some(name) => Refusal::Problem(Problem::forbidden(format!(
+            "token {name:?} may not read game {game:?}"
+        ))),
+        None => Refusal::AskOrigin,
+    }
+}
+
+/// The origin's `Auth::reader`: anyone with `public_reads`, otherwise a caller of `game`.
+pub fn reader(caller: Option<&Caller>, public_reads: bool, game: &str) -> Result<(), Refusal> {
+    match caller {
+        None if public_reads => Ok(()),
+        None => Err(Refusal::Problem(Problem::unauthenticated("reads need a token"))),
+        Some(c) if !c.allows_game(game) => Err(other_game(c, game)),
+        Some(_) => Ok(()),
+    }
+}
+
+/// The origin's `Auth::friends_reader`: a caller of `game`, and a player only for itself; never
+/// opened by `public_reads`.
+pub fn friends_reader(caller: Option<&Caller>, game: &str, player: &str) -> Result<(), Refusal> {
+    let caller = caller.ok_or_else(|| {
+        Refusal::Problem(Problem::unauthenticated(
+            "a friend list is private: friends-of needs a token",
+        ))
+    })?;
+    if !caller.allows_game(game) {
+        return Err(other_game(caller, game));
+    }
+    if caller.role == "player" && caller.player_id.as_deref() != Some(player) {
+        return Err(Refusal::Problem(Problem::forbidden(format!(
+            "a player token reads only its own player's friends, not {player:?}'s"
+        ))));
+    }
+    Ok(())
+}
+
+/// The origin's answer to `POST /v1/auth/introspect`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct Introspection {
+    /// Whether the origin takes the token.
+    pub active: bool,
+    /// Its role, when active.
+    #[serde(default)]
+    pub role: Option<String>,
+    /// Its games, when active.
+    #[serde(default)]
+    pub games: Option<Vec<String>>,
+    /// Its player, for player tokens.
+    #[serde(default)]
+    pub player_id: Option<String>,
+    /// How long the answer may be cached.
+    pub cache_seconds: i64,
+}
+
+impl Introspection {
+    /// The caller an active token is, or the origin's 401 for an inactive one.
+    pub fn caller(&self) -> Result<Caller, Problem> {
+        match (self.active, &self.role, &self.games) {
+            (true, Some(role), Some(games)) => Ok(Caller {
+                name: None,
+                role: role.clone(),
+                games: games.clone(),
+                player_id: self.player_id.clone(),
+            }),
+            _ => Err(Problem::unauthenticated("the token is not known")),
+        }
+    }
+}
+
+/// Verifies an HS256 player JWT exactly as the origin's `verify_jwt`: `exp` required, `nbf`,
+/// at most `max_lifetime_secs` from `iat` (or now, when later or absent), a valid `sub` and a
+/// non-empty `games` list; the same words for each failure. O(token length).
+pub fn verify_jwt(key: &[u8], token: &str, now_secs: i64, max_lifetime_secs: i64) -> Result<Caller, Problem> {
+    let bad = |why: &str| Problem::unauthenticated(format!("the player token is not valid: {why}"));
+    let mut parts = token.split('.');
+    let (Some(header_b64), Some(payload_b64), Some(signature_b64), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad("not three parts"));
+    };
+    let header: serde_json::Value = URL_SAFE_NO_PAD
+        .decode(header_b64)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .ok_or_else(|| bad("the header is not base64url JSON"))?;
+    if header.get("alg").and_then(|a| a.as_str()) != Some("HS256") {
+        return Err(bad("only alg HS256 is accepted"));
+    }
+    let signature = URL_SAFE_NO_PAD
+        .decode(signature_b64)
+        .map_err(|_| bad("the signature is not base64url"))?;
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).map_err(|_| bad("bad key"))?;
+    mac.update(header_b64.as_bytes());
+    mac.update(b".");
+    mac.update(payload_b64.as_bytes());
+    mac.verify_slice(&signature)
+        .map_err(|_| bad("the signature does not match"))?;
+    let payload: serde_json::Value = URL_SAFE_NO_PAD
+        .decode(payload_b64)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .ok_or_else(|| bad("the payload is not base64url JSON"))?;
+    let seconds = |name: &str| match payload.get(name) {
+        None => Ok(None),
+        Some(value) => value
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| bad(&format!("{name} is not a whole number of seconds"))),
+    };
+    let exp = seconds("exp")?.ok_or_else(|| bad("exp is missing; a player token must expire"))?;
+    if now_secs >= exp {
+        return Err(bad("it has expired"));
+    }
+    if let Some(nbf) = seconds("nbf")?
+        && now_secs < nbf
+    {
+        return Err(bad("it is not valid yet"));
+    }
+    let issued = seconds("iat")?.map_or(now_secs, |iat| iat.min(now_secs));
+    if exp.saturating_sub(issued) > max_lifetime_secs {
+        return Err(bad(&format!(
+            "it lives {} s, longer than the {max_lifetime_secs} s allowed (player_jwt_max_lifetime_seconds)",
+            exp.saturating_sub(issued)
+        )));
+    }
+    let sub = payload
+        .get("sub")
+        .and_then(|s| s.as_str())
+        .ok_or_else(|| bad("sub is missing"))?;
+    standings_core::check_id("sub", sub).map_err(|e| bad(&e.to_string()))?;
+    let games = match payload.get("games") {
+        None => {
+            return Err(bad(
+                "the games claim is missing; a player token names the games it may read, as a list or [\"*\"]",
+            ));
+        }
+        Some(serde_json::Value::Array(games)) if !games.is_empty() => games
+            .iter()
+            .map(|g| g.as_str().map(str::to_string))
+            .collect::<Option<Vec<String>>>()
+            .ok_or_else(|| bad("games must be a list of game names"))?,
+        Some(_) => {
+            return Err(bad(
+                "games must be a non-empty list of game names, or [\"*\"] for all",
+            ));
+        }
+    };
+    Ok(Caller {
+        name: Some(format!("jwt:{sub}")),
+        role: "player".into(),
+        games,
+        player_id: Some(sub.to_string()),
+    })
+}
+
+/// Signs an HS256 JWT as the origin's `sign_jwt` does; for tests.
+#[cfg(test)]
+pub fn sign_jwt(key: &[u8], payload: &serde_json::Value) -> String {
+    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+    let payload = URL_SAFE_NO_PAD.encode(payload.to_string());
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(header.as_bytes());
+    mac.update(b".");
+    mac.update(payload.as_bytes());
+    let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+    format!("{header}.{payload}.{signature}")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
+    const NOW: i64 = 1_800_000_000;
+
+    fn detail(payload: serde_json::Value) -> String {
+        match verify_jwt(KEY, &sign_jwt(KEY, &payload), NOW, 86_400) {
+            Ok(c) => format!("ok {c:?}"),
+            Err(p) => p.detail,
+        }
+    }
+
+    /// Each JWT rule fails with the origin's words; a good token names its player and games.
+    #[test]
+    fn jwt_rules_match_the_origin() {
+        let ok = verify_jwt(
+            KEY,
+            &sign_jwt(KEY, &json!({"sub": "ava", "exp": NOW + 60, "games": ["g"]})),
+            NOW,
+            86_400,
+        )
+        .unwrap();
+        assert_eq!(ok.name.as_deref(), Some("jwt:ava"));
+        assert_eq!(ok.player_id.as_deref(), Some("ava"));
+        assert!(ok.allows_game("g") && !ok.allows_game("h"));
+        let p = "the player token is not valid: ";
+        assert_eq!(
+            detail(json!({"sub": "a", "exp": NOW, "games": ["g"]})),
+            format!("{p}it has expired")
+        );
+        assert_eq!(
+            detail(json!({"sub": "a", "games": ["g"]})),
+            format!("{p}exp is missing; a player token must expire")
+        );
+        assert_eq!(
+            detail(json!({"sub": "a", "exp": NOW + 9, "nbf": NOW + 5, "games": ["g"]})),
+            format!("{p}it is not valid yet")
+        );
+        assert_eq!(
+            detail(json!({"sub": "a", "exp": NOW + 86_401, "games": ["g"]})),
+            format!("{p}it lives 86401 s, longer than the 86400 s allowed (player_jwt_max_lifetime_seconds)")
+        );
+        assert_eq!(
+            detail(json!({"exp": NOW + 9, "games": ["g"]})),
+            format!("{p}sub is missing")
+        );
+        assert!(detail(json!({"sub": "a", "exp": NOW + 9})).contains("the games claim is missing"));
+        assert!(detail(json!({"sub": "a", "exp": NOW + 9, "games": []})).contains("non-empty"));
+        let forged = sign_jwt(
+            b"another key",
+            &json!({"sub": "a", "exp": NOW + 9, "games": ["g"]}),
+        );
+        assert_eq!(
+            verify_jwt(KEY, &forged, NOW, 86_400).unwrap_err().detail,
+            format!("{p}the signature does not match")
+        );
+    }
+
+    /// Reader and friends-reader decisions, with the origin's codes and words.
+    #[test]
+    fn read_decisions_match_the_origin() {
+        let jwt = Caller {
+            name: Some("jwt:ava".into()),
+            role: "player".into(),
+            games: vec!["g".into()],
+            player_id: Some("ava".into()),
+        };
+        let service = Caller {
+            name: None,
+            role: "service".into(),
+            games: vec!["g".into()],
+            player_id: None,
+        };
+        let problem = |r: Result<(), Refusal>| match r {
+            Err(Refusal::Problem(p)) => (p.status, p.detail),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(reader(None, true, "g"), Ok(()));
+        assert_eq!(
+            problem(reader(None, false, "g")),
+            (401, "reads need a token".into())
+        );
+        assert_eq!(reader(Some(&jwt), false, "g"), Ok(()));
+        assert_eq!(
+            problem(reader(Some(&jwt), true, "h")),
+            (403, "token \"jwt:ava\" may not read game \"h\"".into())
+        );
+        assert_eq!(reader(Some(&service), false, "h"), Err(Refusal::AskOrigin));
+        assert_eq!(
+            problem(friends_reader(None, "g", "ava")),
+            (401, "a friend list is private: friends-of needs a token".into())
+        );
+        assert_eq!(friends_reader(Some(&jwt), "g", "ava"), Ok(()));
+        assert_eq!(
+            problem(friends_reader(Some(&jwt), "g", "bo")),
+            (
+                403,
+                "a player token reads only its own player's friends, not \"bo\"'s".into()
+            )
+        );
+        assert_eq!(friends_reader(Some(&service), "g", "bo"), Ok(()));
+    }
+
+    /// The header is read as the origin reads it.
+    #[test]
+    fn the_header_is_read_as_the_origin_reads_it() {
+        let with = |value: &str| HttpRequest {
+            headers: vec![("Authorization".into(), value.into())],
+            ..HttpRequest::default()
+        };
+        assert_eq!(presented(&HttpRequest::default()), Ok(Presented::Nobody));
+        assert_eq!(presented(&with("Bearer  abc ")), Ok(Presented::Bearer("abc")));
+        assert_eq!(
+            presented(&with("Basic abc")).unwrap_err().detail,
+            "the Authorization header must be `Bearer <token>`"
+        );
+        assert_eq!(
+            presented(&with("Bearer ä")).unwrap_err().detail,
+            "the Authorization header is not text"
+        );
+        assert!(is_jwt(Some(KEY), "a.b.c") && !is_jwt(Some(KEY), "abc") && !is_jwt(None, "a.b.c"));
+    }
+}

@@ -1,0 +1,270 @@
+//! In-memory implementations of the platform traits for the unit tests: an origin that serves
+//! real snapshots of core `Board`s (heads, manifests, chunks), friend lists, introspection and an
+//! echo for everything else; a cache; a clock.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use standings_core::json::{PeriodFields, write_rfc3339};
+use standings_core::{Board, BoardDigest, ChunkingOptions, Snapshot};
+
+use crate::platform::{Cache, Clock, HttpResponse, Origin, OriginRequest, Unavailable};
+
+/// The origin's address in the tests.
+pub(crate) const ORIGIN: &str = "http://origin.test";
+/// The edge token the fake origin takes.
+pub(crate) const EDGE_TOKEN: &str = "edge-secret";
+
+/// Small chunks, so that a board of a few thousand players has many of each kind.
+pub(crate) const SMALL_CHUNKS: ChunkingOptions = ChunkingOptions {
+    min_entries: 32,
+    boundary_modulus: 32,
+    max_entries: 128,
+    lookup_target: 128,
+};
+
+/// A fake origin.
+#[derive(Default)]
+pub struct FakeOrigin {
+    /// Heads by `g/m/s/c?query` (the query as the edge sends it, empty for none).
+    heads: RefCell<HashMap<String, Vec<u8>>>,
+    /// Parts (manifests and chunks) by hex hash.
+    parts: RefCell<HashMap<String, Vec<u8>>>,
+    /// Friend lists by player.
+    pub friends: RefCell<HashMap<String, Vec<String>>>,
+    /// Introspection answers by token.
+    pub tokens: RefCell<HashMap<String, String>>,
+    /// While true, every request fails as unreachable.
+    pub down: Cell<bool>,
+    /// This many of the next requests fail as unreachable (a dropped connection).
+    pub drop_next: Cell<usize>,
+    /// While true, a head request waits once before it is answered, so that other requests
+    /// run meanwhile.
+    pub slow_heads: Cell<bool>,
+    /// While true, a manifest request waits once before it is answered.
+    pub slow_manifests: Cell<bool>,
+    /// Every request that reached it (not those sent while down).
+    pub sent: RefCell<Vec<OriginRequest>>,
+}
+
+impl FakeOrigin {
+    /// Publishes `board` as the head of `board_path` (`g/m/s/c`) for the head query `query`
+    /// (`""`, or `period=daily` as the edge sends it), with `period` and `published_at_ms`.
+    pub fn publish(
+        &self,
+        board_path: &str,
+        query: &str,
+        board: &Board,
+        period: &PeriodFields<'_>,
+        published_at_ms: i64,
+    ) {
+        let snapshot = Snapshot::build_with(board, SMALL_CHUNKS);
+        let manifest_hash = BoardDigest::of(&snapshot.manifest_bytes);
+        let mut parts = self.parts.borrow_mut();
+        parts.insert(manifest_hash.to_string(), snapshot.manifest_bytes.clone());
+        for (r, bytes) in snapshot.manifest.rank_chunks.iter().zip(&snapshot.rank_chunks) {
+            parts.insert(r.hash.to_string(), bytes.clone());
+        }
+        for (l, bytes) in snapshot
+            .manifest
+            .lookup_chunks
+            .iter()
+            .zip(&snapshot.lookup_chunks)
+        {
+            parts.insert(l.hash.to_string(), bytes.clone());
+        }
+        let time = |ms: Option<i64>| match ms {
+            None => "null".to_string(),
+            Some(ms) => {
+                let mut out = Vec::new();
+                write_rfc3339(&mut out, ms);
+                format!("\"{}\"", String::from_utf8(out).unwrap())
+            }
+        };
+        let head = format!(
+            r#"{{"period":"{}","period_key":"{}","period_start":{},"period_end":{},"board_version":{},"manifest":"{manifest_hash}","published_at":{},"interval_ms":1000}}"#,
+            period.kind,
+            period.key,
+            time(period.start_ms),
+            time(period.end_ms),
+            board.version(),
+            time(Some(published_at_ms)),
+        );
+        let key = if query.is_empty() {
+            board_path.to_string()
+        } else {
+            format!("{board_path}?{query}")
+        };
+        self.heads.borrow_mut().insert(key, head.into_bytes());
+    }
+
+    /// Requests whose URL contains `part`.
+    pub fn count(&self, part: &str) -> usize {
+        self.sent.borrow().iter().filter(|r| r.url.contains(part)).count()
+    }
+
+    fn answer(&self, request: &OriginRequest) -> HttpResponse {
+        let path_and_query = request.url.strip_prefix(ORIGIN).unwrap_or(&request.url);
+        let edge = crate::platform::header(&request.headers, "authorization")
+            == Some(&format!("Bearer {EDGE_TOKEN}"));
+        let json = |status: u16, body: String| HttpResponse {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.into_bytes(),
+        };
+        let problem = |status: u16, code: &str, detail: &str| {
+            HttpResponse {
+            status,
+            headers: vec![("content-type".into(), "application/problem+json".into())],
+            body: format!(r#"{{"type":"about:blank","title":"x","status":{status},"code":"{code}","detail":"{detail}"}}"#)
+                .into_bytes(),
+        }
+        };
+        if let Some(rest) = path_and_query.strip_prefix("/v1/snapshots/") {
+            if !edge {
+                return problem(401, "UNAUTHENTICATED", "this needs an edge token");
+            }
+            if let Some(hash) = rest
+                .strip_prefix("manifests/")
+                .or_else(|| rest.strip_prefix("chunks/"))
+            {
+                return match self.parts.borrow().get(hash) {
+                    Some(bytes) => HttpResponse {
+                        status: 200,
+                        headers: vec![
+                            ("content-type".into(), "application/octet-stream".into()),
+                            (
+                                "cache-control".into(),
+                                "public, max-age=31536000, immutable".into(),
+                            ),
+                        ],
+                        body: bytes.clone(),
+                    },
+                    None => problem(404, "SNAPSHOT_PART_NOT_FOUND", "no such part"),
+                };
+            }
+            let key = rest.replacen("/head", "", 1);
+            return match self.heads.borrow().get(&key) {
+                Some(head) => HttpResponse {
+                    status: 200,
+                    headers: vec![
+                        ("content-type".into(), "application/json".into()),
+                        ("cache-control".into(), "public, max-age=1".into()),
+                    ],
+                    body: head.clone(),
+                },
+                None if key.contains("period=") => {
+                    problem(400, "INVALID_REQUEST", "period=\\\"x\\\" is not kept by board")
+                }
+                None => problem(404, "UNKNOWN_BOARD", "no board; define it with PUT"),
+            };
+        }
+        if path_and_query == "/v1/auth/introspect" {
+            let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap();
+            let token = body["token"].as_str().unwrap();
+            return match self.tokens.borrow().get(token) {
+                Some(answer) => json(200, answer.clone()),
+                None => json(200, r#"{"active":false,"cache_seconds":10}"#.into()),
+            };
+        }
+        if let Some(rest) = path_and_query.strip_prefix("/v1/games/g/players/")
+            && let Some(player) = rest.strip_suffix("/friends")
+        {
+            let friends = self.friends.borrow().get(player).cloned().unwrap_or_default();
+            return json(
+                200,
+                serde_json::json!({"game": "g", "player_id": player, "friends": friends}).to_string(),
+            );
+        }
+        if path_and_query == "/v1/games/g/boards" {
+            return json(200, r#"{"boards":[],"game":"g"}"#.into());
+        }
+        json(
+            200,
+            serde_json::json!({"echo": request.method, "url": request.url, "body": String::from_utf8_lossy(&request.body), "board_version": 99}).to_string(),
+        )
+    }
+}
+
+impl Origin for Rc<FakeOrigin> {
+    async fn send(&self, request: OriginRequest) -> Result<HttpResponse, Unavailable> {
+        if self.down.get() {
+            return Err(Unavailable("connection refused".into()));
+        }
+        if self.drop_next.get() > 0 {
+            self.drop_next.set(self.drop_next.get() - 1);
+            return Err(Unavailable("connection reset".into()));
+        }
+        if (self.slow_heads.get() && request.url.contains("/head"))
+            || (self.slow_manifests.get() && request.url.contains("/manifests/"))
+        {
+            YieldOnce(false).await;
+        }
+        let answer = self.answer(&request);
+        self.sent.borrow_mut().push(request);
+        Ok(answer)
+    }
+}
+
+/// A cache that keeps everything (ignoring lifetimes) until cleared.
+#[derive(Default)]
+pub struct FakeCache {
+    /// The entries by key.
+    pub entries: RefCell<HashMap<String, Vec<u8>>>,
+}
+
+impl Cache for Rc<FakeCache> {
+    async fn get(&self, key: &str) -> Option<Vec<u8>> {
+        self.entries.borrow().get(key).cloned()
+    }
+
+    async fn put(&self, key: &str, bytes: &[u8], _max_age_seconds: u64) {
+        self.entries.borrow_mut().insert(key.to_string(), bytes.to_vec());
+    }
+}
+
+/// A clock the test moves.
+pub struct FakeClock(pub Cell<i64>);
+
+impl FakeClock {
+    /// Moves the clock on by `ms`.
+    pub fn advance(&self, ms: i64) {
+        self.0.set(self.0.get() + ms);
+    }
+}
+
+impl Clock for Rc<FakeClock> {
+    fn now_ms(&self) -> i64 {
+        self.0.get()
+    }
+}
+
+/// Pending on its first poll, ready on the next: lets the futures joined with it run.
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 {
+            std::task::Poll::Ready(())
+        } else {
+            self.0 = true;
+            std::task::Poll::Pending
+        }
+    }
+}
+
+/// Runs a future over the fakes, which are ready at once or after one [`YieldOnce`]; polls it
+/// again while it is pending, a few times at most.
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    for _ in 0..100 {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+    }
+    panic!("a future over the fakes stayed pending")
+}

@@ -1,0 +1,849 @@
+//! The edge against a fake origin that serves real snapshots of core boards: every read kind
+//! answers the bytes the core's JSON writers make from the `Board` itself, and the caching,
+//! stale, forwarding, auth and budget rules hold.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::json;
+use standings_core::json::{
+    PeriodFields, write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer,
+};
+use standings_core::{Board, BoardId, BoardRules, Cursor, CursorBinding, ScoreMode, Standing};
+
+use crate::auth::sign_jwt;
+use crate::fake::{EDGE_TOKEN, FakeCache, FakeClock, FakeOrigin, ORIGIN, block_on};
+use crate::platform::{HttpRequest, HttpResponse};
+use crate::{Config, Edge};
+
+const NOW: i64 = 1_792_000_000_000;
+const PUBLISHED: i64 = NOW - 250;
+const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
+const BOARD: &str = "g/m/s/global";
+const ALL_TIME: PeriodFields<'static> = PeriodFields {
+    kind: "all_time",
+    key: "all_time",
+    start_ms: None,
+    end_ms: None,
+};
+const DAILY: PeriodFields<'static> = PeriodFields {
+    kind: "daily",
+    key: "2026-10-13",
+    start_ms: Some(1_791_849_600_000),
+    end_ms: Some(1_791_936_000_000),
+};
+
+type TestEdge = Edge<Rc<FakeOrigin>, Rc<FakeCache>, Rc<FakeClock>>;
+
+/// One data centre: an origin, the shared cache, a clock, and an isolate's edge.
+struct World {
+    origin: Rc<FakeOrigin>,
+    cache: Rc<FakeCache>,
+    clock: Rc<FakeClock>,
+    config: Config,
+    edge: TestEdge,
+}
+
+impl World {
+    fn new(vars: &[(&str, &str)]) -> World {
+        let mut all = vec![
+            ("ORIGIN_URL", ORIGIN),
+            ("EDGE_TOKEN", EDGE_TOKEN),
+            ("PLAYER_JWT_HS256_SECRET", std::str::from_utf8(KEY).unwrap()),
+            ("PUBLIC_READS", "true"),
+        ];
+        for (name, value) in vars {
+            all.retain(|(n, _)| n != name);
+            all.push((name, value));
+        }
+        let config =
+            Config::from_vars(|name| all.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string()))
+                .unwrap();
+        let origin = Rc::new(FakeOrigin::default());
+        let cache = Rc::new(FakeCache::default());
+        let clock = Rc::new(FakeClock(Cell::new(NOW)));
+        let edge = Edge::new(origin.clone(), cache.clone(), clock.clone(), config.clone());
+        World {
+            origin,
+            cache,
+            clock,
+            config,
+            edge,
+        }
+    }
+
+    /// Another isolate of the same data centre: the same origin, cache and clock, nothing held.
+    fn another_isolate(&self) -> TestEdge {
+        Edge::new(
+            self.origin.clone(),
+            self.cache.clone(),
+            self.clock.clone(),
+            self.config.clone(),
+        )
+    }
+
+    fn send(&self, method: &str, target: &str, token: Option<&str>, body: &[u8]) -> HttpResponse {
+        send(&self.edge, method, target, token, body)
+    }
+
+    fn get(&self, target: &str) -> HttpResponse {
+        self.send("GET", target, None, b"")
+    }
+}
+
+fn send(edge: &TestEdge, method: &str, target: &str, token: Option<&str>, body: &[u8]) -> HttpResponse {
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p.to_string(), Some(q.to_string())),
+        None => (target.to_string(), None),
+    };
+    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+    if let Some(token) = token {
+        headers.push(("Authorization".into(), format!("Bearer {token}")));
+    }
+    block_on(edge.serve(HttpRequest {
+        method: method.into(),
+        path,
+        query,
+        headers,
+        body: body.to_vec(),
+    }))
+}
+
+/// A board of `n` players with many ties, some ids that JSON escapes, at `version`.
+fn board(n: usize, version: u64, shift: i64) -> Board {
+    let mut players: Vec<String> = (0..n).map(|i| format!("p{i:04}")).collect();
+    players.extend(["quote\"d", "ünï-cödé", "back\\slash"].map(String::from));
+    let aggregates: Vec<(String, Standing)> = players
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let standing = Standing {
+                value: (i as i64 * 7919 + shift) % 997,
+                achieved_at: 1_760_000_000_000 + (i as i64 * 31 % 5000) * 125,
+            };
+            (p, standing)
+        })
+        .collect();
+    Board::from_aggregates(
+        BoardRules::new(ScoreMode::Highest),
+        version,
+        aggregates.iter().map(|(p, s)| (p.as_str(), *s, "")),
+    )
+    .unwrap()
+}
+
+fn binding(period: &PeriodFields<'_>) -> CursorBinding {
+    CursorBinding::of(&BoardId::new("g", "m", "s", "global").unwrap(), period.key)
+}
+
+fn cursor_text(cursor: &Cursor, period: &PeriodFields<'_>) -> String {
+    URL_SAFE_NO_PAD.encode(cursor.encode(binding(period)))
+}
+
+fn expected_top(
+    board: &Board,
+    period: &PeriodFields<'_>,
+    limit: usize,
+    cursor: Option<&Cursor>,
+) -> (Vec<u8>, Option<Cursor>) {
+    let page = board.top(limit, cursor).unwrap();
+    let next = page.next_cursor.as_ref().map(|c| cursor_text(c, period));
+    let mut out = Vec::new();
+    write_top_answer(&mut out, period, &page, next.as_deref());
+    (out, page.next_cursor.clone())
+}
+
+fn jwt(sub: &str, games: &[&str], exp: i64) -> String {
+    sign_jwt(KEY, &json!({"sub": sub, "exp": exp, "games": games}))
+}
+
+fn text(answer: &HttpResponse) -> String {
+    String::from_utf8_lossy(&answer.body).into_owned()
+}
+
+fn detail(answer: &HttpResponse) -> (u16, String, String) {
+    let problem: serde_json::Value =
+        serde_json::from_slice(&answer.body).unwrap_or_else(|_| panic!("{}", text(answer)));
+    (
+        answer.status,
+        problem["code"].as_str().unwrap_or_default().to_string(),
+        problem["detail"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+const TOP: &str = "/v1/leaderboards/g/m/s/global/top";
+
+/// Every top page, followed by its cursors to the end, equals the board's own page written
+/// by the core, for several limits and both an all-time and a daily instance.
+#[test]
+fn top_pages_equal_the_boards() {
+    let world = World::new(&[]);
+    let all_time = board(3000, 41, 0);
+    let daily = board(700, 9, 3);
+    world.origin.publish(BOARD, "", &all_time, &ALL_TIME, PUBLISHED);
+    world
+        .origin
+        .publish(BOARD, "period=daily", &daily, &DAILY, PUBLISHED);
+    for (b, period, query) in [(&all_time, ALL_TIME, ""), (&daily, DAILY, "period=daily&")] {
+        for limit in [1, 10, 333, 1000] {
+            let mut cursor: Option<Cursor> = None;
+            let mut pages = 0;
+            loop {
+                let mut target = format!("{TOP}?{query}limit={limit}");
+                if let Some(c) = &cursor {
+                    target.push_str(&format!("&cursor={}", cursor_text(c, &period)));
+                }
+                let answer = world.get(&target);
+                let (expected, next) = expected_top(b, &period, limit, cursor.as_ref());
+                assert_eq!(text(&answer), String::from_utf8(expected).unwrap(), "{target}");
+                assert_eq!(
+                    answer.header("x-standings-board-version"),
+                    Some(b.version().to_string().as_str())
+                );
+                assert_eq!(answer.header("x-standings-snapshot-age-ms"), Some("250"));
+                pages += 1;
+                match next {
+                    Some(next) if pages < 8 => cursor = Some(next),
+                    _ => break,
+                }
+            }
+        }
+    }
+    let (expected, _) = expected_top(&all_time, &ALL_TIME, 10, None);
+    assert_eq!(world.get(TOP).body, expected, "limit defaults to 10");
+}
+
+/// Rank, nearby, friends-of and rank-players equal the core's answers from the board.
+#[test]
+fn player_reads_equal_the_boards() {
+    let world = World::new(&[]);
+    let b = board(3000, 41, 0);
+    world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
+    let base = "/v1/leaderboards/g/m/s/global";
+    for i in (0..3000).step_by(97).chain([0, 1, 2999]) {
+        let player = format!("p{i:04}");
+        let mut expected = Vec::new();
+        write_rank_answer(&mut expected, &ALL_TIME, &b.player_rank(&player).unwrap());
+        let answer = world.get(&format!("{base}/players/{player}/rank"));
+        assert_eq!(text(&answer), String::from_utf8(expected).unwrap());
+        for radius in [0, 1, 5, 100] {
+            let window = b.nearby(&player, radius).unwrap();
+            let mut expected = Vec::new();
+            write_nearby_answer(&mut expected, &ALL_TIME, b.version(), window.iter().copied());
+            let answer = world.get(&format!("{base}/players/{player}/nearby?radius={radius}"));
+            assert_eq!(
+                text(&answer),
+                String::from_utf8(expected).unwrap(),
+                "{player} {radius}"
+            );
+        }
+    }
+    let answer = world.get(&format!("{base}/players/%C3%BCn%C3%AF-c%C3%B6d%C3%A9/rank"));
+    let mut expected = Vec::new();
+    write_rank_answer(&mut expected, &ALL_TIME, &b.player_rank("ünï-cödé").unwrap());
+    assert_eq!(
+        answer.body, expected,
+        "a percent-encoded id is decoded as the origin decodes it"
+    );
+
+    world.origin.friends.borrow_mut().insert(
+        "p0007".into(),
+        vec![
+            "p0100".into(),
+            "nobody".into(),
+            "p2999".into(),
+            "quote\"d".into(),
+            "p0100".into(),
+        ],
+    );
+    let token = jwt("p0007", &["g"], NOW / 1000 + 600);
+    for include_self in [false, true] {
+        let mut players: Vec<&str> = vec!["p0100", "nobody", "p2999", "quote\"d", "p0100"];
+        if include_self {
+            players.insert(0, "p0007");
+        }
+        let mut expected = Vec::new();
+        write_friends_answer(&mut expected, &ALL_TIME, &b.rank_among(&players));
+        let answer = world.send(
+            "GET",
+            &format!("{base}/friends-of/p0007?include_self={include_self}"),
+            Some(&token),
+            b"",
+        );
+        assert_eq!(text(&answer), String::from_utf8(expected).unwrap());
+    }
+    let asked = ["p0001", "ünï-cödé", "ghost", "p0001", "p1234", "back\\slash"];
+    let mut expected = Vec::new();
+    write_friends_answer(&mut expected, &ALL_TIME, &b.rank_among(&asked));
+    let body = serde_json::to_vec(&json!({ "player_ids": asked })).unwrap();
+    let answer = world.send("POST", &format!("{base}/rank-players"), None, &body);
+    assert_eq!(text(&answer), String::from_utf8(expected).unwrap());
+}
+
+/// Parameter errors are the origin's, in its order and words; board and period errors are the
+/// origin's own answer to the head.
+#[test]
+fn errors_are_the_origins() {
+    let world = World::new(&[]);
+    let b = board(300, 5, 0);
+    world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
+    let base = "/v1/leaderboards/g/m/s/global";
+    let bad_request = |d: &str| (400, "INVALID_REQUEST".to_string(), d.to_string());
+    assert_eq!(
+        detail(&world.get(&format!("{TOP}?limit=0"))),
+        bad_request("limit=\"0\" is not valid; expected 1 to 1000")
+    );
+    assert_eq!(
+        detail(&world.get(&format!("{TOP}?limit=x&limit=1001"))),
+        bad_request("limit=\"1001\" is not valid; expected 1 to 1000")
+    );
+    assert_eq!(
+        detail(&world.get(&format!("{base}/players/p0001/nearby?radius=101"))),
+        bad_request("radius=\"101\" is not valid; expected 0 to 100")
+    );
+    assert_eq!(
+        detail(&world.get(&format!("{TOP}?cursor=%%%"))),
+        (
+            400,
+            "INVALID_CURSOR".into(),
+            "the cursor is not one this service made".into()
+        )
+    );
+    let other = URL_SAFE_NO_PAD.encode(b.top(1, None).unwrap().next_cursor.unwrap().encode(
+        CursorBinding::of(&BoardId::new("g", "m", "s", "eu").unwrap(), "all_time"),
+    ));
+    assert_eq!(
+        detail(&world.get(&format!("{TOP}?cursor={other}"))),
+        (
+            400,
+            "INVALID_CURSOR".into(),
+            "the cursor was made for another board or period, not g/m/s/global in all_time; page this one from its first page".into()
+        )
+    );
+    assert_eq!(
+        detail(&world.get(&format!("{base}/players/ghost/rank"))),
+        (
+            404,
+            "PLAYER_NOT_RANKED".into(),
+            "player \"ghost\" has no score on board g/m/s/global".into()
+        )
+    );
+    assert_eq!(detail(&world.get(&format!("{base}/players/ghost/nearby"))).0, 404);
+    assert_eq!(
+        detail(&world.get(&format!("{base}/players/a%01b/rank"))),
+        bad_request("player_id holds a control character at byte 1")
+    );
+    let token = jwt("p0001", &["g"], NOW / 1000 + 600);
+    assert_eq!(
+        detail(&world.send(
+            "GET",
+            &format!("{base}/friends-of/p0001?include_self=yes"),
+            Some(&token),
+            b""
+        )),
+        bad_request("include_self=\"yes\" is not valid; expected true or false")
+    );
+    let many: Vec<String> = (0..1001).map(|i| format!("p{i}")).collect();
+    let body = serde_json::to_vec(&json!({ "player_ids": many })).unwrap();
+    assert_eq!(
+        detail(&world.send("POST", &format!("{base}/rank-players"), None, &body)),
+        (
+            413,
+            "PAYLOAD_TOO_LARGE".into(),
+            "at most 1000 players per call; this one has 1001".into()
+        )
+    );
+    let unknown = world.get("/v1/leaderboards/g/m/s/nowhere/top");
+    assert_eq!(detail(&unknown).1, "UNKNOWN_BOARD");
+    assert_eq!(unknown.header("content-type"), Some("application/problem+json"));
+    assert_eq!(detail(&world.get(&format!("{TOP}?period=x"))).0, 400);
+    // A body the edge does not read as {"player_ids": [...]} is the origin's to refuse.
+    let before = world.origin.count("/rank-players");
+    let answer = world.send(
+        "POST",
+        &format!("{base}/rank-players"),
+        None,
+        br#"{"player_ids":[1]}"#,
+    );
+    assert_eq!(world.origin.count("/rank-players"), before + 1);
+    assert!(text(&answer).contains("\"echo\":\"POST\""));
+    assert_eq!(world.edge.stats().fallbacks.body, 1);
+}
+
+/// A repeated top page is a Cache API HIT, in this isolate and in another; a new version
+/// misses by itself; parts come from the Cache API in a new isolate, not from the origin.
+#[test]
+fn top_pages_and_parts_are_cached() {
+    let world = World::new(&[]);
+    world
+        .origin
+        .publish(BOARD, "", &board(3000, 41, 0), &ALL_TIME, PUBLISHED);
+    let first = world.get(&format!("{TOP}?limit=50"));
+    assert_eq!(first.header("x-standings-cache"), Some("MISS"));
+    let second = world.get(&format!("{TOP}?limit=50"));
+    assert_eq!(second.header("x-standings-cache"), Some("HIT"));
+    assert_eq!(first.body, second.body);
+    let stats = world.edge.stats();
+    assert_eq!((stats.cache.top_hits, stats.cache.top_misses), (1, 1));
+    assert_eq!(
+        stats.cache.top_memory_hits, 1,
+        "the isolate holds the page it made"
+    );
+    let elsewhere = another_isolate_reads(&world, &format!("{TOP}?limit=50"));
+    assert_eq!(elsewhere.header("x-standings-cache"), Some("HIT"));
+    assert_eq!(
+        elsewhere.body, first.body,
+        "another isolate finds the page in the Cache API"
+    );
+    assert_eq!(stats.origin_fetches.head, 1, "the head is held for its max-age");
+
+    let rank = "/v1/leaderboards/g/m/s/global/players/p0042/rank";
+    assert_eq!(world.get(rank).header("x-standings-cache"), Some("MISS"));
+    assert_eq!(world.get(rank).header("x-standings-cache"), Some("HIT"));
+    let chunks = world.origin.count("/v1/snapshots/chunks/");
+    let isolate = another_isolate_reads(&world, rank);
+    assert_eq!(isolate.header("x-standings-cache"), Some("HIT"));
+    assert_eq!(
+        world.origin.count("/v1/snapshots/chunks/"),
+        chunks,
+        "another isolate finds the parts in the Cache API"
+    );
+
+    let next = board(3000, 42, 5);
+    world
+        .origin
+        .publish(BOARD, "", &next, &ALL_TIME, PUBLISHED + 1000);
+    world.clock.advance(1001);
+    let moved = world.get(&format!("{TOP}?limit=50"));
+    assert_eq!(moved.header("x-standings-cache"), Some("MISS"));
+    assert_eq!(moved.header("x-standings-board-version"), Some("42"));
+    assert_eq!(moved.body, expected_top(&next, &ALL_TIME, 50, None).0);
+}
+
+fn another_isolate_reads(world: &World, target: &str) -> HttpResponse {
+    send(&world.another_isolate(), "GET", target, None, b"")
+}
+
+/// With the origin down, reads answer from the last snapshot, marked stale, in this isolate
+/// and (through the Cache API) in a new one; writes and unheld reads answer 503; when the
+/// origin is back the next head makes answers fresh again.
+#[test]
+fn origin_down_answers_stale_and_refuses_writes() {
+    let world = World::new(&[]);
+    let b = board(500, 7, 0);
+    world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
+    let rank = "/v1/leaderboards/g/m/s/global/players/p0003/rank";
+    let fresh = world.get(rank);
+    assert_eq!(fresh.header("x-standings-stale"), None);
+    world
+        .origin
+        .friends
+        .borrow_mut()
+        .insert("p0003".into(), vec!["p0004".into()]);
+    let token = jwt("p0003", &["g"], NOW / 1000 + 600);
+    let friends = "/v1/leaderboards/g/m/s/global/friends-of/p0003";
+    let fresh_friends = world.send("GET", friends, Some(&token), b"");
+    assert_eq!(fresh_friends.status, 200);
+    world.origin.down.set(true);
+    world.clock.advance(5_000);
+    let stale = world.get(rank);
+    let mut expected = fresh.body.clone();
+    expected.pop();
+    expected.extend_from_slice(b",\"stale\":true}");
+    assert_eq!(text(&stale), String::from_utf8(expected).unwrap());
+    assert_eq!(stale.header("x-standings-stale"), Some("true"));
+    assert_eq!(stale.header("x-standings-snapshot-age-ms"), Some("5250"));
+    let isolate = another_isolate_reads(&world, rank);
+    assert_eq!(
+        isolate.body, stale.body,
+        "another isolate reads the head kept in the Cache API"
+    );
+    let stale_friends = world.send("GET", friends, Some(&token), b"");
+    assert_eq!(stale_friends.header("x-standings-stale"), Some("true"));
+    let mut marked = fresh_friends.body.clone();
+    marked.pop();
+    marked.extend_from_slice(b",\"stale\":true}");
+    assert_eq!(
+        stale_friends.body, marked,
+        "the friend list held is answered, marked"
+    );
+
+    let write = world.send("POST", "/v1/score-events", Some("svc"), b"{}");
+    assert_eq!(detail(&write).0, 503);
+    assert_eq!(detail(&write).1, "ORIGIN_UNAVAILABLE");
+    // Players whose parts were never fetched cannot be answered: nothing is invented.
+    let mut refused = 0;
+    for i in (100..500).step_by(37) {
+        let answer = world.get(&format!("/v1/leaderboards/g/m/s/global/players/p{i:04}/rank"));
+        if answer.status == 200 {
+            assert_eq!(answer.header("x-standings-stale"), Some("true"));
+        } else {
+            assert_eq!(detail(&answer).1, "ORIGIN_UNAVAILABLE");
+            refused += 1;
+        }
+    }
+    assert!(refused > 0);
+    let never = world.get("/v1/leaderboards/g/m/s/other/top");
+    assert_eq!(detail(&never).1, "ORIGIN_UNAVAILABLE");
+    assert!(world.edge.stats().stale_answers >= 1);
+
+    world.origin.down.set(false);
+    world.clock.advance(1_001);
+    let back = world.get(rank);
+    assert_eq!(back.header("x-standings-stale"), None);
+    assert_eq!(back.body, fresh.body);
+}
+
+/// Writes and the paths the edge does not serve reach the origin unchanged (method, path,
+/// query, Authorization, content type, body), and its answer comes back.
+#[test]
+fn other_requests_are_forwarded_unchanged() {
+    let world = World::new(&[]);
+    for (method, target, body) in [
+        (
+            "PUT",
+            "/v1/boards/g/m/s/global",
+            &br#"{"score_mode":"highest"}"#[..],
+        ),
+        ("POST", "/v1/score-events?dry=1", br#"{"event_id":"e1"}"#),
+        ("DELETE", "/v1/whatever/x", b""),
+        ("GET", "/v1/leaderboards/g/m/s/global/digest", b""),
+        ("GET", "/v1/leaderboards/g/m/s/results", b""),
+        ("POST", "/v1/leaderboards/g/m/s/global/top", b""),
+    ] {
+        let answer = world.send(method, target, Some("svc-token"), body);
+        let sent = world.origin.sent.borrow().last().cloned().unwrap();
+        assert_eq!(sent.method, method);
+        assert_eq!(sent.url, format!("{ORIGIN}{target}"));
+        assert_eq!(sent.body, body);
+        assert_eq!(
+            crate::platform::header(&sent.headers, "authorization"),
+            Some("Bearer svc-token")
+        );
+        assert_eq!(
+            crate::platform::header(&sent.headers, "content-type"),
+            Some("application/json")
+        );
+        assert!(text(&answer).contains(&format!("\"echo\":\"{method}\"")));
+    }
+    assert_eq!(world.edge.stats().requests.forwarded, 6);
+    assert_eq!(world.edge.stats().origin_fetches.forwarded, 6);
+}
+
+/// Player JWTs are verified here (valid, expired, another game), tokens are introspected once
+/// per cache lifetime, public reads need no token, and a static token of another game is
+/// the origin's to refuse.
+#[test]
+fn auth_is_the_origins() {
+    let world = World::new(&[("PUBLIC_READS", "false")]);
+    world
+        .origin
+        .publish(BOARD, "", &board(100, 3, 0), &ALL_TIME, PUBLISHED);
+    let now_secs = NOW / 1000;
+    let read = |token: Option<&str>| world.send("GET", TOP, token, b"");
+    assert_eq!(
+        detail(&read(None)),
+        (401, "UNAUTHENTICATED".into(), "reads need a token".into())
+    );
+    assert_eq!(read(Some(&jwt("ava", &["g"], now_secs + 60))).status, 200);
+    assert_eq!(read(Some(&jwt("ava", &["*"], now_secs + 60))).status, 200);
+    assert_eq!(
+        detail(&read(Some(&jwt("ava", &["g"], now_secs)))).2,
+        "the player token is not valid: it has expired"
+    );
+    assert_eq!(
+        detail(&read(Some(&jwt("ava", &["h"], now_secs + 60)))),
+        (
+            403,
+            "FORBIDDEN".into(),
+            "token \"jwt:ava\" may not read game \"g\"".into()
+        )
+    );
+    assert_eq!(
+        detail(&world.send(
+            "GET",
+            "/v1/leaderboards/g/m/s/global/friends-of/bo",
+            Some(&jwt("ava", &["g"], now_secs + 60)),
+            b""
+        ))
+        .2,
+        "a player token reads only its own player's friends, not \"bo\"'s"
+    );
+
+    world.origin.tokens.borrow_mut().insert(
+        "svc".into(),
+        r#"{"active":true,"role":"service","games":["g"],"player_id":null,"cache_seconds":60}"#.into(),
+    );
+    world.origin.tokens.borrow_mut().insert(
+        "other".into(),
+        r#"{"active":true,"role":"service","games":["h"],"player_id":null,"cache_seconds":60}"#.into(),
+    );
+    assert_eq!(read(Some("svc")).status, 200);
+    assert_eq!(read(Some("svc")).status, 200);
+    assert_eq!(
+        world.origin.count("/v1/auth/introspect"),
+        1,
+        "the answer is cached"
+    );
+    world.clock.advance(61_000);
+    world
+        .origin
+        .publish(BOARD, "", &board(100, 3, 0), &ALL_TIME, NOW + 60_000);
+    assert_eq!(read(Some("svc")).status, 200);
+    assert_eq!(
+        world.origin.count("/v1/auth/introspect"),
+        2,
+        "and asked again past cache_seconds"
+    );
+    let asked = world.origin.count("/v1/auth/introspect");
+    for _ in 0..2 {
+        assert_eq!(
+            detail(&read(Some("bogus"))),
+            (401, "UNAUTHENTICATED".into(), "the token is not known".into())
+        );
+    }
+    assert_eq!(
+        world.origin.count("/v1/auth/introspect"),
+        asked + 1,
+        "an inactive answer is cached too"
+    );
+    let before = world.origin.count(TOP);
+    let other = read(Some("other"));
+    assert_eq!(
+        world.origin.count(TOP),
+        before + 1,
+        "the origin words a static token's 403"
+    );
+    assert!(text(&other).contains("echo"));
+    assert_eq!(world.edge.stats().fallbacks.auth, 1);
+    assert_eq!(
+        detail(&world.send("GET", TOP, None, b"")).0,
+        401,
+        "no token without public reads"
+    );
+    let open = World::new(&[("PUBLIC_READS", "true")]);
+    open.origin
+        .publish(BOARD, "", &board(100, 3, 0), &ALL_TIME, PUBLISHED);
+    assert_eq!(open.get(TOP).status, 200);
+    assert_eq!(
+        detail(&open.get("/v1/leaderboards/g/m/s/global/friends-of/p0001")).2,
+        "a friend list is private: friends-of needs a token"
+    );
+    assert_eq!(
+        open.send("GET", "/v1/games/g/boards", Some("svc"), b"").status,
+        401
+    );
+    let boards = open.get("/v1/games/g/boards");
+    assert_eq!(
+        (boards.status, text(&boards)),
+        (200, r#"{"boards":[],"game":"g"}"#.to_string())
+    );
+    assert_eq!(
+        open.get("/v1/games/g/boards").header("x-standings-cache"),
+        Some("HIT")
+    );
+}
+
+/// A query that would need more parts than MAX_SUBREQUESTS goes to the origin, counted; the
+/// same query with the parts held in the isolate is answered here.
+#[test]
+fn too_many_parts_go_to_the_origin() {
+    let world = World::new(&[("MAX_SUBREQUESTS", "6")]);
+    let b = board(3000, 41, 0);
+    world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
+    let asked: Vec<String> = (0..3000).step_by(50).map(|i| format!("p{i:04}")).collect();
+    let body = serde_json::to_vec(&json!({ "player_ids": asked })).unwrap();
+    let target = "/v1/leaderboards/g/m/s/global/rank-players";
+    let answer = world.send("POST", target, None, &body);
+    assert!(text(&answer).contains("\"echo\":\"POST\""), "{}", text(&answer));
+    assert_eq!(world.edge.stats().fallbacks.too_many_parts, 1);
+    assert_eq!(answer.header("x-standings-fallback"), Some("too-many-parts"));
+    assert_eq!(answer.header("x-standings-board-version"), Some("99"));
+    let small = serde_json::to_vec(&json!({ "player_ids": ["p0001"] })).unwrap();
+    let refs = ["p0001"];
+    let mut expected = Vec::new();
+    write_friends_answer(&mut expected, &ALL_TIME, &b.rank_among(&refs));
+    assert_eq!(world.send("POST", target, None, &small).body, expected);
+    assert_eq!(world.edge.stats().fallbacks.too_many_parts, 1);
+}
+
+/// The decoded-part cache stays within its budget by evicting, and a part evicted is read
+/// again from the Cache API, not the origin.
+#[test]
+fn the_decoded_cache_keeps_its_budget() {
+    let world = World::new(&[("DECODED_CACHE_BYTES", "20000")]);
+    world
+        .origin
+        .publish(BOARD, "", &board(3000, 41, 0), &ALL_TIME, PUBLISHED);
+    for i in (0..3000).step_by(150) {
+        assert_eq!(
+            world
+                .get(&format!("/v1/leaderboards/g/m/s/global/players/p{i:04}/rank"))
+                .status,
+            200
+        );
+        let stats = world.edge.stats();
+        assert!(stats.decoded_cache_bytes <= 20_000, "{stats:?}");
+    }
+    let chunks = world.origin.count("/v1/snapshots/chunks/");
+    let hits = world.edge.stats().cache.part_hits;
+    assert_eq!(
+        world
+            .get("/v1/leaderboards/g/m/s/global/players/p0000/rank")
+            .status,
+        200
+    );
+    assert_eq!(world.origin.count("/v1/snapshots/chunks/"), chunks);
+    assert!(
+        world.edge.stats().cache.part_hits > hits,
+        "evicted parts come back from the Cache API"
+    );
+}
+
+/// A cursor made at an older version than the snapshot's is the origin's to page (it holds a
+/// history); the edge counts it.
+#[test]
+fn a_cursor_of_another_version_goes_to_the_origin() {
+    let world = World::new(&[]);
+    let old = board(500, 7, 0);
+    world.origin.publish(BOARD, "", &old, &ALL_TIME, PUBLISHED);
+    let next = old.top(10, None).unwrap().next_cursor.unwrap();
+    world
+        .origin
+        .publish(BOARD, "", &board(500, 8, 1), &ALL_TIME, PUBLISHED + 1000);
+    let target = format!("{TOP}?cursor={}", cursor_text(&next, &ALL_TIME));
+    let answer = world.get(&target);
+    assert!(text(&answer).contains("\"echo\":\"GET\""));
+    assert_eq!(
+        world.origin.sent.borrow().last().unwrap().url,
+        format!("{ORIGIN}{target}")
+    );
+    assert_eq!(world.edge.stats().fallbacks.stale_cursor, 1);
+    // The origin's answer carries the read headers, its own board_version among them.
+    assert_eq!(answer.header("x-standings-board-version"), Some("99"));
+    assert_eq!(answer.header("x-standings-cache"), Some("MISS"));
+    assert_eq!(answer.header("x-standings-snapshot-age-ms"), Some("0"));
+    assert_eq!(answer.header("x-standings-fallback"), Some("stale-cursor"));
+}
+
+/// `/edge/stats` answers the counters as JSON.
+#[test]
+fn stats_answer_the_counters() {
+    let world = World::new(&[]);
+    world
+        .origin
+        .publish(BOARD, "", &board(100, 3, 0), &ALL_TIME, PUBLISHED);
+    world.get(TOP);
+    let stats: serde_json::Value = serde_json::from_slice(&world.get("/edge/stats").body).unwrap();
+    assert_eq!(stats["requests"]["top"], 1);
+    assert_eq!(stats["requests"]["stats"], 1);
+    assert_eq!(stats["origin_fetches"]["head"], 1);
+    assert_eq!(stats["origin_fetches"]["manifest"], 1);
+    assert!(stats["decoded_cache_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(stats["decoded_cache_budget"], 33_554_432);
+}
+
+/// A part fetch that meets a dropped connection is tried once more, so the read still
+/// answers fresh; two drops in a row fail it as unreachable.
+#[test]
+fn a_dropped_part_fetch_is_retried_once() {
+    let world = World::new(&[]);
+    world
+        .origin
+        .publish(BOARD, "", &board(500, 7, 0), &ALL_TIME, PUBLISHED);
+    assert_eq!(world.get(TOP).status, 200);
+    world.origin.drop_next.set(1);
+    let answer = world.get("/v1/leaderboards/g/m/s/global/players/p0001/rank");
+    assert_eq!((answer.status, answer.header("x-standings-stale")), (200, None));
+    assert_eq!(world.edge.stats().origin_fetches.unreachable, 1);
+    world.origin.drop_next.set(2);
+    let answer = world.get("/v1/leaderboards/g/m/s/global/players/p0499/nearby");
+    assert_eq!(detail(&answer).1, "ORIGIN_UNAVAILABLE");
+}
+
+/// Reads that arrive while one read refreshes an expired head answer from the head held
+/// instead of asking the origin too: one head fetch per lifetime, however busy the isolate.
+#[test]
+fn one_read_refreshes_an_expired_head() {
+    let world = World::new(&[]);
+    world
+        .origin
+        .publish(BOARD, "", &board(300, 5, 0), &ALL_TIME, PUBLISHED);
+    assert_eq!(world.get(TOP).status, 200);
+    world
+        .origin
+        .publish(BOARD, "", &board(300, 6, 1), &ALL_TIME, PUBLISHED + 1000);
+    world.clock.advance(1_001);
+    world.origin.slow_heads.set(true);
+    let heads = world.origin.count("/head");
+    let request = |target: &str| HttpRequest {
+        method: "GET".into(),
+        path: target.into(),
+        ..HttpRequest::default()
+    };
+    let (first, second) = block_on(futures_util::future::join(
+        world.edge.serve(request(TOP)),
+        world
+            .edge
+            .serve(request("/v1/leaderboards/g/m/s/global/players/p0001/rank")),
+    ));
+    assert_eq!(
+        world.origin.count("/head"),
+        heads + 1,
+        "one head fetch for both reads"
+    );
+    assert_eq!(first.header("x-standings-board-version"), Some("6"));
+    assert_eq!(
+        second.header("x-standings-board-version"),
+        Some("5"),
+        "the second read used the head held"
+    );
+    assert_eq!(second.header("x-standings-stale"), None);
+    assert_eq!(world.get(TOP).header("x-standings-board-version"), Some("6"));
+}
+
+/// A refreshed head is used by the isolate's other reads only once its manifest is held: a
+/// read arriving while the manifest is on its way answers from the head held, so the manifest
+/// is fetched once.
+#[test]
+fn a_new_head_waits_for_its_manifest() {
+    let world = World::new(&[]);
+    world
+        .origin
+        .publish(BOARD, "", &board(300, 5, 0), &ALL_TIME, PUBLISHED);
+    let rank = |p: &str| HttpRequest {
+        method: "GET".into(),
+        path: format!("/v1/leaderboards/g/m/s/global/players/{p}/rank"),
+        ..HttpRequest::default()
+    };
+    assert_eq!(block_on(world.edge.serve(rank("p0001"))).status, 200);
+    world
+        .origin
+        .publish(BOARD, "", &board(300, 6, 1), &ALL_TIME, PUBLISHED + 1000);
+    world.clock.advance(1_001);
+    world.origin.slow_heads.set(true);
+    world.origin.slow_manifests.set(true);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut refreshing = std::pin::pin!(world.edge.serve(rank("p0001")));
+    assert!(
+        refreshing.as_mut().poll(&mut context).is_pending(),
+        "asking for the head"
+    );
+    assert!(
+        refreshing.as_mut().poll(&mut context).is_pending(),
+        "asking for the manifest"
+    );
+    let meanwhile = block_on(world.edge.serve(rank("p0001")));
+    assert_eq!(meanwhile.header("x-standings-board-version"), Some("5"));
+    let std::task::Poll::Ready(refreshed) = refreshing.as_mut().poll(&mut context) else {
+        panic!("the refresh did not finish");
+    };
+    assert_eq!(refreshed.header("x-standings-board-version"), Some("6"));
+    assert_eq!(
+        world.origin.count("/v1/snapshots/manifests/"),
+        2,
+        "one fetch per version"
+    );
+}
