@@ -22,6 +22,10 @@
 //! `loadgen live` (module `live`) measures live subscriptions instead: SSE and WebSocket
 //! subscribers on one board under a paced write load, beside the same fan-out through Redis
 //! pub/sub (`loadgen live --help`).
+//!
+//! `loadgen edge` (module `edge`) measures the edge tier: a read mix through the edge worker
+//! under `wrangler dev --local`, beside the same mix straight to the origin, on a board that
+//! changes every second (`loadgen edge --help`).
 #![forbid(unsafe_code)]
 
 // A binary's root looks for modules beside it; ours live in `loadgen/`.
@@ -29,6 +33,8 @@
 mod bench;
 #[path = "loadgen/cpu.rs"]
 mod cpu;
+#[path = "loadgen/edge.rs"]
+mod edge;
 #[path = "loadgen/live.rs"]
 mod live;
 #[path = "loadgen/pubsub.rs"]
@@ -58,6 +64,8 @@ const USAGE: &str = "\
 usage: loadgen [options]
        loadgen live [options]   live subscriptions under load beside Redis pub/sub
                                 (`loadgen live --help`)
+       loadgen edge [options]   reads through the edge worker in local workerd beside the
+                                origin (`loadgen edge --help`)
   --members N               players loaded on both sides (default 100000)
   --connections N           keep-alive connections per measurement (default 64)
   --seconds S               measured seconds per workload and side (default 10)
@@ -213,6 +221,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         return block_on("loadgen live", args.client_threads, live::run(&args));
+    }
+    if raw.first().is_some_and(|a| a == "edge") {
+        let Some(args) = or_usage("loadgen edge", edge::USAGE, edge::parse_args(raw[1..].to_vec())) else {
+            return ExitCode::from(2);
+        };
+        return block_on("loadgen edge", args.client_threads, edge::run(&args));
     }
     let Some(args) = or_usage("loadgen", USAGE, parse_args(raw)) else {
         return ExitCode::from(2);
