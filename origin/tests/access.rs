@@ -125,6 +125,16 @@ impl Fill<'_> {
         self.template.replace("{hash}", hash)
     }
 
+    /// A bundle of the chunk this row's game published, named twice.
+    fn bundle_path(&self) -> String {
+        let parts = self
+            .snapshots
+            .iter()
+            .find(|p| p.game == self.game)
+            .expect("every game published a snapshot in the set-up");
+        format!("{}?hashes={},{}", self.template, parts.chunk, parts.chunk)
+    }
+
     /// An event that raises its player's best (the set-up's are 100), so that one accepted
     /// where it should not be shows on the board.
     fn event(&self) -> Value {
@@ -272,6 +282,7 @@ fn spec(op: &Operation) -> Spec {
         ("get", "/v1/snapshots/manifests/{hash}") | ("get", "/v1/snapshots/chunks/{hash}") => {
             spec(Snapshot, 200, |f| (f.part_path(), None))
         }
+        ("get", "/v1/snapshots/chunks") => spec(Snapshot, 200, |f| (f.bundle_path(), None)),
         ("get", "/v1/games/{game}/players/{player_id}/friends") => spec(ReadOwn, 200, |f| (f.path(), None)),
         ("get", "/healthz") | ("get", "/readyz") | ("get", "/metrics") | ("get", "/openapi.json") => {
             spec(Open, 200, |f| (f.path(), None))

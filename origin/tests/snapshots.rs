@@ -24,6 +24,7 @@ on_both_databases!(
     a_first_head_publishes_and_its_parts_restore_the_board,
     a_changed_board_is_published_again_after_the_interval_reusing_most_parts,
     parts_are_immutable_answer_304_and_refuse_bad_hashes,
+    a_bundle_answers_the_chunks_named_in_order_or_nothing,
     a_period_head_is_resolved_as_reads_resolve_it,
     snapshots_are_read_by_the_edge_or_admin_of_the_game_or_with_public_reads,
     the_friend_list_is_read_as_friends_of_is,
@@ -468,6 +469,82 @@ async fn parts_are_immutable_answer_304_and_refuse_bad_hashes(db: Db) {
             );
         }
     }
+}
+
+/// `GET /v1/snapshots/chunks?hashes=` answers every chunk named, in the order named (a repeat
+/// included), each after its length as 4 bytes big-endian, immutable; the bytes equal the
+/// single fetches. One unknown hash, a manifest, a malformed hash, more than 200 hashes, no
+/// hashes, an unknown parameter or an edge of another game refuse the whole bundle.
+async fn a_bundle_answers_the_chunks_named_in_order_or_nothing(db: Db) {
+    let snap = Snap::start(db).await;
+    snap.seed().await;
+    let (head, _) = snap.head(HEAD).await;
+    let manifest = snap.manifest(&head).await;
+    let mut named: Vec<String> = manifest
+        .rank_chunks
+        .iter()
+        .rev()
+        .take(3)
+        .map(|c| c.hash)
+        .chain(manifest.lookup_chunks.iter().take(2).map(|c| c.hash))
+        .map(|hash| hash.to_string())
+        .collect();
+    named.push(named[0].clone());
+    let path = format!("/v1/snapshots/chunks?hashes={}", named.join(","));
+    let (status, headers, bytes) = snap.fetch(&path, Some(EDGE)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "application/octet-stream");
+    assert_eq!(headers["cache-control"], "public, max-age=31536000, immutable");
+    let mut rest = &bytes[..];
+    for hash in &named {
+        let (length, tail) = rest.split_at(4);
+        let length = u32::from_be_bytes(length.try_into().unwrap()) as usize;
+        let (part, tail) = tail.split_at(length);
+        let (status, _, single) = snap
+            .fetch(&format!("/v1/snapshots/chunks/{hash}"), Some(EDGE))
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(part, &single[..], "{hash}");
+        rest = tail;
+    }
+    assert!(rest.is_empty(), "nothing after the chunks named");
+
+    let never = BoardDigest::of(b"never published").to_string();
+    let manifest_hash = head["manifest"].as_str().unwrap();
+    for (hashes, code, says) in [
+        (format!("{},{never}", named[0]), StatusCode::NOT_FOUND, "no snapshot chunk"),
+        (manifest_hash.to_string(), StatusCode::NOT_FOUND, "no snapshot chunk"),
+        (format!("{},abc", named[0]), StatusCode::BAD_REQUEST, "the hash has 3 characters"),
+        (vec![named[0].as_str(); 201].join(","), StatusCode::BAD_REQUEST, "at most 200"),
+    ] {
+        let answer = snap
+            .fetch(&format!("/v1/snapshots/chunks?hashes={hashes}"), Some(EDGE))
+            .await;
+        let code_name = if code == StatusCode::NOT_FOUND {
+            "SNAPSHOT_PART_NOT_FOUND"
+        } else {
+            "INVALID_REQUEST"
+        };
+        let body = refused(&answer, code, code_name);
+        assert!(body["detail"].as_str().unwrap().contains(says), "{body}");
+    }
+    for (query, says) in [
+        ("", "hashes=H1,H2,... is required"),
+        (&format!("?hashes={}&hashes={}", named[0], named[1])[..], "more than once"),
+        (&format!("?hashes={}&limit=2", named[0])[..], "unknown query parameter"),
+    ] {
+        let body = refused(
+            &snap.fetch(&format!("/v1/snapshots/chunks{query}"), Some(EDGE)).await,
+            StatusCode::BAD_REQUEST,
+            "INVALID_REQUEST",
+        );
+        assert!(body["detail"].as_str().unwrap().contains(says), "{body}");
+    }
+    refused(
+        &snap.fetch(&path, Some(EDGE_OTHER)).await,
+        StatusCode::FORBIDDEN,
+        "FORBIDDEN",
+    );
 }
 
 /// `?period=daily&at=` names the day's instance as the read API does: the same period fields

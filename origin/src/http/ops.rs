@@ -390,6 +390,15 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "get",
+        path: "/v1/snapshots/chunks",
+        summary: "Several snapshot chunks in one answer: ?hashes=H1,H2,... (at most 200, as manifests name them); the body is each chunk in that order, preceded by its length as 4 bytes big-endian. Immutable, as single chunks are; for an edge whose read needs more chunks than it may fetch one by one.",
+        security: "snapshot",
+        body: None,
+        ok: (200, "SnapshotPart"),
+        errors: &[(400, "INVALID_REQUEST"), (404, "SNAPSHOT_PART_NOT_FOUND")],
+    },
+    Operation {
+        method: "get",
         path: "/v1/snapshots/chunks/{hash}",
         summary: "A snapshot rank or lookup chunk by its hash, as a manifest names it: bytes, immutable, ETag \"<hash>\", as manifests are.",
         security: "snapshot",

@@ -25,6 +25,7 @@ pub(super) fn router() -> Router<Shared> {
     Router::new()
         .route("/v1/snapshots/{game}/{mode}/{season}/{scope}/head", get(head))
         .route("/v1/snapshots/manifests/{hash}", get(manifest))
+        .route("/v1/snapshots/chunks", get(chunks))
         .route("/v1/snapshots/chunks/{hash}", get(chunk))
         .route("/v1/games/{game}/players/{player_id}/friends", get(friends))
 }
@@ -93,6 +94,71 @@ async fn chunk(
     headers: HeaderMap,
 ) -> AppResult<Response> {
     part(&state, &hash, PartKind::Chunk, &headers)
+}
+
+/// The most chunks one `GET /v1/snapshots/chunks?hashes=` names: 200 hashes keep its URL
+/// within the 16 KB a Cloudflare Worker may send.
+const MAX_BUNDLE_CHUNKS: usize = 200;
+
+/// `GET /v1/snapshots/chunks?hashes=H1,H2,...`: several chunks in one answer, for an edge
+/// whose read needs more parts than it may fetch one by one. The body is each chunk in the
+/// order named, each preceded by its length as 4 bytes big-endian; immutable, as the parts
+/// are. Every hash is checked, then every part is found and its games checked, before any
+/// byte is written. O(hashes) plus the copy of their bytes.
+async fn chunks(State(state): State<Shared>, uri: Uri, headers: HeaderMap) -> AppResult<Response> {
+    let reader = state.auth.snapshot_reader(&headers)?;
+    let mut named = None;
+    for (key, value) in form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes()) {
+        if key != "hashes" {
+            return Err(AppError::InvalidRequest(format!(
+                "unknown query parameter {key:?}; this endpoint takes only hashes=H1,H2,... (or GET /v1/snapshots/chunks/{{hash}} for one)"
+            )));
+        }
+        if named.replace(value).is_some() {
+            return Err(AppError::InvalidRequest(
+                "hashes is given more than once; name every chunk in one comma-separated hashes".into(),
+            ));
+        }
+    }
+    let named = named.ok_or_else(|| {
+        AppError::InvalidRequest(
+            "hashes=H1,H2,... is required: the chunks to send, each as a manifest names it".into(),
+        )
+    })?;
+    let raws: Vec<&str> = named.split(',').collect();
+    if raws.len() > MAX_BUNDLE_CHUNKS {
+        return Err(AppError::InvalidRequest(format!(
+            "hashes names {} chunks; at most {MAX_BUNDLE_CHUNKS} per request",
+            raws.len()
+        )));
+    }
+    let mut found = Vec::with_capacity(raws.len());
+    for raw in &raws {
+        let hash = parse_hash(raw)?;
+        let part = state.snapshots.part(&hash, PartKind::Chunk).ok_or_else(|| {
+            AppError::SnapshotPartNotFound(format!(
+                "no snapshot chunk {raw}: it was never published, or no head has named it for longer than the retention; ask the board's head again"
+            ))
+        })?;
+        reader.check(part.games.iter().map(|g| &**g), "this snapshot part")?;
+        found.push(part.bytes);
+    }
+    let mut body = Vec::with_capacity(found.iter().map(|b| b.len() + 4).sum());
+    for bytes in &found {
+        let length = u32::try_from(bytes.len())
+            .map_err(|_| AppError::Internal("a snapshot chunk of 4 GiB or more".into()))?;
+        body.extend_from_slice(&length.to_be_bytes());
+        body.extend_from_slice(bytes);
+    }
+    Ok((
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream")),
+            (header::CACHE_CONTROL, IMMUTABLE),
+        ],
+        body,
+    )
+        .into_response())
 }
 
 /// A part's bytes, immutable, with its hash as the ETag; 304 to an `If-None-Match` that names
