@@ -36,6 +36,19 @@ impl Origin for &MemoryOrigin {
     async fn send(&self, request: OriginRequest) -> Result<HttpResponse, Unavailable> {
         *self.asked.borrow_mut() += 1;
         let path = request.url.strip_prefix(ORIGIN).unwrap_or_default();
+        if let Some(hashes) = path.strip_prefix("/v1/snapshots/chunks?hashes=") {
+            let mut body = Vec::new();
+            for hash in hashes.split(',') {
+                let bytes = &self.files[&format!("/v1/snapshots/chunks/{hash}")];
+                body.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+                body.extend_from_slice(bytes);
+            }
+            return Ok(HttpResponse {
+                status: 200,
+                headers: Vec::new(),
+                body,
+            });
+        }
         let path = path.split('?').next().unwrap_or_default();
         Ok(match self.files.get(path) {
             Some(bytes) => HttpResponse {
@@ -166,10 +179,20 @@ fn main() {
         use base64::Engine as _;
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(cursor.encode(binding))
     };
-    let friends: Vec<&str> = (0..16)
-        .map(|i| names[(i * 7919 * 13) % players].as_str())
-        .collect();
     let base = "/v1/leaderboards/g/m/s/global";
+    let friends = |n: usize| -> Vec<u8> {
+        let ids: Vec<&str> = (0..n)
+            .map(|i| names[(i * 7919 * 13) % players].as_str())
+            .collect();
+        serde_json::to_vec(&serde_json::json!({ "player_ids": ids })).expect("json")
+    };
+    let rank_players = |n: usize| HttpRequest {
+        method: "POST".into(),
+        path: format!("{base}/rank-players"),
+        query: None,
+        headers: Vec::new(),
+        body: friends(n),
+    };
     let queries: Vec<(&str, HttpRequest)> = vec![
         ("top limit=10", get(&format!("{base}/top"), Some("limit=10"))),
         ("top limit=1000", get(&format!("{base}/top"), Some("limit=1000"))),
@@ -185,15 +208,11 @@ fn main() {
             "nearby radius=100",
             get(&format!("{base}/players/{middle}/nearby"), Some("radius=100")),
         ),
+        ("rank-players 16", rank_players(16)),
+        ("rank-players 31 (friends-of 30, in bundles)", rank_players(31)),
         (
-            "rank-players 16",
-            HttpRequest {
-                method: "POST".into(),
-                path: format!("{base}/rank-players"),
-                query: None,
-                headers: Vec::new(),
-                body: serde_json::to_vec(&serde_json::json!({ "player_ids": friends })).expect("json"),
-            },
+            "rank-players 64 (in bundles, 128 parts: MAX_PARTS_PER_READ)",
+            rank_players(64),
         ),
     ];
     let mut decode = Vec::new();

@@ -23,6 +23,10 @@ pub struct Config {
     /// `MAX_SUBREQUESTS` (default 40): the most subrequests one read may make before it is
     /// forwarded to the origin instead.
     pub max_subrequests: usize,
+    /// `MAX_PARTS_PER_READ` (default 128, at least 16): the most chunks one read may fetch
+    /// and decode; a read that needs more is forwarded, so its CPU stays within the free
+    /// plan's 10 ms (BENCHMARKS.md has the cost per part).
+    pub max_parts_per_read: usize,
 }
 
 /// A var that cannot be read.
@@ -87,6 +91,17 @@ impl Config {
                 ),
             });
         }
+        // A top page of 1,000 entries needs 8 rank chunks at the smallest chunk size, so 16
+        // leaves every top, rank and nearby read answerable at the edge.
+        let max_parts_per_read = number("MAX_PARTS_PER_READ", 128)?;
+        if max_parts_per_read < 16 {
+            return Err(ConfigError {
+                name: "MAX_PARTS_PER_READ",
+                problem: format!(
+                    "is {max_parts_per_read}; it must be at least 16, what the largest top page needs"
+                ),
+            });
+        }
         Ok(Config {
             origin_url,
             edge_token: var("EDGE_TOKEN")
@@ -101,6 +116,7 @@ impl Config {
             decoded_cache_bytes: usize::try_from(number("DECODED_CACHE_BYTES", 32 * 1024 * 1024)?)
                 .unwrap_or(usize::MAX),
             max_subrequests: usize::try_from(max_subrequests).unwrap_or(usize::MAX),
+            max_parts_per_read: usize::try_from(max_parts_per_read).unwrap_or(usize::MAX),
         })
     }
 }
@@ -131,6 +147,7 @@ mod tests {
                 public_reads: false,
                 decoded_cache_bytes: 33_554_432,
                 max_subrequests: 40,
+                max_parts_per_read: 128,
             }
         );
     }
@@ -150,6 +167,7 @@ mod tests {
         );
         assert!(bad(&[("DECODED_CACHE_BYTES", "1e6")]).contains("DECODED_CACHE_BYTES"));
         assert!(bad(&[("MAX_SUBREQUESTS", "2")]).contains("at least 4"));
+        assert!(bad(&[("MAX_PARTS_PER_READ", "15")]).contains("at least 16"));
         assert!(
             Config::from_vars(vars(&[("ORIGIN_URL", "127.0.0.1:8080")]))
                 .unwrap_err()

@@ -38,6 +38,8 @@ use crate::problem::Problem;
 use crate::route::{BoardPath, Route};
 use crate::stats::Stats;
 
+/// The most chunks one bundle (`GET /v1/snapshots/chunks?hashes=`) may name at the origin.
+const MAX_BUNDLE_CHUNKS: usize = 200;
 /// The most entries one page or one rank-players call may hold (the origin's `MAX_LIMIT`).
 const MAX_LIMIT: usize = 1_000;
 /// The widest nearby radius (the origin's `MAX_RADIUS`).
@@ -119,6 +121,8 @@ struct Spend {
     subrequests: usize,
     /// Whether a part came from the origin (the answer is a cache MISS).
     fetched_part: bool,
+    /// Chunks fetched for this read (from the Cache API or the origin), each decoded.
+    parts: usize,
 }
 
 /// A head as one read uses it.
@@ -686,8 +690,11 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         Ok(manifest)
     }
 
-    /// Puts the parts a query needs into `parts`: from the isolate, else fetched all at once.
-    /// More than `MAX_SUBREQUESTS` in all: the read goes to the origin instead.
+    /// Puts the parts a query needs into `parts`: from the isolate, else fetched all at once,
+    /// each through the Cache API while one subrequest a part fits `MAX_SUBREQUESTS`, else
+    /// straight from the origin in bundles of up to 200. A read that would fetch more than
+    /// `MAX_PARTS_PER_READ` parts, or need more subrequests even in bundles, goes to the
+    /// origin instead.
     async fn fetch_parts(
         &self,
         manifest: &Manifest,
@@ -726,20 +733,37 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         if missing.is_empty() {
             return Ok(());
         }
-        if spend.subrequests + missing.len() > self.config.max_subrequests {
+        if spend.parts + missing.len() > self.config.max_parts_per_read {
             return Err(Stop::Forward(Fallback::TooManyParts));
         }
-        spend.subrequests += missing.len();
-        let fetched = RefCell::new(false);
-        let all = join_all(
-            missing
-                .iter()
-                .map(|(_, hash)| self.part_bytes(PartKind::Chunk, hash, &fetched)),
-        )
-        .await;
-        spend.fetched_part |= fetched.into_inner();
+        spend.parts += missing.len();
+        let all = if spend.subrequests + missing.len() <= self.config.max_subrequests {
+            spend.subrequests += missing.len();
+            let fetched = RefCell::new(false);
+            let all = join_all(
+                missing
+                    .iter()
+                    .map(|(_, hash)| self.part_bytes(PartKind::Chunk, hash, &fetched)),
+            )
+            .await;
+            spend.fetched_part |= fetched.into_inner();
+            all.into_iter().collect::<Result<Vec<_>, _>>()?
+        } else {
+            let bundles = missing.len().div_ceil(MAX_BUNDLE_CHUNKS);
+            if spend.subrequests + bundles > self.config.max_subrequests {
+                return Err(Stop::Forward(Fallback::TooManyParts));
+            }
+            spend.subrequests += bundles;
+            spend.fetched_part = true;
+            let hashes: Vec<ChunkHash> = missing.iter().map(|(_, hash)| *hash).collect();
+            let all = join_all(hashes.chunks(MAX_BUNDLE_CHUNKS).map(|some| self.bundle(some))).await;
+            let mut parts = Vec::with_capacity(missing.len());
+            for bundle in all {
+                parts.extend(bundle?);
+            }
+            parts
+        };
         for ((part, hash), bytes) in missing.into_iter().zip(all) {
-            let bytes = bytes?;
             let decoded = match part {
                 Part::Rank(i) => {
                     let chunk = Rc::new(RankChunk::decode(&bytes, &hash).map_err(|e| bad_part(&hash, e))?);
@@ -755,6 +779,51 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             self.state.borrow_mut().decoded.insert(&hash, decoded);
         }
         Ok(())
+    }
+
+    /// The chunks `hashes` from the origin in one request, in that order, each checked by its
+    /// caller's decode (which verifies the hash). Not put in the Cache API: a bundle serves a
+    /// read whose parts would not fit the subrequests of one part at a time, puts included.
+    async fn bundle(&self, hashes: &[ChunkHash]) -> Result<Vec<Vec<u8>>, Stop> {
+        self.count(|s| s.origin_fetches.bundle += 1);
+        let names: Vec<String> = hashes.iter().map(ChunkHash::to_string).collect();
+        let path = format!("/v1/snapshots/chunks?hashes={}", names.join(","));
+        let answer = match self.origin.send(self.edge_get(&path)).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                self.count(|s| s.origin_fetches.unreachable += 1);
+                return Err(Problem::origin_unavailable(
+                    "the origin is unreachable and the edge does not hold the parts of the snapshot this read needs; retry shortly",
+                )
+                .into());
+            }
+        };
+        if answer.status != 200 {
+            return Err(Problem::origin_unavailable(format!(
+                "the origin answered {} for a bundle of {} parts of this snapshot; retry shortly",
+                answer.status,
+                hashes.len()
+            ))
+            .into());
+        }
+        let mut rest = &answer.body[..];
+        let mut parts = Vec::with_capacity(hashes.len());
+        for hash in hashes {
+            let Some((length, tail)) = rest.split_first_chunk::<4>() else {
+                return Err(bad_part(hash, DecodeError::Malformed));
+            };
+            let length = u32::from_be_bytes(*length) as usize;
+            if tail.len() < length {
+                return Err(bad_part(hash, DecodeError::Malformed));
+            }
+            let (part, tail) = tail.split_at(length);
+            parts.push(part.to_vec());
+            rest = tail;
+        }
+        match hashes.last() {
+            Some(last) if !rest.is_empty() => Err(bad_part(last, DecodeError::TrailingBytes)),
+            _ => Ok(parts),
+        }
     }
 
     /// A read answer: the JSON with the edge's headers (and the stale mark). Counted when stale.

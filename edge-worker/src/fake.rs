@@ -1,5 +1,5 @@
 //! In-memory implementations of the platform traits for the unit tests: an origin that serves
-//! real snapshots of core `Board`s (heads, manifests, chunks), friend lists, introspection and an
+//! real snapshots of core `Board`s (heads, manifests, chunks one by one or in bundles), friend lists, introspection and an
 //! echo for everything else; a cache; a clock.
 
 use std::cell::{Cell, RefCell};
@@ -44,6 +44,10 @@ pub struct FakeOrigin {
     pub slow_heads: Cell<bool>,
     /// While true, a manifest request waits once before it is answered.
     pub slow_manifests: Cell<bool>,
+    /// Bytes appended to every bundle, to test a malformed one.
+    pub bundle_tail: Cell<Option<&'static [u8]>>,
+    /// While true, every bundle loses its last byte.
+    pub bundle_cut: Cell<bool>,
     /// Every request that reached it (not those sent while down).
     pub sent: RefCell<Vec<OriginRequest>>,
 }
@@ -124,6 +128,28 @@ impl FakeOrigin {
         if let Some(rest) = path_and_query.strip_prefix("/v1/snapshots/") {
             if !edge {
                 return problem(401, "UNAUTHENTICATED", "this needs an edge token");
+            }
+            if let Some(hashes) = rest.strip_prefix("chunks?hashes=") {
+                let parts = self.parts.borrow();
+                let mut body = Vec::new();
+                for hash in hashes.split(',') {
+                    let Some(bytes) = parts.get(hash) else {
+                        return problem(404, "SNAPSHOT_PART_NOT_FOUND", "no such part");
+                    };
+                    body.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+                    body.extend_from_slice(bytes);
+                }
+                if let Some(tail) = self.bundle_tail.get() {
+                    body.extend_from_slice(tail);
+                }
+                if self.bundle_cut.get() {
+                    body.pop();
+                }
+                return HttpResponse {
+                    status: 200,
+                    headers: vec![("content-type".into(), "application/octet-stream".into())],
+                    body,
+                };
             }
             if let Some(hash) = rest
                 .strip_prefix("manifests/")

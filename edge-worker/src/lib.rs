@@ -4,8 +4,8 @@
 //!
 //! The logic ([`Edge`]) is platform-free: it takes a request description and answers one,
 //! over three small traits ([`Origin`], [`Cache`], [`Clock`]) that the tests implement in
-//! memory. The `wasm` module (wasm32 only) maps workers-rs types onto them and does nothing
-//! else.
+//! memory. The `wasm` module (wasm32-unknown-unknown only) maps workers-rs types onto them
+//! and does nothing else.
 //!
 //! Architecture Invariant: the edge invents no data. Every entry it answers comes from a
 //! snapshot part whose hash the origin's manifest names; when the origin is unreachable it
@@ -21,7 +21,7 @@ pub mod platform;
 pub mod problem;
 pub mod route;
 pub mod stats;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod wasm;
 
 #[cfg(test)]

@@ -48,8 +48,10 @@ pub struct OriginFetches {
     pub head: u64,
     /// Manifests.
     pub manifest: u64,
-    /// Rank and lookup chunks.
+    /// Rank and lookup chunks, one at a time.
     pub chunk: u64,
+    /// Bundles of chunks (`/v1/snapshots/chunks?hashes=`), for reads needing many.
+    pub bundle: u64,
     /// Token introspections.
     pub introspect: u64,
     /// Friend lists.

@@ -646,14 +646,48 @@ fn auth_is_the_origins() {
     );
 }
 
-/// A query that would need more parts than MAX_SUBREQUESTS goes to the origin, counted; the
-/// same query with the parts held in the isolate is answered here.
+/// A query whose parts would not fit MAX_SUBREQUESTS one at a time fetches them in bundles,
+/// one per step, and answers the core's bytes; the same query again is answered from the
+/// isolate with no fetch.
 #[test]
-fn too_many_parts_go_to_the_origin() {
+fn many_parts_come_in_bundles() {
     let world = World::new(&[("MAX_SUBREQUESTS", "6")]);
     let b = board(3000, 41, 0);
     world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
     let asked: Vec<String> = (0..3000).step_by(50).map(|i| format!("p{i:04}")).collect();
+    let body = serde_json::to_vec(&json!({ "player_ids": asked })).unwrap();
+    let target = "/v1/leaderboards/g/m/s/global/rank-players";
+    let answer = world.send("POST", target, None, &body);
+    let refs: Vec<&str> = asked.iter().map(String::as_str).collect();
+    let mut expected = Vec::new();
+    write_friends_answer(&mut expected, &ALL_TIME, &b.rank_among(&refs));
+    assert_eq!(text(&answer), String::from_utf8(expected.clone()).unwrap());
+    assert_eq!(answer.header("x-standings-cache"), Some("MISS"));
+    let stats = world.edge.stats();
+    assert_eq!(
+        (stats.origin_fetches.bundle, stats.origin_fetches.chunk),
+        (2, 0),
+        "one bundle of lookup chunks, one of rank chunks: {stats:?}"
+    );
+    assert_eq!(world.origin.count("/v1/snapshots/chunks?hashes="), 2);
+    assert_eq!(stats.fallbacks.too_many_parts, 0);
+    let again = world.send("POST", target, None, &body);
+    assert_eq!(again.body, expected);
+    assert_eq!(
+        world.origin.count("/v1/snapshots/chunks"),
+        2,
+        "nothing fetched again"
+    );
+}
+
+/// A query that would need more subrequests than MAX_SUBREQUESTS even in bundles (here its
+/// first step alone needs two bundles of lookup chunks) goes to the origin, counted; the same query with the parts held in the isolate is answered here.
+#[test]
+fn too_many_parts_go_to_the_origin() {
+    let world = World::new(&[("MAX_SUBREQUESTS", "4")]);
+    let b = board(30_000, 41, 0);
+    world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
+    let asked: Vec<String> = (0..30_000).step_by(30).map(|i| format!("p{i:04}")).collect();
     let body = serde_json::to_vec(&json!({ "player_ids": asked })).unwrap();
     let target = "/v1/leaderboards/g/m/s/global/rank-players";
     let answer = world.send("POST", target, None, &body);
@@ -667,6 +701,50 @@ fn too_many_parts_go_to_the_origin() {
     write_friends_answer(&mut expected, &ALL_TIME, &b.rank_among(&refs));
     assert_eq!(world.send("POST", target, None, &small).body, expected);
     assert_eq!(world.edge.stats().fallbacks.too_many_parts, 1);
+}
+
+/// A read that would fetch more parts than MAX_PARTS_PER_READ goes to the origin, counted,
+/// however few subrequests its bundles would take; a smaller one is answered here.
+#[test]
+fn a_read_over_its_parts_goes_to_the_origin() {
+    let world = World::new(&[("MAX_PARTS_PER_READ", "16")]);
+    let b = board(3000, 41, 0);
+    world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
+    let target = "/v1/leaderboards/g/m/s/global/rank-players";
+    let asked: Vec<String> = (0..3000).step_by(50).map(|i| format!("p{i:04}")).collect();
+    let body = serde_json::to_vec(&json!({ "player_ids": asked })).unwrap();
+    let answer = world.send("POST", target, None, &body);
+    assert_eq!(answer.header("x-standings-fallback"), Some("too-many-parts"));
+    assert_eq!(world.edge.stats().fallbacks.too_many_parts, 1);
+    let few = ["p0001", "p0002"];
+    let body = serde_json::to_vec(&json!({ "player_ids": few })).unwrap();
+    let mut expected = Vec::new();
+    write_friends_answer(&mut expected, &ALL_TIME, &b.rank_among(&few));
+    assert_eq!(world.send("POST", target, None, &body).body, expected);
+    assert_eq!(world.edge.stats().fallbacks.too_many_parts, 1);
+}
+
+/// A bundle that is cut short, or has bytes after its last part, is refused as a bad part,
+/// never read as another part's bytes.
+#[test]
+fn a_malformed_bundle_is_refused() {
+    let world = World::new(&[("MAX_SUBREQUESTS", "6")]);
+    let b = board(3000, 41, 0);
+    world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
+    let asked: Vec<String> = (0..3000).step_by(50).map(|i| format!("p{i:04}")).collect();
+    let body = serde_json::to_vec(&json!({ "player_ids": asked })).unwrap();
+    world.origin.bundle_tail.set(Some(b"x"));
+    let answer = world.send("POST", "/v1/leaderboards/g/m/s/global/rank-players", None, &body);
+    assert_eq!(answer.status, 502, "{}", text(&answer));
+    assert!(
+        text(&answer).contains("unexpected bytes after"),
+        "{}",
+        text(&answer)
+    );
+    world.origin.bundle_tail.set(None);
+    world.origin.bundle_cut.set(true);
+    let answer = world.send("POST", "/v1/leaderboards/g/m/s/global/rank-players", None, &body);
+    assert_eq!(answer.status, 502, "{}", text(&answer));
 }
 
 /// The decoded-part cache stays within its budget by evicting, and a part evicted is read
