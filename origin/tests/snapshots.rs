@@ -512,10 +512,26 @@ async fn a_bundle_answers_the_chunks_named_in_order_or_nothing(db: Db) {
     let never = BoardDigest::of(b"never published").to_string();
     let manifest_hash = head["manifest"].as_str().unwrap();
     for (hashes, code, says) in [
-        (format!("{},{never}", named[0]), StatusCode::NOT_FOUND, "no snapshot chunk"),
-        (manifest_hash.to_string(), StatusCode::NOT_FOUND, "no snapshot chunk"),
-        (format!("{},abc", named[0]), StatusCode::BAD_REQUEST, "the hash has 3 characters"),
-        (vec![named[0].as_str(); 201].join(","), StatusCode::BAD_REQUEST, "at most 200"),
+        (
+            format!("{},{never}", named[0]),
+            StatusCode::NOT_FOUND,
+            "no snapshot chunk",
+        ),
+        (
+            manifest_hash.to_string(),
+            StatusCode::NOT_FOUND,
+            "no snapshot chunk",
+        ),
+        (
+            format!("{},abc", named[0]),
+            StatusCode::BAD_REQUEST,
+            "the hash has 3 characters",
+        ),
+        (
+            vec![named[0].as_str(); 201].join(","),
+            StatusCode::BAD_REQUEST,
+            "at most 200",
+        ),
     ] {
         let answer = snap
             .fetch(&format!("/v1/snapshots/chunks?hashes={hashes}"), Some(EDGE))
@@ -530,11 +546,19 @@ async fn a_bundle_answers_the_chunks_named_in_order_or_nothing(db: Db) {
     }
     for (query, says) in [
         ("", "hashes=H1,H2,... is required"),
-        (&format!("?hashes={}&hashes={}", named[0], named[1])[..], "more than once"),
-        (&format!("?hashes={}&limit=2", named[0])[..], "unknown query parameter"),
+        (
+            &format!("?hashes={}&hashes={}", named[0], named[1])[..],
+            "more than once",
+        ),
+        (
+            &format!("?hashes={}&limit=2", named[0])[..],
+            "unknown query parameter",
+        ),
     ] {
         let body = refused(
-            &snap.fetch(&format!("/v1/snapshots/chunks{query}"), Some(EDGE)).await,
+            &snap
+                .fetch(&format!("/v1/snapshots/chunks{query}"), Some(EDGE))
+                .await,
             StatusCode::BAD_REQUEST,
             "INVALID_REQUEST",
         );

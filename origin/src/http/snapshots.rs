@@ -153,7 +153,10 @@ async fn chunks(State(state): State<Shared>, uri: Uri, headers: HeaderMap) -> Ap
     Ok((
         StatusCode::OK,
         [
-            (header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream")),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/octet-stream"),
+            ),
             (header::CACHE_CONTROL, IMMUTABLE),
         ],
         body,
