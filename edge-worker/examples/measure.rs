@@ -211,8 +211,8 @@ fn main() {
         ("rank-players 16", rank_players(16)),
         ("rank-players 31 (friends-of 30, in bundles)", rank_players(31)),
         (
-            "rank-players 64 (in bundles, 128 parts: MAX_PARTS_PER_READ)",
-            rank_players(64),
+            "rank-players 48 (in bundles, 96 parts: MAX_PARTS_PER_READ)",
+            rank_players(48),
         ),
     ];
     let mut decode = Vec::new();

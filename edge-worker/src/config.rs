@@ -23,7 +23,7 @@ pub struct Config {
     /// `MAX_SUBREQUESTS` (default 40): the most subrequests one read may make before it is
     /// forwarded to the origin instead.
     pub max_subrequests: usize,
-    /// `MAX_PARTS_PER_READ` (default 128, at least 16): the most chunks one read may fetch
+    /// `MAX_PARTS_PER_READ` (default 96, at least 16): the most chunks one read may fetch
     /// and decode; a read that needs more is forwarded, so its CPU stays within the free
     /// plan's 10 ms (BENCHMARKS.md has the cost per part).
     pub max_parts_per_read: usize,
@@ -93,7 +93,7 @@ impl Config {
         }
         // A top page of 1,000 entries needs 8 rank chunks at the smallest chunk size, so 16
         // leaves every top, rank and nearby read answerable at the edge.
-        let max_parts_per_read = number("MAX_PARTS_PER_READ", 128)?;
+        let max_parts_per_read = number("MAX_PARTS_PER_READ", 96)?;
         if max_parts_per_read < 16 {
             return Err(ConfigError {
                 name: "MAX_PARTS_PER_READ",
@@ -147,7 +147,7 @@ mod tests {
                 public_reads: false,
                 decoded_cache_bytes: 33_554_432,
                 max_subrequests: 40,
-                max_parts_per_read: 128,
+                max_parts_per_read: 96,
             }
         );
     }
