@@ -17,6 +17,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use standings_core::{Board, BoardDigest, BoardRules, ScoreMode, Snapshot, Standing};
@@ -65,16 +66,20 @@ impl Origin for &MemoryOrigin {
     }
 }
 
-#[derive(Default)]
-struct MemoryCache(RefCell<HashMap<String, Vec<u8>>>);
+/// The data centre's cache, shared by every isolate made with a clone.
+#[derive(Clone, Default)]
+struct MemoryCache(Rc<RefCell<HashMap<String, Vec<u8>>>>);
 
-impl Cache for &MemoryCache {
+impl Cache for MemoryCache {
     async fn get(&self, key: &str) -> Option<Vec<u8>> {
         self.0.borrow().get(key).cloned()
     }
 
-    async fn put(&self, key: &str, bytes: &[u8], _max_age_seconds: u64) {
-        self.0.borrow_mut().insert(key.to_string(), bytes.to_vec());
+    fn put(&self, key: &str, bytes: &[u8], _max_age_seconds: u64) -> impl Future<Output = ()> + 'static {
+        let (cache, key, bytes) = (self.clone(), key.to_string(), bytes.to_vec());
+        async move {
+            cache.0.borrow_mut().insert(key, bytes);
+        }
     }
 }
 
@@ -236,7 +241,7 @@ fn main() {
         let mut bytes = 0;
         for _ in 0..7 {
             let cache = MemoryCache::default();
-            let edge = Edge::new(origin, &cache, FixedClock, config.clone());
+            let edge = Edge::new(origin, cache.clone(), FixedClock, config.clone());
             let before = *origin.asked.borrow();
             let (t, answer) = time(|| block_on(edge.serve(request.clone())));
             assert_eq!(
@@ -251,7 +256,7 @@ fn main() {
             // The top page itself is cached: leave it out for the "cached" and "warm" runs of
             // top, so they measure the page being made from parts.
             cache.0.borrow_mut().retain(|k, _| !k.starts_with("/top/"));
-            let other = Edge::new(origin, &cache, FixedClock, config.clone());
+            let other = Edge::new(origin, cache.clone(), FixedClock, config.clone());
             cached.push(time(|| block_on(other.serve(request.clone()))).0);
             // The isolate now holds the page too: the warm run of a top page asks for one
             // entry fewer, a page it has not made, over the same parts.
@@ -265,7 +270,7 @@ fn main() {
         );
     }
     let cache = MemoryCache::default();
-    let edge = Edge::new(origin, &cache, FixedClock, config);
+    let edge = Edge::new(origin, cache.clone(), FixedClock, config);
     block_on(edge.serve(queries[1].1.clone()));
     let mut hits = Vec::new();
     for _ in 0..20 {

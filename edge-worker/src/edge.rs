@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use futures_util::future::join_all;
+use futures_util::future::{LocalBoxFuture, join_all};
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 use standings_core::json::{write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer};
@@ -40,6 +40,9 @@ use crate::stats::Stats;
 
 /// The most chunks one bundle (`GET /v1/snapshots/chunks?hashes=`) may name at the origin.
 const MAX_BUNDLE_CHUNKS: usize = 200;
+/// The most chunks a step fetches one by one: a Worker keeps 6 connections open per request,
+/// so more would wait for each other, and one bundle is faster.
+const MAX_ONE_BY_ONE: usize = 6;
 /// The most entries one page or one rank-players call may hold (the origin's `MAX_LIMIT`).
 const MAX_LIMIT: usize = 1_000;
 /// The widest nearby radius (the origin's `MAX_RADIUS`).
@@ -153,7 +156,6 @@ struct Held<T> {
 }
 
 /// The isolate's state.
-#[derive(Debug)]
 struct State {
     heads: HashMap<String, HeldHead>,
     decoded: DecodedCache,
@@ -163,6 +165,19 @@ struct State {
     /// The lifetime the origin last gave a head.
     head_lifetime_ms: i64,
     stats: Stats,
+    /// Cache API puts not yet handed to the driver ([`Edge::take_deferred`]).
+    deferred: Vec<LocalBoxFuture<'static, ()>>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("heads", &self.heads.len())
+            .field("decoded", &self.decoded.len())
+            .field("stats", &self.stats)
+            .field("deferred", &self.deferred.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The edge of one isolate.
@@ -204,6 +219,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 boards: HashMap::new(),
                 head_lifetime_ms: DEFAULT_HEAD_LIFETIME_MS,
                 stats: Stats::default(),
+                deferred: Vec::new(),
             }),
         }
     }
@@ -211,6 +227,18 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
     /// The settings.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The Cache API puts the reads made since the last call, for the driver to run after
+    /// its answer (a Worker's `waitUntil`). Each is inert until polled.
+    pub fn take_deferred(&self) -> Vec<LocalBoxFuture<'static, ()>> {
+        std::mem::take(&mut self.state.borrow_mut().deferred)
+    }
+
+    /// Queues a Cache API put; see [`Edge::take_deferred`].
+    fn defer_put(&self, key: &str, bytes: &[u8], max_age_seconds: u64) {
+        let put = self.cache.put(key, bytes, max_age_seconds);
+        self.state.borrow_mut().deferred.push(Box::pin(put));
     }
 
     /// The counters now. O(1).
@@ -313,10 +341,15 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         answer
     }
 
-    /// [`Edge::handle`], with forwards sent through the [`Origin`] and read whole: what a
-    /// driver without streaming (and the tests) answers.
+    /// [`Edge::handle`], with forwards sent through the [`Origin`] and read whole, and the
+    /// Cache API puts run before it returns: what a driver without streaming (and the tests)
+    /// answers.
     pub async fn serve(&self, request: HttpRequest) -> HttpResponse {
-        match self.handle(request).await {
+        let outcome = self.handle(request).await;
+        for put in self.take_deferred() {
+            put.await;
+        }
+        match outcome {
             Outcome::Answer(answer) => answer,
             Outcome::Forward(forward) => match self.origin.send(forward).await {
                 Ok(answer) => pass_through(answer),
@@ -564,7 +597,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                         },
                     );
                 }
-                self.cache.put(&cache_key, &answer.body, FOREVER_SECONDS).await;
+                self.defer_put(&cache_key, &answer.body, FOREVER_SECONDS);
                 Ok(HeadRead { head, stale: false })
             }
             Ok(answer) if answer.status < 500 => {
@@ -648,7 +681,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         }
         match fetched {
             Ok(answer) if answer.status == 200 => {
-                self.cache.put(&key, &answer.body, FOREVER_SECONDS).await;
+                self.defer_put(&key, &answer.body, FOREVER_SECONDS);
                 Ok(answer.body)
             }
             Ok(answer) => Err(Problem::origin_unavailable(format!(
@@ -690,8 +723,8 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         Ok(manifest)
     }
 
-    /// Puts the parts a query needs into `parts`: from the isolate, else fetched all at once,
-    /// each through the Cache API while one subrequest a part fits `MAX_SUBREQUESTS`, else
+    /// Puts the parts a query needs into `parts`: from the isolate, else fetched all at once:
+    /// up to 6 one by one through the Cache API while that fits `MAX_SUBREQUESTS`, more
     /// straight from the origin in bundles of up to 200. A read that would fetch more than
     /// `MAX_PARTS_PER_READ` parts, or need more subrequests even in bundles, goes to the
     /// origin instead.
@@ -737,7 +770,9 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             return Err(Stop::Forward(Fallback::TooManyParts));
         }
         spend.parts += missing.len();
-        let all = if spend.subrequests + missing.len() <= self.config.max_subrequests {
+        let all = if missing.len() <= MAX_ONE_BY_ONE
+            && spend.subrequests + missing.len() <= self.config.max_subrequests
+        {
             spend.subrequests += missing.len();
             let fetched = RefCell::new(false);
             let all = join_all(
@@ -948,7 +983,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             .borrow_mut()
             .decoded
             .insert(&page_id, Decoded::Page(Rc::new(body.clone())));
-        self.cache.put(&page_key, &body, TOP_PAGE_SECONDS).await;
+        self.defer_put(&page_key, &body, TOP_PAGE_SECONDS);
         Ok(self.read_answer(&head, stale, false, body))
     }
 

@@ -245,8 +245,11 @@ impl Cache for Rc<FakeCache> {
         self.entries.borrow().get(key).cloned()
     }
 
-    async fn put(&self, key: &str, bytes: &[u8], _max_age_seconds: u64) {
-        self.entries.borrow_mut().insert(key.to_string(), bytes.to_vec());
+    fn put(&self, key: &str, bytes: &[u8], _max_age_seconds: u64) -> impl Future<Output = ()> + 'static {
+        let (cache, key, bytes) = (self.clone(), key.to_string(), bytes.to_vec());
+        async move {
+            cache.entries.borrow_mut().insert(key, bytes);
+        }
     }
 }
 

@@ -91,9 +91,11 @@ pub trait Cache {
     /// The bytes stored under `key` (a path such as `/part/<hash>`), if the cache still holds
     /// them.
     async fn get(&self, key: &str) -> Option<Vec<u8>>;
-    /// Stores `bytes` under `key` for at most `max_age_seconds`. Failures are ignored: the
-    /// cache is an optimisation.
-    async fn put(&self, key: &str, bytes: &[u8], max_age_seconds: u64);
+    /// Stores `bytes` under `key` for at most `max_age_seconds` when the future it returns
+    /// runs. Nothing happens before: the edge collects these and the driver runs them after
+    /// the answer ([`crate::Edge::take_deferred`]), so no read waits for a put. Failures are
+    /// ignored: the cache is an optimisation.
+    fn put(&self, key: &str, bytes: &[u8], max_age_seconds: u64) -> impl Future<Output = ()> + 'static;
 }
 
 /// The platform's clock.

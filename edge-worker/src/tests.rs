@@ -703,6 +703,48 @@ fn too_many_parts_go_to_the_origin() {
     assert_eq!(world.edge.stats().fallbacks.too_many_parts, 1);
 }
 
+/// A read answers before its Cache API puts run: `handle` leaves them with the edge, inert,
+/// and they store the parts and the page only when the driver runs them.
+#[test]
+fn cache_puts_wait_for_the_driver() {
+    let world = World::new(&[]);
+    world
+        .origin
+        .publish(BOARD, "", &board(3000, 41, 0), &ALL_TIME, PUBLISHED);
+    let outcome = block_on(world.edge.handle(HttpRequest {
+        method: "GET".into(),
+        path: "/v1/leaderboards/g/m/s/global/top".into(),
+        query: Some("limit=10".into()),
+        headers: Vec::new(),
+        body: Vec::new(),
+    }));
+    assert!(
+        matches!(outcome, crate::Outcome::Answer(ref a) if a.status == 200),
+        "{outcome:?}"
+    );
+    assert!(world.cache.entries.borrow().is_empty(), "nothing stored yet");
+    let deferred = world.edge.take_deferred();
+    assert!(
+        deferred.len() >= 3,
+        "the head, the manifest, a chunk and the page"
+    );
+    for put in deferred {
+        block_on(put);
+    }
+    let stored = world.cache.entries.borrow();
+    assert!(
+        stored.keys().any(|k| k.starts_with("/part/")),
+        "{:?}",
+        stored.keys()
+    );
+    assert!(
+        stored.keys().any(|k| k.starts_with("/top/")),
+        "{:?}",
+        stored.keys()
+    );
+    assert!(world.edge.take_deferred().is_empty(), "taken once");
+}
+
 /// A read that would fetch more parts than MAX_PARTS_PER_READ goes to the origin, counted,
 /// however few subrequests its bundles would take; a smaller one is answered here.
 #[test]

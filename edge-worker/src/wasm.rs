@@ -3,8 +3,10 @@
 //! caller's request streamed back, so a forwarded live subscription keeps streaming.
 
 use std::cell::OnceCell;
+use std::future::Future;
 use std::rc::Rc;
 
+use futures_util::FutureExt as _;
 use worker::{
     Cache as CfCache, Context, Date, Env, Fetch, Headers, Method, Request, RequestInit, Response, event,
 };
@@ -89,22 +91,27 @@ impl Cache for WorkerCache {
         found.bytes().await.ok()
     }
 
-    async fn put(&self, key: &str, bytes: &[u8], max_age_seconds: u64) {
+    fn put(&self, key: &str, bytes: &[u8], max_age_seconds: u64) -> impl Future<Output = ()> + 'static {
         let url = format!("{}{key}", self.base);
-        let Ok(response) = Response::from_bytes(bytes.to_vec()) else {
-            return;
-        };
-        let headers = Headers::new();
-        let cache_control = format!("public, max-age={max_age_seconds}");
-        if headers.set("cache-control", &cache_control).is_err()
-            || headers.set("content-type", "application/octet-stream").is_err()
-        {
-            return;
+        let bytes = bytes.to_vec();
+        // Every JavaScript object is made when the future first runs, in the request context
+        // that runs it (the one whose waitUntil holds it).
+        async move {
+            let Ok(response) = Response::from_bytes(bytes) else {
+                return;
+            };
+            let headers = Headers::new();
+            let cache_control = format!("public, max-age={max_age_seconds}");
+            if headers.set("cache-control", &cache_control).is_err()
+                || headers.set("content-type", "application/octet-stream").is_err()
+            {
+                return;
+            }
+            // The cache is an optimisation: a failed put costs a later miss, nothing else.
+            let _ = CfCache::default()
+                .put(url.as_str(), response.with_headers(headers))
+                .await;
         }
-        // The cache is an optimisation: a failed put costs a later miss, nothing else.
-        let _ = CfCache::default()
-            .put(url.as_str(), response.with_headers(headers))
-            .await;
     }
 }
 
@@ -137,7 +144,7 @@ fn edge_of(env: &Env, request: &Request) -> Result<Rc<WorkerEdge>, Problem> {
 }
 
 #[event(fetch)]
-async fn fetch(mut request: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+async fn fetch(mut request: Request, env: Env, ctx: Context) -> worker::Result<Response> {
     let edge = match edge_of(&env, &request) {
         Ok(edge) => edge,
         Err(problem) => return to_response(problem.response()),
@@ -156,7 +163,14 @@ async fn fetch(mut request: Request, env: Env, _ctx: Context) -> worker::Result<
         headers: request.headers().entries().collect(),
         body,
     };
-    match edge.handle(described).await {
+    let outcome = edge.handle(described).await;
+    // The Cache API puts of this read (and of any other read of the isolate that ended
+    // meanwhile) run after the answer, held by this request.
+    let deferred = edge.take_deferred();
+    if !deferred.is_empty() {
+        ctx.wait_until(futures_util::future::join_all(deferred).map(|_| ()));
+    }
+    match outcome {
         Outcome::Answer(answer) => to_response(answer),
         Outcome::Forward(forward) => {
             let sent = match to_request(&forward) {
