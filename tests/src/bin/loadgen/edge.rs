@@ -10,10 +10,11 @@
 //! closed-loop connections send the mix (90 % top pages of a few popular limits, 10 % rank,
 //! nearby and friends-of of random players) through the edge, then the same mix to the origin.
 //!
-//! It reports, per kind and side, p50 and p99 latency and throughput; the share of the edge
-//! run's reads that the origin served (its `standings_query_seconds` counts over the window
-//! against the reads the edge answered); what `/edge/stats` counted over the window; and the
-//! origin's snapshot figures from `/metrics` (every `standings_snapshot*` series). Targets are
+//! It reports, per kind and side, p50 and p99 latency and throughput (the edge's split too by
+//! `x-standings-cache`: answered from what it held, or after fetching from the origin); the
+//! share of the edge run's reads that the origin served (its `standings_query_seconds` counts
+//! over the window against the reads the edge answered); what `/edge/stats` counted over the
+//! window; and the origin's snapshot figures from `/metrics` (every `standings_snapshot*` series). Targets are
 //! results, not errors; an HTTP error or a refused read fails the run.
 
 use std::path::PathBuf;
@@ -189,9 +190,13 @@ impl Kind {
     }
 }
 
-/// One side's figures: a histogram and a count per kind over the measured window.
+/// One side's figures: a histogram and a count per kind over the measured window, and on the
+/// edge's side the same split by `x-standings-cache` (HIT: answered from what the isolate or
+/// the data centre held; MISS: it fetched from the origin).
 struct Side {
     latency: Vec<Histogram>,
+    hit: Vec<Histogram>,
+    miss: Vec<Histogram>,
     window: Duration,
 }
 
@@ -460,6 +465,8 @@ async fn drive(args: &Args, addr: &str, owners: &[String], members: u64) -> Resu
         tasks.push(tokio::spawn(async move {
             let mut client = Client::new(&addr);
             let mut latency: Vec<Histogram> = Kind::ALL.iter().map(|_| Histogram::new()).collect();
+            let mut hit: Vec<Histogram> = Kind::ALL.iter().map(|_| Histogram::new()).collect();
+            let mut miss: Vec<Histogram> = Kind::ALL.iter().map(|_| Histogram::new()).collect();
             loop {
                 let kind = match Kind::draw(&mut rng) {
                     Kind::Friends if owners.is_empty() => Kind::Rank,
@@ -480,7 +487,7 @@ async fn drive(args: &Args, addr: &str, owners: &[String], members: u64) -> Resu
                 };
                 let sent = Instant::now();
                 if sent >= closes {
-                    return Ok::<_, String>(latency);
+                    return Ok::<_, String>((latency, hit, miss));
                 }
                 let reply = client.get(&path, Some(SERVICE_TOKEN)).await?;
                 let took = sent.elapsed();
@@ -489,21 +496,35 @@ async fn drive(args: &Args, addr: &str, owners: &[String], members: u64) -> Resu
                 }
                 if sent >= opens && sent + took <= closes {
                     latency[kind as usize].record(took);
+                    match reply.header("x-standings-cache") {
+                        Some("HIT") => hit[kind as usize].record(took),
+                        Some(_) => miss[kind as usize].record(took),
+                        None => {}
+                    }
                 }
             }
         }));
     }
-    let mut latency: Vec<Histogram> = Kind::ALL.iter().map(|_| Histogram::new()).collect();
+    let fresh = || -> Vec<Histogram> { Kind::ALL.iter().map(|_| Histogram::new()).collect() };
+    let (mut latency, mut hit, mut miss) = (fresh(), fresh(), fresh());
     for task in tasks {
         let theirs = task
             .await
             .map_err(|e| format!("a reading connection failed: {e}"))??;
-        for (mine, theirs) in latency.iter_mut().zip(&theirs) {
-            mine.merge(theirs);
+        for (mine, theirs) in [
+            (&mut latency, &theirs.0),
+            (&mut hit, &theirs.1),
+            (&mut miss, &theirs.2),
+        ] {
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                m.merge(t);
+            }
         }
     }
     Ok(Side {
         latency,
+        hit,
+        miss,
         window: Duration::from_secs_f64(args.seconds),
     })
 }
@@ -561,6 +582,26 @@ fn print_report(
         ms(all_origin.quantile(0.5)),
         ms(all_origin.quantile(0.99)),
     );
+    println!();
+    println!(
+        "Edge reads by `x-standings-cache` (HIT: from parts or a page already held; MISS: fetched from the origin):"
+    );
+    println!();
+    println!("| read | HIT reads | HIT p50 | HIT p99 | MISS reads | MISS p50 | MISS p99 |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    for kind in Kind::ALL {
+        let (h, m) = (&edge.hit[kind as usize], &edge.miss[kind as usize]);
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            kind.name(),
+            h.count(),
+            ms(h.quantile(0.5)),
+            ms(h.quantile(0.99)),
+            m.count(),
+            ms(m.quantile(0.5)),
+            ms(m.quantile(0.99)),
+        );
+    }
     println!();
     // Counted over the whole edge run, warm-up included, on both sides of the ratio: the
     // edge's own read counts, the origin's query counts and the edge's fetches from it.
