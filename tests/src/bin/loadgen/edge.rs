@@ -36,6 +36,9 @@ usage: loadgen edge [options]
   --friend-lists N          players given a friend list (default 1000)
   --friends N               friends per list (default 30)
   --moves-per-second N      players moved each second while measuring (default 100)
+  --asking-players N        rank and nearby ask about N players spread over the board, as
+                            players asking about themselves again would (default 0: any
+                            player, each ask most likely a player not asked before)
   --connections N           closed-loop reading connections per side; 1 shows a read's own
                             latency, more the queueing of one workerd isolate (default 4)
   --seconds S               measured seconds per side (default 10)
@@ -63,6 +66,7 @@ pub(crate) struct Args {
     friend_lists: u64,
     friends: u64,
     moves_per_second: u64,
+    asking_players: u64,
     connections: usize,
     seconds: f64,
     warmup_seconds: f64,
@@ -85,6 +89,7 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         friend_lists: 1_000,
         friends: 30,
         moves_per_second: 100,
+        asking_players: 0,
         connections: 4,
         seconds: 10.0,
         warmup_seconds: 2.0,
@@ -125,6 +130,7 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             "--friend-lists" => args.friend_lists = number(&value)?,
             "--friends" => args.friends = number(&value)?,
             "--moves-per-second" => args.moves_per_second = number(&value)?,
+            "--asking-players" => args.asking_players = number(&value)?,
             "--connections" => args.connections = number(&value)? as usize,
             "--seconds" => args.seconds = real(&value)?,
             "--warmup-seconds" => args.warmup_seconds = real(&value)?,
@@ -152,8 +158,8 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     if !(1..=1_000).contains(&args.batch) || args.moves_per_second > 1_000 || args.friends > 1_000 {
         return Err("--batch and --moves-per-second must be 1 to 1000 and --friends at most 1000 (the service's limits)".into());
     }
-    if args.friend_lists > args.members {
-        return Err("--friend-lists cannot exceed --members".into());
+    if args.friend_lists > args.members || args.asking_players > args.members {
+        return Err("--friend-lists and --asking-players cannot exceed --members".into());
     }
     Ok(args)
 }
@@ -462,6 +468,7 @@ async fn drive(args: &Args, addr: &str, owners: &[String], members: u64) -> Resu
         let addr = addr.to_string();
         let owners = owners.clone();
         let mut rng = Rng::stream(args.seed, 0x0065_0000 + connection as u64);
+        let asking = args.asking_players;
         tasks.push(tokio::spawn(async move {
             let mut client = Client::new(&addr);
             let mut latency: Vec<Histogram> = Kind::ALL.iter().map(|_| Histogram::new()).collect();
@@ -472,7 +479,11 @@ async fn drive(args: &Args, addr: &str, owners: &[String], members: u64) -> Resu
                     Kind::Friends if owners.is_empty() => Kind::Rank,
                     kind => kind,
                 };
-                let player = String::from_utf8_lossy(&player_id(rng.below(members))).into_owned();
+                let member = match asking {
+                    0 => rng.below(members),
+                    n => rng.below(n) * (members / n),
+                };
+                let player = String::from_utf8_lossy(&player_id(member)).into_owned();
                 let path = match kind {
                     Kind::Top => format!(
                         "{BOARD_PATH}/top?limit={}",
@@ -547,8 +558,16 @@ fn print_report(
 ) {
     println!();
     println!(
-        "## Edge (wrangler dev --local) vs origin: {} members moving {} per second, {} connections, {}s per side ({}s warm-up)",
-        args.members, args.moves_per_second, args.connections, args.seconds, args.warmup_seconds
+        "## Edge (wrangler dev --local) vs origin: {} members moving {} per second, {} connections, {}s per side ({}s warm-up), rank and nearby of {}",
+        args.members,
+        args.moves_per_second,
+        args.connections,
+        args.seconds,
+        args.warmup_seconds,
+        match args.asking_players {
+            0 => "any player".to_string(),
+            n => format!("{n} players"),
+        }
     );
     println!();
     println!("| read | edge reads/s | edge p50 | edge p99 | origin reads/s | origin p50 | origin p99 |");
