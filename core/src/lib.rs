@@ -34,6 +34,8 @@ mod index;
 mod interner;
 #[cfg(feature = "json")]
 pub mod json;
+#[cfg(feature = "jwt")]
+pub mod jwt;
 mod live;
 mod replay;
 mod rules;

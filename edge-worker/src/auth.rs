@@ -8,11 +8,7 @@
 //! the edge forwards the request; and a static token shaped like a JWT while the edge holds the
 //! JWT secret, which the edge takes as a JWT.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
 use serde::Deserialize;
-use sha2::Sha256;
 
 use crate::platform::HttpRequest;
 use crate::problem::Problem;
@@ -153,103 +149,23 @@ impl Introspection {
     }
 }
 
-/// Verifies an HS256 player JWT exactly as the origin's `verify_jwt`: `exp` required, `nbf`,
-/// at most `max_lifetime_secs` from `iat` (or now, when later or absent), a valid `sub` and a
-/// non-empty `games` list; the same words for each failure. O(token length).
+/// Verifies an HS256 player JWT with the core's check (`standings_core::jwt`), the one the
+/// origin makes: the same tokens pass, the same words for each refusal. O(token length).
 pub fn verify_jwt(key: &[u8], token: &str, now_secs: i64, max_lifetime_secs: i64) -> Result<Caller, Problem> {
-    let bad = |why: &str| Problem::unauthenticated(format!("the player token is not valid: {why}"));
-    let mut parts = token.split('.');
-    let (Some(header_b64), Some(payload_b64), Some(signature_b64), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(bad("not three parts"));
-    };
-    let header: serde_json::Value = URL_SAFE_NO_PAD
-        .decode(header_b64)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| bad("the header is not base64url JSON"))?;
-    if header.get("alg").and_then(|a| a.as_str()) != Some("HS256") {
-        return Err(bad("only alg HS256 is accepted"));
-    }
-    let signature = URL_SAFE_NO_PAD
-        .decode(signature_b64)
-        .map_err(|_| bad("the signature is not base64url"))?;
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).map_err(|_| bad("bad key"))?;
-    mac.update(header_b64.as_bytes());
-    mac.update(b".");
-    mac.update(payload_b64.as_bytes());
-    mac.verify_slice(&signature)
-        .map_err(|_| bad("the signature does not match"))?;
-    let payload: serde_json::Value = URL_SAFE_NO_PAD
-        .decode(payload_b64)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| bad("the payload is not base64url JSON"))?;
-    let seconds = |name: &str| match payload.get(name) {
-        None => Ok(None),
-        Some(value) => value
-            .as_i64()
-            .map(Some)
-            .ok_or_else(|| bad(&format!("{name} is not a whole number of seconds"))),
-    };
-    let exp = seconds("exp")?.ok_or_else(|| bad("exp is missing; a player token must expire"))?;
-    if now_secs >= exp {
-        return Err(bad("it has expired"));
-    }
-    if let Some(nbf) = seconds("nbf")?
-        && now_secs < nbf
-    {
-        return Err(bad("it is not valid yet"));
-    }
-    let issued = seconds("iat")?.map_or(now_secs, |iat| iat.min(now_secs));
-    if exp.saturating_sub(issued) > max_lifetime_secs {
-        return Err(bad(&format!(
-            "it lives {} s, longer than the {max_lifetime_secs} s allowed (player_jwt_max_lifetime_seconds)",
-            exp.saturating_sub(issued)
-        )));
-    }
-    let sub = payload
-        .get("sub")
-        .and_then(|s| s.as_str())
-        .ok_or_else(|| bad("sub is missing"))?;
-    standings_core::check_id("sub", sub).map_err(|e| bad(&e.to_string()))?;
-    let games = match payload.get("games") {
-        None => {
-            return Err(bad(
-                "the games claim is missing; a player token names the games it may read, as a list or [\"*\"]",
-            ));
-        }
-        Some(serde_json::Value::Array(games)) if !games.is_empty() => games
-            .iter()
-            .map(|g| g.as_str().map(str::to_string))
-            .collect::<Option<Vec<String>>>()
-            .ok_or_else(|| bad("games must be a list of game names"))?,
-        Some(_) => {
-            return Err(bad(
-                "games must be a non-empty list of game names, or [\"*\"] for all",
-            ));
-        }
-    };
+    let jwt = standings_core::jwt::verify(key, token, now_secs, max_lifetime_secs)
+        .map_err(|refusal| Problem::unauthenticated(refusal.to_string()))?;
     Ok(Caller {
-        name: Some(format!("jwt:{sub}")),
+        name: Some(format!("jwt:{}", jwt.player)),
         role: "player".into(),
-        games,
-        player_id: Some(sub.to_string()),
+        games: jwt.games,
+        player_id: Some(jwt.player),
     })
 }
 
-/// Signs an HS256 JWT as the origin's `sign_jwt` does; for tests.
+/// Signs an HS256 JWT as a game backend does; for tests.
 #[cfg(test)]
 pub fn sign_jwt(key: &[u8], payload: &serde_json::Value) -> String {
-    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
-    let payload = URL_SAFE_NO_PAD.encode(payload.to_string());
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
-    mac.update(header.as_bytes());
-    mac.update(b".");
-    mac.update(payload.as_bytes());
-    let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-    format!("{header}.{payload}.{signature}")
+    standings_core::jwt::sign(key, &payload.to_string())
 }
 
 #[cfg(test)]

@@ -14,10 +14,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::http::{HeaderMap, header};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
 
 use crate::config::{Config, Role, TokenConfig};
 use crate::http::error::AppError;
@@ -565,112 +561,35 @@ pub fn verify_jwt(
     verify_jwt_expiring(key, token, now_secs, max_lifetime_secs).map(|(claims, _)| claims)
 }
 
-/// [`verify_jwt`], with the token's `exp` beside its claims.
+/// [`verify_jwt`], with the token's `exp` beside its claims: the core's check
+/// (`standings_core::jwt`), which the edge worker makes too.
 fn verify_jwt_expiring(
     key: &[u8],
     token: &str,
     now_secs: i64,
     max_lifetime_secs: i64,
 ) -> Result<(PlayerClaims, i64), AppError> {
-    let bad = |why: &str| AppError::Unauthenticated(format!("the player token is not valid: {why}"));
-    let mut parts = token.split('.');
-    let (Some(header_b64), Some(payload_b64), Some(signature_b64), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(bad("not three parts"));
-    };
-    let header: serde_json::Value = URL_SAFE_NO_PAD
-        .decode(header_b64)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| bad("the header is not base64url JSON"))?;
-    if header.get("alg").and_then(|a| a.as_str()) != Some("HS256") {
-        return Err(bad("only alg HS256 is accepted"));
-    }
-    let signature = URL_SAFE_NO_PAD
-        .decode(signature_b64)
-        .map_err(|_| bad("the signature is not base64url"))?;
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).map_err(|_| bad("bad key"))?;
-    mac.update(header_b64.as_bytes());
-    mac.update(b".");
-    mac.update(payload_b64.as_bytes());
-    mac.verify_slice(&signature)
-        .map_err(|_| bad("the signature does not match"))?;
-    let payload: serde_json::Value = URL_SAFE_NO_PAD
-        .decode(payload_b64)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| bad("the payload is not base64url JSON"))?;
-    let seconds = |name: &str| match payload.get(name) {
-        None => Ok(None),
-        Some(value) => value
-            .as_i64()
-            .map(Some)
-            .ok_or_else(|| bad(&format!("{name} is not a whole number of seconds"))),
-    };
-    let exp = seconds("exp")?.ok_or_else(|| bad("exp is missing; a player token must expire"))?;
-    if now_secs >= exp {
-        return Err(bad("it has expired"));
-    }
-    if let Some(nbf) = seconds("nbf")?
-        && now_secs < nbf
-    {
-        return Err(bad("it is not valid yet"));
-    }
-    // A token that claims to be issued later than now is counted from now, so no `iat` can
-    // stretch the time it is accepted.
-    let issued = seconds("iat")?.map_or(now_secs, |iat| iat.min(now_secs));
-    if exp.saturating_sub(issued) > max_lifetime_secs {
-        return Err(bad(&format!(
-            "it lives {} s, longer than the {max_lifetime_secs} s allowed (player_jwt_max_lifetime_seconds)",
-            exp.saturating_sub(issued)
-        )));
-    }
-    let sub = payload
-        .get("sub")
-        .and_then(|s| s.as_str())
-        .ok_or_else(|| bad("sub is missing"))?;
-    standings_core::check_id("sub", sub).map_err(|e| bad(&e.to_string()))?;
-    let games = match payload.get("games") {
-        None => {
-            return Err(bad(
-                "the games claim is missing; a player token names the games it may read, as a list or [\"*\"]",
-            ));
-        }
-        Some(serde_json::Value::Array(games)) if !games.is_empty() => games
-            .iter()
-            .map(|g| g.as_str().map(str::to_string))
-            .collect::<Option<Vec<String>>>()
-            .ok_or_else(|| bad("games must be a list of game names"))?,
-        Some(_) => {
-            return Err(bad(
-                "games must be a non-empty list of game names, or [\"*\"] for all",
-            ));
-        }
-    };
+    let jwt = standings_core::jwt::verify(key, token, now_secs, max_lifetime_secs)
+        .map_err(|refusal| AppError::Unauthenticated(refusal.to_string()))?;
     Ok((
         PlayerClaims {
-            player: sub.to_string(),
-            games,
+            player: jwt.player,
+            games: jwt.games,
         },
-        exp,
+        jwt.exp,
     ))
 }
 
 /// Signs an HS256 JWT; used by tests and by operators' tooling.
 pub fn sign_jwt(key: &[u8], payload: &serde_json::Value) -> String {
-    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
-    let payload = URL_SAFE_NO_PAD.encode(payload.to_string());
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
-    mac.update(header.as_bytes());
-    mac.update(b".");
-    mac.update(payload.as_bytes());
-    let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-    format!("{header}.{payload}.{signature}")
+    standings_core::jwt::sign(key, &payload.to_string())
 }
 
 #[cfg(test)]
 mod tests {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
     use super::*;
 
     const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
