@@ -154,6 +154,28 @@ pub struct Page<'a> {
     pub next_cursor: Option<Cursor>,
 }
 
+impl<'a> Page<'a> {
+    /// A page of `entries` at `version` of a board of `total` players, with a cursor at that
+    /// version when more follow; a board and a snapshot of it make their pages alike. O(1).
+    pub(crate) fn of(version: u64, total: u64, entries: Vec<RankedEntry<'a>>) -> Page<'a> {
+        let next_cursor = match entries.last() {
+            Some(last) if last.rank < total => Some(Cursor {
+                board_version: version,
+                value: last.value,
+                achieved_at: last.achieved_at,
+                player: last.player.into(),
+            }),
+            _ => None,
+        };
+        Page {
+            board_version: version,
+            total_players: total,
+            entries,
+            next_cursor,
+        }
+    }
+}
+
 /// One player's standing with every way of counting their place.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlayerRank<'a> {
@@ -527,7 +549,7 @@ impl Board {
                 Some((at, player)) => self.index.count_before(&at, player, true) + 1,
             };
             let entries = self.index.range(first, limit);
-            return Ok(self.page(version, self.total_players(), entries));
+            return Ok(Page::of(version, self.total_players(), entries));
         }
         let Some(deltas) = self.deltas_since(version) else {
             return Err(QueryError::StaleCursor {
@@ -615,26 +637,7 @@ impl Board {
             entries.push(entry);
         }
         let total = self.total_players() - changed.now.len() as u64 + changed.then.len() as u64;
-        Ok(self.page(version, total, entries))
-    }
-
-    /// A page of `entries` at `version`, with a cursor at that version when more follow.
-    fn page<'a>(&self, version: u64, total: u64, entries: Vec<RankedEntry<'a>>) -> Page<'a> {
-        let next_cursor = match entries.last() {
-            Some(last) if last.rank < total => Some(Cursor {
-                board_version: version,
-                value: last.value,
-                achieved_at: last.achieved_at,
-                player: last.player.into(),
-            }),
-            _ => None,
-        };
-        Page {
-            board_version: version,
-            total_players: total,
-            entries,
-            next_cursor,
-        }
+        Ok(Page::of(version, total, entries))
     }
 
     /// A player's rank, value and value-ranks, or `None` when unranked. O(log n).

@@ -816,6 +816,23 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         Ok(())
     }
 
+    /// The answer `body` makes from the parts it asks for: each time it needs parts, they are
+    /// fetched ([`Edge::fetch_parts`]) and it is asked again, until it answers.
+    async fn answer_from_parts(
+        &self,
+        manifest: &Manifest,
+        spend: &mut Spend,
+        mut body: impl FnMut(&QueryParts) -> Result<Step<Vec<u8>>, Stop>,
+    ) -> Result<Vec<u8>, Stop> {
+        let mut parts = QueryParts::default();
+        loop {
+            match body(&parts)? {
+                Step::Done(answer) => return Ok(answer),
+                Step::Need(need) => self.fetch_parts(manifest, need, &mut parts, spend).await?,
+            }
+        }
+    }
+
     /// The chunks `hashes` from the origin in one request, in that order, each checked by its
     /// caller's decode (which verifies the hash). Not put in the Cache API: a bundle serves a
     /// read whose parts would not fit the subrequests of one part at a time, puts included.
@@ -960,25 +977,25 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         self.count(|s| s.cache.top_misses += 1);
         let manifest = self.manifest(&head, spend).await?;
         let reader = SnapshotReader::new(&manifest);
-        let mut parts = QueryParts::default();
-        let body = loop {
-            let need = match reader.top(&parts, limit, cursor.as_ref()) {
-                // A snapshot holds one version; the origin holds a history of them, and its
-                // words for a cursor it no longer holds either.
-                Err(_) => return Err(Stop::Forward(Fallback::StaleCursor)),
-                Ok(Step::Done(page)) => {
-                    let next = page
-                        .next_cursor
-                        .as_ref()
-                        .map(|c| URL_SAFE_NO_PAD.encode(c.encode(binding)));
-                    let mut out = Vec::with_capacity(256 + 112 * page.entries.len());
-                    write_top_answer(&mut out, &head.period_fields(), &page, next.as_deref());
-                    break out;
+        let body = self
+            .answer_from_parts(&manifest, spend, |parts| {
+                match reader.top(parts, limit, cursor.as_ref()) {
+                    // A snapshot holds one version; the origin holds a history of them, and its
+                    // words for a cursor it no longer holds either.
+                    Err(_) => Err(Stop::Forward(Fallback::StaleCursor)),
+                    Ok(Step::Done(page)) => {
+                        let next = page
+                            .next_cursor
+                            .as_ref()
+                            .map(|c| URL_SAFE_NO_PAD.encode(c.encode(binding)));
+                        let mut out = Vec::with_capacity(256 + 112 * page.entries.len());
+                        write_top_answer(&mut out, &head.period_fields(), &page, next.as_deref());
+                        Ok(Step::Done(out))
+                    }
+                    Ok(Step::Need(need)) => Ok(Step::Need(need)),
                 }
-                Ok(Step::Need(need)) => need,
-            };
-            self.fetch_parts(&manifest, need, &mut parts, spend).await?;
-        };
+            })
+            .await?;
         self.state
             .borrow_mut()
             .decoded
@@ -1001,19 +1018,19 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         check_player(player)?;
         let manifest = self.manifest(&head, spend).await?;
         let reader = SnapshotReader::new(&manifest);
-        let mut parts = QueryParts::default();
-        let body = loop {
-            let need = match reader.player_rank(&parts, player) {
-                Step::Done(None) => return Err(not_ranked(player, board)),
-                Step::Done(Some(found)) => {
-                    let mut out = Vec::with_capacity(384);
-                    write_rank_answer(&mut out, &head.period_fields(), &found);
-                    break out;
+        let body = self
+            .answer_from_parts(&manifest, spend, |parts| {
+                match reader.player_rank(parts, player) {
+                    Step::Done(None) => Err(not_ranked(player, board)),
+                    Step::Done(Some(found)) => {
+                        let mut out = Vec::with_capacity(384);
+                        write_rank_answer(&mut out, &head.period_fields(), &found);
+                        Ok(Step::Done(out))
+                    }
+                    Step::Need(need) => Ok(Step::Need(need)),
                 }
-                Step::Need(need) => need,
-            };
-            self.fetch_parts(&manifest, need, &mut parts, spend).await?;
-        };
+            })
+            .await?;
         Ok(self.read_answer(&head, stale, !spend.fetched_part, body))
     }
 
@@ -1032,24 +1049,24 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         let radius = parse_param(query, "radius", 5u64, |r| *r <= MAX_RADIUS, "0 to 100")?;
         let manifest = self.manifest(&head, spend).await?;
         let reader = SnapshotReader::new(&manifest);
-        let mut parts = QueryParts::default();
-        let body = loop {
-            let need = match reader.nearby(&parts, player, radius) {
-                Step::Done(None) => return Err(not_ranked(player, board)),
-                Step::Done(Some(window)) => {
-                    let mut out = Vec::with_capacity(256 + 112 * window.len());
-                    write_nearby_answer(
-                        &mut out,
-                        &head.period_fields(),
-                        head.board_version,
-                        window.iter().copied(),
-                    );
-                    break out;
+        let body = self
+            .answer_from_parts(&manifest, spend, |parts| {
+                match reader.nearby(parts, player, radius) {
+                    Step::Done(None) => Err(not_ranked(player, board)),
+                    Step::Done(Some(window)) => {
+                        let mut out = Vec::with_capacity(256 + 112 * window.len());
+                        write_nearby_answer(
+                            &mut out,
+                            &head.period_fields(),
+                            head.board_version,
+                            window.iter().copied(),
+                        );
+                        Ok(Step::Done(out))
+                    }
+                    Step::Need(need) => Ok(Step::Need(need)),
                 }
-                Step::Need(need) => need,
-            };
-            self.fetch_parts(&manifest, need, &mut parts, spend).await?;
-        };
+            })
+            .await?;
         Ok(self.read_answer(&head, stale, !spend.fetched_part, body))
     }
 
@@ -1122,18 +1139,18 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
     ) -> Result<HttpResponse, Stop> {
         let manifest = self.manifest(head, spend).await?;
         let reader = SnapshotReader::new(&manifest);
-        let mut parts = QueryParts::default();
-        let body = loop {
-            let need = match reader.rank_among(&parts, players) {
-                Step::Done(ranked) => {
-                    let mut out = Vec::with_capacity(256 + 128 * players.len());
-                    write_friends_answer(&mut out, &head.period_fields(), &ranked);
-                    break out;
-                }
-                Step::Need(need) => need,
-            };
-            self.fetch_parts(&manifest, need, &mut parts, spend).await?;
-        };
+        let body = self
+            .answer_from_parts(&manifest, spend, |parts| {
+                Ok(match reader.rank_among(parts, players) {
+                    Step::Done(ranked) => {
+                        let mut out = Vec::with_capacity(256 + 128 * players.len());
+                        write_friends_answer(&mut out, &head.period_fields(), &ranked);
+                        Step::Done(out)
+                    }
+                    Step::Need(need) => Step::Need(need),
+                })
+            })
+            .await?;
         Ok(self.read_answer(head, stale, !spend.fetched_part, body))
     }
 

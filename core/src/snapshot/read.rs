@@ -170,24 +170,7 @@ impl<'m> SnapshotReader<'m> {
             };
             first.and_then(|first| self.range(parts, first, limit, &mut needs))
         };
-        Ok(needs.step(|| {
-            let entries = entries.unwrap_or_default();
-            let next_cursor = match entries.last() {
-                Some(last) if last.rank < total => Some(Cursor {
-                    board_version: version,
-                    value: last.value,
-                    achieved_at: last.achieved_at,
-                    player: last.player.into(),
-                }),
-                _ => None,
-            };
-            Page {
-                board_version: version,
-                total_players: total,
-                entries,
-                next_cursor,
-            }
-        }))
+        Ok(needs.step(|| Page::of(version, total, entries.unwrap_or_default())))
     }
 
     /// [`crate::Board::player_rank`]: the player's rank, value ranks and percentile, or `None`
