@@ -297,6 +297,22 @@ pub struct WorkerSpec {
     pub dir: PathBuf,
 }
 
+impl WorkerSpec {
+    /// The `wrangler` executable of the worker's crate `worker_dir`, and its `wrangler.toml`:
+    /// `config` when given, else the one in the folder above the crate (the repository root).
+    pub fn paths(worker_dir: &Path, config: Option<&Path>) -> (PathBuf, PathBuf) {
+        let config = config.map(Path::to_path_buf).unwrap_or_else(|| {
+            match worker_dir.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                Some(_) => PathBuf::from("."),
+                None => PathBuf::from(".."),
+            }
+            .join("wrangler.toml")
+        });
+        (worker_dir.join("node_modules/.bin/wrangler"), config)
+    }
+}
+
 /// A worker running under `wrangler dev --local`, in a process group of its own (wrangler,
 /// its node children and workerd), which is stopped as a whole.
 pub struct Worker {

@@ -47,22 +47,7 @@ pub(crate) struct Stack {
 impl Stack {
     /// Writes the origin's config, starts it, then starts the worker in front of it.
     pub(crate) async fn start(args: &Args) -> Result<Stack, String> {
-        let wrangler = args.worker_dir.join("node_modules/.bin/wrangler");
-        let config = match &args.wrangler_config {
-            Some(path) => path.clone(),
-            None => args
-                .worker_dir
-                .parent()
-                .map(|p| {
-                    if p.as_os_str().is_empty() {
-                        PathBuf::from(".")
-                    } else {
-                        p.to_path_buf()
-                    }
-                })
-                .unwrap_or_else(|| PathBuf::from(".."))
-                .join("wrangler.toml"),
-        };
+        let (wrangler, config) = WorkerSpec::paths(&args.worker_dir, args.wrangler_config.as_deref());
         // Refuse early, before any process starts, when the worker is not built.
         let probe = WorkerSpec {
             wrangler: wrangler.clone(),

@@ -220,23 +220,9 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
          [[tokens]]\nname = \"loadgen-edge\"\nsecret = \"{EDGE_TOKEN}\"\nrole = \"edge\"\ngames = [\"loadgen\"]\n",
         args.interval_ms
     );
-    let config = match &args.wrangler_config {
-        Some(path) => path.clone(),
-        None => args
-            .worker_dir
-            .parent()
-            .map(|p| {
-                if p.as_os_str().is_empty() {
-                    PathBuf::from(".")
-                } else {
-                    p.to_path_buf()
-                }
-            })
-            .unwrap_or_else(|| PathBuf::from(".."))
-            .join("wrangler.toml"),
-    };
+    let (wrangler, config) = WorkerSpec::paths(&args.worker_dir, args.wrangler_config.as_deref());
     let mut spec = WorkerSpec {
-        wrangler: args.worker_dir.join("node_modules/.bin/wrangler"),
+        wrangler,
         config,
         vars: Vec::new(),
         secrets: vec![("EDGE_TOKEN".into(), EDGE_TOKEN.into())],
