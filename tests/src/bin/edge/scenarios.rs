@@ -579,6 +579,39 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
             }
         }
     }
+    // Bad input: the edge refuses it with the origin's status, code and words, byte for byte.
+    let long_id = "p".repeat(200);
+    for (method, path, body) in [
+        ("GET", format!("{BOARD}/top?limit=0"), None),
+        ("GET", format!("{BOARD}/top?limit=1001"), None),
+        ("GET", format!("{BOARD}/top?limit=ten"), None),
+        ("GET", format!("{BOARD}/top?cursor=not-a-cursor"), None),
+        ("GET", format!("{BOARD}/top?period=weekly"), None),
+        ("GET", format!("{BOARD}/top?period=daily&at=yesterday"), None),
+        ("GET", format!("{BOARD}/players/{player}/nearby?radius=101"), None),
+        ("GET", format!("{BOARD}/players/{player}/nearby?radius=-1"), None),
+        ("GET", format!("{BOARD}/players/{long_id}/rank"), None),
+        ("GET", format!("{BOARD}/players/ghost-1/rank"), None),
+        (
+            "GET",
+            format!("/v1/leaderboards/{GAME}/solo/no-such-season/global/top"),
+            None,
+        ),
+        (
+            "POST",
+            format!("{BOARD}/rank-players"),
+            Some(&b"{\"player_ids\": \"p-1\"}"[..]),
+        ),
+        ("POST", format!("{BOARD}/rank-players"), Some(&b"not json"[..])),
+    ] {
+        *asked.entry("bad input").or_default() += 1;
+        if let Err(why) = run
+            .same(method, &path, body, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+            .await
+        {
+            failures.push(why);
+        }
+    }
     for q in 0..run.args.queries {
         let daily = run.rng.below(3) == 0;
         let kind = q % 7;
