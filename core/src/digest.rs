@@ -20,6 +20,25 @@ impl BoardDigest {
     pub fn of(bytes: &[u8]) -> BoardDigest {
         BoardDigest(Sha256::digest(bytes).into())
     }
+
+    /// A digest printed as 64 lowercase hex digits (its `Display`); `None` for anything else.
+    /// O(1).
+    pub fn parse_hex(hex: &str) -> Option<BoardDigest> {
+        let bytes = hex.as_bytes();
+        if bytes.len() != 64 {
+            return None;
+        }
+        let digit = |b: u8| match b {
+            b'0'..=b'9' => Some(b - b'0'),
+            b'a'..=b'f' => Some(b - b'a' + 10),
+            _ => None,
+        };
+        let mut out = [0u8; 32];
+        for (i, pair) in bytes.chunks_exact(2).enumerate() {
+            out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+        }
+        Some(BoardDigest(out))
+    }
 }
 
 impl fmt::Display for BoardDigest {
@@ -71,4 +90,21 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    /// A digest's hex reads back as itself; other lengths, upper case and non-hex do not.
+    #[test]
+    fn hex_round_trips() {
+        let digest = BoardDigest::of(b"standings");
+        assert_eq!(BoardDigest::parse_hex(&digest.to_string()), Some(digest));
+        let upper = digest.to_string().to_uppercase();
+        for bad in ["", "00", &upper, &"g".repeat(64), &"0".repeat(65)] {
+            assert_eq!(BoardDigest::parse_hex(bad), None, "{bad}");
+        }
+    }
 }

@@ -50,7 +50,7 @@ impl Head {
             period_start_ms: time(&wire.period_start)?,
             period_end_ms: time(&wire.period_end)?,
             published_at_ms: parse_rfc3339(&wire.published_at)?,
-            manifest: parse_hash(&wire.manifest)?,
+            manifest: standings_core::BoardDigest::parse_hex(&wire.manifest)?,
             period: wire.period,
             period_key: wire.period_key,
             board_version: wire.board_version,
@@ -67,24 +67,6 @@ impl Head {
             end_ms: self.period_end_ms,
         }
     }
-}
-
-/// A hash printed as 64 lowercase hex digits. O(1).
-pub fn parse_hash(hex: &str) -> Option<ChunkHash> {
-    let bytes = hex.as_bytes();
-    if bytes.len() != 64 {
-        return None;
-    }
-    let digit = |b: u8| match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        _ => None,
-    };
-    let mut out = [0u8; 32];
-    for (i, pair) in bytes.chunks_exact(2).enumerate() {
-        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
-    }
-    Some(standings_core::BoardDigest(out))
 }
 
 /// The `max-age` of a `Cache-Control` value, in seconds. O(length).
