@@ -1,3 +1,155 @@
-//! Standings for web front ends. The wasm-bindgen surface arrives with its issue; until then this
-//! crate only proves that the core links into it.
-#![forbid(unsafe_code)]
+//! Standings for web front ends: the core compiled to WebAssembly behind wasm-bindgen.
+//!
+//! This crate is the thin Rust half of the `standings-wasm` npm package: the core's total order
+//! for friend lists ([`order`]) and snapshot reads ([`snapshot`]), translated to JavaScript
+//! types. Fetching, streams and the public API's shapes are the TypeScript half's
+//! (`wasm-pkg/ts/`), which calls the functions below; they are not meant to be called directly.
+//!
+//! Values cross as `i64` (JavaScript `bigint`), so no score loses precision on the way.
+
+pub mod order;
+pub mod snapshot;
+
+use standings_core::BoardId;
+use wasm_bindgen::prelude::*;
+
+use crate::order::{rank_order, rules_of};
+use crate::snapshot::{Answer, Period, SnapshotView};
+
+/// -1, 0 or 1: how two standings compare in the total order of `mode` (-1: `a` ranks first).
+/// O(length of the ids).
+#[wasm_bindgen(js_name = compareStandings)]
+#[allow(clippy::too_many_arguments)]
+pub fn compare_standings(
+    mode: &str,
+    a_value: i64,
+    a_achieved_at: i64,
+    a_player: &str,
+    b_value: i64,
+    b_achieved_at: i64,
+    b_player: &str,
+) -> Result<i32, JsError> {
+    let rules = rules_of(mode).map_err(|e| JsError::new(&e.to_string()))?;
+    let a = standings_core::Standing {
+        value: a_value,
+        achieved_at: a_achieved_at,
+    };
+    let b = standings_core::Standing {
+        value: b_value,
+        achieved_at: b_achieved_at,
+    };
+    Ok(rules.compare((&a, a_player), (&b, b_player)) as i32)
+}
+
+/// The entries' indices in rank order. `players` holds the ids joined by `\n` (ids hold no
+/// control characters), which crosses into WebAssembly as one string instead of one per
+/// entry. O(k log k) for k entries.
+#[wasm_bindgen(js_name = rankOrder)]
+pub fn rank_order_js(
+    mode: &str,
+    values: &[i64],
+    achieved_at: &[i64],
+    players: &str,
+) -> Result<Vec<u32>, JsError> {
+    let rules = rules_of(mode).map_err(|e| JsError::new(&e.to_string()))?;
+    let ids: Vec<&str> = if players.is_empty() && values.is_empty() {
+        Vec::new()
+    } else {
+        players.split('\n').collect()
+    };
+    rank_order(&rules, values, achieved_at, &ids).map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// Checks a player id as the service checks it: 1 to 128 bytes of UTF-8, no control
+/// characters. O(length).
+#[wasm_bindgen(js_name = checkPlayerId)]
+pub fn check_player_id(player: &str) -> Result<(), JsError> {
+    standings_core::check_id("player_id", player).map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// A snapshot at one version, read part by part (see [`SnapshotView`]).
+#[wasm_bindgen(js_name = SnapshotView)]
+pub struct SnapshotHandle(SnapshotView);
+
+#[wasm_bindgen(js_class = SnapshotView)]
+impl SnapshotHandle {
+    /// The snapshot of board `game/mode/season/scope` in a period instance, from its manifest's
+    /// bytes, which must hash to `manifest_hash`. Times are ms since the epoch.
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        game: &str,
+        mode: &str,
+        season: &str,
+        scope: &str,
+        period: String,
+        period_key: String,
+        period_start_ms: Option<f64>,
+        period_end_ms: Option<f64>,
+        manifest_hash: &str,
+        manifest: &[u8],
+    ) -> Result<SnapshotHandle, JsError> {
+        let board = BoardId::new(game, mode, season, scope).map_err(|e| JsError::new(&e.to_string()))?;
+        let period = Period {
+            kind: period,
+            key: period_key,
+            start_ms: period_start_ms.map(|ms| ms as i64),
+            end_ms: period_end_ms.map(|ms| ms as i64),
+        };
+        SnapshotView::new(board, period, manifest_hash, manifest)
+            .map(SnapshotHandle)
+            .map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// The version the snapshot was taken at.
+    #[wasm_bindgen(getter, js_name = boardVersion)]
+    pub fn board_version(&self) -> f64 {
+        self.0.board_version() as f64
+    }
+
+    /// Ranked players in the snapshot.
+    #[wasm_bindgen(getter, js_name = totalPlayers)]
+    pub fn total_players(&self) -> f64 {
+        self.0.total_players() as f64
+    }
+
+    /// The top answer's JSON, or `undefined` when chunks must be fetched first ([`Self::needed`]).
+    pub fn top(&mut self, limit: u32, cursor: Option<String>) -> Result<Option<String>, JsError> {
+        let answer = self.0.top(limit as usize, cursor.as_deref());
+        answer_of(answer)
+    }
+
+    /// The rank answer's JSON (`null` for no score), or `undefined` when chunks are needed.
+    pub fn rank(&mut self, player: &str) -> Result<Option<String>, JsError> {
+        let answer = self.0.rank(player);
+        answer_of(answer)
+    }
+
+    /// The nearby answer's JSON (`null` for no score), or `undefined` when chunks are needed.
+    pub fn nearby(&mut self, player: &str, radius: u32) -> Result<Option<String>, JsError> {
+        let answer = self.0.nearby(player, u64::from(radius));
+        answer_of(answer)
+    }
+
+    /// The hashes of the chunks the last query needs, as 64 hex digits.
+    pub fn needed(&self) -> Vec<String> {
+        self.0.needed().iter().map(ToString::to_string).collect()
+    }
+
+    /// Hands over a needed chunk; refused when its bytes do not hash to `hash` or do not decode.
+    #[wasm_bindgen(js_name = addPart)]
+    pub fn add_part(&mut self, hash: &str, bytes: &[u8]) -> Result<(), JsError> {
+        self.0
+            .add_part(hash, bytes)
+            .map_err(|e| JsError::new(&e.to_string()))
+    }
+}
+
+/// An answer as JavaScript takes it: the JSON text, or nothing while chunks are needed.
+fn answer_of(answer: Result<Answer, snapshot::SnapshotError>) -> Result<Option<String>, JsError> {
+    match answer.map_err(|e| JsError::new(&e.to_string()))? {
+        // The core's encoder writes UTF-8 JSON: ids are `&str` and escapes are ASCII.
+        Answer::Json(json) => Ok(Some(String::from_utf8(json).unwrap_or_default())),
+        Answer::Need(_) => Ok(None),
+    }
+}

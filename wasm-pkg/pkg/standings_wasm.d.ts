@@ -1,0 +1,110 @@
+/* tslint:disable */
+/* eslint-disable */
+
+/**
+ * A snapshot at one version, read part by part (see [`SnapshotView`]).
+ */
+export class SnapshotView {
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * Hands over a needed chunk; refused when its bytes do not hash to `hash` or do not decode.
+     */
+    addPart(hash: string, bytes: Uint8Array | number[]): void;
+    /**
+     * The nearby answer's JSON (`null` for no score), or `undefined` when chunks are needed.
+     */
+    nearby(player: string, radius: number): string | undefined;
+    /**
+     * The hashes of the chunks the last query needs, as 64 hex digits.
+     */
+    needed(): string[];
+    /**
+     * The snapshot of board `game/mode/season/scope` in a period instance, from its manifest's
+     * bytes, which must hash to `manifest_hash`. Times are ms since the epoch.
+     */
+    constructor(game: string, mode: string, season: string, scope: string, period: string, period_key: string, period_start_ms: number | null | undefined, period_end_ms: number | null | undefined, manifest_hash: string, manifest: Uint8Array | number[]);
+    /**
+     * The rank answer's JSON (`null` for no score), or `undefined` when chunks are needed.
+     */
+    rank(player: string): string | undefined;
+    /**
+     * The top answer's JSON, or `undefined` when chunks must be fetched first ([`Self::needed`]).
+     */
+    top(limit: number, cursor?: string | null): string | undefined;
+    /**
+     * The version the snapshot was taken at.
+     */
+    readonly boardVersion: number;
+    /**
+     * Ranked players in the snapshot.
+     */
+    readonly totalPlayers: number;
+}
+
+/**
+ * Checks a player id as the service checks it: 1 to 128 bytes of UTF-8, no control
+ * characters. O(length).
+ */
+export function checkPlayerId(player: string): void;
+
+/**
+ * -1, 0 or 1: how two standings compare in the total order of `mode` (-1: `a` ranks first).
+ * O(length of the ids).
+ */
+export function compareStandings(mode: string, a_value: bigint, a_achieved_at: bigint, a_player: string, b_value: bigint, b_achieved_at: bigint, b_player: string): number;
+
+/**
+ * The entries' indices in rank order. `players` holds the ids joined by `\n` (ids hold no
+ * control characters), which crosses into WebAssembly as one string instead of one per
+ * entry. O(k log k) for k entries.
+ */
+export function rankOrder(mode: string, values: BigInt64Array | bigint[], achieved_at: BigInt64Array | bigint[], players: string): Uint32Array;
+
+export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
+
+export interface InitOutput {
+    readonly memory: WebAssembly.Memory;
+    readonly __wbg_snapshotview_free: (a: number, b: number) => void;
+    readonly checkPlayerId: (a: number, b: number, c: number) => void;
+    readonly compareStandings: (a: number, b: number, c: number, d: bigint, e: bigint, f: number, g: number, h: bigint, i: bigint, j: number, k: number) => void;
+    readonly rankOrder: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number) => void;
+    readonly snapshotview_addPart: (a: number, b: number, c: number, d: number, e: number, f: number) => void;
+    readonly snapshotview_boardVersion: (a: number) => number;
+    readonly snapshotview_nearby: (a: number, b: number, c: number, d: number, e: number) => void;
+    readonly snapshotview_needed: (a: number, b: number) => void;
+    readonly snapshotview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number, s: number, t: number, u: number) => void;
+    readonly snapshotview_rank: (a: number, b: number, c: number, d: number) => void;
+    readonly snapshotview_top: (a: number, b: number, c: number, d: number, e: number) => void;
+    readonly snapshotview_totalPlayers: (a: number) => number;
+    readonly __wbindgen_externrefs: WebAssembly.Table;
+    readonly __wbindgen_add_to_stack_pointer: (a: number) => number;
+    readonly __wbindgen_export: (a: number, b: number) => number;
+    readonly __wbindgen_export2: (a: number, b: number, c: number, d: number) => number;
+    readonly __wbindgen_export3: (a: number, b: number, c: number) => void;
+    readonly __wbindgen_export4: (a: number) => void;
+    readonly __wbindgen_export5: (a: number, b: number) => void;
+    readonly __wbindgen_start: () => void;
+}
+
+export type SyncInitInput = BufferSource | WebAssembly.Module;
+
+/**
+ * Instantiates the given `module`, which can either be bytes or
+ * a precompiled `WebAssembly.Module`.
+ *
+ * @param {{ module: SyncInitInput }} module - Passing `SyncInitInput` directly is deprecated.
+ *
+ * @returns {InitOutput}
+ */
+export function initSync(module: { module: SyncInitInput } | SyncInitInput): InitOutput;
+
+/**
+ * If `module_or_path` is {RequestInfo} or {URL}, makes a request and
+ * for everything else, calls `WebAssembly.instantiate` directly.
+ *
+ * @param {{ module_or_path: InitInput | Promise<InitInput> }} module_or_path - Passing `InitInput` directly is deprecated.
+ *
+ * @returns {Promise<InitOutput>}
+ */
+export default function __wbg_init (module_or_path?: { module_or_path: InitInput | Promise<InitInput> } | InitInput | Promise<InitInput>): Promise<InitOutput>;

@@ -1,0 +1,479 @@
+//! A board's published snapshot read in the browser: the core's [`SnapshotReader`] over the
+//! parts the caller fetched, answering `top`, `rank` and `nearby` with the read API's JSON.
+//!
+//! No IO here, as in the edge worker: a query answers, or names the chunks it needs; the
+//! JavaScript layer fetches them and hands each back through [`SnapshotView::add_part`], which
+//! decodes it against the hash the manifest names (so a chunk that is not the manifest's is
+//! refused, never read).
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use standings_core::json::{PeriodFields, write_nearby_answer, write_rank_answer, write_top_answer};
+use standings_core::snapshot::read::{Part, Parts, SnapshotReader, Step};
+use standings_core::{
+    BoardDigest, BoardId, ChunkHash, Cursor, CursorBinding, DecodeError, LookupChunk, Manifest, RankChunk,
+    check_id,
+};
+
+/// The most entries a top page holds, as at the origin.
+pub const MAX_LIMIT: usize = 1000;
+/// The widest nearby radius, as at the origin.
+pub const MAX_RADIUS: u64 = 100;
+
+/// The period instance a head names, printed in every answer.
+#[derive(Clone, Debug)]
+pub struct Period {
+    /// The period kind (`all_time`, `daily`, ...).
+    pub kind: String,
+    /// The instance's key.
+    pub key: String,
+    /// Its first ms, when bounded.
+    pub start_ms: Option<i64>,
+    /// Its end (exclusive) in ms, when bounded.
+    pub end_ms: Option<i64>,
+}
+
+/// Why a snapshot read failed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum SnapshotError {
+    /// A manifest or chunk that does not decode, or is not the one its hash names.
+    BadPart {
+        /// The part's hash, as named.
+        hash: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A part nobody asked for: its hash is not among those the last query needed.
+    UnexpectedPart(String),
+    /// A request the origin would refuse too (a limit, a radius, a player id, a board id).
+    InvalidRequest(String),
+    /// A cursor this service did not make for this board and period.
+    InvalidCursor(String),
+    /// A cursor of another version: the origin, which holds several, can still page it.
+    StaleCursor {
+        /// The version the cursor pages.
+        cursor_version: u64,
+        /// The snapshot's version.
+        board_version: u64,
+    },
+}
+
+impl core::fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SnapshotError::BadPart { hash, why } => write!(f, "snapshot part {hash}: {why}"),
+            SnapshotError::UnexpectedPart(hash) => {
+                write!(f, "snapshot part {hash} was not asked for by the last query")
+            }
+            SnapshotError::InvalidRequest(why) | SnapshotError::InvalidCursor(why) => f.write_str(why),
+            SnapshotError::StaleCursor {
+                cursor_version,
+                board_version,
+            } => write!(
+                f,
+                "the cursor pages version {cursor_version}; this snapshot holds version {board_version}: ask the API, or page again from the first page"
+            ),
+        }
+    }
+}
+
+/// What a query gives: its JSON answer, or the hashes of the chunks to fetch first.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// The answer, as the read API's JSON (`null` for a player with no score).
+    Json(Vec<u8>),
+    /// Fetch these chunks, [`SnapshotView::add_part`] each, and ask again.
+    Need(Vec<ChunkHash>),
+}
+
+/// The decoded chunks held for one manifest.
+#[derive(Default)]
+struct Held {
+    rank: BTreeMap<usize, RankChunk>,
+    lookup: BTreeMap<usize, LookupChunk>,
+}
+
+impl Parts for Held {
+    fn rank(&self, i: usize) -> Option<&RankChunk> {
+        self.rank.get(&i)
+    }
+
+    fn lookup(&self, partition: usize) -> Option<&LookupChunk> {
+        self.lookup.get(&partition)
+    }
+}
+
+/// One board instance's snapshot at one version, and the chunks fetched for it so far.
+pub struct SnapshotView {
+    board: BoardId,
+    period: Period,
+    binding: CursorBinding,
+    manifest: Manifest,
+    held: Held,
+    /// The parts the last query needed, by hash.
+    wanted: BTreeMap<ChunkHash, Part>,
+}
+
+impl SnapshotView {
+    /// A view of the manifest `bytes`, which must hash to `manifest_hash` (the head's). O(bytes).
+    pub fn new(
+        board: BoardId,
+        period: Period,
+        manifest_hash: &str,
+        bytes: &[u8],
+    ) -> Result<SnapshotView, SnapshotError> {
+        let bad = |why: String| SnapshotError::BadPart {
+            hash: manifest_hash.into(),
+            why,
+        };
+        let expected =
+            BoardDigest::parse_hex(manifest_hash).ok_or_else(|| bad("not a 64-digit hex hash".into()))?;
+        if BoardDigest::of(bytes) != expected {
+            return Err(bad(DecodeError::HashMismatch.to_string()));
+        }
+        let manifest = Manifest::decode(bytes).map_err(|e| bad(e.to_string()))?;
+        Ok(SnapshotView {
+            binding: CursorBinding::of(&board, &period.key),
+            board,
+            period,
+            manifest,
+            held: Held::default(),
+            wanted: BTreeMap::new(),
+        })
+    }
+
+    /// The version the snapshot was taken at. O(1).
+    pub fn board_version(&self) -> u64 {
+        self.manifest.board_version
+    }
+
+    /// Ranked players in the snapshot. O(1).
+    pub fn total_players(&self) -> u64 {
+        self.manifest.total_players
+    }
+
+    /// The hashes the last query needed and that are not held yet. O(needed).
+    pub fn needed(&self) -> Vec<ChunkHash> {
+        self.wanted.keys().copied().collect()
+    }
+
+    /// Decodes a chunk the last query needed, checking its hash. O(bytes).
+    pub fn add_part(&mut self, hash: &str, bytes: &[u8]) -> Result<(), SnapshotError> {
+        let key = BoardDigest::parse_hex(hash).ok_or_else(|| SnapshotError::UnexpectedPart(hash.into()))?;
+        let part = *self
+            .wanted
+            .get(&key)
+            .ok_or_else(|| SnapshotError::UnexpectedPart(hash.into()))?;
+        let bad = |e: DecodeError| SnapshotError::BadPart {
+            hash: hash.into(),
+            why: e.to_string(),
+        };
+        match part {
+            Part::Rank(i) => {
+                let chunk = RankChunk::decode(bytes, &key).map_err(bad)?;
+                self.held.rank.insert(i, chunk);
+            }
+            Part::Lookup(p) => {
+                let chunk = LookupChunk::decode(bytes, &key).map_err(bad)?;
+                self.held.lookup.insert(p, chunk);
+            }
+        }
+        self.wanted.remove(&key);
+        Ok(())
+    }
+
+    /// `GET .../top?limit=&cursor=` from the snapshot: at most 2 rounds of parts. O(log chunks
+    /// + limit) once the parts are held.
+    pub fn top(&mut self, limit: usize, cursor: Option<&str>) -> Result<Answer, SnapshotError> {
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(SnapshotError::InvalidRequest(format!(
+                "limit must be 1 to {MAX_LIMIT}; got {limit}"
+            )));
+        }
+        let cursor = cursor.map(|text| self.cursor(text)).transpose()?;
+        let reader = SnapshotReader::new(&self.manifest);
+        let step = reader.top(&self.held, limit, cursor.as_ref()).map_err(|_| {
+            let cursor_version = cursor.as_ref().map_or(0, |c| c.board_version);
+            SnapshotError::StaleCursor {
+                cursor_version,
+                board_version: self.manifest.board_version,
+            }
+        })?;
+        let answer = match step {
+            Step::Done(page) => {
+                let next = page
+                    .next_cursor
+                    .as_ref()
+                    .map(|c| URL_SAFE_NO_PAD.encode(c.encode(self.binding)));
+                let mut out = Vec::with_capacity(256 + 112 * page.entries.len());
+                write_top_answer(&mut out, &self.fields(), &page, next.as_deref());
+                Step::Done(out)
+            }
+            Step::Need(need) => Step::Need(need),
+        };
+        Ok(self.settle(answer))
+    }
+
+    /// `GET .../players/{player}/rank` from the snapshot (`null` when the player has no
+    /// score): at most 2 rounds. O(log chunks) once held.
+    pub fn rank(&mut self, player: &str) -> Result<Answer, SnapshotError> {
+        check_player(player)?;
+        let reader = SnapshotReader::new(&self.manifest);
+        let answer = match reader.player_rank(&self.held, player) {
+            Step::Done(found) => Step::Done(self.json_or_null(found.as_ref(), |out, fields, found| {
+                write_rank_answer(out, fields, found)
+            })),
+            Step::Need(need) => Step::Need(need),
+        };
+        Ok(self.settle(answer))
+    }
+
+    /// `GET .../players/{player}/nearby?radius=` from the snapshot (`null` when the player
+    /// has no score): at most 3 rounds. O(log chunks + radius) once held.
+    pub fn nearby(&mut self, player: &str, radius: u64) -> Result<Answer, SnapshotError> {
+        check_player(player)?;
+        if radius > MAX_RADIUS {
+            return Err(SnapshotError::InvalidRequest(format!(
+                "radius must be 0 to {MAX_RADIUS}; got {radius}"
+            )));
+        }
+        let reader = SnapshotReader::new(&self.manifest);
+        let version = self.manifest.board_version;
+        let answer = match reader.nearby(&self.held, player, radius) {
+            Step::Done(window) => Step::Done(self.json_or_null(window.as_ref(), |out, fields, window| {
+                write_nearby_answer(out, fields, version, window.iter().copied())
+            })),
+            Step::Need(need) => Step::Need(need),
+        };
+        Ok(self.settle(answer))
+    }
+
+    /// The period fields of every answer.
+    fn fields(&self) -> PeriodFields<'_> {
+        PeriodFields {
+            kind: &self.period.kind,
+            key: &self.period.key,
+            start_ms: self.period.start_ms,
+            end_ms: self.period.end_ms,
+        }
+    }
+
+    /// `write` of the found answer, or `null`.
+    fn json_or_null<T>(
+        &self,
+        found: Option<&T>,
+        write: impl FnOnce(&mut Vec<u8>, &PeriodFields<'_>, &T),
+    ) -> Vec<u8> {
+        match found {
+            None => b"null".to_vec(),
+            Some(found) => {
+                let mut out = Vec::with_capacity(512);
+                write(&mut out, &self.fields(), found);
+                out
+            }
+        }
+    }
+
+    /// The answer, or the hashes of the parts it needs, remembered for [`Self::add_part`].
+    fn settle(&mut self, step: Step<Vec<u8>>) -> Answer {
+        match step {
+            Step::Done(json) => Answer::Json(json),
+            Step::Need(parts) => {
+                self.wanted.clear();
+                for part in parts {
+                    let hash = match part {
+                        Part::Rank(i) => self.manifest.rank_chunks[i].hash,
+                        Part::Lookup(p) => self.manifest.lookup_chunks[p].hash,
+                    };
+                    self.wanted.insert(hash, part);
+                }
+                Answer::Need(self.wanted.keys().copied().collect())
+            }
+        }
+    }
+
+    /// A cursor of this board and period, as the read API prints it.
+    fn cursor(&self, text: &str) -> Result<Cursor, SnapshotError> {
+        let not_ours = || SnapshotError::InvalidCursor("the cursor is not one this service made".into());
+        let bytes = URL_SAFE_NO_PAD.decode(text.as_bytes()).map_err(|_| not_ours())?;
+        Cursor::decode(&bytes, self.binding).map_err(|e| match e {
+            DecodeError::OtherBoard => SnapshotError::InvalidCursor(format!(
+                "the cursor was made for another board or period, not {} in {}; page this one from its first page",
+                self.board, self.period.key
+            )),
+            _ => not_ours(),
+        })
+    }
+}
+
+/// A player id the service would take.
+fn check_player(player: &str) -> Result<(), SnapshotError> {
+    check_id("player_id", player).map_err(|e| SnapshotError::InvalidRequest(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use standings_core::json::{write_nearby_answer, write_rank_answer, write_top_answer};
+    use standings_core::{Board, BoardRules, ChunkingOptions, ScoreEvent, ScoreMode, Snapshot};
+
+    fn board() -> Board {
+        let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
+        for i in 0..500i64 {
+            let event = ScoreEvent::new(&format!("e{i}"), &format!("p-{i:03}"), (i * 37) % 101, i).unwrap();
+            board.apply(&event).unwrap();
+        }
+        board
+    }
+
+    /// The encoded part of `snapshot` whose hash is `hash`.
+    fn part<'s>(snapshot: &'s Snapshot, hash: &ChunkHash) -> &'s [u8] {
+        let m = &snapshot.manifest;
+        let rank = m.rank_chunks.iter().position(|c| c.hash == *hash);
+        let lookup = m.lookup_chunks.iter().position(|c| c.hash == *hash);
+        match (rank, lookup) {
+            (Some(i), _) => &snapshot.rank_chunks[i],
+            (None, Some(p)) => &snapshot.lookup_chunks[p],
+            (None, None) => panic!("no part {hash}"),
+        }
+    }
+
+    /// Small chunks, so that reads span several.
+    fn small() -> ChunkingOptions {
+        ChunkingOptions {
+            min_entries: 8,
+            boundary_modulus: 8,
+            max_entries: 32,
+            lookup_target: 16,
+        }
+    }
+
+    /// Runs a query, feeding it the parts it names from `snapshot`, until it answers.
+    fn answer(
+        view: &mut SnapshotView,
+        snapshot: &Snapshot,
+        mut query: impl FnMut(&mut SnapshotView) -> Result<Answer, SnapshotError>,
+    ) -> Vec<u8> {
+        for _ in 0..4 {
+            match query(view).unwrap() {
+                Answer::Json(json) => return json,
+                Answer::Need(hashes) => {
+                    for hash in hashes {
+                        view.add_part(&hash.to_string(), part(snapshot, &hash)).unwrap();
+                    }
+                }
+            }
+        }
+        panic!("no answer in 4 rounds");
+    }
+
+    /// Top pages (with a cursor), ranks and windows from the parts equal the board's own answers.
+    #[test]
+    fn reads_equal_the_boards() {
+        let board = board();
+        let snapshot = Snapshot::build_with(&board, small());
+        let id = BoardId::new("g", "solo", "s1", "global").unwrap();
+        let period = Period {
+            kind: "all_time".into(),
+            key: "all_time".into(),
+            start_ms: None,
+            end_ms: None,
+        };
+        let fields = PeriodFields {
+            kind: "all_time",
+            key: "all_time",
+            start_ms: None,
+            end_ms: None,
+        };
+        let manifest = &snapshot.manifest_bytes;
+        let mut view = SnapshotView::new(
+            id.clone(),
+            period,
+            &BoardDigest::of(manifest).to_string(),
+            manifest,
+        )
+        .unwrap();
+        let binding = CursorBinding::of(&id, "all_time");
+
+        let first = answer(&mut view, &snapshot, |v| v.top(7, None));
+        let page = board.top(7, None).unwrap();
+        let next = page
+            .next_cursor
+            .as_ref()
+            .map(|c| URL_SAFE_NO_PAD.encode(c.encode(binding)));
+        let mut expected = Vec::new();
+        write_top_answer(&mut expected, &fields, &page, next.as_deref());
+        assert_eq!(first, expected);
+        let second = answer(&mut view, &snapshot, |v| v.top(7, next.as_deref()));
+        let page = board.top(7, page.next_cursor.as_ref()).unwrap();
+        let next = page
+            .next_cursor
+            .as_ref()
+            .map(|c| URL_SAFE_NO_PAD.encode(c.encode(binding)));
+        let mut expected = Vec::new();
+        write_top_answer(&mut expected, &fields, &page, next.as_deref());
+        assert_eq!(second, expected);
+
+        for player in ["p-000", "p-250", "p-499"] {
+            let rank = answer(&mut view, &snapshot, |v| v.rank(player));
+            let mut expected = Vec::new();
+            write_rank_answer(&mut expected, &fields, &board.player_rank(player).unwrap());
+            assert_eq!(rank, expected, "{player}");
+            let window = answer(&mut view, &snapshot, |v| v.nearby(player, 4));
+            let mut expected = Vec::new();
+            let entries = board.nearby(player, 4).unwrap();
+            write_nearby_answer(&mut expected, &fields, board.version(), entries.iter().copied());
+            assert_eq!(window, expected, "{player}");
+        }
+        assert_eq!(answer(&mut view, &snapshot, |v| v.rank("nobody")), b"null");
+    }
+
+    /// A chunk with the wrong bytes, one nobody asked for, a bad manifest hash, a foreign
+    /// cursor and out-of-range limits are refused.
+    #[test]
+    fn bad_parts_and_requests_are_refused() {
+        let board = board();
+        let snapshot = Snapshot::build_with(&board, small());
+        let id = BoardId::new("g", "solo", "s1", "global").unwrap();
+        let period = Period {
+            kind: "all_time".into(),
+            key: "all_time".into(),
+            start_ms: None,
+            end_ms: None,
+        };
+        let manifest = &snapshot.manifest_bytes;
+        let wrong_hash = BoardDigest::of(b"other").to_string();
+        assert!(matches!(
+            SnapshotView::new(id.clone(), period.clone(), &wrong_hash, manifest),
+            Err(SnapshotError::BadPart { .. })
+        ));
+        let mut view =
+            SnapshotView::new(id, period, &BoardDigest::of(manifest).to_string(), manifest).unwrap();
+        let Answer::Need(hashes) = view.top(3, None).unwrap() else {
+            panic!("a fresh view holds no chunk");
+        };
+        assert!(matches!(
+            view.add_part(&hashes[0].to_string(), b"not the chunk"),
+            Err(SnapshotError::BadPart { .. })
+        ));
+        assert!(matches!(
+            view.add_part(&wrong_hash, b"x"),
+            Err(SnapshotError::UnexpectedPart(_))
+        ));
+        assert!(matches!(view.top(0, None), Err(SnapshotError::InvalidRequest(_))));
+        assert!(matches!(
+            view.top(3, Some("!!")),
+            Err(SnapshotError::InvalidCursor(_))
+        ));
+        assert!(matches!(
+            view.nearby("p-001", 101),
+            Err(SnapshotError::InvalidRequest(_))
+        ));
+        assert!(matches!(
+            view.rank("a\u{7}"),
+            Err(SnapshotError::InvalidRequest(_))
+        ));
+    }
+}

@@ -1,0 +1,304 @@
+// A live view of a board over the subscribe endpoint. The rule that keeps it exact: a delta is
+// applied only when its base_version is the version held; anything else means a message was
+// missed, and the view is fetched again (from the held version when the server still has it).
+import { parseExact } from "./exact.js";
+
+/** How to reach the subscribe endpoint. */
+export type Transport = "sse" | "websocket";
+
+/** Where a live board is in its life. */
+export type LiveStatus = "connecting" | "live" | "reconnecting" | "closed";
+
+/** One entry of the view, value exact. */
+export interface LiveEntry {
+  rank: number;
+  player_id: string;
+  value: bigint;
+  achieved_at: string;
+}
+
+/** Options of a [`LiveBoard`]. */
+export interface LiveBoardOptions {
+  /**
+   * A token of the board's game. Over SSE it is sent as `Authorization: Bearer`; over a
+   * WebSocket, which cannot carry headers from a browser, as `access_token`, which the server
+   * takes only for a player JWT.
+   */
+  token?: string;
+  /** SSE (the default) or WebSocket. */
+  transport?: Transport;
+  /** The wait before reconnecting after a drop; doubled on each failed try, up to 30 s. */
+  reconnectDelayMs?: number;
+  /** The fetch SSE reads with (the global one by default). */
+  fetch?: typeof fetch;
+}
+
+interface Message {
+  type: string;
+  board_version?: number;
+  base_version?: number;
+  entries?: LiveEntry[];
+  changed?: LiveEntry[];
+  left?: string[];
+  reason?: string;
+  detail?: string;
+  period?: string;
+  period_key?: string;
+  period_start?: string | null;
+  period_end?: string | null;
+}
+
+/**
+ * A view of a board (`view=top:N`, `around:P:R` or `player:P`) kept current by the server's
+ * snapshot and deltas, over SSE or a WebSocket.
+ *
+ * Events: `change` (detail `{ kind: "snapshot" | "delta", boardVersion }`) after each applied
+ * message; `status` (detail: the new status); `closed` (detail `{ reason }`) when the period
+ * closed or the season was archived; `error` (detail `{ message }`) for a refused subscription or
+ * a drop. After a drop, `going_away` or a delta that does not chain, it reconnects with
+ * `since_version`; after `resync` it starts from a fresh snapshot.
+ */
+export class LiveBoard extends EventTarget {
+  readonly #url: URL;
+  readonly #options: LiveBoardOptions;
+  #entries: LiveEntry[] = [];
+  #version: number | null = null;
+  #status: LiveStatus = "connecting";
+  #period: Omit<Message, "type"> | null = null;
+  #lastMessageAt: number | null = null;
+  #lastChangeAt: number | null = null;
+  #resyncs = 0;
+  #reconnects = 0;
+  #gaps = 0;
+  #failures = 0;
+  #stop: (() => void) | null = null;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+
+  /**
+   * Subscribes to `subscribeUrl` (`.../v1/leaderboards/{game}/{mode}/{season}/{scope}/subscribe?view=...`,
+   * with `period` and `at` as wanted); connecting starts at once.
+   */
+  constructor(subscribeUrl: string | URL, options: LiveBoardOptions = {}) {
+    super();
+    this.#url = new URL(subscribeUrl);
+    if (!this.#url.searchParams.get("view")) throw new TypeError("the subscribe URL needs a view (top:N, around:P:R or player:P)");
+    this.#options = options;
+    this.#connect();
+  }
+
+  /** The view at `boardVersion`, in rank order. */
+  get entries(): readonly LiveEntry[] {
+    return this.#entries;
+  }
+
+  /** The version the view is at; null before the first snapshot. */
+  get boardVersion(): number | null {
+    return this.#version;
+  }
+
+  /** Where the board is in its life. */
+  get status(): LiveStatus {
+    return this.#status;
+  }
+
+  /** The period fields of the last snapshot (`period`, `period_key`, `period_start`, `period_end`). */
+  get period(): Omit<Message, "type"> | null {
+    return this.#period;
+  }
+
+  /** `Date.now()` of the last message, heartbeats included. */
+  get lastMessageAt(): number | null {
+    return this.#lastMessageAt;
+  }
+
+  /** `Date.now()` of the last snapshot or delta applied. */
+  get lastChangeAt(): number | null {
+    return this.#lastChangeAt;
+  }
+
+  /** How many times the view started over (a `resync` message). */
+  get resyncs(): number {
+    return this.#resyncs;
+  }
+
+  /** How many times it reconnected after a drop, `going_away` or an unchained delta. */
+  get reconnects(): number {
+    return this.#reconnects;
+  }
+
+  /** How many deltas were refused because their `base_version` was not the version held. */
+  get gaps(): number {
+    return this.#gaps;
+  }
+
+  /** Stops following the board. */
+  close(): void {
+    this.#teardown();
+    this.#setStatus("closed");
+  }
+
+  /** Drops the connection as the network would, and reconnects after `pauseMs`. */
+  drop(pauseMs = 0): void {
+    this.#teardown();
+    this.#reconnectSoon(pauseMs);
+  }
+
+  #teardown(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    const stop = this.#stop;
+    this.#stop = null;
+    stop?.();
+  }
+
+  #setStatus(status: LiveStatus): void {
+    if (this.#status === status) return;
+    this.#status = status;
+    this.dispatchEvent(new CustomEvent("status", { detail: status }));
+  }
+
+  #connect(): void {
+    const url = new URL(this.#url);
+    if (this.#version !== null) url.searchParams.set("since_version", String(this.#version));
+    const handle = (text: string) => this.#onMessage(text);
+    const ended = (error?: string) => {
+      if (error) this.dispatchEvent(new CustomEvent("error", { detail: { message: error } }));
+      if (this.#status !== "closed") this.#reconnectSoon();
+    };
+    this.#stop =
+      this.#options.transport === "websocket" ? this.#openSocket(url, handle, ended) : this.#openSse(url, handle, ended);
+  }
+
+  #reconnectSoon(delay?: number): void {
+    if (this.#status === "closed") return;
+    this.#stop = null;
+    this.#setStatus("reconnecting");
+    const base = this.#options.reconnectDelayMs ?? 1000;
+    const wait = delay ?? Math.min(30_000, base * 2 ** Math.min(this.#failures, 5));
+    this.#failures++;
+    this.#reconnects++;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#connect();
+    }, wait);
+  }
+
+  #openSse(url: URL, onMessage: (text: string) => void, ended: (error?: string) => void): () => void {
+    const controller = new AbortController();
+    const headers: Record<string, string> = { accept: "text/event-stream" };
+    if (this.#options.token) headers.authorization = `Bearer ${this.#options.token}`;
+    const fetchFn = this.#options.fetch ?? fetch;
+    (async () => {
+      const answer = await fetchFn(url.href, { headers, signal: controller.signal });
+      if (!answer.ok || !answer.body) {
+        const problem = await answer.text();
+        // A refusal (auth, an unknown board, a bad view) will not change by retrying.
+        if (answer.status < 500 && answer.status !== 429) {
+          this.dispatchEvent(new CustomEvent("error", { detail: { message: `${answer.status}: ${problem}` } }));
+          this.close();
+          return;
+        }
+        ended(`${answer.status}: ${problem}`);
+        return;
+      }
+      const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        // Events end with a blank line; the data of ours is one line of JSON.
+        let end: number;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = event
+            .split("\n")
+            .filter((line) => line.startsWith("data:"))
+            .map((line) => line.slice(5).trimStart())
+            .join("\n");
+          if (data) onMessage(data);
+          if (controller.signal.aborted) return;
+        }
+      }
+      if (!controller.signal.aborted) ended();
+    })().catch((e: unknown) => {
+      if (!controller.signal.aborted) ended(e instanceof Error ? e.message : String(e));
+    });
+    return () => controller.abort();
+  }
+
+  #openSocket(url: URL, onMessage: (text: string) => void, ended: (error?: string) => void): () => void {
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    if (this.#options.token) url.searchParams.set("access_token", this.#options.token);
+    const socket = new WebSocket(url.href);
+    let stopped = false;
+    socket.onmessage = (event) => onMessage(String(event.data));
+    socket.onclose = (event) => {
+      if (!stopped) ended(event.code === 1000 || event.code === 1001 ? undefined : `the socket closed (${event.code})`);
+    };
+    return () => {
+      stopped = true;
+      socket.close();
+    };
+  }
+
+  #onMessage(text: string): void {
+    this.#lastMessageAt = Date.now();
+    const message = parseExact<Message>(text);
+    switch (message.type) {
+      case "snapshot": {
+        const { type: _, entries, ...period } = message;
+        this.#entries = entries ?? [];
+        this.#version = message.board_version ?? null;
+        this.#period = period;
+        this.#changed("snapshot");
+        break;
+      }
+      case "delta": {
+        if (message.base_version !== this.#version) {
+          // A message was missed: ask again from the version held, which the server answers
+          // with one exact delta, or a fresh snapshot when it no longer holds that version.
+          this.#gaps++;
+          this.#teardown();
+          this.#reconnectSoon(0);
+          return;
+        }
+        const gone = new Set(message.left ?? []);
+        const changed = message.changed ?? [];
+        for (const entry of changed) gone.add(entry.player_id);
+        const entries = this.#entries.filter((e) => !gone.has(e.player_id)).concat(changed);
+        entries.sort((a, b) => a.rank - b.rank);
+        this.#entries = entries;
+        this.#version = message.board_version ?? null;
+        this.#changed("delta");
+        break;
+      }
+      case "resync":
+        this.#resyncs++;
+        this.#version = null;
+        this.#teardown();
+        this.#reconnectSoon(0);
+        break;
+      case "going_away":
+        this.#teardown();
+        this.#reconnectSoon();
+        break;
+      case "closed":
+        this.#teardown();
+        this.#setStatus("closed");
+        this.dispatchEvent(new CustomEvent("closed", { detail: { reason: message.reason } }));
+        break;
+      default:
+        // Heartbeats, and message types a newer server may add.
+        break;
+    }
+  }
+
+  #changed(kind: "snapshot" | "delta"): void {
+    this.#failures = 0;
+    this.#lastChangeAt = Date.now();
+    this.#setStatus("live");
+    this.dispatchEvent(new CustomEvent("change", { detail: { kind, boardVersion: this.#version } }));
+  }
+}

@@ -1,0 +1,122 @@
+// The core's total order in the browser: value (in the board's direction), then the earliest
+// achievement, then the player id's UTF-8 bytes. The comparison runs in WebAssembly, on exact
+// 64-bit values, so a friend list ranks exactly as the server ranks the same players.
+import { checkPlayerId, compareStandings, rankOrder } from "./standings_wasm.js";
+import { type ExactValue, type Instant, toI64, toMs } from "./exact.js";
+
+/** How a board aggregates and which way it ranks. */
+export type ScoreMode = "highest" | "cumulative" | "fastest" | "latest";
+
+/** A board's rules: its score mode, or any object with `score_mode` (a board of `GET /v1/games/{game}/boards`). */
+export type Rules = ScoreMode | { score_mode: ScoreMode };
+
+/** A player's standing: their aggregate value and when they achieved it. */
+export interface Standing {
+  player_id: string;
+  value: ExactValue;
+  achieved_at: Instant;
+}
+
+/** A player of a friend list: with no `value` (null or absent), they have no score yet. */
+export interface Friend {
+  player_id: string;
+  value?: ExactValue | null;
+  achieved_at?: Instant | null;
+}
+
+/** One ranked friend: the rank among the list, the exact value, and the time as given. */
+export interface RankedFriend {
+  rank: number;
+  player_id: string;
+  value: bigint;
+  achieved_at: Instant;
+}
+
+/** A friend list ranked: the ranked players in order, and those with no score, as asked. */
+export interface FriendsRanking {
+  entries: RankedFriend[];
+  unranked: string[];
+}
+
+function modeOf(rules: Rules): ScoreMode {
+  const mode = typeof rules === "string" ? rules : rules?.score_mode;
+  if (typeof mode !== "string") throw new TypeError("rules: expected a score mode or an object with score_mode");
+  return mode;
+}
+
+/**
+ * -1 when `a` ranks before `b`, 1 when after, 0 for the same standing of the same player: the
+ * service's total order under `rules`. Throws on a value beyond i64, an unparseable time, an
+ * invalid player id or an unknown mode.
+ */
+export function compare(rules: Rules, a: Standing, b: Standing): -1 | 0 | 1 {
+  return compareStandings(
+    modeOf(rules),
+    toI64(a.value, "a.value"),
+    BigInt(toMs(a.achieved_at, "a.achieved_at")),
+    a.player_id,
+    toI64(b.value, "b.value"),
+    BigInt(toMs(b.achieved_at, "b.achieved_at")),
+    b.player_id,
+  ) as -1 | 0 | 1;
+}
+
+/**
+ * Ranks players among themselves as the service's `rank-players` and `friends-of` rank them:
+ * ranks 1..n in the total order, players with no value listed apart in the order asked. A
+ * player listed twice is an error (which standing would count?), as is an invalid id.
+ * O(k log k) for k players.
+ */
+export function rankFriends(rules: Rules, friends: readonly Friend[]): FriendsRanking {
+  const mode = modeOf(rules);
+  // Where each scored friend was in the list, for errors that name the entry.
+  const asked: number[] = [];
+  const unranked: string[] = [];
+  const seenUnranked = new Set<string>();
+  friends.forEach((friend, i) => {
+    if (friend.value === null || friend.value === undefined) {
+      if (!seenUnranked.has(friend.player_id)) {
+        seenUnranked.add(friend.player_id);
+        unranked.push(friend.player_id);
+      }
+    } else {
+      asked.push(i);
+    }
+  });
+  const values = new BigInt64Array(asked.length);
+  const achieved = new BigInt64Array(asked.length);
+  const ids = new Array<string>(asked.length);
+  for (let k = 0; k < asked.length; k++) {
+    const i = asked[k];
+    const f = friends[i];
+    values[k] = toI64(f.value as ExactValue, `entries[${i}].value`);
+    achieved[k] = BigInt(toMs(f.achieved_at as Instant, `entries[${i}].achieved_at`));
+    if (typeof f.player_id !== "string") throw new TypeError(`entries[${i}].player_id: expected a string`);
+    // The ids cross joined by "\n", which only an invalid id holds: name it before it splits.
+    if (f.player_id.includes("\n")) {
+      try {
+        checkPlayerId(f.player_id);
+      } catch (e) {
+        throw new Error(`entry ${i}: ${(e as Error).message}`);
+      }
+    }
+    if (seenUnranked.has(f.player_id)) {
+      throw new Error(`player ${JSON.stringify(f.player_id)} is listed twice; list each player once`);
+    }
+    ids[k] = f.player_id;
+  }
+  let order: Uint32Array;
+  try {
+    order = rankOrder(mode, values, achieved, ids.join("\n"));
+  } catch (e) {
+    // The core counts the scored entries only; name the entry as the caller listed it.
+    const message = (e as Error).message.replace(/^entry (\d+):/, (_, k: string) => `entry ${asked[Number(k)]}:`);
+    throw new Error(message);
+  }
+  const entries = new Array<RankedFriend>(order.length);
+  for (let r = 0; r < order.length; r++) {
+    const k = order[r];
+    entries[r] = { rank: r + 1, player_id: ids[k], value: values[k], achieved_at: friends[asked[k]].achieved_at as Instant };
+  }
+  return { entries, unranked };
+}

@@ -1,0 +1,188 @@
+// Reads of a published snapshot in the browser: the head names the manifest, the manifest the
+// chunks, and the core (in WebAssembly) answers top, rank and nearby from the chunks a query
+// names, checking every part against its SHA-256 before reading it.
+import { SnapshotView } from "./standings_wasm.js";
+import { parseExact, toMs } from "./exact.js";
+
+/** A fetch function: the global `fetch`, or one that adds the caller's headers. */
+export type Fetch = (url: string) => Promise<Response>;
+
+/** A board instance's head, as `GET /v1/snapshots/{game}/{mode}/{season}/{scope}/head` answers it. */
+export interface Head {
+  period: string;
+  period_key: string;
+  period_start: string | null;
+  period_end: string | null;
+  board_version: number;
+  manifest: string;
+  published_at: string;
+  interval_ms: number;
+}
+
+/** A ranked entry of an answer, value exact. */
+export interface Entry {
+  rank: number;
+  player_id: string;
+  value: bigint;
+  achieved_at: string;
+}
+
+/** The period fields every read answer starts with. */
+export interface PeriodFields {
+  period: string;
+  period_key: string;
+  period_start: string | null;
+  period_end: string | null;
+}
+
+/** `GET .../top` as the read API answers it. */
+export interface TopAnswer extends PeriodFields {
+  board_version: number;
+  total_players: number;
+  entries: Entry[];
+  next_cursor: string | null;
+}
+
+/** `GET .../players/{player}/rank` as the read API answers it. */
+export interface RankAnswer extends PeriodFields {
+  board_version: number;
+  entry: Entry;
+  competition_rank: number;
+  dense_rank: number;
+  percentile: number;
+  total_players: number;
+}
+
+/** `GET .../players/{player}/nearby` as the read API answers it. */
+export interface NearbyAnswer extends PeriodFields {
+  board_version: number;
+  entries: Entry[];
+}
+
+/** The most chunks asked of the origin in one bundle request, as it allows. */
+const BUNDLE_MAX = 200;
+/** Every query answers within 3 rounds of parts; more means the parts are not the manifest's. */
+const MAX_ROUNDS = 4;
+
+async function bytesOf(fetchFn: Fetch, url: string, what: string): Promise<Uint8Array> {
+  const answer = await fetchFn(url);
+  if (!answer.ok) {
+    throw new Error(`${what}: ${url} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
+  }
+  return new Uint8Array(await answer.arrayBuffer());
+}
+
+/**
+ * Answers `top`, `rank` and `nearby` from a board instance's published snapshot, exactly as the
+ * read API answers them at the snapshot's `board_version`.
+ *
+ * The reader holds one version: `refresh()` reads the head again and moves to a newer manifest
+ * when one was published. Chunks are fetched when a query first needs them and kept for the
+ * version. Every manifest and chunk is checked against the hash that names it; one that does not
+ * match fails the query, and nothing from it is read.
+ */
+export class SnapshotReader {
+  readonly #fetch: Fetch;
+  readonly #headUrl: URL;
+  readonly #board: [string, string, string, string];
+  #head: Head | null = null;
+  #view: SnapshotView | null = null;
+
+  /**
+   * A reader of the snapshot whose head is at `headUrl` (the origin's or an edge's
+   * `.../v1/snapshots/{game}/{mode}/{season}/{scope}/head`, with `?period=` and `?at=` as in
+   * reads). `fetchFn` fetches it and the parts; bind your token in it.
+   */
+  constructor(fetchFn: Fetch, headUrl: string | URL) {
+    this.#fetch = fetchFn;
+    this.#headUrl = new URL(headUrl);
+    const segments = this.#headUrl.pathname.split("/");
+    const at = segments.lastIndexOf("snapshots");
+    const board = segments.slice(at + 1, at + 5).map(decodeURIComponent);
+    if (at < 0 || segments.length !== at + 6 || segments[at + 5] !== "head" || board.some((s) => s === "")) {
+      throw new TypeError(`${headUrl} is not a head URL (.../v1/snapshots/{game}/{mode}/{season}/{scope}/head)`);
+    }
+    this.#board = board as [string, string, string, string];
+  }
+
+  /** The head the reader answers from, once read. */
+  get head(): Head | null {
+    return this.#head;
+  }
+
+  /** The version the answers come from, once the head is read. */
+  get boardVersion(): number | null {
+    return this.#head?.board_version ?? null;
+  }
+
+  /** Reads the head; moves to its manifest when it names another. True when it moved. */
+  async refresh(): Promise<boolean> {
+    const answer = await this.#fetch(this.#headUrl.href);
+    if (!answer.ok) {
+      throw new Error(`head: ${this.#headUrl.href} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
+    }
+    const head = (await answer.json()) as Head;
+    if (this.#view && this.#head?.manifest === head.manifest) return false;
+    const manifestUrl = new URL(`../../../../manifests/${head.manifest}`, this.#headUrl).href;
+    const bytes = await bytesOf(this.#fetch, manifestUrl, "manifest");
+    const [game, mode, season, scope] = this.#board;
+    const start = head.period_start === null ? undefined : toMs(head.period_start, "period_start");
+    const end = head.period_end === null ? undefined : toMs(head.period_end, "period_end");
+    const view = new SnapshotView(game, mode, season, scope, head.period, head.period_key, start, end, head.manifest, bytes);
+    this.#view?.free();
+    this.#view = view;
+    this.#head = head;
+    return true;
+  }
+
+  /** The first `limit` entries (1 to 1000), or the page after `cursor`. */
+  async top(limit = 10, cursor?: string): Promise<TopAnswer> {
+    return (await this.#answer((v) => v.top(limit, cursor))) as TopAnswer;
+  }
+
+  /** The player's rank, or null when they have no score. */
+  async rank(player: string): Promise<RankAnswer | null> {
+    return (await this.#answer((v) => v.rank(player))) as RankAnswer | null;
+  }
+
+  /** The `radius` (0 to 100) entries above and below the player, or null when they have no score. */
+  async nearby(player: string, radius = 5): Promise<NearbyAnswer | null> {
+    return (await this.#answer((v) => v.nearby(player, radius))) as NearbyAnswer | null;
+  }
+
+  /** Runs a query, fetching the chunks it names, until it answers. */
+  async #answer(query: (view: SnapshotView) => string | undefined): Promise<unknown> {
+    if (!this.#view) await this.refresh();
+    const view = this.#view as SnapshotView;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const json = query(view);
+      if (json !== undefined) return parseExact(json);
+      const needed = view.needed();
+      for (let i = 0; i < needed.length; i += BUNDLE_MAX) {
+        await this.#fetchParts(view, needed.slice(i, i + BUNDLE_MAX));
+      }
+    }
+    throw new Error(`the snapshot's parts did not answer within ${MAX_ROUNDS} rounds`);
+  }
+
+  /** Fetches `hashes` (one request, a bundle when several) and hands each to the view. */
+  async #fetchParts(view: SnapshotView, hashes: string[]): Promise<void> {
+    const chunks = new URL("../../../../chunks", this.#headUrl);
+    if (hashes.length === 1) {
+      view.addPart(hashes[0], await bytesOf(this.#fetch, `${chunks.href}/${hashes[0]}`, "chunk"));
+      return;
+    }
+    const body = await bytesOf(this.#fetch, `${chunks.href}?hashes=${hashes.join(",")}`, "chunk bundle");
+    // The bundle is each chunk's length (4 bytes, big-endian) and bytes, in the order asked.
+    const data = new DataView(body.buffer, body.byteOffset, body.byteLength);
+    let at = 0;
+    for (const hash of hashes) {
+      if (at + 4 > body.length) throw new Error(`chunk bundle: it ends before chunk ${hash}`);
+      const length = data.getUint32(at);
+      if (at + 4 + length > body.length) throw new Error(`chunk bundle: chunk ${hash} is cut short`);
+      view.addPart(hash, body.subarray(at + 4, at + 4 + length));
+      at += 4 + length;
+    }
+    if (at !== body.length) throw new Error("chunk bundle: bytes follow the last chunk asked for");
+  }
+}
