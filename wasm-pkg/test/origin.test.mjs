@@ -1,0 +1,287 @@
+// The package against a real origin (started by tests/src/bin/web.rs, which passes its address
+// and tokens in the environment): friend lists ranked as rank-players ranks them in all four
+// modes with extreme values; snapshot reads equal to the read API's answers; a LiveBoard through
+// a dropped connection, a lost message and a WebSocket, equal to fresh reads.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { rankFriends, parseExact, SnapshotReader, LiveBoard, I64_MAX, I64_MIN } from "standings-wasm";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run this through target/debug/web`);
+  return value;
+};
+const ORIGIN = env("STANDINGS_ORIGIN");
+const ADMIN = env("STANDINGS_ADMIN_TOKEN");
+const WRITER = env("STANDINGS_WRITER_TOKEN");
+const JWT_SECRET = env("STANDINGS_JWT_SECRET");
+const GAME = env("STANDINGS_GAME");
+const MODES = ["highest", "cumulative", "fastest", "latest"];
+/** The live tests' board (mode path segment), a `latest` board of its own. */
+const LIVE = "live";
+const PLAYERS = 300;
+
+/** A deterministic generator (mulberry32), so a failure can be replayed. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = rng(Number(process.env.STANDINGS_SEED ?? 7));
+const below = (n) => Math.floor(random() * n);
+const pick = (list) => list[below(list.length)];
+
+async function call(method, path, token, body) {
+  const headers = { authorization: `Bearer ${token}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const answer = await fetch(`${ORIGIN}${path}`, { method, headers, body });
+  const text = await answer.text();
+  return { status: answer.status, text, json: () => parseExact(text) };
+}
+
+/** JSON with bigints printed as the integers they are. */
+const exactJson = (value) =>
+  JSON.stringify(value, (_, v) => (typeof v === "bigint" ? `@@${v}@@` : v)).replace(/"@@(-?\d+)@@"/g, "$1");
+
+const board = (mode) => `/v1/leaderboards/${GAME}/${mode}/s1/global`;
+const player = (i) => `p-${String(i).padStart(3, "0")}`;
+let eventSeq = 0;
+
+async function submit(mode, events) {
+  const body = exactJson({
+    events: events.map(([player_id, value, achieved_at]) => ({
+      event_id: `e-${mode}-${eventSeq++}`, player_id, game: GAME, mode, season: "s1", scopes: ["global"],
+      value, achieved_at: new Date(achieved_at).toISOString(),
+    })),
+  });
+  const answer = await call("POST", "/v1/score-events/batch", WRITER, body);
+  assert.equal(answer.status, 200, answer.text);
+  assert.equal((answer.text.match(/"ACCEPTED"/g) ?? []).length, events.length, answer.text);
+}
+
+/** What each mode's board holds per player: one event each, so the aggregate is that event. */
+const standings = new Map();
+
+// Values that a Number sort gets wrong, the i64 ends, and small ones that tie often.
+const VALUES = [I64_MIN, I64_MIN + 1n, -(2n ** 53n) - 1n, -1n, 0n, 1n, 7n, 7n, 42n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 53n + 2n, 2n ** 62n, 2n ** 62n + 1n, I64_MAX - 1n, I64_MAX];
+const NOW = Date.now();
+const TIMES = [NOW - 86_400_000, NOW - 86_400_000, NOW - 3_600_000, NOW - 1, NOW - 2];
+
+before(async () => {
+  for (const mode of MODES) {
+    const define = await call("PUT", `/v1/boards/${GAME}/${mode}/s1/global`, ADMIN, `{"score_mode":"${mode}"}`);
+    assert.ok(define.status === 201 || define.status === 200, define.text);
+    const events = [];
+    const held = new Map();
+    for (let i = 0; i < PLAYERS; i++) {
+      const value = random() < 0.7 ? pick(VALUES) : BigInt(below(1000)) - 500n;
+      const at = random() < 0.6 ? pick(TIMES) : NOW - below(30 * 86_400_000);
+      events.push([player(i), value, at]);
+      held.set(player(i), { value, at });
+    }
+    for (let i = 0; i < events.length; i += 100) await submit(mode, events.slice(i, i + 100));
+    standings.set(mode, held);
+  }
+  // The live tests' board, climbed by ever higher values from an empty start.
+  const live = await call("PUT", `/v1/boards/${GAME}/${LIVE}/s1/global`, ADMIN, '{"score_mode":"latest"}');
+  assert.ok(live.status === 201 || live.status === 200, live.text);
+  await submit(LIVE, Array.from({ length: 30 }, (_, i) => [player(i), BigInt(i), NOW - 1000]));
+});
+
+for (const mode of MODES) {
+  test(`rankFriends ranks 40 random friend lists as rank-players does, ${mode}`, async () => {
+    const held = standings.get(mode);
+    for (let list = 0; list < 40; list++) {
+      const size = list === 0 ? 0 : below(list < 5 ? 3 : 80) + 1;
+      const ids = new Set();
+      while (ids.size < size) ids.add(random() < 0.1 ? `nobody-${below(50)}` : player(below(PLAYERS)));
+      const asked = [...ids];
+      const served = await call("POST", `${board(mode)}/rank-players`, WRITER, JSON.stringify({ player_ids: asked }));
+      assert.equal(served.status, 200, served.text);
+      const friends = asked.map((id) => {
+        const s = held.get(id);
+        return s ? { player_id: id, value: s.value, achieved_at: s.at } : { player_id: id };
+      });
+      const ours = rankFriends(mode, friends);
+      const theirs = served.json();
+      assert.deepEqual(
+        ours.entries.map((e) => [e.rank, e.player_id, e.value]),
+        theirs.entries.map((e) => [e.rank, e.player_id, e.value]),
+        `list ${list}: ${asked.join(",")}`,
+      );
+      assert.deepEqual(ours.unranked, theirs.unranked);
+    }
+  });
+}
+
+test("SnapshotReader answers top pages, ranks and windows as the origin does at the same version", async () => {
+  const mode = "highest";
+  const headUrl = `${ORIGIN}/v1/snapshots/${GAME}/${mode}/s1/global/head`;
+  const fetchAsAdmin = (url) => fetch(url, { headers: { authorization: `Bearer ${ADMIN}` } });
+  const version = (await call("GET", `${board(mode)}/top?limit=1`, WRITER)).json().board_version;
+  const reader = new SnapshotReader(fetchAsAdmin, headUrl);
+  // The origin follows an instance once its head is asked for, then publishes within an interval.
+  const deadline = Date.now() + 20_000;
+  await reader.refresh();
+  while (reader.boardVersion !== version) {
+    assert.ok(Date.now() < deadline, `the head stayed at ${reader.boardVersion}, the board is at ${version}`);
+    await new Promise((r) => setTimeout(r, 100));
+    await reader.refresh();
+  }
+  let cursor;
+  for (const limit of [10, 50, 120]) {
+    const ours = await reader.top(limit, cursor);
+    const theirs = (await call("GET", `${board(mode)}/top?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`, WRITER)).json();
+    assert.deepEqual(ours, theirs, `top ${limit} after ${cursor}`);
+    cursor = ours.next_cursor;
+  }
+  for (let n = 0; n < 25; n++) {
+    const id = n === 0 ? "nobody-at-all" : player(below(PLAYERS));
+    const rank = await call("GET", `${board(mode)}/players/${id}/rank`, WRITER);
+    const ours = await reader.rank(id);
+    if (rank.status === 404) assert.equal(ours, null);
+    else assert.deepEqual(ours, rank.json(), `rank of ${id}`);
+    const radius = below(8);
+    const nearby = await call("GET", `${board(mode)}/players/${id}/nearby?radius=${radius}`, WRITER);
+    const window = await reader.nearby(id, radius);
+    if (nearby.status === 404) assert.equal(window, null);
+    else assert.deepEqual(window, nearby.json(), `nearby ${id} radius ${radius}`);
+  }
+});
+
+test("SnapshotReader refuses a chunk whose bytes are not the ones its hash names", async () => {
+  const mode = "highest";
+  const headUrl = `${ORIGIN}/v1/snapshots/${GAME}/${mode}/s1/global/head`;
+  const tampering = async (url) => {
+    const answer = await fetch(url, { headers: { authorization: `Bearer ${ADMIN}` } });
+    if (!url.includes("/chunks")) return answer;
+    const bytes = new Uint8Array(await answer.arrayBuffer());
+    bytes[bytes.length - 1] ^= 1;
+    return new Response(bytes, { status: answer.status });
+  };
+  const reader = new SnapshotReader(tampering, headUrl);
+  await assert.rejects(reader.top(5), /content hash does not match|malformed|chunk bundle/);
+});
+
+/** Resolves once `predicate()` holds, polling; rejects after `ms` with `what`. */
+async function until(what, predicate, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The board's top `n` now, as the read API answers it. */
+const freshTop = async (mode, n) => (await call("GET", `${board(mode)}/top?limit=${n}`, WRITER)).json().entries;
+
+/**
+ * Waits until the live view equals a fresh read of the same top, once the last climber is
+ * visible (an accepted event is durable first and visible a moment later).
+ */
+async function settles(live, mode, n) {
+  let fresh = [];
+  await until(
+    () => `the top never showed ${climb}: ${exactJson(fresh)}`,
+    async () => (fresh = await freshTop(mode, n))[0]?.value === climb,
+  );
+  await until(
+    () => `live at ${live.boardVersion}: ${exactJson(live.entries)}\nfresh: ${exactJson(fresh)}`,
+    async () => {
+      fresh = await freshTop(mode, n);
+      return exactJson(live.entries) === exactJson(fresh);
+    },
+  );
+}
+
+/** Events that move players into the top of a `latest` board, ever higher. */
+let climb = 1000n;
+const climbers = (count) =>
+  Array.from({ length: count }, () => [player(below(PLAYERS)), (climb += 1000n), Date.now() - 1]);
+
+test("LiveBoard follows a real origin through a dropped connection and a lost message", async () => {
+  const mode = LIVE;
+  const url = `${ORIGIN}${board(mode)}/subscribe?view=top:10`;
+  const live = new LiveBoard(url, { token: WRITER, reconnectDelayMs: 50 });
+  const kinds = [];
+  live.addEventListener("change", (e) => kinds.push(e.detail.kind));
+  try {
+    await until(() => "no snapshot", () => live.boardVersion !== null);
+    await submit(mode, climbers(5));
+    await settles(live, mode, 10);
+    assert.equal(kinds[0], "snapshot");
+    assert.ok(kinds.slice(1).every((k) => k === "delta"), kinds.join());
+
+    // Dropped: the board moves while nobody listens; back, one delta from the held version.
+    const before = kinds.length;
+    live.drop(400);
+    await submit(mode, climbers(4));
+    await settles(live, mode, 10);
+    assert.equal(live.reconnects, 1);
+    assert.deepEqual(kinds.slice(before), ["delta"]);
+    assert.equal(live.gaps, 0);
+  } finally {
+    live.close();
+  }
+
+  // A transport that loses the first delta: the next does not chain, so the board asks again
+  // from its version and ends equal to a fresh read, never having applied a wrong delta.
+  let lost = false;
+  const lossy = async (input, init) => {
+    const answer = await fetch(input, init);
+    if (lost) return answer;
+    const decoder = new TextDecoder();
+    const encoder = new TextEncoder();
+    let pending = "";
+    const body = answer.body.pipeThrough(
+      new TransformStream({
+        transform(chunk, controller) {
+          pending += decoder.decode(chunk, { stream: true });
+          let end;
+          while ((end = pending.indexOf("\n\n")) >= 0) {
+            const event = pending.slice(0, end + 2);
+            pending = pending.slice(end + 2);
+            if (!lost && event.startsWith("event: delta")) lost = true;
+            else controller.enqueue(encoder.encode(event));
+          }
+        },
+      }),
+    );
+    return new Response(body, { status: answer.status, headers: answer.headers });
+  };
+  const lossyLive = new LiveBoard(url, { token: WRITER, reconnectDelayMs: 50, fetch: lossy });
+  try {
+    await until(() => "no snapshot", () => lossyLive.boardVersion !== null);
+    await submit(mode, climbers(3));
+    await until(() => "no delta lost yet", () => lost);
+    await new Promise((r) => setTimeout(r, 300));
+    await submit(mode, climbers(3));
+    await settles(lossyLive, mode, 10);
+    assert.equal(lossyLive.gaps, 1, "the delta after the lost one did not chain and was refused");
+    assert.equal(lossyLive.reconnects, 1);
+  } finally {
+    lossyLive.close();
+  }
+});
+
+test("LiveBoard over a WebSocket with a player JWT", async () => {
+  const mode = LIVE;
+  const b64 = (v) => Buffer.from(JSON.stringify(v)).toString("base64url");
+  const unsigned = `${b64({ alg: "HS256", typ: "JWT" })}.${b64({ sub: "p-000", games: [GAME], exp: Math.floor(Date.now() / 1000) + 600 })}`;
+  const jwt = `${unsigned}.${createHmac("sha256", JWT_SECRET).update(unsigned).digest("base64url")}`;
+  const live = new LiveBoard(`${ORIGIN}${board(mode)}/subscribe?view=top:5`, { token: jwt, transport: "websocket", reconnectDelayMs: 50 });
+  try {
+    await until(() => `no snapshot (status ${live.status})`, () => live.boardVersion !== null);
+    await submit(mode, climbers(2));
+    await settles(live, mode, 5);
+    assert.equal(live.gaps, 0);
+  } finally {
+    live.close();
+  }
+});
