@@ -173,6 +173,93 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (year, month, day)
 }
 
+/// Parses RFC 3339 as ms since the epoch: what [`write_rfc3339`] prints (`2026-10-13T10:05:00Z`,
+/// `.25Z`), up to nanoseconds (truncated to ms, as the service keeps them), with `Z` or any
+/// `+hh:mm`/`-hh:mm` offset, years 0000 to 9999. `None` for anything else. O(1).
+pub fn parse_rfc3339(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b'T' || b[10] == b't')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let num = |range: core::ops::Range<usize>| -> Option<i64> {
+        let digits = b.get(range)?;
+        digits.iter().try_fold(0i64, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
+        })
+    };
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > days_in_month(year, month)
+        || hour > 23
+        || minute > 59
+        || second > 59
+    {
+        return None;
+    }
+    let mut at = 19;
+    let mut millis = 0;
+    if b[at] == b'.' {
+        let start = at + 1;
+        at = start;
+        while at < b.len() && b[at].is_ascii_digit() {
+            at += 1;
+        }
+        let digits = at - start;
+        if digits == 0 || digits > 9 {
+            return None;
+        }
+        for i in 0..3 {
+            millis = millis * 10
+                + b.get(start + i)
+                    .filter(|_| i < digits)
+                    .map_or(0, |&d| i64::from(d - b'0'));
+        }
+    }
+    let offset_minutes = match &b[at..] {
+        b"Z" | b"z" => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let (hours, minutes) = (num(at + 1..at + 3)?, num(at + 4..at + 6)?);
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
+            let offset = hours * 60 + minutes;
+            if *sign == b'-' { -offset } else { offset }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(year, month, day);
+    Some(((days * 24 + hour) * 60 + minute - offset_minutes) * 60_000 + second * 1000 + millis)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`,
+/// the inverse of the core's `civil_from_days`). O(1).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year.rem_euclid(400);
+    let shifted_month = if month > 2 { month - 3 } else { month + 9 };
+    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
 /// Appends an RFC 3339 time as a JSON string (quoted). O(1).
 fn write_time_str(out: &mut Vec<u8>, ms: i64) {
     out.push(b'"');
@@ -356,6 +443,49 @@ pub fn write_friends_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, friend
 mod tests {
     use alloc::string::String;
     use alloc::vec;
+
+    /// Every time the core prints, from year 0 to 9999 and at every fraction length, reads back
+    /// to the same ms.
+    #[test]
+    fn reads_back_what_the_core_prints() {
+        let mut ms: i64 = -62_167_219_200_000;
+        let mut step: i64 = 1;
+        while ms < 253_402_207_200_000 {
+            let mut text = Vec::new();
+            write_rfc3339(&mut text, ms);
+            let text = alloc::string::String::from_utf8(text).unwrap();
+            assert_eq!(parse_rfc3339(&text), Some(ms), "{text}");
+            ms += step;
+            step = step * 3 + 7;
+        }
+        assert_eq!(
+            parse_rfc3339("2026-10-13T10:05:00.123456789Z"),
+            Some(1_791_885_900_123)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-10-13T10:05:00+00:00"),
+            Some(1_791_885_900_000)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-10-13T12:35:00.5+02:30"),
+            Some(1_791_885_900_500)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-10-13T00:05:00-10:00"),
+            Some(1_791_885_900_000)
+        );
+        for bad in [
+            "2026-02-30T00:00:00Z",
+            "2026-10-13 10:05:00Z",
+            "2026-10-13T10:05:00",
+            "2026-10-13T10:05:00.Z",
+            "2026-10-13T10:05:00+24:00",
+            "2026-10-13T10:05:00+0200",
+            "x",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
 
     use super::*;
 
