@@ -1,3 +1,4 @@
+import { parseTime } from "./standings_wasm.js";
 // Exact integers across JSON and JavaScript: scores are i64 on the wire, and a JavaScript
 // Number holds only 53 bits, so every value is read and passed as a bigint.
 /** The least and greatest values the service stores (i64). */
@@ -29,7 +30,6 @@ export function toI64(value, what) {
     }
     return exact;
 }
-const RFC3339 = /^([+-]?\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 /** An instant as ms since the epoch; throws a TypeError naming `what` when it is not one. */
 export function toMs(instant, what) {
     if (instant instanceof Date) {
@@ -44,12 +44,10 @@ export function toMs(instant, what) {
         return instant;
     }
     if (typeof instant === "string") {
-        // An offset is required: without one Date.parse would read local time.
-        const m = RFC3339.exec(instant);
-        // The service keeps milliseconds; finer digits are cut, as it cuts them.
-        const ms = m ? Date.parse(`${m[1]}${(m[2] ?? "").slice(0, 4)}${m[3]}`) : NaN;
-        if (Number.isNaN(ms)) {
-            throw new TypeError(`${what}: ${JSON.stringify(instant)} is not an RFC 3339 time with an offset`);
+        // The core's parser, so a time reads here as the service reads it (an offset is required).
+        const ms = parseTime(instant);
+        if (ms === undefined) {
+            throw new TypeError(`${what}: ${JSON.stringify(instant)} is not an RFC 3339 time with an offset (years 0000 to 9999)`);
         }
         return ms;
     }

@@ -1,7 +1,7 @@
 // The core's total order in the browser: value (in the board's direction), then the earliest
 // achievement, then the player id's UTF-8 bytes. The comparison runs in WebAssembly, on exact
 // 64-bit values, so a friend list ranks exactly as the server ranks the same players.
-import { checkPlayerId, compareStandings, rankOrder } from "./standings_wasm.js";
+import { checkPlayerId, compareStandings, rankOrder, rankOrderMs } from "./standings_wasm.js";
 import { toI64, toMs } from "./exact.js";
 function modeOf(rules) {
     const mode = typeof rules === "string" ? rules : rules?.score_mode;
@@ -41,13 +41,24 @@ export function rankFriends(rules, friends) {
         }
     });
     const values = new BigInt64Array(asked.length);
-    const achieved = new BigInt64Array(asked.length);
+    // Times cross as text for the core's parser when all are strings (as the API gives them),
+    // else as ms.
+    const allText = asked.every((i) => typeof friends[i].achieved_at === "string");
+    const achieved = allText ? new Array(asked.length) : new Float64Array(asked.length);
     const ids = new Array(asked.length);
     for (let k = 0; k < asked.length; k++) {
         const i = asked[k];
         const f = friends[i];
         values[k] = toI64(f.value, `entries[${i}].value`);
-        achieved[k] = BigInt(toMs(f.achieved_at, `entries[${i}].achieved_at`));
+        if (allText) {
+            const text = f.achieved_at;
+            if (text.includes("\n"))
+                throw new TypeError(`entries[${i}].achieved_at: ${JSON.stringify(text)} is not an RFC 3339 time`);
+            achieved[k] = text;
+        }
+        else {
+            achieved[k] = toMs(f.achieved_at, `entries[${i}].achieved_at`);
+        }
         if (typeof f.player_id !== "string")
             throw new TypeError(`entries[${i}].player_id: expected a string`);
         // The ids cross joined by "\n", which only an invalid id holds: name it before it splits.
@@ -66,7 +77,9 @@ export function rankFriends(rules, friends) {
     }
     let order;
     try {
-        order = rankOrder(mode, values, achieved, ids.join("\n"));
+        order = allText
+            ? rankOrder(mode, values, achieved.join("\n"), ids.join("\n"))
+            : rankOrderMs(mode, values, achieved, ids.join("\n"));
     }
     catch (e) {
         // The core counts the scored entries only; name the entry as the caller listed it.

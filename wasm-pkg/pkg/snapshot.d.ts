@@ -33,9 +33,8 @@ export interface TopAnswer extends PeriodFields {
     next_cursor: string | null;
 }
 /** `GET .../players/{player}/rank` as the read API answers it. */
-export interface RankAnswer extends PeriodFields {
+export interface RankAnswer extends PeriodFields, Entry {
     board_version: number;
-    entry: Entry;
     competition_rank: number;
     dense_rank: number;
     percentile: number;

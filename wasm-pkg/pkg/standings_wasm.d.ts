@@ -55,11 +55,24 @@ export function checkPlayerId(player: string): void;
 export function compareStandings(mode: string, a_value: bigint, a_achieved_at: bigint, a_player: string, b_value: bigint, b_achieved_at: bigint, b_player: string): number;
 
 /**
- * The entries' indices in rank order. `players` holds the ids joined by `\n` (ids hold no
- * control characters), which crosses into WebAssembly as one string instead of one per
- * entry. O(k log k) for k entries.
+ * An RFC 3339 time (with an offset) as ms since the epoch, read as the service reads it;
+ * `undefined` when it is not one. O(1).
  */
-export function rankOrder(mode: string, values: BigInt64Array | bigint[], achieved_at: BigInt64Array | bigint[], players: string): Uint32Array;
+export function parseTime(text: string): number | undefined;
+
+/**
+ * The entries' indices in rank order. `achieved_at` and `players` hold one RFC 3339 time and
+ * one id per entry, joined by `\n` (neither holds one), so they cross into WebAssembly as two
+ * strings instead of two per entry, and the times are read by the core's parser. O(k log k)
+ * for k entries.
+ */
+export function rankOrder(mode: string, values: BigInt64Array | bigint[], achieved_at: string, players: string): Uint32Array;
+
+/**
+ * [`rank_order_js`] with the times as ms since the epoch, for callers that hold numbers.
+ * O(k log k).
+ */
+export function rankOrderMs(mode: string, values: BigInt64Array | bigint[], achieved_at_ms: Float64Array | number[], players: string): Uint32Array;
 
 export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
 
@@ -68,7 +81,9 @@ export interface InitOutput {
     readonly __wbg_snapshotview_free: (a: number, b: number) => void;
     readonly checkPlayerId: (a: number, b: number, c: number) => void;
     readonly compareStandings: (a: number, b: number, c: number, d: bigint, e: bigint, f: number, g: number, h: bigint, i: bigint, j: number, k: number) => void;
+    readonly parseTime: (a: number, b: number, c: number) => void;
     readonly rankOrder: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number) => void;
+    readonly rankOrderMs: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number) => void;
     readonly snapshotview_addPart: (a: number, b: number, c: number, d: number, e: number, f: number) => void;
     readonly snapshotview_boardVersion: (a: number) => number;
     readonly snapshotview_nearby: (a: number, b: number, c: number, d: number, e: number) => void;

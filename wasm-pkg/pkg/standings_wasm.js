@@ -297,12 +297,33 @@ export function compareStandings(mode, a_value, a_achieved_at, a_player, b_value
 }
 
 /**
- * The entries' indices in rank order. `players` holds the ids joined by `\n` (ids hold no
- * control characters), which crosses into WebAssembly as one string instead of one per
- * entry. O(k log k) for k entries.
+ * An RFC 3339 time (with an offset) as ms since the epoch, read as the service reads it;
+ * `undefined` when it is not one. O(1).
+ * @param {string} text
+ * @returns {number | undefined}
+ */
+export function parseTime(text) {
+    try {
+        const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+        const ptr0 = passStringToWasm0(text, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+        const len0 = WASM_VECTOR_LEN;
+        wasm.parseTime(retptr, ptr0, len0);
+        var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+        var r2 = getDataViewMemory0().getFloat64(retptr + 8 * 1, true);
+        return r0 === 0 ? undefined : r2;
+    } finally {
+        wasm.__wbindgen_add_to_stack_pointer(16);
+    }
+}
+
+/**
+ * The entries' indices in rank order. `achieved_at` and `players` hold one RFC 3339 time and
+ * one id per entry, joined by `\n` (neither holds one), so they cross into WebAssembly as two
+ * strings instead of two per entry, and the times are read by the core's parser. O(k log k)
+ * for k entries.
  * @param {string} mode
  * @param {BigInt64Array | bigint[]} values
- * @param {BigInt64Array | bigint[]} achieved_at
+ * @param {string} achieved_at
  * @param {string} players
  * @returns {Uint32Array}
  */
@@ -315,7 +336,52 @@ export function rankOrder(mode, values, achieved_at, players) {
             len0 = WASM_VECTOR_LEN;
             ptr1 = passArray64ToWasm0(values, wasm.__wbindgen_export);
             len1 = WASM_VECTOR_LEN;
-            ptr2 = passArray64ToWasm0(achieved_at, wasm.__wbindgen_export);
+            ptr2 = passStringToWasm0(achieved_at, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            len2 = WASM_VECTOR_LEN;
+            ptr3 = passStringToWasm0(players, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            len3 = WASM_VECTOR_LEN;
+        } catch (e) {
+            if (ptr3) { wasm.__wbindgen_export3(ptr3, len3 * 1, 1); }
+            if (ptr2) { wasm.__wbindgen_export3(ptr2, len2 * 1, 1); }
+            if (ptr1) { wasm.__wbindgen_export3(ptr1, len1 * 8, 8); }
+            if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
+            throw e;
+        }
+        wasm.rankOrder(retptr, ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3);
+        var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+        var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+        var r2 = getDataViewMemory0().getInt32(retptr + 4 * 2, true);
+        var r3 = getDataViewMemory0().getInt32(retptr + 4 * 3, true);
+        if (r3) {
+            throw takeFromExternrefTable0(r2);
+        }
+        var v5 = getArrayU32FromWasm0(r0, r1).slice();
+        wasm.__wbindgen_export3(r0, r1 * 4, 4);
+        return v5;
+    } finally {
+        wasm.__wbindgen_add_to_stack_pointer(16);
+    }
+}
+
+/**
+ * [`rank_order_js`] with the times as ms since the epoch, for callers that hold numbers.
+ * O(k log k).
+ * @param {string} mode
+ * @param {BigInt64Array | bigint[]} values
+ * @param {Float64Array | number[]} achieved_at_ms
+ * @param {string} players
+ * @returns {Uint32Array}
+ */
+export function rankOrderMs(mode, values, achieved_at_ms, players) {
+    try {
+        const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+        let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3;
+        try {
+            ptr0 = passStringToWasm0(mode, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            len0 = WASM_VECTOR_LEN;
+            ptr1 = passArray64ToWasm0(values, wasm.__wbindgen_export);
+            len1 = WASM_VECTOR_LEN;
+            ptr2 = passArrayF64ToWasm0(achieved_at_ms, wasm.__wbindgen_export);
             len2 = WASM_VECTOR_LEN;
             ptr3 = passStringToWasm0(players, wasm.__wbindgen_export, wasm.__wbindgen_export2);
             len3 = WASM_VECTOR_LEN;
@@ -326,7 +392,7 @@ export function rankOrder(mode, values, achieved_at, players) {
             if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
             throw e;
         }
-        wasm.rankOrder(retptr, ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3);
+        wasm.rankOrderMs(retptr, ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3);
         var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
         var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
         var r2 = getDataViewMemory0().getInt32(retptr + 4 * 2, true);
@@ -407,6 +473,14 @@ function getDataViewMemory0() {
     return cachedDataViewMemory0;
 }
 
+let cachedFloat64ArrayMemory0 = null;
+function getFloat64ArrayMemory0() {
+    if (cachedFloat64ArrayMemory0 === null || cachedFloat64ArrayMemory0.byteLength === 0) {
+        cachedFloat64ArrayMemory0 = new Float64Array(wasm.memory.buffer);
+    }
+    return cachedFloat64ArrayMemory0;
+}
+
 function getStringFromWasm0(ptr, len) {
     ptr = ptr >>> 0;
     return decodeText(getUint8ArrayMemory0().subarray(ptr, ptr + len));
@@ -442,6 +516,13 @@ function passArray64ToWasm0(arg, malloc) {
 function passArray8ToWasm0(arg, malloc) {
     const ptr = malloc(arg.length * 1, 1) >>> 0;
     getUint8ArrayMemory0().set(arg, ptr / 1);
+    WASM_VECTOR_LEN = arg.length;
+    return ptr;
+}
+
+function passArrayF64ToWasm0(arg, malloc) {
+    const ptr = malloc(arg.length * 8, 8) >>> 0;
+    getFloat64ArrayMemory0().set(arg, ptr / 8);
     WASM_VECTOR_LEN = arg.length;
     return ptr;
 }
@@ -525,6 +606,7 @@ function __wbg_finalize_init(instance, module) {
     wasmModule = module;
     cachedBigUint64ArrayMemory0 = null;
     cachedDataViewMemory0 = null;
+    cachedFloat64ArrayMemory0 = null;
     cachedUint32ArrayMemory0 = null;
     cachedUint8ArrayMemory0 = null;
     wasm.__wbindgen_start();

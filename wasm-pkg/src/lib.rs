@@ -11,6 +11,7 @@ pub mod order;
 pub mod snapshot;
 
 use standings_core::BoardId;
+use standings_core::json::parse_rfc3339;
 use wasm_bindgen::prelude::*;
 
 use crate::order::{rank_order, rules_of};
@@ -41,23 +42,54 @@ pub fn compare_standings(
     Ok(rules.compare((&a, a_player), (&b, b_player)) as i32)
 }
 
-/// The entries' indices in rank order. `players` holds the ids joined by `\n` (ids hold no
-/// control characters), which crosses into WebAssembly as one string instead of one per
-/// entry. O(k log k) for k entries.
+/// The entries' indices in rank order. `achieved_at` and `players` hold one RFC 3339 time and
+/// one id per entry, joined by `\n` (neither holds one), so they cross into WebAssembly as two
+/// strings instead of two per entry, and the times are read by the core's parser. O(k log k)
+/// for k entries.
 #[wasm_bindgen(js_name = rankOrder)]
 pub fn rank_order_js(
     mode: &str,
     values: &[i64],
-    achieved_at: &[i64],
+    achieved_at: &str,
     players: &str,
 ) -> Result<Vec<u32>, JsError> {
     let rules = rules_of(mode).map_err(|e| JsError::new(&e.to_string()))?;
-    let ids: Vec<&str> = if players.is_empty() && values.is_empty() {
-        Vec::new()
-    } else {
-        players.split('\n').collect()
-    };
-    rank_order(&rules, values, achieved_at, &ids).map_err(|e| JsError::new(&e.to_string()))
+    let split = |joined| split_lines(joined, values.is_empty());
+    let times = split(achieved_at)
+        .into_iter()
+        .enumerate()
+        .map(|(at, text)| {
+            parse_rfc3339(text).ok_or_else(|| {
+                JsError::new(&format!(
+                    "entry {at}: achieved_at {text:?} is not an RFC 3339 time with an offset (years 0000 to 9999)"
+                ))
+            })
+        })
+        .collect::<Result<Vec<i64>, JsError>>()?;
+    rank_order(&rules, values, &times, &split(players)).map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// [`rank_order_js`] with the times as ms since the epoch, for callers that hold numbers.
+/// O(k log k).
+#[wasm_bindgen(js_name = rankOrderMs)]
+pub fn rank_order_ms(
+    mode: &str,
+    values: &[i64],
+    achieved_at_ms: &[f64],
+    players: &str,
+) -> Result<Vec<u32>, JsError> {
+    let rules = rules_of(mode).map_err(|e| JsError::new(&e.to_string()))?;
+    // Safe integers only reach here (the TypeScript checks), so the cast is exact.
+    let times: Vec<i64> = achieved_at_ms.iter().map(|&ms| ms as i64).collect();
+    rank_order(&rules, values, &times, &split_lines(players, values.is_empty()))
+        .map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// An RFC 3339 time (with an offset) as ms since the epoch, read as the service reads it;
+/// `undefined` when it is not one. O(1).
+#[wasm_bindgen(js_name = parseTime)]
+pub fn parse_time(text: &str) -> Option<f64> {
+    parse_rfc3339(text).map(|ms| ms as f64)
 }
 
 /// Checks a player id as the service checks it: 1 to 128 bytes of UTF-8, no control
@@ -142,6 +174,15 @@ impl SnapshotHandle {
         self.0
             .add_part(hash, bytes)
             .map_err(|e| JsError::new(&e.to_string()))
+    }
+}
+
+/// The lines of a `\n`-joined list; none for an empty list (whose joined text is empty too).
+fn split_lines(joined: &str, empty: bool) -> Vec<&str> {
+    if empty {
+        Vec::new()
+    } else {
+        joined.split('\n').collect()
     }
 }
 

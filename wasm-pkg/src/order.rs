@@ -77,28 +77,23 @@ pub fn rank_order(
             why: e.to_string(),
         })?;
     }
-    let standing = |i: usize| {
-        (
-            Standing {
+    // Sorting the standings themselves, not indices into three slices, keeps each comparison
+    // on one contiguous element.
+    let mut keyed: Vec<(Standing, &str, u32)> = (0..players.len())
+        .map(|i| {
+            let standing = Standing {
                 value: values[i],
                 achieved_at: achieved[i],
-            },
-            players[i],
-        )
-    };
-    let mut order: Vec<u32> = (0..players.len() as u32).collect();
-    order.sort_unstable_by(|&a, &b| {
-        let (sa, pa) = standing(a as usize);
-        let (sb, pb) = standing(b as usize);
-        rules.compare((&sa, pa), (&sb, pb))
-    });
+            };
+            (standing, players[i], i as u32)
+        })
+        .collect();
+    keyed.sort_unstable_by(|a, b| rules.compare((&a.0, a.1), (&b.0, b.1)));
     // The total order ends with the player id, so only the same id can sit next to itself.
-    if let Some(pair) = order
-        .windows(2)
-        .find(|w| players[w[0] as usize] == players[w[1] as usize])
-    {
-        return Err(OrderError::Duplicate(players[pair[0] as usize].into()));
+    if let Some(pair) = keyed.windows(2).find(|w| w[0].1 == w[1].1) {
+        return Err(OrderError::Duplicate(pair[0].1.into()));
     }
+    let order = keyed.iter().map(|&(_, _, i)| i).collect();
     Ok(order)
 }
 

@@ -44,9 +44,8 @@ export interface TopAnswer extends PeriodFields {
 }
 
 /** `GET .../players/{player}/rank` as the read API answers it. */
-export interface RankAnswer extends PeriodFields {
+export interface RankAnswer extends PeriodFields, Entry {
   board_version: number;
-  entry: Entry;
   competition_rank: number;
   dense_rank: number;
   percentile: number;
