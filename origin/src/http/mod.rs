@@ -17,6 +17,7 @@ pub mod serve;
 mod snapshots;
 mod stream;
 mod time_and_trust;
+mod viewer;
 pub(crate) mod write;
 
 use std::borrow::Cow;
@@ -129,6 +130,7 @@ pub fn router(state: Shared) -> Router {
         .merge(time_and_trust::router())
         .merge(introspect::router())
         .merge(snapshots::router())
+        .merge(viewer::router())
         .fallback(|| async { AppError::NotFound("no such route".into()) })
         .with_state(state)
 }

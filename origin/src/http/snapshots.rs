@@ -233,7 +233,7 @@ fn parse_hash(raw: &str) -> AppResult<ChunkHash> {
 }
 
 /// Whether an `If-None-Match` value names the ETag `"hash"` (strong or weak), or is `*`.
-fn names_etag(value: &str, hash: &str) -> bool {
+pub(super) fn names_etag(value: &str, hash: &str) -> bool {
     value.split(',').map(str::trim).any(|tag| {
         tag == "*"
             || tag

@@ -1,0 +1,810 @@
+// The board viewer: picks a board of a game, follows its top N live, looks a player up, and ranks
+// a pasted friend list by the board's rules. Everything comes from this origin. The token lives in
+// sessionStorage and in request headers only, never in a URL, so it stays out of history and logs.
+import { LiveBoard, parseExact, rankFriends } from "./pkg/index.js";
+/** Where the token is kept for the tab's lifetime. */
+const TOKEN_KEY = "standings.token";
+/** How many places either side of a player the search shows. */
+const NEARBY_RADIUS = 5;
+/** The largest top the page follows. */
+const MAX_TOP = 100;
+/** Heartbeats come every 15 s, so a stream silent for longer than this is suspect. */
+const QUIET_AFTER_MS = 20_000;
+/** How long a row that a delta changed stays marked (the fade in viewer.css lasts as long). */
+const CHANGED_MS = 2_500;
+const SCORE_MODES = ["highest", "cumulative", "fastest", "latest"];
+/** An answer that is not 2xx, with its problem document's code and detail when it has one. */
+class ApiError extends Error {
+    status;
+    code;
+    constructor(status, code, detail) {
+        super(detail);
+        this.status = status;
+        this.code = code;
+        this.name = "ApiError";
+    }
+}
+function element(id, kind) {
+    const found = document.getElementById(id);
+    if (!(found instanceof kind)) {
+        throw new Error(`the page has no ${kind.name} #${id}`);
+    }
+    return found;
+}
+function tableBody(id) {
+    const body = element(id, HTMLTableElement).tBodies.item(0);
+    if (body === null) {
+        throw new Error(`the table #${id} has no tbody`);
+    }
+    return body;
+}
+const ui = {
+    pickerForm: element("picker-form", HTMLFormElement),
+    token: element("token", HTMLInputElement),
+    game: element("game", HTMLInputElement),
+    load: element("load", HTMLButtonElement),
+    board: element("board", HTMLSelectElement),
+    period: element("period", HTMLSelectElement),
+    topN: element("top-n", HTMLInputElement),
+    pickerMessage: element("picker-message", HTMLElement),
+    boardVersion: element("board-version", HTMLElement),
+    liveStatus: element("live-status", HTMLElement),
+    staleness: element("staleness", HTMLElement),
+    liveMessage: element("live-message", HTMLElement),
+    topBody: tableBody("top-table"),
+    searchForm: element("search-form", HTMLFormElement),
+    player: element("player", HTMLInputElement),
+    playerResult: element("player-result", HTMLElement),
+    nearbyBody: tableBody("nearby-table"),
+    friendsForm: element("friends-form", HTMLFormElement),
+    friendsInput: element("friends-input", HTMLTextAreaElement),
+    friendsMode: element("friends-mode", HTMLSelectElement),
+    friendsError: element("friends-error", HTMLElement),
+    friendsBody: tableBody("friends-table"),
+    friendsUnranked: element("friends-unranked", HTMLElement),
+};
+/** The boards of the game last loaded, in the order the board select lists them. */
+let boards = [];
+/** The game and token the boards were loaded with; null when none are. */
+let boardsLoadedFor = null;
+/** The board and period the query string asked for, until a load of the game finds them. */
+let wantedBoard = null;
+let wantedPeriod = null;
+/** Bumped by each load and each search, so that an answer overtaken by a newer request is dropped. */
+let loadGeneration = 0;
+let searchGeneration = 0;
+/** The subscription followed, if any, and what it follows (see `liveKey`). */
+let live = null;
+let liveFollows = "";
+let liveStartedAt = 0;
+/** The entries on screen, to tell which rows the next delta changed. */
+let shownEntries = [];
+/** When each player's row last changed, while its mark lasts. */
+const changedAt = new Map();
+/** When the friend list was last edited: the time of lines that give none. */
+let friendsEditedAt = null;
+// ---- Small helpers ----------------------------------------------------------------------------
+function say(target, text, kind = "info") {
+    target.textContent = text;
+    target.dataset["kind"] = kind;
+}
+function messageOf(error) {
+    if (error instanceof ApiError) {
+        return error.message;
+    }
+    if (error instanceof TypeError && error.message.toLowerCase().includes("fetch")) {
+        return `the service cannot be reached (${error.message})`;
+    }
+    return error instanceof Error ? error.message : String(error);
+}
+function token() {
+    return ui.token.value.trim();
+}
+function storeToken() {
+    try {
+        const value = token();
+        if (value === "") {
+            sessionStorage.removeItem(TOKEN_KEY);
+        }
+        else {
+            sessionStorage.setItem(TOKEN_KEY, value);
+        }
+    }
+    catch {
+        // Storage can be switched off; the token then lives in the field alone.
+    }
+}
+function storedToken() {
+    try {
+        return sessionStorage.getItem(TOKEN_KEY) ?? "";
+    }
+    catch {
+        return "";
+    }
+}
+function boardPath(board) {
+    const parts = [board.game, board.mode, board.season, board.scope].map(encodeURIComponent);
+    return `/v1/leaderboards/${parts.join("/")}`;
+}
+function boardLabel(board) {
+    return `${board.mode} / ${board.season} / ${board.scope}`;
+}
+function periodLabel(period) {
+    return period.replaceAll("_", " ");
+}
+/** The problem document of a failed answer, or its status when the body is not one. */
+function problemOf(response, text) {
+    try {
+        const problem = parseExact(text);
+        if (typeof problem === "object" && problem !== null && typeof problem.detail === "string") {
+            const code = typeof problem.code === "string" ? problem.code : null;
+            return new ApiError(response.status, code, problem.detail);
+        }
+    }
+    catch {
+        // Not JSON: a proxy's error page, say. The status still tells what happened.
+    }
+    return new ApiError(response.status, null, `HTTP ${response.status} ${response.statusText}`.trim());
+}
+/** A read of this origin with the token; values are exact bigints, and `stale` is the edge tier's mark. */
+async function read(path) {
+    const headers = new Headers({ accept: "application/json" });
+    const bearer = token();
+    if (bearer !== "") {
+        headers.set("authorization", `Bearer ${bearer}`);
+    }
+    const response = await fetch(path, { headers, cache: "no-store", credentials: "omit" });
+    const text = await response.text();
+    if (!response.ok) {
+        throw problemOf(response, text);
+    }
+    const answer = parseExact(text);
+    const stale = response.headers.has("x-standings-stale") || answer.stale === true;
+    return { answer, stale };
+}
+function instantText(instant) {
+    if (instant === null || instant === undefined) {
+        return "";
+    }
+    if (typeof instant === "string") {
+        return instant;
+    }
+    const date = typeof instant === "number" ? new Date(instant) : instant;
+    return Number.isNaN(date.getTime()) ? String(instant) : date.toISOString();
+}
+function cell(text, className) {
+    const td = document.createElement("td");
+    td.className = className;
+    td.textContent = text;
+    return td;
+}
+/** The achieved-at cell: the exact RFC 3339 text, the reader's local time as its tooltip. */
+function timeCell(instant) {
+    const td = document.createElement("td");
+    td.className = "time";
+    const text = instantText(instant);
+    const time = document.createElement("time");
+    time.dateTime = text;
+    // A narrow table may break the line between the date and the time, and nowhere else.
+    const split = /^(\d{4}-\d{2}-\d{2})(T.*)$/.exec(text);
+    if (split !== null) {
+        time.append(split[1] ?? "", document.createElement("wbr"), split[2] ?? "");
+    }
+    else {
+        time.textContent = text;
+    }
+    const date = new Date(text);
+    if (!Number.isNaN(date.getTime())) {
+        time.title = date.toLocaleString();
+    }
+    td.append(time);
+    return td;
+}
+/** A table row of rank, player, value and achieved at; values print exactly, as bigints. */
+function entryRow(entry) {
+    const row = document.createElement("tr");
+    row.dataset["player"] = entry.player_id;
+    row.append(cell(String(entry.rank), "num"), cell(entry.player_id, "player"), cell(entry.value.toString(), "num"), timeCell(entry.achieved_at));
+    return row;
+}
+/** Seconds, minutes or hours, as a person reads an age. */
+function ago(ms) {
+    const seconds = Math.max(0, Math.floor(ms / 1000));
+    if (seconds < 120) {
+        return `${seconds} s ago`;
+    }
+    const minutes = Math.floor(seconds / 60);
+    if (minutes < 120) {
+        return `${minutes} min ago`;
+    }
+    return `${Math.floor(minutes / 60)} h ago`;
+}
+// ---- The board picker -------------------------------------------------------------------------
+function selectedBoard() {
+    if (ui.board.disabled || ui.board.value === "") {
+        return null;
+    }
+    return boards[Number(ui.board.value)] ?? null;
+}
+function topN() {
+    const n = Number(ui.topN.value);
+    return Number.isInteger(n) && n >= 1 && n <= MAX_TOP ? n : null;
+}
+/** Lists `boards` in the board select, keeping the chosen board (or the wanted one) chosen. */
+function fillBoards(preferred) {
+    const previousPeriod = ui.period.value;
+    ui.board.replaceChildren();
+    if (boards.length === 0) {
+        const option = new Option(boardsLoadedFor === null ? "Load a game first" : "This game has no boards", "");
+        ui.board.append(option);
+        ui.board.disabled = true;
+        fillPeriods(null, null);
+        syncFriendsMode();
+        return;
+    }
+    boards.forEach((board, index) => {
+        const state = board.season_state === "active" ? "" : `, ${board.season_state}`;
+        ui.board.append(new Option(`${boardLabel(board)} (${board.score_mode}${state})`, String(index)));
+    });
+    const chosen = preferred === null ? -1 : boards.findIndex((b) => sameBoard(b, preferred));
+    ui.board.value = String(Math.max(chosen, 0));
+    ui.board.disabled = false;
+    fillPeriods(selectedBoard(), wantedPeriod ?? previousPeriod);
+    syncFriendsMode();
+}
+function sameBoard(a, b) {
+    return a.mode === b.mode && a.season === b.season && a.scope === b.scope;
+}
+/** Lists the board's periods: the preferred one if the board keeps it, else all time, else its first. */
+function fillPeriods(board, preferred) {
+    ui.period.replaceChildren();
+    const periods = board?.periods ?? [];
+    for (const period of periods) {
+        ui.period.append(new Option(periodLabel(period), period));
+    }
+    ui.period.disabled = periods.length === 0;
+    if (preferred !== null && periods.includes(preferred)) {
+        ui.period.value = preferred;
+    }
+    else if (periods.includes("all_time")) {
+        ui.period.value = "all_time";
+    }
+}
+/** Loads the game's boards into the select; true when a board is chosen (the wanted one, if one was). */
+async function loadBoards() {
+    const game = ui.game.value.trim();
+    if (game === "") {
+        say(ui.pickerMessage, "Enter a game id first.", "error");
+        ui.game.focus();
+        return false;
+    }
+    storeToken();
+    const generation = ++loadGeneration;
+    const bearer = token();
+    ui.load.disabled = true;
+    say(ui.pickerMessage, `Loading the boards of ${game}…`);
+    try {
+        const { answer } = await read(`/v1/games/${encodeURIComponent(game)}/boards`);
+        if (generation !== loadGeneration) {
+            return false;
+        }
+        const previous = selectedBoard();
+        boards = Array.isArray(answer.boards) ? answer.boards : [];
+        boardsLoadedFor = { game, token: bearer };
+        const wanted = wantedBoard;
+        fillBoards(wanted ?? previous);
+        wantedBoard = null;
+        wantedPeriod = null;
+        if (boards.length === 0) {
+            say(ui.pickerMessage, `${game} has no boards yet.`, "error");
+            return false;
+        }
+        if (wanted !== null && !boards.some((b) => sameBoard(b, wanted))) {
+            const text = `${game} has no board ${boardLabel(wanted)}; choose one of its ${boards.length}.`;
+            say(ui.pickerMessage, text, "error");
+            return false;
+        }
+        say(ui.pickerMessage, `${boards.length} board${boards.length === 1 ? "" : "s"} in ${game}.`);
+        return true;
+    }
+    catch (error) {
+        if (generation !== loadGeneration) {
+            return false;
+        }
+        boards = [];
+        boardsLoadedFor = null;
+        fillBoards(null);
+        say(ui.pickerMessage, `Cannot load the boards of ${game}: ${messageOf(error)}`, "error");
+        return false;
+    }
+    finally {
+        if (generation === loadGeneration) {
+            ui.load.disabled = false;
+        }
+    }
+}
+/**
+ * Follows the chosen board's top N, loading the game's boards first when they are not loaded (or
+ * were loaded with another token).
+ */
+async function watch() {
+    storeToken();
+    const game = ui.game.value.trim();
+    const loaded = boardsLoadedFor;
+    if (loaded === null || loaded.game !== game || loaded.token !== token()) {
+        if (!(await loadBoards())) {
+            return;
+        }
+    }
+    const board = selectedBoard();
+    if (board === null) {
+        say(ui.pickerMessage, "Choose a board first.", "error");
+        return;
+    }
+    const n = topN();
+    if (n === null) {
+        say(ui.pickerMessage, `Top N must be a whole number from 1 to ${MAX_TOP}.`, "error");
+        ui.topN.focus();
+        return;
+    }
+    writeQuery();
+    // The same subscription, connected or connecting, is kept; one that waits to reconnect starts now.
+    const following = live !== null && (live.status === "live" || live.status === "connecting");
+    if (!following || liveKey(board, ui.period.value, n) !== liveFollows) {
+        startLive(board, ui.period.value, n);
+    }
+}
+/** What a subscription of the current form follows, to tell whether a change of it changes anything. */
+function liveKey(board, period, n) {
+    return JSON.stringify([boardPath(board), period, n, token()]);
+}
+/** The selection changed: follow the new one at once if something was followed. */
+function selectionChanged() {
+    writeQuery();
+    if (live !== null) {
+        void watch();
+    }
+}
+function stopLive() {
+    live?.close();
+    live = null;
+}
+function startLive(board, period, n) {
+    stopLive();
+    const params = new URLSearchParams({ view: `top:${n}` });
+    if (period !== "") {
+        params.set("period", period);
+    }
+    const url = new URL(`${boardPath(board)}/subscribe?${params.toString()}`, location.origin);
+    const bearer = token();
+    const next = new LiveBoard(url, bearer === "" ? {} : { token: bearer });
+    live = next;
+    liveFollows = liveKey(board, period, n);
+    liveStartedAt = Date.now();
+    shownEntries = [];
+    changedAt.clear();
+    const watching = `Top ${n} of ${boardLabel(board)}, ${periodLabel(period || "all_time")}.`;
+    // Every listener checks that its board is still the one followed: a closed board may still
+    // deliver an event that was already queued.
+    next.addEventListener("change", (event) => {
+        if (live === next) {
+            applyChange(next, event.detail);
+        }
+    });
+    next.addEventListener("status", () => {
+        if (live === next) {
+            showStatus(next.status);
+            if (next.status === "live") {
+                say(ui.liveMessage, watching);
+            }
+        }
+    });
+    next.addEventListener("closed", (event) => {
+        if (live === next) {
+            const reason = event.detail?.reason;
+            say(ui.liveMessage, closedText(reason));
+            showStatus(next.status);
+        }
+    });
+    next.addEventListener("error", (event) => {
+        if (live === next) {
+            const message = event.detail?.message;
+            say(ui.liveMessage, liveErrorText(message), "error");
+        }
+    });
+    ui.boardVersion.textContent = "";
+    ui.topBody.replaceChildren();
+    say(ui.liveMessage, watching);
+    showStatus(next.status);
+    showStaleness();
+}
+/** A live board's error, which for a refusal is "status: body": the problem's detail when the body is one. */
+function liveErrorText(message) {
+    if (message === undefined || message === "") {
+        return "The live stream failed.";
+    }
+    const refusal = /^(\d{3}): (\{[\s\S]*\})\s*$/.exec(message);
+    if (refusal !== null) {
+        try {
+            const problem = parseExact(refusal[2] ?? "");
+            if (typeof problem.detail === "string") {
+                return `The live stream was refused (${refusal[1] ?? ""}): ${problem.detail}`;
+            }
+        }
+        catch {
+            // Not a problem document: the message is shown as it is.
+        }
+        return message;
+    }
+    // Anything else is a broken connection, which the live board mends by itself.
+    return `The connection broke (${message}); reconnecting…`;
+}
+function closedText(reason) {
+    switch (reason) {
+        case "period_closed":
+            return "This period has closed; its results stay readable. Watch again to follow the next one.";
+        case "season_archived":
+            return "The season was archived; nothing on this board changes any more.";
+        default:
+            return `The stream ended${reason ? ` (${reason})` : ""}.`;
+    }
+}
+function showStatus(status) {
+    ui.liveStatus.textContent = status;
+    ui.liveStatus.dataset["status"] = status;
+}
+/** Draws the board's view; after a delta, marks the rows whose player entered, moved or changed. */
+function applyChange(board, detail) {
+    const entries = board.entries.map((entry) => ({ ...entry }));
+    if (detail?.kind === "delta") {
+        const before = new Map(shownEntries.map((entry) => [entry.player_id, entry]));
+        const now = Date.now();
+        for (const entry of entries) {
+            const old = before.get(entry.player_id);
+            if (old === undefined ||
+                old.rank !== entry.rank ||
+                old.value !== entry.value ||
+                old.achieved_at !== entry.achieved_at) {
+                changedAt.set(entry.player_id, now);
+            }
+        }
+        window.setTimeout(expireChanged, CHANGED_MS + 50);
+    }
+    shownEntries = entries;
+    renderTop();
+    ui.boardVersion.textContent = board.boardVersion === null ? "" : String(board.boardVersion);
+    showStaleness();
+}
+function renderTop() {
+    const now = Date.now();
+    const rows = shownEntries.map((entry) => {
+        const row = entryRow(entry);
+        const at = changedAt.get(entry.player_id);
+        if (at !== undefined && now - at < CHANGED_MS) {
+            row.classList.add("changed");
+            // A redrawn row carries on with its fade rather than starting it again.
+            row.style.animationDelay = `${at - now}ms`;
+        }
+        return row;
+    });
+    ui.topBody.replaceChildren(...rows);
+}
+function expireChanged() {
+    const now = Date.now();
+    for (const [player, at] of changedAt) {
+        if (now - at >= CHANGED_MS) {
+            changedAt.delete(player);
+        }
+    }
+    for (const row of ui.topBody.rows) {
+        if (!changedAt.has(row.dataset["player"] ?? "")) {
+            row.classList.remove("changed");
+            row.style.animationDelay = "";
+        }
+    }
+}
+/** "last change 3 s ago · last message 1 s ago", marked when no message came for too long. */
+function showStaleness() {
+    if (live === null) {
+        ui.staleness.textContent = "not watching";
+        ui.staleness.classList.remove("quiet");
+        ui.staleness.title = "";
+        return;
+    }
+    const now = Date.now();
+    const change = live.lastChangeAt;
+    const message = live.lastMessageAt;
+    ui.staleness.textContent = [
+        change === null ? "no change yet" : `last change ${ago(now - change)}`,
+        message === null ? "no message yet" : `last message ${ago(now - message)}`,
+    ].join(" · ");
+    const quiet = live.status !== "closed" && now - (message ?? liveStartedAt) > QUIET_AFTER_MS;
+    ui.staleness.classList.toggle("quiet", quiet);
+    ui.staleness.dataset["quiet"] = String(quiet);
+    ui.staleness.title = quiet ? "No message for over 20 s: the stream may be stuck." : "";
+}
+// ---- Player search ----------------------------------------------------------------------------
+function fact(list, name, field, value) {
+    const wrap = document.createElement("div");
+    const dt = document.createElement("dt");
+    dt.textContent = name;
+    const dd = document.createElement("dd");
+    dd.dataset["field"] = field;
+    dd.textContent = value;
+    wrap.append(dt, dd);
+    list.append(wrap);
+}
+function showPlayerMessage(text, kind) {
+    const p = document.createElement("p");
+    p.className = "message";
+    say(p, text, kind);
+    ui.playerResult.replaceChildren(p);
+}
+async function search() {
+    const player = ui.player.value.trim();
+    const board = selectedBoard();
+    ui.nearbyBody.replaceChildren();
+    if (player === "") {
+        showPlayerMessage("Enter a player id.", "error");
+        return;
+    }
+    if (board === null) {
+        showPlayerMessage("Load a game and choose a board first.", "error");
+        return;
+    }
+    storeToken();
+    const generation = ++searchGeneration;
+    const period = ui.period.value;
+    const base = `${boardPath(board)}/players/${encodeURIComponent(player)}`;
+    const rankQuery = new URLSearchParams();
+    const nearbyQuery = new URLSearchParams({ radius: String(NEARBY_RADIUS) });
+    if (period !== "") {
+        rankQuery.set("period", period);
+        nearbyQuery.set("period", period);
+    }
+    showPlayerMessage(`Looking up ${player}…`, "info");
+    const [rank, nearby] = await Promise.allSettled([
+        read(`${base}/rank?${rankQuery.toString()}`),
+        read(`${base}/nearby?${nearbyQuery.toString()}`),
+    ]);
+    if (generation !== searchGeneration) {
+        return;
+    }
+    if (rank.status === "rejected") {
+        const error = rank.reason;
+        if (error instanceof ApiError && error.code === "PLAYER_NOT_RANKED") {
+            showPlayerMessage(`${player}: no score on this board (${periodLabel(period || "all_time")}).`, "info");
+        }
+        else {
+            showPlayerMessage(messageOf(error), "error");
+        }
+        return;
+    }
+    const { answer, stale } = rank.value;
+    const title = document.createElement("p");
+    title.className = "result-title";
+    const name = document.createElement("strong");
+    name.textContent = answer.player_id;
+    const key = answer.period_key === answer.period ? "" : ` ${answer.period_key}`;
+    title.append(name, ` · ${periodLabel(answer.period)}${key}`);
+    const nearbyStale = nearby.status === "fulfilled" && nearby.value.stale;
+    if (stale || nearbyStale) {
+        const badge = document.createElement("span");
+        badge.className = "badge";
+        badge.dataset["field"] = "stale";
+        badge.textContent = "stale";
+        badge.title = "Answered by the edge from an older snapshot.";
+        title.append(" ", badge);
+    }
+    const facts = document.createElement("dl");
+    facts.className = "facts";
+    fact(facts, "Rank", "rank", String(answer.rank));
+    fact(facts, "Competition rank", "competition_rank", String(answer.competition_rank));
+    fact(facts, "Dense rank", "dense_rank", String(answer.dense_rank));
+    const percentile = answer.percentile.toLocaleString(undefined, { maximumFractionDigits: 2 });
+    fact(facts, "Percentile", "percentile", `${percentile} %`);
+    fact(facts, "Total players", "total_players", String(answer.total_players));
+    fact(facts, "Value", "value", answer.value.toString());
+    fact(facts, "Achieved at", "achieved_at", answer.achieved_at);
+    fact(facts, "Board version", "board_version", String(answer.board_version));
+    ui.playerResult.replaceChildren(title, facts);
+    if (nearby.status === "rejected") {
+        const p = document.createElement("p");
+        p.className = "message";
+        say(p, `The players around cannot be read: ${messageOf(nearby.reason)}`, "error");
+        ui.playerResult.append(p);
+        return;
+    }
+    if (nearby.value.answer.board_version !== answer.board_version) {
+        // The two reads are separate requests; a write between them moves the window's version.
+        fact(facts, "Window's version", "nearby_board_version", String(nearby.value.answer.board_version));
+    }
+    ui.nearbyBody.replaceChildren(...nearby.value.answer.entries.map((entry) => {
+        const row = entryRow(entry);
+        if (entry.player_id === answer.player_id) {
+            row.classList.add("self");
+            row.setAttribute("aria-current", "true");
+        }
+        return row;
+    }));
+}
+// ---- Friends ----------------------------------------------------------------------------------
+/**
+ * The pasted friends: a JSON array of {player_id, value, achieved_at} (values read exactly), or
+ * lines of `player_id value [achieved_at]`, a line without a time taking `editedAt` and a line with
+ * only a player id having no score. The package checks each field; this checks the shape.
+ */
+function parseFriends(text, editedAt) {
+    if (text.trim().startsWith("[")) {
+        let parsed;
+        try {
+            parsed = parseExact(text);
+        }
+        catch (error) {
+            throw new Error(`the JSON does not parse: ${messageOf(error)}`);
+        }
+        if (!Array.isArray(parsed)) {
+            throw new Error("the JSON must be an array of {player_id, value, achieved_at}");
+        }
+        return parsed;
+    }
+    const friends = [];
+    text.split(/\r?\n/).forEach((line, index) => {
+        const words = line.trim().split(/\s+/).filter((word) => word !== "");
+        const [playerId, value, achievedAt] = words;
+        if (playerId === undefined) {
+            return;
+        }
+        if (words.length > 3) {
+            throw new Error(`line ${index + 1}: expected "player_id value [achieved_at]", found ${words.length} words`);
+        }
+        if (value === undefined) {
+            friends.push({ player_id: playerId });
+        }
+        else {
+            friends.push({ player_id: playerId, value, achieved_at: achievedAt ?? editedAt });
+        }
+    });
+    return friends;
+}
+/** The chosen board's rules, or the score mode chosen when no board is. */
+function friendsRules() {
+    const board = selectedBoard();
+    if (board !== null) {
+        return board;
+    }
+    return SCORE_MODES.find((mode) => mode === ui.friendsMode.value) ?? "highest";
+}
+/** The mode select decides only without a board, so it shows the board's mode, fixed, when there is one. */
+function syncFriendsMode() {
+    const board = selectedBoard();
+    if (board !== null) {
+        ui.friendsMode.value = board.score_mode;
+    }
+    ui.friendsMode.disabled = board !== null;
+}
+function showFriends() {
+    ui.friendsError.textContent = "";
+    ui.friendsBody.replaceChildren();
+    ui.friendsUnranked.textContent = "";
+    try {
+        const friends = parseFriends(ui.friendsInput.value, friendsEditedAt ?? new Date());
+        if (friends.length === 0) {
+            ui.friendsError.textContent = "Paste at least one line: player_id value [achieved_at].";
+            return;
+        }
+        const { entries, unranked } = rankFriends(friendsRules(), friends);
+        ui.friendsBody.replaceChildren(...entries.map(entryRow));
+        if (unranked.length > 0) {
+            ui.friendsUnranked.textContent = `No score: ${unranked.join(", ")}`;
+        }
+    }
+    catch (error) {
+        ui.friendsError.textContent = messageOf(error);
+    }
+}
+// ---- The query string -------------------------------------------------------------------------
+/** Fills the form from the query string; true when it names a whole board, to watch at once. */
+function readQuery() {
+    const query = new URLSearchParams(location.search);
+    const game = query.get("game");
+    if (game !== null) {
+        ui.game.value = game;
+    }
+    const n = query.get("n");
+    if (n !== null) {
+        ui.topN.value = n;
+    }
+    wantedPeriod = query.get("period");
+    const mode = query.get("mode");
+    const season = query.get("season");
+    const scope = query.get("scope");
+    if (mode && season && scope) {
+        wantedBoard = { mode, season, scope };
+    }
+    return Boolean(game) && wantedBoard !== null;
+}
+/** Puts the selection in the query string, so the address can be shared; never the token. */
+function writeQuery() {
+    const query = new URLSearchParams();
+    const game = ui.game.value.trim();
+    if (game !== "") {
+        query.set("game", game);
+    }
+    const board = selectedBoard() ?? wantedBoard;
+    if (board !== null) {
+        query.set("mode", board.mode);
+        query.set("season", board.season);
+        query.set("scope", board.scope);
+    }
+    const period = selectedBoard() === null ? wantedPeriod : ui.period.value;
+    if (period) {
+        query.set("period", period);
+    }
+    const n = topN();
+    if (n !== null) {
+        query.set("n", String(n));
+    }
+    const search = query.toString();
+    const address = search === "" ? location.pathname : `${location.pathname}?${search}`;
+    history.replaceState(history.state, "", address);
+}
+// ---- Wiring -----------------------------------------------------------------------------------
+ui.token.value = storedToken();
+ui.token.addEventListener("change", storeToken);
+ui.game.addEventListener("change", () => {
+    // The listed boards belong to the game they were loaded for; another game lists none until loaded.
+    if (boardsLoadedFor !== null && boardsLoadedFor.game !== ui.game.value.trim()) {
+        boards = [];
+        boardsLoadedFor = null;
+        fillBoards(null);
+    }
+    wantedBoard = null;
+    wantedPeriod = null;
+    writeQuery();
+});
+ui.game.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+        event.preventDefault();
+        void loadBoards().then(writeQuery);
+    }
+});
+ui.load.addEventListener("click", () => {
+    void loadBoards().then(writeQuery);
+});
+ui.board.addEventListener("change", () => {
+    fillPeriods(selectedBoard(), ui.period.value);
+    syncFriendsMode();
+    selectionChanged();
+});
+ui.period.addEventListener("change", selectionChanged);
+ui.topN.addEventListener("change", () => {
+    if (topN() === null) {
+        say(ui.pickerMessage, `Top N must be a whole number from 1 to ${MAX_TOP}.`, "error");
+        return;
+    }
+    selectionChanged();
+});
+ui.pickerForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    void watch();
+});
+ui.searchForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    void search();
+});
+ui.friendsInput.addEventListener("input", () => {
+    friendsEditedAt = new Date();
+});
+ui.friendsForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    showFriends();
+});
+window.setInterval(showStaleness, 1000);
+fillBoards(null);
+if (readQuery()) {
+    void watch();
+}
+else if (ui.game.value.trim() !== "") {
+    void loadBoards();
+}
