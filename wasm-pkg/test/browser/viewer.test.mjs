@@ -1,0 +1,160 @@
+// The board viewer in a real headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core; never a downloaded browser), loaded from a running origin and through the
+// edge worker under `wrangler dev` (both started by tests/src/bin/web.rs): the top N appears, a
+// score submitted through the API shows within a second, a player search and a pasted friend
+// list match the API and the package, and the page asks nothing of any other host. A
+// screenshot of each is saved to $STANDINGS_ARTIFACTS.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { rankFriends, parseExact } from "standings-wasm";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run this through target/debug/web`);
+  return value;
+};
+const ORIGIN = env("STANDINGS_ORIGIN");
+const EDGE = env("STANDINGS_EDGE");
+const ADMIN = env("STANDINGS_ADMIN_TOKEN");
+const WRITER = env("STANDINGS_WRITER_TOKEN");
+const ARTIFACTS = env("STANDINGS_ARTIFACTS");
+const GAME = env("STANDINGS_GAME");
+const MODE = "viewer";
+const BOARD = `/v1/leaderboards/${GAME}/${MODE}/s1/global`;
+
+async function call(base, method, path, body) {
+  const headers = { authorization: `Bearer ${method === "PUT" ? ADMIN : WRITER}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const answer = await fetch(`${base}${path}`, { method, headers, body });
+  const text = await answer.text();
+  return { status: answer.status, text, json: () => parseExact(text) };
+}
+
+let seq = 0;
+async function submit(base, events) {
+  const body = JSON.stringify({
+    events: events.map(([player_id, value]) => ({
+      event_id: `viewer-${seq++}`, player_id, game: GAME, mode: MODE, season: "s1", scopes: ["global"],
+      value, achieved_at: new Date(Date.now() - 1000).toISOString(),
+    })),
+  });
+  const answer = await call(base, "POST", "/v1/score-events/batch", body);
+  assert.equal(answer.status, 200, answer.text);
+  assert.equal((answer.text.match(/"ACCEPTED"/g) ?? []).length, events.length, answer.text);
+}
+
+let browser;
+before(async () => {
+  const define = await call(ORIGIN, "PUT", `/v1/boards/${GAME}/${MODE}/s1/global`, '{"score_mode":"highest","periods":["all_time","daily"]}');
+  assert.ok(define.status === 200 || define.status === 201, define.text);
+  await submit(ORIGIN, Array.from({ length: 40 }, (_, i) => [`v-${String(i).padStart(2, "0")}`, 100 + i * 10]));
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+});
+after(async () => {
+  await browser?.close();
+});
+
+/** The player ids of a table's body rows, in order. */
+const rowsOf = (page, table) =>
+  page.$$eval(`#${table} tbody tr`, (rows) => rows.map((r) => r.dataset.player ?? r.cells[1]?.textContent));
+
+/** Polls `probe` until `check` holds on its result; fails after `ms` with the last result. */
+async function eventually(what, probe, check, ms = 15_000) {
+  const deadline = Date.now() + ms;
+  let last;
+  for (;;) {
+    last = await probe();
+    if (check(last)) return last;
+    if (Date.now() > deadline) assert.fail(`${what} within ${ms} ms; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+for (const [tier, base] of [["origin", ORIGIN], ["edge", EDGE]]) {
+  test(`the viewer from the ${tier}: live top 10, a new score within a second, search, friends`, async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1100 } });
+    const page = await context.newPage();
+    const asked = [];
+    page.on("request", (r) => asked.push(r.url()));
+    const problems = [];
+    page.on("pageerror", (e) => problems.push(e.message));
+    try {
+      await page.addInitScript((token) => sessionStorage.setItem("standings.token", token), WRITER);
+      await page.goto(`${base}/?game=${GAME}&mode=${MODE}&season=s1&scope=global&n=10`);
+
+      // The live top 10 equals a fresh read of it.
+      const top = async () => (await call(base, "GET", `${BOARD}/top?limit=10`)).json().entries.map((e) => e.player_id);
+      const expected = await top();
+      await eventually("the top 10 shown", () => rowsOf(page, "top-table"), (rows) => rows.join() === expected.join());
+      const shownVersion = Number(await page.textContent("#board-version"));
+      assert.ok(Number.isInteger(shownVersion) && shownVersion > 0, `board_version shown: ${shownVersion}`);
+      assert.equal(await page.getAttribute("#live-status", "data-status"), "live");
+
+      // A score submitted through the API is on the page within a second of its acknowledgement.
+      const newcomer = `new-${tier}`;
+      await submit(base, [[newcomer, tier === "origin" ? 1_000_000 : 2_000_000]]);
+      const acked = Date.now();
+      await page.waitForSelector(`#top-table tbody tr[data-player="${newcomer}"]`, { timeout: 1000 });
+      console.log(`# ${tier}: the new score showed ${Date.now() - acked} ms after its acknowledgement`);
+      assert.equal((await rowsOf(page, "top-table"))[0], newcomer);
+      assert.ok(Number(await page.textContent("#board-version")) > shownVersion);
+
+      // A player search shows the rank the API gives. The edge answers from a snapshot that
+      // may trail the board for a head lifetime, so compare once it has caught up.
+      const player = "v-20";
+      const current = (await call(ORIGIN, "GET", `${BOARD}/players/${player}/rank`)).json();
+      const rank = await eventually(
+        "the rank answer at the board's version",
+        async () => (await call(base, "GET", `${BOARD}/players/${player}/rank`)).json(),
+        (r) => r.board_version === current.board_version,
+      );
+      await page.fill("#player", player);
+      await page.click("#search");
+      await page.waitForSelector('#player-result dd[data-field="rank"]');
+      assert.equal(await page.textContent('#player-result dd[data-field="rank"]'), String(rank.rank));
+      assert.equal(await page.textContent('#player-result dd[data-field="value"]'), String(rank.value));
+      assert.equal(await page.textContent('#player-result dd[data-field="board_version"]'), String(rank.board_version));
+      const window = await rowsOf(page, "nearby-table");
+      assert.equal(window.length, 11, window.join());
+      assert.equal(window[5], player);
+
+      // A pasted friend list is ranked in the page exactly as the package ranks it, values
+      // beyond 2^53 included.
+      const lines = [
+        "ava 9007199254740993 2026-10-13T10:05:00Z",
+        "bo 9007199254740992 2026-10-13T10:04:00Z",
+        "cy 9007199254740993 2026-10-13T10:04:00Z",
+        "dee",
+        "eve -5 2026-10-13T10:00:00Z",
+      ];
+      await page.fill("#friends-input", lines.join("\n"));
+      await page.click("#rank-friends");
+      const ours = rankFriends("highest", lines.map((l) => l.split(" ")).map(([player_id, value, achieved_at]) => ({ player_id, value, achieved_at })));
+      await eventually("the friends ranked", () => rowsOf(page, "friends-table"), (rows) => rows.length === ours.entries.length);
+      assert.deepEqual(await rowsOf(page, "friends-table"), ours.entries.map((e) => e.player_id));
+      assert.deepEqual(
+        await page.$$eval("#friends-table tbody tr", (rows) => rows.map((r) => r.cells[2].textContent)),
+        ours.entries.map((e) => e.value.toString()),
+      );
+      assert.match(await page.textContent("#friends-unranked"), /dee/);
+      assert.equal(await page.textContent("#friends-error"), "");
+
+      await page.screenshot({ path: `${ARTIFACTS}/viewer-${tier}.png`, fullPage: true });
+
+      // A bad line is an error on the page, not an exception.
+      await page.fill("#friends-input", "ava 1e5 2026-10-13T10:05:00Z");
+      await page.click("#rank-friends");
+      await eventually("the error shown", () => page.textContent("#friends-error"), (t) => /decimal integer/.test(t));
+
+      const foreign = asked.filter((url) => !url.startsWith(`${base}/`));
+      assert.deepEqual(foreign, [], "the page asks nothing of any other host");
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+}
