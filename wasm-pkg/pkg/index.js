@@ -2,7 +2,4 @@
 // why package.json lists this file under sideEffects), then exports the API.
 import init from "./standings_wasm.js";
 await init({ module_or_path: new URL("./standings_wasm_bg.wasm", import.meta.url) });
-export { I64_MAX, I64_MIN, parseExact } from "./exact.js";
-export { compare, rankFriends, } from "./order.js";
-export { SnapshotReader, } from "./snapshot.js";
-export { LiveBoard } from "./live.js";
+export * from "./api.js";

@@ -3,7 +3,4 @@
 import { readFileSync } from "node:fs";
 import { initSync } from "./standings_wasm.js";
 initSync({ module: readFileSync(new URL("./standings_wasm_bg.wasm", import.meta.url)) });
-export { I64_MAX, I64_MIN, parseExact } from "./exact.js";
-export { compare, rankFriends, } from "./order.js";
-export { SnapshotReader, } from "./snapshot.js";
-export { LiveBoard } from "./live.js";
+export * from "./api.js";

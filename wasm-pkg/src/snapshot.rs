@@ -369,9 +369,8 @@ mod tests {
         panic!("no answer in 4 rounds");
     }
 
-    /// Top pages (with a cursor), ranks and windows from the parts equal the board's own answers.
-    #[test]
-    fn reads_equal_the_boards() {
+    /// A board of 500 players, its snapshot in small chunks, its id and the all-time period.
+    fn setup() -> (Board, Snapshot, BoardId, Period) {
         let board = board();
         let snapshot = Snapshot::build_with(&board, small());
         let id = BoardId::new("g", "solo", "s1", "global").unwrap();
@@ -381,6 +380,13 @@ mod tests {
             start_ms: None,
             end_ms: None,
         };
+        (board, snapshot, id, period)
+    }
+
+    /// Top pages (with a cursor), ranks and windows from the parts equal the board's own answers.
+    #[test]
+    fn reads_equal_the_boards() {
+        let (board, snapshot, id, period) = setup();
         let fields = PeriodFields {
             kind: "all_time",
             key: "all_time",
@@ -434,15 +440,7 @@ mod tests {
     /// cursor and out-of-range limits are refused.
     #[test]
     fn bad_parts_and_requests_are_refused() {
-        let board = board();
-        let snapshot = Snapshot::build_with(&board, small());
-        let id = BoardId::new("g", "solo", "s1", "global").unwrap();
-        let period = Period {
-            kind: "all_time".into(),
-            key: "all_time".into(),
-            start_ms: None,
-            end_ms: None,
-        };
+        let (_, snapshot, id, period) = setup();
         let manifest = &snapshot.manifest_bytes;
         let wrong_hash = BoardDigest::of(b"other").to_string();
         assert!(matches!(

@@ -100,7 +100,7 @@ macro_rules! viewer_file {
 }
 
 /// Every file the viewer serves, by the path it is served at.
-static ASSETS: [Asset; 10] = [
+static ASSETS: [Asset; 11] = [
     Asset::new("/", Kind::Html, viewer_file!("src/index.html")),
     Asset::new("/viewer/viewer.css", Kind::Css, viewer_file!("src/viewer.css")),
     Asset::new(
@@ -113,6 +113,7 @@ static ASSETS: [Asset; 10] = [
         Kind::JavaScript,
         package_file!("index.js"),
     ),
+    Asset::new("/viewer/pkg/api.js", Kind::JavaScript, package_file!("api.js")),
     Asset::new(
         "/viewer/pkg/order.js",
         Kind::JavaScript,
@@ -286,6 +287,7 @@ mod tests {
             ("/viewer/viewer.css", "text/css; charset=utf-8"),
             ("/viewer/viewer.js", "text/javascript; charset=utf-8"),
             ("/viewer/pkg/index.js", "text/javascript; charset=utf-8"),
+            ("/viewer/pkg/api.js", "text/javascript; charset=utf-8"),
             ("/viewer/pkg/order.js", "text/javascript; charset=utf-8"),
             ("/viewer/pkg/exact.js", "text/javascript; charset=utf-8"),
             ("/viewer/pkg/snapshot.js", "text/javascript; charset=utf-8"),
