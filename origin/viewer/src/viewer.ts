@@ -3,7 +3,16 @@
 // sessionStorage and in request headers only, never in a URL, so it stays out of history and logs.
 
 import { LiveBoard, parseExact, rankFriends } from "./pkg/index.js";
-import type { Friend, Instant, LiveEntry, LiveStatus, Rules, ScoreMode } from "./pkg/index.js";
+import type {
+  Friend,
+  Instant,
+  LiveEntry,
+  LiveStatus,
+  NearbyAnswer,
+  RankAnswer,
+  Rules,
+  ScoreMode,
+} from "./pkg/index.js";
 
 /** Where the token is kept for the tab's lifetime. */
 const TOKEN_KEY = "standings.token";
@@ -33,33 +42,6 @@ interface Board {
 interface GameBoards {
   game: string;
   boards: Board[];
-}
-
-/** One ranked entry of a read answer. */
-interface Entry {
-  rank: number;
-  player_id: string;
-  value: bigint;
-  achieved_at: string;
-}
-
-/** The fields every read answers with, and the edge tier's stale mark. */
-interface ReadFields {
-  period: string;
-  period_key: string;
-  board_version: number;
-  stale?: boolean;
-}
-
-interface RankAnswer extends ReadFields, Entry {
-  competition_rank: number;
-  dense_rank: number;
-  percentile: number;
-  total_players: number;
-}
-
-interface NearbyAnswer extends ReadFields {
-  entries: Entry[];
 }
 
 /** An RFC 9457 problem document, as every error is answered. */
