@@ -91,7 +91,7 @@ before(async () => {
   // The live tests' board, climbed by ever higher values from an empty start.
   const live = await call("PUT", `/v1/boards/${GAME}/${LIVE}/s1/global`, ADMIN, '{"score_mode":"latest"}');
   assert.ok(live.status === 201 || live.status === 200, live.text);
-  await submit(LIVE, Array.from({ length: 30 }, (_, i) => [player(i), BigInt(i), NOW - 1000]));
+  await submit(LIVE, Array.from({ length: 30 }, (_, i) => [player(i), BigInt(i), NOW - 300_000]));
 });
 
 for (const mode of MODES) {
@@ -200,10 +200,14 @@ async function settles(live, mode, n) {
   );
 }
 
-/** Events that move players into the top of a `latest` board, ever higher. */
+/**
+ * Events that move players into the top of a `latest` board, ever higher and each achieved a
+ * ms after the one before, so that every one of them changes the board.
+ */
 let climb = 1000n;
+let climbedAt = Date.now() - 120_000;
 const climbers = (count) =>
-  Array.from({ length: count }, () => [player(below(PLAYERS)), (climb += 1000n), Date.now() - 1]);
+  Array.from({ length: count }, () => [player(below(PLAYERS)), (climb += 1000n), (climbedAt += 1)]);
 
 test("LiveBoard follows a real origin through a dropped connection and a lost message", async () => {
   const mode = LIVE;
@@ -267,6 +271,28 @@ test("LiveBoard follows a real origin through a dropped connection and a lost me
     assert.equal(lossyLive.reconnects, 1);
   } finally {
     lossyLive.close();
+  }
+});
+
+test("LiveBoard away longer than the board's history starts over from a fresh snapshot", async () => {
+  const mode = LIVE;
+  const live = new LiveBoard(`${ORIGIN}${board(mode)}/subscribe?view=top:10`, { token: WRITER, reconnectDelayMs: 50 });
+  const kinds = [];
+  live.addEventListener("change", (e) => kinds.push(e.detail.kind));
+  try {
+    await until(() => "no snapshot", () => live.boardVersion !== null);
+    const held = live.boardVersion;
+    // Away, while the board moves past the 4,096 versions it keeps deltas for.
+    live.drop(600_000);
+    for (let batch = 0; batch < 5; batch++) await submit(mode, climbers(1000));
+    const before = kinds.length;
+    live.drop(0);
+    await settles(live, mode, 10);
+    assert.equal(kinds[before], "snapshot", `after coming back: ${kinds.slice(before).join()}`);
+    assert.ok(live.boardVersion > held + 4096, `${live.boardVersion} after ${held}`);
+    assert.equal(live.gaps, 0);
+  } finally {
+    live.close();
   }
 });
 
