@@ -1,6 +1,6 @@
 //! The web harness: the `standings-wasm` package's Node tests and the board viewer's browser
-//! tests, against a real origin on 127.0.0.1 and (for the page through the edge) the edge worker
-//! under `wrangler dev --local`, both started by the run. The tests themselves are JavaScript
+//! tests, against a real origin on 127.0.0.1 and (for the package and the page through the
+//! edge) the edge worker under `wrangler dev --local`, both started by the run. The tests themselves are JavaScript
 //! (`node --test`, in `wasm-pkg/test/`); this starts what they need, passes them its addresses
 //! and tokens in the environment, and sums their TAP counts into one cargo-style line.
 //!
@@ -210,8 +210,12 @@ async fn run(args: &Args) -> Result<Counts, String> {
             .map_err(|e| format!("cannot create {}: {e}", args.artifacts.display()))?;
         let artifacts = std::fs::canonicalize(&args.artifacts).map_err(|e| e.to_string())?;
         env.push(("STANDINGS_ARTIFACTS", artifacts.display().to_string()));
-        println!("web: the board viewer in headless chromium");
-        counts.node(&args.package_dir, &["test/browser/viewer.test.mjs"], &env);
+        println!("web: the package through the edge, and the board viewer in headless chromium");
+        counts.node(
+            &args.package_dir,
+            &["test/edge.test.mjs", "test/browser/viewer.test.mjs"],
+            &env,
+        );
     }
     if counts.failed > 0 {
         println!("web: origin log tail:\n{}", origin.log_tail());
