@@ -182,6 +182,7 @@ async fn run(args: &Args) -> Result<Counts, String> {
         &[
             "test/order.test.mjs",
             "test/live.test.mjs",
+            "test/snapshot.test.mjs",
             "test/origin.test.mjs",
         ],
         &env,
