@@ -7,12 +7,16 @@ import { parseExact, toMs } from "./exact.js";
 const BUNDLE_MAX = 200;
 /** Every query answers within 3 rounds of parts; more means the parts are not the manifest's. */
 const MAX_ROUNDS = 4;
-async function bytesOf(fetchFn, url, what) {
+/** `url`'s answer; an error naming `what`, the URL and the problem when it is not 2xx. */
+async function fetchOk(fetchFn, url, what) {
     const answer = await fetchFn(url);
     if (!answer.ok) {
         throw new Error(`${what}: ${url} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
     }
-    return new Uint8Array(await answer.arrayBuffer());
+    return answer;
+}
+async function bytesOf(fetchFn, url, what) {
+    return new Uint8Array(await (await fetchOk(fetchFn, url, what)).arrayBuffer());
 }
 /**
  * Answers `top`, `rank` and `nearby` from a board instance's published snapshot, exactly as the
@@ -55,11 +59,7 @@ export class SnapshotReader {
     }
     /** Reads the head; moves to its manifest when it names another. True when it moved. */
     async refresh() {
-        const answer = await this.#fetch(this.#headUrl.href);
-        if (!answer.ok) {
-            throw new Error(`head: ${this.#headUrl.href} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
-        }
-        const head = (await answer.json());
+        const head = (await (await fetchOk(this.#fetch, this.#headUrl.href, "head")).json());
         if (this.#view && this.#head?.manifest === head.manifest)
             return false;
         const manifestUrl = new URL(`../../../../manifests/${head.manifest}`, this.#headUrl).href;

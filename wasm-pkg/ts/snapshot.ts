@@ -63,12 +63,17 @@ const BUNDLE_MAX = 200;
 /** Every query answers within 3 rounds of parts; more means the parts are not the manifest's. */
 const MAX_ROUNDS = 4;
 
-async function bytesOf(fetchFn: Fetch, url: string, what: string): Promise<Uint8Array> {
+/** `url`'s answer; an error naming `what`, the URL and the problem when it is not 2xx. */
+async function fetchOk(fetchFn: Fetch, url: string, what: string): Promise<Response> {
   const answer = await fetchFn(url);
   if (!answer.ok) {
     throw new Error(`${what}: ${url} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
   }
-  return new Uint8Array(await answer.arrayBuffer());
+  return answer;
+}
+
+async function bytesOf(fetchFn: Fetch, url: string, what: string): Promise<Uint8Array> {
+  return new Uint8Array(await (await fetchOk(fetchFn, url, what)).arrayBuffer());
 }
 
 /**
@@ -116,11 +121,7 @@ export class SnapshotReader {
 
   /** Reads the head; moves to its manifest when it names another. True when it moved. */
   async refresh(): Promise<boolean> {
-    const answer = await this.#fetch(this.#headUrl.href);
-    if (!answer.ok) {
-      throw new Error(`head: ${this.#headUrl.href} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
-    }
-    const head = (await answer.json()) as Head;
+    const head = (await (await fetchOk(this.#fetch, this.#headUrl.href, "head")).json()) as Head;
     if (this.#view && this.#head?.manifest === head.manifest) return false;
     const manifestUrl = new URL(`../../../../manifests/${head.manifest}`, this.#headUrl).href;
     const bytes = await bytesOf(this.#fetch, manifestUrl, "manifest");
