@@ -403,24 +403,22 @@ mod tests {
         .unwrap();
         let binding = CursorBinding::of(&id, "all_time");
 
+        // The board's page of 7 after `cursor`: its JSON, and its next cursor as printed.
+        let expected_top = |cursor: Option<&Cursor>| {
+            let page = board.top(7, cursor).unwrap();
+            let next = page
+                .next_cursor
+                .as_ref()
+                .map(|c| URL_SAFE_NO_PAD.encode(c.encode(binding)));
+            let mut expected = Vec::new();
+            write_top_answer(&mut expected, &fields, &page, next.as_deref());
+            (expected, page.next_cursor, next)
+        };
         let first = answer(&mut view, &snapshot, |v| v.top(7, None));
-        let page = board.top(7, None).unwrap();
-        let next = page
-            .next_cursor
-            .as_ref()
-            .map(|c| URL_SAFE_NO_PAD.encode(c.encode(binding)));
-        let mut expected = Vec::new();
-        write_top_answer(&mut expected, &fields, &page, next.as_deref());
+        let (expected, cursor, next) = expected_top(None);
         assert_eq!(first, expected);
         let second = answer(&mut view, &snapshot, |v| v.top(7, next.as_deref()));
-        let page = board.top(7, page.next_cursor.as_ref()).unwrap();
-        let next = page
-            .next_cursor
-            .as_ref()
-            .map(|c| URL_SAFE_NO_PAD.encode(c.encode(binding)));
-        let mut expected = Vec::new();
-        write_top_answer(&mut expected, &fields, &page, next.as_deref());
-        assert_eq!(second, expected);
+        assert_eq!(second, expected_top(cursor.as_ref()).0);
 
         for player in ["p-000", "p-250", "p-499"] {
             let rank = answer(&mut view, &snapshot, |v| v.rank(player));

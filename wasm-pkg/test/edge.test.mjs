@@ -3,12 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SnapshotReader, parseExact } from "standings-wasm";
+import { env } from "./env.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this through target/debug/web`);
-  return value;
-};
 const ORIGIN = env("STANDINGS_ORIGIN");
 const EDGE = env("STANDINGS_EDGE");
 const ADMIN = env("STANDINGS_ADMIN_TOKEN");

@@ -6,12 +6,8 @@ import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { rankFriends, parseExact, SnapshotReader, LiveBoard, I64_MAX, I64_MIN } from "standings-wasm";
+import { env } from "./env.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this through target/debug/web`);
-  return value;
-};
 const ORIGIN = env("STANDINGS_ORIGIN");
 const ADMIN = env("STANDINGS_ADMIN_TOKEN");
 const WRITER = env("STANDINGS_WRITER_TOKEN");

@@ -8,12 +8,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
 import { rankFriends, parseExact } from "standings-wasm";
+import { env } from "../env.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this through target/debug/web`);
-  return value;
-};
 const ORIGIN = env("STANDINGS_ORIGIN");
 const EDGE = env("STANDINGS_EDGE");
 const ADMIN = env("STANDINGS_ADMIN_TOKEN");
