@@ -122,12 +122,12 @@ fn run(n: usize) {
         let mut board =
             Board::from_aggregates(BoardRules::new(ScoreMode::Highest), 0, aggregates()).expect("fits");
         let view = View::Top { limit: 100 };
-        let base = ViewState::read(&board, &view);
+        let base = ViewState::read(&board, &view, "all_time");
         let best = base.entries.first().map_or(0, |e| e.value);
         let entering =
             ScoreEvent::new("bench-live", &player_id(n as u64 + (1 << 20)), best + 1, 0).expect("valid");
         board.apply(&entering).expect("in range");
-        let next = ViewState::read(&board, &view);
+        let next = ViewState::read(&board, &view, "all_time");
         let delta = ViewDelta::between(&base, &next).expect("the top changed");
         println!(
             "top:100 delta when one player enters at rank 1: {} changed, {} left",
@@ -137,7 +137,7 @@ fn run(n: usize) {
         let mut group = c.benchmark_group(format!("live_top100/{n}"));
         group.throughput(Throughput::Elements(1));
         group.bench_function("read", |b| {
-            b.iter(|| black_box(ViewState::read(&board, &view).entries.len()))
+            b.iter(|| black_box(ViewState::read(&board, &view, "all_time").entries.len()))
         });
         group.bench_function("between_all_shifted", |b| {
             b.iter(|| black_box(ViewDelta::between(&base, &next).map(|d| d.changed.len())))
@@ -157,7 +157,11 @@ fn run(n: usize) {
         group.bench_function("read_around_5", |b| {
             b.iter(|| {
                 next_view = (next_view + 1) % watched.len();
-                black_box(ViewState::read(&board, &watched[next_view]).entries.len())
+                black_box(
+                    ViewState::read(&board, &watched[next_view], "all_time")
+                        .entries
+                        .len(),
+                )
             })
         });
         let players: Vec<View> = watched
@@ -172,7 +176,11 @@ fn run(n: usize) {
         group.bench_function("read_player", |b| {
             b.iter(|| {
                 next_view = (next_view + 1) % players.len();
-                black_box(ViewState::read(&board, &players[next_view]).entries.len())
+                black_box(
+                    ViewState::read(&board, &players[next_view], "all_time")
+                        .entries
+                        .len(),
+                )
             })
         });
         group.finish();

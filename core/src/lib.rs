@@ -54,7 +54,8 @@ pub use event::{EventId, MAX_ID_BYTES, PlayerId, ScoreEvent, check_id};
 pub use index::{MemoryUsage, RankedEntry, RankedIndex, ValueRanks};
 pub use interner::MemberId;
 pub use live::{
-    MAX_AROUND_RADIUS, MAX_TOP_LIMIT, View, ViewDelta, ViewDeltaError, ViewEntry, ViewError, ViewState,
+    ALL_TIME_KEY, MAX_AROUND_RADIUS, MAX_TOP_LIMIT, Position, PositionError, View, ViewDelta, ViewDeltaError,
+    ViewEntry, ViewError, ViewState,
 };
 pub use replay::Replay;
 pub use rules::{BoardId, BoardRules, ScoreMode, Standing};

@@ -9,6 +9,13 @@
 //! A view is at most 101 entries (`top:100`, or `around:P:25` with 51), so every operation here
 //! is O(k log k) in the view's size and never touches the rest of the board.
 //!
+//! Period instances. A board keeps one instance per period (all time, and each day, week or
+//! month it keeps), each with its own versions from 1, so a version names a view's state only
+//! together with its instance's `period_key`. A [`ViewState`] and every [`ViewDelta`] carry it,
+//! and [`ViewState::apply`] refuses a delta of another instance: a client that held yesterday's
+//! view at version 3 can never chain today's delta from 3. [`Position`] is the pair as it
+//! travels (`PERIOD_KEY:VERSION`, the SSE `id:`).
+//!
 //! Versions with no net change. A delta is emitted only when the entries changed:
 //! [`ViewDelta::between`] is `None` when both states hold the same entries, whatever their
 //! versions, so a window in which players moved and came back sends nothing. A subscriber's
@@ -29,6 +36,7 @@
 //! over it, and such deltas cost at most one snapshot's bytes.
 
 use alloc::collections::BTreeMap;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 use core::str::FromStr;
@@ -39,6 +47,9 @@ use crate::board::Board;
 use crate::error::{IdError, QueryError};
 use crate::event::PlayerId;
 use crate::index::RankedEntry;
+
+/// The period key of a board's all-time instance, the one instance it never leaves.
+pub const ALL_TIME_KEY: &str = "all_time";
 
 /// The most entries a `top` view holds.
 pub const MAX_TOP_LIMIT: u16 = 100;
@@ -217,6 +228,8 @@ impl ViewEntry {
 /// A view's entries at one `board_version`, in rank order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ViewState {
+    /// The period instance the view is of (`all_time`, `2026-10-13`, `2026-W42`, `2026-10`).
+    pub period_key: String,
     /// The version the entries were read at (or, after [`ViewState::apply`], the version of the
     /// last delta: the entries equal a fresh read at every version until the next delta).
     pub board_version: u64,
@@ -226,9 +239,10 @@ pub struct ViewState {
 }
 
 impl ViewState {
-    /// Reads the view from the board at its current version, with the read API's own calls:
-    /// [`Board::top`], [`Board::nearby`] and [`Board::player_rank`]. O(log n + k) for k entries.
-    pub fn read(board: &Board, view: &View) -> ViewState {
+    /// Reads the view from `board`, the instance `period_key`, at its current version, with the
+    /// read API's own calls: [`Board::top`], [`Board::nearby`] and [`Board::player_rank`].
+    /// O(log n + k) for k entries.
+    pub fn read(board: &Board, view: &View, period_key: &str) -> ViewState {
         let entries = match view {
             View::Top { limit } => match board.top(usize::from(*limit), None) {
                 Ok(page) => page.entries.iter().map(ViewEntry::of).collect(),
@@ -245,6 +259,7 @@ impl ViewState {
                 .unwrap_or_default(),
         };
         ViewState {
+            period_key: period_key.into(),
             board_version: board.version(),
             entries,
         }
@@ -256,7 +271,12 @@ impl ViewState {
     /// so that one delta from it to the current state catches the subscriber up. Equal to
     /// [`ViewState::read`] at the current version. O(c log c + log n + k) for the c deltas since
     /// and k entries (see [`Board::top_at`] and [`Board::nearby_at`]).
-    pub fn read_at(board: &Board, view: &View, board_version: u64) -> Result<ViewState, QueryError> {
+    pub fn read_at(
+        board: &Board,
+        view: &View,
+        period_key: &str,
+        board_version: u64,
+    ) -> Result<ViewState, QueryError> {
         let entries = match view {
             View::Top { limit } => board
                 .top_at(board_version, usize::from(*limit))?
@@ -274,19 +294,23 @@ impl ViewState {
                 .unwrap_or_default(),
         };
         Ok(ViewState {
+            period_key: period_key.into(),
             board_version,
             entries,
         })
     }
 
-    /// Applies a delta from [`ViewDelta::between`]. Refuses, changing nothing, a delta whose
-    /// `base_version` is not this state's version, whose `board_version` is not later, or that
+    /// Applies a delta from [`ViewDelta::between`]. Refuses, changing nothing, a delta of another
+    /// period instance, one whose `base_version` is not this state's version, whose `board_version` is not later, or that
     /// does not fit the entries held (a player who left but is not held, or entries whose ranks
     /// collide). Afterwards the state equals [`ViewState::read`] at the delta's version.
     /// An empty delta from this state's version to itself is accepted and changes nothing: it
     /// is how a subscriber coming back at the view's current version is told it is up to date.
     /// O(k log k) for k entries held and sent.
     pub fn apply(&mut self, delta: &ViewDelta) -> Result<(), ViewDeltaError> {
+        if delta.period_key != self.period_key {
+            return Err(ViewDeltaError::OtherInstance);
+        }
         if delta.base_version != self.board_version {
             return Err(ViewDeltaError::VersionGap {
                 view_version: self.board_version,
@@ -333,6 +357,8 @@ impl ViewState {
 /// in full and in rank order, and the players who left. Entries that did not change are not sent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ViewDelta {
+    /// The period instance of the view it changes.
+    pub period_key: String,
     /// The version the delta applies to.
     pub base_version: u64,
     /// The version it brings the view to.
@@ -345,10 +371,12 @@ pub struct ViewDelta {
 }
 
 impl ViewDelta {
-    /// The net change from `base` to the later state `next` of the same view, or `None` when
-    /// both hold the same entries (whatever their versions; see the module doc for why a
-    /// subscriber need not follow versions that changed nothing). O(k log k).
+    /// The net change from `base` to the later state `next` of the same view of the same
+    /// instance, or `None` when both hold the same entries (whatever their versions; see the
+    /// module doc for why a subscriber need not follow versions that changed nothing).
+    /// O(k log k).
     pub fn between(base: &ViewState, next: &ViewState) -> Option<ViewDelta> {
+        debug_assert_eq!(base.period_key, next.period_key, "a delta within one instance");
         let before: BTreeMap<&PlayerId, &ViewEntry> =
             base.entries.iter().map(|e| (&e.player_id, e)).collect();
         let after: BTreeMap<&PlayerId, &ViewEntry> = next.entries.iter().map(|e| (&e.player_id, e)).collect();
@@ -367,11 +395,112 @@ impl ViewDelta {
             return None;
         }
         Some(ViewDelta {
+            period_key: next.period_key.clone(),
             base_version: base.board_version,
             board_version: next.board_version,
             changed,
             left,
         })
+    }
+
+    /// A delta that changes no entry and only moves a view held at `base` to `board_version`:
+    /// what brings subscribers whose view did not change to the version a newer state was read
+    /// at, so that they and that state chain with the same next delta. O(1) but for the key.
+    pub fn advance(base: &ViewState, board_version: u64) -> ViewDelta {
+        ViewDelta {
+            period_key: base.period_key.clone(),
+            base_version: base.board_version,
+            board_version,
+            changed: Vec::new(),
+            left: Vec::new(),
+        }
+    }
+}
+
+/// Where a live view stands: its period instance and version, as it travels in an SSE `id:`
+/// and comes back as `Last-Event-ID` or `since_version` (`PERIOD_KEY:VERSION`). A bare
+/// `VERSION` names no instance ([`Position::period_key`] is `None`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Position {
+    /// The instance, when given.
+    pub period_key: Option<String>,
+    /// The version held.
+    pub board_version: u64,
+}
+
+/// A position that cannot be parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PositionError {
+    /// The version is not plain decimal digits within 64 bits.
+    Version,
+    /// The period key before the `:` is empty or holds a character no key holds.
+    PeriodKey,
+}
+
+impl fmt::Display for PositionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PositionError::Version => {
+                "expected PERIOD_KEY:VERSION (as the SSE id: gives it) or a bare board_version, the version a whole number"
+            }
+            PositionError::PeriodKey => {
+                "the period key before the ':' must be one of the board's period keys (all_time, 2026-10-13, 2026-W42, 2026-10)"
+            }
+        })
+    }
+}
+
+impl core::error::Error for PositionError {}
+
+impl Position {
+    /// Whether this position is of the instance `period_key`. A bare version is taken as of the
+    /// instance only for `all_time`, the one instance a board never leaves; for a day, week or
+    /// month it might be another instance's, so it is not. O(length of the key).
+    pub fn is_of(&self, period_key: &str) -> bool {
+        match &self.period_key {
+            Some(key) => key == period_key,
+            None => period_key == ALL_TIME_KEY,
+        }
+    }
+}
+
+impl FromStr for Position {
+    type Err = PositionError;
+
+    /// Parses `PERIOD_KEY:VERSION` or `VERSION`. O(length).
+    fn from_str(text: &str) -> Result<Position, PositionError> {
+        let (period_key, version) = match text.rsplit_once(':') {
+            Some((key, version)) => (Some(key), version),
+            None => (None, text),
+        };
+        if version.is_empty() || !version.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(PositionError::Version);
+        }
+        let board_version = version.parse().map_err(|_| PositionError::Version)?;
+        if let Some(key) = period_key
+            && (key.is_empty()
+                || key.len() > 32
+                || !key
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+        {
+            return Err(PositionError::PeriodKey);
+        }
+        Ok(Position {
+            period_key: period_key.map(Into::into),
+            board_version,
+        })
+    }
+}
+
+impl fmt::Display for Position {
+    /// `PERIOD_KEY:VERSION`, or the bare version when no key is known.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.period_key {
+            Some(key) => write!(f, "{key}:{}", self.board_version),
+            None => write!(f, "{}", self.board_version),
+        }
     }
 }
 
@@ -379,6 +508,8 @@ impl ViewDelta {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ViewDeltaError {
+    /// The delta is of another period instance than the view (yesterday's, say).
+    OtherInstance,
     /// The delta does not start at the state's version.
     VersionGap {
         /// The state's version.
@@ -400,6 +531,9 @@ pub enum ViewDeltaError {
 impl fmt::Display for ViewDeltaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            ViewDeltaError::OtherInstance => {
+                f.write_str("the delta is of another period instance than the view; resync from a snapshot")
+            }
             ViewDeltaError::VersionGap {
                 view_version,
                 delta_base,
@@ -513,7 +647,7 @@ mod tests {
     fn an_empty_board_gives_empty_views() {
         let board = board_with(&[]);
         for text in ["top:10", "around:p:3", "player:p"] {
-            let state = ViewState::read(&board, &view(text));
+            let state = ViewState::read(&board, &view(text), "all_time");
             assert_eq!(state.board_version, 0);
             assert!(state.entries.is_empty());
         }
@@ -523,21 +657,32 @@ mod tests {
     fn edges_clip_and_absent_players_are_empty() {
         let board = board_with(&[("a", 50), ("b", 40), ("c", 30), ("d", 20), ("e", 10)]);
         assert_eq!(
-            players(&ViewState::read(&board, &view("top:100"))),
+            players(&ViewState::read(&board, &view("top:100"), "all_time")),
             ["a", "b", "c", "d", "e"]
         );
         assert_eq!(
-            players(&ViewState::read(&board, &view("around:a:2"))),
+            players(&ViewState::read(&board, &view("around:a:2"), "all_time")),
             ["a", "b", "c"]
         );
         assert_eq!(
-            players(&ViewState::read(&board, &view("around:e:2"))),
+            players(&ViewState::read(&board, &view("around:e:2"), "all_time")),
             ["c", "d", "e"]
         );
-        assert_eq!(players(&ViewState::read(&board, &view("around:c:0"))), ["c"]);
-        assert!(ViewState::read(&board, &view("around:zz:2")).entries.is_empty());
-        assert!(ViewState::read(&board, &view("player:zz")).entries.is_empty());
-        let one = ViewState::read(&board, &view("player:d"));
+        assert_eq!(
+            players(&ViewState::read(&board, &view("around:c:0"), "all_time")),
+            ["c"]
+        );
+        assert!(
+            ViewState::read(&board, &view("around:zz:2"), "all_time")
+                .entries
+                .is_empty()
+        );
+        assert!(
+            ViewState::read(&board, &view("player:zz"), "all_time")
+                .entries
+                .is_empty()
+        );
+        let one = ViewState::read(&board, &view("player:d"), "all_time");
         assert_eq!(one.entries.len(), 1);
         assert_eq!(one.entries[0].rank, 4);
         assert_eq!(one.entries[0].value, 20);
@@ -546,9 +691,9 @@ mod tests {
     #[test]
     fn an_entry_at_the_top_shifts_every_rank_below() {
         let mut board = board_with(&[("a", 50), ("b", 40), ("c", 30)]);
-        let base = ViewState::read(&board, &view("top:2"));
+        let base = ViewState::read(&board, &view("top:2"), "all_time");
         board.apply(&ScoreEvent::new("e9", "z", 99, 9).unwrap()).unwrap();
-        let next = ViewState::read(&board, &view("top:2"));
+        let next = ViewState::read(&board, &view("top:2"), "all_time");
         let delta = ViewDelta::between(&base, &next).unwrap();
         let ranks: Vec<_> = delta
             .changed
@@ -566,13 +711,13 @@ mod tests {
     fn a_move_and_back_is_no_change_and_stale_deltas_are_refused() {
         let mut board = board_with(&[("a", 50), ("b", 40), ("c", 30)]);
         let top = view("top:2");
-        let base = ViewState::read(&board, &top);
+        let base = ViewState::read(&board, &top, "all_time");
         // z enters at the top, pushing a and b down, then its only score is invalidated.
         let z = ScoreEvent::new("x1", "z", 99, 10).unwrap();
         board.apply(&z).unwrap();
-        let moved = ViewState::read(&board, &top);
+        let moved = ViewState::read(&board, &top, "all_time");
         board.recompute_player(&z.player, &[]).unwrap();
-        let back = ViewState::read(&board, &top);
+        let back = ViewState::read(&board, &top, "all_time");
         assert_eq!(back.board_version, base.board_version + 2);
         assert!(ViewDelta::between(&base, &back).is_none());
         assert!(ViewDelta::between(&back, &back).is_none());
@@ -592,9 +737,10 @@ mod tests {
     #[test]
     fn inconsistent_deltas_change_nothing() {
         let board = board_with(&[("a", 50), ("b", 40)]);
-        let mut state = ViewState::read(&board, &view("top:2"));
+        let mut state = ViewState::read(&board, &view("top:2"), "all_time");
         let held = state.clone();
         let ghost = ViewDelta {
+            period_key: "all_time".into(),
             base_version: state.board_version,
             board_version: state.board_version + 1,
             changed: Vec::new(),
@@ -643,9 +789,10 @@ mod tests {
     #[test]
     fn an_empty_delta_at_the_views_own_version_is_a_no_op() {
         let board = board_with(&[("a", 50), ("b", 40)]);
-        let mut state = ViewState::read(&board, &view("top:2"));
+        let mut state = ViewState::read(&board, &view("top:2"), "all_time");
         let held = state.clone();
         let current = ViewDelta {
+            period_key: "all_time".into(),
             base_version: state.board_version,
             board_version: state.board_version,
             changed: Vec::new(),
@@ -663,5 +810,67 @@ mod tests {
             Err(ViewDeltaError::VersionGap { .. })
         ));
         assert_eq!(state, held);
+    }
+
+    /// A delta of another period instance is refused, whatever its versions: yesterday's view
+    /// at version 3 never chains today's delta from 3.
+    #[test]
+    fn a_delta_of_another_instance_is_refused() {
+        let mut board = board_with(&[("a", 50)]);
+        let mut yesterday = ViewState::read(&board, &view("top:2"), "2026-10-12");
+        let today_base = ViewState::read(&board, &view("top:2"), "2026-10-13");
+        board.apply(&ScoreEvent::new("e9", "b", 60, 9).unwrap()).unwrap();
+        let today = ViewState::read(&board, &view("top:2"), "2026-10-13");
+        let delta = ViewDelta::between(&today_base, &today).unwrap();
+        assert_eq!(delta.period_key, "2026-10-13");
+        let held = yesterday.clone();
+        assert_eq!(yesterday.apply(&delta), Err(ViewDeltaError::OtherInstance));
+        assert_eq!(yesterday, held);
+        let mut following = today_base.clone();
+        following.apply(&delta).unwrap();
+        assert_eq!(following, today);
+    }
+
+    /// An advance moves a view to a later version and changes no entry; it applies like any
+    /// delta and is refused like one.
+    #[test]
+    fn an_advance_moves_the_version_only() {
+        let board = board_with(&[("a", 50), ("b", 40)]);
+        let mut state = ViewState::read(&board, &view("top:2"), "all_time");
+        let advance = ViewDelta::advance(&state, state.board_version + 5);
+        let held = state.clone();
+        state.apply(&advance).unwrap();
+        assert_eq!(state.entries, held.entries);
+        assert_eq!(state.board_version, held.board_version + 5);
+        assert!(matches!(
+            state.apply(&advance),
+            Err(ViewDeltaError::VersionGap { .. })
+        ));
+    }
+
+    /// A position is `KEY:VERSION` or a bare version, and a bare one is of the all-time
+    /// instance only.
+    #[test]
+    fn positions_parse_print_and_name_their_instance() {
+        let day: Position = "2026-10-13:46".parse().unwrap();
+        assert_eq!(day.period_key.as_deref(), Some("2026-10-13"));
+        assert_eq!(day.board_version, 46);
+        assert_eq!(day.to_string(), "2026-10-13:46");
+        assert!(day.is_of("2026-10-13") && !day.is_of("2026-10-14"));
+        let bare: Position = "7".parse().unwrap();
+        assert_eq!(bare.to_string(), "7");
+        assert!(bare.is_of(ALL_TIME_KEY) && !bare.is_of("2026-W42"));
+        for (bad, error) in [
+            ("", PositionError::Version),
+            ("x7", PositionError::Version),
+            ("-1", PositionError::Version),
+            ("2026-10-13:", PositionError::Version),
+            ("18446744073709551616", PositionError::Version),
+            (":5", PositionError::PeriodKey),
+            ("a b:5", PositionError::PeriodKey),
+            ("2026/10:5", PositionError::PeriodKey),
+        ] {
+            assert_eq!(bad.parse::<Position>(), Err(error), "{bad:?}");
+        }
     }
 }

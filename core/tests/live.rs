@@ -65,7 +65,10 @@ fn states_by_view(
 ) -> (Board, Vec<Vec<ViewState>>) {
     let mut board = Board::new(BoardRules::new(mode));
     let mut valid: Vec<ScoreEvent> = Vec::new();
-    let mut states: Vec<Vec<ViewState>> = views.iter().map(|v| vec![ViewState::read(&board, v)]).collect();
+    let mut states: Vec<Vec<ViewState>> = views
+        .iter()
+        .map(|v| vec![ViewState::read(&board, v, "all_time")])
+        .collect();
     for (n, op) in ops.iter().enumerate() {
         let version = board.version();
         match *op {
@@ -86,7 +89,7 @@ fn states_by_view(
             continue;
         }
         for (view, held) in views.iter().zip(&mut states) {
-            let state = ViewState::read(&board, view);
+            let state = ViewState::read(&board, view, "all_time");
             assert_eq!(state.board_version, board.version());
             assert_eq!(
                 state.entries,
@@ -185,7 +188,7 @@ proptest! {
         board.set_history_limit(keep);
         for (view, states) in views.iter().zip(&states) {
             for state in states {
-                let read = ViewState::read_at(&board, view, state.board_version);
+                let read = ViewState::read_at(&board, view, "all_time", state.board_version);
                 if state.board_version >= board.oldest_held_version() {
                     prop_assert_eq!(read.as_ref(), Ok(state), "{} at {}", view, state.board_version);
                 } else {
@@ -205,16 +208,16 @@ fn states_and_deltas_round_trip_through_json() {
         .apply(&ScoreEvent::new("e1", "ana", 10, 1_000).unwrap())
         .unwrap();
     let view: View = "top:2".parse().unwrap();
-    let base = ViewState::read(&board, &view);
+    let base = ViewState::read(&board, &view, "all_time");
     board
         .apply(&ScoreEvent::new("e2", "bo", 20, 2_000).unwrap())
         .unwrap();
-    let next = ViewState::read(&board, &view);
+    let next = ViewState::read(&board, &view, "all_time");
     let delta = ViewDelta::between(&base, &next).unwrap();
     let json = serde_json::to_string(&delta).unwrap();
     assert_eq!(
         json,
-        r#"{"base_version":1,"board_version":2,"changed":[{"rank":1,"player_id":"bo","value":20,"achieved_at":2000},{"rank":2,"player_id":"ana","value":10,"achieved_at":1000}],"left":[]}"#
+        r#"{"period_key":"all_time","base_version":1,"board_version":2,"changed":[{"rank":1,"player_id":"bo","value":20,"achieved_at":2000},{"rank":2,"player_id":"ana","value":10,"achieved_at":1000}],"left":[]}"#
     );
     assert_eq!(serde_json::from_str::<ViewDelta>(&json).unwrap(), delta);
     let state_json = serde_json::to_string(&next).unwrap();
