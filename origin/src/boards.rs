@@ -9,6 +9,11 @@
 //! and a top page is kept serialized for the current version, so repeated reads of one page
 //! cost a copy. A board that could not be rebuilt from the log is marked broken here and
 //! answers 503 `BOARD_BROKEN` until a restart rebuilds it.
+//!
+//! A closed period that left memory (`writer::evict`) is read from its stored snapshot. The
+//! [`ClosedCache`] keeps one restored copy of each such instance, the most recently used up to
+//! a count, shared by reads, live subscriptions and snapshot publication; a copy is restored
+//! once however many ask at once, and an evicted instance enters it as it leaves the registry.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -244,10 +249,126 @@ impl BoardEntry {
     }
 }
 
-/// Every board definition and its instances, by id.
+/// A closed instance's place in the [`ClosedCache`]: filled once by whoever asks first (`None`
+/// when storage holds no snapshot of it, as for a period that never had events).
+pub type ClosedCell = Arc<tokio::sync::OnceCell<Option<Arc<BoardSlot>>>>;
+
+/// The restored closed instances that left memory (see the module doc): a board and a period
+/// key to its cell, the least recently used given up past `capacity`.
+pub struct ClosedCache {
+    capacity: std::sync::atomic::AtomicUsize,
+    held: Mutex<ClosedHeld>,
+}
+
+#[derive(Default)]
+struct ClosedHeld {
+    /// Each instance's cell and the tick it was last used at.
+    cells: HashMap<(BoardId, String), (ClosedCell, u64), FastHash>,
+    tick: u64,
+}
+
+impl ClosedCache {
+    /// A cache of at most `capacity` instances (at least one).
+    pub fn new(capacity: usize) -> ClosedCache {
+        ClosedCache {
+            capacity: std::sync::atomic::AtomicUsize::new(capacity.max(1)),
+            held: Mutex::default(),
+        }
+    }
+
+    /// Keeps at most `capacity` instances (at least one) from now on; the setting, applied to
+    /// a registry restored before the configuration was at hand.
+    pub fn set_capacity(&self, capacity: usize) {
+        self.capacity.store(capacity.max(1), Ordering::Relaxed);
+        let mut held = self.held.lock_unpoisoned();
+        self.make_room(&mut held, 0);
+    }
+
+    /// The cell of `board`'s instance `period_key`, new and empty if it was not held (the
+    /// least recently used one then leaves, if the cache is full). The caller fills an empty
+    /// cell from storage with `get_or_try_init`, once however many wait on it. O(1), or
+    /// O(capacity) when one leaves.
+    pub fn cell(&self, board: &BoardId, period_key: &str) -> ClosedCell {
+        let mut held = self.held.lock_unpoisoned();
+        held.tick += 1;
+        let tick = held.tick;
+        let key = (board.clone(), period_key.to_owned());
+        if let Some((cell, used)) = held.cells.get_mut(&key) {
+            *used = tick;
+            return cell.clone();
+        }
+        let cell = ClosedCell::default();
+        self.make_room(&mut held, 1);
+        held.cells.insert(key, (cell.clone(), tick));
+        cell
+    }
+
+    /// Holds `slot`, an instance leaving the registry with the same entries and version its
+    /// stored snapshot has, in place of whatever was held for it. O(1), or O(capacity).
+    pub fn put(&self, slot: Arc<BoardSlot>) {
+        let mut held = self.held.lock_unpoisoned();
+        held.tick += 1;
+        let tick = held.tick;
+        let key = (slot.id.clone(), slot.period.key.clone());
+        if !held.cells.contains_key(&key) {
+            self.make_room(&mut held, 1);
+        }
+        held.cells.insert(
+            key,
+            (Arc::new(tokio::sync::OnceCell::new_with(Some(Some(slot)))), tick),
+        );
+    }
+
+    /// Forgets `board`'s instance `period_key`: it is back in the registry (a late change
+    /// reopened it), so the copy held would be stale once it leaves again. O(1).
+    pub fn forget(&self, board: &BoardId, period_key: &str) {
+        let mut held = self.held.lock_unpoisoned();
+        held.cells.remove(&(board.clone(), period_key.to_owned()));
+    }
+
+    /// How many instances are held (restored or being restored).
+    pub fn len(&self) -> usize {
+        self.held.lock_unpoisoned().cells.len()
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Gives up the least recently used instances until `room` more fit. O(capacity) each.
+    fn make_room(&self, held: &mut ClosedHeld, room: usize) {
+        let capacity = self.capacity.load(Ordering::Relaxed);
+        while held.cells.len() + room > capacity {
+            let Some(oldest) = held
+                .cells
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(key, _)| key.clone())
+            else {
+                return;
+            };
+            held.cells.remove(&oldest);
+        }
+    }
+}
+
+impl Default for ClosedCache {
+    fn default() -> ClosedCache {
+        ClosedCache::new(DEFAULT_CLOSED_CACHE)
+    }
+}
+
+/// How many restored closed instances a registry made with `Registry::default` keeps.
+pub const DEFAULT_CLOSED_CACHE: usize = 16;
+
+/// Every board definition and its instances, by id, and the closed instances restored from
+/// storage.
 #[derive(Default)]
 pub struct Registry {
     boards: RwLock<HashMap<BoardId, Arc<BoardEntry>, FastHash>>,
+    /// Closed instances that left memory, restored (see the module doc).
+    pub closed: ClosedCache,
 }
 
 impl Registry {

@@ -72,6 +72,13 @@ pub struct Config {
     /// How long a closed period stays in memory before it is read from storage instead.
     #[serde(default = "default_retention", skip_serializing_if = "is_default_retention")]
     pub closed_period_retention_seconds: i64,
+    /// How many closed periods that left memory are kept restored once read, the most recently
+    /// used (each costs its board's memory; one past it is read from storage again).
+    #[serde(
+        default = "default_closed_periods_cached",
+        skip_serializing_if = "is_default_closed_periods_cached"
+    )]
+    pub closed_periods_cached: usize,
     /// Besides the checkpoint written at every clean shutdown, begin one each time the log has
     /// grown by this many entries (default [`DEFAULT_CHECKPOINT_EVERY_EVENTS`]), which bounds the
     /// replay after a crash; 0 writes them only at shutdown. Writes wait while the boards are
@@ -135,6 +142,14 @@ pub struct LiveConfig {
     pub max_subscribers_per_board: usize,
     /// Subscriptions open at once in all; one more is answered 503.
     pub max_subscribers: usize,
+    /// Subscriptions without a token (with `public_reads`) open at once from one address; one
+    /// more is answered 429.
+    pub max_subscribers_per_address: usize,
+    /// The share of each window (1 to 100 %) the windows' work may take on average before a
+    /// subscription that adds a view nobody watches yet is answered 503 `LIVE_BUSY`.
+    pub max_window_share_percent: u8,
+    /// How long a stop gives streams after `going_away` before it drops their connections.
+    pub stop_grace_seconds: u64,
 }
 
 impl Default for LiveConfig {
@@ -146,6 +161,9 @@ impl Default for LiveConfig {
             max_subscribers_per_token: 1_000,
             max_subscribers_per_board: 20_000,
             max_subscribers: 50_000,
+            max_subscribers_per_address: 100,
+            max_window_share_percent: 50,
+            stop_grace_seconds: 3,
         }
     }
 }
@@ -178,10 +196,23 @@ impl LiveConfig {
             ("max_subscribers_per_token", self.max_subscribers_per_token),
             ("max_subscribers_per_board", self.max_subscribers_per_board),
             ("max_subscribers", self.max_subscribers),
+            ("max_subscribers_per_address", self.max_subscribers_per_address),
         ] {
             if n == 0 {
                 return Err(format!("live.{key} must be at least 1"));
             }
+        }
+        if !(1..=100).contains(&self.max_window_share_percent) {
+            return Err(format!(
+                "live.max_window_share_percent = {} must be from 1 to 100",
+                self.max_window_share_percent
+            ));
+        }
+        if !(1..=60).contains(&self.stop_grace_seconds) {
+            return Err(format!(
+                "live.stop_grace_seconds = {} must be from 1 to 60",
+                self.stop_grace_seconds
+            ));
         }
         Ok(())
     }
@@ -202,6 +233,13 @@ pub struct SnapshotsConfig {
     /// A board instance whose head nobody asked for this long stops being published, and its
     /// parts go on their retention.
     pub idle_seconds: u64,
+    /// The most board instances followed at once, in all. A head that would follow one more
+    /// closed period is answered 503 `SNAPSHOT_INSTANCES_FULL`; one of a current period takes
+    /// the place of the closed instance asked for least recently.
+    pub max_instances: usize,
+    /// The most instances of one board followed at once (its current periods and the closed
+    /// ones edges read), under the same rule.
+    pub max_instances_per_board: usize,
 }
 
 impl Default for SnapshotsConfig {
@@ -211,6 +249,8 @@ impl Default for SnapshotsConfig {
             retention_seconds: 60,
             head_max_age_seconds: 1,
             idle_seconds: 600,
+            max_instances: 1_024,
+            max_instances_per_board: 16,
         }
     }
 }
@@ -245,6 +285,12 @@ impl SnapshotsConfig {
             return Err(format!(
                 "snapshots.retention_seconds = {} must be at most 86400",
                 self.retention_seconds
+            ));
+        }
+        if self.max_instances == 0 || self.max_instances_per_board == 0 {
+            return Err(format!(
+                "snapshots.max_instances = {} and snapshots.max_instances_per_board = {} must each be at least 1",
+                self.max_instances, self.max_instances_per_board
             ));
         }
         if self.idle_seconds == 0 || self.idle_seconds > 30 * 86_400 {
@@ -306,6 +352,14 @@ fn default_checkpoint_every() -> u64 {
 
 fn is_default_checkpoint_every(events: &u64) -> bool {
     *events == DEFAULT_CHECKPOINT_EVERY_EVENTS
+}
+
+fn default_closed_periods_cached() -> usize {
+    crate::boards::DEFAULT_CLOSED_CACHE
+}
+
+fn is_default_closed_periods_cached(n: &usize) -> bool {
+    *n == crate::boards::DEFAULT_CLOSED_CACHE
 }
 
 fn default_retention() -> i64 {
@@ -451,11 +505,17 @@ impl Config {
         self.listen
             .parse::<std::net::SocketAddr>()
             .map_err(|e| format!("listen = {:?} is not an address: {e}", self.listen))?;
-        if !(self.database.starts_with("sqlite:") || self.database.starts_with("postgres:")) {
+        if !["sqlite:", "postgres:", "postgresql:"]
+            .iter()
+            .any(|scheme| self.database.starts_with(scheme))
+        {
             return Err(format!(
-                "database = {:?} must start with sqlite:// or postgres://",
+                "database = {:?} must start with sqlite://, postgres:// or postgresql://",
                 self.database
             ));
+        }
+        if self.closed_periods_cached == 0 {
+            return Err("closed_periods_cached must be at least 1".into());
         }
         let mut secrets = std::collections::HashSet::new();
         for token in &self.tokens {
@@ -540,6 +600,7 @@ impl Config {
             player_jwt_hs256_secret: None,
             player_jwt_max_lifetime_seconds: DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
             closed_period_retention_seconds: DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS,
+            closed_periods_cached: crate::boards::DEFAULT_CLOSED_CACHE,
             checkpoint_every_events: DEFAULT_CHECKPOINT_EVERY_EVENTS,
             http_threads: 0,
             pin_http_threads: true,
@@ -666,7 +727,7 @@ mod tests {
     fn snapshots_default_and_are_checked() {
         assert_eq!(parse("").unwrap().snapshots, SnapshotsConfig::default());
         let config = parse(
-            "[snapshots]\ninterval_ms = 250\nretention_seconds = 30\nhead_max_age_seconds = 2\nidle_seconds = 60\n",
+            "[snapshots]\ninterval_ms = 250\nretention_seconds = 30\nhead_max_age_seconds = 2\nidle_seconds = 60\nmax_instances = 100\nmax_instances_per_board = 4\n",
         )
         .unwrap();
         assert_eq!(
@@ -676,6 +737,8 @@ mod tests {
                 retention_seconds: 30,
                 head_max_age_seconds: 2,
                 idle_seconds: 60,
+                max_instances: 100,
+                max_instances_per_board: 4,
             }
         );
         for (table, says) in [
@@ -686,6 +749,8 @@ mod tests {
             ),
             ("retention_seconds = 0", "snapshots.retention_seconds = 0"),
             ("idle_seconds = 0", "snapshots.idle_seconds = 0 must be from 1"),
+            ("max_instances = 0", "must each be at least 1"),
+            ("max_instances_per_board = 0", "must each be at least 1"),
             ("interval = 5", "unknown field `interval`"),
         ] {
             let refused = parse(&format!("[snapshots]\n{table}\n")).unwrap_err().to_string();

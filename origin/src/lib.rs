@@ -23,6 +23,7 @@ pub mod writer;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 
@@ -69,6 +70,7 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
             broken.len()
         );
     }
+    registry.closed.set_capacity(config.closed_periods_cached);
     let registry = Arc::new(registry);
     let domain = Arc::new(domain);
     let next_seq = store.next_seq().await?;
@@ -156,8 +158,12 @@ pub async fn run(
             shutdown.await;
             flag.ready.store(false, Ordering::Release);
             // Streams never end by themselves: each subscriber is told to reconnect elsewhere
-            // before the connections are asked to finish.
-            flag.live.going_away().await;
+            // before the connections are asked to finish, and a stream that has not ended
+            // by the end of the grace (a client that does not read) is dropped then.
+            let grace = Duration::from_secs(flag.live.config().stop_grace_seconds);
+            let streams_end = tokio::time::Instant::now() + grace;
+            flag.live.going_away(streams_end).await;
+            streams_end
         },
     )
     .await?;

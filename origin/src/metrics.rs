@@ -135,6 +135,9 @@ pub struct LiveMetrics {
     /// How long one window's work took (reading the moved views, encoding and queueing their
     /// deltas): the part of the lag that grows with the number of views watched.
     pub window: Histogram,
+    /// Subscriptions refused 503 `LIVE_BUSY`: they would have added a view while the windows'
+    /// work was past its share.
+    pub busy_refusals: Counter,
 }
 
 impl Default for LiveMetrics {
@@ -147,6 +150,7 @@ impl Default for LiveMetrics {
             drops: Counter::default(),
             notify_lag: Histogram::with_bounds(&LAG_BUCKETS),
             window: Histogram::default(),
+            busy_refusals: Counter::default(),
         }
     }
 }
@@ -203,6 +207,15 @@ impl LiveMetrics {
         );
         out.push_str("# TYPE standings_live_window_seconds histogram\n");
         self.window.render(out, "standings_live_window_seconds", "");
+        out.push_str(
+            "# HELP standings_live_busy_refusals_total Subscriptions refused LIVE_BUSY: a new view while the windows' work was past its share.\n",
+        );
+        out.push_str("# TYPE standings_live_busy_refusals_total counter\n");
+        let _ = writeln!(
+            out,
+            "standings_live_busy_refusals_total {}",
+            self.busy_refusals.get()
+        );
     }
 }
 
@@ -221,6 +234,14 @@ pub struct SnapshotMetrics {
     pub bytes_held: AtomicU64,
     /// Board instances followed now (their head asked for within `idle_seconds`).
     pub instances: AtomicU64,
+    /// Heads of instances that hold no events (none yet, or in the future), answered with the
+    /// shared empty snapshot and not followed.
+    pub empty_heads: Counter,
+    /// Heads refused 503 `SNAPSHOT_INSTANCES_FULL`: a new closed instance while the caps on
+    /// followed instances were reached.
+    pub refused_heads: Counter,
+    /// Followed closed instances given up to make room for an open one.
+    pub displaced: Counter,
 }
 
 impl Default for SnapshotMetrics {
@@ -232,6 +253,9 @@ impl Default for SnapshotMetrics {
             parts_held: AtomicU64::new(0),
             bytes_held: AtomicU64::new(0),
             instances: AtomicU64::new(0),
+            empty_heads: Counter::default(),
+            refused_heads: Counter::default(),
+            displaced: Counter::default(),
         }
     }
 }
@@ -257,6 +281,27 @@ impl SnapshotMetrics {
         );
         out.push_str("# TYPE standings_snapshot_new_bytes_total counter\n");
         let _ = writeln!(out, "standings_snapshot_new_bytes_total {}", self.new_bytes.get());
+        for (name, help, counter) in [
+            (
+                "standings_snapshot_empty_heads_total",
+                "Heads of instances that hold no events, answered with the shared empty snapshot and not followed.",
+                &self.empty_heads,
+            ),
+            (
+                "standings_snapshot_refused_heads_total",
+                "Heads refused SNAPSHOT_INSTANCES_FULL: a new closed instance past the caps on followed instances.",
+                &self.refused_heads,
+            ),
+            (
+                "standings_snapshot_displaced_total",
+                "Followed closed instances given up to make room for an open one.",
+                &self.displaced,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} counter");
+            let _ = writeln!(out, "{name} {}", counter.get());
+        }
         for (name, help, value) in [
             (
                 "standings_snapshot_parts_held",
@@ -311,6 +356,9 @@ pub struct Metrics {
     pub connections_refused: Counter,
     /// Connections closed because a request's header or the next request did not come in time.
     pub connections_timed_out: Counter,
+    /// Closed periods that left memory restored from storage for reads (once per instance
+    /// while the registry's cache of them keeps it).
+    pub closed_restores: Counter,
     /// Live subscriptions.
     pub live: LiveMetrics,
     /// Snapshot publication.
@@ -410,6 +458,20 @@ impl Metrics {
             "standings_connections_timed_out_total {}",
             self.connections_timed_out.get()
         );
+        out.push_str(
+            "# HELP standings_closed_period_restores_total Closed periods that left memory restored from storage for reads.\n",
+        );
+        out.push_str("# TYPE standings_closed_period_restores_total counter\n");
+        let _ = writeln!(
+            out,
+            "standings_closed_period_restores_total {}",
+            self.closed_restores.get()
+        );
+        out.push_str(
+            "# HELP standings_closed_periods_cached Closed periods that left memory, held restored for reads (closed_periods_cached at most).\n",
+        );
+        out.push_str("# TYPE standings_closed_periods_cached gauge\n");
+        let _ = writeln!(out, "standings_closed_periods_cached {}", registry.closed.len());
         out.push_str("# HELP standings_rejections_total Error answers by code.\n");
         out.push_str("# TYPE standings_rejections_total counter\n");
         for (code, n) in self.rejections.lock_unpoisoned().iter() {

@@ -125,14 +125,14 @@ impl Fill<'_> {
         self.template.replace("{hash}", hash)
     }
 
-    /// A bundle of the chunk this row's game published, named twice.
+    /// A bundle of the chunk this row's game published (a hash may be named once).
     fn bundle_path(&self) -> String {
         let parts = self
             .snapshots
             .iter()
             .find(|p| p.game == self.game)
             .expect("every game published a snapshot in the set-up");
-        format!("{}?hashes={},{}", self.template, parts.chunk, parts.chunk)
+        format!("{}?hashes={}", self.template, parts.chunk)
     }
 
     /// An event that raises its player's best (the set-up's are 100), so that one accepted

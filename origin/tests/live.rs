@@ -112,7 +112,7 @@ on_both_databases_and_transports!(
     subscription_limits_answer_429_and_503_with_their_codes,
     a_server_stop_sends_going_away,
     a_quiet_stream_gets_heartbeats,
-    a_subscriber_joining_within_a_window_chains_with_the_shared_delta,
+    a_subscriber_joining_within_a_window_starts_at_the_boards_version,
     a_closed_day_that_left_memory_is_sent_from_storage,
     the_per_token_limit_counts_a_player_jwt_by_its_subject,
 );
@@ -158,6 +158,7 @@ enum Wire {
         entries: Vec<WireEntry>,
     },
     Delta {
+        period_key: String,
         base_version: u64,
         board_version: u64,
         changed: Vec<WireEntry>,
@@ -170,6 +171,7 @@ enum Wire {
     },
     Closed {
         reason: String,
+        period_key: String,
         board_version: u64,
     },
     GoingAway {},
@@ -200,6 +202,7 @@ enum Message {
     },
     Closed {
         reason: String,
+        period_key: String,
         board_version: u64,
     },
     GoingAway,
@@ -222,21 +225,24 @@ impl Message {
                 view,
                 period: PeriodFields {
                     period,
-                    period_key,
+                    period_key: period_key.clone(),
                     period_start,
                     period_end,
                 },
                 state: ViewState {
+                    period_key: period_key.clone(),
                     board_version,
                     entries: entries(&wire),
                 },
             },
             Wire::Delta {
+                period_key,
                 base_version,
                 board_version,
                 changed,
                 left,
             } => Message::Delta(ViewDelta {
+                period_key,
                 base_version,
                 board_version,
                 changed: entries(&changed),
@@ -246,8 +252,10 @@ impl Message {
             Wire::Resync { reason, detail } => Message::Resync { reason, detail },
             Wire::Closed {
                 reason,
+                period_key,
                 board_version,
             } => Message::Closed {
+                period_key,
                 reason,
                 board_version,
             },
@@ -267,11 +275,12 @@ impl Message {
         }
     }
 
-    /// The `board_version` a client holds after it, for the messages that move the view.
-    fn board_version(&self) -> Option<u64> {
+    /// The instance and `board_version` a client holds after it, for the messages that move
+    /// the view.
+    fn position(&self) -> Option<(String, u64)> {
         match self {
-            Message::Snapshot { state, .. } => Some(state.board_version),
-            Message::Delta(delta) => Some(delta.board_version),
+            Message::Snapshot { state, .. } => Some((state.period_key.clone(), state.board_version)),
+            Message::Delta(delta) => Some((delta.period_key.clone(), delta.board_version)),
             _ => None,
         }
     }
@@ -376,7 +385,8 @@ impl SseEvent {
     }
 
     /// The message it carries, checked against the SSE framing of `docs/live.md`: `event:` is
-    /// the type, and `id:` is the `board_version` of a snapshot or delta and absent otherwise.
+    /// the type, and `id:` is `PERIOD_KEY:VERSION` of a snapshot or delta (the instance and the
+    /// `board_version` it brings the client to) and absent otherwise.
     fn message(&self) -> Message {
         let data = self
             .data
@@ -388,10 +398,14 @@ impl SseEvent {
             Some(message.kind()),
             "the SSE event name is the message type: {self:?}"
         );
+        let id = self.id.as_deref().map(|id| {
+            let (key, version) = id.rsplit_once(':').expect("the SSE id is PERIOD_KEY:VERSION");
+            (key.to_string(), version.parse::<u64>().unwrap())
+        });
         assert_eq!(
-            self.id.as_deref().map(|id| id.parse::<u64>().unwrap()),
-            message.board_version(),
-            "the SSE id is the board_version a snapshot or delta brings the client to: {self:?}"
+            id,
+            message.position(),
+            "the SSE id is the instance and board_version a snapshot or delta brings the client to: {self:?}"
         );
         message
     }
@@ -467,7 +481,8 @@ struct Sub {
     view: View,
     /// `period=...&at=...`, or empty for all_time.
     period: String,
-    since_version: Option<u64>,
+    /// `since_version`: `PERIOD_KEY:VERSION`, or a bare version.
+    since_version: Option<String>,
     /// `Authorization: Bearer` (the service token unless told otherwise).
     bearer: Option<String>,
     access_token: Option<String>,
@@ -496,8 +511,9 @@ impl Sub {
         self
     }
 
-    fn since(mut self, version: u64) -> Sub {
-        self.since_version = Some(version);
+    /// Comes back at `version` of the instance `period_key`.
+    fn since(mut self, period_key: &str, version: u64) -> Sub {
+        self.since_version = Some(format!("{period_key}:{version}"));
         self
     }
 
@@ -535,7 +551,7 @@ impl Sub {
             query.push('&');
             query.push_str(&self.period);
         }
-        if let Some(since) = self.since_version {
+        if let Some(since) = &self.since_version {
             query.push_str(&format!("&since_version={since}"));
         }
         if let Some(token) = &self.access_token {
@@ -952,7 +968,9 @@ impl Live {
 
     /// Comes back with the view `state` held, with `since_version` set to its version.
     async fn resume(&self, sub: Sub, state: ViewState) -> Client {
-        let mut client = self.subscribe(sub.since(state.board_version)).await;
+        let mut client = self
+            .subscribe(sub.since(&state.period_key, state.board_version))
+            .await;
         client.state = Some(state);
         client
     }
@@ -1162,7 +1180,7 @@ async fn a_client_back_after_the_history_is_gone_gets_a_snapshot(db: Db, transpo
     assert_eq!(live.assert_fresh(&back).await, Some(back.version()));
     back.close().await;
 
-    let mut ahead = live.subscribe(top.clone().since(9_999)).await;
+    let mut ahead = live.subscribe(top.clone().since("all_time", 9_999)).await;
     let first = ahead.recv().await;
     assert!(matches!(first, Message::Snapshot { .. }), "{first:?}");
     live.assert_fresh(&ahead).await;
@@ -1448,9 +1466,11 @@ async fn a_period_view_follows_its_day_until_it_closes(db: Db, transport: Transp
     match client.recv().await {
         Message::Closed {
             reason,
+            period_key,
             board_version,
         } => {
             assert_eq!(reason, "period_closed");
+            assert_eq!(period_key, "2026-10-13");
             assert_eq!(board_version, last);
         }
         other => panic!("expected closed, got {other:?}"),
@@ -1466,6 +1486,7 @@ async fn a_period_view_follows_its_day_until_it_closes(db: Db, transport: Transp
         again.recv().await,
         Message::Closed {
             reason: "period_closed".into(),
+            period_key: "2026-10-13".into(),
             board_version: last
         }
     );
@@ -1662,6 +1683,7 @@ async fn a_late_decision_and_the_season_archive_reach_subscribers(db: Db, transp
     match client.recv().await {
         Message::Closed {
             reason,
+            period_key: _,
             board_version,
         } => {
             assert_eq!(reason, "season_archived");
@@ -1955,10 +1977,12 @@ async fn a_quiet_stream_gets_heartbeats(db: Db, transport: Transport) {
     live.assert_fresh(&client).await;
 }
 
-/// A subscriber that joins while a window's changes are not sent yet is sent the state the
-/// view's other subscribers hold, so the window's delta (the same bytes for all of them)
-/// chains for it too; one coming back at that version is owed nothing.
-async fn a_subscriber_joining_within_a_window_chains_with_the_shared_delta(db: Db, transport: Transport) {
+/// A subscriber that joins while a window's changes are not sent yet is brought to the board's
+/// version at once (issue 28: not to the topic's older state), as is one coming back at the
+/// older version; the window then brings the view's other subscribers to that version, sends
+/// the joiners nothing they already hold, and from then on one delta (the same bytes) chains
+/// for all of them.
+async fn a_subscriber_joining_within_a_window_starts_at_the_boards_version(db: Db, transport: Transport) {
     let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
     live.define("global", json!({"score_mode": "highest"})).await;
     live.batch("global", &players("e", 0..5, |i| 10 * i), "2026-10-13T10:00:00Z")
@@ -1973,24 +1997,36 @@ async fn a_subscriber_joining_within_a_window_chains_with_the_shared_delta(db: D
     let mut joining = live.subscribe(top.clone()).await;
     let snapshot = joining.recv().await;
     assert!(matches!(snapshot, Message::Snapshot { .. }), "{snapshot:?}");
-    assert_eq!(joining.state(), &sent);
+    let now = live.assert_fresh(&joining).await.unwrap();
+    assert!(now > sent.board_version, "the board's version, not the topic's");
     let mut back = live.resume(top.clone(), sent.clone()).await;
     let caught_up = back.recv().await.delta();
     assert_eq!(
         (caught_up.base_version, caught_up.board_version),
-        (sent.board_version, sent.board_version)
+        (sent.board_version, now)
     );
+    assert_eq!(back.state(), joining.state());
 
     live.flush();
     let delta = first.recv().await.delta();
-    assert_eq!(delta.base_version, sent.board_version);
+    assert_eq!(
+        (delta.base_version, delta.board_version),
+        (sent.board_version, now)
+    );
+    assert_eq!(first.state(), joining.state());
+
+    live.score("b", "global", "p-newer", 200, "2026-10-13T11:01:00Z")
+        .await;
+    live.flush();
+    let next = first.recv().await.delta();
+    assert_eq!(next.base_version, now);
     for client in [&mut joining, &mut back] {
-        assert_eq!(client.recv().await.delta(), delta);
+        assert_eq!(client.recv().await.delta(), next);
         assert_eq!(
             client.json, first.json,
             "one view's delta is the same bytes for all"
         );
-        assert_eq!(live.assert_fresh(client).await, Some(delta.board_version));
+        assert_eq!(live.assert_fresh(client).await, Some(next.board_version));
     }
 }
 
@@ -2033,6 +2069,7 @@ async fn a_closed_day_that_left_memory_is_sent_from_storage(db: Db, transport: T
         client.recv().await,
         Message::Closed {
             reason: "period_closed".into(),
+            period_key: "2026-10-13".into(),
             board_version: version
         }
     );
@@ -2113,7 +2150,7 @@ async fn last_event_id_is_taken_as_since_version(db: Db) {
     live.score("away", "global", "p-5", 100, "2026-10-13T11:00:00Z")
         .await;
 
-    let last_event_id = held.board_version.to_string();
+    let last_event_id = format!("{}:{}", held.period_key, held.board_version);
     let stream = live
         .open_sse(&top, &[("last-event-id", &last_event_id)])
         .await
@@ -2125,7 +2162,10 @@ async fn last_event_id_is_taken_as_since_version(db: Db) {
 
     // `since_version` in the query wins over the header.
     let stream = live
-        .open_sse(&top.clone().since(back.version()), &[("last-event-id", "1")])
+        .open_sse(
+            &top.clone().since("all_time", back.version()),
+            &[("last-event-id", "all_time:1")],
+        )
         .await
         .unwrap();
     let mut current = Client::new(top.clone(), stream, Some(back.state().clone()));

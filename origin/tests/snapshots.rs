@@ -29,6 +29,8 @@ on_both_databases!(
     snapshots_are_read_by_the_edge_or_admin_of_the_game_or_with_public_reads,
     the_friend_list_is_read_as_friends_of_is,
     a_board_nobody_asks_for_stops_being_published,
+    heads_follow_only_instances_with_events_and_within_the_caps,
+    a_closed_day_is_restored_once_for_reads_and_heads,
 );
 
 const BOARD: &str = "arena-clash/solo/S7/global";
@@ -471,16 +473,17 @@ async fn parts_are_immutable_answer_304_and_refuse_bad_hashes(db: Db) {
     }
 }
 
-/// `GET /v1/snapshots/chunks?hashes=` answers every chunk named, in the order named (a repeat
-/// included), each after its length as 4 bytes big-endian, immutable; the bytes equal the
-/// single fetches. One unknown hash, a manifest, a malformed hash, more than 200 hashes, no
-/// hashes, an unknown parameter or an edge of another game refuse the whole bundle.
+/// `GET /v1/snapshots/chunks?hashes=` answers every chunk named, in the order named, each after
+/// its length as 4 bytes big-endian, immutable; the bytes equal the single fetches. One unknown
+/// hash, a manifest, a malformed hash, a hash named twice (200 of one hash would make a 13 KB
+/// URL a megabyte answer), more than 200 hashes, no hashes, an unknown parameter or an edge of
+/// another game refuse the whole bundle.
 async fn a_bundle_answers_the_chunks_named_in_order_or_nothing(db: Db) {
     let snap = Snap::start(db).await;
     snap.seed().await;
     let (head, _) = snap.head(HEAD).await;
     let manifest = snap.manifest(&head).await;
-    let mut named: Vec<String> = manifest
+    let named: Vec<String> = manifest
         .rank_chunks
         .iter()
         .rev()
@@ -489,7 +492,6 @@ async fn a_bundle_answers_the_chunks_named_in_order_or_nothing(db: Db) {
         .chain(manifest.lookup_chunks.iter().take(2).map(|c| c.hash))
         .map(|hash| hash.to_string())
         .collect();
-    named.push(named[0].clone());
     let path = format!("/v1/snapshots/chunks?hashes={}", named.join(","));
     let (status, headers, bytes) = snap.fetch(&path, Some(EDGE)).await;
     assert_eq!(status, StatusCode::OK);
@@ -531,6 +533,16 @@ async fn a_bundle_answers_the_chunks_named_in_order_or_nothing(db: Db) {
             vec![named[0].as_str(); 201].join(","),
             StatusCode::BAD_REQUEST,
             "at most 200",
+        ),
+        (
+            format!("{},{},{}", named[0], named[1], named[0]),
+            StatusCode::BAD_REQUEST,
+            "more than once; name each chunk once",
+        ),
+        (
+            vec![named[0].as_str(); 200].join(","),
+            StatusCode::BAD_REQUEST,
+            "more than once; name each chunk once",
         ),
     ] {
         let answer = snap
@@ -866,4 +878,143 @@ async fn a_board_nobody_asks_for_stops_being_published(db: Db) {
         StatusCode::NOT_FOUND,
         "SNAPSHOT_PART_NOT_FOUND",
     );
+}
+
+/// Submits one event of `player` on the daily board at `at`, with the clock moved there first.
+async fn score_daily(snap: &Snap, id: &str, player: &str, value: i64, at: &str) {
+    snap.clock.set(ms(at));
+    let mut e = event(id, player, value, at);
+    e["scopes"] = json!(["daily"]);
+    let (status, body) = snap.service.submit(&e).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+}
+
+const DAILY_HEAD: &str = "/v1/snapshots/arena-clash/solo/S7/daily/head";
+
+/// Issue 28: a head of a day with no events (a past day nobody played, or one in the future)
+/// names the empty snapshot of the board's rules and follows nothing, however many are asked
+/// for; past the per-board cap a closed day with events is refused 503
+/// `SNAPSHOT_INSTANCES_FULL` with `Retry-After` (its read still answers), while the current day
+/// takes the place of the closed day asked for least recently. Every case is counted.
+async fn heads_follow_only_instances_with_events_and_within_the_caps(db: Db) {
+    let snap = Snap::start_at(db, "2026-10-09T10:00:00Z", |config| {
+        config.snapshots.max_instances_per_board = 3;
+    })
+    .await;
+    snap.service
+        .define_scope(
+            "daily",
+            &json!({"score_mode": "highest", "periods": ["all_time", "daily"]}),
+        )
+        .await;
+    for day in 9..=13 {
+        let at = format!("2026-10-{day:02}T10:00:00Z");
+        score_daily(&snap, &format!("d-{day}"), "p-ava", day, &at).await;
+    }
+    snap.clock.set(ms(NOW));
+    let mut empty = None;
+    for n in 0..300 {
+        // Days of 2025 and of 2027: none has events, whichever side of now.
+        let at = format_rfc3339(ms("2025-01-01T12:00:00Z") + n * 2 * 86_400_000);
+        let (head, _) = snap.head(&format!("{DAILY_HEAD}?period=daily&at={at}")).await;
+        assert_eq!(head["board_version"], 0, "{head}");
+        let manifest = head["manifest"].as_str().unwrap().to_string();
+        assert_eq!(empty.get_or_insert(manifest.clone()), &manifest);
+    }
+    assert_eq!(snap.metric("standings_snapshot_instances").await, 0.0);
+    assert_eq!(snap.metric("standings_snapshot_empty_heads_total").await, 300.0);
+    // The empty snapshot answers as the read of such a day does.
+    let (head, _) = snap
+        .head(&format!("{DAILY_HEAD}?period=daily&at=2027-03-01T00:00:00Z"))
+        .await;
+    let restored = Snapshot::restore(&snap.manifest(&head).await, &[]).unwrap();
+    assert_eq!(restored.total_players(), 0);
+
+    for day in 9..=11 {
+        let (head, _) = snap
+            .head(&format!(
+                "{DAILY_HEAD}?period=daily&at=2026-10-{day:02}T12:00:00Z"
+            ))
+            .await;
+        assert_eq!(head["board_version"], 1, "{head}");
+    }
+    assert_eq!(snap.metric("standings_snapshot_instances").await, 3.0);
+    let full = snap
+        .fetch(
+            &format!("{DAILY_HEAD}?period=daily&at=2026-10-12T12:00:00Z"),
+            Some(EDGE),
+        )
+        .await;
+    let body = refused(&full, StatusCode::SERVICE_UNAVAILABLE, "SNAPSHOT_INSTANCES_FULL");
+    assert_eq!(full.1["retry-after"], "10", "{body}");
+    assert_eq!(snap.metric("standings_snapshot_refused_heads_total").await, 1.0);
+    let (status, read) = snap
+        .service
+        .call(
+            Method::GET,
+            "/v1/leaderboards/arena-clash/solo/S7/daily/top?period=daily&at=2026-10-12T12:00:00Z",
+            Some(EDGE),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{read}");
+    assert_eq!(read["entries"][0]["value"], 12);
+
+    let (today, _) = snap.head(&format!("{DAILY_HEAD}?period=daily")).await;
+    assert_eq!(today["period_key"], "2026-10-13");
+    assert_eq!(snap.metric("standings_snapshot_instances").await, 3.0);
+    assert_eq!(snap.metric("standings_snapshot_displaced_total").await, 1.0);
+}
+
+/// Issue 28: a closed day that left memory is restored from storage once, and every later read
+/// and head of it answers from that copy (its top as fast as a live board's); past
+/// `closed_periods_cached` the least recently used copy goes, and reading it again restores
+/// it again.
+async fn a_closed_day_is_restored_once_for_reads_and_heads(db: Db) {
+    let snap = Snap::start_at(db, "2026-10-10T10:00:00Z", |config| {
+        config.closed_periods_cached = 1;
+        config.closed_period_retention_seconds = 60;
+    })
+    .await;
+    snap.service
+        .define_scope(
+            "daily",
+            &json!({"score_mode": "highest", "periods": ["all_time", "daily"]}),
+        )
+        .await;
+    for (day, players) in [(10, 3), (11, 4)] {
+        for p in 0..players {
+            let at = format!("2026-10-{day}T10:00:{p:02}Z");
+            score_daily(&snap, &format!("d-{day}-{p}"), &format!("p-{p}"), 10 + p, &at).await;
+        }
+    }
+    snap.clock.set(ms(NOW));
+    snap.service.state.ingest().evict_closed().await.unwrap();
+    assert_eq!(snap.metric("standings_closed_periods_cached").await, 1.0);
+    let top = |day: u32| {
+        format!("/v1/leaderboards/arena-clash/solo/S7/daily/top?period=daily&at=2026-10-{day:02}T12:00:00Z")
+    };
+    let mut answers = Vec::new();
+    for _ in 0..20 {
+        let (status, headers, bytes) = snap.fetch(&top(10), Some(EDGE)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(headers["x-standings-board-version"], "3");
+        answers.push(bytes);
+        snap.head(&format!("{DAILY_HEAD}?period=daily&at=2026-10-10T12:00:00Z"))
+            .await;
+    }
+    assert!(answers.iter().all(|a| *a == answers[0]));
+    let read: Value = serde_json::from_slice(&answers[0]).unwrap();
+    assert_eq!(read["entries"].as_array().unwrap().len(), 3);
+    assert_eq!(snap.metric("standings_closed_period_restores_total").await, 1.0);
+    // The 11th was the one kept at eviction; reading it again restores nothing, reading the
+    // 10th again (given up for the 11th) restores it once more.
+    let (status, _, _) = snap.fetch(&top(11), Some(EDGE)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(snap.metric("standings_closed_period_restores_total").await, 2.0);
+    let (status, _, again) = snap.fetch(&top(10), Some(EDGE)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(again, answers[0]);
+    assert_eq!(snap.metric("standings_closed_period_restores_total").await, 3.0);
+    assert_eq!(snap.metric("standings_closed_periods_cached").await, 1.0);
 }

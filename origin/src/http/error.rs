@@ -73,6 +73,11 @@ pub enum AppError {
     TooManySubscriptions(String),
     /// 503: the service has as many live subscribers as it serves in all.
     SubscribersFull(String),
+    /// 503: the live windows are busy; a subscription that adds a view is refused for now.
+    LiveBusy(String),
+    /// 503: as many board instances are followed for the edge as allowed; a new closed one is
+    /// refused for now.
+    SnapshotInstancesFull(String),
     /// 503: the service is not ready (still rebuilding, or shutting down).
     Unavailable(String),
     /// 503: the database cannot be reached or cannot serve now (stopped, restarting, locked
@@ -112,9 +117,10 @@ impl From<SubscribeError> for AppError {
     fn from(refusal: SubscribeError) -> AppError {
         let detail = refusal.to_string();
         match refusal {
-            SubscribeError::PerToken { .. } | SubscribeError::PerBoard { .. } => {
-                AppError::TooManySubscriptions(detail)
-            }
+            SubscribeError::PerToken { .. }
+            | SubscribeError::PerBoard { .. }
+            | SubscribeError::PerAddress { .. } => AppError::TooManySubscriptions(detail),
+            SubscribeError::Busy { .. } => AppError::LiveBusy(detail),
             SubscribeError::Total { .. } => AppError::SubscribersFull(detail),
             SubscribeError::Stopping => AppError::Unavailable(detail),
         }
@@ -175,6 +181,8 @@ impl AppError {
             RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
             TooManySubscriptions(_) => (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_SUBSCRIPTIONS"),
             SubscribersFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "SUBSCRIBERS_FULL"),
+            LiveBusy(_) => (StatusCode::SERVICE_UNAVAILABLE, "LIVE_BUSY"),
+            SnapshotInstancesFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "SNAPSHOT_INSTANCES_FULL"),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
             DatabaseUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
             BoardBroken(_) => (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN"),
@@ -217,11 +225,23 @@ impl AppError {
             | RateLimited(d)
             | TooManySubscriptions(d)
             | SubscribersFull(d)
+            | LiveBusy(d)
+            | SnapshotInstancesFull(d)
             | Unavailable(d)
             | DatabaseUnavailable(d)
             | BoardBroken(d)
             | Internal(d) => d,
         })
+    }
+
+    /// The `Retry-After` of an answer that a client should retry later, in seconds: the
+    /// refusals that pass once load or caps have room again. O(1).
+    pub fn retry_after_seconds(&self) -> Option<u32> {
+        match self {
+            AppError::SubscribersFull(_) | AppError::LiveBusy(_) => Some(5),
+            AppError::SnapshotInstancesFull(_) => Some(10),
+            _ => None,
+        }
     }
 
     /// The problem document this error is answered with.
@@ -289,6 +309,11 @@ impl IntoResponse for AppError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),
         );
+        if let Some(seconds) = self.retry_after_seconds() {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
         // The metrics layer counts rejections by this code.
         response.extensions_mut().insert(ErrorCode(problem.code));
         response
@@ -378,12 +403,37 @@ mod tests {
                 StatusCode::SERVICE_UNAVAILABLE,
                 "UNAVAILABLE",
             ),
+            (
+                SubscribeError::PerAddress { limit: 3 },
+                StatusCode::TOO_MANY_REQUESTS,
+                "TOO_MANY_SUBSCRIPTIONS",
+            ),
+            (
+                SubscribeError::Busy {
+                    work_ms: 140,
+                    window_ms: 250,
+                },
+                StatusCode::SERVICE_UNAVAILABLE,
+                "LIVE_BUSY",
+            ),
         ] {
             let detail = refusal.to_string();
             let error = AppError::from(refusal);
             assert_eq!(error.status_and_code(), (status, code));
             assert_eq!(error.problem().detail, detail);
         }
+    }
+
+    /// The refusals that pass once there is room again say when to retry; others do not.
+    #[test]
+    fn busy_refusals_carry_retry_after() {
+        let busy = AppError::LiveBusy("busy".into()).into_response();
+        assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(busy.headers()[header::RETRY_AFTER], "5");
+        let full = AppError::SnapshotInstancesFull("full".into()).into_response();
+        assert_eq!(full.headers()[header::RETRY_AFTER], "10");
+        let bad = AppError::InvalidRequest("bad".into()).into_response();
+        assert!(bad.headers().get(header::RETRY_AFTER).is_none());
     }
 
     /// A domain refusal is answered with the code and the words it had as an AppError.

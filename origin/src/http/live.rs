@@ -19,10 +19,10 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Uri, header};
 use axum::response::Response;
 use axum::routing::get;
 use futures_util::{SinkExt as _, StreamExt as _, stream};
-use standings_core::View;
+use standings_core::{Position, View};
 
 use super::read::{BoardPath, board_parts};
-use super::serve::Streaming;
+use super::serve::{PeerAddr, Streaming};
 use super::{ReadQuery, Shared, board_of};
 use crate::http::error::{AppError, AppResult};
 use crate::live::{Kind, Outgoing, Subscription, Watch};
@@ -65,6 +65,7 @@ async fn subscribe(
     Path(path): Path<BoardPath>,
     uri: Uri,
     headers: HeaderMap,
+    peer: Option<axum::Extension<PeerAddr>>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> AppResult<Response> {
     let params = ReadQuery::of(&uri);
@@ -72,14 +73,16 @@ async fn subscribe(
         .auth
         .subscriber(&headers, params.get("access_token").as_deref(), &path.0)?;
     let view = view_of(&params)?;
-    let since_version = since_version_of(&params, &headers)?;
+    let since = since_of(&params, &headers)?;
+    no_body(&headers)?;
     let upgrade = websocket_of(upgrade, &headers)?;
     let slot = board_of(&state, board_parts(&path), &params).await?;
     let subscription = state.live.subscribe(Watch {
         slot,
         view,
-        since_version,
+        since,
         holder,
+        address: peer.map(|axum::Extension(PeerAddr(address))| address.ip()),
     })?;
     Ok(match upgrade {
         Some(upgrade) => upgrade
@@ -102,16 +105,16 @@ fn view_of(params: &ReadQuery<'_>) -> AppResult<View> {
         .map_err(|e| AppError::InvalidRequest(format!("view={raw:?} is not valid: {e}")))
 }
 
-/// The version the client holds its view at: `since_version`, or when the query has none, the
+/// Where the client holds its view: `since_version`, or when the query has none, the
 /// `Last-Event-ID` that `EventSource` sends on its own reconnects (the `id:` of the last
-/// snapshot or delta it saw). An empty `Last-Event-ID` is none, as an empty `id:` resets it.
-fn since_version_of(params: &ReadQuery<'_>, headers: &HeaderMap) -> AppResult<Option<u64>> {
+/// snapshot or delta it saw). Both are `PERIOD_KEY:VERSION` or a bare version (see
+/// `standings_core::Position`). An empty `Last-Event-ID` is none, as an empty `id:` resets it.
+fn since_of(params: &ReadQuery<'_>, headers: &HeaderMap) -> AppResult<Option<Position>> {
     if let Some(raw) = params.get("since_version") {
-        return parse_version(&raw).map(Some).ok_or_else(|| {
-            AppError::InvalidRequest(format!(
-                "since_version={raw:?} is not valid; expected a board_version (a whole number)"
-            ))
-        });
+        return raw
+            .parse()
+            .map(Some)
+            .map_err(|e| AppError::InvalidRequest(format!("since_version={raw:?} is not valid; {e}")));
     }
     let Some(value) = headers.get(LAST_EVENT_ID) else {
         return Ok(None);
@@ -120,19 +123,24 @@ fn since_version_of(params: &ReadQuery<'_>, headers: &HeaderMap) -> AppResult<Op
     if text.is_empty() {
         return Ok(None);
     }
-    parse_version(text).map(Some).ok_or_else(|| {
-        AppError::InvalidRequest(format!(
-            "the Last-Event-ID header {text:?} is not a board_version (a whole number)"
-        ))
-    })
+    text.parse()
+        .map(Some)
+        .map_err(|e| AppError::InvalidRequest(format!("the Last-Event-ID header {text:?} is not valid; {e}")))
 }
 
-/// A version as plain decimal digits (no sign, no spaces).
-fn parse_version(text: &str) -> Option<u64> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// A subscription request carries no body: the stream is the whole exchange, and a body (or
+/// a request pipelined behind it) would never be read.
+fn no_body(headers: &HeaderMap) -> AppResult<()> {
+    let has_body = headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|length| length.as_bytes() != b"0");
+    if has_body {
+        return Err(AppError::InvalidRequest(
+            "a subscription request has no body; send the view and the version held in the query".into(),
+        ));
     }
-    text.parse().ok()
+    Ok(())
 }
 
 /// The WebSocket upgrade, when the request asks for one (`Upgrade: websocket`); `None` for
@@ -145,6 +153,11 @@ fn websocket_of(
     let asks = headers
         .get(header::UPGRADE)
         .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"websocket"));
+    if asks && !valid_websocket_key(headers.get(header::SEC_WEBSOCKET_KEY)) {
+        return Err(AppError::InvalidRequest(
+            "the WebSocket upgrade cannot be made: Sec-WebSocket-Key must be 16 random bytes in base64 (RFC 6455, 4.1)".into(),
+        ));
+    }
     match upgrade {
         Ok(upgrade) => Ok(Some(upgrade)),
         Err(_) if !asks => Ok(None),
@@ -153,6 +166,18 @@ fn websocket_of(
             rejection.body_text()
         ))),
     }
+}
+
+/// Whether a `Sec-WebSocket-Key` is what RFC 6455 asks: base64 of 16 bytes. A server must not
+/// upgrade on anything else (an empty key is the common mistake). O(1).
+fn valid_websocket_key(key: Option<&HeaderValue>) -> bool {
+    use base64::Engine as _;
+    key.and_then(|key| {
+        base64::engine::general_purpose::STANDARD
+            .decode(key.as_bytes())
+            .ok()
+    })
+    .is_some_and(|bytes| bytes.len() == 16)
 }
 
 /// The SSE answer: a body that writes each message as one event until the subscription ends.
@@ -180,8 +205,8 @@ fn event_stream(subscription: Subscription) -> Response {
 }
 
 /// One message as an SSE event, in three parts so that the JSON, shared by every subscriber
-/// of the view, is not copied: `event:` (and `id:` for a message that moves the view's
-/// version) up to `data: `, the JSON, and the blank line that ends the event. The JSON is one
+/// of the view, is not copied: `event:` (and `id:`, `PERIOD_KEY:VERSION`, for a message that
+/// moves the view's version) up to `data: `, the JSON, and the blank line that ends the event. The JSON is one
 /// line, as `data:` needs: compact JSON has no raw newline (strings escape theirs). O(1) but
 /// for the head's few bytes.
 fn sse_event(message: &Outgoing) -> [Bytes; 3] {
@@ -190,8 +215,8 @@ fn sse_event(message: &Outgoing) -> [Bytes; 3] {
         "an SSE data line holds no newline"
     );
     let mut head = format!("event: {}\n", message.kind.as_str());
-    if let Some(version) = message.board_version {
-        head.push_str(&format!("id: {version}\n"));
+    if let (Some(version), Some(key)) = (message.board_version, &message.period_key) {
+        head.push_str(&format!("id: {key}:{version}\n"));
     }
     head.push_str("data: ");
     [
@@ -272,6 +297,7 @@ mod tests {
         Outgoing {
             kind,
             board_version,
+            period_key: board_version.map(|_| std::sync::Arc::from("2026-10-13")),
             json: Bytes::from_static(json.as_bytes()),
             committed: None,
         }
@@ -284,7 +310,8 @@ mod tests {
             .collect()
     }
 
-    /// A message that moves the view's version carries it as `id:`, others have none; each
+    /// A message that moves the view's version carries it with its instance as `id:`, others
+    /// have none; each
     /// event is `event:`, `data:` and a blank line, with the shared JSON bytes not copied.
     #[test]
     fn each_message_is_one_sse_event() {
@@ -295,7 +322,7 @@ mod tests {
         );
         assert_eq!(
             event_text(&delta),
-            "event: delta\nid: 46\ndata: {\"type\":\"delta\",\"base_version\":42,\"board_version\":46,\"changed\":[],\"left\":[]}\n\n"
+            "event: delta\nid: 2026-10-13:46\ndata: {\"type\":\"delta\",\"base_version\":42,\"board_version\":46,\"changed\":[],\"left\":[]}\n\n"
         );
         assert_eq!(
             sse_event(&delta)[1].as_ptr(),
@@ -386,32 +413,40 @@ mod tests {
     }
 
     /// `since_version` wins over `Last-Event-ID`, which stands for it when the query has
-    /// none; junk in either is a 400 naming it, and an empty `Last-Event-ID` is none.
+    /// none; both take `PERIOD_KEY:VERSION` or a bare version; junk in either is a 400 naming
+    /// it, and an empty `Last-Event-ID` is none.
     #[test]
-    fn since_version_comes_from_the_query_or_last_event_id() {
+    fn since_comes_from_the_query_or_last_event_id() {
+        let at = |key: Option<&str>, board_version| {
+            Some(Position {
+                period_key: key.map(Into::into),
+                board_version,
+            })
+        };
         let mut headers = HeaderMap::new();
         let none = query("view=top:3");
         let since = query("view=top:3&since_version=42");
-        assert_eq!(since_version_of(&ReadQuery::of(&none), &headers).unwrap(), None);
+        let keyed = query("view=top:3&since_version=2026-10-13%3A42");
+        assert_eq!(since_of(&ReadQuery::of(&none), &headers).unwrap(), None);
+        assert_eq!(since_of(&ReadQuery::of(&since), &headers).unwrap(), at(None, 42));
         assert_eq!(
-            since_version_of(&ReadQuery::of(&since), &headers).unwrap(),
-            Some(42)
+            since_of(&ReadQuery::of(&keyed), &headers).unwrap(),
+            at(Some("2026-10-13"), 42)
         );
+        headers.insert(LAST_EVENT_ID, HeaderValue::from_static("all_time:46"));
+        assert_eq!(
+            since_of(&ReadQuery::of(&none), &headers).unwrap(),
+            at(Some("all_time"), 46)
+        );
+        assert_eq!(since_of(&ReadQuery::of(&since), &headers).unwrap(), at(None, 42));
         headers.insert(LAST_EVENT_ID, HeaderValue::from_static("46"));
-        assert_eq!(
-            since_version_of(&ReadQuery::of(&none), &headers).unwrap(),
-            Some(46)
-        );
-        assert_eq!(
-            since_version_of(&ReadQuery::of(&since), &headers).unwrap(),
-            Some(42)
-        );
+        assert_eq!(since_of(&ReadQuery::of(&none), &headers).unwrap(), at(None, 46));
         headers.insert(LAST_EVENT_ID, HeaderValue::from_static(""));
-        assert_eq!(since_version_of(&ReadQuery::of(&none), &headers).unwrap(), None);
+        assert_eq!(since_of(&ReadQuery::of(&none), &headers).unwrap(), None);
         headers.insert(LAST_EVENT_ID, HeaderValue::from_static("x7"));
         assert!(
-            error_text(since_version_of(&ReadQuery::of(&none), &headers))
-                .contains("the Last-Event-ID header \"x7\" is not a board_version")
+            error_text(since_of(&ReadQuery::of(&none), &headers))
+                .contains("the Last-Event-ID header \"x7\" is not valid; expected PERIOD_KEY:VERSION")
         );
         for (bad, shown) in [
             ("-1", "-1"),
@@ -419,13 +454,58 @@ mod tests {
             ("4.0", "4.0"),
             ("", ""),
             ("18446744073709551616", "18446744073709551616"),
+            ("day%20one%3A3", "day one:3"),
         ] {
             let uri = query(&format!("view=top:3&since_version={bad}"));
-            let text = error_text(since_version_of(&ReadQuery::of(&uri), &HeaderMap::new()));
+            let text = error_text(since_of(&ReadQuery::of(&uri), &HeaderMap::new()));
             assert!(
                 text.starts_with(&format!("INVALID_REQUEST: since_version={shown:?} is not valid")),
                 "{text}"
             );
         }
+    }
+
+    /// A request to upgrade with an empty or malformed `Sec-WebSocket-Key` is refused, never
+    /// upgraded; a key of 16 bytes in base64 is taken.
+    #[tokio::test]
+    async fn a_websocket_key_must_be_16_bytes_in_base64() {
+        let key = |text: &'static str| HeaderValue::from_static(text);
+        assert!(valid_websocket_key(Some(&key("dGhlIHNhbXBsZSBub25jZQ=="))));
+        for bad in ["", "  ", "not base64!", "AAAA", "dGhlIHNhbXBsZSBub25jZQ"] {
+            assert!(!valid_websocket_key(Some(&key(bad))), "{bad:?}");
+        }
+        assert!(!valid_websocket_key(None));
+        let asks = [
+            ("connection", "upgrade"),
+            ("upgrade", "websocket"),
+            ("sec-websocket-version", "13"),
+            ("sec-websocket-key", ""),
+        ];
+        let upgrade = upgrade_of(&asks).await;
+        let headers: HeaderMap = asks
+            .iter()
+            .map(|(n, v)| (n.parse().unwrap(), v.parse().unwrap()))
+            .collect();
+        let refused = error_text(websocket_of(upgrade, &headers));
+        assert!(
+            refused.starts_with(
+                "INVALID_REQUEST: the WebSocket upgrade cannot be made: Sec-WebSocket-Key must be"
+            ),
+            "{refused}"
+        );
+    }
+
+    /// A subscription request with a body is refused: nothing would ever read it.
+    #[test]
+    fn a_subscription_has_no_body() {
+        let mut headers = HeaderMap::new();
+        assert!(no_body(&headers).is_ok());
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static("0"));
+        assert!(no_body(&headers).is_ok());
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static("5"));
+        assert!(error_text(no_body(&headers)).contains("has no body"));
+        let mut chunked = HeaderMap::new();
+        chunked.insert(header::TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
+        assert!(no_body(&chunked).is_err());
     }
 }

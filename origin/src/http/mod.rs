@@ -269,15 +269,53 @@ impl<'a> ReadQuery<'a> {
     }
 }
 
+/// A board instance as a request resolved it.
+pub enum Resolved {
+    /// An instance in the registry: live, or closed but still in memory.
+    Held(Arc<BoardSlot>),
+    /// A closed instance that left memory, restored from storage (one copy, shared; see
+    /// `boards::ClosedCache`).
+    Restored(Arc<BoardSlot>),
+    /// An instance that holds no events (none yet, or in the future): an empty board at
+    /// version 0, made for this request.
+    Empty(Arc<BoardSlot>),
+}
+
+impl Resolved {
+    /// The instance's slot.
+    pub fn slot(&self) -> &Arc<BoardSlot> {
+        match self {
+            Resolved::Held(slot) | Resolved::Restored(slot) | Resolved::Empty(slot) => slot,
+        }
+    }
+
+    /// The instance's slot, owned.
+    pub fn into_slot(self) -> Arc<BoardSlot> {
+        match self {
+            Resolved::Held(slot) | Resolved::Restored(slot) | Resolved::Empty(slot) => slot,
+        }
+    }
+}
+
 /// The board instance a read names: the board from the path, the period from `?period=`
-/// (default `all_time`) and `?at=` (RFC 3339, default now). A closed period that left memory is
-/// read from storage (slower, same answers, same `board_version`); a period with no events yet
-/// is an empty board at version 0. 404 `UNKNOWN_BOARD` for an undefined or archived board.
+/// (default `all_time`) and `?at=` (RFC 3339, default now). See [`resolve`].
 pub async fn board_of(
+    state: &AppState,
+    parts: [&str; 4],
+    params: &ReadQuery<'_>,
+) -> Result<Arc<BoardSlot>, AppError> {
+    resolve(state, parts, params).await.map(Resolved::into_slot)
+}
+
+/// The board instance a read names, and where it was found: the registry's, a closed period
+/// that left memory restored once from storage (same answers, same `board_version`, then read
+/// from memory by every request until the cache gives it up), or for a period with no events
+/// an empty board at version 0. 404 `UNKNOWN_BOARD` for an undefined or archived board.
+pub async fn resolve(
     state: &AppState,
     [game, mode, season, scope]: [&str; 4],
     params: &ReadQuery<'_>,
-) -> Result<Arc<BoardSlot>, AppError> {
+) -> Result<Resolved, AppError> {
     let id = BoardId::new(game, mode, season, scope)
         .map_err(|e| AppError::UnknownBoard(format!("no board {game}/{mode}/{season}/{scope}: {e}")))?;
     let entry = state.registry.entry(&id).ok_or_else(|| {
@@ -309,22 +347,33 @@ pub async fn board_of(
         .period_of(kind, at)
         .map_err(AppError::InvalidRequest)?;
     if let Some(slot) = entry.instance(&period.key) {
-        return Ok(slot);
+        return Ok(Resolved::Held(slot));
     }
-    if entry.calendar.is_closed(&period, state.clock.now_ms())
-        && let Some(snapshot) = state.store.period_snapshot(&id, &period.key).await?
-    {
-        return Ok(Arc::new(entry.restored(
-            &period,
-            snapshot.board_version,
-            &snapshot.entries,
-        )?));
+    if entry.calendar.is_closed(&period, state.clock.now_ms()) {
+        let cell = state.registry.closed.cell(&id, &period.key);
+        let restored = cell
+            .get_or_try_init(|| async {
+                let Some(snapshot) = state.store.period_snapshot(&id, &period.key).await? else {
+                    return Ok::<_, AppError>(None);
+                };
+                let slot = entry.restored(&period, snapshot.board_version, &snapshot.entries)?;
+                state.metrics.closed_restores.add(1);
+                Ok(Some(Arc::new(slot)))
+            })
+            .await?;
+        // The writer may have brought it back meanwhile (a late change): its copy is current.
+        if let Some(slot) = entry.instance(&period.key) {
+            return Ok(Resolved::Held(slot));
+        }
+        if let Some(slot) = restored {
+            return Ok(Resolved::Restored(slot.clone()));
+        }
     }
-    Ok(Arc::new(BoardSlot::new(
+    Ok(Resolved::Empty(Arc::new(BoardSlot::new(
         id,
         period,
         standings_core::Board::new(entry.def.rules),
-    )))
+    ))))
 }
 
 /// The period fields every read answers with.

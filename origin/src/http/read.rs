@@ -107,6 +107,20 @@ fn check_player(player_id: &str) -> AppResult<()> {
     check_id("player_id", player_id).map_err(|e| AppError::InvalidRequest(e.to_string()))
 }
 
+/// The header every read of one board instance carries, as the edge's do: the answer's
+/// `board_version`, so a cache or a client can compare answers without parsing them.
+const BOARD_VERSION: axum::http::HeaderName =
+    axum::http::HeaderName::from_static("x-standings-board-version");
+
+/// A read answer of one board instance: its JSON and its `board_version` header. O(1).
+fn read_answer(bytes: Bytes, board_version: u64) -> Response {
+    let mut response = json_bytes(StatusCode::OK, bytes);
+    response
+        .headers_mut()
+        .insert(BOARD_VERSION, axum::http::HeaderValue::from(board_version));
+    response
+}
+
 fn stale(e: QueryError) -> AppError {
     AppError::StaleCursor(format!("{e}; start again from the first page"))
 }
@@ -162,7 +176,7 @@ async fn top(
     let version = board.version();
     let key = (limit, cursor_bytes);
     if let Some(bytes) = slot.cached_page(version, &key) {
-        return Ok(json_bytes(StatusCode::OK, bytes));
+        return Ok(read_answer(bytes, version));
     }
     let page = board.top(limit, cursor.as_ref()).map_err(stale)?;
     let next_cursor = page
@@ -180,7 +194,7 @@ async fn top(
     drop(board);
     let bytes = Bytes::from(out);
     slot.cache_page(version, key, bytes.clone());
-    Ok(json_bytes(StatusCode::OK, bytes))
+    Ok(read_answer(bytes, version))
 }
 
 /// `GET .../players/{player_id}/rank`: the player's rank, competition and dense rank and
@@ -199,8 +213,9 @@ async fn rank(State(state): State<Shared>, path: RawPathParams, request: Request
     })?;
     let mut out = Vec::with_capacity(384);
     write_rank_answer(&mut out, &PeriodView::fields(&slot.period), &found);
+    let version = board.version();
     drop(board);
-    Ok(json_bytes(StatusCode::OK, Bytes::from(out)))
+    Ok(read_answer(Bytes::from(out), version))
 }
 
 /// `GET .../players/{player_id}/nearby?radius=`: the entries around the player, written
@@ -219,15 +234,16 @@ async fn nearby(State(state): State<Shared>, path: RawPathParams, request: Reque
         AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
     })?;
     let mut out = Vec::with_capacity(256 + 112 * window.len());
+    let version = board.version();
     write_nearby_answer(
         &mut out,
         &PeriodView::fields(&slot.period),
-        board.version(),
+        version,
         window.iter().copied(),
     );
     drop(window);
     drop(board);
-    Ok(json_bytes(StatusCode::OK, Bytes::from(out)))
+    Ok(read_answer(Bytes::from(out), version))
 }
 
 /// One entry of a friends answer on the wire (see [`FriendsView`]).
@@ -279,14 +295,14 @@ impl FriendsView {
 /// The players ranked among themselves, written as the friends answer. The board's lock is held
 /// only for the ranking: the answer borrows the asked ids, not the board. O(k log n + k log k)
 /// for k players.
-fn rank_among(slot: &crate::boards::BoardSlot, players: &[String]) -> Bytes {
+fn rank_among(slot: &crate::boards::BoardSlot, players: &[String]) -> Response {
     let refs: Vec<&str> = players.iter().map(String::as_str).collect();
     let board = slot.read();
     let ranked = board.rank_among(&refs);
     drop(board);
     let mut out = Vec::with_capacity(256 + 128 * (ranked.entries.len() + ranked.unranked.len()));
     write_friends_answer(&mut out, &PeriodView::fields(&slot.period), &ranked);
-    Bytes::from(out)
+    read_answer(Bytes::from(out), ranked.board_version)
 }
 
 async fn friends_of(
@@ -305,7 +321,7 @@ async fn friends_of(
     if include_self {
         players.insert(0, player_id);
     }
-    Ok(json_bytes(StatusCode::OK, rank_among(&slot, &players)))
+    Ok(rank_among(&slot, &players))
 }
 
 #[derive(Deserialize)]
@@ -335,7 +351,7 @@ async fn rank_players(
     for p in &body.player_ids {
         check_player(p)?;
     }
-    Ok(json_bytes(StatusCode::OK, rank_among(&slot, &body.player_ids)))
+    Ok(rank_among(&slot, &body.player_ids))
 }
 
 async fn game_boards(
@@ -384,7 +400,11 @@ async fn digest(
         total_players: board.total_players(),
     };
     drop(board);
-    Ok(json(StatusCode::OK, &view))
+    let mut response = json(StatusCode::OK, &view);
+    response
+        .headers_mut()
+        .insert(BOARD_VERSION, axum::http::HeaderValue::from(view.board_version));
+    Ok(response)
 }
 
 // The answers below declare their fields in the order of their names, the order these answers

@@ -164,21 +164,22 @@ fn pin_current(_: ()) -> bool {
 
 /// Serves `app` on `listener` with [`Threads`] connection threads and the connection
 /// [`Limits`] until `shutdown` resolves; then stops accepting, lets every connection finish the
-/// request it is answering (idle keep-alive connections close at once), and returns when all of
-/// them are closed. Open, refused and timed-out connections are counted in `metrics`.
+/// request it is answering (idle keep-alive connections close at once), ends every streaming
+/// answer by the instant `shutdown` resolved to, and returns when all of them are closed.
+/// Open, refused and timed-out connections are counted in `metrics`.
 pub async fn serve<S>(
     listener: TcpListener,
     app: S,
     threads: Threads,
     limits: Limits,
     metrics: Arc<Metrics>,
-    shutdown: impl Future<Output = ()>,
+    shutdown: impl Future<Output = Instant>,
 ) -> io::Result<()>
 where
     S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
 {
-    let (stop, stopped) = watch::channel(false);
+    let (stop, stopped) = watch::channel(None::<Instant>);
     let count = threads.resolved();
     let mut workers = Vec::with_capacity(count);
     let mut finished = Vec::with_capacity(count);
@@ -207,9 +208,9 @@ where
     }
     let mut shutdown = std::pin::pin!(shutdown);
     let mut next = 0;
-    loop {
+    let streams_end = loop {
         let accepted = tokio::select! {
-            () = &mut shutdown => break,
+            streams_end = &mut shutdown => break streams_end,
             accepted = listener.accept() => accepted,
         };
         let stream = match accepted {
@@ -233,6 +234,7 @@ where
         // Answers are written whole; Nagle's algorithm would only hold back the last segment
         // of a large one.
         let _ = stream.set_nodelay(true);
+        notice_vanished_peers(&stream, limits.idle_timeout);
         // Counted from here until the connection thread is done with it (or drops it).
         let open = OpenConnection::new(metrics.clone());
         // Leaving this runtime's reactor; the connection thread registers it with its own.
@@ -244,15 +246,38 @@ where
             }
             Err(e) => tracing::warn!("cannot hand a connection over: {e}"),
         }
-    }
+    };
     drop(listener);
-    let _ = stop.send(true);
+    let _ = stop.send(Some(streams_end));
     drop(workers);
     for done in finished {
         let _ = done.await;
     }
     Ok(())
 }
+
+/// Makes the kernel give up on a peer that vanished (its packets dropped, as when a phone leaves
+/// coverage) within about `idle_timeout`: data left unacknowledged that long fails the socket
+/// (`TCP_USER_TIMEOUT`), and an idle connection is probed from a third of it on. Without this,
+/// writes to such a peer fit the send buffer until the kernel retries for about 15 minutes,
+/// and a live subscriber holds its place and its buffer all that time. Best effort: a socket
+/// that refuses an option keeps the kernel's defaults.
+fn notice_vanished_peers(stream: &TcpStream, idle_timeout: Duration) {
+    let socket = socket2::SockRef::from(stream);
+    let probe_after = (idle_timeout / 3).max(Duration::from_secs(1));
+    let keepalive = socket2::TcpKeepalive::new()
+        .with_time(probe_after)
+        .with_interval(probe_after / 3 + Duration::from_millis(1))
+        .with_retries(3);
+    let _ = socket.set_tcp_keepalive(&keepalive);
+    #[cfg(target_os = "linux")]
+    let _ = socket.set_tcp_user_timeout(Some(idle_timeout));
+}
+
+/// The address a request's connection comes from, in its extensions (for the per-address
+/// limit of live subscribers without a token).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerAddr(pub std::net::SocketAddr);
 
 /// One open connection in `connections_open`, until it is dropped.
 struct OpenConnection(Arc<Metrics>);
@@ -277,7 +302,7 @@ async fn connections<S>(
     app: S,
     limits: Limits,
     metrics: Arc<Metrics>,
-    stopped: watch::Receiver<bool>,
+    stopped: watch::Receiver<Option<Instant>>,
 ) where
     S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
@@ -304,7 +329,8 @@ async fn connections<S>(
 
 /// Serves one connection with HTTP/1.1 keep-alive until it closes, or its [`Phase`]'s
 /// deadline passes (then it is dropped, which closes the socket); on shutdown, finishes the
-/// request in flight and closes, still within the deadline. The service marks when a request
+/// request in flight and closes, still within the deadline, and a streaming answer by the
+/// stop's deadline. The service marks when a request
 /// begins and ends; the stream marks a request's first byte. An upgraded connection (a
 /// WebSocket) leaves this task with its stream, which keeps it `counted`.
 async fn connection<S>(
@@ -313,26 +339,29 @@ async fn connection<S>(
     app: S,
     limits: Limits,
     metrics: Arc<Metrics>,
-    mut stopped: watch::Receiver<bool>,
+    mut stopped: watch::Receiver<Option<Instant>>,
 ) where
     S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send,
 {
     let phase = Arc::new(Phase::new(limits));
+    let peer = stream.peer_addr().ok().map(PeerAddr);
     let header_deadline = Instant::now() + limits.header_read_timeout;
     let read_back = match super::stream::read_head(&mut stream, header_deadline, &metrics, &mut stopped).await
     {
         None => {
-            // Closed, failed or too slow before a subscription's head was whole.
+            // Closed, failed, silent or too slow before the request line was whole.
             return;
         }
-        Some(Some(super::stream::Head::Stream(request))) => {
+        Some(super::stream::Head::Stream(mut request)) => {
+            if let Some(peer) = peer {
+                request.extensions_mut().insert(peer);
+            }
             super::stream::serve(stream, app, *request, limits, &metrics, stopped).await;
             drop(counted);
             return;
         }
-        Some(Some(super::stream::Head::Hyper(read))) => read,
-        Some(None) => axum::body::Bytes::new(),
+        Some(super::stream::Head::Hyper(read)) => read,
     };
     let stream = FirstByte {
         io: stream,
@@ -342,29 +371,37 @@ async fn connection<S>(
     };
     let marks = phase.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-        answer(app.clone(), marks.clone(), request.map(Body::new))
+        let mut request = request.map(Body::new);
+        if let Some(peer) = peer {
+            request.extensions_mut().insert(peer);
+        }
+        answer(app.clone(), marks.clone(), request)
     });
     let conn = hyper::server::conn::http1::Builder::new()
         .serve_connection(TokioIo::new(stream), service)
         .with_upgrades();
     let mut conn = std::pin::pin!(conn);
-    let mut stop = std::pin::pin!(stopped.wait_for(|stop| *stop));
+    let mut stop = std::pin::pin!(stopped.wait_for(Option::is_some));
     let mut timer_at = phase.deadline().unwrap_or_else(Instant::now);
     let mut timer = std::pin::pin!(tokio::time::sleep_until(timer_at));
     // The deadline is read after each poll of the connection: the phase changes only while
     // hyper runs (the service's marks, the stream's first byte), so it is never stale here.
     // It still holds after a stop, so that a slow client cannot hold the stop up either.
-    let mut stopping = false;
+    let mut stopping: Option<Instant> = None;
     let timed_out = std::future::poll_fn(|cx| {
-        if !stopping && stop.as_mut().poll(cx).is_ready() {
+        if stopping.is_none()
+            && let Poll::Ready(Ok(stop_by)) = stop.as_mut().poll(cx)
+        {
             conn.as_mut().graceful_shutdown();
-            stopping = true;
+            stopping = Some(stop_by.unwrap_or_else(Instant::now));
         }
         // A client that goes away mid-request is not the service's error.
         if conn.as_mut().poll(cx).is_ready() {
             return Poll::Ready(false);
         }
-        let Some(deadline) = phase.deadline() else {
+        // A streaming answer ends by the stop's deadline; a request being answered finishes.
+        let stream_stop = stopping.filter(|_| phase.is_streaming());
+        let Some(deadline) = min_deadline(phase.deadline(), stream_stop) else {
             return Poll::Pending;
         };
         if deadline != timer_at {
@@ -376,6 +413,14 @@ async fn connection<S>(
     .await;
     if timed_out {
         metrics.connections_timed_out.add(1);
+    }
+}
+
+/// The earlier of two optional deadlines.
+fn min_deadline(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -523,6 +568,11 @@ impl Phase {
 
     fn state(&self) -> u8 {
         self.state.load(Ordering::Relaxed)
+    }
+
+    /// Whether a streaming answer's body is being written (taken or not).
+    fn is_streaming(&self) -> bool {
+        matches!(self.state(), STREAMING | STALLED)
     }
 
     /// Marks whether a write of a streaming answer had to wait: [`STREAMING`] turns
@@ -712,6 +762,7 @@ mod tests {
         let threads = Threads { count, pin: false };
         let task = tokio::spawn(serve(listener, app, threads, limits, metrics, async move {
             let _ = stopped.await;
+            Instant::now() + TEST_STOP_GRACE
         }));
         (addr, stop, task)
     }
@@ -725,6 +776,9 @@ mod tests {
             .unwrap()
             .unwrap();
     }
+
+    /// How long a stop gives streams in these tests.
+    const TEST_STOP_GRACE: Duration = Duration::from_secs(2);
 
     const TEST_LIMITS: Limits = Limits {
         header_read_timeout: Duration::from_secs(10),

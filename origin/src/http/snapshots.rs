@@ -14,7 +14,7 @@ use standings_core::ChunkHash;
 use standings_core::json::{write_rfc3339, write_str, write_u64};
 
 use super::read::{BoardPath, board_parts};
-use super::{PeriodView, ReadQuery, Shared, board_of, json};
+use super::{PeriodView, ReadQuery, Shared, json, resolve};
 use crate::http::error::{AppError, AppResult};
 use crate::snapshots::{Head, PartKind};
 
@@ -31,8 +31,9 @@ pub(super) fn router() -> Router<Shared> {
 }
 
 /// `GET /v1/snapshots/{game}/{mode}/{season}/{scope}/head?period=&at=`: the latest
-/// publication of the board instance, published first if it never was. The period is resolved
-/// as reads resolve it, with the same errors. O(1) once published.
+/// publication of the board instance, published first if it never was; for an instance that
+/// holds no events, the empty snapshot of the board's rules. The period is resolved as reads
+/// resolve it, with the same errors. O(1) once published.
 async fn head(
     State(state): State<Shared>,
     Path(path): Path<BoardPath>,
@@ -43,8 +44,9 @@ async fn head(
         .auth
         .snapshot_reader(&headers)?
         .check([path.0.as_str()], "snapshots")?;
-    let slot = board_of(&state, board_parts(&path), &ReadQuery::of(&uri)).await?;
-    let head = state.snapshots.head(slot.clone()).await?;
+    let resolved = resolve(&state, board_parts(&path), &ReadQuery::of(&uri)).await?;
+    let slot = resolved.slot().clone();
+    let head = state.snapshots.head(resolved).await?;
     let body = head_json(
         &PeriodView::fields(&slot.period),
         &head,
@@ -103,8 +105,9 @@ const MAX_BUNDLE_CHUNKS: usize = 200;
 /// `GET /v1/snapshots/chunks?hashes=H1,H2,...`: several chunks in one answer, for an edge
 /// whose read needs more parts than it may fetch one by one. The body is each chunk in the
 /// order named, each preceded by its length as 4 bytes big-endian; immutable, as the parts
-/// are. Every hash is checked, then every part is found and its games checked, before any
-/// byte is written. O(hashes) plus the copy of their bytes.
+/// are. Every hash is checked (a hash named twice is refused, so a URL cannot ask for the same
+/// bytes over and over), then every part is found and its games checked, before any byte is
+/// written. O(hashes) plus the copy of their bytes.
 async fn chunks(State(state): State<Shared>, uri: Uri, headers: HeaderMap) -> AppResult<Response> {
     let reader = state.auth.snapshot_reader(&headers)?;
     let mut named = None;
@@ -133,8 +136,14 @@ async fn chunks(State(state): State<Shared>, uri: Uri, headers: HeaderMap) -> Ap
         )));
     }
     let mut found = Vec::with_capacity(raws.len());
+    let mut asked = std::collections::HashSet::with_capacity(raws.len());
     for raw in &raws {
         let hash = parse_hash(raw)?;
+        if !asked.insert(hash) {
+            return Err(AppError::InvalidRequest(format!(
+                "hashes names chunk {raw} more than once; name each chunk once"
+            )));
+        }
         let part = state.snapshots.part(&hash, PartKind::Chunk).ok_or_else(|| {
             AppError::SnapshotPartNotFound(format!(
                 "no snapshot chunk {raw}: it was never published, or no head has named it for longer than the retention; ask the board's head again"

@@ -7,13 +7,13 @@
 //! parser hyper itself uses), the request goes through the same router as every other, and the
 //! answer's head and body are written straight to the socket, the body's shared bytes uncopied.
 //! The connection closes when the answer ends, so the body needs no framing (it ends at the
-//! close, as HTTP/1.1 allows for an answer without a length). Anything else, a WebSocket
-//! upgrade included, goes to hyper with the bytes already read put back in front of the stream.
+//! close, as HTTP/1.1 allows for an answer without a length), and a request pipelined behind the
+//! subscription could never be answered: its bytes are read and dropped, which is also how the
+//! client's close is noticed. Anything else, a WebSocket upgrade or a request with a body
+//! included, goes to hyper with the bytes already read put back in front of the stream.
 //!
-//! The decision is made on bytes peeked from the socket, so a connection that is not a
-//! subscription is handed to hyper untouched; one whose first segment does not even hold the
-//! request line is handed to hyper too, which serves a subscription just as well, only with
-//! its buffers.
+//! The decision is made on the request line, read until it is whole (within the header
+//! deadline), so a subscription whose first segment is cut short is still served here.
 
 use std::convert::Infallible;
 use std::io::{self, IoSlice};
@@ -35,18 +35,15 @@ use crate::metrics::Metrics;
 /// The longest head read here; a longer one is handed to hyper, which refuses it properly.
 const MAX_HEAD: usize = 16 * 1024;
 
-/// How many request lines' bytes are peeked to decide: the method and the path up to its query.
-const PEEK: usize = 512;
-
 /// The most headers a subscription request may carry.
 const MAX_HEADERS: usize = 64;
 
-/// Whether bytes peeked at the start of a connection begin a `GET` of a path ending in
+/// Whether the bytes at the start of a connection begin a `GET` of a path ending in
 /// `/subscribe`; `None` when they end before the path does.
-pub(super) fn is_subscribe_line(peeked: &[u8]) -> Option<bool> {
-    let Some(rest) = peeked.strip_prefix(b"GET ") else {
+pub(super) fn is_subscribe_line(first: &[u8]) -> Option<bool> {
+    let Some(rest) = first.strip_prefix(b"GET ") else {
         // Fewer bytes than "GET " that agree with it so far: undecided; anything else is not.
-        return if b"GET ".starts_with(peeked) {
+        return if b"GET ".starts_with(first) {
             None
         } else {
             Some(false)
@@ -56,42 +53,35 @@ pub(super) fn is_subscribe_line(peeked: &[u8]) -> Option<bool> {
     Some(rest[..end].ends_with(b"/subscribe"))
 }
 
-/// What reading a subscription's head found.
+/// What reading the start of a connection found.
 pub(super) enum Head {
-    /// A complete `GET` without a body that does not ask to upgrade: served here.
+    /// A complete `GET .../subscribe` head without a body that does not ask to upgrade: served
+    /// here.
     Stream(Box<Request>),
-    /// Anything else (an upgrade, a body, a head too long or malformed): for hyper, with the
-    /// bytes read so far.
+    /// Anything else: for hyper, with the bytes read so far.
     Hyper(Bytes),
 }
 
-/// Peeks at a new connection and, when its first request is a subscription, reads its head:
-/// `Some(None)` when the connection is not one (nothing was read), `None` when it closed,
-/// failed or passed `deadline` (the connection's header deadline, counted as a timed-out
-/// connection) before its head was whole, or the service stopped before its first byte came
-/// (an idle connection closes at a stop).
+/// Reads the start of a new connection until its request line tells whether it is a
+/// subscription, and when it is, its whole head: `None` when the connection closed, failed or
+/// passed `deadline` (the connection's header deadline, counted as a timed-out connection)
+/// first, or the service stopped before its first byte came (an idle connection closes at a
+/// stop). One read usually decides; what was read goes to hyper with a connection that is not
+/// a subscription.
 pub(super) async fn read_head(
     stream: &mut TcpStream,
     deadline: Instant,
     metrics: &Metrics,
-    stopped: &mut watch::Receiver<bool>,
-) -> Option<Option<Head>> {
-    let mut peeked = [0u8; PEEK];
-    let peek = tokio::time::timeout_at(deadline, stream.peek(&mut peeked));
-    let n = tokio::select! {
-        peeked = peek => match peeked {
-            Ok(Ok(n)) if n > 0 => n,
-            // Closed, failed or silent: hyper's handling of each is what the client gets.
-            _ => return Some(None),
-        },
-        _ = stopped.wait_for(|stop| *stop) => return None,
-    };
-    if is_subscribe_line(&peeked[..n]) != Some(true) {
-        return Some(None);
-    }
+    stopped: &mut watch::Receiver<Option<Instant>>,
+) -> Option<Head> {
     let mut head = Vec::with_capacity(1024);
     loop {
-        let read = tokio::time::timeout_at(deadline, stream.read_buf(&mut head)).await;
+        let first = head.is_empty();
+        let read = tokio::time::timeout_at(deadline, stream.read_buf(&mut head));
+        let read = tokio::select! {
+            read = read => read,
+            _ = stopped.wait_for(Option::is_some), if first => return None,
+        };
         match read {
             Ok(Ok(0)) | Ok(Err(_)) => return None,
             Err(_) => {
@@ -100,24 +90,29 @@ pub(super) async fn read_head(
             }
             Ok(Ok(_)) => {}
         }
+        match is_subscribe_line(&head) {
+            Some(false) => return Some(Head::Hyper(Bytes::from(head))),
+            None if head.len() < MAX_HEAD => continue,
+            None => return Some(Head::Hyper(Bytes::from(head))),
+            Some(true) => {}
+        }
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut parsed = httparse::Request::new(&mut headers);
         match parsed.parse(&head) {
-            Ok(httparse::Status::Complete(len)) => {
-                let request = (len == head.len()).then(|| to_request(&parsed)).flatten();
-                return Some(Some(match request {
+            Ok(httparse::Status::Complete(_)) => {
+                return Some(match to_request(&parsed) {
                     Some(request) => Head::Stream(Box::new(request)),
                     None => Head::Hyper(Bytes::from(head)),
-                }));
+                });
             }
             Ok(httparse::Status::Partial) if head.len() < MAX_HEAD => continue,
-            _ => return Some(Some(Head::Hyper(Bytes::from(head)))),
+            _ => return Some(Head::Hyper(Bytes::from(head))),
         }
     }
 }
 
-/// The request of a parsed head, when it is one served here: a `GET` with no body (and so no
-/// bytes after its head) that asks for no upgrade.
+/// The request of a parsed head, when it is one served here: a `GET` without a body that asks
+/// for no upgrade. Bytes after its head are a request pipelined behind it, never answered.
 fn to_request(parsed: &httparse::Request<'_, '_>) -> Option<Request> {
     if parsed.method != Some("GET") {
         return None;
@@ -145,16 +140,16 @@ fn to_request(parsed: &httparse::Request<'_, '_>) -> Option<Request> {
 }
 
 /// Answers a subscription read here: the router's answer, its head written by hand, then its
-/// body frame by frame until it ends, the client goes away, or a write waits longer than
-/// `idle_timeout` for a client that does not read. After a stop, the stream has as long again
-/// to end (the hub sends `going_away` before the stop, which ends it).
+/// body frame by frame until it ends, the client goes away, a write waits longer than
+/// `idle_timeout` for a client that does not read, or the stop's deadline passes (the hub sent
+/// `going_away` before the stop, and a client that has not taken it by then is not waited for).
 pub(super) async fn serve<S>(
     mut stream: TcpStream,
     app: S,
     request: Request,
     limits: Limits,
     metrics: &Metrics,
-    mut stopped: watch::Receiver<bool>,
+    mut stopped: watch::Receiver<Option<Instant>>,
 ) where
     S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
     S::Future: Send,
@@ -174,12 +169,12 @@ pub(super) async fn serve<S>(
         };
         out.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
         out.extend_from_slice(&body);
-        let _ = write_within(&mut stream, &[IoSlice::new(&out)], limits, metrics).await;
+        let _ = write_within(&mut stream, &[IoSlice::new(&out)], limits, metrics, &mut stopped).await;
         let _ = stream.shutdown().await;
         return;
     }
     out.extend_from_slice(b"\r\n");
-    if write_within(&mut stream, &[IoSlice::new(&out)], limits, metrics)
+    if write_within(&mut stream, &[IoSlice::new(&out)], limits, metrics, &mut stopped)
         .await
         .is_err()
     {
@@ -187,17 +182,15 @@ pub(super) async fn serve<S>(
     }
     drop(out);
     let mut body = body;
-    let mut stop_by: Option<Instant> = None;
     let (mut reader, mut writer) = stream.split();
     loop {
+        let stop_by = *stopped.borrow();
         let frame = tokio::select! {
             frame = body.frame() => frame,
-            // The client sends nothing after its head; a read that ends is the client gone.
+            // The client sends nothing the stream reads (a request pipelined behind it is
+            // dropped); a read that ends is the client gone.
             () = read_discard(&mut reader) => return,
-            _ = stopped.wait_for(|stop| *stop), if stop_by.is_none() => {
-                stop_by = Some(Instant::now() + limits.idle_timeout);
-                continue;
-            }
+            _ = stopped.changed(), if stop_by.is_none() => continue,
             () = tokio::time::sleep_until(stop_by.unwrap_or_else(Instant::now)), if stop_by.is_some() => return,
         };
         let Some(Ok(frame)) = frame else { break };
@@ -216,7 +209,10 @@ pub(super) async fn serve<S>(
             }
         }
         let slices: Vec<IoSlice<'_>> = frames.iter().map(|f| IoSlice::new(f)).collect();
-        if write_within(&mut writer, &slices, limits, metrics).await.is_err() {
+        if write_within(&mut writer, &slices, limits, metrics, &mut stopped)
+            .await
+            .is_err()
+        {
             return;
         }
         if ended {
@@ -251,7 +247,7 @@ fn head_bytes(parts: &axum::http::response::Parts) -> Vec<u8> {
 
 /// Reads and drops what the client sends; returns when the client closed or the read failed.
 async fn read_discard<R: AsyncRead + Unpin>(reader: &mut R) {
-    let mut sink = [0u8; 64];
+    let mut sink = [0u8; 256];
     loop {
         match reader.read(&mut sink).await {
             Ok(0) | Err(_) => return,
@@ -261,17 +257,28 @@ async fn read_discard<R: AsyncRead + Unpin>(reader: &mut R) {
 }
 
 /// Writes every slice, giving up (and counting a timed-out connection) when one write waits
-/// longer than `idle_timeout` for the client to take bytes.
+/// longer than `idle_timeout` for the client to take bytes, or past the stop's deadline.
 async fn write_within<W: AsyncWrite + Unpin>(
     writer: &mut W,
     slices: &[IoSlice<'_>],
     limits: Limits,
     metrics: &Metrics,
+    stopped: &mut watch::Receiver<Option<Instant>>,
 ) -> io::Result<()> {
     let mut owned: Vec<IoSlice<'_>> = slices.to_vec();
     let mut rest = &mut owned[..];
     while !rest.is_empty() {
-        let wrote = tokio::time::timeout(limits.idle_timeout, writer.write_vectored(rest)).await;
+        let mut until = Instant::now() + limits.idle_timeout;
+        let wrote = loop {
+            if let Some(stop_by) = *stopped.borrow() {
+                until = until.min(stop_by);
+            }
+            tokio::select! {
+                wrote = tokio::time::timeout_at(until, writer.write_vectored(rest)) => break wrote,
+                // A stop while the write waits moves its deadline; the write starts over.
+                _ = stopped.changed(), if stopped.borrow().is_none() => {}
+            }
+        };
         let n = match wrote {
             Ok(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(Ok(n)) => n,

@@ -56,10 +56,13 @@ pub(crate) fn snapshot(view: &View, period: &Period, state: &ViewState) -> Bytes
     Bytes::from(out)
 }
 
-/// `delta`: the net change from `base_version` to `board_version`. O(entries sent).
+/// `delta`: the net change of the instance `period_key` from `base_version` to
+/// `board_version`. O(entries sent).
 pub(crate) fn delta(delta: &ViewDelta) -> Bytes {
-    let mut out = Vec::with_capacity(96 + 96 * delta.changed.len() + 24 * delta.left.len());
-    out.extend_from_slice(b"{\"type\":\"delta\",\"base_version\":");
+    let mut out = Vec::with_capacity(128 + 96 * delta.changed.len() + 24 * delta.left.len());
+    out.extend_from_slice(b"{\"type\":\"delta\",\"period_key\":");
+    write_str(&mut out, &delta.period_key);
+    out.extend_from_slice(b",\"base_version\":");
     write_u64(&mut out, delta.base_version);
     out.extend_from_slice(b",\"board_version\":");
     write_u64(&mut out, delta.board_version);
@@ -100,12 +103,14 @@ pub(crate) fn slow_consumer(queue_messages: usize) -> Bytes {
     Bytes::from(out)
 }
 
-/// `closed`, with the last version the subscriber was sent.
-pub(crate) fn closed(reason: CloseReason, board_version: u64) -> Bytes {
-    let mut out = Vec::with_capacity(80);
+/// `closed`, with the instance and the last version the subscriber was sent.
+pub(crate) fn closed(reason: CloseReason, period_key: &str, board_version: u64) -> Bytes {
+    let mut out = Vec::with_capacity(96);
     out.extend_from_slice(b"{\"type\":\"closed\",\"reason\":\"");
     out.extend_from_slice(reason.as_str().as_bytes());
-    out.extend_from_slice(b"\",\"board_version\":");
+    out.extend_from_slice(b"\",\"period_key\":");
+    write_str(&mut out, period_key);
+    out.extend_from_slice(b",\"board_version\":");
     write_u64(&mut out, board_version);
     out.push(b'}');
     Bytes::from(out)
@@ -147,6 +152,7 @@ mod tests {
     #[test]
     fn a_snapshot_prints_the_read_api_entries() {
         let state = ViewState {
+            period_key: "all_time".into(),
             board_version: 42,
             entries: vec![
                 entry(1, "p-ava", 1200, 1_760_349_900_000),
@@ -187,6 +193,7 @@ mod tests {
     #[test]
     fn the_other_messages_match_the_contract() {
         let d = ViewDelta {
+            period_key: "2025-10-13".into(),
             base_version: 42,
             board_version: 46,
             changed: vec![entry(2, "p-dee", 950, 1_760_349_960_000)],
@@ -194,9 +201,13 @@ mod tests {
         };
         assert_eq!(
             parse(&delta(&d)),
-            json!({"type":"delta","base_version":42,"board_version":46,
+            json!({"type":"delta","period_key":"2025-10-13","base_version":42,"board_version":46,
                 "changed":[{"rank":2,"player_id":"p-dee","value":950,"achieved_at":"2025-10-13T10:06:00Z"}],
                 "left":["p-cy"]})
+        );
+        assert!(
+            delta(&d).starts_with(b"{\"type\":\"delta\",\"period_key\":\"2025-10-13\",\"base_version\":42,"),
+            "the fields come in the contract's order"
         );
         assert_eq!(parse(&heartbeat()), json!({"type":"heartbeat"}));
         assert_eq!(parse(&going_away()), json!({"type":"going_away"}));
@@ -206,12 +217,12 @@ mod tests {
                 "detail":"this subscriber fell 64 messages behind; subscribe again without since_version"})
         );
         assert_eq!(
-            parse(&closed(CloseReason::PeriodClosed, 97)),
-            json!({"type":"closed","reason":"period_closed","board_version":97})
+            parse(&closed(CloseReason::PeriodClosed, "2025-10-13", 97)),
+            json!({"type":"closed","reason":"period_closed","period_key":"2025-10-13","board_version":97})
         );
         assert_eq!(
-            parse(&closed(CloseReason::SeasonArchived, 3)),
-            json!({"type":"closed","reason":"season_archived","board_version":3})
+            parse(&closed(CloseReason::SeasonArchived, "all_time", 3)),
+            json!({"type":"closed","reason":"season_archived","period_key":"all_time","board_version":3})
         );
     }
 }

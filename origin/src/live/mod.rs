@@ -22,6 +22,7 @@
 //! the applier waits for a whole window, and the two threads hand the lock over once per hold
 //! rather than once per event.
 
+mod admission;
 mod message;
 mod queue;
 #[cfg(test)]
@@ -29,12 +30,13 @@ mod tests;
 mod topic;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use standings_core::{BoardId, View, ViewState};
+use standings_core::{BoardId, Position, View, ViewState};
 use tokio::sync::Notify;
 
 use self::message::CloseReason;
@@ -56,9 +58,6 @@ const HOLD: Duration = Duration::from_millis(2);
 /// sending them.
 const VIEWS_PER_HOLD: usize = 256;
 
-/// How long a stopping server waits for its streams to end after `going_away`.
-const GOING_AWAY_WAIT: Duration = Duration::from_secs(3);
-
 /// What a new subscriber asks to watch.
 #[derive(Clone)]
 pub struct Watch {
@@ -69,12 +68,16 @@ pub struct Watch {
     pub slot: Arc<BoardSlot>,
     /// The view.
     pub view: View,
-    /// The version the client already holds the view at, if it is coming back.
-    pub since_version: Option<u64>,
+    /// Where the client already holds the view, if it is coming back (`since_version` or
+    /// `Last-Event-ID`); a position of another instance than `slot`'s counts as none.
+    pub since: Option<Position>,
     /// Whom the per-token limit counts this subscription against: a static token's name
     /// (`token:NAME`) or a player JWT's subject (`player:ID`); `None` for a public read without
-    /// a token, which only the per-board and total limits bound.
+    /// a token, which the per-address limit bounds instead.
     pub holder: Option<String>,
+    /// The address the connection comes from, for the per-address limit of subscribers
+    /// without a token.
+    pub address: Option<IpAddr>,
 }
 
 /// Why a subscription was not opened.
@@ -92,11 +95,31 @@ pub enum SubscribeError {
         /// The setting.
         limit: usize,
     },
+    /// The address has `limit` subscriptions without a token open (429
+    /// `TOO_MANY_SUBSCRIPTIONS`).
+    #[error(
+        "this address has {limit} live subscriptions without a token open, the most allowed; close one first, or subscribe with a token"
+    )]
+    PerAddress {
+        /// The setting.
+        limit: usize,
+    },
     /// The service has `limit` subscribers in all (503 `SUBSCRIBERS_FULL`).
     #[error("the service has {limit} live subscribers, the most it serves; try again later")]
     Total {
         /// The setting.
         limit: usize,
+    },
+    /// Reading the views already watched takes the window's share it may (503 `LIVE_BUSY`):
+    /// a view nobody watches yet would add to it. Views already watched can still be joined.
+    #[error(
+        "the live windows are busy ({work_ms} ms of work per {window_ms} ms window); a view nobody watches yet cannot be added now, retry in a few seconds or watch a view others watch (top:N)"
+    )]
+    Busy {
+        /// The recent work per window.
+        work_ms: u64,
+        /// The window.
+        window_ms: u64,
     },
     /// The service is stopping (503 `UNAVAILABLE`); reconnect to the next one.
     #[error("the service is stopping; reconnect with your last board_version")]
@@ -161,10 +184,12 @@ impl Kind {
 pub struct Outgoing {
     /// What it is.
     pub kind: Kind,
-    /// The `board_version` the subscriber holds once it has applied this message (the SSE
-    /// `id:`, so that `EventSource` reconnects with `Last-Event-ID`); `None` for messages that
-    /// do not change the view.
+    /// The `board_version` the subscriber holds once it has applied this message; `None` for
+    /// messages that do not change the view.
     pub board_version: Option<u64>,
+    /// The period instance of that version: with it, the SSE `id:` (`PERIOD_KEY:VERSION`), so
+    /// that `EventSource` reconnects with a `Last-Event-ID` that names the instance.
+    pub period_key: Option<Arc<str>>,
     /// The JSON object, as written to the socket.
     pub json: Bytes,
     /// When the earliest change this message carries was committed, for the lag histogram.
@@ -179,6 +204,12 @@ struct Topic {
     /// Shared with the members map, so a topic's names are held once.
     key: Arc<TopicKey>,
     period: Period,
+    /// The period key, shared by every message that names the instance.
+    period_key: Arc<str>,
+    /// Whether subscribers are joining (see [`TopicState::joining`]), so the next window reads
+    /// the view even if the board did not move; set and cleared under the state's lock, read
+    /// without it.
+    has_joining: AtomicBool,
     /// The board version the window last read the view at; only the window task writes it,
     /// and it is read without the state's lock so the board's read lock never waits on it.
     checked: AtomicU64,
@@ -193,27 +224,55 @@ struct TopicState {
     last: ViewState,
     /// The snapshot message of `last`, kept once the view has more than one subscriber.
     snapshot: Option<Bytes>,
+    /// The subscribers that hold the view at `last.board_version`.
     subscribers: HashMap<u64, Arc<Queue>, FastHash>,
+    /// The subscribers that joined after the board moved past `last` (their first message
+    /// brought them to the board's version then), by that version; the next window brings
+    /// them and `subscribers` to one version and they join `subscribers` (see `topic`).
+    joining: BTreeMap<u64, Joining>,
     /// The `closed` that ended the topic, for a subscriber that joins it meanwhile.
     ended: Option<Outgoing>,
+}
+
+/// Subscribers that joined a topic at one version newer than its `last`.
+struct Joining {
+    /// The view they hold.
+    state: ViewState,
+    /// Its snapshot message, once a second subscriber joined at this version.
+    snapshot: Option<Bytes>,
+    queues: Vec<(u64, Arc<Queue>)>,
 }
 
 impl Topic {
     /// A topic reading its first state from `slot`, which holds every change reported before
     /// the one numbered `seen`. O(one view read).
     fn new(key: Arc<TopicKey>, slot: &BoardSlot, seen: u64) -> Topic {
-        let last = ViewState::read(&slot.read(), &key.2);
+        let last = ViewState::read(&slot.read(), &key.2, &key.1);
         Topic {
             checked: AtomicU64::new(last.board_version),
             seen: AtomicU64::new(seen),
             period: slot.period.clone(),
+            period_key: Arc::from(key.1.as_str()),
+            has_joining: AtomicBool::new(false),
             key,
             state: Mutex::new(TopicState {
                 last,
                 snapshot: None,
                 subscribers: HashMap::default(),
+                joining: BTreeMap::new(),
                 ended: None,
             }),
+        }
+    }
+
+    /// A view change of this topic's instance, as a message.
+    fn change(&self, kind: Kind, board_version: u64, json: Bytes, committed: Option<Instant>) -> Outgoing {
+        Outgoing {
+            kind,
+            board_version: Some(board_version),
+            period_key: Some(self.period_key.clone()),
+            json,
+            committed,
         }
     }
 
@@ -293,6 +352,8 @@ struct Members {
     total: usize,
     per_board: HashMap<BoardId, usize, FastHash>,
     per_holder: HashMap<String, usize, FastHash>,
+    /// Subscriptions without a token, by the address they come from.
+    per_address: HashMap<IpAddr, usize, FastHash>,
 }
 
 /// What the hub and its subscriptions share.
@@ -309,6 +370,8 @@ struct Shared {
     /// How many windows were flushed, so a test knows when the one it moved the clock for
     /// is done.
     windows: tokio::sync::watch::Sender<u64>,
+    /// The moving average of a window's work in µs, which admission reads (`admission`).
+    window_work_us: AtomicU64,
     metrics: Arc<Metrics>,
 }
 
@@ -334,27 +397,30 @@ fn plain(kind: Kind, json: Bytes) -> Outgoing {
     Outgoing {
         kind,
         board_version: None,
+        period_key: None,
         json,
         committed: None,
     }
 }
 
-/// The message of a first-message decision: a snapshot of the state at `version` (whose bytes
-/// `snapshot` gives), or the delta.
-fn first_outgoing(first: First, version: u64, snapshot: impl FnOnce() -> Bytes) -> Outgoing {
-    match first {
-        First::Snapshot => Outgoing {
-            kind: Kind::Snapshot,
-            board_version: Some(version),
-            json: snapshot(),
-            committed: None,
-        },
-        First::Delta(delta) => Outgoing {
-            kind: Kind::Delta,
-            board_version: Some(delta.board_version),
-            json: message::delta(&delta),
-            committed: None,
-        },
+/// The message of a first-message decision for a view of the instance `period_key`: a snapshot
+/// of the state at `version` (whose bytes `snapshot` gives), or the delta.
+fn first_outgoing(
+    period_key: &Arc<str>,
+    first: First,
+    version: u64,
+    snapshot: impl FnOnce() -> Bytes,
+) -> Outgoing {
+    let (kind, board_version, json) = match first {
+        First::Snapshot => (Kind::Snapshot, version, snapshot()),
+        First::Delta(delta) => (Kind::Delta, delta.board_version, message::delta(&delta)),
+    };
+    Outgoing {
+        kind,
+        board_version: Some(board_version),
+        period_key: Some(period_key.clone()),
+        json,
+        committed: None,
     }
 }
 
@@ -366,6 +432,16 @@ fn next_deadline(fired: i64, every: i64, now: i64) -> i64 {
         now.saturating_add(every)
     } else {
         next
+    }
+}
+
+/// Queues `message` for every queue that `keep` is asked about, keeping those still open (a
+/// full queue is sent `resync` instead and leaves); counts the resyncs. O(queues).
+fn push_retain<T>(queues: &mut Vec<T>, queue_of: impl Fn(&T) -> &Arc<Queue>, message: &Outgoing, hub: &Hub) {
+    let mut overflowed = 0;
+    queues.retain(|held| hub.push(queue_of(held), message, &mut overflowed));
+    if overflowed > 0 {
+        hub.shared.metrics.live.resyncs.add(overflowed);
     }
 }
 
@@ -384,12 +460,18 @@ impl Hub {
                 stopping: AtomicBool::new(false),
                 all_gone: Notify::new(),
                 windows: tokio::sync::watch::Sender::new(0),
+                window_work_us: AtomicU64::new(0),
                 metrics,
             }),
             resync,
             heartbeat: plain(Kind::Heartbeat, message::heartbeat()),
             going_away: plain(Kind::GoingAway, message::going_away()),
         })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &LiveConfig {
+        &self.config
     }
 
     /// Starts the task that flushes a window of changes every `window_ms` and sends heartbeats,
@@ -426,7 +508,11 @@ impl Hub {
                     if flush {
                         let began = Instant::now();
                         hub.flush(now);
-                        hub.shared.metrics.live.window.observe(began.elapsed());
+                        let took = began.elapsed();
+                        hub.shared.metrics.live.window.observe(took);
+                        let work = &hub.shared.window_work_us;
+                        let average = admission::average_work_us(work.load(Ordering::Relaxed), took);
+                        work.store(average, Ordering::Relaxed);
                     }
                     if beat {
                         hub.beat();
@@ -470,23 +556,28 @@ impl Hub {
         self.shared.open.load(Ordering::Relaxed) > 0
     }
 
-    /// Opens a subscription. Its first message is a snapshot, or one delta from
-    /// `since_version` when the board still holds that version's history.
+    /// Opens a subscription. Its first message brings the subscriber to the board's version now
+    /// (or newer): a snapshot, or one delta from its `since` position when that is of this
+    /// instance and the board still holds its history.
     ///
     /// The first message is queued under the topic's lock, before the subscriber can receive
-    /// a window's delta, and it brings the subscriber to the topic's last-sent state, so the
-    /// deltas that follow chain. O(log topics + a view read), plus the read at
-    /// `since_version` when it is behind.
+    /// a window's delta. When the board has not moved since the topic's last-sent state, it
+    /// brings the subscriber to that state and the deltas that follow chain; when it has, the
+    /// subscriber joins at the version it read and the next window brings everyone to one
+    /// version (`topic::settle`). O(log topics + a view read), plus the read at the version
+    /// held when it is behind.
     pub fn subscribe(&self, watch: Watch) -> Result<Subscription, SubscribeError> {
         let Watch {
             slot,
             view,
-            since_version,
+            since,
             holder,
+            address,
         } = watch;
         if self.shared.stopping.load(Ordering::Acquire) {
             return Err(SubscribeError::Stopping);
         }
+        let since_version = topic::held_version(since.as_ref(), &slot.period.key);
         let ended = match self.registry.entry(&slot.id) {
             Some(entry) if entry.is_archived() => Some(CloseReason::SeasonArchived),
             None => Some(CloseReason::SeasonArchived),
@@ -498,18 +589,34 @@ impl Hub {
         if let Some(reason) = ended {
             return Ok(self.already_ended(&slot, &view, since_version, reason));
         }
+        // Only a subscriber without a token is counted by its address.
+        let address = address.filter(|_| holder.is_none());
         let key = (slot.id.clone(), slot.period.key.clone(), view);
-        let (topic, id) = self.join(key, &slot, holder.as_deref())?;
+        let (topic, id) = self.join(key, &slot, holder.as_deref(), address)?;
         let queue = Arc::new(Queue::default());
         {
             let mut state = topic.state.lock_unpoisoned();
-            let first = self.first(&topic, &mut state, &slot, since_version);
+            let now = ViewState::read(&slot.read(), topic.view(), &topic.key.1);
+            let joins = now.board_version > state.last.board_version;
+            let first = if joins {
+                self.first_joining(&topic, &mut state, &slot, &now, since_version)
+            } else {
+                self.first(&topic, &mut state, &slot, since_version)
+            };
             queue.push(first, self.config.queue_messages, &self.resync);
             if let Some(end) = &state.ended {
                 queue.end_with(end.clone());
             } else if self.shared.stopping.load(Ordering::Acquire) {
                 // `going_away` began after the check above and may have passed this topic.
                 queue.end_with(self.going_away.clone());
+            } else if joins {
+                let group = state.joining.entry(now.board_version).or_insert_with(|| Joining {
+                    state: now,
+                    snapshot: None,
+                    queues: Vec::new(),
+                });
+                group.queues.push((id, queue.clone()));
+                topic.has_joining.store(true, Ordering::Release);
             } else {
                 state.subscribers.insert(id, queue.clone());
             }
@@ -522,16 +629,19 @@ impl Hub {
                 topic,
                 id,
                 holder,
+                address,
             }),
         })
     }
 
-    /// Counts a new subscriber against the limits and finds (or creates) its topic.
+    /// Counts a new subscriber against the limits and finds (or creates) its topic; a new
+    /// topic only while the windows have room for another view (`admission`).
     fn join(
         &self,
         key: TopicKey,
         slot: &BoardSlot,
         holder: Option<&str>,
+        address: Option<IpAddr>,
     ) -> Result<(Arc<Topic>, u64), SubscribeError> {
         let config = &self.config;
         let mut members = self.shared.members.lock_unpoisoned();
@@ -543,6 +653,13 @@ impl Hub {
         {
             return Err(SubscribeError::PerToken {
                 limit: config.max_subscribers_per_token,
+            });
+        }
+        if let Some(address) = address
+            && members.per_address.get(&address).copied().unwrap_or(0) >= config.max_subscribers_per_address
+        {
+            return Err(SubscribeError::PerAddress {
+                limit: config.max_subscribers_per_address,
             });
         }
         let on_board = members.per_board.get(&key.0).copied().unwrap_or(0);
@@ -563,6 +680,14 @@ impl Hub {
                 topic.clone()
             }
             None => {
+                let work_us = self.shared.window_work_us.load(Ordering::Relaxed);
+                if !admission::admits_new_view(work_us, config.window_ms, config.max_window_share_percent) {
+                    self.shared.metrics.live.busy_refusals.add(1);
+                    return Err(SubscribeError::Busy {
+                        work_ms: work_us / 1000,
+                        window_ms: config.window_ms,
+                    });
+                }
                 // Numbered before the view is read: a change reported meanwhile is in the view
                 // and also dated for its next delta, which errs toward a longer lag, never a
                 // shorter one.
@@ -585,12 +710,16 @@ impl Hub {
         if let Some(holder) = holder {
             *members.per_holder.entry(holder.to_owned()).or_insert(0) += 1;
         }
+        if let Some(address) = address {
+            *members.per_address.entry(address).or_insert(0) += 1;
+        }
         let id = members.next_id;
         members.next_id += 1;
         Ok((topic, id))
     }
 
-    /// The first message for a subscriber of `topic` (see `topic::first_message`).
+    /// The first message for a subscriber of `topic` whose board has not moved since `last`
+    /// (see `topic::first_message`).
     fn first(
         &self,
         topic: &Topic,
@@ -600,10 +729,10 @@ impl Hub {
     ) -> Outgoing {
         let view = topic.view();
         let first = topic::first_message(&state.last, since_version, |n| {
-            ViewState::read_at(&slot.read(), view, n).ok()
+            ViewState::read_at(&slot.read(), view, &topic.key.1, n).ok()
         });
         let version = state.last.board_version;
-        first_outgoing(first, version, || {
+        first_outgoing(&topic.period_key, first, version, || {
             if let Some(json) = &state.snapshot {
                 return json.clone();
             }
@@ -612,6 +741,34 @@ impl Hub {
             // watches (most `around` and `player` views) would hold its snapshot for nothing.
             if !state.subscribers.is_empty() {
                 state.snapshot = Some(json.clone());
+            }
+            json
+        })
+    }
+
+    /// The first message for a subscriber joining `topic` while its board is at `now`, past
+    /// the topic's `last`: `now` itself, or one delta to it.
+    fn first_joining(
+        &self,
+        topic: &Topic,
+        state: &mut TopicState,
+        slot: &BoardSlot,
+        now: &ViewState,
+        since_version: Option<u64>,
+    ) -> Outgoing {
+        let view = topic.view();
+        let first = topic::first_message(now, since_version, |n| {
+            ViewState::read_at(&slot.read(), view, &topic.key.1, n).ok()
+        });
+        first_outgoing(&topic.period_key, first, now.board_version, || {
+            let group = state.joining.get_mut(&now.board_version);
+            if let Some(json) = group.as_ref().and_then(|g| g.snapshot.as_ref()) {
+                return json.clone();
+            }
+            let json = message::snapshot(view, &topic.period, now);
+            // As for `last`: kept once a second subscriber joins at this version.
+            if let Some(group) = group {
+                group.snapshot = Some(json.clone());
             }
             json
         })
@@ -626,16 +783,20 @@ impl Hub {
         since_version: Option<u64>,
         reason: CloseReason,
     ) -> Subscription {
-        let last = ViewState::read(&slot.read(), view);
+        let period_key: Arc<str> = Arc::from(slot.period.key.as_str());
+        let last = ViewState::read(&slot.read(), view, &period_key);
         let first = topic::first_message(&last, since_version, |n| {
-            ViewState::read_at(&slot.read(), view, n).ok()
+            ViewState::read_at(&slot.read(), view, &period_key, n).ok()
         });
-        let first = first_outgoing(first, last.board_version, || {
+        let first = first_outgoing(&period_key, first, last.board_version, || {
             message::snapshot(view, &slot.period, &last)
         });
         let queue = Arc::new(Queue::default());
         queue.push(first, self.config.queue_messages, &self.resync);
-        queue.end_with(plain(Kind::Closed, message::closed(reason, last.board_version)));
+        queue.end_with(plain(
+            Kind::Closed,
+            message::closed(reason, &period_key, last.board_version),
+        ));
         Subscription {
             queue,
             metrics: self.shared.metrics.clone(),
@@ -649,11 +810,11 @@ impl Hub {
         members.topics.values().map(|(topic, _)| topic.clone()).collect()
     }
 
-    /// One window: every topic's view is read again where its board moved, and the net change
-    /// since its last message goes to its subscribers; topics of archived boards and closed
-    /// periods are ended. Every topic is looked at, not only those of boards marked changed,
-    /// so a change that was not reported is still sent. O(topics + moved views x their size
-    /// + subscribers of changed views).
+    /// One window: every topic's view is read again where its board moved (or subscribers are
+    /// joining it), and the net change since its last message goes to its subscribers; topics
+    /// of archived boards and closed periods are ended. Every topic is looked at, not only
+    /// those of boards marked changed, so a change that was not reported is still sent.
+    /// O(topics + moved views x their size + subscribers of changed views).
     fn flush(&self, now_ms: i64) {
         for board in self.shared.reports.lock_unpoisoned().values_mut() {
             board.forget_read();
@@ -686,9 +847,9 @@ impl Hub {
     }
 
     /// Reads again, under one hold of the board's read lock, the views of the first topics of
-    /// `topics` whose board moved, for up to [`HOLD`] or [`VIEWS_PER_HOLD`] views, then (with
-    /// the lock released) sends each view's net change since its last message to its
-    /// subscribers. Returns the topics not reached.
+    /// `topics` whose board moved or that have subscribers joining, for up to [`HOLD`] or
+    /// [`VIEWS_PER_HOLD`] views, then (with the lock released) sends each view's net change
+    /// since its last message to its subscribers. Returns the topics not reached.
     ///
     /// The applier takes the write lock per event. Each time the lock passes between it and the
     /// window, one of the two threads sleeps until the other wakes it, which on a busy machine
@@ -707,8 +868,9 @@ impl Hub {
                     break;
                 }
                 reached += 1;
-                if topic.checked.swap(version, Ordering::Relaxed) != version {
-                    moved.push((topic, ViewState::read(&board, topic.view()), None));
+                let board_moved = topic.checked.swap(version, Ordering::Relaxed) != version;
+                if board_moved || topic.has_joining.load(Ordering::Acquire) {
+                    moved.push((topic, ViewState::read(&board, topic.view(), &topic.key.1), None));
                 }
             }
             // Still under the read lock: every change reported by now was applied before the
@@ -729,36 +891,77 @@ impl Hub {
             if state.ended.is_some() {
                 continue;
             }
-            let Some(delta) = topic::window(&mut state.last, now) else {
-                continue;
-            };
-            state.snapshot = None;
-            let message = Outgoing {
-                kind: Kind::Delta,
-                board_version: Some(delta.board_version),
-                json: message::delta(&delta),
-                committed,
-            };
-            self.send(&mut state, &message);
+            self.send_window(topic, &mut state, now, committed);
         }
         &topics[reached..]
     }
 
-    /// Queues `message` for every subscriber of a topic; those whose queue was full are sent
-    /// `resync` instead and leave the topic. O(subscribers).
+    /// Sends a topic what its window read `now` brings: the net change since `last` to its
+    /// settled subscribers, and to the groups joining at a version `now` has reached whatever
+    /// brings them to it; those groups then settle (`topic::settle`).
+    fn send_window(&self, topic: &Topic, state: &mut TopicState, now: ViewState, committed: Option<Instant>) {
+        // Groups that joined after this read (at a later version) wait for the next window.
+        let later = state.joining.split_off(&(now.board_version + 1));
+        let reached = std::mem::replace(&mut state.joining, later);
+        topic
+            .has_joining
+            .store(!state.joining.is_empty(), Ordering::Release);
+        if reached.is_empty() {
+            let Some(delta) = topic::window(&mut state.last, now) else {
+                return;
+            };
+            state.snapshot = None;
+            let message = topic.change(
+                Kind::Delta,
+                delta.board_version,
+                message::delta(&delta),
+                committed,
+            );
+            self.send(state, &message);
+            return;
+        }
+        let groups: Vec<Joining> = reached.into_values().collect();
+        let held: Vec<&ViewState> = groups.iter().map(|g| &g.state).collect();
+        let (to_last, to_groups) = topic::settle(&mut state.last, &held, now);
+        state.snapshot = None;
+        if let Some(delta) = to_last {
+            let message = topic.change(
+                Kind::Delta,
+                delta.board_version,
+                message::delta(&delta),
+                committed,
+            );
+            self.send(state, &message);
+        }
+        for (mut group, delta) in groups.into_iter().zip(to_groups) {
+            if let Some(delta) = delta {
+                let message = topic.change(Kind::Delta, delta.board_version, message::delta(&delta), None);
+                push_retain(&mut group.queues, |(_, queue)| queue, &message, self);
+            }
+            state.subscribers.extend(group.queues);
+        }
+    }
+
+    /// Queues `message` for one subscriber: whether its stream is still open (a full queue is
+    /// sent `resync` instead, counted in `overflowed`). O(1).
+    fn push(&self, queue: &Queue, message: &Outgoing, overflowed: &mut u64) -> bool {
+        match queue.push(message.clone(), self.config.queue_messages, &self.resync) {
+            Pushed::Queued => true,
+            Pushed::Overflowed => {
+                *overflowed += 1;
+                false
+            }
+            Pushed::Ended => false,
+        }
+    }
+
+    /// Queues `message` for every settled subscriber of a topic; those whose queue was full are
+    /// sent `resync` instead and leave the topic. O(subscribers).
     fn send(&self, state: &mut TopicState, message: &Outgoing) {
-        let (capacity, resync) = (self.config.queue_messages, &self.resync);
         let mut overflowed = 0;
         state
             .subscribers
-            .retain(|_, queue| match queue.push(message.clone(), capacity, resync) {
-                Pushed::Queued => true,
-                Pushed::Overflowed => {
-                    overflowed += 1;
-                    false
-                }
-                Pushed::Ended => false,
-            });
+            .retain(|_, queue| self.push(queue, message, &mut overflowed));
         if overflowed > 0 {
             self.shared.metrics.live.resyncs.add(overflowed);
         }
@@ -772,10 +975,18 @@ impl Hub {
             if state.ended.is_some() {
                 return;
             }
-            let closed = plain(Kind::Closed, message::closed(reason, state.last.board_version));
+            let closed_at = |version| plain(Kind::Closed, message::closed(reason, &topic.key.1, version));
+            let closed = closed_at(state.last.board_version);
             for queue in state.subscribers.values() {
                 queue.end_with(closed.clone());
             }
+            for (version, group) in std::mem::take(&mut state.joining) {
+                let closed = closed_at(version);
+                for (_, queue) in &group.queues {
+                    queue.end_with(closed.clone());
+                }
+            }
+            topic.has_joining.store(false, Ordering::Release);
             state.subscribers = HashMap::default();
             state.ended = Some(closed);
         }
@@ -794,19 +1005,28 @@ impl Hub {
         for topic in self.topics() {
             let mut state = topic.state.lock_unpoisoned();
             self.send(&mut state, &self.heartbeat);
+            for group in state.joining.values_mut() {
+                push_retain(&mut group.queues, |(_, queue)| queue, &self.heartbeat, self);
+            }
         }
     }
 
-    /// Sends `going_away` to every subscriber, refuses new ones, and waits (at most a few
-    /// seconds) until every subscription has been dropped, so a stopping server can finish its
-    /// streams.
-    pub async fn going_away(&self) {
+    /// Sends `going_away` to every subscriber, refuses new ones, and waits until every
+    /// subscription has been dropped or `deadline` has passed, so a stopping server can
+    /// finish its streams without waiting on a client that does not read.
+    pub async fn going_away(&self, deadline: tokio::time::Instant) {
         self.shared.stopping.store(true, Ordering::Release);
         for topic in self.topics() {
             let mut state = topic.state.lock_unpoisoned();
             for (_, queue) in state.subscribers.drain() {
                 queue.end_with(self.going_away.clone());
             }
+            for (_, group) in std::mem::take(&mut state.joining) {
+                for (_, queue) in group.queues {
+                    queue.end_with(self.going_away.clone());
+                }
+            }
+            topic.has_joining.store(false, Ordering::Release);
         }
         let shared = &self.shared;
         let all_gone = async {
@@ -821,11 +1041,10 @@ impl Hub {
                 gone.await;
             }
         };
-        if tokio::time::timeout(GOING_AWAY_WAIT, all_gone).await.is_err() {
+        if tokio::time::timeout_at(deadline, all_gone).await.is_err() {
             tracing::warn!(
-                "{} live subscriptions were still open {} s after going_away",
+                "{} live subscriptions were still open at the end of the stop's grace; their connections are dropped",
                 shared.open.load(Ordering::Acquire),
-                GOING_AWAY_WAIT.as_secs()
             );
         }
     }
@@ -837,12 +1056,24 @@ struct Member {
     topic: Arc<Topic>,
     id: u64,
     holder: Option<String>,
+    address: Option<IpAddr>,
 }
 
 impl Member {
     /// Leaves the topic (and the map, with its last member) and the counts.
     fn leave(self) {
-        self.topic.state.lock_unpoisoned().subscribers.remove(&self.id);
+        {
+            let mut state = self.topic.state.lock_unpoisoned();
+            if state.subscribers.remove(&self.id).is_none() {
+                for group in state.joining.values_mut() {
+                    group.queues.retain(|(id, _)| *id != self.id);
+                }
+                state.joining.retain(|_, group| !group.queues.is_empty());
+                self.topic
+                    .has_joining
+                    .store(!state.joining.is_empty(), Ordering::Release);
+            }
+        }
         let mut members = self.shared.members.lock_unpoisoned();
         let key = &self.topic.key;
         if let Some((held, count)) = members.topics.get_mut(key)
@@ -867,6 +1098,14 @@ impl Member {
             *n -= 1;
             if *n == 0 {
                 members.per_holder.remove(holder);
+            }
+        }
+        if let Some(address) = &self.address
+            && let Some(n) = members.per_address.get_mut(address)
+        {
+            *n -= 1;
+            if *n == 0 {
+                members.per_address.remove(address);
             }
         }
         self.shared.open.store(members.total, Ordering::Release);

@@ -155,6 +155,7 @@ mod tests {
         Outgoing {
             kind,
             board_version: Some(n),
+            period_key: None,
             json: Bytes::from(n.to_string()),
             committed: None,
         }

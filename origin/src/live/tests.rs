@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use standings_core::{BoardId, BoardRules, PlayerId, ScoreEvent, ScoreMode, ViewDelta, ViewEntry, ViewState};
+use standings_core::{
+    BoardId, BoardRules, PlayerId, Position, ScoreEvent, ScoreMode, ViewDelta, ViewEntry, ViewState,
+};
 
 use super::{Hub, Kind, Outgoing, SubscribeError, Subscription, Watch};
 use crate::boards::{BoardEntry, BoardSlot, Registry};
@@ -88,12 +90,18 @@ impl World {
         self.hub.changed([&slot.id], Instant::now());
     }
 
+    /// A watch of `view` by a token, coming back at `since_version` of the slot's own
+    /// instance when given.
     fn watch(&self, slot: &Arc<BoardSlot>, view: &str, since_version: Option<u64>) -> Watch {
         Watch {
             slot: slot.clone(),
             view: view.parse().unwrap(),
-            since_version,
+            since: since_version.map(|board_version| Position {
+                period_key: Some(slot.period.key.clone()),
+                board_version,
+            }),
             holder: Some("token:t".into()),
+            address: None,
         }
     }
 
@@ -147,7 +155,9 @@ fn client_of(message: &Outgoing) -> ViewState {
     assert_eq!(message.kind, Kind::Snapshot);
     let body = json(message);
     assert_eq!(message.board_version, body["board_version"].as_u64());
+    assert_eq!(message.period_key.as_deref(), body["period_key"].as_str());
     ViewState {
+        period_key: body["period_key"].as_str().unwrap().into(),
         board_version: body["board_version"].as_u64().unwrap(),
         entries: entries(&body["entries"]),
     }
@@ -157,7 +167,9 @@ fn delta_of(message: &Outgoing) -> ViewDelta {
     assert_eq!(message.kind, Kind::Delta);
     let body = json(message);
     assert_eq!(message.board_version, body["board_version"].as_u64());
+    assert_eq!(message.period_key.as_deref(), body["period_key"].as_str());
     ViewDelta {
+        period_key: body["period_key"].as_str().unwrap().into(),
         base_version: body["base_version"].as_u64().unwrap(),
         board_version: body["board_version"].as_u64().unwrap(),
         changed: entries(&body["changed"]),
@@ -182,7 +194,10 @@ async fn a_subscriber_follows_the_board_window_by_window() {
     }
     let mut sub = world.subscribe(&slot, "top:2");
     let mut client = client_of(&next(&mut sub).await.unwrap());
-    assert_eq!(client, ViewState::read(&slot.read(), &"top:2".parse().unwrap()));
+    assert_eq!(
+        client,
+        ViewState::read(&slot.read(), &"top:2".parse().unwrap(), &slot.period.key)
+    );
     sub.written(&next_written(&client));
 
     world.score(&slot, "z", 99);
@@ -192,7 +207,10 @@ async fn a_subscriber_follows_the_board_window_by_window() {
     assert!(message.committed.is_some(), "the change was reported");
     sub.written(&message);
     client.apply(&delta_of(&message)).unwrap();
-    assert_eq!(client, ViewState::read(&slot.read(), &"top:2".parse().unwrap()));
+    assert_eq!(
+        client,
+        ViewState::read(&slot.read(), &"top:2".parse().unwrap(), &slot.period.key)
+    );
 
     // Below the view only: the board moves, the view does not.
     let held = client.board_version;
@@ -204,7 +222,10 @@ async fn a_subscriber_follows_the_board_window_by_window() {
     let delta = delta_of(&message);
     assert_eq!(delta.base_version, held, "the quiet window sent nothing");
     client.apply(&delta).unwrap();
-    assert_eq!(client, ViewState::read(&slot.read(), &"top:2".parse().unwrap()));
+    assert_eq!(
+        client,
+        ViewState::read(&slot.read(), &"top:2".parse().unwrap(), &slot.period.key)
+    );
 
     let rendered = world.metrics.render(&world.registry);
     assert!(rendered.contains("standings_live_subscribers{board=\"g/m/s1/global\"} 1"));
@@ -221,6 +242,7 @@ fn next_written(client: &ViewState) -> Outgoing {
     Outgoing {
         kind: Kind::Snapshot,
         board_version: Some(client.board_version),
+        period_key: Some(Arc::from(client.period_key.as_str())),
         json: bytes::Bytes::from_static(b"{}"),
         committed: None,
     }
@@ -256,7 +278,10 @@ async fn a_returning_client_catches_up_in_one_step() {
     let mut client = held.clone();
     let first = next(&mut back).await.unwrap();
     client.apply(&delta_of(&first)).unwrap();
-    assert_eq!(client, ViewState::read(&slot.read(), &view.parse().unwrap()));
+    assert_eq!(
+        client,
+        ViewState::read(&slot.read(), &view.parse().unwrap(), &slot.period.key)
+    );
 
     let mut same = world
         .hub
@@ -345,7 +370,7 @@ async fn a_period_close_ends_the_streams() {
     assert_eq!(closed.kind, Kind::Closed);
     assert_eq!(
         json(&closed),
-        serde_json::json!({"type":"closed","reason":"period_closed","board_version":version})
+        serde_json::json!({"type":"closed","reason":"period_closed","period_key":"2025-10-13","board_version":version})
     );
     assert!(next(&mut day).await.is_none());
     let mut late = world.subscribe(&daily, "top:10");
@@ -379,7 +404,10 @@ async fn going_away_ends_every_stream_and_waits_for_them() {
     ];
     let stop = tokio::spawn({
         let hub = world.hub.clone();
-        async move { hub.going_away().await }
+        async move {
+            hub.going_away(tokio::time::Instant::now() + Duration::from_secs(30))
+                .await
+        }
     });
     for sub in &mut subs {
         assert_eq!(next(sub).await.unwrap().kind, Kind::Snapshot);
@@ -500,7 +528,7 @@ async fn a_period_without_an_instance_yet_is_followed_once_it_has_one() {
     client.apply(&delta_of(&message)).unwrap();
     assert_eq!(
         client,
-        ViewState::read(&slot.read(), &"around:p:2".parse().unwrap())
+        ViewState::read(&slot.read(), &"around:p:2".parse().unwrap(), &slot.period.key)
     );
     assert_eq!(client.entries.len(), 3);
 }
@@ -573,7 +601,10 @@ async fn a_window_reaches_every_view_across_its_batches() {
     world.next_window().await;
     for (view, sub, client) in &mut subs {
         client.apply(&delta_of(&next(sub).await.unwrap())).unwrap();
-        assert_eq!(*client, ViewState::read(&slot.read(), &view.parse().unwrap()));
+        assert_eq!(
+            *client,
+            ViewState::read(&slot.read(), &view.parse().unwrap(), &slot.period.key)
+        );
     }
 }
 
@@ -608,4 +639,203 @@ fn reports_keep_what_a_topic_has_not_read() {
         "offered to a window that read no topic"
     );
     assert!(reports.instants.is_empty());
+}
+
+/// A subscriber that comes while the board has moved past the topic's last window gets the
+/// board's version then, not the topic's; the next window brings it and the subscribers
+/// already there to one version (an empty delta where their view did not change), and every
+/// delta after it chains for all of them.
+#[tokio::test]
+async fn a_new_subscriber_starts_at_the_boards_version() {
+    let mut world = World::new(LiveConfig::default());
+    let slot = world.all_time();
+    for (player, value) in [("a", 50), ("b", 40), ("c", 30)] {
+        world.score(&slot, player, value);
+    }
+    let top = "top:2";
+    let mut early = world.subscribe(&slot, top);
+    let mut early_client = client_of(&next(&mut early).await.unwrap());
+    // Below the view: the board moves, the view does not, and no window runs.
+    for value in 1..=5 {
+        world.score(&slot, "c", 30 + value);
+    }
+    let board_version = slot.read().version();
+    assert!(board_version > early_client.board_version);
+    let mut late = world.subscribe(&slot, top);
+    let mut late_client = client_of(&next(&mut late).await.unwrap());
+    assert_eq!(
+        late_client.board_version, board_version,
+        "the board's version, not the topic's"
+    );
+    assert_eq!(late_client.entries, early_client.entries);
+    // A returning client at an old version is brought to the board's version too.
+    let mut back = world
+        .hub
+        .subscribe(world.watch(&slot, top, Some(early_client.board_version)))
+        .unwrap();
+    let mut back_client = early_client.clone();
+    back_client
+        .apply(&delta_of(&next(&mut back).await.unwrap()))
+        .unwrap();
+    assert_eq!(back_client.board_version, board_version);
+
+    world.next_window().await;
+    let advance = delta_of(&next(&mut early).await.unwrap());
+    assert!(advance.changed.is_empty() && advance.left.is_empty());
+    early_client.apply(&advance).unwrap();
+    assert_eq!(early_client, late_client);
+
+    world.score(&slot, "z", 99);
+    world.next_window().await;
+    let fresh = ViewState::read(&slot.read(), &top.parse().unwrap(), &slot.period.key);
+    for (sub, client) in [
+        (&mut early, &mut early_client),
+        (&mut late, &mut late_client),
+        (&mut back, &mut back_client),
+    ] {
+        client.apply(&delta_of(&next(sub).await.unwrap())).unwrap();
+        assert_eq!(*client, fresh);
+    }
+}
+
+/// A subscriber that joins while the view itself changed gets the changed view at once, and
+/// the next window sends the others the change and it nothing it already has.
+#[tokio::test]
+async fn a_subscriber_joining_a_changed_view_is_not_sent_the_change_twice() {
+    let mut world = World::new(LiveConfig::default());
+    let slot = world.all_time();
+    world.score(&slot, "a", 50);
+    let view = "top:3";
+    let mut early = world.subscribe(&slot, view);
+    let mut early_client = client_of(&next(&mut early).await.unwrap());
+    world.score(&slot, "b", 60);
+    let mut late = world.subscribe(&slot, view);
+    let mut late_client = client_of(&next(&mut late).await.unwrap());
+    assert_eq!(late_client.entries.len(), 2);
+    world.next_window().await;
+    early_client
+        .apply(&delta_of(&next(&mut early).await.unwrap()))
+        .unwrap();
+    assert_eq!(early_client, late_client);
+    world.score(&slot, "c", 70);
+    world.next_window().await;
+    let delta = delta_of(&next(&mut late).await.unwrap());
+    assert_eq!(
+        delta.base_version, late_client.board_version,
+        "nothing in between"
+    );
+    late_client.apply(&delta).unwrap();
+    early_client
+        .apply(&delta_of(&next(&mut early).await.unwrap()))
+        .unwrap();
+    assert_eq!(early_client, late_client);
+}
+
+/// Every snapshot and delta names its period instance; a version of another instance (or a
+/// bare version of a day) is answered with a snapshot, never a delta that would mix two days,
+/// while a bare version of the all-time board still catches up.
+#[tokio::test]
+async fn a_version_of_another_instance_gets_a_snapshot() {
+    let mut world = World::new(LiveConfig::default());
+    let daily = world.daily();
+    let all_time = world.all_time();
+    for value in 1..=3 {
+        world.score(&daily, "a", value);
+        world.score(&all_time, "a", value);
+    }
+    let mut today = world.subscribe(&daily, "top:3");
+    let first = next(&mut today).await.unwrap();
+    assert_eq!(first.period_key.as_deref(), Some("2025-10-13"));
+    assert_eq!(json(&first)["period_key"], "2025-10-13");
+    let at = |key: Option<&str>, board_version| Watch {
+        since: Some(Position {
+            period_key: key.map(Into::into),
+            board_version,
+        }),
+        ..world.watch(&daily, "top:3", None)
+    };
+    for since in [at(Some("2025-10-12"), 1), at(None, 1)] {
+        let mut back = world.hub.subscribe(since).unwrap();
+        assert_eq!(next(&mut back).await.unwrap().kind, Kind::Snapshot);
+    }
+    let mut same_day = world.hub.subscribe(at(Some("2025-10-13"), 1)).unwrap();
+    let catch_up = next(&mut same_day).await.unwrap();
+    assert_eq!(catch_up.kind, Kind::Delta);
+    assert_eq!(json(&catch_up)["period_key"], "2025-10-13");
+    let bare_all_time = Watch {
+        since: Some(Position {
+            period_key: None,
+            board_version: 1,
+        }),
+        ..world.watch(&all_time, "top:3", None)
+    };
+    let mut back = world.hub.subscribe(bare_all_time).unwrap();
+    assert_eq!(next(&mut back).await.unwrap().kind, Kind::Delta);
+}
+
+/// While the windows' work is past its share, a subscription that would add a view is refused
+/// (and counted), one to a view already watched is taken, and once the work falls back new
+/// views are taken again.
+#[tokio::test]
+async fn busy_windows_refuse_new_views_only() {
+    let world = World::new(LiveConfig {
+        max_window_share_percent: 50,
+        ..LiveConfig::default()
+    });
+    let slot = world.all_time();
+    let _watched = world.subscribe(&slot, "top:10");
+    let work = &world.hub.shared.window_work_us;
+    work.store(200_000, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(
+        world.hub.subscribe(world.watch(&slot, "player:p", None)).err(),
+        Some(SubscribeError::Busy {
+            work_ms: 200,
+            window_ms: 250
+        })
+    );
+    assert_eq!(world.metrics.live.busy_refusals.get(), 1);
+    let _joined = world.hub.subscribe(world.watch(&slot, "top:10", None)).unwrap();
+    work.store(1_000, std::sync::atomic::Ordering::Relaxed);
+    let _new = world.hub.subscribe(world.watch(&slot, "player:p", None)).unwrap();
+}
+
+/// Subscribers without a token are counted by address, with their own limit; a token's
+/// subscriptions are not counted there.
+#[tokio::test]
+async fn anonymous_subscribers_are_limited_per_address() {
+    let world = World::new(LiveConfig {
+        max_subscribers_per_address: 2,
+        ..LiveConfig::default()
+    });
+    let slot = world.all_time();
+    let from = |address: &str, holder: Option<&str>| Watch {
+        holder: holder.map(Into::into),
+        address: Some(address.parse().unwrap()),
+        ..world.watch(&slot, "top:1", None)
+    };
+    let first = world.hub.subscribe(from("10.0.0.1", None)).unwrap();
+    let _second = world.hub.subscribe(from("10.0.0.1", None)).unwrap();
+    assert_eq!(
+        world.hub.subscribe(from("10.0.0.1", None)).err(),
+        Some(SubscribeError::PerAddress { limit: 2 })
+    );
+    let _elsewhere = world.hub.subscribe(from("10.0.0.2", None)).unwrap();
+    let _with_a_token = world.hub.subscribe(from("10.0.0.1", Some("token:t"))).unwrap();
+    drop(first);
+    let _again = world.hub.subscribe(from("10.0.0.1", None)).unwrap();
+}
+
+/// A stop whose subscribers do not take their `going_away` waits for them only until its
+/// deadline.
+#[tokio::test]
+async fn going_away_waits_no_longer_than_its_deadline() {
+    let world = World::new(LiveConfig::default());
+    let slot = world.all_time();
+    let _stalled = world.subscribe(&slot, "top:1");
+    let began = std::time::Instant::now();
+    world
+        .hub
+        .going_away(tokio::time::Instant::now() + Duration::from_millis(200))
+        .await;
+    assert!(began.elapsed() < Duration::from_secs(5));
 }

@@ -87,6 +87,8 @@ impl Instances for LiveInstances<'_> {
             && let Some(snapshot) = self.store.period_snapshot(board, &period.key).await?
         {
             entry.install(entry.restored(period, snapshot.board_version, &snapshot.entries)?);
+            // Back in the registry to change: a copy restored for reads would go stale.
+            self.registry.closed.forget(board, &period.key);
         }
         Ok(())
     }

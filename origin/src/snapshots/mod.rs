@@ -1,8 +1,15 @@
 //! Snapshots for the edge: each board instance whose head is asked for is published in the
 //! core's chunked format (`standings_core::snapshot`), and its parts are served by hash.
 //!
-//! [`Snapshots`] follows the instances whose head was asked for. The first request for an
-//! instance's head publishes it before it is answered. After that, rounds (four per
+//! [`Snapshots`] follows the instances whose head was asked for, within caps (in all and per
+//! board; `schedule::room`): a closed instance past them is refused, a current one takes the
+//! place of the closed instance asked for least recently. An instance that holds no events (none
+//! yet, or in the future) is never followed: its head names the empty snapshot of its board's
+//! rules, published once and held for good, so any number of such days costs nothing. A
+//! followed instance keeps only a weak reference to a board outside the registry (a closed day
+//! in the registry's cache of restored instances): a closed day does not change, and its
+//! memory goes with the cache. The first request for an instance's head publishes it before it
+//! is answered. After that, rounds (four per
 //! `interval_ms`, on the injected clock) publish each followed instance again when its version
 //! moved and its last publication is an interval old, until nobody asked for its head for
 //! `idle_seconds`. Each instance has its own `standings_core::Publisher`, which hands out only
@@ -25,19 +32,20 @@ mod schedule;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use bytes::Bytes;
-use standings_core::{BoardId, ChunkHash, ChunkingOptions, Publisher};
+use standings_core::{Board, BoardId, BoardRules, ChunkHash, ChunkingOptions, Publisher};
 
 pub use self::parts::PartKind;
 use self::parts::PartStore;
-use self::schedule::{Due, Published, Timing};
+use self::schedule::{Caps, Due, Published, Room, Timing};
 use crate::FastHash;
 use crate::boards::{BoardSlot, Registry};
 use crate::clock::Clock;
 use crate::config::SnapshotsConfig;
+use crate::http::Resolved;
 use crate::http::error::AppError;
 use crate::metrics::Metrics;
 use crate::sync::LockUnpoisoned;
@@ -77,10 +85,13 @@ struct Instance {
     key: InstanceKey,
     /// The board's game, shared by every part it publishes.
     game: Arc<str>,
-    /// The slot its head request resolved, for an instance the registry does not hold (a
-    /// closed period read from storage, a period with no events yet); a round reads the
-    /// registry's slot whenever there is one, and keeps it here.
-    slot: Mutex<Arc<BoardSlot>>,
+    /// When its period closes (end plus grace), `None` for all time: past it, the instance is
+    /// a closed one for the caps.
+    closes_at: Option<i64>,
+    /// The slot it was last published from. A round reads the registry's slot whenever there
+    /// is one and keeps it here; a closed period outside the registry (restored into the
+    /// registry's cache) is not kept alive by this, as it no longer changes.
+    slot: Mutex<Weak<BoardSlot>>,
     /// When its head was last asked for (ms); written under the map's lock.
     asked_ms: AtomicI64,
     publishing: Mutex<Publishing>,
@@ -97,11 +108,32 @@ struct Publishing {
     forgotten: bool,
 }
 
+/// The parts of the empty snapshot of one board's rules: what the head of every instance with no
+/// events names.
+struct Empty {
+    manifest: ChunkHash,
+    parts: Vec<(ChunkHash, PartKind, Bytes)>,
+}
+
+/// What a round finds of a followed instance's board.
+enum Current {
+    /// The board is archived or gone: forget the instance.
+    Gone,
+    /// A closed period outside the registry whose copy left the cache: unchanged since.
+    Unchanged,
+    /// Its slot, and whether it replaced the one read before.
+    Slot(Arc<BoardSlot>, bool),
+}
+
 /// The publication of board instances for the edge, and the parts it holds (see the module
 /// doc).
 pub struct Snapshots {
     config: SnapshotsConfig,
     timing: Timing,
+    caps: Caps,
+    /// The empty snapshot of each board rules asked for, its parts held for good. A leaf but
+    /// for the part store, which is taken inside it.
+    empty: Mutex<HashMap<BoardRules, Arc<Empty>>>,
     registry: Arc<Registry>,
     clock: Clock,
     metrics: Arc<Metrics>,
@@ -131,6 +163,11 @@ impl Snapshots {
                 idle_ms: ms(config.idle_seconds).saturating_mul(1000),
             },
             parts: Mutex::new(PartStore::new(ms(config.retention_seconds).saturating_mul(1000))),
+            caps: Caps {
+                total: config.max_instances,
+                per_board: config.max_instances_per_board,
+            },
+            empty: Mutex::default(),
             config,
             registry,
             clock,
@@ -176,22 +213,32 @@ impl Snapshots {
         self.rounds.subscribe()
     }
 
-    /// The head of `slot`'s instance, published now on the blocking pool if it never was, and
-    /// noted as asked for. O(1) once published; the first time, one publication.
-    pub async fn head(self: &Arc<Self>, slot: Arc<BoardSlot>) -> Result<Head, AppError> {
+    /// The head of a resolved instance: for one that holds no events, the empty snapshot of its
+    /// board's rules (followed never); otherwise its latest publication, published now on the
+    /// blocking pool if it never was, the instance followed from now (within the caps: 503
+    /// `SNAPSHOT_INSTANCES_FULL` past them) and noted as asked for. O(1) once published; the
+    /// first time, one publication.
+    pub async fn head(self: &Arc<Self>, resolved: Resolved) -> Result<Head, AppError> {
         let now = self.clock.now_ms();
+        let slot = match resolved {
+            Resolved::Empty(slot) => return Ok(self.empty_head(&slot, now)),
+            Resolved::Held(slot) | Resolved::Restored(slot) => slot,
+        };
+        let closes_at = self
+            .registry
+            .entry(&slot.id)
+            .and_then(|entry| entry.calendar.closes_at(&slot.period));
         loop {
-            let instance = self.follow(&slot, now);
+            let instance = self.follow(&slot, closes_at, now)?;
             if let Some(head) = *instance.head.lock_unpoisoned() {
                 return Ok(head);
             }
-            let snapshots = self.clone();
+            let (snapshots, first) = (self.clone(), slot.clone());
             let published = tokio::task::spawn_blocking(move || {
                 let mut publishing = instance.publishing.lock_unpoisoned();
                 // Another request may have published it while this one waited for the lock.
                 if publishing.published.is_none() && !publishing.forgotten {
-                    let slot = instance.slot.lock_unpoisoned().clone();
-                    snapshots.publish(&instance, &mut publishing, &slot, now);
+                    snapshots.publish(&instance, &mut publishing, &first, now);
                 }
                 *instance.head.lock_unpoisoned()
             })
@@ -201,10 +248,55 @@ impl Snapshots {
             })?;
             match published {
                 Some(head) => return Ok(head),
-                // Forgotten between the two steps, which takes idle_seconds without a request
-                // for it: follow it again.
+                // Forgotten between the two steps (idle, or displaced): follow it again.
                 None => continue,
             }
+        }
+    }
+
+    /// The head of an instance that holds no events: the empty snapshot of its board's rules,
+    /// published the first time these rules are asked for and held for good, its parts then
+    /// also fetchable by `slot`'s game. O(1) after the first time.
+    fn empty_head(&self, slot: &BoardSlot, now_ms: i64) -> Head {
+        let game: Arc<str> = Arc::from(slot.id.game.as_str());
+        let mut empty = self.empty.lock_unpoisoned();
+        let mut parts = self.parts.lock_unpoisoned();
+        let held = match empty.get(&slot.rules) {
+            Some(held) => held.clone(),
+            None => {
+                let publication = Publisher::new(ChunkingOptions::default()).publish(&Board::new(slot.rules));
+                let named = named_by(&publication);
+                let manifest = publication.manifest_hash;
+                let mut held = vec![(
+                    manifest,
+                    PartKind::Manifest,
+                    Bytes::from(publication.manifest_bytes),
+                )];
+                for (hash, bytes) in publication.new_parts {
+                    held.push((hash, PartKind::Chunk, Bytes::from(bytes)));
+                }
+                for (hash, kind, bytes) in &held {
+                    parts.insert(*hash, *kind, bytes.clone(), &game, now_ms);
+                }
+                // Named once and never unnamed: every instance with no events names them.
+                parts.name(&named);
+                self.note_held(&parts);
+                let held = Arc::new(Empty {
+                    manifest,
+                    parts: held,
+                });
+                empty.insert(slot.rules, held.clone());
+                held
+            }
+        };
+        for (hash, kind, bytes) in &held.parts {
+            parts.insert(*hash, *kind, bytes.clone(), &game, now_ms);
+        }
+        self.metrics.snapshots.empty_heads.add(1);
+        Head {
+            board_version: 0,
+            manifest: held.manifest,
+            published_at_ms: now_ms,
         }
     }
 
@@ -219,48 +311,118 @@ impl Snapshots {
         })
     }
 
-    /// The followed instance of `slot` (followed from now if it was not), marked as asked for
-    /// at `now_ms`. O(1), copying nothing when it is followed already.
-    fn follow(&self, slot: &Arc<BoardSlot>, now_ms: i64) -> Arc<Instance> {
-        let mut followed = self.instances.lock_unpoisoned();
-        let held = followed
-            .by_board
-            .get(&slot.id)
-            .and_then(|periods| periods.get(&slot.period.key))
-            .cloned();
-        let instance = match held {
-            Some(instance) => instance,
-            None => {
-                let instance = Arc::new(Instance {
-                    key: (slot.id.clone(), slot.period.key.clone()),
-                    game: Arc::from(slot.id.game.as_str()),
-                    slot: Mutex::new(slot.clone()),
-                    asked_ms: AtomicI64::new(now_ms),
-                    publishing: Mutex::new(Publishing {
-                        publisher: Publisher::new(ChunkingOptions::default()),
-                        named: Vec::new(),
-                        published: None,
-                        forgotten: false,
-                    }),
-                    head: Mutex::new(None),
-                });
-                followed
-                    .by_board
-                    .entry(slot.id.clone())
-                    .or_default()
-                    .insert(slot.period.key.clone(), instance.clone());
-                followed.count += 1;
-                self.metrics
-                    .snapshots
-                    .instances
-                    .store(followed.count as u64, Ordering::Relaxed);
-                instance
+    /// The followed instance of `slot` (followed from now if it was not, when the caps allow:
+    /// `schedule::room`), marked as asked for at `now_ms`. O(1), copying nothing when it is
+    /// followed already; O(instances) when the caps are reached.
+    fn follow(
+        &self,
+        slot: &Arc<BoardSlot>,
+        closes_at: Option<i64>,
+        now_ms: i64,
+    ) -> Result<Arc<Instance>, AppError> {
+        let mut displaced = None;
+        let instance = {
+            let mut followed = self.instances.lock_unpoisoned();
+            let held = followed
+                .by_board
+                .get(&slot.id)
+                .and_then(|periods| periods.get(&slot.period.key))
+                .cloned();
+            match held {
+                Some(instance) => instance,
+                None => {
+                    let closed =
+                        |instance: &&Arc<Instance>| instance.closes_at.is_some_and(|at| now_ms >= at);
+                    let idlest = |instances: &mut dyn Iterator<Item = &Arc<Instance>>| {
+                        instances
+                            .filter(closed)
+                            .min_by_key(|instance| instance.asked_ms.load(Ordering::Relaxed))
+                            .cloned()
+                    };
+                    let on_board = followed.by_board.get(&slot.id);
+                    let current = closes_at.is_none_or(|at| now_ms < at);
+                    let room = schedule::room(
+                        self.caps,
+                        followed.count,
+                        on_board.map_or(0, HashMap::len),
+                        current,
+                        on_board.and_then(|periods| idlest(&mut periods.values())),
+                        idlest(&mut followed.by_board.values().flat_map(HashMap::values)),
+                    );
+                    match room {
+                        Room::Free => {}
+                        Room::Displace(instance) => {
+                            self.unfollow(&mut followed, &instance);
+                            displaced = Some(instance);
+                        }
+                        Room::Full => {
+                            self.metrics.snapshots.refused_heads.add(1);
+                            return Err(AppError::SnapshotInstancesFull(format!(
+                                "the origin follows as many board instances for the edge as it may ({} in all, {} per board) and {} {} is a closed period; read it from the origin's API, or retry once fewer are read",
+                                self.caps.total, self.caps.per_board, slot.id, slot.period.key
+                            )));
+                        }
+                    }
+                    let instance = Arc::new(Instance {
+                        key: (slot.id.clone(), slot.period.key.clone()),
+                        game: Arc::from(slot.id.game.as_str()),
+                        closes_at,
+                        slot: Mutex::new(Arc::downgrade(slot)),
+                        asked_ms: AtomicI64::new(now_ms),
+                        publishing: Mutex::new(Publishing {
+                            publisher: Publisher::new(ChunkingOptions::default()),
+                            named: Vec::new(),
+                            published: None,
+                            forgotten: false,
+                        }),
+                        head: Mutex::new(None),
+                    });
+                    followed
+                        .by_board
+                        .entry(slot.id.clone())
+                        .or_default()
+                        .insert(slot.period.key.clone(), instance.clone());
+                    followed.count += 1;
+                    self.metrics
+                        .snapshots
+                        .instances
+                        .store(followed.count as u64, Ordering::Relaxed);
+                    instance
+                }
             }
         };
+        if let Some(instance) = displaced {
+            self.metrics.snapshots.displaced.add(1);
+            self.forget(&instance, now_ms);
+        }
         // A later time only: a request that read the clock before a round's `now` must not
         // move its idleness back.
         instance.asked_ms.fetch_max(now_ms, Ordering::Relaxed);
-        instance
+        Ok(instance)
+    }
+
+    /// Takes `instance` out of the map of followed instances (the caller then forgets it),
+    /// if it is the one held there. Returns whether it was.
+    fn unfollow(&self, followed: &mut Followed, instance: &Arc<Instance>) -> bool {
+        let (board, period_key) = &instance.key;
+        let removed = followed.by_board.get_mut(board).is_some_and(|periods| {
+            let held = periods
+                .get(period_key)
+                .is_some_and(|held| Arc::ptr_eq(held, instance));
+            if held {
+                periods.remove(period_key);
+            }
+            held
+        });
+        if removed {
+            followed.by_board.retain(|_, periods| !periods.is_empty());
+            followed.count -= 1;
+            self.metrics
+                .snapshots
+                .instances
+                .store(followed.count as u64, Ordering::Relaxed);
+        }
+        removed
     }
 
     /// One round at `now_ms`: forgets the instances nobody asked for, publishes those due,
@@ -295,9 +457,13 @@ impl Snapshots {
             self.forget(&instance, now_ms);
         }
         for instance in kept {
-            let Some((slot, replaced)) = self.current_slot(&instance) else {
-                self.forget_archived(&instance, now_ms);
-                continue;
+            let (slot, replaced) = match self.current_slot(&instance) {
+                Current::Slot(slot, replaced) => (slot, replaced),
+                Current::Unchanged => continue,
+                Current::Gone => {
+                    self.forget_archived(&instance, now_ms);
+                    continue;
+                }
             };
             // Decided under the publisher's lock, so a head request publishing the instance
             // for the first time meanwhile is seen, not repeated.
@@ -325,22 +491,28 @@ impl Snapshots {
     }
 
     /// The slot an instance reads now, and whether it replaced the one read before: the
-    /// registry's when it holds the instance, else the one its head resolved (a closed period
-    /// that left memory has not changed since). `None` when the board is gone or archived.
-    fn current_slot(&self, instance: &Instance) -> Option<(Arc<BoardSlot>, bool)> {
-        let entry = self.registry.entry(&instance.key.0)?;
+    /// registry's when it holds the instance, else the one its head resolved while that is
+    /// still held (a closed period that left memory has not changed since).
+    fn current_slot(&self, instance: &Instance) -> Current {
+        let Some(entry) = self.registry.entry(&instance.key.0) else {
+            return Current::Gone;
+        };
         if entry.is_archived() || entry.broken().is_some() {
-            return None;
+            return Current::Gone;
         }
         let mut held = instance.slot.lock_unpoisoned();
-        let mut replaced = false;
-        if let Some(live) = entry.instance(&instance.key.1)
-            && !Arc::ptr_eq(&live, &held)
-        {
-            *held = live;
-            replaced = true;
+        match entry.instance(&instance.key.1) {
+            Some(live) => {
+                let replaced = !std::ptr::eq(Arc::as_ptr(&live), held.as_ptr());
+                if replaced {
+                    *held = Arc::downgrade(&live);
+                }
+                Current::Slot(live, replaced)
+            }
+            None => held
+                .upgrade()
+                .map_or(Current::Unchanged, |slot| Current::Slot(slot, false)),
         }
-        Some((held.clone(), replaced))
     }
 
     /// Publishes `instance`'s current version from `slot` at `now_ms`, with its publisher's
@@ -416,29 +588,7 @@ impl Snapshots {
 
     /// Forgets an instance whose board was archived or is gone (its head answers 404 now).
     fn forget_archived(&self, instance: &Arc<Instance>, now_ms: i64) {
-        let removed = {
-            let mut followed = self.instances.lock_unpoisoned();
-            let (board, period_key) = &instance.key;
-            let periods = followed.by_board.get_mut(board);
-            let removed = periods.is_some_and(|periods| {
-                let held = periods
-                    .get(period_key)
-                    .is_some_and(|held| Arc::ptr_eq(held, instance));
-                if held {
-                    periods.remove(period_key);
-                }
-                held
-            });
-            if removed {
-                followed.by_board.retain(|_, periods| !periods.is_empty());
-                followed.count -= 1;
-                self.metrics
-                    .snapshots
-                    .instances
-                    .store(followed.count as u64, Ordering::Relaxed);
-            }
-            removed
-        };
+        let removed = self.unfollow(&mut self.instances.lock_unpoisoned(), instance);
         if removed {
             self.forget(instance, now_ms);
         }
@@ -529,6 +679,11 @@ mod tests {
     /// Snapshots over an in-memory registry with one board (all time and daily) on a manual
     /// clock; no rounds run unless a test calls `round`.
     fn world() -> (Arc<Snapshots>, Arc<BoardEntry>, Clock) {
+        world_with(SnapshotsConfig::default())
+    }
+
+    /// [`world`] with the given settings.
+    fn world_with(config: SnapshotsConfig) -> (Arc<Snapshots>, Arc<BoardEntry>, Clock) {
         let registry = Arc::new(Registry::default());
         let entry = registry
             .add(&BoardDef {
@@ -540,12 +695,7 @@ mod tests {
             })
             .unwrap();
         let clock = Clock::manual(NOON);
-        let snapshots = Snapshots::new(
-            SnapshotsConfig::default(),
-            registry,
-            clock.clone(),
-            Arc::new(Metrics::default()),
-        );
+        let snapshots = Snapshots::new(config, registry, clock.clone(), Arc::new(Metrics::default()));
         (snapshots, entry, clock)
     }
 
@@ -566,7 +716,7 @@ mod tests {
         let asks: Vec<_> = (0..16)
             .map(|_| {
                 let (snapshots, slot) = (snapshots.clone(), slot.clone());
-                tokio::spawn(async move { snapshots.head(slot).await.unwrap() })
+                tokio::spawn(async move { snapshots.head(Resolved::Held(slot)).await.unwrap() })
             })
             .collect();
         let mut heads = Vec::new();
@@ -585,7 +735,7 @@ mod tests {
         let (snapshots, entry, _) = world();
         let slot = entry.all_time();
         score(&slot, 1, 10);
-        let head = snapshots.head(slot).await.unwrap();
+        let head = snapshots.head(Resolved::Held(slot)).await.unwrap();
         entry.archive();
         snapshots.round(NOON + 1_000);
         assert_eq!(snapshots.metrics.snapshots.instances.load(Ordering::Relaxed), 0);
@@ -597,29 +747,130 @@ mod tests {
         assert!(!fetch(NOON + 61_000));
     }
 
-    /// An instance first asked for before its period had events reads the registry's slot once
-    /// the writer creates it, and is published from that board.
+    /// The head of an instance with no events names the empty snapshot of the board's rules,
+    /// and follows nothing, however many such days are asked for; once the writer creates the
+    /// instance, its head follows it and names its own publication.
     #[tokio::test]
-    async fn an_instance_follows_the_slot_the_registry_creates() {
+    async fn instances_without_events_are_not_followed() {
         let (snapshots, entry, clock) = world();
-        let period = entry.calendar.period_of(PeriodKind::Daily, NOON).unwrap();
-        // What a read of a period with no events resolves: an empty slot outside the registry.
-        let empty = Arc::new(BoardSlot::new(
-            entry.def.id.clone(),
-            period.clone(),
-            standings_core::Board::new(entry.def.rules),
-        ));
-        let first = snapshots.head(empty).await.unwrap();
+        let empty_day = |day: i64| {
+            let period = entry
+                .calendar
+                .period_of(PeriodKind::Daily, NOON + day * 86_400_000)
+                .unwrap();
+            Resolved::Empty(Arc::new(BoardSlot::new(
+                entry.def.id.clone(),
+                period,
+                standings_core::Board::new(entry.def.rules),
+            )))
+        };
+        let first = snapshots.head(empty_day(0)).await.unwrap();
         assert_eq!(first.board_version, 0);
+        for day in 1..500 {
+            let head = snapshots.head(empty_day(day - 250)).await.unwrap();
+            assert_eq!(head.manifest, first.manifest);
+        }
+        let metrics = &snapshots.metrics.snapshots;
+        assert_eq!(metrics.instances.load(Ordering::Relaxed), 0);
+        assert_eq!(metrics.empty_heads.get(), 500);
+        assert_eq!(metrics.publications.get(), 0);
+        let manifest = snapshots.part(&first.manifest, PartKind::Manifest).unwrap();
+        assert_eq!(&*manifest.games, &[Arc::<str>::from("g")]);
+        // Held for good: long past any retention.
+        clock.set(NOON + 86_400_000);
+        snapshots.round(NOON + 86_400_000);
+        assert!(snapshots.part(&first.manifest, PartKind::Manifest).is_some());
+
+        let period = entry.calendar.period_of(PeriodKind::Daily, NOON).unwrap();
         let live = entry.instance_or_create(&period);
         score(&live, 1, 10);
         score(&live, 2, 20);
-        clock.set(NOON + 1_000);
-        snapshots.round(NOON + 1_000);
-        let again = snapshots.head(live).await.unwrap();
+        let again = snapshots.head(Resolved::Held(live)).await.unwrap();
         assert_eq!(again.board_version, 2);
-        assert_eq!(again.published_at_ms, NOON + 1_000);
         assert_ne!(again.manifest, first.manifest);
-        assert_eq!(snapshots.metrics.snapshots.publications.get(), 2);
+        assert_eq!(metrics.instances.load(Ordering::Relaxed), 1);
+    }
+
+    /// Past the per-board cap a closed instance is refused (counted), and a current one takes
+    /// the place of the closed instance asked for least recently, whose parts go on their
+    /// retention.
+    #[tokio::test]
+    async fn the_caps_refuse_closed_days_and_make_room_for_current_ones() {
+        let (snapshots, entry, clock) = world_with(SnapshotsConfig {
+            max_instances_per_board: 2,
+            ..SnapshotsConfig::default()
+        });
+        let day = |n: i64| {
+            let period = entry
+                .calendar
+                .period_of(PeriodKind::Daily, NOON + n * 86_400_000)
+                .unwrap();
+            let slot = entry.instance_or_create(&period);
+            score(&slot, (n + 10) as usize, n);
+            slot
+        };
+        // Three days ago and two days ago, then yesterday: all closed by now.
+        let (d3, d2, d1) = (day(-3), day(-2), day(-1));
+        snapshots.head(Resolved::Held(d3)).await.unwrap();
+        clock.set(NOON + 1_000);
+        let kept = snapshots.head(Resolved::Held(d2)).await.unwrap();
+        let refused = snapshots.head(Resolved::Held(d1)).await.unwrap_err();
+        assert!(
+            matches!(refused, AppError::SnapshotInstancesFull(_)),
+            "{refused:?}"
+        );
+        assert_eq!(snapshots.metrics.snapshots.refused_heads.get(), 1);
+        // Today is current: it displaces the idlest closed day (three days ago).
+        let today = snapshots.head(Resolved::Held(day(0))).await.unwrap();
+        assert_eq!(today.board_version, 1);
+        assert_eq!(snapshots.metrics.snapshots.displaced.get(), 1);
+        let followed = snapshots.instances.lock_unpoisoned();
+        let keys: Vec<&String> = followed.by_board[&entry.def.id].keys().collect();
+        assert_eq!(followed.count, 2);
+        assert!(keys.contains(&&"2025-10-11".to_string()) && keys.contains(&&"2025-10-13".to_string()));
+        drop(followed);
+        assert!(snapshots.part(&kept.manifest, PartKind::Manifest).is_some());
+    }
+
+    /// A closed instance published from the registry's cache is not kept alive by its
+    /// publication: once the cache gives it up, rounds leave it be (it cannot change) and its
+    /// head still answers.
+    #[tokio::test]
+    async fn a_restored_closed_day_is_not_held_by_its_publication() {
+        let (snapshots, entry, clock) = world();
+        let period = entry
+            .calendar
+            .period_of(PeriodKind::Daily, NOON - 86_400_000)
+            .unwrap();
+        let restored = Arc::new(
+            entry
+                .restored(
+                    &period,
+                    7,
+                    &[crate::domain::RankedEntry {
+                        rank: 1,
+                        player_id: "p1".into(),
+                        value: 5,
+                        achieved_at: NOON - 86_400_000,
+                    }],
+                )
+                .unwrap(),
+        );
+        let weak = Arc::downgrade(&restored);
+        let head = snapshots.head(Resolved::Restored(restored)).await.unwrap();
+        assert_eq!(head.board_version, 7);
+        assert!(weak.upgrade().is_none(), "the publication holds no copy");
+        clock.set(NOON + 5_000);
+        snapshots.round(NOON + 5_000);
+        assert_eq!(snapshots.metrics.snapshots.publications.get(), 1);
+        let again = snapshots
+            .head(Resolved::Restored(Arc::new(BoardSlot::new(
+                entry.def.id.clone(),
+                period,
+                standings_core::Board::new(entry.def.rules),
+            ))))
+            .await
+            .unwrap();
+        assert_eq!(again, head, "the followed instance's head, unchanged");
     }
 }

@@ -105,6 +105,56 @@ pub(crate) fn next_round(fired: i64, every: i64, now_ms: i64) -> i64 {
     }
 }
 
+/// The caps on instances followed at once (the `[snapshots]` settings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Caps {
+    /// In all.
+    pub(crate) total: usize,
+    /// Of one board.
+    pub(crate) per_board: usize,
+}
+
+/// Whether an instance not followed yet may be, under the [`Caps`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Room<K> {
+    /// There is room: follow it.
+    Free,
+    /// Follow it in place of `K`, the closed instance asked for least recently.
+    Displace(K),
+    /// No room: refuse it.
+    Full,
+}
+
+/// Whether a new instance may be followed while `followed` instances are, `on_board` of them of
+/// its board. Under both caps, it is. Past one, a current instance (one whose period has not
+/// closed: what live players read) takes the place of the closed instance asked for least
+/// recently, of its board when the board's cap is the one reached (`idlest_closed_on_board`),
+/// else of any board (`idlest_closed`); a closed one is refused, so a reader walking through
+/// old days can neither grow what is followed nor push out what others read now.
+/// O(1).
+pub(crate) fn room<K>(
+    caps: Caps,
+    followed: usize,
+    on_board: usize,
+    current: bool,
+    idlest_closed_on_board: Option<K>,
+    idlest_closed: Option<K>,
+) -> Room<K> {
+    let board_full = on_board >= caps.per_board;
+    if !board_full && followed < caps.total {
+        return Room::Free;
+    }
+    if !current {
+        return Room::Full;
+    }
+    let candidate = if board_full {
+        idlest_closed_on_board
+    } else {
+        idlest_closed
+    };
+    candidate.map_or(Room::Full, Room::Displace)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +232,27 @@ mod tests {
         assert_eq!(next_round(1_000, 1_000, 2_000), 3_000);
         assert_eq!(next_round(1_000, 1_000, 9_999), 10_999);
         assert_eq!(next_round(i64::MAX - 5, 1_000, 0), i64::MAX);
+    }
+
+    const CAPS: Caps = Caps {
+        total: 4,
+        per_board: 2,
+    };
+
+    /// Under both caps every instance is followed; past one, a closed instance is refused and
+    /// a current one displaces the idlest closed instance, of its board when its board is
+    /// full, else of any.
+    #[test]
+    fn the_caps_refuse_closed_instances_and_make_room_for_current_ones() {
+        assert_eq!(room(CAPS, 3, 1, false, Some(1), Some(2)), Room::Free);
+        assert_eq!(room(CAPS, 3, 1, true, None, None), Room::<u8>::Free);
+        // The board is full.
+        assert_eq!(room(CAPS, 3, 2, false, Some(1), Some(2)), Room::Full);
+        assert_eq!(room(CAPS, 3, 2, true, Some(1), Some(2)), Room::Displace(1));
+        assert_eq!(room(CAPS, 3, 2, true, None, Some(2)), Room::Full);
+        // All are full, the board is not.
+        assert_eq!(room(CAPS, 4, 1, false, Some(1), Some(2)), Room::Full);
+        assert_eq!(room(CAPS, 4, 1, true, Some(1), Some(2)), Room::Displace(2));
+        assert_eq!(room(CAPS, 4, 1, true, Some(1), None), Room::Full);
     }
 }

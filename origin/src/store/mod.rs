@@ -190,10 +190,13 @@ async fn connect(
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if backend == Backend::Sqlite {
-                    // Durability first: WAL with a full fsync at every commit.
+                    // The wait first: the pool opens its connections at once, and on a new file
+                    // the first one's switch to WAL holds a lock the others' switch must wait
+                    // for, instead of failing at once with "database is locked".
+                    conn.execute("PRAGMA busy_timeout = 10000").await?;
+                    // Durability: WAL with a full fsync at every commit.
                     conn.execute("PRAGMA journal_mode = WAL").await?;
                     conn.execute("PRAGMA synchronous = FULL").await?;
-                    conn.execute("PRAGMA busy_timeout = 10000").await?;
                     if role == Role::Writer {
                         conn.execute(&*format!("PRAGMA cache_size = -{WRITER_CACHE_KIB}"))
                             .await?;

@@ -2,8 +2,9 @@
 //!
 //! A period board is read rarely after it closes, and a service that kept every day of every board
 //! would grow without bound. The writer moves a closed instance past
-//! `closed_period_retention_seconds` to storage (a period snapshot) and drops it from the registry;
-//! a read of it is then answered from storage with the same answers and `board_version`. Retention
+//! `closed_period_retention_seconds` to storage (a period snapshot) and drops it from the registry
+//! into the registry's bounded cache of closed instances; a read of it is then answered from that
+//! cache, or once it left the cache from storage, with the same answers and `board_version`. Retention
 //! reads the injected clock, so tests move time instead of sleeping. Eviction changes boards, so it
 //! waits for the applying thread first.
 
@@ -35,7 +36,11 @@ impl Writer {
                     .store
                     .save_period_snapshot(&slot.id, &slot.period.key, version as i64, &entries)
                     .await?;
-                entry.evict(&slot.period.key);
+                // The instance a read of it would restore from that snapshot, as it is: the
+                // reads that follow need no restore.
+                if let Some(left) = entry.evict(&slot.period.key) {
+                    parts.registry.closed.put(left);
+                }
                 evicted += 1;
             }
         }

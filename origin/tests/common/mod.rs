@@ -133,6 +133,7 @@ pub fn config(url: &str) -> Config {
         player_jwt_hs256_secret: Some(JWT_SECRET.into()),
         player_jwt_max_lifetime_seconds: standings_origin::config::DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
         closed_period_retention_seconds: 86_400,
+        closed_periods_cached: 16,
         checkpoint_every_events: 0,
         http_threads: 0,
         pin_http_threads: true,
