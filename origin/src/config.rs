@@ -697,6 +697,51 @@ mod tests {
         Config::parse(&format!("{BASE}{extra}"), Path::new("standings.toml"))
     }
 
+    /// A database URL names SQLite or PostgreSQL by either of PostgreSQL's schemes (libpq and
+    /// sqlx take both); any other scheme is refused, naming the ones taken.
+    #[test]
+    fn the_database_url_takes_both_postgresql_schemes() {
+        for url in ["sqlite://./s.db", "postgres://db/x", "postgresql://app@db:5432/x"] {
+            let config = Config::parse(&format!("database = {url:?}\n"), Path::new("s.toml")).unwrap();
+            assert_eq!(config.database, url);
+        }
+        let refused = Config::parse("database = \"mysql://db/x\"\n", Path::new("s.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("must start with sqlite://, postgres:// or postgresql://"),
+            "{refused}"
+        );
+        assert!(parse("closed_periods_cached = 0\n").is_err());
+        assert_eq!(parse("").unwrap().closed_periods_cached, 16);
+    }
+
+    /// The `[live]` table's new limits default as documented and are checked by name.
+    #[test]
+    fn live_limits_default_and_are_checked() {
+        let live = parse("").unwrap().live;
+        assert_eq!(
+            (
+                live.max_subscribers_per_address,
+                live.max_window_share_percent,
+                live.stop_grace_seconds
+            ),
+            (100, 50, 3)
+        );
+        for (table, says) in [
+            ("max_window_share_percent = 0", "must be from 1 to 100"),
+            ("max_window_share_percent = 101", "must be from 1 to 100"),
+            ("stop_grace_seconds = 0", "must be from 1 to 60"),
+            (
+                "max_subscribers_per_address = 0",
+                "live.max_subscribers_per_address must be at least 1",
+            ),
+        ] {
+            let refused = parse(&format!("[live]\n{table}\n")).unwrap_err().to_string();
+            assert!(refused.contains(says), "{table}: {refused}");
+        }
+    }
+
     /// `role = "edge"` is read as [`Role::Edge`], which only reads and introspects, and like
     /// every role but `player` it carries no player_id.
     #[test]

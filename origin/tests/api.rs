@@ -37,6 +37,7 @@ async fn canonical(service: &TestService) {
 }
 
 on_both_databases!(
+    every_read_of_one_instance_carries_its_board_version,
     canonical_board_and_core_scenarios,
     retries_and_conflicts,
     concurrent_retries_never_double_count,
@@ -1406,4 +1407,38 @@ async fn a_database_that_is_gone_is_answered_503_with_a_code(db: Db) {
     let (status, body) = service.get(&format!("{LB}/players/p-ava/rank")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     service.stop().await;
+}
+
+/// Every read of one board instance carries `x-standings-board-version`, the answer's
+/// `board_version`, as the edge's answers do (issue 28): top (fresh and from the page cache),
+/// rank, nearby, friends-of and the digest.
+async fn every_read_of_one_instance_carries_its_board_version(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    let (status, _) = service
+        .call(
+            Method::PUT,
+            "/v1/games/arena-clash/players/p-ava/friends",
+            Some(SERVICE),
+            Some(&json!({"friends": ["p-ben"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    for path in [
+        format!("{LB}/top?limit=3"),
+        format!("{LB}/top?limit=3"),
+        format!("{LB}/players/p-ava/rank"),
+        format!("{LB}/players/p-ava/nearby?radius=1"),
+        format!("{LB}/friends-of/p-ava"),
+        format!("{LB}/digest"),
+    ] {
+        let (status, headers, bytes) = service.get_raw(&path, Some(SERVICE), &[]).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            headers["x-standings-board-version"].to_str().unwrap(),
+            body["board_version"].to_string(),
+            "{path}"
+        );
+    }
 }

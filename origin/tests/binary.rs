@@ -356,3 +356,50 @@ async fn first_start_writes_a_private_config() {
     assert!(db.dir.join("standings-data/standings.db").exists());
     drop(running);
 }
+
+/// A `postgresql://` URL (the scheme libpq documents first) is served like a `postgres://` one.
+#[tokio::test]
+async fn a_postgresql_url_is_served() {
+    let db = TestDb::new(Db::Postgres).await;
+    let url = db.url.replacen("postgres://", "postgresql://", 1);
+    assert!(url.starts_with("postgresql://"), "{url}");
+    let addr = free_addr();
+    let config = write_config(&db.dir, &url, &addr);
+    let running = serve(&config, &addr).await;
+    define_global(&addr).await;
+    submit_events(&addr, 0..3).await;
+    terminate(running);
+}
+
+/// First starts on a fresh SQLite file log no error: the pool opens its connections at once,
+/// and they used to race for the switch to WAL ("database is locked" in `after_connect`, on
+/// about one start in six).
+#[tokio::test]
+async fn first_starts_on_a_fresh_sqlite_file_log_no_error() {
+    for start in 0..12 {
+        let db = TestDb::new(Db::Sqlite).await;
+        let addr = free_addr();
+        let config = write_config(&db.dir, &db.url, &addr);
+        let mut child = Command::new(BIN)
+            .args(["serve", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let lines = std::thread::spawn(move || {
+            use std::io::Read;
+            let mut text = String::new();
+            let _ = std::io::BufReader::new(stderr).read_to_string(&mut text);
+            text
+        });
+        wait_ready(&addr, &mut child).await;
+        terminate(Running(child));
+        let logged = lines.join().unwrap();
+        assert!(
+            !logged.contains("ERROR") && !logged.contains("database is locked"),
+            "start {start} logged an error:\n{logged}"
+        );
+    }
+}

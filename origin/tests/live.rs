@@ -113,6 +113,7 @@ on_both_databases_and_transports!(
     a_server_stop_sends_going_away,
     a_quiet_stream_gets_heartbeats,
     a_subscriber_joining_within_a_window_starts_at_the_boards_version,
+    a_version_of_yesterday_gets_todays_snapshot,
     a_closed_day_that_left_memory_is_sent_from_storage,
     the_per_token_limit_counts_a_player_jwt_by_its_subject,
 );
@@ -514,6 +515,12 @@ impl Sub {
     /// Comes back at `version` of the instance `period_key`.
     fn since(mut self, period_key: &str, version: u64) -> Sub {
         self.since_version = Some(format!("{period_key}:{version}"));
+        self
+    }
+
+    /// Follows "the current" instance of `period` (no `at`): the one a request resolves now.
+    fn current(mut self, period: &str) -> Sub {
+        self.period = format!("period={period}");
         self
     }
 
@@ -2244,3 +2251,63 @@ on_both_databases!(
     sse_is_the_default_whatever_the_accept,
     a_websocket_ignores_what_the_client_sends,
 );
+
+/// Issue 28: a client that held yesterday's daily view and comes back to "the current day"
+/// with its position (`since_version`, or `Last-Event-ID` as `EventSource` sends it) gets a
+/// snapshot of today, never a delta from yesterday's version that would mix the two days; a
+/// bare version of a day is not trusted either. Every message names its instance.
+async fn a_version_of_yesterday_gets_todays_snapshot(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T22:00:00Z").await;
+    live.define(
+        "daily",
+        json!({"score_mode": "highest", "periods": ["all_time", "daily"]}),
+    )
+    .await;
+    for (i, value) in [30, 20, 10, 5].into_iter().enumerate() {
+        let at = format!("2026-10-13T21:0{i}:00Z");
+        live.score(&format!("y{i}"), "daily", &format!("p-{i}"), value, &at)
+            .await;
+    }
+    let view = Sub::new("daily", "top:5").current("daily");
+    let yesterday = live.subscribe_snapshot(view.clone()).await;
+    let held = yesterday.state().clone();
+    assert_eq!((held.period_key.as_str(), held.entries.len()), ("2026-10-13", 4));
+    yesterday.close().await;
+
+    live.clock.set(ms("2026-10-14T00:30:00Z"));
+    for (i, value) in [40, 1].into_iter().enumerate() {
+        live.score(
+            &format!("t{i}"),
+            "daily",
+            &format!("q-{i}"),
+            value,
+            "2026-10-14T00:10:00Z",
+        )
+        .await;
+    }
+    let mut back = live
+        .subscribe(view.clone().since(&held.period_key, held.board_version))
+        .await;
+    let first = back.recv().await;
+    let Message::Snapshot { state, .. } = &first else {
+        panic!("another day's version gets a snapshot, got {first:?}");
+    };
+    assert_eq!(state.period_key, "2026-10-14");
+    assert_eq!(state.entries.len(), 2, "today's players only");
+    live.assert_fresh(&back).await;
+    let mut bare = view.clone();
+    bare.since_version = Some(held.board_version.to_string());
+    let mut back = live.subscribe(bare).await;
+    assert!(matches!(back.recv().await, Message::Snapshot { .. }));
+    if transport == Transport::Sse {
+        let last_event_id = format!("{}:{}", held.period_key, held.board_version);
+        let stream = live
+            .open_sse(&view, &[("last-event-id", &last_event_id)])
+            .await
+            .unwrap();
+        let mut reconnected = Client::new(view.clone(), stream, None);
+        let first = reconnected.recv().await;
+        assert!(matches!(first, Message::Snapshot { .. }), "{first:?}");
+        live.assert_fresh(&reconnected).await;
+    }
+}

@@ -1063,6 +1063,68 @@ mod tests {
         stop_and_join(stop, task).await;
     }
 
+    /// An endless stream as fast as the socket takes it, at `path`.
+    fn flood(path: &str) -> Router {
+        Router::new().route(
+            path,
+            get(|| async {
+                let parts = futures_util::stream::repeat_with(|| {
+                    Ok::<_, Infallible>(axum::body::Bytes::from(vec![b'x'; 64 * 1024]))
+                });
+                let mut response = Response::new(Body::from_stream(parts));
+                response.extensions_mut().insert(Streaming);
+                response
+            }),
+        )
+    }
+
+    /// A stop ends a stream whose client does not read by the stop's deadline (issue 28: it
+    /// waited `idle_timeout`, 45 s by default, past Docker's and Kubernetes' grace), through
+    /// hyper and on the subscription path outside it; the idle deadline here is a minute.
+    #[tokio::test]
+    async fn a_stop_drops_a_stalled_stream_at_its_deadline() {
+        for path in ["/flood", "/b/subscribe"] {
+            let limits = Limits {
+                idle_timeout: Duration::from_secs(60),
+                ..TEST_LIMITS
+            };
+            let (addr, stop, task) = start_with(flood(path), 1, limits).await;
+            let mut stalled = TcpStream::connect(addr).await.unwrap();
+            stalled
+                .write_all(format!("GET {path} HTTP/1.1\r\nhost: test\r\n\r\n").as_bytes())
+                .await
+                .unwrap();
+            read_until(&mut stalled, "xxxx").await;
+            // Long enough for the socket buffers to fill and the server's write to wait.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let began = Instant::now();
+            stop.send(()).unwrap();
+            tokio::time::timeout(Duration::from_secs(20), task)
+                .await
+                .expect("serve returns by the stop's deadline, not the idle timeout")
+                .unwrap()
+                .unwrap();
+            assert!(began.elapsed() < Duration::from_secs(20), "{path}");
+            drop(stalled);
+        }
+    }
+
+    /// Accepted sockets give up on a vanished peer within the idle timeout: data unacknowledged
+    /// that long fails the socket, and an idle one is probed.
+    #[tokio::test]
+    async fn accepted_sockets_notice_a_vanished_peer() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _client = TcpStream::connect(addr).await.unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        notice_vanished_peers(&accepted, Duration::from_secs(45));
+        let socket = socket2::SockRef::from(&accepted);
+        assert!(socket.keepalive().unwrap());
+        assert_eq!(socket.tcp_keepalive_time().unwrap(), Duration::from_secs(15));
+        #[cfg(target_os = "linux")]
+        assert_eq!(socket.tcp_user_timeout().unwrap(), Some(Duration::from_secs(45)));
+    }
+
     /// A subscription (`GET .../subscribe`, no upgrade) is served outside hyper: its head says
     /// the connection closes with the answer and has no length, its frames arrive as the body
     /// yields them, and the connection closes when the body ends.
@@ -1139,6 +1201,49 @@ mod tests {
             .unwrap();
         read_until(&mut leaving, "hello").await;
         drop(leaving);
+        tokio::time::timeout(Duration::from_secs(10), dropped)
+            .await
+            .expect("the body goes with the client")
+            .unwrap();
+        stop_and_join(stop, task).await;
+    }
+
+    /// A subscription with a request pipelined behind it (never answerable, as the stream ends
+    /// only with the connection) is still served outside hyper, and its client's close is
+    /// noticed at once rather than at a later failed write.
+    #[tokio::test]
+    async fn a_subscription_with_a_request_pipelined_behind_it_notices_its_client_leave() {
+        let (tell, dropped) = oneshot::channel();
+        let guard = Arc::new(std::sync::Mutex::new(Some(Dropped(Some(tell)))));
+        let app = Router::new().route(
+            "/p/subscribe",
+            get(move || {
+                let guard = guard.lock().unwrap().take();
+                async move {
+                    use futures_util::StreamExt as _;
+                    let parts = futures_util::stream::once(async { Ok::<_, Infallible>("hello\n") })
+                        .chain(futures_util::stream::pending())
+                        .map(move |frame| {
+                            let _ = &guard;
+                            frame
+                        });
+                    let mut response = Response::new(Body::from_stream(parts));
+                    response.extensions_mut().insert(Streaming);
+                    response
+                }
+            }),
+        );
+        let (addr, stop, task) = start(app, 1).await;
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        client
+            .write_all(
+                b"GET /p/subscribe HTTP/1.1\r\nhost: test\r\n\r\nGET /healthz HTTP/1.1\r\nhost: test\r\n\r\n",
+            )
+            .await
+            .unwrap();
+        let seen = read_until(&mut client, "hello").await;
+        assert!(seen.contains("connection: close"), "served outside hyper: {seen}");
+        drop(client);
         tokio::time::timeout(Duration::from_secs(10), dropped)
             .await
             .expect("the body goes with the client")

@@ -190,11 +190,9 @@ async fn connect(
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if backend == Backend::Sqlite {
-                    // The wait first: the pool opens its connections at once, and on a new file
-                    // the first one's switch to WAL holds a lock the others' switch must wait
-                    // for, instead of failing at once with "database is locked".
+                    // Durability first: WAL (set on the file before the pools open, see
+                    // `wal_before_the_pools`) with a full fsync at every commit.
                     conn.execute("PRAGMA busy_timeout = 10000").await?;
-                    // Durability: WAL with a full fsync at every commit.
                     conn.execute("PRAGMA journal_mode = WAL").await?;
                     conn.execute("PRAGMA synchronous = FULL").await?;
                     if role == Role::Writer {
@@ -213,6 +211,24 @@ async fn connect(
         .connect_with(options.clone())
         .await
         .map_err(|e| db_error("cannot connect to the database", e))
+}
+
+/// Switches a SQLite file to WAL on one connection of its own, before the pools open theirs all
+/// at once: on a new file the switch takes a lock that SQLite does not wait for (its busy
+/// handler is not called there), so connections switching together failed with "database is
+/// locked". The mode is kept in the file; the pools' own switch then finds it done.
+async fn wal_before_the_pools(options: &AnyConnectOptions) -> Result<(), StoreError> {
+    use sqlx::{ConnectOptions, Connection};
+    let mut conn = options
+        .connect()
+        .await
+        .map_err(|e| db_error("cannot connect to the database", e))?;
+    conn.execute("PRAGMA journal_mode = WAL")
+        .await
+        .map_err(db_err("cannot switch the database to WAL"))?;
+    conn.close()
+        .await
+        .map_err(db_err("cannot close the connection that switched to WAL"))
 }
 
 impl Store {
@@ -238,6 +254,9 @@ impl Store {
             context: "the database URL is not valid".into(),
             source,
         })?;
+        if backend == Backend::Sqlite {
+            wal_before_the_pools(&options).await?;
+        }
         let pool = connect(
             &options,
             backend,

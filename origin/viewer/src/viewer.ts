@@ -1,5 +1,5 @@
-// The board viewer: picks a board of a game, follows its top N live, looks a player up, and ranks
-// a pasted friend list by the board's rules. Everything comes from this origin. The token lives in
+// The board viewer: picks a board of a game, follows its top N live, follows a player's window
+// live, and ranks a pasted friend list by the board's rules. Everything comes from this origin. The token lives in
 // sessionStorage and in request headers only, never in a URL, so it stays out of history and logs.
 
 import { LiveBoard, parseExact, rankFriends } from "./pkg/index.js";
@@ -8,7 +8,6 @@ import type {
   Instant,
   LiveEntry,
   LiveStatus,
-  NearbyAnswer,
   RankAnswer,
   Rules,
   ScoreMode,
@@ -22,6 +21,8 @@ const NEARBY_RADIUS = 5;
 const MAX_TOP = 100;
 /** Heartbeats come every 15 s, so a stream silent for longer than this is suspect. */
 const QUIET_AFTER_MS = 20_000;
+/** The wait before reading a player's figures again when the answer trailed the live window. */
+const FIGURES_RETRY_MS = 1_000;
 /** How long a row that a delta changed stays marked (the fade in viewer.css lasts as long). */
 const CHANGED_MS = 2_500;
 const SCORE_MODES: readonly ScoreMode[] = ["highest", "cumulative", "fastest", "latest"];
@@ -118,14 +119,15 @@ let boardsLoadedFor: { game: string; token: string } | null = null;
 /** The board and period the query string asked for, until a load of the game finds them. */
 let wantedBoard: BoardName | null = null;
 let wantedPeriod: string | null = null;
-/** Bumped by each load and each search, so that an answer overtaken by a newer request is dropped. */
+/** Bumped by each load, so that an answer overtaken by a newer request is dropped. */
 let loadGeneration = 0;
-let searchGeneration = 0;
 
 /** The subscription followed, if any, and what it follows (see `liveKey`). */
 let live: LiveBoard | null = null;
 let liveFollows = "";
 let liveStartedAt = 0;
+/** The player followed in the player panel, if any (see `PlayerFollow`). */
+let playerFollow: PlayerFollow | null = null;
 /** The entries on screen, to tell which rows the next delta changed. */
 let shownEntries: LiveEntry[] = [];
 /** When each player's row last changed, while its mark lasts. */
@@ -372,6 +374,7 @@ async function loadBoards(): Promise<boolean> {
     fillBoards(wanted ?? previous);
     wantedBoard = null;
     wantedPeriod = null;
+    followPlayerSelection();
     if (boards.length === 0) {
       say(ui.pickerMessage, `${game} has no boards yet.`, "error");
       return false;
@@ -390,6 +393,7 @@ async function loadBoards(): Promise<boolean> {
     boards = [];
     boardsLoadedFor = null;
     fillBoards(null);
+    followPlayerSelection();
     say(ui.pickerMessage, `Cannot load the boards of ${game}: ${messageOf(error)}`, "error");
     return false;
   } finally {
@@ -439,6 +443,7 @@ function liveKey(board: Board, period: string, n: number): string {
 /** The selection changed: follow the new one at once if something was followed. */
 function selectionChanged(): void {
   writeQuery();
+  followPlayerSelection();
   if (live !== null) {
     void watch();
   }
@@ -449,6 +454,13 @@ function selectionChanged(): void {
 interface ChangeDetail {
   kind: "snapshot" | "delta";
   boardVersion: number;
+}
+
+/** A live board's `closed` event: `following` when it goes on with the period's next instance. */
+interface ClosedDetail {
+  reason?: string;
+  periodKey?: string | null;
+  following?: boolean;
 }
 
 function stopLive(): void {
@@ -488,8 +500,7 @@ function startLive(board: Board, period: string, n: number): void {
   });
   next.addEventListener("closed", (event) => {
     if (live === next) {
-      const reason = (event as CustomEvent<{ reason?: string } | null>).detail?.reason;
-      say(ui.liveMessage, closedText(reason));
+      say(ui.liveMessage, closedText((event as CustomEvent<ClosedDetail | null>).detail));
       showStatus(next.status);
     }
   });
@@ -527,7 +538,12 @@ function liveErrorText(message: string | undefined): string {
   return `The connection broke (${message}); reconnecting…`;
 }
 
-function closedText(reason: string | undefined): string {
+function closedText(detail: ClosedDetail | null): string {
+  if (detail?.following === true) {
+    const which = detail.periodKey ? ` (${detail.periodKey})` : "";
+    return `This period${which} has closed; its results stay readable. Following the next one…`;
+  }
+  const reason = detail?.reason;
   switch (reason) {
     case "period_closed":
       return "This period has closed; its results stay readable. Watch again to follow the next one.";
@@ -632,101 +648,287 @@ function fact(list: HTMLDListElement, name: string, field: string, value: string
   list.append(wrap);
 }
 
-function showPlayerMessage(text: string, kind: "info" | "error"): void {
+function playerMessage(text: string, kind: "info" | "error"): HTMLParagraphElement {
   const p = document.createElement("p");
   p.className = "message";
   say(p, text, kind);
-  ui.playerResult.replaceChildren(p);
+  return p;
 }
 
-async function search(): Promise<void> {
-  const player = ui.player.value.trim();
-  const board = selectedBoard();
-  ui.nearbyBody.replaceChildren();
-  if (player === "") {
-    showPlayerMessage("Enter a player id.", "error");
-    return;
-  }
-  if (board === null) {
-    showPlayerMessage("Load a game and choose a board first.", "error");
-    return;
-  }
-  storeToken();
-  const generation = ++searchGeneration;
-  const period = ui.period.value;
-  const base = `${boardPath(board)}/players/${encodeURIComponent(player)}`;
-  const rankQuery = new URLSearchParams();
-  const nearbyQuery = new URLSearchParams({ radius: String(NEARBY_RADIUS) });
-  if (period !== "") {
-    rankQuery.set("period", period);
-    nearbyQuery.set("period", period);
-  }
-  showPlayerMessage(`Looking up ${player}…`, "info");
-  const [rank, nearby] = await Promise.allSettled([
-    read<RankAnswer>(`${base}/rank?${rankQuery.toString()}`),
-    read<NearbyAnswer>(`${base}/nearby?${nearbyQuery.toString()}`),
-  ]);
-  if (generation !== searchGeneration) {
-    return;
-  }
-  if (rank.status === "rejected") {
-    const error: unknown = rank.reason;
-    if (error instanceof ApiError && error.code === "PLAYER_NOT_RANKED") {
-      showPlayerMessage(`${player}: no score on this board (${periodLabel(period || "all_time")}).`, "info");
-    } else {
-      showPlayerMessage(messageOf(error), "error");
+function showPlayerMessage(text: string, kind: "info" | "error"): void {
+  ui.playerResult.replaceChildren(playerMessage(text, kind));
+}
+
+/** The figures only a rank read gives, as last read; or why there are none. */
+type Figures =
+  | { kind: "read"; answer: RankAnswer; stale: boolean }
+  | { kind: "unranked" }
+  | { kind: "failed"; message: string };
+
+/**
+ * The player panel's subject: one player of one board and period, followed live through a
+ * LiveBoard of its own on `view=around:PLAYER:R` (the window the panel shows), so the panel moves
+ * with the live top instead of showing a one-off read. The figures only a rank read gives
+ * (competition and dense rank, percentile, total players) are read again whenever the window
+ * changes, with the board_version they were read at: one read in flight at most, and one more
+ * after it if the window changed meanwhile, so a busy board costs a read per answer, not one per
+ * delta.
+ */
+class PlayerFollow {
+  readonly live: LiveBoard;
+  figures: Figures | null = null;
+  /** The last thing the subscription said that is not a change (closed, an error), if any. */
+  note: { text: string; kind: "info" | "error" } | null = null;
+  #reading = false;
+  #readAgain = false;
+  #retry: number | null = null;
+
+  constructor(
+    readonly key: string,
+    readonly board: Board,
+    readonly period: string,
+    readonly player: string,
+  ) {
+    const params = new URLSearchParams({ view: `around:${player}:${NEARBY_RADIUS}` });
+    if (period !== "") {
+      params.set("period", period);
     }
+    const url = new URL(`${boardPath(board)}/subscribe?${params.toString()}`, location.origin);
+    const bearer = token();
+    this.live = new LiveBoard(url, bearer === "" ? {} : { token: bearer });
+    // Every listener checks that this is still the player followed: a closed board may still
+    // deliver an event that was already queued.
+    this.live.addEventListener("change", () => {
+      if (playerFollow === this) {
+        this.note = null;
+        // A player with no score has no figures to read; their first score comes as a change.
+        if (this.self !== undefined) {
+          this.#readFigures();
+        }
+        renderPlayer(this);
+      }
+    });
+    this.live.addEventListener("status", () => {
+      if (playerFollow === this) {
+        renderPlayer(this);
+      }
+    });
+    this.live.addEventListener("closed", (event) => {
+      if (playerFollow === this) {
+        this.note = { text: closedText((event as CustomEvent<ClosedDetail | null>).detail), kind: "info" };
+        renderPlayer(this);
+      }
+    });
+    this.live.addEventListener("error", (event) => {
+      if (playerFollow === this) {
+        const message = (event as CustomEvent<{ message?: string } | null>).detail?.message;
+        this.note = { text: liveErrorText(message), kind: "error" };
+        renderPlayer(this);
+      }
+    });
+  }
+
+  /** The player's own entry in the window; undefined while they have no score. */
+  get self(): LiveEntry | undefined {
+    return this.live.entries.find((entry) => entry.player_id === this.player);
+  }
+
+  close(): void {
+    this.live.close();
+    this.#cancelRetry();
+  }
+
+  #cancelRetry(): void {
+    if (this.#retry !== null) {
+      window.clearTimeout(this.#retry);
+      this.#retry = null;
+    }
+  }
+
+  /** Reads the rank answer for the figures, unless one is in flight (then once more after it). */
+  #readFigures(): void {
+    if (this.#reading) {
+      this.#readAgain = true;
+      return;
+    }
+    this.#cancelRetry();
+    this.#reading = true;
+    this.#readAgain = false;
+    const query = new URLSearchParams();
+    if (this.period !== "") {
+      query.set("period", this.period);
+    }
+    const path = `${boardPath(this.board)}/players/${encodeURIComponent(this.player)}/rank?${query.toString()}`;
+    read<RankAnswer>(path)
+      .then(
+        ({ answer, stale }): Figures => ({ kind: "read", answer, stale }),
+        (error: unknown): Figures =>
+          error instanceof ApiError && error.code === "PLAYER_NOT_RANKED"
+            ? { kind: "unranked" }
+            : { kind: "failed", message: messageOf(error) },
+      )
+      .then((figures) => {
+        this.#reading = false;
+        if (playerFollow !== this) {
+          return;
+        }
+        this.figures = figures;
+        renderPlayer(this);
+        if (this.#readAgain) {
+          this.#readFigures();
+        } else if (this.#trails(figures)) {
+          // An edge answers from a snapshot that may trail the window; no change of the window
+          // may come to ask again, so ask again until the answer has caught up.
+          this.#retry = window.setTimeout(() => {
+            this.#retry = null;
+            if (playerFollow === this) {
+              this.#readFigures();
+            }
+          }, FIGURES_RETRY_MS);
+        }
+      });
+  }
+
+  /**
+   * Whether `figures` trail what the window shows: an older version (a read of the origin is
+   * never older, the window's version being that of its last change, but one of an edge may be),
+   * another period instance (read as a period turned), or no score where the window has one.
+   */
+  #trails(figures: Figures): boolean {
+    const version = this.live.boardVersion;
+    if (version === null || this.self === undefined) {
+      return false;
+    }
+    if (figures.kind === "unranked") {
+      return true;
+    }
+    return (
+      figures.kind === "read" &&
+      (figures.answer.board_version < version || figures.answer.period_key !== this.live.periodKey)
+    );
+  }
+}
+
+/** What a player follow of the current form follows, to tell whether a change of it changes anything. */
+function playerKey(board: Board, period: string, player: string): string {
+  return JSON.stringify([boardPath(board), period, player, token()]);
+}
+
+function stopPlayer(): void {
+  playerFollow?.close();
+  playerFollow = null;
+}
+
+/** Follows `player` on `board` in `period`, in place of whatever the panel followed. */
+function followPlayer(board: Board, period: string, player: string): void {
+  stopPlayer();
+  const follow = new PlayerFollow(playerKey(board, period, player), board, period, player);
+  playerFollow = follow;
+  renderPlayer(follow);
+}
+
+/**
+ * After the board or the period changed: the player followed is followed on the new choice, and
+ * the old subscription closed; with no board chosen, the panel stops.
+ */
+function followPlayerSelection(): void {
+  const follow = playerFollow;
+  if (follow === null) {
     return;
   }
-  const { answer, stale } = rank.value;
-  const title = document.createElement("p");
-  title.className = "result-title";
-  const name = document.createElement("strong");
-  name.textContent = answer.player_id;
-  const key = answer.period_key === answer.period ? "" : ` ${answer.period_key}`;
-  title.append(name, ` · ${periodLabel(answer.period)}${key}`);
-  const nearbyStale = nearby.status === "fulfilled" && nearby.value.stale;
-  if (stale || nearbyStale) {
-    const badge = document.createElement("span");
-    badge.className = "badge";
-    badge.dataset["field"] = "stale";
-    badge.textContent = "stale";
-    badge.title = "Answered by the edge from an older snapshot.";
-    title.append(" ", badge);
-  }
-  const facts = document.createElement("dl");
-  facts.className = "facts";
-  fact(facts, "Rank", "rank", String(answer.rank));
-  fact(facts, "Competition rank", "competition_rank", String(answer.competition_rank));
-  fact(facts, "Dense rank", "dense_rank", String(answer.dense_rank));
-  const percentile = answer.percentile.toLocaleString(undefined, { maximumFractionDigits: 2 });
-  fact(facts, "Percentile", "percentile", `${percentile} %`);
-  fact(facts, "Total players", "total_players", String(answer.total_players));
-  fact(facts, "Value", "value", answer.value.toString());
-  fact(facts, "Achieved at", "achieved_at", answer.achieved_at);
-  fact(facts, "Board version", "board_version", String(answer.board_version));
-  ui.playerResult.replaceChildren(title, facts);
-  if (nearby.status === "rejected") {
-    const p = document.createElement("p");
-    p.className = "message";
-    say(p, `The players around cannot be read: ${messageOf(nearby.reason)}`, "error");
-    ui.playerResult.append(p);
+  const board = selectedBoard();
+  if (board === null) {
+    stopPlayer();
+    ui.nearbyBody.replaceChildren();
+    showPlayerMessage("Load a game and choose a board to follow a player.", "info");
     return;
   }
-  if (nearby.value.answer.board_version !== answer.board_version) {
-    // The two reads are separate requests; a write between them moves the window's version.
-    fact(facts, "Window's version", "nearby_board_version", String(nearby.value.answer.board_version));
+  if (playerKey(board, ui.period.value, follow.player) !== follow.key) {
+    followPlayer(board, ui.period.value, follow.player);
   }
+}
+
+/** Draws the player panel: the live window, the player's entry in it, and the figures last read. */
+function renderPlayer(follow: PlayerFollow): void {
+  const { live, player } = follow;
+  const self = follow.self;
   ui.nearbyBody.replaceChildren(
-    ...nearby.value.answer.entries.map((entry) => {
+    ...live.entries.map((entry) => {
       const row = entryRow(entry);
-      if (entry.player_id === answer.player_id) {
+      if (entry.player_id === player) {
         row.classList.add("self");
         row.setAttribute("aria-current", "true");
       }
       return row;
     }),
   );
+  const period = live.period;
+  const periodText =
+    period?.period === undefined
+      ? periodLabel(follow.period || "all_time")
+      : `${periodLabel(period.period)}${period.period_key === period.period ? "" : ` ${period.period_key ?? ""}`}`;
+  const parts: HTMLElement[] = [];
+  if (live.boardVersion === null) {
+    if (follow.note === null) {
+      parts.push(playerMessage(`Following ${player}…`, "info"));
+    }
+  } else if (self === undefined) {
+    parts.push(playerMessage(`${player}: no score on this board (${periodText}) yet; it shows here when one arrives.`, "info"));
+  } else {
+    const figures = follow.figures;
+    const title = document.createElement("p");
+    title.className = "result-title";
+    const name = document.createElement("strong");
+    name.textContent = player;
+    title.append(name, ` · ${periodText}`);
+    if (figures?.kind === "read" && figures.stale) {
+      const badge = document.createElement("span");
+      badge.className = "badge";
+      badge.dataset["field"] = "stale";
+      badge.textContent = "stale";
+      badge.title = "The figures were answered by the edge from an older snapshot.";
+      title.append(" ", badge);
+    }
+    const facts = document.createElement("dl");
+    facts.className = "facts";
+    fact(facts, "Rank", "rank", String(self.rank));
+    fact(facts, "Value", "value", self.value.toString());
+    fact(facts, "Achieved at", "achieved_at", self.achieved_at);
+    fact(facts, "Board version", "board_version", String(live.boardVersion));
+    fact(facts, "Live", "live_status", live.status);
+    // The figures come from a read, which may be of another version than the window's: each
+    // says its own.
+    const read = figures?.kind === "read" ? figures.answer : null;
+    const pending = figures === null ? "…" : "";
+    fact(facts, "Competition rank", "competition_rank", read === null ? pending : String(read.competition_rank));
+    fact(facts, "Dense rank", "dense_rank", read === null ? pending : String(read.dense_rank));
+    const percentile = read?.percentile.toLocaleString(undefined, { maximumFractionDigits: 2 });
+    fact(facts, "Percentile", "percentile", read === null ? pending : `${percentile ?? ""} %`);
+    fact(facts, "Total players", "total_players", read === null ? pending : String(read.total_players));
+    fact(facts, "Figures read at version", "figures_board_version", read === null ? pending : String(read.board_version));
+    parts.push(title, facts);
+    if (figures?.kind === "failed") {
+      parts.push(playerMessage(`The figures cannot be read: ${figures.message}`, "error"));
+    }
+  }
+  if (follow.note !== null) {
+    parts.push(playerMessage(follow.note.text, follow.note.kind));
+  }
+  ui.playerResult.replaceChildren(...parts);
+}
+
+/** Follows the player entered, on the chosen board and period, closing what the panel followed. */
+function search(): void {
+  const player = ui.player.value.trim();
+  const board = selectedBoard();
+  if (player === "" || board === null) {
+    stopPlayer();
+    ui.nearbyBody.replaceChildren();
+    showPlayerMessage(player === "" ? "Enter a player id." : "Load a game and choose a board first.", "error");
+    return;
+  }
+  storeToken();
+  followPlayer(board, ui.period.value, player);
 }
 
 // ---- Friends ----------------------------------------------------------------------------------
@@ -868,6 +1070,7 @@ ui.game.addEventListener("change", () => {
     boards = [];
     boardsLoadedFor = null;
     fillBoards(null);
+    followPlayerSelection();
   }
   wantedBoard = null;
   wantedPeriod = null;
@@ -901,7 +1104,7 @@ ui.pickerForm.addEventListener("submit", (event) => {
 });
 ui.searchForm.addEventListener("submit", (event) => {
   event.preventDefault();
-  void search();
+  search();
 });
 ui.friendsInput.addEventListener("input", () => {
   friendsEditedAt = new Date();
