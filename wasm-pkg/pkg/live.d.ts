@@ -23,6 +23,13 @@ export interface LiveBoardOptions {
     reconnectDelayMs?: number;
     /** The fetch SSE reads with (the global one by default). */
     fetch?: typeof fetch;
+    /**
+     * When the period instance followed closes (`closed` with reason `period_closed`), subscribe
+     * again from scratch to follow the next one, after dispatching `closed`. Only a URL without
+     * `at` follows "the current" day, week or month, so only such a URL can follow; the default is
+     * true for one. A pinned `at`, `false` here, or an archived season stays closed.
+     */
+    followNextPeriod?: boolean;
 }
 interface Message {
     type: string;
@@ -39,14 +46,16 @@ interface Message {
     period_end?: string | null;
 }
 /**
- * A view of a board (`view=top:N`, `around:P:R` or `player:P`) kept current by the server's
- * snapshot and deltas, over SSE or a WebSocket.
+ * A view of a board (`view=top:N`, `around:P:R` or `player:P`) in one period instance, kept
+ * current by the server's snapshot and deltas, over SSE or a WebSocket.
  *
- * Events: `change` (detail `{ kind: "snapshot" | "delta", boardVersion }`) after each applied
- * message; `status` (detail: the new status); `closed` (detail `{ reason }`) when the period
- * closed or the season was archived; `error` (detail `{ message }`) for a refused subscription or
- * a drop. After a drop, `going_away` or a delta that does not chain, it reconnects with
- * `since_version`; after `resync` it starts from a fresh snapshot.
+ * Events: `change` (detail `{ kind: "snapshot" | "delta", boardVersion, periodKey }`) after each
+ * applied message; `status` (detail: the new status); `closed` (detail `{ reason, periodKey,
+ * following }`) when the period instance closed or the season was archived, `following` telling
+ * whether the board goes on with the next instance (see `followNextPeriod`); `error` (detail
+ * `{ message }`) for a refused subscription or a drop. After a drop, `going_away`, or a delta
+ * that does not chain or names another instance, it reconnects with
+ * `since_version=PERIOD_KEY:VERSION`; after `resync` it starts from a fresh snapshot.
  */
 export declare class LiveBoard extends EventTarget {
     #private;
@@ -63,6 +72,8 @@ export declare class LiveBoard extends EventTarget {
     get status(): LiveStatus;
     /** The period fields of the last snapshot (`period`, `period_key`, `period_start`, `period_end`). */
     get period(): Omit<Message, "type"> | null;
+    /** The period instance the view is of (`all_time`, `2026-10-13`, ...); null before the first snapshot. */
+    get periodKey(): string | null;
     /** `Date.now()` of the last message, heartbeats included. */
     get lastMessageAt(): number | null;
     /** `Date.now()` of the last snapshot or delta applied. */
@@ -71,7 +82,7 @@ export declare class LiveBoard extends EventTarget {
     get resyncs(): number;
     /** How many times it reconnected after a drop, `going_away` or an unchained delta. */
     get reconnects(): number;
-    /** How many deltas were refused because their `base_version` was not the version held. */
+    /** How many deltas were refused because their `base_version` or `period_key` was not the one held. */
     get gaps(): number;
     /** Stops following the board. */
     close(): void;

@@ -1,20 +1,25 @@
 // A live view of a board over the subscribe endpoint. The rule that keeps it exact: a delta is
-// applied only when its base_version is the version held; anything else means a message was
-// missed, and the view is fetched again (from the held version when the server still has it).
+// applied only when it names the period instance held (its period_key) and its base_version is
+// the version held; anything else means a message was missed or belongs to another instance, and
+// the view is fetched again (from the held instance and version when the server still has them).
 import { parseExact } from "./exact.js";
 /**
- * A view of a board (`view=top:N`, `around:P:R` or `player:P`) kept current by the server's
- * snapshot and deltas, over SSE or a WebSocket.
+ * A view of a board (`view=top:N`, `around:P:R` or `player:P`) in one period instance, kept
+ * current by the server's snapshot and deltas, over SSE or a WebSocket.
  *
- * Events: `change` (detail `{ kind: "snapshot" | "delta", boardVersion }`) after each applied
- * message; `status` (detail: the new status); `closed` (detail `{ reason }`) when the period
- * closed or the season was archived; `error` (detail `{ message }`) for a refused subscription or
- * a drop. After a drop, `going_away` or a delta that does not chain, it reconnects with
- * `since_version`; after `resync` it starts from a fresh snapshot.
+ * Events: `change` (detail `{ kind: "snapshot" | "delta", boardVersion, periodKey }`) after each
+ * applied message; `status` (detail: the new status); `closed` (detail `{ reason, periodKey,
+ * following }`) when the period instance closed or the season was archived, `following` telling
+ * whether the board goes on with the next instance (see `followNextPeriod`); `error` (detail
+ * `{ message }`) for a refused subscription or a drop. After a drop, `going_away`, or a delta
+ * that does not chain or names another instance, it reconnects with
+ * `since_version=PERIOD_KEY:VERSION`; after `resync` it starts from a fresh snapshot.
  */
 export class LiveBoard extends EventTarget {
     #url;
     #options;
+    /** Whether a `period_closed` starts a fresh subscription (see `followNextPeriod`). */
+    #followNextPeriod;
     #entries = [];
     #version = null;
     #status = "connecting";
@@ -25,6 +30,8 @@ export class LiveBoard extends EventTarget {
     #reconnects = 0;
     #gaps = 0;
     #failures = 0;
+    /** The instance the last `closed` closed, to tell a server that still resolves it. */
+    #lastClosedKey = null;
     #stop = null;
     #timer = null;
     /**
@@ -37,6 +44,7 @@ export class LiveBoard extends EventTarget {
         if (!this.#url.searchParams.get("view"))
             throw new TypeError("the subscribe URL needs a view (top:N, around:P:R or player:P)");
         this.#options = options;
+        this.#followNextPeriod = !this.#url.searchParams.has("at") && (options.followNextPeriod ?? true);
         this.#connect();
     }
     /** The view at `boardVersion`, in rank order. */
@@ -55,6 +63,10 @@ export class LiveBoard extends EventTarget {
     get period() {
         return this.#period;
     }
+    /** The period instance the view is of (`all_time`, `2026-10-13`, ...); null before the first snapshot. */
+    get periodKey() {
+        return this.#period?.period_key ?? null;
+    }
     /** `Date.now()` of the last message, heartbeats included. */
     get lastMessageAt() {
         return this.#lastMessageAt;
@@ -71,7 +83,7 @@ export class LiveBoard extends EventTarget {
     get reconnects() {
         return this.#reconnects;
     }
-    /** How many deltas were refused because their `base_version` was not the version held. */
+    /** How many deltas were refused because their `base_version` or `period_key` was not the one held. */
     get gaps() {
         return this.#gaps;
     }
@@ -101,8 +113,11 @@ export class LiveBoard extends EventTarget {
     }
     #connect() {
         const url = new URL(this.#url);
-        if (this.#version !== null)
-            url.searchParams.set("since_version", String(this.#version));
+        // The version names its instance: a bare version would be taken as one of whatever instance
+        // the URL resolves to now, which after a period turned is another.
+        const key = this.periodKey;
+        if (this.#version !== null && key !== null)
+            url.searchParams.set("since_version", `${key}:${this.#version}`);
         const handle = (text) => this.#onMessage(text);
         const ended = (error) => {
             if (error)
@@ -206,9 +221,10 @@ export class LiveBoard extends EventTarget {
                 break;
             }
             case "delta": {
-                if (message.base_version !== this.#version) {
-                    // A message was missed: ask again from the version held, which the server answers
-                    // with one exact delta, or a fresh snapshot when it no longer holds that version.
+                if ((message.period_key ?? null) !== this.periodKey || message.base_version !== this.#version) {
+                    // A message was missed, or this one is of another instance than the view's: ask again
+                    // from the instance and version held, which the server answers with one exact delta,
+                    // or a fresh snapshot when it no longer holds that version (or the instance moved on).
                     this.#gaps++;
                     this.#teardown();
                     this.#reconnectSoon(0);
@@ -235,20 +251,47 @@ export class LiveBoard extends EventTarget {
                 this.#teardown();
                 this.#reconnectSoon();
                 break;
-            case "closed":
+            case "closed": {
                 this.#teardown();
-                this.#setStatus("closed");
-                this.dispatchEvent(new CustomEvent("closed", { detail: { reason: message.reason } }));
+                const periodKey = message.period_key ?? this.periodKey;
+                const following = message.reason === "period_closed" && this.#followNextPeriod;
+                if (!following)
+                    this.#setStatus("closed");
+                this.dispatchEvent(new CustomEvent("closed", { detail: { reason: message.reason, periodKey, following } }));
+                // A listener may have closed the board.
+                if (following && this.#status !== "closed")
+                    this.#followNext(periodKey);
                 break;
+            }
             default:
                 // Heartbeats, and message types a newer server may add.
                 break;
         }
     }
+    /**
+     * Starts over with a fresh subscription of the same URL, which resolves "the current" instance
+     * anew. At once, unless `closedKey` closed just before too: a server that has not moved on
+     * yet answers with that instance again, so it is asked no faster than after a failure.
+     */
+    #followNext(closedKey) {
+        const again = closedKey !== null && closedKey === this.#lastClosedKey;
+        this.#lastClosedKey = closedKey;
+        this.#version = null;
+        this.#setStatus("connecting");
+        let wait = 0;
+        if (again) {
+            wait = Math.min(30_000, (this.#options.reconnectDelayMs ?? 1000) * 2 ** Math.min(this.#failures, 5));
+            this.#failures++;
+        }
+        this.#timer = setTimeout(() => {
+            this.#timer = null;
+            this.#connect();
+        }, wait);
+    }
     #changed(kind) {
         this.#failures = 0;
         this.#lastChangeAt = Date.now();
         this.#setStatus("live");
-        this.dispatchEvent(new CustomEvent("change", { detail: { kind, boardVersion: this.#version } }));
+        this.dispatchEvent(new CustomEvent("change", { detail: { kind, boardVersion: this.#version, periodKey: this.periodKey } }));
     }
 }

@@ -31,14 +31,15 @@ export interface FriendsRanking {
 }
 /**
  * -1 when `a` ranks before `b`, 1 when after, 0 for the same standing of the same player: the
- * service's total order under `rules`. Throws on a value beyond i64, an unparseable time, an
- * invalid player id or an unknown mode.
+ * service's total order under `rules`. Throws on a missing or invalid player id (with the
+ * service's words), a value beyond i64, an unparseable time or an unknown mode.
  */
 export declare function compare(rules: Rules, a: Standing, b: Standing): -1 | 0 | 1;
 /**
  * Ranks players among themselves as the service's `rank-players` and `friends-of` rank them:
- * ranks 1..n in the total order, players with no value listed apart in the order asked. A
- * player listed twice is an error (which standing would count?), as is an invalid id.
- * O(k log k) for k players.
+ * ranks 1..n in the total order, players with no value listed apart in the order asked. Every
+ * entry's player id, scored or not, is checked as the service checks it; a player listed twice
+ * is an error (which standing would count?), except one listed twice with no value. Errors
+ * name the entry (`entries[3]: ...`). O(k log k) for k players, in one call into WebAssembly.
  */
 export declare function rankFriends(rules: Rules, friends: readonly Friend[]): FriendsRanking;

@@ -49,8 +49,8 @@ export class SnapshotView {
 export function checkPlayerId(player: string): void;
 
 /**
- * -1, 0 or 1: how two standings compare in the total order of `mode` (-1: `a` ranks first).
- * O(length of the ids).
+ * -1, 0 or 1: how two standings compare in the total order of `mode` (-1: `a` ranks first);
+ * both player ids are checked as the service checks them. O(length of the ids).
  */
 export function compareStandings(mode: string, a_value: bigint, a_achieved_at: bigint, a_player: string, b_value: bigint, b_achieved_at: bigint, b_player: string): number;
 
@@ -61,18 +61,20 @@ export function compareStandings(mode: string, a_value: bigint, a_achieved_at: b
 export function parseTime(text: string): number | undefined;
 
 /**
- * The entries' indices in rank order. `achieved_at` and `players` hold one RFC 3339 time and
- * one id per entry, joined by `\n` (neither holds one), so they cross into WebAssembly as two
- * strings instead of two per entry, and the times are read by the core's parser. O(k log k)
- * for k entries.
+ * The indices of the scored entries in rank order, as the caller listed them. The list crosses
+ * whole, one row per entry: `scored[i]` is 0 for a player with no score (whose value and time
+ * are not read, but whose id is checked like every other), `achieved_at` and `players` hold
+ * one RFC 3339 time (empty for no score) and one id per entry, joined by `\n` (neither holds
+ * one), so they cross into WebAssembly as two strings instead of two per entry, and the times
+ * are read by the core's parser. O(k log k) for k entries.
  */
-export function rankOrder(mode: string, values: BigInt64Array | bigint[], achieved_at: string, players: string): Uint32Array;
+export function rankOrder(mode: string, scored: Uint8Array | number[], values: BigInt64Array | bigint[], achieved_at: string, players: string): Uint32Array;
 
 /**
  * [`rank_order_js`] with the times as ms since the epoch, for callers that hold numbers.
  * O(k log k).
  */
-export function rankOrderMs(mode: string, values: BigInt64Array | bigint[], achieved_at_ms: Float64Array | number[], players: string): Uint32Array;
+export function rankOrderMs(mode: string, scored: Uint8Array | number[], values: BigInt64Array | bigint[], achieved_at_ms: Float64Array | number[], players: string): Uint32Array;
 
 export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
 
@@ -82,8 +84,8 @@ export interface InitOutput {
     readonly checkPlayerId: (a: number, b: number, c: number) => void;
     readonly compareStandings: (a: number, b: number, c: number, d: bigint, e: bigint, f: number, g: number, h: bigint, i: bigint, j: number, k: number) => void;
     readonly parseTime: (a: number, b: number, c: number) => void;
-    readonly rankOrder: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number) => void;
-    readonly rankOrderMs: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number) => void;
+    readonly rankOrder: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => void;
+    readonly rankOrderMs: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => void;
     readonly snapshotview_addPart: (a: number, b: number, c: number, d: number, e: number, f: number) => void;
     readonly snapshotview_boardVersion: (a: number) => number;
     readonly snapshotview_nearby: (a: number, b: number, c: number, d: number, e: number) => void;

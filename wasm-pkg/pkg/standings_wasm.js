@@ -251,8 +251,8 @@ export function checkPlayerId(player) {
 }
 
 /**
- * -1, 0 or 1: how two standings compare in the total order of `mode` (-1: `a` ranks first).
- * O(length of the ids).
+ * -1, 0 or 1: how two standings compare in the total order of `mode` (-1: `a` ranks first);
+ * both player ids are checked as the service checks them. O(length of the ids).
  * @param {string} mode
  * @param {bigint} a_value
  * @param {bigint} a_achieved_at
@@ -317,37 +317,43 @@ export function parseTime(text) {
 }
 
 /**
- * The entries' indices in rank order. `achieved_at` and `players` hold one RFC 3339 time and
- * one id per entry, joined by `\n` (neither holds one), so they cross into WebAssembly as two
- * strings instead of two per entry, and the times are read by the core's parser. O(k log k)
- * for k entries.
+ * The indices of the scored entries in rank order, as the caller listed them. The list crosses
+ * whole, one row per entry: `scored[i]` is 0 for a player with no score (whose value and time
+ * are not read, but whose id is checked like every other), `achieved_at` and `players` hold
+ * one RFC 3339 time (empty for no score) and one id per entry, joined by `\n` (neither holds
+ * one), so they cross into WebAssembly as two strings instead of two per entry, and the times
+ * are read by the core's parser. O(k log k) for k entries.
  * @param {string} mode
+ * @param {Uint8Array | number[]} scored
  * @param {BigInt64Array | bigint[]} values
  * @param {string} achieved_at
  * @param {string} players
  * @returns {Uint32Array}
  */
-export function rankOrder(mode, values, achieved_at, players) {
+export function rankOrder(mode, scored, values, achieved_at, players) {
     try {
         const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-        let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3;
+        let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4;
         try {
             ptr0 = passStringToWasm0(mode, wasm.__wbindgen_export, wasm.__wbindgen_export2);
             len0 = WASM_VECTOR_LEN;
-            ptr1 = passArray64ToWasm0(values, wasm.__wbindgen_export);
+            ptr1 = passArray8ToWasm0(scored, wasm.__wbindgen_export);
             len1 = WASM_VECTOR_LEN;
-            ptr2 = passStringToWasm0(achieved_at, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            ptr2 = passArray64ToWasm0(values, wasm.__wbindgen_export);
             len2 = WASM_VECTOR_LEN;
-            ptr3 = passStringToWasm0(players, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            ptr3 = passStringToWasm0(achieved_at, wasm.__wbindgen_export, wasm.__wbindgen_export2);
             len3 = WASM_VECTOR_LEN;
+            ptr4 = passStringToWasm0(players, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            len4 = WASM_VECTOR_LEN;
         } catch (e) {
+            if (ptr4) { wasm.__wbindgen_export3(ptr4, len4 * 1, 1); }
             if (ptr3) { wasm.__wbindgen_export3(ptr3, len3 * 1, 1); }
-            if (ptr2) { wasm.__wbindgen_export3(ptr2, len2 * 1, 1); }
-            if (ptr1) { wasm.__wbindgen_export3(ptr1, len1 * 8, 8); }
+            if (ptr2) { wasm.__wbindgen_export3(ptr2, len2 * 8, 8); }
+            if (ptr1) { wasm.__wbindgen_export3(ptr1, len1 * 1, 1); }
             if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
             throw e;
         }
-        wasm.rankOrder(retptr, ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3);
+        wasm.rankOrder(retptr, ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4);
         var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
         var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
         var r2 = getDataViewMemory0().getInt32(retptr + 4 * 2, true);
@@ -355,9 +361,9 @@ export function rankOrder(mode, values, achieved_at, players) {
         if (r3) {
             throw takeFromExternrefTable0(r2);
         }
-        var v5 = getArrayU32FromWasm0(r0, r1).slice();
+        var v6 = getArrayU32FromWasm0(r0, r1).slice();
         wasm.__wbindgen_export3(r0, r1 * 4, 4);
-        return v5;
+        return v6;
     } finally {
         wasm.__wbindgen_add_to_stack_pointer(16);
     }
@@ -367,32 +373,36 @@ export function rankOrder(mode, values, achieved_at, players) {
  * [`rank_order_js`] with the times as ms since the epoch, for callers that hold numbers.
  * O(k log k).
  * @param {string} mode
+ * @param {Uint8Array | number[]} scored
  * @param {BigInt64Array | bigint[]} values
  * @param {Float64Array | number[]} achieved_at_ms
  * @param {string} players
  * @returns {Uint32Array}
  */
-export function rankOrderMs(mode, values, achieved_at_ms, players) {
+export function rankOrderMs(mode, scored, values, achieved_at_ms, players) {
     try {
         const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-        let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3;
+        let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4;
         try {
             ptr0 = passStringToWasm0(mode, wasm.__wbindgen_export, wasm.__wbindgen_export2);
             len0 = WASM_VECTOR_LEN;
-            ptr1 = passArray64ToWasm0(values, wasm.__wbindgen_export);
+            ptr1 = passArray8ToWasm0(scored, wasm.__wbindgen_export);
             len1 = WASM_VECTOR_LEN;
-            ptr2 = passArrayF64ToWasm0(achieved_at_ms, wasm.__wbindgen_export);
+            ptr2 = passArray64ToWasm0(values, wasm.__wbindgen_export);
             len2 = WASM_VECTOR_LEN;
-            ptr3 = passStringToWasm0(players, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            ptr3 = passArrayF64ToWasm0(achieved_at_ms, wasm.__wbindgen_export);
             len3 = WASM_VECTOR_LEN;
+            ptr4 = passStringToWasm0(players, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            len4 = WASM_VECTOR_LEN;
         } catch (e) {
-            if (ptr3) { wasm.__wbindgen_export3(ptr3, len3 * 1, 1); }
+            if (ptr4) { wasm.__wbindgen_export3(ptr4, len4 * 1, 1); }
+            if (ptr3) { wasm.__wbindgen_export3(ptr3, len3 * 8, 8); }
             if (ptr2) { wasm.__wbindgen_export3(ptr2, len2 * 8, 8); }
-            if (ptr1) { wasm.__wbindgen_export3(ptr1, len1 * 8, 8); }
+            if (ptr1) { wasm.__wbindgen_export3(ptr1, len1 * 1, 1); }
             if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
             throw e;
         }
-        wasm.rankOrderMs(retptr, ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3);
+        wasm.rankOrderMs(retptr, ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4);
         var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
         var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
         var r2 = getDataViewMemory0().getInt32(retptr + 4 * 2, true);
@@ -400,9 +410,9 @@ export function rankOrderMs(mode, values, achieved_at_ms, players) {
         if (r3) {
             throw takeFromExternrefTable0(r2);
         }
-        var v5 = getArrayU32FromWasm0(r0, r1).slice();
+        var v6 = getArrayU32FromWasm0(r0, r1).slice();
         wasm.__wbindgen_export3(r0, r1 * 4, 4);
-        return v5;
+        return v6;
     } finally {
         wasm.__wbindgen_add_to_stack_pointer(16);
     }

@@ -14,11 +14,11 @@ use standings_core::BoardId;
 use standings_core::json::parse_rfc3339;
 use wasm_bindgen::prelude::*;
 
-use crate::order::{rank_order, rules_of};
+use crate::order::{OrderError, rank_order, rules_of, standings_of};
 use crate::snapshot::{Answer, Period, SnapshotView};
 
-/// -1, 0 or 1: how two standings compare in the total order of `mode` (-1: `a` ranks first).
-/// O(length of the ids).
+/// -1, 0 or 1: how two standings compare in the total order of `mode` (-1: `a` ranks first);
+/// both player ids are checked as the service checks them. O(length of the ids).
 #[wasm_bindgen(js_name = compareStandings)]
 #[allow(clippy::too_many_arguments)]
 pub fn compare_standings(
@@ -30,7 +30,7 @@ pub fn compare_standings(
     b_achieved_at: i64,
     b_player: &str,
 ) -> Result<i32, JsError> {
-    let rules = rules_of(mode).map_err(|e| JsError::new(&e.to_string()))?;
+    let rules = rules_of(mode).map_err(js_error)?;
     let a = standings_core::Standing {
         value: a_value,
         achieved_at: a_achieved_at,
@@ -39,34 +39,36 @@ pub fn compare_standings(
         value: b_value,
         achieved_at: b_achieved_at,
     };
-    Ok(rules.compare((&a, a_player), (&b, b_player)) as i32)
+    order::compare(&rules, (&a, a_player), (&b, b_player))
+        .map(|ordering| ordering as i32)
+        .map_err(js_error)
 }
 
-/// The entries' indices in rank order. `achieved_at` and `players` hold one RFC 3339 time and
-/// one id per entry, joined by `\n` (neither holds one), so they cross into WebAssembly as two
-/// strings instead of two per entry, and the times are read by the core's parser. O(k log k)
-/// for k entries.
+/// The indices of the scored entries in rank order, as the caller listed them. The list crosses
+/// whole, one row per entry: `scored[i]` is 0 for a player with no score (whose value and time
+/// are not read, but whose id is checked like every other), `achieved_at` and `players` hold
+/// one RFC 3339 time (empty for no score) and one id per entry, joined by `\n` (neither holds
+/// one), so they cross into WebAssembly as two strings instead of two per entry, and the times
+/// are read by the core's parser. O(k log k) for k entries.
 #[wasm_bindgen(js_name = rankOrder)]
 pub fn rank_order_js(
     mode: &str,
+    scored: &[u8],
     values: &[i64],
     achieved_at: &str,
     players: &str,
 ) -> Result<Vec<u32>, JsError> {
-    let rules = rules_of(mode).map_err(|e| JsError::new(&e.to_string()))?;
-    let split = |joined| split_lines(joined, values.is_empty());
-    let times = split(achieved_at)
-        .into_iter()
-        .enumerate()
-        .map(|(at, text)| {
-            parse_rfc3339(text).ok_or_else(|| {
-                JsError::new(&format!(
-                    "entry {at}: achieved_at {text:?} is not an RFC 3339 time with an offset (years 0000 to 9999)"
-                ))
-            })
+    let rules = rules_of(mode).map_err(js_error)?;
+    let split = |joined| split_lines(joined, scored.is_empty());
+    let players = split(players);
+    let standings = standings_of(scored, values, &split(achieved_at), players.len(), |at, text| {
+        parse_rfc3339(text).ok_or_else(|| OrderError::BadTime {
+            at,
+            text: (*text).into(),
         })
-        .collect::<Result<Vec<i64>, JsError>>()?;
-    rank_order(&rules, values, &times, &split(players)).map_err(|e| JsError::new(&e.to_string()))
+    })
+    .map_err(js_error)?;
+    rank_order(&rules, &standings, &players).map_err(js_error)
 }
 
 /// [`rank_order_js`] with the times as ms since the epoch, for callers that hold numbers.
@@ -74,15 +76,19 @@ pub fn rank_order_js(
 #[wasm_bindgen(js_name = rankOrderMs)]
 pub fn rank_order_ms(
     mode: &str,
+    scored: &[u8],
     values: &[i64],
     achieved_at_ms: &[f64],
     players: &str,
 ) -> Result<Vec<u32>, JsError> {
-    let rules = rules_of(mode).map_err(|e| JsError::new(&e.to_string()))?;
+    let rules = rules_of(mode).map_err(js_error)?;
+    let players = split_lines(players, scored.is_empty());
     // Safe integers only reach here (the TypeScript checks), so the cast is exact.
-    let times: Vec<i64> = achieved_at_ms.iter().map(|&ms| ms as i64).collect();
-    rank_order(&rules, values, &times, &split_lines(players, values.is_empty()))
-        .map_err(|e| JsError::new(&e.to_string()))
+    let standings = standings_of(scored, values, achieved_at_ms, players.len(), |_, &ms| {
+        Ok(ms as i64)
+    })
+    .map_err(js_error)?;
+    rank_order(&rules, &standings, &players).map_err(js_error)
 }
 
 /// An RFC 3339 time (with an offset) as ms since the epoch, read as the service reads it;
@@ -175,6 +181,11 @@ impl SnapshotHandle {
             .add_part(hash, bytes)
             .map_err(|e| JsError::new(&e.to_string()))
     }
+}
+
+/// An error of the order's as JavaScript takes it.
+fn js_error(error: OrderError) -> JsError {
+    JsError::new(&error.to_string())
 }
 
 /// The lines of a `\n`-joined list; none for an empty list (whose joined text is empty too).

@@ -1,12 +1,51 @@
-// LiveBoard's rules against a scripted SSE server: a delta applies only when it chains; a gap
-// reconnects with since_version; resync starts over; going_away reconnects; closed ends.
+// LiveBoard's rules against a scripted SSE server: a delta applies only when it chains and names
+// the view's period instance; a gap reconnects with since_version=PERIOD_KEY:VERSION; resync
+// starts over; going_away reconnects; a closed period is followed by the next one unless the URL
+// pins `at`; an archived season ends it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { LiveBoard } from "standings-wasm";
 
 const entry = (rank, player_id, value) => ({ rank, player_id, value, achieved_at: "2026-10-13T10:05:00Z" });
-const sse = (message) => `event: ${message.type}\ndata: ${JSON.stringify(message)}\n\n`;
+const allTime = { period: "all_time", period_key: "all_time", period_start: null, period_end: null };
+/** The period fields of the UTC day `key`. */
+function day(key) {
+  const start = new Date(`${key}T00:00:00Z`);
+  const end = new Date(start.getTime() + 86_400_000);
+  return { period: "daily", period_key: key, period_start: start.toISOString().replace(".000", ""), period_end: end.toISOString().replace(".000", "") };
+}
+
+/** One SSE event as the origin writes it: snapshots and deltas carry `id: PERIOD_KEY:VERSION`. */
+function sse(message) {
+  const id = message.type === "snapshot" || message.type === "delta" ? `id: ${message.period_key}:${message.board_version}\n` : "";
+  // BigInt values print as their digits, as the server prints i64s.
+  const data = JSON.stringify(message, (_, v) => (typeof v === "bigint" ? `${v}n` : v)).replace(/"(-?\d+)n"/g, "$1");
+  return `event: ${message.type}\n${id}data: ${data}\n\n`;
+}
+
+/**
+ * A server that answers its n-th subscription with `scripts[n]`, ending the stream unless the
+ * script ends with a delta (the stream then stays open, as a live one does). Records each
+ * request's `since_version` and `Authorization`.
+ */
+async function scriptedServer(t, scripts) {
+  const asked = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, "http://x");
+    asked.push({ since: url.searchParams.get("since_version"), auth: req.headers.authorization });
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const script = scripts[asked.length - 1] ?? [];
+    for (const m of script) res.write(sse(m));
+    if (script.at(-1)?.type !== "delta") res.end();
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { base: `http://127.0.0.1:${server.address().port}/v1/leaderboards/g/m/s/c/subscribe`, asked };
+}
 
 /** Resolves once `predicate()` holds, polling; rejects after `ms`. */
 async function until(predicate, ms = 5000) {
@@ -17,61 +56,161 @@ async function until(predicate, ms = 5000) {
   }
 }
 
-test("deltas chain, a gap reconnects from the held version, resync and going_away reconnect, closed ends", async (t) => {
-  const asked = [];
-  const scripts = [
+/** Each applied change as [kind, boardVersion, periodKey, the players in the view then]. */
+function changesOf(board) {
+  const changes = [];
+  board.addEventListener("change", (e) =>
+    changes.push([e.detail.kind, e.detail.boardVersion, e.detail.periodKey, board.entries.map((x) => x.player_id).join()]),
+  );
+  return changes;
+}
+
+test("deltas chain, a gap reconnects from the held instance and version, resync and going_away reconnect, an archived season ends", async (t) => {
+  const { base, asked } = await scriptedServer(t, [
     // 1: a snapshot, a delta that chains, then one from a version the client never held.
     [
-      { type: "snapshot", view: "top:3", period: "all_time", period_key: "all_time", period_start: null, period_end: null, board_version: 5, entries: [entry(1, "a", 30), entry(2, "b", 20)] },
-      { type: "delta", base_version: 5, board_version: 6, changed: [entry(1, "c", 99), entry(2, "a", 30), entry(3, "b", 20)], left: [] },
-      { type: "delta", base_version: 9, board_version: 10, changed: [entry(1, "z", 1000)], left: ["c"] },
+      { type: "snapshot", view: "top:3", ...allTime, board_version: 5, entries: [entry(1, "a", 30), entry(2, "b", 20)] },
+      { type: "delta", period_key: "all_time", base_version: 5, board_version: 6, changed: [entry(1, "c", 99), entry(2, "a", 30), entry(3, "b", 20)], left: [] },
+      { type: "delta", period_key: "all_time", base_version: 9, board_version: 10, changed: [entry(1, "z", 1000)], left: ["c"] },
     ],
-    // 2: asked from 6, the catch-up delta; then resync.
+    // 2: asked from all_time:6, the catch-up delta; then resync.
     [
-      { type: "delta", base_version: 6, board_version: 10, changed: [entry(3, "d", 25)], left: ["b"] },
+      { type: "delta", period_key: "all_time", base_version: 6, board_version: 10, changed: [entry(3, "d", 25)], left: ["b"] },
       { type: "resync", reason: "slow_consumer", detail: "fell behind" },
     ],
     // 3: without since_version, a fresh snapshot; then going_away.
     [
-      { type: "snapshot", view: "top:3", period: "all_time", period_key: "all_time", period_start: null, period_end: null, board_version: 12, entries: [entry(1, "e", 2n ** 62n)] },
+      { type: "snapshot", view: "top:3", ...allTime, board_version: 12, entries: [entry(1, "e", 2n ** 62n)] },
       { type: "going_away" },
     ],
-    // 4: from 12, nothing changed; then the period closes.
+    // 4: from all_time:12, an empty delta that only moves the version on; then the season is archived.
     [
-      { type: "delta", base_version: 12, board_version: 12, changed: [], left: [] },
-      { type: "closed", reason: "period_closed", board_version: 12 },
+      { type: "delta", period_key: "all_time", base_version: 12, board_version: 14, changed: [], left: [] },
+      { type: "closed", reason: "season_archived", period_key: "all_time", board_version: 14 },
     ],
-  ];
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, "http://x");
-    asked.push({ since: url.searchParams.get("since_version"), auth: req.headers.authorization });
-    res.writeHead(200, { "content-type": "text/event-stream" });
-    const script = scripts[asked.length - 1] ?? [];
-    for (const m of script) res.write(sse(m).replace(/"value":"(-?\d+)"/g, '"value":$1'));
-    if (script.at(-1)?.type !== "delta") res.end();
-  });
-  // BigInt values print as their digits in the stream, as the server prints i64s.
-  BigInt.prototype.toJSON = function () { return this.toString(); };
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  t.after(() => server.close());
-  const base = `http://127.0.0.1:${server.address().port}`;
+  ]);
+  const board = new LiveBoard(`${base}?view=top:3`, { token: "tok", reconnectDelayMs: 10 });
+  const changes = changesOf(board);
+  const closed = new Promise((r) => board.addEventListener("closed", (e) => r(e.detail)));
+  assert.deepEqual(await closed, { reason: "season_archived", periodKey: "all_time", following: false });
 
-  const board = new LiveBoard(`${base}/v1/leaderboards/g/m/s/c/subscribe?view=top:3`, { token: "tok", reconnectDelayMs: 10 });
-  const kinds = [];
-  board.addEventListener("change", (e) => kinds.push([e.detail.kind, e.detail.boardVersion]));
-  const closed = new Promise((r) => board.addEventListener("closed", (e) => r(e.detail.reason)));
-  assert.equal(await closed, "period_closed");
-
-  assert.deepEqual(kinds, [["snapshot", 5], ["delta", 6], ["delta", 10], ["snapshot", 12], ["delta", 12]]);
-  assert.deepEqual(asked.map((a) => a.since), [null, "6", null, "12"]);
+  assert.deepEqual(changes, [
+    ["snapshot", 5, "all_time", "a,b"],
+    ["delta", 6, "all_time", "c,a,b"],
+    ["delta", 10, "all_time", "c,a,d"],
+    ["snapshot", 12, "all_time", "e"],
+    ["delta", 14, "all_time", "e"],
+  ]);
+  assert.deepEqual(asked.map((a) => a.since), [null, "all_time:6", null, "all_time:12"]);
   assert.ok(asked.every((a) => a.auth === "Bearer tok"));
   assert.equal(board.gaps, 1);
   assert.equal(board.resyncs, 1);
   assert.equal(board.status, "closed");
   assert.deepEqual(board.entries, [entry(1, "e", 2n ** 62n)]);
-  assert.equal(board.boardVersion, 12);
-  delete BigInt.prototype.toJSON;
+  assert.equal(board.boardVersion, 14);
+  assert.equal(board.periodKey, "all_time");
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(asked.length, 4, "an archived season is not subscribed to again");
 });
+
+test("a delta of another period instance is refused even when its base_version chains, and no instance mixes into another", async (t) => {
+  const { base, asked } = await scriptedServer(t, [
+    // 1: the 13th; its delta applies; then a delta of the 14th whose base_version is the one held.
+    [
+      { type: "snapshot", view: "top:3", ...day("2026-10-13"), board_version: 40, entries: [entry(1, "a", 30), entry(2, "b", 20)] },
+      { type: "delta", period_key: "2026-10-13", base_version: 40, board_version: 41, changed: [entry(1, "b", 35), entry(2, "a", 30)], left: [] },
+      { type: "delta", period_key: "2026-10-14", base_version: 41, board_version: 42, changed: [entry(1, "x", 5)], left: ["a", "b"] },
+    ],
+    // 2: asked from 2026-10-13:41 after the day turned: a snapshot of the 14th, an empty delta
+    // that only moves the version on, a delta of the 14th, and one of the 13th (late, refused).
+    [
+      { type: "snapshot", view: "top:3", ...day("2026-10-14"), board_version: 42, entries: [entry(1, "x", 5)] },
+      { type: "delta", period_key: "2026-10-14", base_version: 42, board_version: 43, changed: [], left: [] },
+      { type: "delta", period_key: "2026-10-14", base_version: 43, board_version: 44, changed: [entry(2, "y", 4)], left: [] },
+      { type: "delta", period_key: "2026-10-13", base_version: 44, board_version: 45, changed: [entry(1, "a", 99)], left: [] },
+    ],
+    // 3: asked from 2026-10-14:44, the 14th goes on.
+    [
+      { type: "delta", period_key: "2026-10-14", base_version: 44, board_version: 46, changed: [entry(1, "y", 6), entry(2, "x", 5)], left: [] },
+    ],
+  ]);
+  const board = new LiveBoard(`${base}?view=top:3&period=daily`, { reconnectDelayMs: 10 });
+  t.after(() => board.close());
+  const changes = changesOf(board);
+  await until(() => board.boardVersion === 46);
+
+  assert.deepEqual(changes, [
+    ["snapshot", 40, "2026-10-13", "a,b"],
+    ["delta", 41, "2026-10-13", "b,a"],
+    ["snapshot", 42, "2026-10-14", "x"],
+    ["delta", 43, "2026-10-14", "x"],
+    ["delta", 44, "2026-10-14", "x,y"],
+    ["delta", 46, "2026-10-14", "y,x"],
+  ]);
+  assert.deepEqual(asked.map((a) => a.since), [null, "2026-10-13:41", "2026-10-14:44"]);
+  assert.equal(board.gaps, 2);
+  assert.equal(board.periodKey, "2026-10-14");
+  assert.deepEqual(
+    [board.period.period, board.period.period_key, board.period.period_start, board.period.period_end],
+    ["daily", "2026-10-14", "2026-10-14T00:00:00Z", "2026-10-15T00:00:00Z"],
+  );
+});
+
+test("a closed period is followed by a fresh subscription to the next one when the URL has no `at`", async (t) => {
+  const { base, asked } = await scriptedServer(t, [
+    [
+      { type: "snapshot", view: "top:3", ...day("2026-10-13"), board_version: 7, entries: [entry(1, "a", 30)] },
+      { type: "closed", reason: "period_closed", period_key: "2026-10-13", board_version: 7 },
+    ],
+    [
+      { type: "snapshot", view: "top:3", ...day("2026-10-14"), board_version: 0, entries: [] },
+      { type: "delta", period_key: "2026-10-14", base_version: 0, board_version: 1, changed: [entry(1, "b", 3)], left: [] },
+    ],
+  ]);
+  const board = new LiveBoard(`${base}?view=top:3&period=daily`, { reconnectDelayMs: 10 });
+  t.after(() => board.close());
+  const changes = changesOf(board);
+  const statuses = [];
+  board.addEventListener("status", (e) => statuses.push(e.detail));
+  const closed = [];
+  board.addEventListener("closed", (e) => closed.push(e.detail));
+  await until(() => board.boardVersion === 1);
+
+  assert.deepEqual(closed, [{ reason: "period_closed", periodKey: "2026-10-13", following: true }]);
+  assert.deepEqual(changes, [
+    ["snapshot", 7, "2026-10-13", "a"],
+    ["snapshot", 0, "2026-10-14", ""],
+    ["delta", 1, "2026-10-14", "b"],
+  ]);
+  assert.deepEqual(asked.map((a) => a.since), [null, null], "the next instance is subscribed to afresh");
+  assert.deepEqual(statuses, ["live", "connecting", "live"]);
+  assert.equal(board.status, "live");
+  assert.equal(board.periodKey, "2026-10-14");
+  assert.equal(board.reconnects, 0);
+});
+
+for (const [what, query, options] of [
+  ["a URL that pins `at`", "&at=2026-10-13T12:00:00Z", {}],
+  ["followNextPeriod: false", "", { followNextPeriod: false }],
+]) {
+  test(`a closed period stays closed with ${what}`, async (t) => {
+    const { base, asked } = await scriptedServer(t, [
+      [
+        { type: "snapshot", view: "top:3", ...day("2026-10-13"), board_version: 7, entries: [entry(1, "a", 30)] },
+        { type: "closed", reason: "period_closed", period_key: "2026-10-13", board_version: 7 },
+      ],
+      [{ type: "snapshot", view: "top:3", ...day("2026-10-14"), board_version: 0, entries: [] }],
+    ]);
+    const board = new LiveBoard(`${base}?view=top:3&period=daily${query}`, { reconnectDelayMs: 10, ...options });
+    const closed = await new Promise((r) => board.addEventListener("closed", (e) => r(e.detail)));
+    assert.deepEqual(closed, { reason: "period_closed", periodKey: "2026-10-13", following: false });
+    assert.equal(board.status, "closed");
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(asked.length, 1);
+    assert.equal(board.periodKey, "2026-10-13");
+    assert.deepEqual(board.entries, [entry(1, "a", 30n)]);
+  });
+}
 
 test("a refused subscription is an error event and closes, without retrying", async (t) => {
   let calls = 0;

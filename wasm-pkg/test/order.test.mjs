@@ -69,14 +69,78 @@ test("player ids compare by UTF-8 bytes, as the server compares them, not by UTF
 test("bad input is refused with a message naming the entry", () => {
   const ok = { player_id: "a", value: 1, achieved_at: at };
   assert.throws(() => rankFriends("best", [ok]), /unknown score mode "best"/);
-  assert.throws(() => rankFriends("highest", [ok, { ...ok }]), /listed twice/);
-  assert.throws(() => rankFriends("highest", [ok, { player_id: "a" }]), /listed twice/);
+  assert.throws(() => rankFriends("highest", [ok, { ...ok }]), { message: 'player "a" is listed twice; list each player once' });
+  assert.throws(() => rankFriends("highest", [ok, { player_id: "a" }]), { message: 'player "a" is listed twice; list each player once' });
+  assert.throws(() => rankFriends("highest", [{ player_id: "a" }, ok]), { message: 'player "a" is listed twice; list each player once' });
   assert.throws(() => rankFriends("highest", [{ ...ok, value: 2 ** 60 }]), /entries\[0\]\.value: .* not a safe integer/);
   assert.throws(() => rankFriends("highest", [{ ...ok, value: "1e3" }]), /not a decimal integer/);
-  assert.throws(() => rankFriends("highest", [{ ...ok, achieved_at: "2026-10-13T10:05:00" }]), /with an offset/);
-  assert.throws(() => rankFriends("highest", [{ ...ok, player_id: "a\nb" }]), /entry 0: /);
-  assert.throws(() => rankFriends("highest", [{ ...ok, player_id: "" }]), /entry 0: /);
+  assert.throws(() => rankFriends("highest", [{ player_id: "u" }, { ...ok, achieved_at: "2026-10-13T10:05:00" }]), {
+    name: "Error",
+    message: 'entries[1].achieved_at: "2026-10-13T10:05:00" is not an RFC 3339 time with an offset (years 0000 to 9999)',
+  });
+  assert.throws(() => rankFriends("highest", [{ ...ok, player_id: "a\nb" }]), {
+    name: "Error",
+    message: "entries[0]: player_id holds a control character at byte 1",
+  });
+  assert.throws(() => rankFriends("highest", [{ ...ok, player_id: "" }]), { name: "Error", message: "entries[0]: player_id must not be empty" });
+  // A scored entry after unscored ones is named by its place in the list as given.
+  assert.throws(() => rankFriends("highest", [{ player_id: "u" }, { ...ok, player_id: "" }]), {
+    name: "Error",
+    message: "entries[1]: player_id must not be empty",
+  });
   assert.deepEqual(rankFriends("latest", []), { entries: [], unranked: [] });
+});
+
+// The service's rank-players answers 400 for any of these ids, scored or not; so does the
+// package, naming the entry, with the core's words (check_id's).
+for (const [what, entry, error] of [
+  ["an unscored entry with no player_id", { value: null }, { name: "TypeError", message: "entries[1].player_id: expected a string, got undefined" }],
+  ["an unscored entry whose player_id is a number", { player_id: 7 }, { name: "TypeError", message: "entries[1].player_id: expected a string, got number" }],
+  ["an unscored entry whose player_id is null", { player_id: null }, { name: "TypeError", message: "entries[1].player_id: expected a string, got null" }],
+  ["an unscored entry with an empty player_id", { player_id: "" }, { name: "Error", message: "entries[1]: player_id must not be empty" }],
+  ["an unscored entry with a control character", { player_id: "b\u0007" }, { name: "Error", message: "entries[1]: player_id holds a control character at byte 1" }],
+  ["an unscored entry with a line feed", { player_id: "b\nc" }, { name: "Error", message: "entries[1]: player_id holds a control character at byte 1" }],
+  ["an unscored entry with a C1 control character", { player_id: "\u00e9\u0085" }, { name: "Error", message: "entries[1]: player_id holds a control character at byte 2" }],
+  ["an unscored entry over 128 bytes", { player_id: "\u00e9".repeat(65) }, { name: "Error", message: "entries[1]: player_id is 130 bytes long; at most 128 are allowed" }],
+  ["a scored entry with no player_id", { value: 1, achieved_at: at }, { name: "TypeError", message: "entries[1].player_id: expected a string, got undefined" }],
+  ["an entry that is null", null, { name: "TypeError", message: "entries[1]: expected an object with a player_id, got null" }],
+  ["an entry that is a string", "p-b", { name: "TypeError", message: "entries[1]: expected an object with a player_id, got string" }],
+  ["an entry that is undefined", undefined, { name: "TypeError", message: "entries[1]: expected an object with a player_id, got undefined" }],
+]) {
+  test(`rankFriends refuses ${what}`, () => {
+    const list = [{ player_id: "p-a", value: 1, achieved_at: at }, entry, { player_id: "p-c" }];
+    assert.throws(() => rankFriends("highest", list), error);
+    // The same with times as numbers, which cross into WebAssembly the other way.
+    const numbers = [{ player_id: "p-a", value: 1, achieved_at: Date.parse(at) }, entry, { player_id: "p-c" }];
+    assert.throws(() => rankFriends("highest", numbers), error);
+  });
+}
+
+test("rankFriends refuses a list that is not an array", () => {
+  assert.throws(() => rankFriends("highest", "p-a"), { name: "TypeError", message: "friends: expected an array of {player_id, value, achieved_at}" });
+});
+
+test("an unscored player listed twice is listed once, and valid ids of every kind pass", () => {
+  const ranked = rankFriends("highest", [
+    { player_id: "u" },
+    { player_id: "\u{1F600}", value: 1, achieved_at: at },
+    { player_id: "u", value: null },
+    { player_id: "x".repeat(128) },
+    { player_id: " spaced id " },
+  ]);
+  assert.deepEqual(ranked.entries.map((e) => e.player_id), ["\u{1F600}"]);
+  assert.deepEqual(ranked.unranked, ["u", "x".repeat(128), " spaced id "]);
+});
+
+test("compare names the side of a missing or invalid player id", () => {
+  const ok = { player_id: "a", value: 1, achieved_at: at };
+  assert.throws(() => compare("highest", { value: 1, achieved_at: at }, ok), { name: "TypeError", message: "a.player_id: expected a string, got undefined" });
+  assert.throws(() => compare("highest", ok, { ...ok, player_id: 5 }), { name: "TypeError", message: "b.player_id: expected a string, got number" });
+  assert.throws(() => compare("highest", null, ok), { name: "TypeError", message: "a: expected an object with a player_id, got null" });
+  assert.throws(() => compare("highest", ok, undefined), { name: "TypeError", message: "b: expected an object with a player_id, got undefined" });
+  assert.throws(() => compare("highest", { ...ok, player_id: "" }, ok), { name: "Error", message: "a: player_id must not be empty" });
+  assert.throws(() => compare("highest", ok, { ...ok, player_id: "b\u0000" }), { name: "Error", message: "b: player_id holds a control character at byte 1" });
+  assert.equal(compare("highest", ok, { ...ok, player_id: "b" }), -1);
 });
 
 test("times: offsets, fractions beyond ms and numbers all read as the server reads them", () => {

@@ -208,23 +208,33 @@ const climbers = (count) =>
 test("LiveBoard follows a real origin through a dropped connection and a lost message", async () => {
   const mode = LIVE;
   const url = `${ORIGIN}${board(mode)}/subscribe?view=top:10`;
-  const live = new LiveBoard(url, { token: WRITER, reconnectDelayMs: 50 });
+  // Each subscription's since_version, as the board asked it.
+  const since = [];
+  const recording = (input, init) => {
+    since.push(new URL(input).searchParams.get("since_version"));
+    return fetch(input, init);
+  };
+  const live = new LiveBoard(url, { token: WRITER, reconnectDelayMs: 50, fetch: recording });
   const kinds = [];
   live.addEventListener("change", (e) => kinds.push(e.detail.kind));
   try {
     await until(() => "no snapshot", () => live.boardVersion !== null);
+    assert.equal(live.periodKey, "all_time");
     await submit(mode, climbers(5));
     await settles(live, mode, 10);
     assert.equal(kinds[0], "snapshot");
     assert.ok(kinds.slice(1).every((k) => k === "delta"), kinds.join());
 
-    // Dropped: the board moves while nobody listens; back, one delta from the held version.
+    // Dropped: the board moves while nobody listens; back, one delta from the held instance
+    // and version.
     const before = kinds.length;
+    const held = live.boardVersion;
     live.drop(400);
     await submit(mode, climbers(4));
     await settles(live, mode, 10);
     assert.equal(live.reconnects, 1);
     assert.deepEqual(kinds.slice(before), ["delta"]);
+    assert.deepEqual(since, [null, `all_time:${held}`]);
     assert.equal(live.gaps, 0);
   } finally {
     live.close();

@@ -1,6 +1,7 @@
 // A live view of a board over the subscribe endpoint. The rule that keeps it exact: a delta is
-// applied only when its base_version is the version held; anything else means a message was
-// missed, and the view is fetched again (from the held version when the server still has it).
+// applied only when it names the period instance held (its period_key) and its base_version is
+// the version held; anything else means a message was missed or belongs to another instance, and
+// the view is fetched again (from the held instance and version when the server still has them).
 import { parseExact } from "./exact.js";
 
 /** How to reach the subscribe endpoint. */
@@ -31,6 +32,13 @@ export interface LiveBoardOptions {
   reconnectDelayMs?: number;
   /** The fetch SSE reads with (the global one by default). */
   fetch?: typeof fetch;
+  /**
+   * When the period instance followed closes (`closed` with reason `period_closed`), subscribe
+   * again from scratch to follow the next one, after dispatching `closed`. Only a URL without
+   * `at` follows "the current" day, week or month, so only such a URL can follow; the default is
+   * true for one. A pinned `at`, `false` here, or an archived season stays closed.
+   */
+  followNextPeriod?: boolean;
 }
 
 interface Message {
@@ -49,18 +57,22 @@ interface Message {
 }
 
 /**
- * A view of a board (`view=top:N`, `around:P:R` or `player:P`) kept current by the server's
- * snapshot and deltas, over SSE or a WebSocket.
+ * A view of a board (`view=top:N`, `around:P:R` or `player:P`) in one period instance, kept
+ * current by the server's snapshot and deltas, over SSE or a WebSocket.
  *
- * Events: `change` (detail `{ kind: "snapshot" | "delta", boardVersion }`) after each applied
- * message; `status` (detail: the new status); `closed` (detail `{ reason }`) when the period
- * closed or the season was archived; `error` (detail `{ message }`) for a refused subscription or
- * a drop. After a drop, `going_away` or a delta that does not chain, it reconnects with
- * `since_version`; after `resync` it starts from a fresh snapshot.
+ * Events: `change` (detail `{ kind: "snapshot" | "delta", boardVersion, periodKey }`) after each
+ * applied message; `status` (detail: the new status); `closed` (detail `{ reason, periodKey,
+ * following }`) when the period instance closed or the season was archived, `following` telling
+ * whether the board goes on with the next instance (see `followNextPeriod`); `error` (detail
+ * `{ message }`) for a refused subscription or a drop. After a drop, `going_away`, or a delta
+ * that does not chain or names another instance, it reconnects with
+ * `since_version=PERIOD_KEY:VERSION`; after `resync` it starts from a fresh snapshot.
  */
 export class LiveBoard extends EventTarget {
   readonly #url: URL;
   readonly #options: LiveBoardOptions;
+  /** Whether a `period_closed` starts a fresh subscription (see `followNextPeriod`). */
+  readonly #followNextPeriod: boolean;
   #entries: LiveEntry[] = [];
   #version: number | null = null;
   #status: LiveStatus = "connecting";
@@ -71,6 +83,8 @@ export class LiveBoard extends EventTarget {
   #reconnects = 0;
   #gaps = 0;
   #failures = 0;
+  /** The instance the last `closed` closed, to tell a server that still resolves it. */
+  #lastClosedKey: string | null = null;
   #stop: (() => void) | null = null;
   #timer: ReturnType<typeof setTimeout> | null = null;
 
@@ -83,6 +97,7 @@ export class LiveBoard extends EventTarget {
     this.#url = new URL(subscribeUrl);
     if (!this.#url.searchParams.get("view")) throw new TypeError("the subscribe URL needs a view (top:N, around:P:R or player:P)");
     this.#options = options;
+    this.#followNextPeriod = !this.#url.searchParams.has("at") && (options.followNextPeriod ?? true);
     this.#connect();
   }
 
@@ -106,6 +121,11 @@ export class LiveBoard extends EventTarget {
     return this.#period;
   }
 
+  /** The period instance the view is of (`all_time`, `2026-10-13`, ...); null before the first snapshot. */
+  get periodKey(): string | null {
+    return this.#period?.period_key ?? null;
+  }
+
   /** `Date.now()` of the last message, heartbeats included. */
   get lastMessageAt(): number | null {
     return this.#lastMessageAt;
@@ -126,7 +146,7 @@ export class LiveBoard extends EventTarget {
     return this.#reconnects;
   }
 
-  /** How many deltas were refused because their `base_version` was not the version held. */
+  /** How many deltas were refused because their `base_version` or `period_key` was not the one held. */
   get gaps(): number {
     return this.#gaps;
   }
@@ -159,7 +179,10 @@ export class LiveBoard extends EventTarget {
 
   #connect(): void {
     const url = new URL(this.#url);
-    if (this.#version !== null) url.searchParams.set("since_version", String(this.#version));
+    // The version names its instance: a bare version would be taken as one of whatever instance
+    // the URL resolves to now, which after a period turned is another.
+    const key = this.periodKey;
+    if (this.#version !== null && key !== null) url.searchParams.set("since_version", `${key}:${this.#version}`);
     const handle = (text: string) => this.#onMessage(text);
     const ended = (error?: string) => {
       if (error) this.dispatchEvent(new CustomEvent("error", { detail: { message: error } }));
@@ -256,9 +279,10 @@ export class LiveBoard extends EventTarget {
         break;
       }
       case "delta": {
-        if (message.base_version !== this.#version) {
-          // A message was missed: ask again from the version held, which the server answers
-          // with one exact delta, or a fresh snapshot when it no longer holds that version.
+        if ((message.period_key ?? null) !== this.periodKey || message.base_version !== this.#version) {
+          // A message was missed, or this one is of another instance than the view's: ask again
+          // from the instance and version held, which the server answers with one exact delta,
+          // or a fresh snapshot when it no longer holds that version (or the instance moved on).
           this.#gaps++;
           this.#teardown();
           this.#reconnectSoon(0);
@@ -284,21 +308,47 @@ export class LiveBoard extends EventTarget {
         this.#teardown();
         this.#reconnectSoon();
         break;
-      case "closed":
+      case "closed": {
         this.#teardown();
-        this.#setStatus("closed");
-        this.dispatchEvent(new CustomEvent("closed", { detail: { reason: message.reason } }));
+        const periodKey = message.period_key ?? this.periodKey;
+        const following = message.reason === "period_closed" && this.#followNextPeriod;
+        if (!following) this.#setStatus("closed");
+        this.dispatchEvent(new CustomEvent("closed", { detail: { reason: message.reason, periodKey, following } }));
+        // A listener may have closed the board.
+        if (following && this.#status !== "closed") this.#followNext(periodKey);
         break;
+      }
       default:
         // Heartbeats, and message types a newer server may add.
         break;
     }
   }
 
+  /**
+   * Starts over with a fresh subscription of the same URL, which resolves "the current" instance
+   * anew. At once, unless `closedKey` closed just before too: a server that has not moved on
+   * yet answers with that instance again, so it is asked no faster than after a failure.
+   */
+  #followNext(closedKey: string | null): void {
+    const again = closedKey !== null && closedKey === this.#lastClosedKey;
+    this.#lastClosedKey = closedKey;
+    this.#version = null;
+    this.#setStatus("connecting");
+    let wait = 0;
+    if (again) {
+      wait = Math.min(30_000, (this.#options.reconnectDelayMs ?? 1000) * 2 ** Math.min(this.#failures, 5));
+      this.#failures++;
+    }
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#connect();
+    }, wait);
+  }
+
   #changed(kind: "snapshot" | "delta"): void {
     this.#failures = 0;
     this.#lastChangeAt = Date.now();
     this.#setStatus("live");
-    this.dispatchEvent(new CustomEvent("change", { detail: { kind, boardVersion: this.#version } }));
+    this.dispatchEvent(new CustomEvent("change", { detail: { kind, boardVersion: this.#version, periodKey: this.periodKey } }));
   }
 }

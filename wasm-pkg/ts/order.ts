@@ -45,89 +45,103 @@ function modeOf(rules: Rules): ScoreMode {
 }
 
 /**
+ * The player id of `entry`, which `what` names in errors: a TypeError when `entry` is not an
+ * object or its `player_id` is not a string. Whether the id is one the service takes is the
+ * WebAssembly's to check, with the core's rule.
+ */
+function playerIdOf(entry: { player_id?: unknown } | null | undefined, what: string): string {
+  if (typeof entry !== "object" || entry === null) {
+    throw new TypeError(`${what}: expected an object with a player_id, got ${entry === null ? "null" : typeof entry}`);
+  }
+  const id = entry.player_id;
+  if (typeof id !== "string") throw new TypeError(`${what}.player_id: expected a string, got ${id === null ? "null" : typeof id}`);
+  return id;
+}
+
+/**
  * -1 when `a` ranks before `b`, 1 when after, 0 for the same standing of the same player: the
- * service's total order under `rules`. Throws on a value beyond i64, an unparseable time, an
- * invalid player id or an unknown mode.
+ * service's total order under `rules`. Throws on a missing or invalid player id (with the
+ * service's words), a value beyond i64, an unparseable time or an unknown mode.
  */
 export function compare(rules: Rules, a: Standing, b: Standing): -1 | 0 | 1 {
+  const mode = modeOf(rules);
+  const aPlayer = playerIdOf(a, "a");
+  const bPlayer = playerIdOf(b, "b");
   return compareStandings(
-    modeOf(rules),
+    mode,
     toI64(a.value, "a.value"),
     BigInt(toMs(a.achieved_at, "a.achieved_at")),
-    a.player_id,
+    aPlayer,
     toI64(b.value, "b.value"),
     BigInt(toMs(b.achieved_at, "b.achieved_at")),
-    b.player_id,
+    bPlayer,
   ) as -1 | 0 | 1;
 }
 
 /**
  * Ranks players among themselves as the service's `rank-players` and `friends-of` rank them:
- * ranks 1..n in the total order, players with no value listed apart in the order asked. A
- * player listed twice is an error (which standing would count?), as is an invalid id.
- * O(k log k) for k players.
+ * ranks 1..n in the total order, players with no value listed apart in the order asked. Every
+ * entry's player id, scored or not, is checked as the service checks it; a player listed twice
+ * is an error (which standing would count?), except one listed twice with no value. Errors
+ * name the entry (`entries[3]: ...`). O(k log k) for k players, in one call into WebAssembly.
  */
 export function rankFriends(rules: Rules, friends: readonly Friend[]): FriendsRanking {
   const mode = modeOf(rules);
-  // Where each scored friend was in the list, for errors that name the entry.
-  const asked: number[] = [];
+  if (!Array.isArray(friends)) throw new TypeError("friends: expected an array of {player_id, value, achieved_at}");
+  const n = friends.length;
+  // The whole list crosses, one row per entry in the caller's order, so that the WebAssembly
+  // checks every id in the call that ranks and names entries as listed.
+  const scored = new Uint8Array(n);
+  const values = new BigInt64Array(n);
+  const ids = new Array<string>(n);
   const unranked: string[] = [];
   const seenUnranked = new Set<string>();
-  friends.forEach((friend, i) => {
-    if (friend.value === null || friend.value === undefined) {
-      if (!seenUnranked.has(friend.player_id)) {
-        seenUnranked.add(friend.player_id);
-        unranked.push(friend.player_id);
-      }
-    } else {
-      asked.push(i);
-    }
-  });
-  const values = new BigInt64Array(asked.length);
   // Times cross as text for the core's parser when all are strings (as the API gives them),
   // else as ms.
-  const allText = asked.every((i) => typeof friends[i].achieved_at === "string");
-  const achieved = allText ? new Array<string>(asked.length) : new Float64Array(asked.length);
-  const ids = new Array<string>(asked.length);
-  for (let k = 0; k < asked.length; k++) {
-    const i = asked[k];
+  let allText = true;
+  for (let i = 0; i < n; i++) {
     const f = friends[i];
-    values[k] = toI64(f.value as ExactValue, `entries[${i}].value`);
-    if (allText) {
-      const text = f.achieved_at as string;
-      if (text.includes("\n")) throw new TypeError(`entries[${i}].achieved_at: ${JSON.stringify(text)} is not an RFC 3339 time`);
-      achieved[k] = text;
-    } else {
-      achieved[k] = toMs(f.achieved_at as Instant, `entries[${i}].achieved_at`);
-    }
-    if (typeof f.player_id !== "string") throw new TypeError(`entries[${i}].player_id: expected a string`);
+    const id = playerIdOf(f, `entries[${i}]`);
     // The ids cross joined by "\n", which only an invalid id holds: name it before it splits.
-    if (f.player_id.includes("\n")) {
+    if (id.includes("\n")) {
       try {
-        checkPlayerId(f.player_id);
+        checkPlayerId(id);
       } catch (e) {
-        throw new Error(`entry ${i}: ${(e as Error).message}`);
+        throw new Error(`entries[${i}]: ${(e as Error).message}`);
       }
     }
-    if (seenUnranked.has(f.player_id)) {
-      throw new Error(`player ${JSON.stringify(f.player_id)} is listed twice; list each player once`);
+    ids[i] = id;
+    if (f.value === null || f.value === undefined) {
+      if (!seenUnranked.has(id)) {
+        seenUnranked.add(id);
+        unranked.push(id);
+      }
+    } else {
+      scored[i] = 1;
+      values[i] = toI64(f.value, `entries[${i}].value`);
+      if (typeof f.achieved_at !== "string") allText = false;
     }
-    ids[k] = f.player_id;
   }
   let order: Uint32Array;
-  try {
-    order = allText
-      ? rankOrder(mode, values, (achieved as string[]).join("\n"), ids.join("\n"))
-      : rankOrderMs(mode, values, achieved as Float64Array, ids.join("\n"));
-  } catch (e) {
-    // The core counts the scored entries only; name the entry as the caller listed it.
-    const message = (e as Error).message.replace(/^entry (\d+):/, (_, k: string) => `entry ${asked[Number(k)]}:`);
-    throw new Error(message);
+  if (allText) {
+    const achieved = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      const text = scored[i] === 1 ? (friends[i].achieved_at as string) : "";
+      if (text.includes("\n")) throw new TypeError(`entries[${i}].achieved_at: ${JSON.stringify(text)} is not an RFC 3339 time`);
+      achieved[i] = text;
+    }
+    order = rankOrder(mode, scored, values, achieved.join("\n"), ids.join("\n"));
+  } else {
+    const achieved = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      if (scored[i] === 1) achieved[i] = toMs(friends[i].achieved_at as Instant, `entries[${i}].achieved_at`);
+    }
+    order = rankOrderMs(mode, scored, values, achieved, ids.join("\n"));
   }
   const entries = new Array<RankedFriend>(order.length);
   for (let r = 0; r < order.length; r++) {
-    const k = order[r];
-    entries[r] = { rank: r + 1, player_id: ids[k], value: values[k], achieved_at: friends[asked[k]].achieved_at as Instant };
+    const i = order[r];
+    entries[r] = { rank: r + 1, player_id: ids[i], value: values[i], achieved_at: friends[i].achieved_at as Instant };
   }
   return { entries, unranked };
 }

@@ -1,8 +1,9 @@
 // The board viewer in a real headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core; never a downloaded browser), loaded from a running origin and through the
 // edge worker under `wrangler dev` (both started by tests/src/bin/web.rs): the top N appears, a
-// score submitted through the API shows within a second, a player search and a pasted friend
-// list match the API and the package, and the page asks nothing of any other host. A
+// score submitted through the API shows within a second, a player search matches the API and
+// then follows the player live, a pasted friend list matches the package, and the page asks
+// nothing of any other host. A
 // screenshot of each is saved to $STANDINGS_ARTIFACTS.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -71,7 +72,7 @@ async function eventually(what, probe, check, ms = 15_000) {
 }
 
 for (const [tier, base] of [["origin", ORIGIN], ["edge", EDGE]]) {
-  test(`the viewer from the ${tier}: live top 10, a new score within a second, search, friends`, async () => {
+  test(`the viewer from the ${tier}: live top 10, a new score within a second, a player followed live, friends`, async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1100 } });
     const page = await context.newPage();
     const asked = [];
@@ -111,12 +112,40 @@ for (const [tier, base] of [["origin", ORIGIN], ["edge", EDGE]]) {
       await page.fill("#player", player);
       await page.click("#search");
       await page.waitForSelector('#player-result dd[data-field="rank"]');
-      assert.equal(await page.textContent('#player-result dd[data-field="rank"]'), String(rank.rank));
-      assert.equal(await page.textContent('#player-result dd[data-field="value"]'), String(rank.value));
-      assert.equal(await page.textContent('#player-result dd[data-field="board_version"]'), String(rank.board_version));
+      const panel = (field) => page.textContent(`#player-result dd[data-field="${field}"]`);
+      assert.equal(await panel("rank"), String(rank.rank));
+      assert.equal(await panel("value"), String(rank.value));
+      assert.equal(await panel("board_version"), String(rank.board_version));
+      await eventually(
+        "the figures read at the window's version",
+        async () => [await panel("competition_rank"), await panel("figures_board_version")],
+        ([competition, version]) => competition === String(rank.competition_rank) && version === String(rank.board_version),
+      );
       const window = await rowsOf(page, "nearby-table");
       assert.equal(window.length, 11, window.join());
       assert.equal(window[5], player);
+
+      // The panel follows the player live: a score that passes them moves their rank, the
+      // window and the version with no new search, and the figures only a rank read gives are
+      // read again at the new version.
+      const passer = `passer-${tier}`;
+      await submit(base, [[passer, Number(rank.value) + 5]]);
+      const passed = await eventually(
+        "the player's rank after being passed",
+        async () => (await call(ORIGIN, "GET", `${BOARD}/players/${player}/rank`)).json(),
+        (r) => r.rank === rank.rank + 1,
+      );
+      await eventually(
+        "the panel at the passed rank, live",
+        async () => [await panel("rank"), await panel("board_version"), (await rowsOf(page, "nearby-table"))[4]],
+        ([shown, version, above]) => shown === String(passed.rank) && version === String(passed.board_version) && above === passer,
+      );
+      await eventually(
+        "the figures read again at the new version",
+        async () => [await panel("competition_rank"), await panel("figures_board_version")],
+        ([competition, version]) => competition === String(passed.competition_rank) && version === String(passed.board_version),
+      );
+      assert.equal(await panel("live_status"), "live");
 
       // A pasted friend list is ranked in the page exactly as the package ranks it, values
       // beyond 2^53 included.
