@@ -27,6 +27,8 @@ extern crate std;
 mod board;
 mod checkpoint;
 mod client;
+#[cfg(feature = "contract")]
+pub mod contract;
 mod digest;
 mod error;
 mod event;

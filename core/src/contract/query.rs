@@ -1,0 +1,283 @@
+//! A read's query parameters, parsed once for every tier with the one set of limits and words:
+//! `limit`, `radius`, `include_self`, `cursor`, and the player ids a read names. Each parser
+//! answers the value or the [`Problem`] the read is refused with.
+
+use alloc::borrow::Cow;
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use core::str::FromStr;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use super::{DEFAULT_LIMIT, DEFAULT_RADIUS, MAX_LIMIT, MAX_RADIUS, Problem};
+use crate::board::{Cursor, CursorBinding};
+use crate::error::DecodeError;
+use crate::event::check_id;
+
+/// The query string of a read (`None` when the URL has none), looked up where its parameters
+/// stand: a read has at most a few, so a scan per lookup is cheaper than building a map.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Query<'a>(pub Option<&'a str>);
+
+impl<'a> Query<'a> {
+    /// The value of `name`, percent-decoded as a form; the last one when it is given twice.
+    /// O(length of the query string).
+    pub fn get(&self, name: &str) -> Option<Cow<'a, str>> {
+        let query = self.0?;
+        form_urlencoded::parse(query.as_bytes())
+            .filter(|(key, _)| key == name)
+            .last()
+            .map(|(_, value)| value)
+    }
+
+    /// `name` parsed as `T`, `default` when absent; 400 `INVALID_REQUEST` naming the parameter,
+    /// its value and what is `expected` when it does not parse or is not `valid`.
+    /// O(length of the query string).
+    pub fn parse<T: FromStr>(
+        &self,
+        name: &str,
+        default: T,
+        valid: impl Fn(&T) -> bool,
+        expected: &str,
+    ) -> Result<T, Problem> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(raw) => raw.parse::<T>().ok().filter(|v| valid(v)).ok_or_else(|| {
+                Problem::invalid_request(format!("{name}={raw:?} is not valid; expected {expected}"))
+            }),
+        }
+    }
+
+    /// `limit` of a top page: 1 to [`MAX_LIMIT`], [`DEFAULT_LIMIT`] when absent.
+    pub fn limit(&self) -> Result<usize, Problem> {
+        self.parse(
+            "limit",
+            DEFAULT_LIMIT,
+            |l| (1..=MAX_LIMIT).contains(l),
+            "1 to 1000",
+        )
+    }
+
+    /// `radius` of a nearby read: 0 to [`MAX_RADIUS`], [`DEFAULT_RADIUS`] when absent.
+    pub fn radius(&self) -> Result<u64, Problem> {
+        self.parse("radius", DEFAULT_RADIUS, |r| *r <= MAX_RADIUS, "0 to 100")
+    }
+
+    /// `include_self` of friends-of: `true` or `false`, false when absent.
+    pub fn include_self(&self) -> Result<bool, Problem> {
+        self.parse("include_self", false, |_| true, "true or false")
+    }
+
+    /// The `cursor` of a top page, decoded for the board instance `binding` (`board` and
+    /// `period_key` name it in the refusal): `None` without one, and with one its bytes (the
+    /// page's cache key) and the cursor. 400 `INVALID_CURSOR` for text this service did not
+    /// make, or a cursor of another board or period. O(length of the cursor).
+    pub fn cursor(
+        &self,
+        binding: CursorBinding,
+        board: &dyn core::fmt::Display,
+        period_key: &str,
+    ) -> Result<Option<(Vec<u8>, Cursor)>, Problem> {
+        let Some(raw) = self.get("cursor") else {
+            return Ok(None);
+        };
+        let not_ours = || Problem::invalid_cursor("the cursor is not one this service made");
+        let bytes = URL_SAFE_NO_PAD.decode(raw.as_bytes()).map_err(|_| not_ours())?;
+        let cursor = Cursor::decode(&bytes, binding).map_err(|e| match e {
+            DecodeError::OtherBoard => Problem::invalid_cursor(format!(
+                "the cursor was made for another board or period, not {board} in {period_key}; page this one from its first page"
+            )),
+            _ => not_ours(),
+        })?;
+        Ok(Some((bytes, cursor)))
+    }
+}
+
+/// The text of a cursor as a page's `next_cursor` prints it. O(its length).
+pub fn cursor_text(cursor: &Cursor, binding: CursorBinding) -> alloc::string::String {
+    URL_SAFE_NO_PAD.encode(cursor.encode(binding))
+}
+
+/// A player id a read names (in its path or its body): 400 `INVALID_REQUEST` with the core's
+/// words for one the service would never store. O(its length).
+pub fn player_id(id: &str) -> Result<(), Problem> {
+    check_id("player_id", id).map_err(|e| Problem::invalid_request(e.to_string()))
+}
+
+/// The players of one `rank-players` call: at most [`MAX_LIMIT`], each a valid id; 413
+/// `PAYLOAD_TOO_LARGE` or 400 otherwise. O(players).
+pub fn rank_players<S: AsRef<str>>(players: &[S]) -> Result<(), Problem> {
+    if players.len() > MAX_LIMIT {
+        return Err(Problem::payload_too_large(format!(
+            "at most {MAX_LIMIT} players per call; this one has {}",
+            players.len()
+        )));
+    }
+    players.iter().try_for_each(|p| player_id(p.as_ref()))
+}
+
+/// Every refusal of the read parameters, with the query that meets it: the table each tier's
+/// own test feeds through its whole read path and compares with these answers, so that a tier
+/// that drifts from the contract fails its tests. `(read, query, status, code, detail)`, where
+/// `read` is `top`, `nearby` or `friends` and the detail is the whole expected text.
+pub const BAD_PARAMETERS: &[(&str, &str, u16, &str, &str)] = &[
+    (
+        "top",
+        "limit=0",
+        400,
+        "INVALID_REQUEST",
+        "limit=\"0\" is not valid; expected 1 to 1000",
+    ),
+    (
+        "top",
+        "limit=1001",
+        400,
+        "INVALID_REQUEST",
+        "limit=\"1001\" is not valid; expected 1 to 1000",
+    ),
+    (
+        "top",
+        "limit=ten",
+        400,
+        "INVALID_REQUEST",
+        "limit=\"ten\" is not valid; expected 1 to 1000",
+    ),
+    (
+        "top",
+        "limit=-1",
+        400,
+        "INVALID_REQUEST",
+        "limit=\"-1\" is not valid; expected 1 to 1000",
+    ),
+    (
+        "top",
+        "cursor=!!!",
+        400,
+        "INVALID_CURSOR",
+        "the cursor is not one this service made",
+    ),
+    (
+        "top",
+        "cursor=AAAA",
+        400,
+        "INVALID_CURSOR",
+        "the cursor is not one this service made",
+    ),
+    (
+        "nearby",
+        "radius=101",
+        400,
+        "INVALID_REQUEST",
+        "radius=\"101\" is not valid; expected 0 to 100",
+    ),
+    (
+        "nearby",
+        "radius=x",
+        400,
+        "INVALID_REQUEST",
+        "radius=\"x\" is not valid; expected 0 to 100",
+    ),
+    (
+        "friends",
+        "include_self=yes",
+        400,
+        "INVALID_REQUEST",
+        "include_self=\"yes\" is not valid; expected true or false",
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BoardId;
+    use crate::board::Board;
+    use crate::event::ScoreEvent;
+    use crate::rules::{BoardRules, ScoreMode};
+
+    /// Every row of the table is what the parsers answer (the tiers compare their read paths
+    /// with the same rows).
+    #[test]
+    fn the_table_is_what_the_parsers_answer() {
+        let binding = CursorBinding::of(&BoardId::new("g", "m", "s", "global").unwrap(), "all_time");
+        for (read, query, status, code, detail) in BAD_PARAMETERS {
+            let query = Query(Some(query));
+            let refused = match *read {
+                "top" => query
+                    .limit()
+                    .err()
+                    .or_else(|| query.cursor(binding, &"g/m/s/global", "all_time").err()),
+                "nearby" => query.radius().err(),
+                "friends" => query.include_self().err(),
+                other => panic!("no read {other}"),
+            }
+            .unwrap_or_else(|| panic!("{read}?{:?} is taken", query.0));
+            assert_eq!(
+                (refused.status, refused.code, refused.detail.as_str()),
+                (*status, *code, *detail)
+            );
+        }
+    }
+
+    /// Defaults apply when a parameter is absent; the last of a repeated one counts; values
+    /// are percent-decoded.
+    #[test]
+    fn defaults_repeats_and_decoding() {
+        let none = Query(None);
+        assert_eq!(
+            (none.limit(), none.radius(), none.include_self()),
+            (Ok(10), Ok(5), Ok(false))
+        );
+        let query = Query(Some("limit=3&limit=7&radius=%32&include_self=true"));
+        assert_eq!(
+            (query.limit(), query.radius(), query.include_self()),
+            (Ok(7), Ok(2), Ok(true))
+        );
+    }
+
+    /// A cursor reads back on its own board instance, and on another is refused naming the
+    /// instance asked for.
+    #[test]
+    fn a_cursor_pages_only_its_instance() {
+        let board_id = BoardId::new("g", "m", "s", "global").unwrap();
+        let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
+        for i in 0..5 {
+            let id = alloc::format!("e{i}");
+            let player = alloc::format!("p{i}");
+            board
+                .apply(&ScoreEvent::new(&id, &player, i, 0).unwrap())
+                .unwrap();
+        }
+        let binding = CursorBinding::of(&board_id, "all_time");
+        let next = board.top(2, None).unwrap().next_cursor.unwrap();
+        let text = cursor_text(&next, binding);
+        let query = alloc::format!("cursor={text}");
+        let (bytes, cursor) = Query(Some(&query))
+            .cursor(binding, &board_id, "all_time")
+            .unwrap()
+            .unwrap();
+        assert_eq!(cursor, next);
+        assert_eq!(bytes, next.encode(binding));
+        let day = CursorBinding::of(&board_id, "2026-10-13");
+        let refused = Query(Some(&query))
+            .cursor(day, &board_id, "2026-10-13")
+            .unwrap_err();
+        assert_eq!(
+            refused.detail,
+            "the cursor was made for another board or period, not g/m/s/global in 2026-10-13; page this one from its first page"
+        );
+    }
+
+    /// Player ids and rank-players lists are checked with the core's words.
+    #[test]
+    fn players_are_checked() {
+        assert!(player_id("p-ava").is_ok());
+        assert_eq!(player_id("").unwrap_err().code, "INVALID_REQUEST");
+        let many: Vec<&str> = core::iter::repeat_n("p", MAX_LIMIT + 1).collect();
+        let refused = rank_players(&many).unwrap_err();
+        assert_eq!((refused.status, refused.code), (413, "PAYLOAD_TOO_LARGE"));
+        assert_eq!(refused.detail, "at most 1000 players per call; this one has 1001");
+        assert_eq!(rank_players(&["ok", "bad\u{7}"]).unwrap_err().status, 400);
+    }
+}
