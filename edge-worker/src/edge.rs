@@ -3,7 +3,9 @@
 //!
 //! A read runs in steps, each of which may answer early: the caller's auth (a JWT verified
 //! here, any other token introspected at the origin and remembered), the board instance's head
-//! (held for its `max-age`; kept without expiry in the Cache API for when the origin is down),
+//! (its `at` placed in an instance learned from earlier heads and asked for in that instance's
+//! one canonical form; held for its `max-age`; kept without expiry in the Cache API for when
+//! the origin is down),
 //! the manifest and the parts the core's [`SnapshotReader`] asks for (decoded in the isolate,
 //! raw in the Cache API, else from the origin, all by hash), and the core's JSON writer. Every
 //! parameter is checked where and as the origin checks it, so the two tiers answer the same
@@ -22,7 +24,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures_util::future::{LocalBoxFuture, join_all};
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
-use standings_core::json::{write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer};
+use standings_core::json::{
+    RFC3339_RANGE_MS, parse_rfc3339, write_friends_answer, write_nearby_answer, write_rank_answer,
+    write_rfc3339, write_top_answer,
+};
 use standings_core::snapshot::read::{Part, SnapshotReader, Step};
 use standings_core::{
     BoardDigest, BoardId, ChunkHash, Cursor, CursorBinding, DecodeError, LookupChunk, Manifest, RankChunk,
@@ -32,8 +37,9 @@ use standings_core::{
 use crate::auth::{self, Caller, Introspection, Presented, Refusal};
 use crate::config::Config;
 use crate::head::{Head, max_age_seconds};
+use crate::instances::{KnownInstances, Range};
 use crate::parts::{Decoded, DecodedCache, QueryParts};
-use crate::platform::{Cache, Clock, HttpRequest, HttpResponse, Origin, OriginRequest};
+use crate::platform::{Cache, Clock, HttpRequest, HttpResponse, Origin, OriginRequest, Unavailable};
 use crate::problem::Problem;
 use crate::route::{BoardPath, Route};
 use crate::stats::Stats;
@@ -58,10 +64,18 @@ const TOP_PAGE_SECONDS: u64 = 86_400;
 const REFRESH_TIMEOUT_MS: i64 = 5_000;
 /// The head lifetime assumed until the origin names one.
 const DEFAULT_HEAD_LIFETIME_MS: i64 = 1_000;
-/// The most heads, tokens, friend lists or board lists one isolate holds of each: past it, the
-/// expired ones are dropped, then all, so that requests naming ever new `at`s or tokens cannot
-/// grow an isolate without bound.
+/// The most heads, refusals, tokens, friend lists or board lists one isolate holds of each:
+/// past it, the expired ones are dropped, then all, so that requests naming ever new boards or
+/// tokens cannot grow an isolate without bound.
 const MAX_HELD: usize = 10_000;
+/// The most period instance ranges one isolate keeps (`instances.rs`), least recently used
+/// first out: the days, weeks and months its readers name, each with its held head.
+const MAX_INSTANCES: usize = 512;
+/// How long a head refused `SNAPSHOT_INSTANCES_FULL` is not asked for again when the origin
+/// names no `Retry-After`: meanwhile its reads go to the origin's read API straight away.
+const DEFAULT_RETRY_AFTER_SECONDS: u64 = 10;
+/// The longest such wait the edge takes from a `Retry-After`.
+const MAX_RETRY_AFTER_SECONDS: u64 = 60;
 
 /// What the edge does with a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +91,7 @@ pub enum Outcome {
     ForwardRead {
         /// The request to send.
         request: OriginRequest,
-        /// Why: `stale-cursor`, `too-many-parts`, `auth` or `body`.
+        /// Why: `stale-cursor`, `too-many-parts`, `auth`, `body` or `instances-full`.
         fallback: &'static str,
     },
 }
@@ -115,6 +129,8 @@ enum Fallback {
     TooManyParts,
     Auth,
     Body,
+    /// The origin follows as many instances as its caps allow and refused this one's head.
+    InstancesFull,
 }
 
 /// What one read has spent and met.
@@ -155,9 +171,36 @@ struct Held<T> {
     stale: bool,
 }
 
+/// How a read names its instance's head, from its `period` and `at`.
+#[derive(Debug)]
+enum Asked {
+    /// No `at`: the current instance, asked for and held under the path without `at`.
+    Current,
+    /// An `at` in a range learned here: that instance, asked for and held in its canonical
+    /// form ([`instance_head_path`]).
+    Placed {
+        /// The `at` as the reader sent it.
+        raw: String,
+        at_ms: i64,
+        range: Range,
+    },
+    /// An `at` the edge cannot place: not RFC 3339 as the core reads it, outside the times the
+    /// origin reads, or in no range learned here. Sent as it came, for the origin to resolve or
+    /// refuse in its words; its answer names the range, and is held in the canonical form.
+    Unplaced {
+        /// The `at` as the reader sent it.
+        raw: String,
+    },
+}
+
 /// The isolate's state.
 struct State {
+    /// Held heads by the path they were asked for at: one per instance ([`Asked`]).
     heads: HashMap<String, HeldHead>,
+    /// The period instances learned from heads, where reads' `at`s are placed.
+    instances: KnownInstances,
+    /// Head paths refused `SNAPSHOT_INSTANCES_FULL`, and until when not to ask again.
+    refusals: HashMap<String, i64>,
     decoded: DecodedCache,
     tokens: HashMap<[u8; 32], (Introspection, i64)>,
     friends: HashMap<String, Held<Rc<Vec<String>>>>,
@@ -173,6 +216,7 @@ impl std::fmt::Debug for State {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("State")
             .field("heads", &self.heads.len())
+            .field("instances", &self.instances.len())
             .field("decoded", &self.decoded.len())
             .field("stats", &self.stats)
             .field("deferred", &self.deferred.len())
@@ -213,6 +257,8 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             config,
             state: RefCell::new(State {
                 heads: HashMap::new(),
+                instances: KnownInstances::new(MAX_INSTANCES),
+                refusals: HashMap::new(),
                 decoded,
                 tokens: HashMap::new(),
                 friends: HashMap::new(),
@@ -248,6 +294,8 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         stats.decoded_cache_bytes = state.decoded.used();
         stats.decoded_cache_parts = state.decoded.len();
         stats.decoded_cache_budget = self.config.decoded_cache_bytes;
+        stats.held_heads = state.heads.len();
+        stats.known_instances = state.instances.len();
         stats
     }
 
@@ -314,20 +362,37 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 fallbacks.body += 1;
                 "body"
             }
+            Fallback::InstancesFull => {
+                fallbacks.instances_full += 1;
+                "instances-full"
+            }
         }
     }
 
     /// The origin's answer to a read the edge handed it, with the read headers: the
     /// `board_version` of the answer, age 0 (the origin answers live), `MISS`, and
-    /// `x-standings-fallback` naming why. An error answer passes as it is. O(answer length).
+    /// `x-standings-fallback` naming why. These replace any the origin sent under the same
+    /// names: its `x-standings-board-version` is its board's version, which a page read at an
+    /// older cursor's version does not hold, and a header read first must be the answer's. An
+    /// error answer passes as it is. O(answer length).
     pub fn forwarded_read(&self, fallback: &str, answer: HttpResponse) -> HttpResponse {
         #[derive(Deserialize)]
         struct Versioned {
             board_version: u64,
         }
+        const READ_HEADERS: [&str; 3] = [
+            "x-standings-snapshot-age-ms",
+            "x-standings-cache",
+            "x-standings-fallback",
+        ];
         let mut answer = pass_through(answer);
         if answer.status == 200 {
-            if let Ok(read) = serde_json::from_slice::<Versioned>(&answer.body) {
+            let read = serde_json::from_slice::<Versioned>(&answer.body).ok();
+            answer.headers.retain(|(name, _)| {
+                let versioned = read.is_some() && name.eq_ignore_ascii_case("x-standings-board-version");
+                !versioned && !READ_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h))
+            });
+            if let Some(read) = read {
                 answer
                     .headers
                     .push(("x-standings-board-version".into(), read.board_version.to_string()));
@@ -523,51 +588,113 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
     // ----- heads, manifests and parts -----
 
     /// The board instance's head: held if fresh, else asked of the origin; when the origin
-    /// cannot answer, the last one held here or in the Cache API, marked stale.
+    /// cannot answer, the last one held here or in the Cache API, marked stale; when it follows
+    /// as many instances as it may, the read goes to its read API.
+    ///
+    /// A read's `at` names its instance. Placed in a range learned from an earlier head, it
+    /// asks for that instance in one canonical form, so any number of `at`s of one day cost one
+    /// held head, one Cache API entry and one instance followed at the origin. One the edge
+    /// cannot place is sent as it came, once, and the answer teaches its range. O(log
+    /// instances) when held, plus the fetch (and the manifest's) when not.
     async fn head(
         &self,
         board: &BoardPath,
         query: Option<&str>,
         spend: &mut Spend,
     ) -> Result<HeadRead, Stop> {
-        let mut head_query = form_urlencoded::Serializer::new(String::new());
-        for name in ["period", "at"] {
-            if let Some(value) = param(query, name) {
-                head_query.append_pair(name, &value);
+        let period = param(query, "period");
+        let current = head_path(board, period.as_deref());
+        let asked = match param(query, "at") {
+            None => Asked::Current,
+            Some(raw) => {
+                // A time the core reads but the origin does not (past the range of its
+                // timestamps) stays the origin's to refuse.
+                let at_ms = parse_rfc3339(&raw).filter(|at| RFC3339_RANGE_MS.contains(at));
+                let placed = at_ms.and_then(|at| self.state.borrow_mut().instances.place(&current, at));
+                match (at_ms, placed) {
+                    (Some(at_ms), Some(range)) => Asked::Placed { raw, at_ms, range },
+                    _ => Asked::Unplaced { raw },
+                }
             }
+        };
+        let misplaced = || Problem::bad_origin_answer("the origin's head is not of the instance asked for");
+        if let Some(read) = self.head_as(&current, &asked, spend).await? {
+            return Ok(read);
         }
-        let head_query = head_query.finish();
-        let mut path = format!("/v1/snapshots/{}/head", board.raw);
-        if !head_query.is_empty() {
-            path.push('?');
-            path.push_str(&head_query);
-        }
+        // The origin resolved the canonical `at` to an instance that does not hold the
+        // reader's (the range learned for it is forgotten now): ask with the reader's own,
+        // which the origin resolves itself. Only a placed `at` is answered `None`.
+        let Asked::Placed { raw, .. } = asked else {
+            return Err(misplaced().into());
+        };
+        self.head_as(&current, &Asked::Unplaced { raw }, spend)
+            .await?
+            .ok_or_else(|| misplaced().into())
+    }
+
+    /// [`Edge::head`] asked one way, `current` being the head path of the board and period
+    /// without `at`. `None` only for a placed `at` that the instance the origin answered does
+    /// not hold.
+    async fn head_as(
+        &self,
+        current: &str,
+        asked: &Asked,
+        spend: &mut Spend,
+    ) -> Result<Option<HeadRead>, Stop> {
+        // Where the head is held: known before asking, but for an unplaced `at`, whose
+        // instance only the answer names.
+        let (held_at, path) = match asked {
+            Asked::Current => (Some(current.to_string()), current.to_string()),
+            Asked::Placed { range, .. } => {
+                let path = instance_head_path(current, range);
+                (Some(path.clone()), path)
+            }
+            Asked::Unplaced { raw } => (None, with_at(current, raw)),
+        };
         let now = self.now_ms();
-        if let Some(held) = self.state.borrow_mut().heads.get_mut(&path) {
-            // One read refreshes an expired head; the reads that arrive while it asks answer
-            // from the head held (one origin round trip older), so a busy isolate asks once
-            // per lifetime. A refresh that never finished (its request was dropped) is taken
-            // over after REFRESH_TIMEOUT_MS.
-            let refreshing = held
-                .refreshing_since
-                .is_some_and(|since| now.saturating_sub(since) < REFRESH_TIMEOUT_MS);
-            if now < held.until_ms || refreshing {
-                return Ok(HeadRead {
-                    head: held.head.clone(),
-                    stale: held.stale,
-                });
+        if let Some(key) = &held_at {
+            let mut state = self.state.borrow_mut();
+            if let Some(held) = state.heads.get(key) {
+                // One read refreshes an expired head; the reads that arrive while it asks
+                // answer from the head held (one origin round trip older), so a busy isolate
+                // asks once per lifetime. A refresh that never finished (its request was
+                // dropped) is taken over after REFRESH_TIMEOUT_MS.
+                let refreshing = held
+                    .refreshing_since
+                    .is_some_and(|since| now.saturating_sub(since) < REFRESH_TIMEOUT_MS);
+                if now < held.until_ms || refreshing {
+                    return Ok(Some(HeadRead {
+                        head: held.head.clone(),
+                        stale: held.stale,
+                    }));
+                }
             }
-            held.refreshing_since = Some(now);
+            if state.refusals.get(key).is_some_and(|until| now < *until) {
+                return Err(Stop::Forward(Fallback::InstancesFull));
+            }
+            if let Some(held) = state.heads.get_mut(key) {
+                held.refreshing_since = Some(now);
+            }
         }
         spend.subrequests += 1;
         self.count(|s| s.origin_fetches.head += 1);
-        let cache_key = format!("/head{path}");
         let answer = self.origin.send(self.edge_get(&path)).await;
         match answer {
             Ok(answer) if answer.status == 200 => {
                 let head = Rc::new(Head::parse(&answer.body).ok_or_else(|| {
                     Problem::bad_origin_answer(format!("the origin's head at {path} is not a head"))
                 })?);
+                let range = Range::of(&head);
+                self.learn(current, range);
+                if let Asked::Placed { at_ms, .. } = asked
+                    && !range.holds(*at_ms)
+                {
+                    return Ok(None);
+                }
+                let key = match asked {
+                    Asked::Current => current.to_string(),
+                    Asked::Placed { .. } | Asked::Unplaced { .. } => instance_head_path(current, &range),
+                };
                 let lifetime_ms = answer
                     .header("cache-control")
                     .and_then(max_age_seconds)
@@ -578,7 +705,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 // decoded: meanwhile they answer from the head held, rather than each fetch and
                 // decode the same manifest (the largest part, hundreds of KB on a large board).
                 if let Err(stop) = self.manifest(&head, spend).await {
-                    if let Some(held) = self.state.borrow_mut().heads.get_mut(&path) {
+                    if let Some(held) = self.state.borrow_mut().heads.get_mut(&key) {
                         held.refreshing_since = None;
                     }
                     return Err(stop);
@@ -586,9 +713,10 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 {
                     let mut state = self.state.borrow_mut();
                     state.head_lifetime_ms = lifetime_ms;
+                    state.refusals.remove(&key);
                     make_room(&mut state.heads, now, |h| h.until_ms);
                     state.heads.insert(
-                        path,
+                        key.clone(),
                         HeldHead {
                             head: head.clone(),
                             until_ms: now.saturating_add(lifetime_ms),
@@ -597,37 +725,50 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                         },
                     );
                 }
-                self.defer_put(&cache_key, &answer.body, FOREVER_SECONDS);
-                Ok(HeadRead { head, stale: false })
+                self.defer_put(&format!("/head{key}"), &answer.body, FOREVER_SECONDS);
+                Ok(Some(HeadRead { head, stale: false }))
             }
             Ok(answer) if answer.status < 500 => {
                 // The origin no longer serves this instance (or this caller): nothing held for
                 // it answers any more.
-                self.state.borrow_mut().heads.remove(&path);
+                if let Some(key) = &held_at {
+                    self.state.borrow_mut().heads.remove(key);
+                }
                 Err(Stop::Origin(pass_through(answer)))
+            }
+            Ok(answer) if let Some(wait_ms) = instances_full(&answer) => {
+                // The instance is there, but the origin will not follow it now: its read API
+                // answers, and for a head the edge can name it is not asked again meanwhile.
+                if let Some(key) = held_at {
+                    let mut state = self.state.borrow_mut();
+                    if let Some(held) = state.heads.get_mut(&key) {
+                        held.refreshing_since = None;
+                    }
+                    make_room(&mut state.refusals, now, |until| *until);
+                    state.refusals.insert(key, now.saturating_add(wait_ms));
+                }
+                Err(Stop::Forward(Fallback::InstancesFull))
             }
             failed => {
                 if failed.is_err() {
                     self.count(|s| s.origin_fetches.unreachable += 1);
                 }
-                let held = self.state.borrow().heads.get(&path).map(|h| h.head.clone());
+                // An unplaced `at` names no head held here or in the Cache API.
+                let Some(key) = held_at else {
+                    return Err(no_head(failed));
+                };
+                let held = self.state.borrow().heads.get(&key).map(|h| h.head.clone());
                 let head = match held {
                     Some(head) => Some(head),
                     None => self
                         .cache
-                        .get(&cache_key)
+                        .get(&format!("/head{key}"))
                         .await
                         .and_then(|b| Head::parse(&b))
                         .map(Rc::new),
                 };
                 let Some(head) = head else {
-                    return Err(match failed {
-                        Ok(answer) => Stop::Origin(pass_through(answer)),
-                        Err(_) => Problem::origin_unavailable(
-                            "the origin is unreachable and the edge holds no snapshot of this board; retry shortly",
-                        )
-                        .into(),
-                    });
+                    return Err(no_head(failed));
                 };
                 // Wait one head lifetime before asking again, so a down origin is not asked
                 // on every read.
@@ -635,7 +776,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 let until_ms = now.saturating_add(state.head_lifetime_ms);
                 make_room(&mut state.heads, now, |h| h.until_ms);
                 state.heads.insert(
-                    path,
+                    key,
                     HeldHead {
                         head: head.clone(),
                         until_ms,
@@ -643,7 +784,20 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                         refreshing_since: None,
                     },
                 );
-                Ok(HeadRead { head, stale: true })
+                Ok(Some(HeadRead { head, stale: true }))
+            }
+        }
+    }
+
+    /// Learns the range of a head of the period whose current head path is `current`, and
+    /// lets go of the heads held for the ranges that went (replaced, or out of room), so the
+    /// held heads stay as bounded as the ranges. O(log instances) per range.
+    fn learn(&self, current: &str, range: Range) {
+        let mut state = self.state.borrow_mut();
+        for (period, gone) in state.instances.learn(current, range) {
+            // An unbounded instance's head is the current one, which stays useful.
+            if gone.start_ms.is_some() {
+                state.heads.remove(&instance_head_path(&period, &gone));
             }
         }
     }
@@ -1319,6 +1473,78 @@ fn make_room<K, V>(map: &mut HashMap<K, V>, now: i64, until_ms: impl Fn(&V) -> i
             map.clear();
         }
     }
+}
+
+/// Why a read has no head when the origin did not give one and none is held: its error answer
+/// passed on, or unreachable.
+fn no_head(failed: Result<HttpResponse, Unavailable>) -> Stop {
+    match failed {
+        Ok(answer) => Stop::Origin(pass_through(answer)),
+        Err(_) => Problem::origin_unavailable(
+            "the origin is unreachable and the edge holds no snapshot of this board; retry shortly",
+        )
+        .into(),
+    }
+}
+
+/// The origin's head path of `board` for the reader's `period` (the current instance): the
+/// key its instances are learned under. O(length).
+fn head_path(board: &BoardPath, period: Option<&str>) -> String {
+    let mut path = format!("/v1/snapshots/{}/head", board.raw);
+    if let Some(period) = period {
+        path.push('?');
+        path.push_str(
+            &form_urlencoded::Serializer::new(String::new())
+                .append_pair("period", period)
+                .finish(),
+        );
+    }
+    path
+}
+
+/// `current` (a [`head_path`]) with `at` added, encoded. O(length).
+fn with_at(current: &str, at: &str) -> String {
+    let at = form_urlencoded::Serializer::new(String::new())
+        .append_pair("at", at)
+        .finish();
+    let separator = if current.contains('?') { '&' } else { '?' };
+    format!("{current}{separator}{at}")
+}
+
+/// The one head path of the instance `range` of the period whose current head path is
+/// `current`: `at=` the instance's start as the core prints times, so every `at` inside it
+/// names this path; `current` itself for an unbounded instance (all time), whose head is the
+/// same at any `at`. O(length).
+fn instance_head_path(current: &str, range: &Range) -> String {
+    let Some(start_ms) = range.start_ms else {
+        return current.to_string();
+    };
+    let mut at = Vec::with_capacity(24);
+    write_rfc3339(&mut at, start_ms);
+    with_at(current, &String::from_utf8_lossy(&at))
+}
+
+/// How long not to ask again for a head the origin refused `503 SNAPSHOT_INSTANCES_FULL`: its
+/// `Retry-After` in seconds, within [`MAX_RETRY_AFTER_SECONDS`]; `None` for any other answer.
+/// O(answer length).
+fn instances_full(answer: &HttpResponse) -> Option<i64> {
+    #[derive(Deserialize)]
+    struct Coded {
+        code: String,
+    }
+    if answer.status != 503 {
+        return None;
+    }
+    let problem: Coded = serde_json::from_slice(&answer.body).ok()?;
+    if problem.code != "SNAPSHOT_INSTANCES_FULL" {
+        return None;
+    }
+    let seconds = answer
+        .header("retry-after")
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(DEFAULT_RETRY_AFTER_SECONDS)
+        .min(MAX_RETRY_AFTER_SECONDS);
+    Some(i64::try_from(seconds * 1000).unwrap_or(i64::MAX))
 }
 
 /// The origin's answer as the edge passes it on: status, body and the headers that describe

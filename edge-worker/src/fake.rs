@@ -1,13 +1,16 @@
 //! In-memory implementations of the platform traits for the unit tests: an origin that serves
-//! real snapshots of core `Board`s (heads, manifests, chunks one by one or in bundles), friend lists, introspection and an
-//! echo for everything else; a cache; a clock.
+//! real snapshots of core `Board`s (heads, manifests, chunks one by one or in bundles), friend
+//! lists, introspection and an echo for everything else; a cache; a clock.
+//!
+//! Its heads resolve `at` as the origin does, to the published instance that holds it, else (for
+//! a daily period) to the UTC day that holds it, answered with the empty snapshot at version 0.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use standings_core::json::{PeriodFields, write_rfc3339};
-use standings_core::{Board, BoardDigest, ChunkingOptions, Snapshot};
+use standings_core::json::{PeriodFields, RFC3339_RANGE_MS, parse_rfc3339, write_rfc3339};
+use standings_core::{Board, BoardDigest, BoardRules, ChunkingOptions, ScoreMode, Snapshot};
 
 use crate::platform::{Cache, Clock, HttpResponse, Origin, OriginRequest, Unavailable};
 
@@ -24,11 +27,23 @@ pub(crate) const SMALL_CHUNKS: ChunkingOptions = ChunkingOptions {
     lookup_target: 128,
 };
 
+/// A published instance of a period, for heads that name an `at`.
+struct Instance {
+    /// `g/m/s/c?period=P` (or `g/m/s/c`), as a head without `at` names it.
+    period: String,
+    start_ms: i64,
+    end_ms: i64,
+    head: Vec<u8>,
+}
+
 /// A fake origin.
 #[derive(Default)]
 pub struct FakeOrigin {
-    /// Heads by `g/m/s/c?query` (the query as the edge sends it, empty for none).
-    heads: RefCell<HashMap<String, Vec<u8>>>,
+    /// Current heads by `g/m/s/c?query` (the query as the edge sends it, empty for none), with
+    /// whether their instance is unbounded (all time: the same at any `at`).
+    heads: RefCell<HashMap<String, (Vec<u8>, bool)>>,
+    /// Instances with a start and an end, current or not.
+    instances: RefCell<Vec<Instance>>,
     /// Parts (manifests and chunks) by hex hash.
     parts: RefCell<HashMap<String, Vec<u8>>>,
     /// Friend lists by player.
@@ -48,13 +63,18 @@ pub struct FakeOrigin {
     pub bundle_tail: Cell<Option<&'static [u8]>>,
     /// While true, every bundle loses its last byte.
     pub bundle_cut: Cell<bool>,
+    /// While true, every head naming an `at` in a period with bounds is refused 503
+    /// `SNAPSHOT_INSTANCES_FULL`.
+    pub instances_full: Cell<bool>,
     /// Every request that reached it (not those sent while down).
     pub sent: RefCell<Vec<OriginRequest>>,
 }
 
 impl FakeOrigin {
-    /// Publishes `board` as the head of `board_path` (`g/m/s/c`) for the head query `query`
-    /// (`""`, or `period=daily` as the edge sends it), with `period` and `published_at_ms`.
+    /// Publishes `board` as the current head of `board_path` (`g/m/s/c`) for the head query
+    /// `query` (`""`, or `period=daily` as the edge sends it), with `period` and
+    /// `published_at_ms`; a bounded `period` is also the instance heads naming an `at` in it
+    /// find.
     pub fn publish(
         &self,
         board_path: &str,
@@ -63,6 +83,45 @@ impl FakeOrigin {
         period: &PeriodFields<'_>,
         published_at_ms: i64,
     ) {
+        let head = self.publish_instance(board_path, query, board, period, published_at_ms);
+        self.heads
+            .borrow_mut()
+            .insert(head_key(board_path, query), (head, period.start_ms.is_none()));
+    }
+
+    /// Publishes `board` as the instance `period` of `board_path` and `query` (`period=daily`),
+    /// found by heads naming an `at` in it, and not as the current one. Returns its head.
+    pub fn publish_instance(
+        &self,
+        board_path: &str,
+        query: &str,
+        board: &Board,
+        period: &PeriodFields<'_>,
+        published_at_ms: i64,
+    ) -> Vec<u8> {
+        let head = self.snapshot_head(board, period, published_at_ms);
+        if let (Some(start_ms), Some(end_ms)) = (period.start_ms, period.end_ms) {
+            let period = head_key(board_path, query);
+            let mut instances = self.instances.borrow_mut();
+            instances.retain(|i| !(i.period == period && i.start_ms == start_ms));
+            instances.push(Instance {
+                period,
+                start_ms,
+                end_ms,
+                head: head.clone(),
+            });
+        }
+        head
+    }
+
+    /// Forgets every instance published with [`FakeOrigin::publish_instance`] (the current
+    /// heads stay), as if the calendar had changed.
+    pub fn forget_instances(&self) {
+        self.instances.borrow_mut().clear();
+    }
+
+    /// Holds the parts of `board`'s snapshot and returns the head that names it.
+    fn snapshot_head(&self, board: &Board, period: &PeriodFields<'_>, published_at_ms: i64) -> Vec<u8> {
         let snapshot = Snapshot::build_with(board, SMALL_CHUNKS);
         let manifest_hash = BoardDigest::of(&snapshot.manifest_bytes);
         let mut parts = self.parts.borrow_mut();
@@ -95,12 +154,72 @@ impl FakeOrigin {
             board.version(),
             time(Some(published_at_ms)),
         );
-        let key = if query.is_empty() {
-            board_path.to_string()
-        } else {
-            format!("{board_path}?{query}")
+        head.into_bytes()
+    }
+
+    /// The head of a head request's `g/m/s/c?query`: the current one without `at`; with one,
+    /// the instance holding it (published, the unbounded current one, or an empty UTC day).
+    fn head(&self, key: &str) -> Result<Vec<u8>, HttpResponse> {
+        let (board_path, query) = key.split_once('?').unwrap_or((key, ""));
+        let mut period = None;
+        let mut at = None;
+        for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+            match &*name {
+                "period" => period = Some(value.into_owned()),
+                "at" => at = Some(value.into_owned()),
+                _ => {}
+            }
+        }
+        let current = match &period {
+            Some(period) => format!("{board_path}?period={period}"),
+            None => board_path.to_string(),
         };
-        self.heads.borrow_mut().insert(key, head.into_bytes());
+        let held = self.heads.borrow().get(&current).cloned();
+        let Some((head, unbounded)) = held else {
+            return Err(if period.is_some() {
+                problem(400, "INVALID_REQUEST", "period=\\\"x\\\" is not kept by board")
+            } else {
+                problem(404, "UNKNOWN_BOARD", "no board; define it with PUT")
+            });
+        };
+        let Some(at) = at else {
+            return Ok(head);
+        };
+        let Some(at_ms) = parse_rfc3339(&at).filter(|at| RFC3339_RANGE_MS.contains(at)) else {
+            return Err(problem(400, "INVALID_REQUEST", "at is not an RFC 3339 timestamp"));
+        };
+        if unbounded {
+            return Ok(head);
+        }
+        if self.instances_full.get() {
+            let mut full = problem(
+                503,
+                "SNAPSHOT_INSTANCES_FULL",
+                "the origin follows as many instances as it may",
+            );
+            full.headers.push(("retry-after".into(), "10".into()));
+            return Err(full);
+        }
+        if let Some(found) = self
+            .instances
+            .borrow()
+            .iter()
+            .find(|i| i.period == current && i.start_ms <= at_ms && at_ms < i.end_ms)
+        {
+            return Ok(found.head.clone());
+        }
+        let start_ms = at_ms - at_ms.rem_euclid(86_400_000);
+        let mut start = Vec::new();
+        write_rfc3339(&mut start, start_ms);
+        let day = String::from_utf8_lossy(&start[..10]).into_owned();
+        let empty = Board::new(BoardRules::new(ScoreMode::Highest));
+        let fields = PeriodFields {
+            kind: period.as_deref().unwrap_or("all_time"),
+            key: &day,
+            start_ms: Some(start_ms),
+            end_ms: Some(start_ms + 86_400_000),
+        };
+        Ok(self.snapshot_head(&empty, &fields, start_ms))
     }
 
     /// Requests whose URL contains `part`.
@@ -116,14 +235,6 @@ impl FakeOrigin {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
             body: body.into_bytes(),
-        };
-        let problem = |status: u16, code: &str, detail: &str| {
-            HttpResponse {
-            status,
-            headers: vec![("content-type".into(), "application/problem+json".into())],
-            body: format!(r#"{{"type":"about:blank","title":"x","status":{status},"code":"{code}","detail":"{detail}"}}"#)
-                .into_bytes(),
-        }
         };
         if let Some(rest) = path_and_query.strip_prefix("/v1/snapshots/") {
             if !edge {
@@ -170,20 +281,16 @@ impl FakeOrigin {
                     None => problem(404, "SNAPSHOT_PART_NOT_FOUND", "no such part"),
                 };
             }
-            let key = rest.replacen("/head", "", 1);
-            return match self.heads.borrow().get(&key) {
-                Some(head) => HttpResponse {
+            return match self.head(&rest.replacen("/head", "", 1)) {
+                Ok(head) => HttpResponse {
                     status: 200,
                     headers: vec![
                         ("content-type".into(), "application/json".into()),
                         ("cache-control".into(), "public, max-age=1".into()),
                     ],
-                    body: head.clone(),
+                    body: head,
                 },
-                None if key.contains("period=") => {
-                    problem(400, "INVALID_REQUEST", "period=\\\"x\\\" is not kept by board")
-                }
-                None => problem(404, "UNKNOWN_BOARD", "no board; define it with PUT"),
+                Err(refused) => refused,
             };
         }
         if path_and_query == "/v1/auth/introspect" {
@@ -206,10 +313,36 @@ impl FakeOrigin {
         if path_and_query == "/v1/games/g/boards" {
             return json(200, r#"{"boards":[],"game":"g"}"#.into());
         }
-        json(
+        // The origin's read headers name its board's version, which a page at an older
+        // cursor's version (here, the body's 99) does not hold.
+        let mut echo = json(
             200,
             serde_json::json!({"echo": request.method, "url": request.url, "body": String::from_utf8_lossy(&request.body), "board_version": 99}).to_string(),
+        );
+        echo.headers
+            .push(("x-standings-board-version".into(), "100".into()));
+        echo
+    }
+}
+
+/// `g/m/s/c?query`, or `g/m/s/c` for an empty query: how heads are found.
+fn head_key(board_path: &str, query: &str) -> String {
+    if query.is_empty() {
+        board_path.to_string()
+    } else {
+        format!("{board_path}?{query}")
+    }
+}
+
+/// A problem answer of the fake origin (`detail` is put in the JSON as it is).
+fn problem(status: u16, code: &str, detail: &str) -> HttpResponse {
+    HttpResponse {
+        status,
+        headers: vec![("content-type".into(), "application/problem+json".into())],
+        body: format!(
+            r#"{{"type":"about:blank","title":"x","status":{status},"code":"{code}","detail":"{detail}"}}"#
         )
+        .into_bytes(),
     }
 }
 

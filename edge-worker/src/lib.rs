@@ -16,6 +16,7 @@ pub mod auth;
 pub mod config;
 pub mod edge;
 pub mod head;
+pub mod instances;
 pub mod parts;
 pub mod platform;
 pub mod problem;

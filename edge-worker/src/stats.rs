@@ -75,6 +75,9 @@ pub struct Fallbacks {
     pub auth: u64,
     /// A rank-players body the edge does not read (the origin's words for it).
     pub body: u64,
+    /// The origin refused the instance's head (`SNAPSHOT_INSTANCES_FULL`: it follows as many
+    /// instances as its caps allow), so its read API answers instead.
+    pub instances_full: u64,
 }
 
 /// Every counter.
@@ -90,6 +93,11 @@ pub struct Stats {
     pub fallbacks: Fallbacks,
     /// Read answers marked stale (the origin unreachable).
     pub stale_answers: u64,
+    /// Heads held now, one per board instance read (and one per board and period for the
+    /// current instance).
+    pub held_heads: usize,
+    /// Period instance ranges learned from heads and held now.
+    pub known_instances: usize,
     /// Bytes of decoded parts held now.
     pub decoded_cache_bytes: usize,
     /// Decoded parts held now.

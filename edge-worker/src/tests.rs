@@ -841,8 +841,15 @@ fn a_cursor_of_another_version_goes_to_the_origin() {
         format!("{ORIGIN}{target}")
     );
     assert_eq!(world.edge.stats().fallbacks.stale_cursor, 1);
-    // The origin's answer carries the read headers, its own board_version among them.
-    assert_eq!(answer.header("x-standings-board-version"), Some("99"));
+    // The origin's answer carries the read headers, its own board_version among them, once:
+    // the body's, not the one the origin's header names.
+    let versions: Vec<&str> = answer
+        .headers
+        .iter()
+        .filter(|(n, _)| n == "x-standings-board-version")
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert_eq!(versions, ["99"]);
     assert_eq!(answer.header("x-standings-cache"), Some("MISS"));
     assert_eq!(answer.header("x-standings-snapshot-age-ms"), Some("0"));
     assert_eq!(answer.header("x-standings-fallback"), Some("stale-cursor"));
@@ -965,5 +972,344 @@ fn a_new_head_waits_for_its_manifest() {
         world.origin.count("/v1/snapshots/manifests/"),
         2,
         "one fetch per version"
+    );
+}
+
+const DAY_MS: i64 = 86_400_000;
+
+/// `ms` as RFC 3339, as the core prints it.
+fn rfc3339(ms: i64) -> String {
+    let mut out = Vec::new();
+    standings_core::json::write_rfc3339(&mut out, ms);
+    String::from_utf8(out).unwrap()
+}
+
+/// The daily instance starting at `start_ms`: its key and range.
+fn day_of(start_ms: i64) -> (String, i64, i64) {
+    (rfc3339(start_ms)[..10].to_string(), start_ms, start_ms + DAY_MS)
+}
+
+fn daily_fields(day: &(String, i64, i64)) -> PeriodFields<'_> {
+    PeriodFields {
+        kind: "daily",
+        key: &day.0,
+        start_ms: Some(day.1),
+        end_ms: Some(day.2),
+    }
+}
+
+/// The URLs of the head requests the origin saw, in order.
+fn head_urls(world: &World) -> Vec<String> {
+    world
+        .origin
+        .sent
+        .borrow()
+        .iter()
+        .filter(|r| r.url.contains("/head"))
+        .map(|r| r.url.clone())
+        .collect()
+}
+
+/// The head URL of the daily instance starting at `start_ms`, in its canonical form.
+fn canonical_daily_head(start_ms: i64) -> String {
+    format!(
+        "{ORIGIN}/v1/snapshots/{BOARD}/head?period=daily&at={}",
+        rfc3339(start_ms).replace(':', "%3A")
+    )
+}
+
+/// 2,000 reads at distinct `at`s spread over five days (two with events in the past, the
+/// current one, one without events and one in the future) answer each day's board, and ask
+/// the origin for one head per day and head lifetime: the first `at` of a day as sent, every
+/// later one in the day's canonical form; the isolate holds one head and one range per day.
+#[test]
+fn distinct_ats_share_one_head_per_day() {
+    let world = World::new(&[]);
+    let today = DAILY.start_ms.unwrap();
+    let days: Vec<(String, i64, i64)> = [-3, -2, -1, 0, 7].map(|n| day_of(today + n * DAY_MS)).into();
+    let boards: Vec<Board> = vec![
+        Board::new(BoardRules::new(ScoreMode::Highest)),
+        board(200, 4, 1),
+        board(250, 6, 2),
+        board(300, 9, 3),
+        Board::new(BoardRules::new(ScoreMode::Highest)),
+    ];
+    for i in [1, 2] {
+        world.origin.publish_instance(
+            BOARD,
+            "period=daily",
+            &boards[i],
+            &daily_fields(&days[i]),
+            PUBLISHED,
+        );
+    }
+    world
+        .origin
+        .publish(BOARD, "period=daily", &boards[3], &DAILY, PUBLISHED);
+    let started = world.clock.0.get();
+    for i in 0..2_000i64 {
+        let d = (i % 5) as usize;
+        let at_ms = days[d].1 + i * 43_201 % DAY_MS;
+        // A third of the `at`s carry an offset, the same instant written another way.
+        let at = if i % 3 == 0 {
+            format!("{}%2B02:00", rfc3339(at_ms + 7_200_000).trim_end_matches('Z'))
+        } else {
+            rfc3339(at_ms)
+        };
+        let limit = 1 + (i % 20) as usize;
+        let answer = world.get(&format!("{TOP}?period=daily&at={at}&limit={limit}"));
+        let (expected, _) = expected_top(&boards[d], &daily_fields(&days[d]), limit, None);
+        assert_eq!(text(&answer), String::from_utf8(expected).unwrap(), "at={at}");
+        world.clock.advance(5);
+    }
+    let lifetimes = (world.clock.0.get() - started) / 1_000 + 1;
+    let heads = head_urls(&world);
+    for (d, day) in days.iter().enumerate() {
+        let asked: Vec<&String> = heads
+            .iter()
+            .filter(|u| u.contains(&format!("at={}", &day.0)))
+            .collect();
+        assert!(
+            !asked.is_empty() && asked.len() as i64 <= lifetimes + 1,
+            "day {d}: {} head requests in {lifetimes} lifetimes",
+            asked.len()
+        );
+        assert!(
+            asked[1..].iter().all(|u| **u == canonical_daily_head(day.1)),
+            "after the first, every head of day {d} is canonical: {asked:?}"
+        );
+    }
+    assert_eq!(
+        heads.len(),
+        heads.iter().filter(|u| u.contains("at=")).count(),
+        "no read asked for the current instance"
+    );
+    let stats = world.edge.stats();
+    assert_eq!(stats.origin_fetches.head as usize, heads.len());
+    assert_eq!(
+        (stats.held_heads, stats.known_instances),
+        (5, 5),
+        "a head and a range per day, not per `at`"
+    );
+}
+
+/// A read with no `at` asks for the current instance and teaches its range; a read at any
+/// `at` inside it then asks for the instance's canonical head. For all time, any `at` the
+/// origin reads is its one instance, with no head request of its own; an `at` the core reads
+/// but the origin does not is sent as it came, and refused in the origin's words.
+#[test]
+fn an_at_in_a_learned_instance_asks_for_the_canonical_head() {
+    let world = World::new(&[]);
+    let daily = board(300, 9, 3);
+    world
+        .origin
+        .publish(BOARD, "period=daily", &daily, &DAILY, PUBLISHED);
+    let (expected, _) = expected_top(&daily, &DAILY, 10, None);
+    assert_eq!(world.get(&format!("{TOP}?period=daily")).body, expected);
+    assert_eq!(
+        head_urls(&world),
+        [format!("{ORIGIN}/v1/snapshots/{BOARD}/head?period=daily")]
+    );
+    let today = DAILY.start_ms.unwrap();
+    for (at, asks) in [
+        (rfc3339(today + 63_000_500), true),
+        (rfc3339(today + DAY_MS - 1), false),
+        ("2026-10-13T20:59:59.999-03:00".to_string(), false),
+        ("2026-10-13T21:00:00%2B03:00".to_string(), false),
+    ] {
+        let before = head_urls(&world).len();
+        let answer = world.get(&format!("{TOP}?period=daily&at={at}"));
+        assert_eq!(answer.body, expected, "at={at}");
+        let heads = head_urls(&world);
+        assert_eq!(heads.len(), before + usize::from(asks), "at={at}");
+        assert_eq!(heads.last(), Some(&canonical_daily_head(today)));
+    }
+    world.clock.advance(1_001);
+    world.get(&format!("{TOP}?period=daily&at={}", rfc3339(today + 5)));
+    assert_eq!(head_urls(&world).last(), Some(&canonical_daily_head(today)));
+
+    let all_time = board(100, 3, 0);
+    world.origin.publish(BOARD, "", &all_time, &ALL_TIME, PUBLISHED);
+    let (expected, _) = expected_top(&all_time, &ALL_TIME, 10, None);
+    assert_eq!(world.get(TOP).body, expected);
+    let before = head_urls(&world).len();
+    assert_eq!(
+        world.get(&format!("{TOP}?at=2020-02-29T12:00:00Z")).body,
+        expected
+    );
+    assert_eq!(
+        head_urls(&world).len(),
+        before,
+        "all time's head is held under its path without `at`"
+    );
+    let past_the_origin = world.get(&format!("{TOP}?at=9999-12-31T00:00:00Z"));
+    assert_eq!(detail(&past_the_origin).0, 400);
+    assert_eq!(
+        head_urls(&world).last().unwrap(),
+        &format!("{ORIGIN}/v1/snapshots/{BOARD}/head?at=9999-12-31T00%3A00%3A00Z")
+    );
+}
+
+/// A head refused 503 `SNAPSHOT_INSTANCES_FULL` hands the read, as the reader sent it, to the
+/// origin's read API, marked and counted; for an instance the edge can name, the head is not
+/// asked again within the `Retry-After`, and once the origin has room the edge answers from the
+/// snapshot again. Reads of the current instance are not concerned.
+#[test]
+fn a_full_origin_hands_the_read_to_its_read_api() {
+    let world = World::new(&[]);
+    let today = DAILY.start_ms.unwrap();
+    let yesterday = day_of(today - DAY_MS);
+    let closed = board(200, 4, 1);
+    world.origin.publish_instance(
+        BOARD,
+        "period=daily",
+        &closed,
+        &daily_fields(&yesterday),
+        PUBLISHED,
+    );
+    world
+        .origin
+        .publish(BOARD, "period=daily", &board(300, 9, 3), &DAILY, PUBLISHED);
+    world.origin.instances_full.set(true);
+    let target = format!("{TOP}?period=daily&at={}&limit=5", rfc3339(yesterday.1 + 1_000));
+    let answer = world.get(&target);
+    assert!(text(&answer).contains("\"echo\":\"GET\""), "{}", text(&answer));
+    assert_eq!(answer.header("x-standings-fallback"), Some("instances-full"));
+    assert_eq!(answer.header("x-standings-board-version"), Some("99"));
+    assert_eq!(
+        world.origin.sent.borrow().last().unwrap().url,
+        format!("{ORIGIN}{target}")
+    );
+    assert_eq!(world.edge.stats().fallbacks.instances_full, 1);
+
+    world.origin.instances_full.set(false);
+    let (expected, _) = expected_top(&closed, &daily_fields(&yesterday), 5, None);
+    assert_eq!(world.get(&target).body, expected);
+    world.clock.advance(1_001);
+    world.origin.instances_full.set(true);
+    let heads = head_urls(&world).len();
+    for n in 0..3 {
+        let at = rfc3339(yesterday.1 + 3_600_000 * (n + 1));
+        let answer = world.get(&format!("{TOP}?period=daily&at={at}&limit=5"));
+        assert_eq!(answer.header("x-standings-fallback"), Some("instances-full"));
+    }
+    assert_eq!(
+        head_urls(&world).len(),
+        heads + 1,
+        "one refusal holds for its Retry-After"
+    );
+    assert_eq!(world.edge.stats().fallbacks.instances_full, 4);
+    let current = world.get(&format!("{TOP}?period=daily"));
+    assert_eq!(
+        (current.status, current.header("x-standings-fallback")),
+        (200, None)
+    );
+
+    world.clock.advance(10_001);
+    world.origin.instances_full.set(false);
+    let answer = world.get(&target);
+    assert_eq!(answer.body, expected);
+    assert_eq!(answer.header("x-standings-fallback"), None);
+    assert_eq!(head_urls(&world).last(), Some(&canonical_daily_head(yesterday.1)));
+    assert_eq!(world.edge.stats().fallbacks.instances_full, 4);
+}
+
+/// An `at` that is not a time is sent to the origin as it came and its 400 passed on byte for
+/// byte; nothing is held or learned for it.
+#[test]
+fn a_bad_at_is_the_origins_400() {
+    let world = World::new(&[]);
+    world
+        .origin
+        .publish(BOARD, "period=daily", &board(300, 9, 3), &DAILY, PUBLISHED);
+    for at in ["yesterday", "2026-10-13T10%3A05Z", "2026-02-30T00:00:00Z"] {
+        let answer = world.get(&format!("{TOP}?period=daily&at={at}"));
+        assert_eq!(
+            (answer.status, text(&answer)),
+            (
+                400,
+                r#"{"type":"about:blank","title":"x","status":400,"code":"INVALID_REQUEST","detail":"at is not an RFC 3339 timestamp"}"#
+                    .to_string()
+            ),
+            "at={at}"
+        );
+        assert_eq!(answer.header("content-type"), Some("application/problem+json"));
+        assert_eq!(
+            head_urls(&world).last().unwrap(),
+            &format!(
+                "{ORIGIN}/v1/snapshots/{BOARD}/head?period=daily&at={}",
+                at.replace(':', "%3A")
+            )
+        );
+    }
+    let stats = world.edge.stats();
+    assert_eq!((stats.held_heads, stats.known_instances), (0, 0));
+}
+
+/// When the instance the origin answers for a learned range's canonical `at` does not hold the
+/// reader's `at` (the origin's calendar moved under the edge), the range is forgotten and the
+/// read asks with its own `at`, and answers the instance the origin resolves that to.
+#[test]
+fn a_range_the_origin_no_longer_resolves_to_is_forgotten() {
+    let world = World::new(&[]);
+    let today = DAILY.start_ms.unwrap();
+    let day = day_of(today);
+    world.origin.publish_instance(
+        BOARD,
+        "period=daily",
+        &board(100, 3, 0),
+        &daily_fields(&day),
+        PUBLISHED,
+    );
+    world
+        .origin
+        .publish(BOARD, "period=daily", &board(300, 9, 3), &DAILY, PUBLISHED);
+    assert_eq!(
+        world
+            .get(&format!("{TOP}?period=daily&at={}", rfc3339(today)))
+            .status,
+        200
+    );
+    // Days now run from noon to noon.
+    world.origin.forget_instances();
+    let (before_noon, after_noon) = (
+        (
+            "2026-10-12-13".to_string(),
+            today - DAY_MS / 2,
+            today + DAY_MS / 2,
+        ),
+        (
+            "2026-10-13-14".to_string(),
+            today + DAY_MS / 2,
+            today + 3 * DAY_MS / 2,
+        ),
+    );
+    let evening = board(200, 4, 1);
+    for (b, d) in [(&board(50, 2, 2), &before_noon), (&evening, &after_noon)] {
+        world
+            .origin
+            .publish_instance(BOARD, "period=daily", b, &daily_fields(d), PUBLISHED);
+    }
+    world.clock.advance(1_001);
+    let at = rfc3339(today + 18 * 3_600_000);
+    let answer = world.get(&format!("{TOP}?period=daily&at={at}"));
+    let (expected, _) = expected_top(&evening, &daily_fields(&after_noon), 10, None);
+    assert_eq!(text(&answer), String::from_utf8(expected).unwrap());
+    let heads = head_urls(&world);
+    assert_eq!(
+        heads[heads.len() - 2..],
+        [
+            canonical_daily_head(today),
+            format!(
+                "{ORIGIN}/v1/snapshots/{BOARD}/head?period=daily&at={}",
+                at.replace(':', "%3A")
+            ),
+        ]
+    );
+    let stats = world.edge.stats();
+    assert_eq!(
+        (stats.held_heads, stats.known_instances),
+        (1, 2),
+        "the noon-to-noon days are known, only the evening's head is held"
     );
 }

@@ -1,7 +1,7 @@
 //! The scenarios, in the order they run: each one returns what it measured or why it failed,
 //! and a failure does not stop the ones after it (they report their own).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -11,8 +11,8 @@ use standings_tests::workload::Rng;
 
 use crate::Args;
 use crate::stack::{
-    BOARD, DEFINE, GAME, HEAD_MAX_AGE_SECONDS, JWT_SECRET, OTHER_GAME_TOKEN, READER_PLAYER, READER_TOKEN,
-    READY_TIMEOUT, Stack, WRITER_TOKEN,
+    BOARD, DAYS_BOARD, DAYS_DEFINE, DEFINE, GAME, HEAD_MAX_AGE_SECONDS, JWT_SECRET, OTHER_GAME_TOKEN,
+    READER_PLAYER, READER_TOKEN, READY_TIMEOUT, Stack, WRITER_TOKEN,
 };
 
 /// How long the edge may take to reach the origin's version after seeding (the first heads
@@ -24,6 +24,10 @@ const VERSION_RETRIES: usize = 20;
 const GHOSTS: u64 = 50;
 /// The player with a friend list of 600, far longer than the rest.
 const BIG_LIST_OWNER: &str = "p-00002";
+/// A day in ms.
+const DAY_MS: i64 = 86_400_000;
+/// Reads of the daily board at distinct `at`s, each compared edge against origin.
+const PERIOD_READS: usize = 240;
 
 /// What the scenarios share: the stack, one client of each side, the seeded players and
 /// friend lists, and counts of what was asked of the edge.
@@ -106,6 +110,10 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
     tally.record(
         "every read kind answers as the origin does at the same board_version",
         same_answers(&mut run).await,
+    );
+    tally.record(
+        "reads of a daily board at many distinct `at`s answer as the origin does, which follows only the days with events",
+        period_instances(&mut run).await,
     );
     tally.record("the edge catches up after new events", catch_up(&mut run).await);
     tally.record(
@@ -735,6 +743,216 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
             failures.len(),
             failures.iter().take(5).cloned().collect::<Vec<_>>().join("\n  ")
         ))
+    }
+}
+
+/// One number of the origin's `/metrics`: the value of the sample line named `name` (a metric
+/// without labels).
+async fn origin_metric(run: &mut Run<'_>, name: &str) -> Result<f64, String> {
+    let reply = run.origin.get("/metrics", None).await?;
+    if reply.status != 200 {
+        return Err(format!("/metrics answered {}: {}", reply.status, reply.text()));
+    }
+    let text = String::from_utf8_lossy(&reply.body).into_owned();
+    text.lines()
+        .find_map(|line| {
+            let (metric, value) = line.split_once(' ')?;
+            (metric == name).then(|| value.trim().parse::<f64>().ok())?
+        })
+        .ok_or_else(|| format!("/metrics has no {name}"))
+}
+
+/// One counter of the worker's `/edge/stats`, by its dotted path.
+async fn edge_counter(run: &mut Run<'_>, name: &str) -> Result<f64, String> {
+    let reply = run.edge.get("/edge/stats", None).await?;
+    let counters = numbers(&reply.json()?);
+    counters
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+        .ok_or_else(|| format!("/edge/stats has no {name}: {}", reply.text()))
+}
+
+/// A second daily board, with a grace of three days, gets events today and on the two days
+/// before. Then reads of it through the edge, at distinct `at`s within today and within five
+/// other days (the two with events, two past days without, and a day to come), written in UTC
+/// or with an offset, answer byte for byte as the origin does. The origin follows no more
+/// instances for them than the days with events (`standings_snapshot_instances`), and answers
+/// the others' heads with the empty snapshot (`standings_snapshot_empty_heads_total`, no more
+/// than the heads the edge asked for); the edge asks for a head per day and head lifetime, not
+/// per `at`.
+async fn period_instances(run: &mut Run<'_>) -> Result<String, String> {
+    let reply = run
+        .origin
+        .put(
+            DAYS_DEFINE,
+            Some(ADMIN_TOKEN),
+            br#"{"score_mode":"highest","value_min":0,"value_max":1000000,"periods":["daily"],"grace_seconds":259200}"#,
+        )
+        .await?;
+    if reply.status != 201 && reply.status != 200 {
+        return Err(format!(
+            "defining {DAYS_DEFINE} answered {}: {}",
+            reply.status,
+            reply.text()
+        ));
+    }
+    let now = now_ms();
+    let today = now - now.rem_euclid(DAY_MS);
+    // Days by their offset from today; those with events get 200 of them, each before now.
+    let days: [(i64, bool); 6] = [
+        (0, true),
+        (-1, true),
+        (-2, true),
+        (-3, false),
+        (-5, false),
+        (2, false),
+    ];
+    let scope = DAYS_BOARD.rsplit('/').next().unwrap_or_default();
+    let mut scorers: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    for (offset, with_events) in days {
+        if !with_events {
+            continue;
+        }
+        let start = today + offset * DAY_MS;
+        let latest = (start + DAY_MS).min(now) - start;
+        let mut body = String::from("{\"events\":[");
+        let mut players = Vec::new();
+        for i in 0..200 {
+            let player = run.players[run.rng.below(run.players.len() as u64) as usize].clone();
+            let achieved_at = start + run.rng.below(latest.max(1) as u64) as i64;
+            if i > 0 {
+                body.push(',');
+            }
+            let id = run.event_id();
+            body.push_str(
+                &json!({
+                    "event_id": id, "player_id": player, "game": GAME, "mode": "solo", "season": "s1",
+                    "scopes": [scope], "value": run.rng.below(5_000) as i64, "achieved_at": rfc3339(achieved_at),
+                })
+                .to_string(),
+            );
+            players.push(player);
+        }
+        body.push_str("]}");
+        let reply = run
+            .origin
+            .post("/v1/score-events/batch", Some(WRITER_TOKEN), body.as_bytes())
+            .await?;
+        let accepted = String::from_utf8_lossy(&reply.body)
+            .matches("\"ACCEPTED\"")
+            .count();
+        if reply.status != 200 || accepted != 200 {
+            return Err(format!(
+                "200 events of day {offset} answered {} with {accepted} accepted: {}",
+                reply.status,
+                reply.text()
+            ));
+        }
+        scorers.insert(offset, players);
+    }
+    let instances_before = origin_metric(run, "standings_snapshot_instances").await?;
+    let empty_before = origin_metric(run, "standings_snapshot_empty_heads_total").await?;
+    let heads_before = edge_counter(run, "origin_fetches.head").await?;
+    let started = Instant::now();
+    let mut failures = Vec::new();
+    let mut forwarded = 0;
+    let mut asked: BTreeSet<(i64, i64)> = BTreeSet::new();
+    for n in 0..PERIOD_READS {
+        // Half the reads are today's, the rest spread over the other days.
+        let (offset, _) = if n % 2 == 0 {
+            days[0]
+        } else {
+            days[1 + (n / 2) % (days.len() - 1)]
+        };
+        let start = today + offset * DAY_MS;
+        let at_ms = loop {
+            let at_ms = start + run.rng.below(DAY_MS as u64) as i64;
+            if asked.insert((offset, at_ms)) {
+                break at_ms;
+            }
+        };
+        // Every fourth `at` is written with an offset: the same instant, another text.
+        let at = if n % 4 == 3 {
+            let local = rfc3339(at_ms + 19_800_000);
+            format!("{}%2B05:30", local.trim_end_matches('Z'))
+        } else {
+            rfc3339(at_ms)
+        };
+        let player = match scorers.get(&offset) {
+            Some(players) if run.rng.below(4) != 0 => {
+                players[run.rng.below(players.len() as u64) as usize].clone()
+            }
+            _ => format!("ghost-{}", run.rng.below(GHOSTS)),
+        };
+        let path = match n % 3 {
+            0 => format!(
+                "{DAYS_BOARD}/top?period=daily&at={at}&limit={}",
+                1 + run.rng.below(50)
+            ),
+            1 => format!("{DAYS_BOARD}/players/{player}/rank?period=daily&at={at}"),
+            _ => format!(
+                "{DAYS_BOARD}/players/{player}/nearby?period=daily&at={at}&radius={}",
+                run.rng.below(6)
+            ),
+        };
+        match run
+            .same("GET", &path, None, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+            .await
+        {
+            Ok(reply) => forwarded += usize::from(reply.header("x-standings-fallback").is_some()),
+            Err(why) => failures.push(why),
+        }
+    }
+    let elapsed = started.elapsed();
+    let instances_after = origin_metric(run, "standings_snapshot_instances").await?;
+    let empty_heads = origin_metric(run, "standings_snapshot_empty_heads_total").await? - empty_before;
+    let heads = edge_counter(run, "origin_fetches.head").await? - heads_before;
+    let with_events = days.iter().filter(|(_, e)| *e).count() as f64;
+    let without = days.len() as f64 - with_events;
+    // A head per day for its first `at`, then one per day and head lifetime at most.
+    let lifetimes = elapsed.as_secs_f64() / HEAD_MAX_AGE_SECONDS as f64;
+    let heads_bound = days.len() as f64 * (lifetimes.ceil() + 2.0);
+    let mut problems = Vec::new();
+    if !failures.is_empty() {
+        problems.push(format!(
+            "{} of {PERIOD_READS} reads differ; the first few:\n  {}",
+            failures.len(),
+            failures.iter().take(5).cloned().collect::<Vec<_>>().join("\n  ")
+        ));
+    }
+    if instances_after > instances_before + with_events {
+        problems.push(format!(
+            "the origin follows {instances_after} instances, {instances_before} before the reads: more than the \
+             {with_events} days with events added"
+        ));
+    }
+    if empty_heads < without || empty_heads > heads {
+        problems.push(format!(
+            "{empty_heads} empty heads answered: fewer than the {without} days without events, or more than the \
+             {heads} heads the edge asked for"
+        ));
+    }
+    if heads > heads_bound {
+        problems.push(format!(
+            "the edge asked for {heads} heads for {PERIOD_READS} reads of {} days in {elapsed:.1?}: more than \
+             {heads_bound} (a head per day and lifetime)",
+            days.len()
+        ));
+    }
+    if forwarded > 0 {
+        problems.push(format!("{forwarded} reads were forwarded to the origin"));
+    }
+    let summary = format!(
+        "{PERIOD_READS} reads at distinct `at`s over {} days in {elapsed:.1?}; {heads} heads asked by the edge \
+         (bound {heads_bound}); origin instances {instances_before} -> {instances_after} ({with_events} days with \
+         events), {empty_heads} empty heads ({without} days without)",
+        days.len()
+    );
+    if problems.is_empty() {
+        Ok(summary)
+    } else {
+        Err(format!("{}; {summary}", problems.join("; ")))
     }
 }
 

@@ -15,6 +15,11 @@ pub(crate) const GAME: &str = "edge-e2e";
 pub(crate) const BOARD: &str = "/v1/leaderboards/edge-e2e/solo/s1/global";
 /// Where the board is defined.
 pub(crate) const DEFINE: &str = "/v1/boards/edge-e2e/solo/s1/global";
+/// The read path of the board whose days are read at many `at`s: daily only, with a grace of
+/// days, so that events of the days before today are on time.
+pub(crate) const DAYS_BOARD: &str = "/v1/leaderboards/edge-e2e/solo/s1/by-day";
+/// Where that board is defined.
+pub(crate) const DAYS_DEFINE: &str = "/v1/boards/edge-e2e/solo/s1/by-day";
 /// The worker's token at the origin: role `edge`, the run's game only.
 pub(crate) const EDGE_TOKEN: &str = "e2e-edge-secret-00000000000000";
 /// A service token of the game: writes, and reads through introspection.
