@@ -22,10 +22,11 @@ use std::sync::{Arc, Mutex, RwLock};
 use bytes::Bytes;
 use standings_core::{Board, BoardId, BoardRules, CursorBinding};
 
+use standings_core::CapacityError;
+
 use crate::FastHash;
 use crate::domain::periods::{Calendar, Period, PeriodKind};
 use crate::domain::{BoardDef, RankedEntry};
-use crate::http::error::AppError;
 use crate::sync::{LockUnpoisoned, RwLockUnpoisoned};
 
 /// How many distinct top-N pages one instance keeps cached for its current version.
@@ -188,13 +189,7 @@ impl BoardEntry {
         period: &Period,
         board_version: i64,
         entries: &[RankedEntry],
-    ) -> Result<BoardSlot, AppError> {
-        let bad = |why: &str| {
-            AppError::Internal(format!(
-                "stored snapshot of {} {}: {why}",
-                self.def.id, period.key
-            ))
-        };
+    ) -> Result<BoardSlot, SnapshotUnreadable> {
         let aggregates = entries.iter().map(|e| {
             let standing = standings_core::Standing {
                 value: e.value,
@@ -202,8 +197,14 @@ impl BoardEntry {
             };
             (e.player_id.as_str(), standing, "")
         });
-        let board = Board::from_aggregates(self.def.rules, board_version as u64, aggregates)
-            .map_err(|e| bad(&e.to_string()))?;
+        let board =
+            Board::from_aggregates(self.def.rules, board_version as u64, aggregates).map_err(|source| {
+                SnapshotUnreadable {
+                    board: Box::new(self.def.id.clone()),
+                    period_key: period.key.clone(),
+                    source,
+                }
+            })?;
         Ok(BoardSlot::new(self.def.id.clone(), period.clone(), board))
     }
 
@@ -233,19 +234,72 @@ impl BoardEntry {
     }
 
     /// The answer to a read or a write of a broken board, `Ok` when it is not broken.
-    pub fn check_not_broken(&self) -> Result<(), AppError> {
+    pub fn check_not_broken(&self) -> Result<(), BoardBroken> {
         match self.broken() {
             None => Ok(()),
-            Some(broken) => Err(AppError::BoardBroken(format!(
-                "board {} is not served: the log entry at seq {} cannot be carried out on it (see /readyz)",
-                self.def.id, broken.seq
-            ))),
+            Some(broken) => Err(BoardBroken {
+                board: Box::new(self.def.id.clone()),
+                seq: broken.seq,
+            }),
         }
     }
 
     /// Whether the board keeps periods of `kind`.
     pub fn keeps(&self, kind: PeriodKind) -> bool {
         self.calendar.kinds().contains(&kind)
+    }
+}
+
+/// A read, a write or an action met a broken board (see [`Broken`]): it is not served until a
+/// start replays the log without the failure (503 `BOARD_BROKEN`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("board {board} is not served: the log entry at seq {seq} cannot be carried out on it (see /readyz)")]
+pub struct BoardBroken {
+    /// The board.
+    pub board: Box<BoardId>,
+    /// The log `seq` of the entry that failed on it.
+    pub seq: i64,
+}
+
+/// A stored period snapshot that cannot be made a board again (the core refuses its entries).
+#[derive(Debug, thiserror::Error)]
+#[error("stored snapshot of {board} {period_key} cannot be restored")]
+pub struct SnapshotUnreadable {
+    /// The board.
+    pub board: Box<BoardId>,
+    /// The period instance.
+    pub period_key: String,
+    /// What the core refused.
+    #[source]
+    pub source: CapacityError,
+}
+
+/// A board instance as a read resolved it (`http::resolve`), and where it was found: what the
+/// snapshots publish and the read API answers from.
+pub enum Resolved {
+    /// An instance in the registry: live, or closed but still in memory.
+    Held(Arc<BoardSlot>),
+    /// A closed instance that left memory, restored from storage (one copy, shared; see
+    /// [`ClosedCache`]).
+    Restored(Arc<BoardSlot>),
+    /// An instance that holds no events (none yet, or in the future): an empty board at
+    /// version 0, made for this request.
+    Empty(Arc<BoardSlot>),
+}
+
+impl Resolved {
+    /// The instance's slot.
+    pub fn slot(&self) -> &Arc<BoardSlot> {
+        match self {
+            Resolved::Held(slot) | Resolved::Restored(slot) | Resolved::Empty(slot) => slot,
+        }
+    }
+
+    /// The instance's slot, owned.
+    pub fn into_slot(self) -> Arc<BoardSlot> {
+        match self {
+            Resolved::Held(slot) | Resolved::Restored(slot) | Resolved::Empty(slot) => slot,
+        }
     }
 }
 

@@ -110,7 +110,7 @@ pub struct Config {
     )]
     pub idle_timeout_seconds: u64,
     /// The most connections open at once; one more is closed as it arrives. 0 (the default)
-    /// derives it from the descriptor limit (see `http::serve::Limits::derived_cap`).
+    /// derives it from the descriptor limit when the service starts.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub max_connections: usize,
     /// Live subscriptions: their window, heartbeat, queues and limits.
@@ -630,18 +630,6 @@ impl Config {
         })
     }
 
-    /// The connection limits this config sets, with the cap derived now when it sets none.
-    pub fn connection_limits(&self) -> crate::http::serve::Limits {
-        crate::http::serve::Limits {
-            header_read_timeout: std::time::Duration::from_secs(self.header_read_timeout_seconds),
-            idle_timeout: std::time::Duration::from_secs(self.idle_timeout_seconds),
-            max_connections: match self.max_connections {
-                0 => crate::http::serve::Limits::derived_cap(),
-                n => n,
-            },
-        }
-    }
-
     /// Loads the config at `path`, or on first start (no `--config` given and no file at the
     /// default path) writes a fresh default there with mode 0600. Returns the config, its path
     /// and whether it was just written.
@@ -838,24 +826,27 @@ mod tests {
     }
 
     /// Without the keys: a 10 s header deadline, 60 s of keep-alive idleness and a cap derived
-    /// from the descriptor limit; each can be set, and a zero timeout is refused by name.
+    /// from the descriptor limit (0); each can be set, and a zero timeout is refused by name.
+    /// (The serve code turns them into the connections' limits.)
     #[test]
     fn connection_limits_default_to_10_s_60_s_and_a_derived_cap() {
         let config = parse("").unwrap();
-        let limits = config.connection_limits();
-        assert_eq!(limits.header_read_timeout, std::time::Duration::from_secs(10));
-        assert_eq!(limits.idle_timeout, std::time::Duration::from_secs(60));
-        assert_eq!(config.max_connections, 0);
-        assert!(limits.max_connections >= 1);
+        assert_eq!(
+            (
+                config.header_read_timeout_seconds,
+                config.idle_timeout_seconds,
+                config.max_connections
+            ),
+            (10, 60, 0)
+        );
         let config =
             parse("header_read_timeout_seconds = 1\nidle_timeout_seconds = 2\nmax_connections = 50\n")
                 .unwrap();
-        let limits = config.connection_limits();
         assert_eq!(
             (
-                limits.header_read_timeout.as_secs(),
-                limits.idle_timeout.as_secs(),
-                limits.max_connections
+                config.header_read_timeout_seconds,
+                config.idle_timeout_seconds,
+                config.max_connections
             ),
             (1, 2, 50)
         );

@@ -7,11 +7,14 @@
 //! [`http::app`] directly.
 
 pub mod boards;
+mod chain;
 pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod http;
+mod intake;
+mod json_value;
 pub mod live;
 pub mod log;
 mod metrics;
@@ -27,14 +30,15 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
+use crate::chain::Chain;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::http::auth::Auth;
-use crate::http::error::AppError;
 use crate::http::{AppState, Shared};
+use crate::log::LogError;
 use crate::metrics::Metrics;
-use crate::store::Store;
-use crate::writer::{Ingest, WriterParts};
+use crate::store::{Store, StoreError};
+use crate::writer::{Ingest, WriterError, WriterParts};
 
 /// The hasher of the maps looked up per event or per request (the writer's per-event maps, the
 /// board registry): faster than the standard SipHash on these short keys, and seeded per process
@@ -44,14 +48,26 @@ pub(crate) type FastHash = foldhash::fast::RandomState;
 /// How often closed periods past their retention are moved out of memory (ms).
 const EVICT_EVERY_MS: i64 = 60_000;
 
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The store could not be opened, migrated or read.
+    #[error("cannot start: the store failed")]
+    Store(#[from] StoreError),
+    /// The live boards could not be restored from the log.
+    #[error("cannot start: the boards cannot be restored from the log")]
+    Restore(#[from] LogError),
+}
+
 /// Opens the store (migrating it), restores every board (see [`writer::checkpoint::restore`]), and
 /// starts the writer, on the system clock. The service is ready when this returns.
-pub async fn start(config: &Config) -> Result<Shared, AppError> {
+pub async fn start(config: &Config) -> Result<Shared, StartError> {
     start_with_clock(config, Clock::System).await
 }
 
 /// [`start`] with a given clock (tests use a manual one).
-pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, AppError> {
+pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, StartError> {
     let store = Store::open(&config.database).await?;
     let (registry, domain, restored) = writer::checkpoint::restore(&store, clock.now_ms()).await?;
     let checkpoint_seq = match &restored {
@@ -112,11 +128,10 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, A
     tokio::spawn(async move {
         loop {
             let tick = ticker.now_ms().saturating_add(EVICT_EVERY_MS);
-            if let Err(e) = evictor.evict_closed().await {
-                if matches!(e, AppError::Unavailable(_)) {
-                    return;
-                }
-                tracing::warn!("moving closed periods to storage failed: {e}");
+            match evictor.evict_closed().await {
+                Ok(_) => {}
+                Err(WriterError::Stopped) => return,
+                Err(e) => tracing::warn!("moving closed periods to storage failed: {}", Chain(&e)),
             }
             ticker.sleep_until(tick).await;
         }
@@ -170,7 +185,10 @@ pub async fn run(
     // Every request has been answered: the writer is idle, so the next start can load this
     // state instead of replaying the log.
     if let Err(e) = state.ingest.checkpoint().await {
-        tracing::warn!("the shutdown checkpoint failed (the next start replays the log): {e}");
+        tracing::warn!(
+            "the shutdown checkpoint failed (the next start replays the log): {}",
+            Chain(&e)
+        );
     }
     state.store.close().await;
     Ok(())

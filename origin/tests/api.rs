@@ -1441,4 +1441,22 @@ async fn every_read_of_one_instance_carries_its_board_version(db: Db) {
             "{path}"
         );
     }
+    // A cursor pages the version it was made at: the header names that version, as the body.
+    let (_, first) = service.get(&format!("{LB}/top?limit=2")).await;
+    let cursor = first["next_cursor"].as_str().unwrap().to_string();
+    let (status, _) = service
+        .submit(&event("header-later", "p-new", 1, "2026-10-13T10:00:00Z"))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let path = format!("{LB}/top?limit=2&cursor={cursor}");
+    for _ in 0..2 {
+        let (status, headers, bytes) = service.get_raw(&path, Some(SERVICE), &[]).await;
+        assert_eq!(status, StatusCode::OK);
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(body["board_version"], first["board_version"]);
+        assert_eq!(
+            headers["x-standings-board-version"].to_str().unwrap(),
+            body["board_version"].to_string()
+        );
+    }
 }

@@ -5,6 +5,10 @@
 //! carried out in file order: events in groups of up to a batch, a board or an action on its
 //! own once the events before it are committed.
 //!
+//! Each event is checked by `crate::intake` as the API checks it, and refusals are reported with
+//! the codes and words the batch endpoint answers with (`http::write::submit_checked`,
+//! `http::error::Problem::of`): the import reports in the API's terms.
+//!
 //! The writer runs on a manual clock. Exported events are submitted at the time they were first
 //! received and actions performed at the time they were first performed, so that every period
 //! closed or open then is so again: an event that came in time is not late because the import
@@ -23,10 +27,11 @@ use standings_core::BoardId;
 use super::export::{ActionLine, BoardLine, EventLine};
 use super::progress::{Progress, Unit};
 use super::{Global, load_config};
+use crate::chain::Chain;
 use crate::clock::{Clock, parse_rfc3339};
-use crate::config::Role;
 use crate::http::Shared;
-use crate::http::auth::Principal;
+use crate::http::error::Problem;
+use crate::intake::{MAX_BATCH, Submitter, check_value};
 use crate::store::Defined;
 use crate::writer::ActionRequest;
 
@@ -40,6 +45,20 @@ pub(super) struct ImportArgs {
 
 /// The source of the events of a file that does not name theirs (plain submissions).
 const IMPORT_SOURCE: &str = "import";
+
+/// The import submits to every game, as [`IMPORT_SOURCE`]; an exported event then takes back
+/// the source it had.
+struct Importer;
+
+impl Submitter for Importer {
+    fn name(&self) -> &str {
+        IMPORT_SOURCE
+    }
+
+    fn may_write(&self, _game: &str) -> bool {
+        true
+    }
+}
 
 /// How many refusals are written out one by one; the rest are only counted.
 const REFUSALS_SHOWN: u64 = 20;
@@ -108,12 +127,12 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
     let clock = Clock::manual(crate::clock::now_ms());
     let state = crate::start_with_clock(&config, clock.clone())
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Chain(&e).to_string())?;
     let mut progress = Progress::new("importing", Unit::Bytes, size);
     let started = Instant::now();
     let mut totals = Totals::default();
     let mut pending = Batch {
-        events: Vec::with_capacity(crate::http::write::MAX_BATCH),
+        events: Vec::with_capacity(MAX_BATCH),
         received_at: None,
         closes_at: None,
     };
@@ -127,7 +146,7 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
         let at = |e: &dyn std::fmt::Display| format!("{}:{line_no}: {e}", file.display());
         // The same reader as a request body: a repeated key stops the import as it refuses a
         // batch.
-        let value = crate::http::json_value::read_value(line.as_bytes()).map_err(|e| at(&e))?;
+        let value = crate::json_value::read_value(line.as_bytes()).map_err(|e| at(&e))?;
         let kind = ["board", "action", "event"]
             .into_iter()
             .find(|key| value.get(key).is_some());
@@ -190,7 +209,7 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
         read as f64 / took.as_secs_f64().max(1e-9)
     );
     if let Err(e) = state.ingest.checkpoint().await {
-        tracing::warn!(error = %e, "the checkpoint after the import failed (the next start replays the log)");
+        tracing::warn!(error = %Chain(&e), "the checkpoint after the import failed (the next start replays the log)");
     }
     state.store.close().await;
     Ok(if rejected == 0 {
@@ -213,7 +232,7 @@ async fn add(state: &Shared, batch: &mut Batch, totals: &mut Totals, event: Pend
         (None, None) => false,
         _ => !batch.events.is_empty(),
     };
-    if apart || batch.events.len() == crate::http::write::MAX_BATCH {
+    if apart || batch.events.len() == MAX_BATCH {
         flush(state, batch, totals).await?;
     }
     batch.received_at = received_at.max(batch.received_at);
@@ -268,19 +287,13 @@ async fn flush(state: &Shared, batch: &mut Batch, totals: &mut Totals) -> Result
     let now = batch.received_at.take().unwrap_or_else(crate::clock::now_ms);
     batch.closes_at = None;
     state.clock.set(now);
-    let principal = Principal {
-        name: IMPORT_SOURCE.into(),
-        role: Role::Admin,
-        games: vec!["*".into()],
-        player_id: None,
-    };
     let mut exported = Vec::with_capacity(batch.events.len());
     let checked = batch
         .events
         .drain(..)
         .map(|p| {
             exported.push(p.exported);
-            let mut checked = crate::http::write::check_value(state, &principal, p.event, now);
+            let mut checked = check_value(&state.registry, &Importer, p.event, now);
             if let Ok(event) = &mut checked {
                 event.source = p.source;
             }
@@ -351,8 +364,8 @@ async fn act(state: &Shared, line: ActionLine, totals: &mut Totals) {
         Ok(answer) if answer.replayed => totals.actions_already += 1,
         Ok(_) => totals.actions += 1,
         Err(e) => {
-            let (_, code) = e.status_and_code();
-            totals.refuse(&format!("action at seq {seq}"), code, &e.problem().detail)
+            let problem = Problem::of(e);
+            totals.refuse(&format!("action at seq {seq}"), problem.code, &problem.detail)
         }
     }
 }

@@ -50,7 +50,7 @@ pub(super) async fn rebuild(global: &Global, args: &RebuildArgs) -> Result<ExitC
         progress.update(n)
     })
     .await
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| crate::chain::Chain(&e).to_string())?;
     progress.finish();
     let replayed = started.elapsed();
     let boards: Vec<_> = registry

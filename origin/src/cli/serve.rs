@@ -4,6 +4,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use super::{Global, backend, load_config, redact};
+use crate::chain::Chain;
+use crate::http::serve::{Limits, Threads};
 use crate::writer::checkpoint::Restored;
 
 pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
@@ -22,7 +24,7 @@ pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
         }
     }
     let started = Instant::now();
-    let state = crate::start(&config).await.map_err(|e| e.to_string())?;
+    let state = crate::start(&config).await.map_err(|e| Chain(&e).to_string())?;
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
@@ -38,12 +40,12 @@ pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
         Restored::FullReplay { .. } => ("replay", 0, 0, "by replaying the whole log".to_string()),
     };
     let seq = state.store.next_seq().await.map_err(|e| e.to_string())? - 1;
-    let threads = crate::http::serve::Threads {
+    let threads = Threads {
         count: config.http_threads,
         pin: config.pin_http_threads,
     };
     // Derived after the store has opened its connections, so that they count as in use.
-    let limits = config.connection_limits();
+    let limits = Limits::of(&config);
     let database = redact(&config.database);
     let ready_in = started.elapsed();
     tracing::info!(

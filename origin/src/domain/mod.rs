@@ -17,4 +17,4 @@ pub use actions::{
 pub use boards::BoardDef;
 pub use events::{EventStatus, InvalidLoggedEvent, LoggedEvent, NewEvent};
 pub use moderation::{Domain, DomainState};
-pub use refusals::Refusal;
+pub use refusals::{ActionRefusal, Refusal};

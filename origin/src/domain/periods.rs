@@ -123,6 +123,17 @@ impl Period {
         }
     }
 
+    /// The period as the plain data the core's encoder prints, so the origin's answers, its live
+    /// messages and the edge worker's answers are written by the same code. O(1).
+    pub fn fields(&self) -> standings_core::json::PeriodFields<'_> {
+        standings_core::json::PeriodFields {
+            kind: self.kind.as_str(),
+            key: &self.key,
+            start_ms: self.start_ms,
+            end_ms: self.end_ms,
+        }
+    }
+
     /// Whether the instant `at_ms` lies in `[start_ms, end_ms)`; a missing bound is unbounded.
     pub fn contains(&self, at_ms: i64) -> bool {
         self.start_ms.is_none_or(|start| start <= at_ms) && self.end_ms.is_none_or(|end| at_ms < end)

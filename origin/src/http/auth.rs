@@ -39,6 +39,17 @@ impl Principal {
     }
 }
 
+/// A caller submits events as its token's name, to the games it may touch.
+impl crate::intake::Submitter for Principal {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn may_write(&self, game: &str) -> bool {
+        self.allows_game(game)
+    }
+}
+
 struct StaticToken {
     principal: Principal,
     limiter: Option<Mutex<Bucket>>,

@@ -1,6 +1,11 @@
 //! The one error type of the HTTP API: every case maps to a status and a stable, machine-readable
 //! `code`, answered as RFC 9457 `application/problem+json`. Internal errors are logged with their
-//! context and answered without it.
+//! context (the whole chain of sources) and answered without it.
+//!
+//! Every other layer has an error of its own and knows no status; the `From` impls below are the
+//! one place each of their cases becomes a status and a code: the domain's refusals of events and
+//! actions, the intake's, the registry's, the log's, the snapshots', the live hub's, the writer's
+//! and the store's.
 
 use std::fmt;
 use std::sync::Arc;
@@ -9,10 +14,16 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-use crate::domain::InvalidLoggedEvent;
-use crate::domain::Refusal;
+use crate::boards::{BoardBroken, SnapshotUnreadable};
+use crate::chain::Chain;
+use crate::domain::{ActionRefusal, Refusal};
+use crate::intake::IntakeError;
 use crate::live::SubscribeError;
+use crate::log::LogError;
+use crate::snapshots::SnapshotsError;
 use crate::store::StoreError;
+use crate::writer::WriterError;
+use crate::writer::checkpoint::CheckpointError;
 
 /// Every error the API answers with.
 #[derive(Clone, Debug)]
@@ -88,6 +99,9 @@ pub enum AppError {
     BoardBroken(String),
     /// 500: a bug or a failing dependency; the detail is logged, never answered.
     Internal(String),
+    /// 500: what a lower layer failed with; logged with its whole chain of sources, never
+    /// answered. Shared, so that every submitter of a failed group hears it.
+    Failure(Arc<dyn std::error::Error + Send + Sync>),
     /// What the store met: 503 `DATABASE_UNAVAILABLE` when the database is away, 500
     /// `INTERNAL` otherwise. Shared, so that every submitter of a failed group hears it.
     Store(Arc<StoreError>),
@@ -127,24 +141,115 @@ impl From<SubscribeError> for AppError {
     }
 }
 
-impl From<InvalidLoggedEvent> for AppError {
-    fn from(e: InvalidLoggedEvent) -> AppError {
-        AppError::Internal(format!("{e}: {}", e.source))
+impl From<ActionRefusal> for AppError {
+    fn from(refusal: ActionRefusal) -> AppError {
+        let detail = refusal.to_string();
+        match refusal {
+            ActionRefusal::ModerationIdConflict(_) => AppError::ModerationIdConflict(detail),
+            ActionRefusal::AlreadyInState { .. } | ActionRefusal::InvalidTransition { .. } => {
+                AppError::InvalidTransition(detail)
+            }
+            ActionRefusal::UnknownEvent { .. } => AppError::UnknownEvent(detail),
+            ActionRefusal::UnknownBoard(_) => AppError::UnknownBoard(detail),
+            ActionRefusal::SeasonArchived { .. } => AppError::SeasonArchived(detail),
+            ActionRefusal::NotLate { .. } => AppError::NotLate(detail),
+            ActionRefusal::TotalOverflow { .. } => AppError::ValueOutOfRange(detail),
+        }
     }
 }
 
-/// An error and every source beneath it, `context: cause: its cause`.
-pub struct Chain<'a>(pub &'a (dyn std::error::Error + 'static));
-
-impl fmt::Display for Chain<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut source = self.0.source();
-        while let Some(cause) = source {
-            write!(f, ": {cause}")?;
-            source = cause.source();
+impl From<IntakeError> for AppError {
+    fn from(refusal: IntakeError) -> AppError {
+        let detail = refusal.to_string();
+        match refusal {
+            IntakeError::Shape(_)
+            | IntakeError::Id(_)
+            | IntakeError::NoScopes
+            | IntakeError::TooManyScopes
+            | IntakeError::RepeatedScope(_)
+            | IntakeError::AchievedAt(_)
+            | IntakeError::InFuture { .. } => AppError::InvalidEvent(detail),
+            IntakeError::Forbidden { .. } => AppError::Forbidden(detail),
+            IntakeError::UnknownBoard(_) => AppError::UnknownBoard(detail),
+            IntakeError::NotServed(_) => AppError::BoardBroken(detail),
+            IntakeError::OutOfRange { .. } => AppError::ValueOutOfRange(detail),
         }
-        Ok(())
+    }
+}
+
+impl From<BoardBroken> for AppError {
+    fn from(broken: BoardBroken) -> AppError {
+        AppError::BoardBroken(broken.to_string())
+    }
+}
+
+impl From<SnapshotUnreadable> for AppError {
+    fn from(e: SnapshotUnreadable) -> AppError {
+        AppError::Failure(Arc::new(e))
+    }
+}
+
+impl From<LogError> for AppError {
+    fn from(e: LogError) -> AppError {
+        match e {
+            LogError::Store(e) => e.into(),
+            LogError::Refused(refusal) => (*refusal).into(),
+            LogError::ActionRefused(refusal) => refusal.into(),
+            LogError::NotServed(broken) => broken.into(),
+            failed @ (LogError::Restore(_)
+            | LogError::Apply { .. }
+            | LogError::Recompute { .. }
+            | LogError::InvalidStoredBoard { .. }
+            | LogError::InvalidEvent(_)
+            | LogError::UnreadableAction(_)
+            | LogError::InvalidPlayer { .. }
+            | LogError::ReadTask(_)) => AppError::Failure(Arc::new(failed)),
+        }
+    }
+}
+
+impl From<SnapshotsError> for AppError {
+    fn from(e: SnapshotsError) -> AppError {
+        match e {
+            SnapshotsError::InstancesFull { .. } => AppError::SnapshotInstancesFull(e.to_string()),
+            failed @ SnapshotsError::Publish { .. } => AppError::Failure(Arc::new(failed)),
+        }
+    }
+}
+
+impl From<CheckpointError> for AppError {
+    fn from(e: CheckpointError) -> AppError {
+        match e {
+            CheckpointError::Store(e) => e.into(),
+            failed @ CheckpointError::Manifest(_) => AppError::Failure(Arc::new(failed)),
+        }
+    }
+}
+
+/// What the writer met: its stop is 503 `UNAVAILABLE`; the database's absence, and a commit
+/// that did not take, 503 `DATABASE_UNAVAILABLE` (nothing was stored, a retry is safe); an
+/// action's refusal its own code; anything else a 500. Every submitter of a failed group hears
+/// the same answer.
+impl From<WriterError> for AppError {
+    fn from(e: WriterError) -> AppError {
+        match e {
+            WriterError::Stopped => AppError::Unavailable(e.to_string()),
+            WriterError::Store(e) => AppError::Store(e),
+            WriterError::Group(failed) => match &*failed {
+                WriterError::Store(e) => AppError::Store(e.clone()),
+                WriterError::CommitDidNotTake => {
+                    AppError::DatabaseUnavailable(Chain(&WriterError::Group(failed)).to_string())
+                }
+                _ => AppError::Failure(Arc::new(WriterError::Group(failed))),
+            },
+            WriterError::ActionRefused(refusal) => refusal.into(),
+            WriterError::Action(e) => e.into(),
+            WriterError::Checkpoint(e) => e.into(),
+            WriterError::CommitDidNotTake => AppError::DatabaseUnavailable(e.to_string()),
+            failed @ (WriterError::Dropped(_)
+            | WriterError::CommitTask(_)
+            | WriterError::StoredThoughNotFound(_)) => AppError::Failure(Arc::new(failed)),
+        }
     }
 }
 
@@ -186,7 +291,7 @@ impl AppError {
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
             DatabaseUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
             BoardBroken(_) => (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN"),
-            Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
+            Internal(_) | Failure(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
             Store(e) if e.is_unavailable() => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
             Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
         }
@@ -197,6 +302,7 @@ impl AppError {
         use AppError::*;
         std::borrow::Cow::Borrowed(match self {
             Store(e) => return std::borrow::Cow::Owned(Chain(e.as_ref()).to_string()),
+            Failure(e) => return std::borrow::Cow::Owned(Chain(e.as_ref()).to_string()),
             Unauthenticated(d)
             | Forbidden(d)
             | UnknownBoard(d)
@@ -287,6 +393,14 @@ pub struct Problem {
     pub detail: String,
 }
 
+impl Problem {
+    /// The problem document `error` is answered with: for a report in the API's words, as
+    /// `standings import` gives of what it refused.
+    pub fn of(error: impl Into<AppError>) -> Problem {
+        error.into().problem()
+    }
+}
+
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         match &self {
@@ -299,6 +413,7 @@ impl IntoResponse for AppError {
                 tracing::error!("the database is unavailable: {}", Chain(e.as_ref()))
             }
             AppError::Store(e) => tracing::error!("internal error: {}", Chain(e.as_ref())),
+            AppError::Failure(e) => tracing::error!("internal error: {}", Chain(e.as_ref())),
             _ => {}
         }
         let problem = self.problem();
@@ -326,18 +441,6 @@ pub struct ErrorCode(pub &'static str);
 
 /// The result type of handlers.
 pub type AppResult<T> = Result<T, AppError>;
-
-impl From<crate::writer::WriterError> for AppError {
-    fn from(error: crate::writer::WriterError) -> AppError {
-        use crate::writer::WriterError;
-        match error {
-            WriterError::Store(e) => AppError::Store(e),
-            WriterError::Action(e) | WriterError::Checkpoint(e) => e,
-            WriterError::CommitDidNotTake => AppError::DatabaseUnavailable(error.to_string()),
-            other => AppError::Internal(other.to_string()),
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -453,5 +556,290 @@ mod tests {
             refused.problem().detail,
             "season g/s is frozen; it takes no events achieved at this time"
         );
+    }
+
+    fn board(scope: &str) -> Box<standings_core::BoardId> {
+        Box::new(standings_core::BoardId::new("g", "m", "s", scope).unwrap())
+    }
+
+    /// Each refusal of an action is answered with the status, code and words it had when the
+    /// writer named `AppError` itself.
+    #[test]
+    fn an_action_refusal_keeps_its_code_and_detail() {
+        use crate::domain::EventStatus;
+        use crate::domain::seasons::SeasonState;
+        for (refusal, status, code, detail) in [
+            (
+                ActionRefusal::ModerationIdConflict("m1".into()),
+                StatusCode::CONFLICT,
+                "MODERATION_ID_CONFLICT",
+                "moderation_id \"m1\" was already used for another action",
+            ),
+            (
+                ActionRefusal::AlreadyInState {
+                    game: "g".into(),
+                    season: "s".into(),
+                    to: SeasonState::Frozen,
+                },
+                StatusCode::CONFLICT,
+                "INVALID_TRANSITION",
+                "season g/s is already frozen",
+            ),
+            (
+                ActionRefusal::InvalidTransition {
+                    game: "g".into(),
+                    season: "s".into(),
+                    why: "an archived season is final; it cannot become active".into(),
+                },
+                StatusCode::CONFLICT,
+                "INVALID_TRANSITION",
+                "season g/s: an archived season is final; it cannot become active",
+            ),
+            (
+                ActionRefusal::UnknownEvent {
+                    game: "g".into(),
+                    event_id: "e1".into(),
+                },
+                StatusCode::NOT_FOUND,
+                "UNKNOWN_EVENT",
+                "no event \"e1\" in game \"g\"",
+            ),
+            (
+                ActionRefusal::UnknownBoard(board("x")),
+                StatusCode::NOT_FOUND,
+                "UNKNOWN_BOARD",
+                "no board g/m/s/x",
+            ),
+            (
+                ActionRefusal::SeasonArchived {
+                    game: "g".into(),
+                    season: "s".into(),
+                },
+                StatusCode::CONFLICT,
+                "SEASON_ARCHIVED",
+                "season g/s is archived; its results and events are final",
+            ),
+            (
+                ActionRefusal::NotLate {
+                    event_id: "e1".into(),
+                    status: EventStatus::Applied,
+                },
+                StatusCode::CONFLICT,
+                "NOT_LATE",
+                "event \"e1\" is not waiting for a late decision (status APPLIED)",
+            ),
+            (
+                ActionRefusal::TotalOverflow {
+                    player: "p1".into(),
+                    board: board("global"),
+                    period_key: "all_time".into(),
+                },
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "VALUE_OUT_OF_RANGE",
+                "the total of \"p1\" on g/m/s/global (all_time) would overflow a 64-bit integer",
+            ),
+        ] {
+            // Through the writer and the log, as the handlers meet it.
+            let through_writer = AppError::from(WriterError::ActionRefused(refusal.clone()));
+            let through_log = AppError::from(WriterError::Action(LogError::ActionRefused(refusal.clone())));
+            for error in [AppError::from(refusal), through_writer, through_log] {
+                assert_eq!(error.status_and_code(), (status, code));
+                assert_eq!(error.problem().detail, detail);
+            }
+        }
+    }
+
+    /// Each refusal of a submitted event is answered with its status and code, in its words.
+    #[test]
+    fn an_intake_refusal_keeps_its_code_and_detail() {
+        let broken = BoardBroken {
+            board: board("global"),
+            seq: 4,
+        };
+        for (refusal, status, code, detail) in [
+            (
+                IntakeError::NoScopes,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "INVALID_EVENT",
+                "scopes must name at least one scope",
+            ),
+            (
+                IntakeError::TooManyScopes,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "INVALID_EVENT",
+                "scopes may name at most 32 scopes",
+            ),
+            (
+                IntakeError::RepeatedScope("eu".into()),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "INVALID_EVENT",
+                "scope \"eu\" is listed twice",
+            ),
+            (
+                IntakeError::InFuture {
+                    achieved_at: "2026-10-13T10:10:00Z".into(),
+                    now: "2026-10-13T10:00:00.000Z".into(),
+                },
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "INVALID_EVENT",
+                "achieved_at 2026-10-13T10:10:00Z is more than 5 minutes in the future (now is 2026-10-13T10:00:00.000Z)",
+            ),
+            (
+                IntakeError::Forbidden {
+                    submitter: "game-server".into(),
+                    game: "other".into(),
+                },
+                StatusCode::FORBIDDEN,
+                "FORBIDDEN",
+                "token \"game-server\" may not write to game \"other\"",
+            ),
+            (
+                IntakeError::UnknownBoard(board("mars")),
+                StatusCode::NOT_FOUND,
+                "UNKNOWN_BOARD",
+                "no board g/m/s/mars; define it before submitting to it",
+            ),
+            (
+                IntakeError::NotServed(broken),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "BOARD_BROKEN",
+                "board g/m/s/global is not served: the log entry at seq 4 cannot be carried out on it (see /readyz)",
+            ),
+            (
+                IntakeError::OutOfRange {
+                    board: board("global"),
+                    why: standings_core::ApplyError::ValueOutOfRange {
+                        value: 5_000,
+                        min: 0,
+                        max: 1_000,
+                    },
+                },
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "VALUE_OUT_OF_RANGE",
+                "on board g/m/s/global: value 5000 is outside the board's range 0..=1000",
+            ),
+        ] {
+            let error = AppError::from(refusal);
+            assert_eq!(error.status_and_code(), (status, code));
+            assert_eq!(error.problem().detail, detail);
+        }
+    }
+
+    /// The writer's errors keep today's answers: its stop is 503 `UNAVAILABLE`; a group that
+    /// failed on the database's absence, or whose commit did not take, 503
+    /// `DATABASE_UNAVAILABLE` for every submitter; anything else a 500 whose log shows the
+    /// whole chain and whose answer shows none of it.
+    #[test]
+    fn a_writer_error_keeps_its_status_and_its_chain() {
+        let stopped = AppError::from(WriterError::Stopped);
+        assert_eq!(
+            stopped.status_and_code(),
+            (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE")
+        );
+        assert_eq!(
+            stopped.problem().detail,
+            "the writer has stopped; the service is shutting down"
+        );
+
+        let away = Arc::new(WriterError::from(StoreError::unavailable_for_tests(
+            "cannot append events",
+        )));
+        let not_taken = Arc::new(WriterError::CommitDidNotTake);
+        for shared in [away, not_taken] {
+            let error = AppError::from(WriterError::Group(shared));
+            assert_eq!(
+                error.status_and_code(),
+                (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE")
+            );
+            assert_eq!(
+                error.problem().detail,
+                "the database is unavailable; retry shortly"
+            );
+        }
+        assert_eq!(
+            AppError::from(WriterError::Group(Arc::new(WriterError::CommitDidNotTake))).to_string(),
+            "DATABASE_UNAVAILABLE: group commit failed: the database went away during the commit, which did not take; nothing was stored"
+        );
+
+        let bug = AppError::from(WriterError::Group(Arc::new(WriterError::StoredThoughNotFound(3))));
+        assert_eq!(
+            bug.status_and_code(),
+            (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL")
+        );
+        assert_eq!(
+            bug.problem().detail,
+            "an internal error occurred; it has been logged"
+        );
+        assert_eq!(
+            bug.to_string(),
+            "INTERNAL: group commit failed: 3 of a group's events were stored already, though not found"
+        );
+        let dropped = AppError::from(WriterError::Dropped("a submission"));
+        assert_eq!(
+            dropped.status_and_code(),
+            (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL")
+        );
+        assert_eq!(dropped.to_string(), "INTERNAL: the writer dropped a submission");
+    }
+
+    /// The log's refusals keep their codes; its failures are 500s that log their source.
+    #[test]
+    fn a_log_error_keeps_its_code_or_logs_its_source() {
+        let unknown = AppError::from(LogError::from(Refusal::UnknownBoard(*board("x"))));
+        assert_eq!(
+            unknown.status_and_code(),
+            (StatusCode::NOT_FOUND, "UNKNOWN_BOARD")
+        );
+        assert_eq!(unknown.problem().detail, "no board g/m/s/x");
+        let broken = AppError::from(LogError::NotServed(BoardBroken {
+            board: board("global"),
+            seq: 9,
+        }));
+        assert_eq!(
+            broken.status_and_code(),
+            (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN")
+        );
+        let failed = AppError::from(LogError::Recompute {
+            player: "p1".into(),
+            board: board("global"),
+            period_key: "all_time".into(),
+            source: standings_core::ApplyError::ValueOverflow,
+        });
+        assert_eq!(
+            failed.status_and_code(),
+            (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL")
+        );
+        assert_eq!(
+            failed.to_string(),
+            "INTERNAL: a recompute of \"p1\" on g/m/s/global (all_time) fails: the cumulative total would overflow a 64-bit integer"
+        );
+        let away = AppError::from(LogError::Store(StoreError::unavailable_for_tests("cannot read")));
+        assert_eq!(
+            away.status_and_code(),
+            (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE")
+        );
+    }
+
+    /// A head refused under the snapshot caps is a 503 with its words and a `Retry-After`.
+    #[test]
+    fn a_full_snapshot_cap_is_a_503_to_retry() {
+        let full = SnapshotsError::InstancesFull {
+            total: 64,
+            per_board: 2,
+            board: board("global"),
+            period_key: "2025-10-11".into(),
+        };
+        let detail = full.to_string();
+        let error = AppError::from(full);
+        assert_eq!(
+            error.status_and_code(),
+            (StatusCode::SERVICE_UNAVAILABLE, "SNAPSHOT_INSTANCES_FULL")
+        );
+        assert_eq!(
+            error.problem().detail,
+            "the origin follows as many board instances for the edge as it may (64 in all, 2 per board) and g/m/s/global 2025-10-11 is a closed period; read it from the origin's API, or retry once fewer are read"
+        );
+        assert_eq!(error.problem().detail, detail);
+        assert_eq!(error.into_response().headers()[header::RETRY_AFTER], "10");
     }
 }

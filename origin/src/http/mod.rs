@@ -9,7 +9,6 @@
 pub mod auth;
 pub mod error;
 mod introspect;
-pub(crate) mod json_value;
 mod live;
 pub mod ops;
 mod read;
@@ -38,9 +37,9 @@ use serde::Serialize;
 use standings_core::BoardId;
 use tower::{Layer, Service};
 
-use crate::boards::{BoardSlot, Registry};
+use crate::boards::{BoardSlot, Registry, Resolved};
 use crate::clock::Clock;
-use crate::domain::periods::{Period, PeriodKind};
+use crate::domain::periods::PeriodKind;
 use crate::http::auth::Auth;
 use crate::http::error::{AppError, ErrorCode};
 use crate::log::Domain;
@@ -225,9 +224,9 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
 
 /// Parses a body as JSON, 400 `INVALID_JSON` when it is not or when an object in it repeats a
 /// key (the answer names the key and where it is). Every `Value` read from a request comes from
-/// here; see `json_value`.
+/// here; see `crate::json_value`.
 pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, AppError> {
-    json_value::read_value(bytes).map_err(|e| AppError::InvalidJson(e.to_string()))
+    crate::json_value::read_value(bytes).map_err(|e| AppError::InvalidJson(e.to_string()))
 }
 
 /// A JSON answer with a status.
@@ -266,34 +265,6 @@ impl<'a> ReadQuery<'a> {
             .filter(|(key, _)| key == name)
             .last()
             .map(|(_, value)| value)
-    }
-}
-
-/// A board instance as a request resolved it.
-pub enum Resolved {
-    /// An instance in the registry: live, or closed but still in memory.
-    Held(Arc<BoardSlot>),
-    /// A closed instance that left memory, restored from storage (one copy, shared; see
-    /// `boards::ClosedCache`).
-    Restored(Arc<BoardSlot>),
-    /// An instance that holds no events (none yet, or in the future): an empty board at
-    /// version 0, made for this request.
-    Empty(Arc<BoardSlot>),
-}
-
-impl Resolved {
-    /// The instance's slot.
-    pub fn slot(&self) -> &Arc<BoardSlot> {
-        match self {
-            Resolved::Held(slot) | Resolved::Restored(slot) | Resolved::Empty(slot) => slot,
-        }
-    }
-
-    /// The instance's slot, owned.
-    pub fn into_slot(self) -> Arc<BoardSlot> {
-        match self {
-            Resolved::Held(slot) | Resolved::Restored(slot) | Resolved::Empty(slot) => slot,
-        }
     }
 }
 
@@ -390,17 +361,6 @@ pub struct PeriodView {
 }
 
 impl PeriodView {
-    /// A period as the plain data the core's encoder prints, so the origin's answers and the
-    /// edge worker's are written by the same code. O(1).
-    pub fn fields(period: &Period) -> standings_core::json::PeriodFields<'_> {
-        standings_core::json::PeriodFields {
-            kind: period.kind.as_str(),
-            key: &period.key,
-            start_ms: period.start_ms,
-            end_ms: period.end_ms,
-        }
-    }
-
     /// The view of a slot's period.
     pub fn of(slot: &BoardSlot) -> PeriodView {
         PeriodView {

@@ -174,9 +174,11 @@ async fn top(
     };
     let board = slot.read();
     let version = board.version();
+    // A cursor pages the version it was made at, which its page's answer names.
+    let page_version = cursor.as_ref().map_or(version, |c| c.board_version);
     let key = (limit, cursor_bytes);
     if let Some(bytes) = slot.cached_page(version, &key) {
-        return Ok(read_answer(bytes, version));
+        return Ok(read_answer(bytes, page_version));
     }
     let page = board.top(limit, cursor.as_ref()).map_err(stale)?;
     let next_cursor = page
@@ -184,17 +186,12 @@ async fn top(
         .as_ref()
         .map(|c| URL_SAFE_NO_PAD.encode(c.encode(slot.cursor_binding)));
     let mut out = Vec::with_capacity(256 + 112 * page.entries.len());
-    write_top_answer(
-        &mut out,
-        &PeriodView::fields(&slot.period),
-        &page,
-        next_cursor.as_deref(),
-    );
+    write_top_answer(&mut out, &slot.period.fields(), &page, next_cursor.as_deref());
     drop(page);
     drop(board);
     let bytes = Bytes::from(out);
     slot.cache_page(version, key, bytes.clone());
-    Ok(read_answer(bytes, version))
+    Ok(read_answer(bytes, page_version))
 }
 
 /// `GET .../players/{player_id}/rank`: the player's rank, competition and dense rank and
@@ -212,7 +209,7 @@ async fn rank(State(state): State<Shared>, path: RawPathParams, request: Request
         AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
     })?;
     let mut out = Vec::with_capacity(384);
-    write_rank_answer(&mut out, &PeriodView::fields(&slot.period), &found);
+    write_rank_answer(&mut out, &slot.period.fields(), &found);
     let version = board.version();
     drop(board);
     Ok(read_answer(Bytes::from(out), version))
@@ -235,12 +232,7 @@ async fn nearby(State(state): State<Shared>, path: RawPathParams, request: Reque
     })?;
     let mut out = Vec::with_capacity(256 + 112 * window.len());
     let version = board.version();
-    write_nearby_answer(
-        &mut out,
-        &PeriodView::fields(&slot.period),
-        version,
-        window.iter().copied(),
-    );
+    write_nearby_answer(&mut out, &slot.period.fields(), version, window.iter().copied());
     drop(window);
     drop(board);
     Ok(read_answer(Bytes::from(out), version))
@@ -301,7 +293,7 @@ fn rank_among(slot: &crate::boards::BoardSlot, players: &[String]) -> Response {
     let ranked = board.rank_among(&refs);
     drop(board);
     let mut out = Vec::with_capacity(256 + 128 * (ranked.entries.len() + ranked.unranked.len()));
-    write_friends_answer(&mut out, &PeriodView::fields(&slot.period), &ranked);
+    write_friends_answer(&mut out, &slot.period.fields(), &ranked);
     read_answer(Bytes::from(out), ranked.board_version)
 }
 
@@ -557,7 +549,7 @@ mod tests {
                 Board::new(BoardRules::new(ScoreMode::Highest)),
             );
             let mut written = b"{".to_vec();
-            PeriodView::fields(&slot.period).write(&mut written);
+            slot.period.fields().write(&mut written);
             let derived = serde_json::to_vec(&PeriodView::of(&slot)).unwrap();
             assert_eq!(written[..written.len() - 1], derived[..derived.len() - 1]);
             assert_eq!(written.last(), Some(&b','));
@@ -570,12 +562,7 @@ mod tests {
                     .as_ref()
                     .map(|c| URL_SAFE_NO_PAD.encode(c.encode(slot.cursor_binding)));
                 let mut written = Vec::new();
-                write_top_answer(
-                    &mut written,
-                    &PeriodView::fields(&slot.period),
-                    &page,
-                    next.as_deref(),
-                );
+                write_top_answer(&mut written, &slot.period.fields(), &page, next.as_deref());
                 let view = TopView {
                     period: PeriodView::of(&slot),
                     board_version: page.board_version,
@@ -597,7 +584,7 @@ mod tests {
             for players in asked {
                 let ranked = board.rank_among(players);
                 let mut written = Vec::new();
-                write_friends_answer(&mut written, &PeriodView::fields(&slot.period), &ranked);
+                write_friends_answer(&mut written, &slot.period.fields(), &ranked);
                 assert_eq!(
                     written,
                     serde_json::to_vec(&FriendsView::of(&slot, &ranked)).unwrap()

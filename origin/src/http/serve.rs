@@ -49,6 +49,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tower::{Service, ServiceExt};
 
+use crate::config::Config;
 use crate::metrics::Metrics;
 
 /// How many connection threads to run, and where.
@@ -90,6 +91,19 @@ pub const DESCRIPTOR_RESERVE: usize = 64;
 pub const FALLBACK_MAX_CONNECTIONS: usize = 1_000;
 
 impl Limits {
+    /// The connection limits `config` sets, with the cap derived now ([`Limits::derived_cap`])
+    /// when it sets none.
+    pub fn of(config: &Config) -> Limits {
+        Limits {
+            header_read_timeout: Duration::from_secs(config.header_read_timeout_seconds),
+            idle_timeout: Duration::from_secs(config.idle_timeout_seconds),
+            max_connections: match config.max_connections {
+                0 => Limits::derived_cap(),
+                n => n,
+            },
+        }
+    }
+
     /// The connection cap for a process allowed `limit` descriptors of which `open` are in use
     /// (the store's connections among them): what is left after [`DESCRIPTOR_RESERVE`], and at
     /// least one.
@@ -1329,6 +1343,31 @@ mod tests {
         assert_eq!(open_files_limit(unlimited), Some(1_000_000));
         assert_eq!(open_files_limit("Max processes 5 5 processes\n"), None);
         assert!(Limits::derived_cap() >= 1);
+    }
+
+    /// A config's limits: its timeouts, and its cap, derived from the descriptor limit when it
+    /// sets none.
+    #[test]
+    fn a_configs_limits_are_its_timeouts_and_its_cap() {
+        let parse = |text: &str| {
+            let text = format!("database = \"sqlite://./s.db\"\n{text}");
+            Config::parse(&text, std::path::Path::new("standings.toml")).unwrap()
+        };
+        let limits = Limits::of(&parse(""));
+        assert_eq!(limits.header_read_timeout, Duration::from_secs(10));
+        assert_eq!(limits.idle_timeout, Duration::from_secs(60));
+        assert!(limits.max_connections >= 1);
+        let limits = Limits::of(&parse(
+            "header_read_timeout_seconds = 1\nidle_timeout_seconds = 2\nmax_connections = 50\n",
+        ));
+        assert_eq!(
+            (
+                limits.header_read_timeout.as_secs(),
+                limits.idle_timeout.as_secs(),
+                limits.max_connections
+            ),
+            (1, 2, 50)
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use standings_core::ChunkHash;
 use standings_core::json::{write_rfc3339, write_str, write_u64};
 
 use super::read::{BoardPath, board_parts};
-use super::{PeriodView, ReadQuery, Shared, json, resolve};
+use super::{ReadQuery, Shared, json, resolve};
 use crate::http::error::{AppError, AppResult};
 use crate::snapshots::{Head, PartKind};
 
@@ -47,11 +47,7 @@ async fn head(
     let resolved = resolve(&state, board_parts(&path), &ReadQuery::of(&uri)).await?;
     let slot = resolved.slot().clone();
     let head = state.snapshots.head(resolved).await?;
-    let body = head_json(
-        &PeriodView::fields(&slot.period),
-        &head,
-        state.snapshots.config().interval_ms,
-    );
+    let body = head_json(&slot.period.fields(), &head, state.snapshots.config().interval_ms);
     let max_age = state.snapshots.config().head_max_age_seconds;
     let mut response = super::json_bytes(StatusCode::OK, body.into());
     response.headers_mut().insert(
@@ -339,7 +335,7 @@ mod tests {
             start_ms: Some(1_792_800_000_000),
             end_ms: Some(1_792_886_400_000),
         };
-        let text = String::from_utf8(head_json(&PeriodView::fields(&daily), &head, 1000)).unwrap();
+        let text = String::from_utf8(head_json(&daily.fields(), &head, 1000)).unwrap();
         let expected = format!(
             "{{\"period\":\"daily\",\"period_key\":\"2026-10-13\",\"period_start\":\"{}\",\"period_end\":\"{}\",\"board_version\":42,\"manifest\":\"{}\",\"published_at\":\"{}\",\"interval_ms\":1000}}",
             crate::clock::format_rfc3339(1_792_800_000_000),
@@ -348,8 +344,7 @@ mod tests {
             crate::clock::format_rfc3339(1_792_800_000_250),
         );
         assert_eq!(text, expected);
-        let all_time =
-            String::from_utf8(head_json(&PeriodView::fields(&Period::all_time()), &head, 250)).unwrap();
+        let all_time = String::from_utf8(head_json(&Period::all_time().fields(), &head, 250)).unwrap();
         assert!(
             all_time.starts_with("{\"period\":\"all_time\",\"period_key\":\"all_time\",\"period_start\":null,\"period_end\":null,\"board_version\":42,"),
             "{all_time}"

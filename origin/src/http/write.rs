@@ -2,8 +2,8 @@
 //!
 //! Submissions are read typed straight from the body, which is the fast path. A body the typed read
 //! does not take (not JSON, another shape, a repeated key) goes through the general path over
-//! `serde_json::Value` read by `json_value::parse_json`, whose answers are the contract; tests pin
-//! both paths to the same answers. No typed body uses `#[serde(flatten)]` or a map field, because
+//! `serde_json::Value` read by [`parse_json`], whose answers are the contract; tests pin both paths
+//! to the same answers. Both check an event with `crate::intake`, as `standings import` does. No typed body uses `#[serde(flatten)]` or a map field, because
 //! both keep the last of two equal keys, which the API refuses.
 
 use axum::Router;
@@ -17,22 +17,15 @@ use standings_core::{BoardId, BoardRules, ScoreMode, check_id};
 use serde_json::value::RawValue;
 
 use super::{JsonBody, RawBody, Shared, json, parse_json};
-use crate::clock::{format_rfc3339, parse_rfc3339};
-use crate::domain::BoardDef;
-use crate::domain::NewEvent;
+use crate::domain::{BoardDef, NewEvent};
 use crate::http::auth::Principal;
 use crate::http::error::{AppError, AppResult};
+use crate::intake::{Checked, EventBody, MAX_BATCH, check_value, validate_body, validate_event};
 use crate::store::Defined;
 use crate::writer::Outcome;
 
-/// The most events one batch may carry.
-pub(crate) const MAX_BATCH: usize = 1_000;
 /// The most friends one list may hold.
 pub(crate) const MAX_FRIENDS: usize = 1_000;
-/// How far in the future `achieved_at` may lie (clock skew between game servers and us).
-pub(crate) const MAX_FUTURE_MS: i64 = 5 * 60 * 1000;
-/// The most scopes one event may feed.
-pub(crate) const MAX_SCOPES: usize = 32;
 
 pub(super) fn router() -> Router<Shared> {
     Router::new()
@@ -177,21 +170,6 @@ async fn define_board(
     Ok(json(status, &BoardView::of(&def)))
 }
 
-/// One score event as submitted.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EventBody {
-    event_id: String,
-    player_id: String,
-    game: String,
-    mode: String,
-    season: String,
-    #[serde(default)]
-    scopes: Option<Vec<String>>,
-    value: i64,
-    achieved_at: String,
-}
-
 /// The answer for one event.
 #[derive(Debug, Serialize)]
 pub(crate) struct EventAnswer {
@@ -205,82 +183,6 @@ pub(crate) struct EventAnswer {
     /// For a rejection, what was wrong.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-}
-
-/// Checks one event completely: shape, ids, time, the caller's game, the boards and the range.
-fn validate_event(
-    state: &Shared,
-    principal: &Principal,
-    raw: serde_json::Value,
-    now: i64,
-) -> Result<NewEvent, AppError> {
-    let body: EventBody = serde_json::from_value(raw).map_err(|e| AppError::InvalidEvent(e.to_string()))?;
-    validate_body(state, principal, body, now)
-}
-
-/// [`validate_event`] after the shape is read.
-fn validate_body(
-    state: &Shared,
-    principal: &Principal,
-    body: EventBody,
-    now: i64,
-) -> Result<NewEvent, AppError> {
-    check_id("event_id", &body.event_id).map_err(|e| AppError::InvalidEvent(e.to_string()))?;
-    check_id("player_id", &body.player_id).map_err(|e| AppError::InvalidEvent(e.to_string()))?;
-    let scopes = body.scopes.unwrap_or_else(|| vec!["global".into()]);
-    if scopes.is_empty() {
-        return Err(AppError::InvalidEvent(
-            "scopes must name at least one scope".into(),
-        ));
-    }
-    if scopes.len() > MAX_SCOPES {
-        return Err(AppError::InvalidEvent(format!(
-            "scopes may name at most {MAX_SCOPES} scopes"
-        )));
-    }
-    for (i, scope) in scopes.iter().enumerate() {
-        if scopes[..i].contains(scope) {
-            return Err(AppError::InvalidEvent(format!("scope {scope:?} is listed twice")));
-        }
-    }
-    let achieved_at = parse_rfc3339(&body.achieved_at).map_err(AppError::InvalidEvent)?;
-    if achieved_at > now + MAX_FUTURE_MS {
-        return Err(AppError::InvalidEvent(format!(
-            "achieved_at {} is more than 5 minutes in the future (now is {})",
-            body.achieved_at,
-            format_rfc3339(now)
-        )));
-    }
-    if !principal.allows_game(&body.game) {
-        return Err(AppError::Forbidden(format!(
-            "token {:?} may not write to game {:?}",
-            principal.name, body.game
-        )));
-    }
-    for scope in &scopes {
-        let id = BoardId::new(&body.game, &body.mode, &body.season, scope)
-            .map_err(|e| AppError::InvalidEvent(e.to_string()))?;
-        let entry = state.registry.entry(&id).ok_or_else(|| {
-            AppError::UnknownBoard(format!("no board {id}; define it before submitting to it"))
-        })?;
-        entry.check_not_broken()?;
-        entry
-            .def
-            .rules
-            .check_value(body.value)
-            .map_err(|e| AppError::ValueOutOfRange(format!("on board {id}: {e}")))?;
-    }
-    Ok(NewEvent {
-        game: body.game,
-        event_id: body.event_id,
-        player_id: body.player_id,
-        mode: body.mode,
-        season: body.season,
-        scopes,
-        value: body.value,
-        achieved_at,
-        source: principal.name.clone(),
-    })
 }
 
 async fn submit_event(
@@ -301,8 +203,8 @@ async fn submit_event(
     let principal = state.auth.writer(&headers, None)?;
     let now = state.clock.now_ms();
     let event = match body {
-        Ok(typed) => validate_body(&state, &principal, typed, now)?,
-        Err(value) => validate_event(&state, &principal, value, now)?,
+        Ok(typed) => validate_body(&state.registry, &principal, typed, now)?,
+        Err(value) => validate_event(&state.registry, &principal, value, now)?,
     };
     let event_id = event.event_id.clone();
     let outcome = state.ingest.submit(vec![event]).await?.pop();
@@ -383,15 +285,17 @@ async fn submit_batch(
                 .into_iter()
                 .map(|event| match event {
                     ReadEvent::Typed(body, raw) => {
-                        validate_body(&state, &principal, body, now).or_else(|_| {
+                        validate_body(&state.registry, &principal, body, now).or_else(|_| {
                             // The general path words the refusal and finds the id.
                             let value = parse_json(raw.get().as_bytes()).map_err(|e| (String::new(), e))?;
-                            check_value(&state, &principal, value, now)
+                            refused_as_answered(check_value(&state.registry, &principal, value, now))
                         })
                     }
-                    ReadEvent::Value(value) => check_value(&state, &principal, value, now),
+                    ReadEvent::Value(value) => {
+                        refused_as_answered(check_value(&state.registry, &principal, value, now))
+                    }
                 })
-                .collect();
+                .collect::<Vec<_>>();
             let results = submit_checked(&state, checked).await?;
             return Ok(json(StatusCode::OK, &BatchAnswer { results }));
         }
@@ -434,28 +338,13 @@ fn check_batch_size(events: usize) -> Result<(), AppError> {
     Ok(())
 }
 
-/// One event of a batch after validation: ready to submit, or refused with its id (empty when
-/// it had none).
-type Checked = Result<NewEvent, (String, AppError)>;
-
-/// Validates one event read as a `Value`.
-pub(crate) fn check_value(
-    state: &Shared,
-    principal: &Principal,
-    raw: serde_json::Value,
-    now: i64,
-) -> Checked {
-    let event_id = raw
-        .get("event_id")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_string();
-    validate_event(state, principal, raw, now).map_err(|e| (event_id, e))
+/// An intake refusal with its event id, as the batch answers it.
+fn refused_as_answered(checked: Checked) -> Result<NewEvent, (String, AppError)> {
+    checked.map_err(|(event_id, e)| (event_id, e.into()))
 }
 
-/// Validates and submits many events as one group commit, answering each in order: what the
-/// batch endpoint and `standings import` share.
-pub(crate) async fn submit_many(
+/// Validates and submits many events as one group commit, answering each in order.
+async fn submit_many(
     state: &Shared,
     principal: &Principal,
     events: Vec<serde_json::Value>,
@@ -463,13 +352,18 @@ pub(crate) async fn submit_many(
     let now = state.clock.now_ms();
     let checked = events
         .into_iter()
-        .map(|raw| check_value(state, principal, raw, now))
+        .map(|raw| check_value(&state.registry, principal, raw, now))
         .collect();
     submit_checked(state, checked).await
 }
 
-/// Submits the valid events of a batch as one group commit and answers every event in order.
-pub(crate) async fn submit_checked(state: &Shared, checked: Vec<Checked>) -> AppResult<Vec<EventAnswer>> {
+/// Submits the valid events of a batch as one group commit and answers every event in order,
+/// a refused one with the code and detail its error is answered with: what the batch endpoint
+/// and `standings import` share.
+pub(crate) async fn submit_checked<E: Into<AppError>>(
+    state: &Shared,
+    checked: Vec<Result<NewEvent, (String, E)>>,
+) -> AppResult<Vec<EventAnswer>> {
     let mut answers: Vec<Option<EventAnswer>> = Vec::with_capacity(checked.len());
     let mut valid = Vec::with_capacity(checked.len());
     let mut valid_at = Vec::with_capacity(checked.len());
@@ -481,6 +375,7 @@ pub(crate) async fn submit_checked(state: &Shared, checked: Vec<Checked>) -> App
                 answers.push(None);
             }
             Err((event_id, e)) => {
+                let e: AppError = e.into();
                 let (_, code) = e.status_and_code();
                 answers.push(Some(EventAnswer {
                     event_id,

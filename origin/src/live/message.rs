@@ -8,7 +8,6 @@ use standings_core::json::{self, write_str, write_u64};
 use standings_core::{RankedEntry, View, ViewDelta, ViewEntry, ViewState};
 
 use crate::domain::periods::Period;
-use crate::http::PeriodView;
 
 /// Why a stream was closed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,7 +46,7 @@ pub(crate) fn snapshot(view: &View, period: &Period, state: &ViewState) -> Bytes
     out.extend_from_slice(b"{\"type\":\"snapshot\",\"view\":");
     write_str(&mut out, &view.to_string());
     out.push(b',');
-    PeriodView::fields(period).write(&mut out);
+    period.fields().write(&mut out);
     out.extend_from_slice(b"\"board_version\":");
     write_u64(&mut out, state.board_version);
     out.extend_from_slice(b",\"entries\":");

@@ -10,12 +10,11 @@
 use standings_core::{BoardId, PlayerId, ScoreEvent};
 
 use super::instances::{Instances, Trial};
-use super::targets;
+use super::{LogError, targets};
 use crate::boards::Registry;
 use crate::domain::periods::Period;
 use crate::domain::seasons::SeasonState;
-use crate::domain::{Action, ActionRow, BoardDef, Change, Domain, ResultRow};
-use crate::http::error::AppError;
+use crate::domain::{Action, ActionRefusal, ActionRow, BoardDef, Change, Domain, ResultRow};
 use crate::store::Store;
 
 /// Decides whether an action can be carried out on the current state: performs it on a copy of
@@ -29,7 +28,7 @@ pub async fn try_perform(
     domain: &Domain,
     row: &ActionRow,
     action: &Action,
-) -> Result<(), AppError> {
+) -> Result<(), LogError> {
     if let Action::Disqualify { board, .. } | Action::Reinstate { board, .. } = action
         && let Some(entry) = registry.entry(board)
     {
@@ -49,13 +48,13 @@ async fn valid_events(
     period: &Period,
     player: &str,
     before_seq: i64,
-) -> Result<Vec<ScoreEvent>, AppError> {
+) -> Result<Vec<ScoreEvent>, LogError> {
     if domain.is_disqualified(board, player) {
         return Ok(Vec::new());
     }
     let entry = registry
         .entry(board)
-        .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))?;
+        .ok_or_else(|| ActionRefusal::UnknownBoard(Box::new(board.clone())))?;
     let mut valid = Vec::new();
     for e in store.player_events(board, player, before_seq).await? {
         if !e.scopes.contains(&board.scope) {
@@ -94,7 +93,7 @@ pub async fn perform(
     instances: &mut impl Instances,
     row: &ActionRow,
     action: &Action,
-) -> Result<Performed, AppError> {
+) -> Result<Performed, LogError> {
     let mut performed = Performed::default();
     // The (board, player) pairs whose aggregates to recompute, and the periods to do it in.
     let mut recompute: Vec<(BoardId, Period, String)> = Vec::new();
@@ -162,7 +161,7 @@ pub async fn perform(
                 // The player's history may name periods that have no instance yet.
                 let entry = registry
                     .entry(board)
-                    .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))?;
+                    .ok_or_else(|| ActionRefusal::UnknownBoard(Box::new(board.clone())))?;
                 for e in store.player_events(board, target_player_id, row.seq).await? {
                     for p in entry.calendar.periods_of(e.achieved_at) {
                         if !periods.iter().any(|q| q.key == p.key) {
@@ -193,7 +192,10 @@ pub async fn perform(
     let mut touched_results: Vec<BoardId> = Vec::new();
     for (board, period, player) in recompute {
         let events = valid_events(store, registry, domain, &board, &period, &player, row.seq).await?;
-        let player_id = PlayerId::new(&player).map_err(|e| AppError::Internal(e.to_string()))?;
+        let player_id = PlayerId::new(&player).map_err(|source| LogError::InvalidPlayer {
+            player: player.clone(),
+            source,
+        })?;
         instances.prepare(&board, &period).await?;
         let (rank, board_version) = instances.recompute(&board, &period, &player_id, &events)?;
         if period.key == Period::all_time().key && !touched_results.contains(&board) {
@@ -226,7 +228,7 @@ fn snapshot(
     board: &BoardId,
     correction: i64,
     row: &ActionRow,
-) -> Result<ResultRow, AppError> {
+) -> Result<ResultRow, LogError> {
     let (entries, board_version, digest) = instances.result(board)?;
     Ok(ResultRow {
         board: board.clone(),

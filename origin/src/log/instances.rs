@@ -8,10 +8,11 @@ use std::collections::{HashMap, HashSet};
 
 use standings_core::{ApplyError, Board, BoardId, PlayerId, Replay, ScoreEvent};
 
+use super::LogError;
 use crate::boards::{BoardEntry, BoardSlot, Registry};
-use crate::domain::RankedEntry;
+use crate::chain::Chain;
 use crate::domain::periods::Period;
-use crate::http::error::AppError;
+use crate::domain::{ActionRefusal, RankedEntry, Refusal};
 use crate::store::Store;
 
 /// Access to the board instances being driven: the live registry, or a rebuild's.
@@ -21,9 +22,9 @@ pub trait Instances {
         &mut self,
         board: &BoardId,
         period: &Period,
-    ) -> impl std::future::Future<Output = Result<(), AppError>> + Send;
+    ) -> impl std::future::Future<Output = Result<(), LogError>> + Send;
     /// Applies an event to an instance, creating it when new.
-    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError>;
+    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), LogError>;
     /// Recomputes a player's aggregate on an instance from the given valid events; returns the
     /// player's rank after it (if ranked) and the instance's version.
     fn recompute(
@@ -32,11 +33,11 @@ pub trait Instances {
         period: &Period,
         player: &PlayerId,
         events: &[ScoreEvent],
-    ) -> Result<(Option<u64>, u64), AppError>;
+    ) -> Result<(Option<u64>, u64), LogError>;
     /// The periods of a board that have an instance.
     fn periods(&self, board: &BoardId) -> Vec<Period>;
     /// The all-time instance's entries, version and digest, for a result snapshot.
-    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), AppError>;
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), LogError>;
     /// Frees a board's instances (the season was archived).
     fn archive(&mut self, board: &BoardId);
 }
@@ -73,15 +74,15 @@ impl LiveInstances<'_> {
             .unwrap_or_default()
     }
 
-    fn entry(&self, board: &BoardId) -> Result<std::sync::Arc<BoardEntry>, AppError> {
+    fn entry(&self, board: &BoardId) -> Result<std::sync::Arc<BoardEntry>, LogError> {
         self.registry
             .entry(board)
-            .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))
+            .ok_or_else(|| Refusal::UnknownBoard(board.clone()).into())
     }
 }
 
 impl Instances for LiveInstances<'_> {
-    async fn prepare(&mut self, board: &BoardId, period: &Period) -> Result<(), AppError> {
+    async fn prepare(&mut self, board: &BoardId, period: &Period) -> Result<(), LogError> {
         let entry = self.entry(board)?;
         if entry.instance(&period.key).is_none()
             && let Some(snapshot) = self.store.period_snapshot(board, &period.key).await?
@@ -93,15 +94,11 @@ impl Instances for LiveInstances<'_> {
         Ok(())
     }
 
-    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError> {
+    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), LogError> {
         let slot = self.entry(board)?.instance_or_create(period);
         let mut live = slot.write();
-        live.apply(event).map_err(|e| {
-            AppError::Internal(format!(
-                "event {} refused by {board}: {e}",
-                event.event_id.as_str()
-            ))
-        })?;
+        live.apply(event)
+            .map_err(|source| LogError::apply(board, event, source))?;
         Ok(())
     }
 
@@ -111,11 +108,11 @@ impl Instances for LiveInstances<'_> {
         period: &Period,
         player: &PlayerId,
         events: &[ScoreEvent],
-    ) -> Result<(Option<u64>, u64), AppError> {
+    ) -> Result<(Option<u64>, u64), LogError> {
         let slot = self.entry(board)?.instance_or_create(period);
         let mut live = slot.write();
         live.recompute_player(player, events)
-            .map_err(|e| AppError::Internal(format!("recompute on {board} failed: {e}")))?;
+            .map_err(|source| LogError::recompute(player, board, period, source))?;
         Ok((live.index().rank_of_player(player.as_str()), live.version()))
     }
 
@@ -123,7 +120,7 @@ impl Instances for LiveInstances<'_> {
         LiveInstances::periods_of(self.registry, board)
     }
 
-    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), AppError> {
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), LogError> {
         let slot: std::sync::Arc<BoardSlot> = self.entry(board)?.all_time();
         let live = slot.read();
         Ok((result_entries(&live), live.version(), live.digest().to_string()))
@@ -145,11 +142,11 @@ pub(super) struct Trial<'a> {
 }
 
 impl Instances for Trial<'_> {
-    async fn prepare(&mut self, _board: &BoardId, _period: &Period) -> Result<(), AppError> {
+    async fn prepare(&mut self, _board: &BoardId, _period: &Period) -> Result<(), LogError> {
         Ok(())
     }
 
-    fn apply(&mut self, _board: &BoardId, _period: &Period, _event: &ScoreEvent) -> Result<(), AppError> {
+    fn apply(&mut self, _board: &BoardId, _period: &Period, _event: &ScoreEvent) -> Result<(), LogError> {
         // `perform` never applies events; a trial has nothing to apply them to.
         Ok(())
     }
@@ -160,27 +157,23 @@ impl Instances for Trial<'_> {
         period: &Period,
         player: &PlayerId,
         events: &[ScoreEvent],
-    ) -> Result<(Option<u64>, u64), AppError> {
+    ) -> Result<(Option<u64>, u64), LogError> {
         let entry = self
             .registry
             .entry(board)
-            .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))?;
+            .ok_or_else(|| Refusal::UnknownBoard(board.clone()))?;
         entry.check_not_broken()?;
         entry
             .def
             .rules
             .recompute(events.iter().filter(|e| e.player == *player))
-            .map_err(|e| match e {
-                ApplyError::ValueOverflow => AppError::ValueOutOfRange(format!(
-                    "the total of {:?} on {board} ({}) would overflow a 64-bit integer",
-                    player.as_str(),
-                    period.key
-                )),
-                other => AppError::Internal(format!(
-                    "a recompute of {:?} on {board} ({}) fails: {other}",
-                    player.as_str(),
-                    period.key
-                )),
+            .map_err(|source| match source {
+                ApplyError::ValueOverflow => LogError::ActionRefused(ActionRefusal::TotalOverflow {
+                    player: player.as_str().to_owned(),
+                    board: Box::new(board.clone()),
+                    period_key: period.key.clone(),
+                }),
+                source => LogError::recompute(player, board, period, source),
             })?;
         Ok((None, 0))
     }
@@ -189,7 +182,7 @@ impl Instances for Trial<'_> {
         LiveInstances::periods_of(self.registry, board)
     }
 
-    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), AppError> {
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), LogError> {
         // A result snapshot of a broken board would record a board the log does not give.
         if let Some(entry) = self.registry.entry(board) {
             entry.check_not_broken()?;
@@ -230,23 +223,25 @@ impl<'r, 'i, I> Tolerant<'r, 'i, I> {
         !self.broken.is_empty() && self.broken.contains(board)
     }
 
-    /// Marks `board` broken by the current entry and says why, once per board.
-    pub fn break_board(&mut self, board: &BoardId, why: &AppError) {
+    /// Marks `board` broken by the current entry and says why (the error and its sources), once
+    /// per board.
+    pub fn break_board(&mut self, board: &BoardId, why: &(dyn std::error::Error + 'static)) {
         let Some(entry) = self.registry.entry(board) else {
             return;
         };
         if self.broken.insert(board.clone()) {
+            let why = Chain(why).to_string();
             tracing::error!(
                 "the log entry at seq {} cannot be carried out on board {board}: {why}; the board is not served, every other board is",
                 self.seq
             );
-            entry.mark_broken(self.seq, why.to_string());
+            entry.mark_broken(self.seq, why);
         }
     }
 }
 
 impl<I: Instances + Send> Instances for Tolerant<'_, '_, I> {
-    async fn prepare(&mut self, board: &BoardId, period: &Period) -> Result<(), AppError> {
+    async fn prepare(&mut self, board: &BoardId, period: &Period) -> Result<(), LogError> {
         if !self.is_broken(board)
             && let Err(e) = self.inner.prepare(board, period).await
         {
@@ -255,7 +250,7 @@ impl<I: Instances + Send> Instances for Tolerant<'_, '_, I> {
         Ok(())
     }
 
-    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError> {
+    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), LogError> {
         if !self.is_broken(board)
             && let Err(e) = self.inner.apply(board, period, event)
         {
@@ -270,7 +265,7 @@ impl<I: Instances + Send> Instances for Tolerant<'_, '_, I> {
         period: &Period,
         player: &PlayerId,
         events: &[ScoreEvent],
-    ) -> Result<(Option<u64>, u64), AppError> {
+    ) -> Result<(Option<u64>, u64), LogError> {
         if self.is_broken(board) {
             return Ok((None, 0));
         }
@@ -284,7 +279,7 @@ impl<I: Instances + Send> Instances for Tolerant<'_, '_, I> {
         self.inner.periods(board)
     }
 
-    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), AppError> {
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), LogError> {
         if self.is_broken(board) {
             return Ok((Vec::new(), 0, String::new()));
         }
@@ -375,11 +370,11 @@ impl<'a> RebuildInstances<'a> {
         }
     }
 
-    fn slot(&mut self, board: &BoardId, period: &Period) -> Result<&mut Building, AppError> {
+    fn slot(&mut self, board: &BoardId, period: &Period) -> Result<&mut Building, LogError> {
         let rules = self
             .registry
             .entry(board)
-            .ok_or_else(|| AppError::UnknownBoard(format!("no board {board}")))?
+            .ok_or_else(|| Refusal::UnknownBoard(board.clone()))?
             .def
             .rules;
         Ok(&mut self
@@ -414,12 +409,12 @@ impl<'a> RebuildInstances<'a> {
 }
 
 impl Instances for RebuildInstances<'_> {
-    async fn prepare(&mut self, _board: &BoardId, _period: &Period) -> Result<(), AppError> {
+    async fn prepare(&mut self, _board: &BoardId, _period: &Period) -> Result<(), LogError> {
         // A rebuild holds every instance in memory.
         Ok(())
     }
 
-    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), AppError> {
+    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), LogError> {
         if self.skips(board, period) {
             return Ok(());
         }
@@ -427,12 +422,7 @@ impl Instances for RebuildInstances<'_> {
             Building::Fast(replay) => replay.push(event).map(|_| ()),
             Building::Full(full) => full.apply(event).map(|_| ()),
         };
-        result.map_err(|e| {
-            AppError::Internal(format!(
-                "event {} cannot be replayed on {board}: {e}",
-                event.event_id.as_str()
-            ))
-        })
+        result.map_err(|source| LogError::apply(board, event, source))
     }
 
     fn recompute(
@@ -441,13 +431,13 @@ impl Instances for RebuildInstances<'_> {
         period: &Period,
         player: &PlayerId,
         events: &[ScoreEvent],
-    ) -> Result<(Option<u64>, u64), AppError> {
+    ) -> Result<(Option<u64>, u64), LogError> {
         if self.skips(board, period) {
             return Ok((None, 0));
         }
         let full = self.slot(board, period)?.board();
         full.recompute_player(player, events)
-            .map_err(|e| AppError::Internal(format!("recompute on {board} failed: {e}")))?;
+            .map_err(|source| LogError::recompute(player, board, period, source))?;
         Ok((full.index().rank_of_player(player.as_str()), full.version()))
     }
 
@@ -462,7 +452,7 @@ impl Instances for RebuildInstances<'_> {
         periods
     }
 
-    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), AppError> {
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), LogError> {
         if self.skips(board, &Period::all_time()) {
             return Ok((Vec::new(), 0, String::new()));
         }

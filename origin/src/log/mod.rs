@@ -1,6 +1,6 @@
 //! What the log means: where each event goes (`targets`) and applying it; `actions` performs an
 //! action, `instances` holds the `Instances` trait the log changes boards through, `rebuild`
-//! replays the log. The live writer, a restart after a checkpoint and `standings rebuild` run this
+//! replays the log, `error` holds `LogError`. The live writer, a restart after a checkpoint and `standings rebuild` run this
 //! same code over the same log in the same `seq` order, so they reach the same boards, versions and
 //! results. That is why it is a room of its own, apart from the writer: a rebuild must not need a
 //! writer to be right.
@@ -10,12 +10,14 @@
 //! `targets` stays here rather than in `domain/` because it needs the registry's calendars.
 
 mod actions;
+mod error;
 mod instances;
 mod rebuild;
 
 use standings_core::BoardId;
 
 pub use self::actions::{Performed, perform, try_perform};
+pub use self::error::LogError;
 pub use self::instances::{Instances, LiveInstances, Phase, RebuildInstances, Tolerant, result_entries};
 pub use self::rebuild::{rebuild, replay_log};
 use crate::boards::Registry;
@@ -23,7 +25,6 @@ use crate::boards::Registry;
 use crate::domain::periods::Period;
 pub use crate::domain::{Action, Domain, DomainState};
 use crate::domain::{LoggedEvent, NewEvent, Refusal};
-use crate::http::error::AppError;
 
 /// One instance an event feeds, and whether the event is late there.
 #[derive(Clone, Debug)]
@@ -70,7 +71,7 @@ pub fn apply_event(
     domain: &Domain,
     instances: &mut impl Instances,
     e: &LoggedEvent,
-) -> Result<bool, AppError> {
+) -> Result<bool, LogError> {
     let season_late = domain.season_late(e);
     let event = e.core_event()?;
     let mut late_anywhere = false;

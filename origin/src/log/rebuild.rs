@@ -13,10 +13,9 @@
 use standings_core::BoardId;
 
 use super::instances::{Instances, Phase, RebuildInstances, Tolerant};
-use super::{apply_event, perform};
+use super::{LogError, apply_event, perform};
 use crate::boards::Registry;
 use crate::domain::{ActionRow, Domain, ResultRow};
-use crate::http::error::AppError;
 use crate::store::Store;
 
 /// Rebuilds every board (or only `only`) and the season and moderation state from the log:
@@ -31,12 +30,13 @@ pub async fn rebuild(
     only: Option<&BoardId>,
     now: i64,
     mut progress: impl FnMut(u64),
-) -> Result<(Registry, Domain, Vec<ResultRow>), AppError> {
+) -> Result<(Registry, Domain, Vec<ResultRow>), LogError> {
     let registry = Registry::default();
     for def in store.boards().await? {
-        registry
-            .add(&def)
-            .map_err(|e| AppError::Internal(format!("stored board {} is invalid: {e}", def.id)))?;
+        registry.add(&def).map_err(|why| LogError::InvalidStoredBoard {
+            board: Box::new(def.id.clone()),
+            why,
+        })?;
     }
     let has_periods = registry
         .all()
@@ -69,7 +69,7 @@ async fn replay_pass(
     only: Option<&BoardId>,
     phase: Phase,
     progress: &mut impl FnMut(u64),
-) -> Result<(Domain, Vec<ResultRow>), AppError> {
+) -> Result<(Domain, Vec<ResultRow>), LogError> {
     let domain = Domain::default();
     let mut instances = RebuildInstances::new(registry, only.cloned(), phase);
     let (results, _) = replay_log(store, registry, &domain, &mut instances, 0, progress).await?;
@@ -92,7 +92,7 @@ pub async fn replay_log(
     instances: &mut (impl Instances + Send),
     after: i64,
     progress: &mut impl FnMut(u64),
-) -> Result<(Vec<ResultRow>, u64), AppError> {
+) -> Result<(Vec<ResultRow>, u64), LogError> {
     let actions = store.actions_after(after).await?;
     let mut actions = actions.iter().peekable();
     let mut results = Vec::new();
@@ -112,9 +112,7 @@ pub async fn replay_log(
     // other board still comes up (see `Tolerant`).
     let mut instances = Tolerant::new(instances, registry, 0);
     loop {
-        let page = next
-            .await
-            .map_err(|e| AppError::Internal(format!("reading the event log failed: {e}")))??;
+        let page = next.await.map_err(LogError::ReadTask)??;
         let Some(last) = page.last() else { break };
         after = last.seq;
         next = read_after(after);
@@ -158,7 +156,7 @@ async fn replay_action<I: Instances + Send>(
         let action = row
             .action
             .as_ref()
-            .map_err(|e| AppError::Internal(e.to_string()))?;
+            .map_err(|e| LogError::UnreadableAction(e.clone()))?;
         perform(store, registry, domain, instances, row, action).await
     };
     match performed.await {

@@ -27,6 +27,7 @@
 //! publisher, then a board's read lock (alone: it is released before anything else is taken),
 //! then the part store, then an instance's head.
 
+mod error;
 mod parts;
 mod schedule;
 
@@ -38,15 +39,14 @@ use std::time::Instant;
 use bytes::Bytes;
 use standings_core::{Board, BoardId, BoardRules, ChunkHash, ChunkingOptions, Publisher};
 
+pub use self::error::SnapshotsError;
 pub use self::parts::PartKind;
 use self::parts::PartStore;
 use self::schedule::{Caps, Due, Published, Room, Timing};
 use crate::FastHash;
-use crate::boards::{BoardSlot, Registry};
+use crate::boards::{BoardSlot, Registry, Resolved};
 use crate::clock::Clock;
 use crate::config::SnapshotsConfig;
-use crate::http::Resolved;
-use crate::http::error::AppError;
 use crate::metrics::Metrics;
 use crate::sync::LockUnpoisoned;
 
@@ -218,7 +218,7 @@ impl Snapshots {
     /// blocking pool if it never was, the instance followed from now (within the caps: 503
     /// `SNAPSHOT_INSTANCES_FULL` past them) and noted as asked for. O(1) once published; the
     /// first time, one publication.
-    pub async fn head(self: &Arc<Self>, resolved: Resolved) -> Result<Head, AppError> {
+    pub async fn head(self: &Arc<Self>, resolved: Resolved) -> Result<Head, SnapshotsError> {
         let now = self.clock.now_ms();
         let slot = match resolved {
             Resolved::Empty(slot) => return Ok(self.empty_head(&slot, now)),
@@ -243,8 +243,10 @@ impl Snapshots {
                 *instance.head.lock_unpoisoned()
             })
             .await
-            .map_err(|e| {
-                AppError::Internal(format!("publishing {} {} failed: {e}", slot.id, slot.period.key))
+            .map_err(|source| SnapshotsError::Publish {
+                board: Box::new(slot.id.clone()),
+                period_key: slot.period.key.clone(),
+                source,
             })?;
             match published {
                 Some(head) => return Ok(head),
@@ -319,7 +321,7 @@ impl Snapshots {
         slot: &Arc<BoardSlot>,
         closes_at: Option<i64>,
         now_ms: i64,
-    ) -> Result<Arc<Instance>, AppError> {
+    ) -> Result<Arc<Instance>, SnapshotsError> {
         let mut displaced = None;
         let instance = {
             let mut followed = self.instances.lock_unpoisoned();
@@ -357,10 +359,12 @@ impl Snapshots {
                         }
                         Room::Full => {
                             self.metrics.snapshots.refused_heads.add(1);
-                            return Err(AppError::SnapshotInstancesFull(format!(
-                                "the origin follows as many board instances for the edge as it may ({} in all, {} per board) and {} {} is a closed period; read it from the origin's API, or retry once fewer are read",
-                                self.caps.total, self.caps.per_board, slot.id, slot.period.key
-                            )));
+                            return Err(SnapshotsError::InstancesFull {
+                                total: self.caps.total,
+                                per_board: self.caps.per_board,
+                                board: Box::new(slot.id.clone()),
+                                period_key: slot.period.key.clone(),
+                            });
                         }
                     }
                     let instance = Arc::new(Instance {
@@ -816,7 +820,7 @@ mod tests {
         let kept = snapshots.head(Resolved::Held(d2)).await.unwrap();
         let refused = snapshots.head(Resolved::Held(d1)).await.unwrap_err();
         assert!(
-            matches!(refused, AppError::SnapshotInstancesFull(_)),
+            matches!(refused, SnapshotsError::InstancesFull { .. }),
             "{refused:?}"
         );
         assert_eq!(snapshots.metrics.snapshots.refused_heads.get(), 1);

@@ -12,8 +12,7 @@ use super::commit::unknown_commit_landed;
 use super::driver::Writer;
 use super::{ActionAnswer, ActionRequest, WriterError};
 use crate::boards::Registry;
-use crate::domain::{ActionResult, ActionRow, Correction, EventStatus};
-use crate::http::error::AppError;
+use crate::domain::{ActionRefusal, ActionResult, ActionRow, Correction, EventStatus};
 use crate::log::{self, Action, Domain, LiveInstances, perform};
 use crate::store::{CommitFailed, Store};
 
@@ -21,11 +20,11 @@ impl Writer {
     /// Validates, logs and performs one action, with nothing in flight and every committed
     /// group applied.
     pub(super) async fn act(&mut self, request: ActionRequest) -> Result<ActionAnswer, WriterError> {
-        act(self, request).await.map_err(WriterError::Action)
+        act(self, request).await
     }
 }
 
-async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer, AppError> {
+async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer, WriterError> {
     let Writer {
         store,
         registry,
@@ -39,9 +38,7 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
         && let Some(existing) = store.find_action(&request.game, id).await?
     {
         if existing.request != request.request {
-            return Err(AppError::ModerationIdConflict(format!(
-                "moderation_id {id:?} was already used for another action"
-            )));
+            return Err(ActionRefusal::ModerationIdConflict(id.clone()).into());
         }
         return Ok(ActionAnswer {
             replayed: true,
@@ -78,7 +75,7 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
     if let Err(failed) = tx.commit("cannot commit an action").await {
         let error = match failed {
             CommitFailed::Failed(error) => return Err(error.into()),
-            CommitFailed::Unknown(error) => AppError::from(error),
+            CommitFailed::Unknown(error) => WriterError::from(error),
         };
         // The commit's answer was lost: the log says whether it took, as for a group.
         match store.next_seq().await {
@@ -111,7 +108,7 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
             for entry in registry.of_game(&request.game) {
                 live.break_board(&entry.def.id, &e);
             }
-            return Err(e);
+            return Err(e.into());
         }
     };
     // Moderation, late decisions and season transitions reach subscribers like any change;
@@ -135,7 +132,7 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
     tx.commit("cannot store results")
         .await
         .map_err(|failed| match failed {
-            CommitFailed::Unknown(e) | CommitFailed::Failed(e) => AppError::from(e),
+            CommitFailed::Unknown(e) | CommitFailed::Failed(e) => WriterError::from(e),
         })?;
     store.set_action_result(logged.seq, &result).await?;
     Ok(ActionAnswer {
@@ -151,62 +148,75 @@ async fn validate(
     registry: &Registry,
     domain: &Domain,
     request: &ActionRequest,
-) -> Result<(), AppError> {
+) -> Result<(), WriterError> {
+    let game = &request.game;
     match &request.action {
         Action::SeasonState { season, to } => {
-            let record = domain.seasons.get(&request.game, season);
+            let record = domain.seasons.get(game, season);
             if record.state == *to && record.explicit {
-                return Err(AppError::InvalidTransition(format!(
-                    "season {}/{season} is already {to}",
-                    request.game
-                )));
+                return Err(ActionRefusal::AlreadyInState {
+                    game: game.clone(),
+                    season: season.clone(),
+                    to: *to,
+                }
+                .into());
             }
-            let has_events = store.season_has_events(&request.game, season).await?;
+            let has_events = store.season_has_events(game, season).await?;
             record.check_transition(*to, has_events).map_err(|why| {
-                AppError::InvalidTransition(format!("season {}/{season}: {why}", request.game))
+                ActionRefusal::InvalidTransition {
+                    game: game.clone(),
+                    season: season.clone(),
+                    why,
+                }
+                .into()
             })
         }
         Action::Invalidate { target_event_id } | Action::Restore { target_event_id } => {
-            let Some(event) = store.find_event(&request.game, target_event_id).await? else {
-                return Err(AppError::UnknownEvent(format!(
-                    "no event {target_event_id:?} in game {:?}",
-                    request.game
-                )));
+            let Some(event) = store.find_event(game, target_event_id).await? else {
+                return Err(unknown_event(game, target_event_id));
             };
-            not_archived(domain, &request.game, &event.season)
+            Ok(not_archived(domain, game, &event.season)?)
         }
         Action::Disqualify { board, .. } | Action::Reinstate { board, .. } => {
             if registry.entry(board).is_none() {
-                return Err(AppError::UnknownBoard(format!("no board {board}")));
+                return Err(ActionRefusal::UnknownBoard(Box::new(board.clone())).into());
             }
-            not_archived(domain, &board.game, &board.season)
+            Ok(not_archived(domain, &board.game, &board.season)?)
         }
         Action::LateDecision { event_id, .. } => {
-            let Some(event) = store.find_event(&request.game, event_id).await? else {
-                return Err(AppError::UnknownEvent(format!(
-                    "no event {event_id:?} in game {:?}",
-                    request.game
-                )));
+            let Some(event) = store.find_event(game, event_id).await? else {
+                return Err(unknown_event(game, event_id));
             };
-            not_archived(domain, &request.game, &event.season)?;
-            if event.status != EventStatus::Late || domain.decision(&request.game, event_id).is_some() {
-                return Err(AppError::NotLate(format!(
-                    "event {event_id:?} is not waiting for a late decision (status {})",
-                    event.status
-                )));
+            not_archived(domain, game, &event.season)?;
+            if event.status != EventStatus::Late || domain.decision(game, event_id).is_some() {
+                return Err(ActionRefusal::NotLate {
+                    event_id: event_id.clone(),
+                    status: event.status,
+                }
+                .into());
             }
             Ok(())
         }
     }
 }
 
+/// The refusal of an action on an event the game does not have.
+fn unknown_event(game: &str, event_id: &str) -> WriterError {
+    ActionRefusal::UnknownEvent {
+        game: game.to_owned(),
+        event_id: event_id.to_owned(),
+    }
+    .into()
+}
+
 /// An archived season's live boards are freed, so nothing may change them: a correction would
 /// be computed from an empty board.
-fn not_archived(domain: &Domain, game: &str, season: &str) -> Result<(), AppError> {
+fn not_archived(domain: &Domain, game: &str, season: &str) -> Result<(), ActionRefusal> {
     if domain.seasons.get(game, season).state == crate::domain::seasons::SeasonState::Archived {
-        return Err(AppError::SeasonArchived(format!(
-            "season {game}/{season} is archived; its results and events are final"
-        )));
+        return Err(ActionRefusal::SeasonArchived {
+            game: game.to_owned(),
+            season: season.to_owned(),
+        });
     }
     Ok(())
 }

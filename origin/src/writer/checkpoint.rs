@@ -29,11 +29,11 @@ use super::WriterError;
 use super::applier::Group;
 use super::driver::Writer;
 use crate::boards::{BoardSlot, Registry};
+use crate::chain::Chain;
 use crate::clock::Clock;
 use crate::domain::periods::PeriodKind;
-use crate::http::error::AppError;
-use crate::log::{self, Domain, DomainState, LiveInstances};
-use crate::store::Store;
+use crate::log::{self, Domain, DomainState, LiveInstances, LogError};
+use crate::store::{Store, StoreError};
 
 /// The manifest's format version.
 const MANIFEST_FORMAT: u32 = 1;
@@ -42,6 +42,19 @@ const MANIFEST_FORMAT: u32 = 1;
 /// Above glibc's largest mmap threshold (32 MiB), so every buffer of a part is mapped and
 /// unmapped on its own instead of staying in the heap after a start.
 const PART_BYTES: usize = 48 << 20;
+
+/// Why a checkpoint could not be written. The log is intact either way: the next start replays
+/// it from the checkpoint before, or from the start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// The manifest cannot be encoded.
+    #[error("cannot encode the checkpoint manifest")]
+    Manifest(#[source] serde_json::Error),
+    /// The store failed to take a part.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
 
 /// What part 0 holds: where each instance's bytes are, and the derived state beside them.
 #[derive(Serialize, Deserialize)]
@@ -105,7 +118,7 @@ pub(crate) async fn write(
     registry: &Registry,
     domain: &Domain,
     seq: i64,
-) -> Result<Written, AppError> {
+) -> Result<Written, CheckpointError> {
     self::store(store, encode(registry, domain, seq)?, Pace::Alone).await
 }
 
@@ -125,7 +138,7 @@ pub(crate) enum Pace {
 /// changes meanwhile (the writer calls it, and writes wait): O(n) in the members held, with
 /// sequential memory access (the core's format 2). Each board is encoded under its read lock,
 /// so reads go on.
-pub(crate) fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<Encoded, AppError> {
+pub(crate) fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<Encoded, CheckpointError> {
     let started = Instant::now();
     let mut bytes = Vec::new();
     let mut instances = Vec::new();
@@ -154,8 +167,7 @@ pub(crate) fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<E
         archived,
         instances,
     };
-    let manifest_bytes = serde_json::to_vec(&manifest)
-        .map_err(|e| AppError::Internal(format!("cannot encode the checkpoint manifest: {e}")))?;
+    let manifest_bytes = serde_json::to_vec(&manifest).map_err(CheckpointError::Manifest)?;
     Ok(Encoded {
         seq,
         manifest: manifest_bytes,
@@ -175,7 +187,7 @@ pub(crate) fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<E
 /// hold group commits off for the whole checkpoint. So storing takes about twice as long and
 /// commits get at least half of the time. The parts go from the last to the first, each split
 /// off the encoded bytes, which shrink as they are stored.
-pub(crate) async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result<Written, AppError> {
+pub(crate) async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result<Written, CheckpointError> {
     let Encoded {
         seq,
         manifest,
@@ -235,10 +247,10 @@ impl Pace {
 }
 
 /// A checkpoint's encoding, on a blocking thread of its own.
-pub(super) type Encoding = tokio::task::JoinHandle<Result<Encoded, AppError>>;
+pub(super) type Encoding = tokio::task::JoinHandle<Result<Encoded, CheckpointError>>;
 
 /// A checkpoint being stored by a task of its own.
-pub(super) type Storing = tokio::task::JoinHandle<Result<Written, AppError>>;
+pub(super) type Storing = tokio::task::JoinHandle<Result<Written, CheckpointError>>;
 
 /// When the writer takes checkpoints: at a stop or when asked ([`Writer::write_checkpoint`]),
 /// and every so many log entries beside the writes ([`Writer::begin_checkpoint`]).
@@ -251,9 +263,7 @@ impl Writer {
         if seq == parts.checkpoint_seq || parts.holds_broken_boards() {
             return Ok(None);
         }
-        let written = write(&parts.store, &parts.registry, &parts.domain, seq)
-            .await
-            .map_err(WriterError::Checkpoint)?;
+        let written = write(&parts.store, &parts.registry, &parts.domain, seq).await?;
         parts.metrics.checkpoint_encode.observe(written.encoded_in);
         parts.metrics.checkpoint_stored.observe(written.took);
         parts.checkpoint_seq = seq;
@@ -303,7 +313,7 @@ impl Writer {
     /// checkpoint (`None` if the encoding failed, which is reported; the log is intact).
     pub(super) async fn catch_up(
         &mut self,
-        encoded: Result<Result<Encoded, AppError>, tokio::task::JoinError>,
+        encoded: Result<Result<Encoded, CheckpointError>, tokio::task::JoinError>,
     ) -> Option<Storing> {
         let parts = self;
         // Their submitters were answered; their totals stay pending until they are applied.
@@ -318,7 +328,7 @@ impl Writer {
         let encoded = match encoded {
             Ok(Ok(encoded)) => encoded,
             Ok(Err(e)) => {
-                tracing::warn!("a periodic checkpoint failed (the log is intact): {e}");
+                tracing::warn!("a periodic checkpoint failed (the log is intact): {}", Chain(&e));
                 return None;
             }
             Err(e) => {
@@ -351,7 +361,7 @@ impl Writer {
                 parts.metrics.checkpoint_stored.observe(written.took);
                 parts.checkpoint_seq = parts.checkpoint_seq.max(written.seq);
             }
-            Ok(Err(e)) => tracing::warn!("a periodic checkpoint failed (the log is intact): {e}"),
+            Ok(Err(e)) => tracing::warn!("a periodic checkpoint failed (the log is intact): {}", Chain(&e)),
             Err(e) => tracing::warn!("a periodic checkpoint's task failed (the log is intact): {e}"),
         }
     }
@@ -377,7 +387,7 @@ pub enum Restored {
 /// Restores the live boards and the season and moderation state: from the checkpoint and the
 /// log after it when there is a usable one, else by replaying the whole log. O(members held +
 /// log entries replayed).
-pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Domain, Restored), AppError> {
+pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Domain, Restored), LogError> {
     let unusable = match load(store).await {
         Ok(None) => None,
         Ok(Some((registry, domain, seq))) => {

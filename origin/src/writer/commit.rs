@@ -581,7 +581,6 @@ mod tests {
     use super::*;
     use crate::domain::BoardDef;
     use crate::domain::seasons::{SeasonRecord, SeasonState};
-    use crate::http::error::AppError;
 
     /// The seasons: `s` is active; `f` left `active` at 1000, so what was achieved before is
     /// late and what was achieved after is refused.
@@ -643,13 +642,21 @@ mod tests {
         }
     }
 
-    /// An outcome as compared: its kind and, for a refusal, its code.
+    /// An outcome as compared: its kind and, for a refusal, which one.
     fn kind(outcome: &Outcome) -> String {
         match outcome {
             Outcome::Accepted => "accepted".into(),
             Outcome::Late => "late".into(),
             Outcome::Duplicate => "duplicate".into(),
-            Outcome::Refused(refusal) => AppError::from(refusal.clone()).status_and_code().1.into(),
+            Outcome::Refused(refusal) => match refusal {
+                Refusal::SeasonNotActive { .. } => "season not active",
+                Refusal::PlayerDisqualified { .. } => "player disqualified",
+                Refusal::UnknownBoard(_) => "unknown board",
+                Refusal::EventIdConflict(_) => "event id conflict",
+                Refusal::EventInvalidated(_) => "event invalidated",
+                Refusal::TotalOverflow { .. } => "total overflow",
+            }
+            .into(),
         }
     }
 
@@ -942,12 +949,12 @@ mod tests {
                         if earlier.same_payload(e) {
                             "duplicate"
                         } else {
-                            "EVENT_ID_CONFLICT"
+                            "event id conflict"
                         }
                     } else if e.season == "f" && e.achieved_at >= LEFT_ACTIVE_AT {
-                        "SEASON_NOT_ACTIVE"
+                        "season not active"
                     } else if e.scopes[0] != "global" {
-                        "UNKNOWN_BOARD"
+                        "unknown board"
                     } else if e.season == "f" {
                         "late"
                     } else {
@@ -958,7 +965,7 @@ mod tests {
                                 totals.insert(key, total);
                                 "accepted"
                             }
-                            None => "VALUE_OUT_OF_RANGE",
+                            None => "total overflow",
                         }
                     };
                     if matches!(outcome, "accepted" | "late") {
@@ -1056,7 +1063,7 @@ mod tests {
         );
         assert!(!repeat.stores_all());
         let refused = machine.decide(&one(&[(0, 0)]), 5, None, &registry, &domain, &Applied::default());
-        assert_eq!(kind(&refused.outcomes[0][0]), "UNKNOWN_BOARD");
+        assert_eq!(kind(&refused.outcomes[0][0]), "unknown board");
         assert!(!refused.stores_all());
     }
 
@@ -1107,11 +1114,11 @@ mod tests {
         again.event_id = "other".into();
         let second: Group = vec![vec![again]];
         let in_flight = machine.decide(&second, 5, None, &registry, &domain, &Applied::default());
-        assert_eq!(kind(&in_flight.outcomes[0][0]), "VALUE_OUT_OF_RANGE");
+        assert_eq!(kind(&in_flight.outcomes[0][0]), "total overflow");
         let totals = machine.committed(&write.fresh, write.new_seasons);
         machine.pend(totals);
         let pending = machine.decide(&second, 5, None, &registry, &domain, &Applied::default());
-        assert_eq!(kind(&pending.outcomes[0][0]), "VALUE_OUT_OF_RANGE");
+        assert_eq!(kind(&pending.outcomes[0][0]), "total overflow");
         machine.boards_caught_up();
         let forgotten = machine.decide(&second, 5, None, &registry, &domain, &Applied::default());
         assert_eq!(

@@ -27,9 +27,9 @@ use super::commit::{Decided, Events, GroupCommit, Outcome, Seal, Seasons, Totals
 use super::error::WriterError;
 use super::{Command, MAX_GROUP_EVENTS, WriterParts, checkpoint, rest};
 use crate::boards::{BoardEntry, Registry};
+use crate::chain::Chain;
 use crate::clock::Clock;
 use crate::domain::{LoggedEvent, NewEvent};
-use crate::http::error::AppError;
 use crate::log::Domain;
 use crate::metrics::Metrics;
 use crate::store::{AT_ONCE_ROWS, AtOnce, CommitFailed, RUN_SEQS, Store, Transaction};
@@ -49,7 +49,7 @@ const MAX_PENDING_TOTALS: usize = 1 << 20;
 pub(super) struct Submission {
     pub(super) events: Vec<NewEvent>,
     pub(super) received: Instant,
-    pub(super) reply: oneshot::Sender<Result<Vec<Outcome>, AppError>>,
+    pub(super) reply: oneshot::Sender<Result<Vec<Outcome>, WriterError>>,
 }
 
 impl Events for Submission {
@@ -267,7 +267,7 @@ impl Writer {
                         Ok(()) => self.act(*request).await,
                         Err(e) => Err(e),
                     };
-                    let _ = reply.send(answer.map_err(AppError::from));
+                    let _ = reply.send(answer);
                 }
                 Command::Evict { reply } => {
                     self.quiesce(&mut storing).await;
@@ -275,7 +275,7 @@ impl Writer {
                         Ok(()) => self.evict().await,
                         Err(e) => Err(e),
                     };
-                    let _ = reply.send(evicted.map_err(AppError::from));
+                    let _ = reply.send(evicted);
                 }
                 Command::Checkpoint { reply } => {
                     self.quiesce(&mut storing).await;
@@ -287,7 +287,7 @@ impl Writer {
                         Err(e) => Err(e),
                     };
                     checkpoint_begun = checkpoint_begun.max(self.checkpoint_seq);
-                    let _ = reply.send(written.map_err(AppError::from));
+                    let _ = reply.send(written);
                 }
                 Command::Events {
                     events,
@@ -354,14 +354,14 @@ impl Writer {
                 self.settle().await;
             }
             if let Err(e) = self.resolve().await {
-                fail(group, &e);
+                fail(group, e);
                 return;
             }
             let (decided, tx) = match self.decide(&group, received_at, lookup).await {
                 Ok(decided) => decided,
                 Err(e) => {
                     self.settle().await;
-                    fail(group, &e);
+                    fail(group, e);
                     return;
                 }
             };
@@ -466,9 +466,8 @@ impl Writer {
         let (stored, fresh, new_seasons) = match task.await {
             Ok(landed) => landed,
             Err(e) => {
-                let error = WriterError::CommitTask(e.to_string());
                 self.machine.rolled_back();
-                fail(group, &error);
+                fail(group, WriterError::CommitTask(e));
                 return Landed::Failed;
             }
         };
@@ -484,8 +483,9 @@ impl Writer {
             Ok(Stored::Unknown(e)) => {
                 self.machine.unknown();
                 tracing::warn!(
-                    "a group's commit has an unknown outcome; nothing is decided until the log says whether seq {} is in it: {e}",
-                    self.machine.unresolved_seq().unwrap_or_default()
+                    "a group's commit has an unknown outcome; nothing is decided until the log says whether seq {} is in it: {}",
+                    self.machine.unresolved_seq().unwrap_or_default(),
+                    Chain(&e)
                 );
                 self.unresolved = Some(Unresolved {
                     group,
@@ -497,7 +497,7 @@ impl Writer {
             }
             Err(e) => {
                 self.machine.rolled_back();
-                fail(group, &e);
+                fail(group, e);
                 Landed::Failed
             }
         }
@@ -557,7 +557,7 @@ impl Writer {
                 "the group whose commit's outcome was unknown is not in the log; its submitters retry"
             );
             self.machine.rolled_back();
-            fail(group, &WriterError::CommitDidNotTake);
+            fail(group, WriterError::CommitDidNotTake);
         }
         Ok(())
     }
@@ -586,7 +586,7 @@ impl Writer {
                     self.finish(done).await;
                 }
             }
-            Err(e) => fail(group, &e),
+            Err(e) => fail(group, e),
         }
     }
 
@@ -738,10 +738,15 @@ async fn store_group(
     }
 }
 
-/// Answers every submission of a group that was neither stored nor applied.
-fn fail(group: Vec<Submission>, e: &WriterError) {
-    tracing::warn!("a group commit failed, nothing of it was stored or applied: {e}");
+/// Answers every submission of a group that was neither stored nor applied, each with the same
+/// error.
+fn fail(group: Vec<Submission>, e: WriterError) {
+    tracing::warn!(
+        "a group commit failed, nothing of it was stored or applied: {}",
+        Chain(&e)
+    );
+    let shared = Arc::new(e);
     for submission in group {
-        let _ = submission.reply.send(Err(e.group_answer()));
+        let _ = submission.reply.send(Err(WriterError::Group(shared.clone())));
     }
 }

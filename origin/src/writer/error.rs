@@ -1,31 +1,48 @@
-//! The writer's errors (`WriterError`). Each keeps its source (the store's error is logged with its
-//! chain, not flattened into a string, or the refusal an action met), and `group_answer` turns one
-//! into the answer every submitter of a failed group gets: 503 `DATABASE_UNAVAILABLE` when the
-//! database is absent, 500 otherwise. The mapping to HTTP sits in `http/error.rs`, because only the
-//! HTTP edge knows statuses.
+//! The writer's errors (`WriterError`). Each keeps its source: the store's error, the refusal an
+//! action met or the log's error it failed on, a checkpoint's, the commit task's. A group that fails
+//! fails for every submitter in it, so each hears the same error, shared ([`WriterError::Group`]).
+//! The mapping to HTTP sits in `http/error.rs`, because only the HTTP edge knows statuses: the
+//! database's absence stays a 503 there (a retry is safe), a stopped writer a 503 too, and anything
+//! else is a 500.
 
 use std::sync::Arc;
 
-use crate::http::error::AppError;
+use super::checkpoint::CheckpointError;
+use crate::domain::ActionRefusal;
+use crate::log::LogError;
 use crate::store::StoreError;
 
 /// What went wrong in the writer.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub(crate) enum WriterError {
-    /// The store failed. Shared, so that every submitter of a failed group hears it.
+pub enum WriterError {
+    /// The writer has stopped taking commands (the service is shutting down): nothing was done.
+    #[error("the writer has stopped; the service is shutting down")]
+    Stopped,
+    /// The writer dropped a command without answering it (it panicked): whether it was carried
+    /// out is not known.
+    #[error("the writer dropped {0}")]
+    Dropped(&'static str),
+    /// The store failed. Shared, so that a failed group's error can be handed to each of its
+    /// submitters.
     #[error(transparent)]
     Store(Arc<StoreError>),
-    /// An action was refused by the current state, or failed (its error as the log and the
-    /// store gave it).
+    /// A group commit failed, and nothing of it was stored or applied: every submitter of the
+    /// group hears this one error.
+    #[error("group commit failed")]
+    Group(#[source] Arc<WriterError>),
+    /// An action was refused by the current state.
     #[error(transparent)]
-    Action(AppError),
+    ActionRefused(#[from] ActionRefusal),
+    /// Deciding or performing an action failed in the log.
+    #[error(transparent)]
+    Action(#[from] LogError),
     /// A checkpoint asked for could not be written.
     #[error(transparent)]
-    Checkpoint(AppError),
+    Checkpoint(#[from] CheckpointError),
     /// The task that inserts and commits a group failed (it panicked).
-    #[error("the commit task failed: {0}")]
-    CommitTask(String),
+    #[error("the commit task failed")]
+    CommitTask(#[source] tokio::task::JoinError),
     /// A looked-up group met ids stored though not found: only a bug can do that.
     #[error("{0} of a group's events were stored already, though not found")]
     StoredThoughNotFound(u64),
@@ -37,22 +54,5 @@ pub(crate) enum WriterError {
 impl From<StoreError> for WriterError {
     fn from(e: StoreError) -> WriterError {
         WriterError::Store(Arc::new(e))
-    }
-}
-
-impl WriterError {
-    /// What each submitter of a group that failed hears: the database's absence stays a 503
-    /// (a retry is safe), anything else is a 500.
-    pub(crate) fn group_answer(&self) -> AppError {
-        match self {
-            WriterError::Store(e) => AppError::Store(e.clone()),
-            WriterError::CommitDidNotTake => {
-                AppError::DatabaseUnavailable(format!("group commit failed: {self}"))
-            }
-            WriterError::Action(e) | WriterError::Checkpoint(e) => {
-                AppError::Internal(format!("group commit failed: {e}"))
-            }
-            other => AppError::Internal(format!("group commit failed: INTERNAL: {other}")),
-        }
     }
 }

@@ -38,7 +38,6 @@ use tokio::sync::{mpsc, oneshot};
 use crate::boards::Registry;
 use crate::clock::Clock;
 use crate::domain::{ActionResult, NewEvent};
-use crate::http::error::AppError;
 use crate::log::{Action, Domain};
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -53,7 +52,7 @@ mod evict;
 pub(crate) mod rest;
 
 pub(crate) use commit::Outcome;
-pub(crate) use error::WriterError;
+pub use error::WriterError;
 
 /// The most events one group commit takes.
 pub(crate) const MAX_GROUP_EVENTS: usize = 8_192;
@@ -90,17 +89,17 @@ enum Command {
     Events {
         events: Vec<NewEvent>,
         received: Instant,
-        reply: oneshot::Sender<Result<Vec<Outcome>, AppError>>,
+        reply: oneshot::Sender<Result<Vec<Outcome>, WriterError>>,
     },
     Action {
         request: Box<ActionRequest>,
-        reply: oneshot::Sender<Result<ActionAnswer, AppError>>,
+        reply: oneshot::Sender<Result<ActionAnswer, WriterError>>,
     },
     Evict {
-        reply: oneshot::Sender<Result<usize, AppError>>,
+        reply: oneshot::Sender<Result<usize, WriterError>>,
     },
     Checkpoint {
-        reply: oneshot::Sender<Result<Option<checkpoint::Written>, AppError>>,
+        reply: oneshot::Sender<Result<Option<checkpoint::Written>, WriterError>>,
     },
 }
 
@@ -154,7 +153,7 @@ impl Ingest {
     /// Submits events and waits until they are durably committed and applied (or refused).
     /// The outcomes come back in the order given. O(events) in the writer, shared with the
     /// group it joins, plus one commit.
-    pub(crate) async fn submit(&self, events: Vec<NewEvent>) -> Result<Vec<Outcome>, AppError> {
+    pub(crate) async fn submit(&self, events: Vec<NewEvent>) -> Result<Vec<Outcome>, WriterError> {
         let (reply, answer) = oneshot::channel();
         let command = Command::Events {
             events,
@@ -162,34 +161,28 @@ impl Ingest {
             reply,
         };
         self.send(command).await?;
-        answer
-            .await
-            .map_err(|_| AppError::Internal("the writer dropped a submission".into()))?
+        answer.await.map_err(|_| WriterError::Dropped("a submission"))?
     }
 
     /// Submits an action and waits until it is durably logged and performed. O(what it
     /// changes): a moderation recomputes the players it touches from their events.
-    pub(crate) async fn act(&self, request: ActionRequest) -> Result<ActionAnswer, AppError> {
+    pub(crate) async fn act(&self, request: ActionRequest) -> Result<ActionAnswer, WriterError> {
         let (reply, answer) = oneshot::channel();
         self.send(Command::Action {
             request: Box::new(request),
             reply,
         })
         .await?;
-        answer
-            .await
-            .map_err(|_| AppError::Internal("the writer dropped an action".into()))?
+        answer.await.map_err(|_| WriterError::Dropped("an action"))?
     }
 
     /// Saves closed periods past their retention to storage and drops them from memory;
     /// returns how many left. Runs in the writer, so it never races a change. O(instances),
     /// plus a snapshot written per instance that leaves.
-    pub async fn evict_closed(&self) -> Result<usize, AppError> {
+    pub async fn evict_closed(&self) -> Result<usize, WriterError> {
         let (reply, answer) = oneshot::channel();
         self.send(Command::Evict { reply }).await?;
-        answer
-            .await
-            .map_err(|_| AppError::Internal("the writer dropped an eviction".into()))?
+        answer.await.map_err(|_| WriterError::Dropped("an eviction"))?
     }
 
     /// Writes a checkpoint of the live state as of the last committed `seq` (see
@@ -197,18 +190,13 @@ impl Ingest {
     /// is exactly the log's state; a periodic one still being stored is finished first. `None`
     /// when the newest stored checkpoint is already as of that `seq` (nothing was written since,
     /// as when a service stops right after a start). O(members held).
-    pub async fn checkpoint(&self) -> Result<Option<checkpoint::Written>, AppError> {
+    pub async fn checkpoint(&self) -> Result<Option<checkpoint::Written>, WriterError> {
         let (reply, answer) = oneshot::channel();
         self.send(Command::Checkpoint { reply }).await?;
-        answer
-            .await
-            .map_err(|_| AppError::Internal("the writer dropped a checkpoint".into()))?
+        answer.await.map_err(|_| WriterError::Dropped("a checkpoint"))?
     }
 
-    async fn send(&self, command: Command) -> Result<(), AppError> {
-        self.tx
-            .send(command)
-            .await
-            .map_err(|_| AppError::Unavailable("the writer has stopped; the service is shutting down".into()))
+    async fn send(&self, command: Command) -> Result<(), WriterError> {
+        self.tx.send(command).await.map_err(|_| WriterError::Stopped)
     }
 }

@@ -1,5 +1,5 @@
-//! Reading a request body into a `serde_json::Value` that refuses a repeated member name in any
-//! object, at any depth.
+//! Reading a request body (or a line of `standings import`) into a `serde_json::Value` that refuses
+//! a repeated member name in any object, at any depth.
 //!
 //! `serde_json`'s own `Value` keeps the last of two equal keys, so a proxy that checked the
 //! first value would see the second one applied. This reader builds the same `Value` in the
