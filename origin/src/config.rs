@@ -387,64 +387,8 @@ fn default_listen() -> String {
     DEFAULT_LISTEN.into()
 }
 
-/// What a token may do. Each role includes the reads; writes grow with the role from service to
-/// admin. `edge` stands beside them: it only reads, as no player, and may introspect tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Reads only. A player can never write.
-    Player,
-    /// Submits score events and sets friend lists for its games.
-    Service,
-    /// A service that may also moderate.
-    Moderator,
-    /// A moderator that may also define boards.
-    Admin,
-    /// An edge cache (the Cloudflare Worker): reads every read of its games, any player's
-    /// friends included, and asks `POST /v1/auth/introspect` what a bearer token is, so the
-    /// edge never holds the static secrets. It never writes.
-    Edge,
-}
-
-impl Role {
-    /// Whether the role may submit events and friend lists.
-    pub fn can_write(self) -> bool {
-        matches!(self, Role::Service | Role::Moderator | Role::Admin)
-    }
-
-    /// Whether the role may moderate.
-    pub fn can_moderate(self) -> bool {
-        matches!(self, Role::Moderator | Role::Admin)
-    }
-
-    /// Whether the role may define boards.
-    pub fn can_define_boards(self) -> bool {
-        matches!(self, Role::Admin)
-    }
-
-    /// Whether the role may read snapshots (`/v1/snapshots/...`) without `public_reads`: they
-    /// hold every player's score, so only the edge and admins.
-    pub fn can_read_snapshots(self) -> bool {
-        matches!(self, Role::Edge | Role::Admin)
-    }
-
-    /// Whether the role may ask what a bearer token is (`POST /v1/auth/introspect`).
-    pub fn can_introspect(self) -> bool {
-        matches!(self, Role::Edge | Role::Admin)
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Role::Player => "player",
-            Role::Service => "service",
-            Role::Moderator => "moderator",
-            Role::Admin => "admin",
-            Role::Edge => "edge",
-        })
-    }
-}
+/// What a token may do: the role the tiers share (`standings_core::contract::access`).
+pub use standings_core::contract::access::Role;
 
 /// One static token.
 #[derive(Clone, Debug, Serialize, Deserialize)]

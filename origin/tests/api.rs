@@ -38,6 +38,7 @@ async fn canonical(service: &TestService) {
 
 on_both_databases!(
     every_read_of_one_instance_carries_its_board_version,
+    the_contracts_bad_parameters_are_refused_in_its_words,
     canonical_board_and_core_scenarios,
     retries_and_conflicts,
     concurrent_retries_never_double_count,
@@ -1457,6 +1458,29 @@ async fn every_read_of_one_instance_carries_its_board_version(db: Db) {
         assert_eq!(
             headers["x-standings-board-version"].to_str().unwrap(),
             body["board_version"].to_string()
+        );
+    }
+}
+
+/// The read contract's table of bad parameters (`standings_core::contract::query`), fed through
+/// the origin's whole read path: every answer is the contract's status, code and words. The
+/// edge and the browser package feed the same table, so a tier that drifts fails its tests.
+async fn the_contracts_bad_parameters_are_refused_in_its_words(db: Db) {
+    let service = TestService::start(db).await;
+    canonical(&service).await;
+    for (read, query, status, code, detail) in standings_core::contract::query::BAD_PARAMETERS {
+        let path = match *read {
+            "top" => format!("{LB}/top?{query}"),
+            "nearby" => format!("{LB}/players/p-ava/nearby?{query}"),
+            "friends" => format!("{LB}/friends-of/p-ava?{query}"),
+            other => panic!("no read {other}"),
+        };
+        let (got, body) = service.get(&path).await;
+        assert_eq!(got.as_u16(), *status, "{path}: {body}");
+        assert_eq!(
+            (body["code"].as_str(), body["detail"].as_str()),
+            (Some(*code), Some(*detail)),
+            "{path}"
         );
     }
 }

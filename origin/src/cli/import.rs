@@ -7,7 +7,7 @@
 //!
 //! Each event is checked by `crate::intake` as the API checks it, and refusals are reported with
 //! the codes and words the batch endpoint answers with (`http::write::submit_checked`,
-//! `http::error::Problem::of`): the import reports in the API's terms.
+//! `http::error::problem_of`): the import reports in the API's terms.
 //!
 //! The writer runs on a manual clock. Exported events are submitted at the time they were first
 //! received and actions performed at the time they were first performed, so that every period
@@ -30,7 +30,7 @@ use super::{Global, load_config};
 use crate::chain::Chain;
 use crate::clock::{Clock, parse_rfc3339};
 use crate::http::Shared;
-use crate::http::error::Problem;
+use crate::http::error::problem_of;
 use crate::intake::{MAX_BATCH, Submitter, check_value};
 use crate::store::Defined;
 use crate::writer::ActionRequest;
@@ -364,7 +364,7 @@ async fn act(state: &Shared, line: ActionLine, totals: &mut Totals) {
         Ok(answer) if answer.replayed => totals.actions_already += 1,
         Ok(_) => totals.actions += 1,
         Err(e) => {
-            let problem = Problem::of(e);
+            let problem = problem_of(e);
             totals.refuse(&format!("action at seq {seq}"), problem.code, &problem.detail)
         }
     }

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::http::{HeaderMap, header};
+use standings_core::contract::access::{self, Denied, Subject};
 
 use crate::config::{Config, Role, TokenConfig};
 use crate::http::error::AppError;
@@ -36,6 +37,34 @@ impl Principal {
     /// Whether the caller may touch `game`.
     pub fn allows_game(&self, game: &str) -> bool {
         self.games.iter().any(|g| g == "*" || g == game)
+    }
+}
+
+/// A caller as the read-access rules of the contract see it.
+impl Subject for Principal {
+    fn name(&self) -> Option<&str> {
+        Some(&self.name)
+    }
+
+    fn role(&self) -> Role {
+        self.role
+    }
+
+    fn allows_game(&self, game: &str) -> bool {
+        Principal::allows_game(self, game)
+    }
+
+    fn player_id(&self) -> Option<&str> {
+        self.player_id.as_deref()
+    }
+}
+
+/// A refusal of the read-access rules. Every origin caller has a name, so none is handed on
+/// (that is the edge's case).
+fn denied(denied: Denied) -> AppError {
+    match denied {
+        Denied::Problem(problem) => problem.into(),
+        Denied::AskOrigin => AppError::Internal("the origin was asked to ask the origin".into()),
     }
 }
 
@@ -258,15 +287,8 @@ impl Auth {
     /// Checks that the caller may read `game`; with `public_reads`, anyone may (a bad token
     /// still fails). Copies nothing for a static token.
     pub fn reader(&self, headers: &HeaderMap, game: &str) -> Result<(), AppError> {
-        match self.caller(headers)? {
-            None if self.public_reads => Ok(()),
-            None => Err(AppError::Unauthenticated("reads need a token".into())),
-            Some(p) if !p.allows_game(game) => Err(AppError::Forbidden(format!(
-                "token {:?} may not read game {game:?}",
-                p.name
-            ))),
-            Some(_) => Ok(()),
-        }
+        let caller = self.caller(headers)?;
+        access::reader(caller.as_deref(), self.public_reads, game).map_err(denied)
     }
 
     /// Checks that the caller may read `game` as [`Auth::reader`] does, and says whom a live
@@ -360,21 +382,8 @@ impl Auth {
     /// own, a service, moderator, admin or edge token of the game anyone's. A friend list is
     /// private, so `public_reads` does not open it to callers without a token.
     pub fn friends_reader(&self, headers: &HeaderMap, game: &str, player: &str) -> Result<(), AppError> {
-        let caller = self.caller(headers)?.ok_or_else(|| {
-            AppError::Unauthenticated("a friend list is private: friends-of needs a token".into())
-        })?;
-        if !caller.allows_game(game) {
-            return Err(AppError::Forbidden(format!(
-                "token {:?} may not read game {game:?}",
-                caller.name
-            )));
-        }
-        if caller.role == Role::Player && caller.player_id.as_deref() != Some(player) {
-            return Err(AppError::Forbidden(format!(
-                "a player token reads only its own player's friends, not {player:?}'s"
-            )));
-        }
-        Ok(())
+        let caller = self.caller(headers)?;
+        access::friends_reader(caller.as_deref(), game, player).map_err(denied)
     }
 }
 

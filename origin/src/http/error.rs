@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 
 use crate::boards::{BoardBroken, SnapshotUnreadable};
 use crate::chain::Chain;
@@ -28,6 +27,9 @@ use crate::writer::checkpoint::CheckpointError;
 /// Every error the API answers with.
 #[derive(Clone, Debug)]
 pub enum AppError {
+    /// A refusal of the read contract the tiers share (`standings_core::contract`), with its
+    /// own status, code and words.
+    Contract(Problem),
     /// 401: no credentials, or credentials that match nothing.
     Unauthenticated(String),
     /// 403: the credentials do not allow this (wrong role, or a game not in the token's list).
@@ -292,6 +294,10 @@ impl AppError {
             DatabaseUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
             BoardBroken(_) => (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN"),
             Internal(_) | Failure(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
+            Contract(problem) => (
+                StatusCode::from_u16(problem.status).unwrap_or(StatusCode::BAD_REQUEST),
+                problem.code,
+            ),
             Store(e) if e.is_unavailable() => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
             Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
         }
@@ -337,6 +343,7 @@ impl AppError {
             | DatabaseUnavailable(d)
             | BoardBroken(d)
             | Internal(d) => d,
+            Contract(problem) => &problem.detail,
         })
     }
 
@@ -358,13 +365,7 @@ impl AppError {
             (_, "DATABASE_UNAVAILABLE") => "the database is unavailable; retry shortly".to_string(),
             (other, _) => other.detail().into_owned(),
         };
-        Problem {
-            kind: "about:blank",
-            title: status.canonical_reason().unwrap_or("Error"),
-            status: status.as_u16(),
-            code,
-            detail,
-        }
+        Problem::new(status.as_u16(), code, detail)
     }
 }
 
@@ -377,27 +378,20 @@ impl fmt::Display for AppError {
 
 impl std::error::Error for AppError {}
 
-/// An RFC 9457 problem document.
-#[derive(Debug, Serialize)]
-pub struct Problem {
-    /// Always `about:blank`: the `code` names the problem.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// The HTTP status's reason phrase.
-    pub title: &'static str,
-    /// The HTTP status.
-    pub status: u16,
-    /// The stable machine-readable code.
-    pub code: &'static str,
-    /// What went wrong, for a person.
-    pub detail: String,
+/// The problem document of every refusal, printed by the core for every tier alike.
+pub use standings_core::contract::Problem;
+
+/// The problem document `error` is answered with: for a report in the API's words, as
+/// `standings import` gives of what it refused.
+pub fn problem_of(error: impl Into<AppError>) -> Problem {
+    error.into().problem()
 }
 
-impl Problem {
-    /// The problem document `error` is answered with: for a report in the API's words, as
-    /// `standings import` gives of what it refused.
-    pub fn of(error: impl Into<AppError>) -> Problem {
-        error.into().problem()
+/// A refusal of the read contract (a read parameter, a player id) keeps its status, code and
+/// words, the ones every tier answers with.
+impl From<Problem> for AppError {
+    fn from(problem: Problem) -> AppError {
+        AppError::Contract(problem)
     }
 }
 
@@ -418,7 +412,7 @@ impl IntoResponse for AppError {
         }
         let problem = self.problem();
         let status = StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let body = serde_json::to_vec(&problem).unwrap_or_default();
+        let body = problem.body();
         let mut response = (status, body).into_response();
         response.headers_mut().insert(
             header::CONTENT_TYPE,

@@ -68,7 +68,7 @@ async fn subscribe(
     peer: Option<axum::Extension<PeerAddr>>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> AppResult<Response> {
-    let params = ReadQuery::of(&uri);
+    let params = ReadQuery(uri.query());
     let holder = state
         .auth
         .subscriber(&headers, params.get("access_token").as_deref(), &path.0)?;
@@ -394,17 +394,19 @@ mod tests {
     #[test]
     fn the_view_is_required_and_checked() {
         let uri = query("view=top:10");
-        assert_eq!(view_of(&ReadQuery::of(&uri)).unwrap(), View::Top { limit: 10 });
+        assert_eq!(view_of(&ReadQuery(uri.query())).unwrap(), View::Top { limit: 10 });
         let uri = query("view=around%3Ap-ava%3A5");
         assert_eq!(
-            view_of(&ReadQuery::of(&uri)).unwrap().to_string(),
+            view_of(&ReadQuery(uri.query())).unwrap().to_string(),
             "around:p-ava:5"
         );
         let uri = query("since_version=3");
-        assert!(error_text(view_of(&ReadQuery::of(&uri))).starts_with("INVALID_REQUEST: view is required"));
+        assert!(
+            error_text(view_of(&ReadQuery(uri.query()))).starts_with("INVALID_REQUEST: view is required")
+        );
         for bad in ["top:0", "top:101", "around:p-ava", "near:p-ava", "top:x"] {
             let uri = query(&format!("view={bad}"));
-            let text = error_text(view_of(&ReadQuery::of(&uri)));
+            let text = error_text(view_of(&ReadQuery(uri.query())));
             assert!(
                 text.starts_with(&format!("INVALID_REQUEST: view={bad:?} is not valid: ")),
                 "{text}"
@@ -427,25 +429,34 @@ mod tests {
         let none = query("view=top:3");
         let since = query("view=top:3&since_version=42");
         let keyed = query("view=top:3&since_version=2026-10-13%3A42");
-        assert_eq!(since_of(&ReadQuery::of(&none), &headers).unwrap(), None);
-        assert_eq!(since_of(&ReadQuery::of(&since), &headers).unwrap(), at(None, 42));
+        assert_eq!(since_of(&ReadQuery(none.query()), &headers).unwrap(), None);
         assert_eq!(
-            since_of(&ReadQuery::of(&keyed), &headers).unwrap(),
+            since_of(&ReadQuery(since.query()), &headers).unwrap(),
+            at(None, 42)
+        );
+        assert_eq!(
+            since_of(&ReadQuery(keyed.query()), &headers).unwrap(),
             at(Some("2026-10-13"), 42)
         );
         headers.insert(LAST_EVENT_ID, HeaderValue::from_static("all_time:46"));
         assert_eq!(
-            since_of(&ReadQuery::of(&none), &headers).unwrap(),
+            since_of(&ReadQuery(none.query()), &headers).unwrap(),
             at(Some("all_time"), 46)
         );
-        assert_eq!(since_of(&ReadQuery::of(&since), &headers).unwrap(), at(None, 42));
+        assert_eq!(
+            since_of(&ReadQuery(since.query()), &headers).unwrap(),
+            at(None, 42)
+        );
         headers.insert(LAST_EVENT_ID, HeaderValue::from_static("46"));
-        assert_eq!(since_of(&ReadQuery::of(&none), &headers).unwrap(), at(None, 46));
+        assert_eq!(
+            since_of(&ReadQuery(none.query()), &headers).unwrap(),
+            at(None, 46)
+        );
         headers.insert(LAST_EVENT_ID, HeaderValue::from_static(""));
-        assert_eq!(since_of(&ReadQuery::of(&none), &headers).unwrap(), None);
+        assert_eq!(since_of(&ReadQuery(none.query()), &headers).unwrap(), None);
         headers.insert(LAST_EVENT_ID, HeaderValue::from_static("x7"));
         assert!(
-            error_text(since_of(&ReadQuery::of(&none), &headers))
+            error_text(since_of(&ReadQuery(none.query()), &headers))
                 .contains("the Last-Event-ID header \"x7\" is not valid; expected PERIOD_KEY:VERSION")
         );
         for (bad, shown) in [
@@ -457,7 +468,7 @@ mod tests {
             ("day%20one%3A3", "day one:3"),
         ] {
             let uri = query(&format!("view=top:3&since_version={bad}"));
-            let text = error_text(since_of(&ReadQuery::of(&uri), &HeaderMap::new()));
+            let text = error_text(since_of(&ReadQuery(uri.query()), &HeaderMap::new()));
             assert!(
                 text.starts_with(&format!("INVALID_REQUEST: since_version={shown:?} is not valid")),
                 "{text}"

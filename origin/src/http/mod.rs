@@ -19,7 +19,6 @@ mod time_and_trust;
 mod viewer;
 pub(crate) mod write;
 
-use std::borrow::Cow;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -31,7 +30,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, Request};
-use axum::http::{StatusCode, Uri};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use standings_core::BoardId;
@@ -50,7 +49,7 @@ use crate::writer::Ingest;
 pub use ops::openapi_document;
 
 /// The largest request body accepted (a full batch of 1,000 events fits with room to spare).
-pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+pub use standings_core::contract::MAX_BODY_BYTES;
 
 /// Everything a handler needs.
 pub struct AppState {
@@ -247,26 +246,9 @@ pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
         .into_response()
 }
 
-/// The query parameters of a read, looked up in the URI's query string where they stand: a
-/// read has at most a few, so a scan per lookup is cheaper than building a map.
-pub struct ReadQuery<'a>(Option<&'a str>);
-
-impl<'a> ReadQuery<'a> {
-    /// The parameters of `uri`.
-    pub fn of(uri: &'a Uri) -> ReadQuery<'a> {
-        ReadQuery(uri.query())
-    }
-
-    /// The value of `name`, percent-decoded; the last one when it is given twice. O(length of
-    /// the query string).
-    pub fn get(&self, name: &str) -> Option<Cow<'a, str>> {
-        let query = self.0?;
-        form_urlencoded::parse(query.as_bytes())
-            .filter(|(key, _)| key == name)
-            .last()
-            .map(|(_, value)| value)
-    }
-}
+/// The query parameters of a read, parsed with the read contract the tiers share
+/// (`ReadQuery(uri.query())`).
+pub use standings_core::contract::query::Query as ReadQuery;
 
 /// The board instance a read names: the board from the path, the period from `?period=`
 /// (default `all_time`) and `?at=` (RFC 3339, default now). See [`resolve`].

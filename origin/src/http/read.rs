@@ -12,20 +12,14 @@ use axum::extract::{Path, RawPathParams, Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use axum::routing::{get, post};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
+use standings_core::QueryError;
+use standings_core::contract::query::{self, cursor_text};
 use standings_core::json::{write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer};
-use standings_core::{Cursor, DecodeError, QueryError, check_id};
 
 use super::write::BoardView;
 use super::{JsonBody, PeriodView, QueryTimer, ReadQuery, Shared, board_of, json, json_bytes};
 use crate::http::error::{AppError, AppResult};
-
-/// The most entries one page or one rank-players call may hold.
-pub(super) const MAX_LIMIT: usize = 1_000;
-/// The widest nearby radius.
-pub(super) const MAX_RADIUS: u64 = 100;
 
 /// The four board parts of a `/v1/leaderboards/{game}/{mode}/{season}/{scope}/...` path.
 pub(super) type BoardPath = (String, String, String, String);
@@ -87,26 +81,6 @@ impl From<&standings_core::RankedEntry<'_>> for EntryView {
     }
 }
 
-/// A query parameter parsed with a specific error.
-fn param<T: std::str::FromStr>(
-    params: &ReadQuery<'_>,
-    name: &str,
-    default: T,
-    valid: impl Fn(&T) -> bool,
-    expected: &str,
-) -> AppResult<T> {
-    match params.get(name) {
-        None => Ok(default),
-        Some(raw) => raw.parse::<T>().ok().filter(|v| valid(v)).ok_or_else(|| {
-            AppError::InvalidRequest(format!("{name}={raw:?} is not valid; expected {expected}"))
-        }),
-    }
-}
-
-fn check_player(player_id: &str) -> AppResult<()> {
-    check_id("player_id", player_id).map_err(|e| AppError::InvalidRequest(e.to_string()))
-}
-
 /// The header every read of one board instance carries, as the edge's do: the answer's
 /// `board_version`, so a cache or a client can compare answers without parsing them.
 const BOARD_VERSION: axum::http::HeaderName =
@@ -145,32 +119,12 @@ async fn top(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &path.0)?;
     let _timer = QueryTimer::start(&state.metrics, "top");
-    let params = ReadQuery::of(&uri);
+    let params = ReadQuery(uri.query());
     let slot = board_of(&state, board_parts(&path), &params).await?;
-    let limit = param(
-        &params,
-        "limit",
-        10usize,
-        |l| (1..=MAX_LIMIT).contains(l),
-        "1 to 1000",
-    )?;
-    let cursor_bytes = match params.get("cursor") {
-        None => None,
-        Some(raw) => Some(
-            URL_SAFE_NO_PAD
-                .decode(raw.as_bytes())
-                .map_err(|_| AppError::InvalidCursor("the cursor is not one this service made".into()))?,
-        ),
-    };
-    let cursor = match &cursor_bytes {
-        None => None,
-        Some(bytes) => Some(Cursor::decode(bytes, slot.cursor_binding).map_err(|e| match e {
-            DecodeError::OtherBoard => AppError::InvalidCursor(format!(
-                "the cursor was made for another board or period, not {} in {}; page this one from its first page",
-                slot.id, slot.period.key
-            )),
-            _ => AppError::InvalidCursor("the cursor is not one this service made".into()),
-        })?),
+    let limit = params.limit()?;
+    let (cursor_bytes, cursor) = match params.cursor(slot.cursor_binding, &slot.id, &slot.period.key)? {
+        Some((bytes, cursor)) => (Some(bytes), Some(cursor)),
+        None => (None, None),
     };
     let board = slot.read();
     let version = board.version();
@@ -184,7 +138,7 @@ async fn top(
     let next_cursor = page
         .next_cursor
         .as_ref()
-        .map(|c| URL_SAFE_NO_PAD.encode(c.encode(slot.cursor_binding)));
+        .map(|c| cursor_text(c, slot.cursor_binding));
     let mut out = Vec::with_capacity(256 + 112 * page.entries.len());
     write_top_answer(&mut out, &slot.period.fields(), &page, next_cursor.as_deref());
     drop(page);
@@ -202,8 +156,8 @@ async fn rank(State(state): State<Shared>, path: RawPathParams, request: Request
     let (board_path, player_id) = player_path(&path)?;
     state.auth.reader(request.headers(), board_path[0])?;
     let _timer = QueryTimer::start(&state.metrics, "rank");
-    let slot = board_of(&state, board_path, &ReadQuery::of(request.uri())).await?;
-    check_player(player_id)?;
+    let slot = board_of(&state, board_path, &ReadQuery(request.uri().query())).await?;
+    query::player_id(player_id)?;
     let board = slot.read();
     let found = board.player_rank(player_id).ok_or_else(|| {
         AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
@@ -222,10 +176,10 @@ async fn nearby(State(state): State<Shared>, path: RawPathParams, request: Reque
     let (board_path, player_id) = player_path(&path)?;
     state.auth.reader(request.headers(), board_path[0])?;
     let _timer = QueryTimer::start(&state.metrics, "nearby");
-    let params = ReadQuery::of(request.uri());
+    let params = ReadQuery(request.uri().query());
     let slot = board_of(&state, board_path, &params).await?;
-    check_player(player_id)?;
-    let radius = param(&params, "radius", 5u64, |r| *r <= MAX_RADIUS, "0 to 100")?;
+    query::player_id(player_id)?;
+    let radius = params.radius()?;
     let board = slot.read();
     let window = board.nearby(player_id, radius).ok_or_else(|| {
         AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
@@ -305,10 +259,10 @@ async fn friends_of(
 ) -> AppResult<Response> {
     state.auth.friends_reader(&headers, &game, &player_id)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
-    let params = ReadQuery::of(&uri);
+    let params = ReadQuery(uri.query());
     let slot = board_of(&state, [&game, &mode, &season, &scope], &params).await?;
-    check_player(&player_id)?;
-    let include_self = param(&params, "include_self", false, |_| true, "true or false")?;
+    query::player_id(&player_id)?;
+    let include_self = params.include_self()?;
     let mut players = state.store.friends(&game, &player_id).await?;
     if include_self {
         players.insert(0, player_id);
@@ -331,18 +285,10 @@ async fn rank_players(
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &path.0)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
-    let slot = board_of(&state, board_parts(&path), &ReadQuery::of(&uri)).await?;
+    let slot = board_of(&state, board_parts(&path), &ReadQuery(uri.query())).await?;
     let body: RankPlayersBody = serde_json::from_value(body)
         .map_err(|e| AppError::InvalidRequest(format!("the body must be {{\"player_ids\": [...]}}: {e}")))?;
-    if body.player_ids.len() > MAX_LIMIT {
-        return Err(AppError::PayloadTooLarge(format!(
-            "at most {MAX_LIMIT} players per call; this one has {}",
-            body.player_ids.len()
-        )));
-    }
-    for p in &body.player_ids {
-        check_player(p)?;
-    }
+    query::rank_players(&body.player_ids)?;
     Ok(rank_among(&slot, &body.player_ids))
 }
 
@@ -379,7 +325,7 @@ async fn digest(
     headers: HeaderMap,
 ) -> AppResult<Response> {
     state.auth.reader(&headers, &path.0)?;
-    let slot = board_of(&state, board_parts(&path), &ReadQuery::of(&uri)).await?;
+    let slot = board_of(&state, board_parts(&path), &ReadQuery(uri.query())).await?;
     let board = slot.read();
     let period = PeriodView::of(&slot);
     let view = DigestView {
@@ -560,7 +506,7 @@ mod tests {
                 let next = page
                     .next_cursor
                     .as_ref()
-                    .map(|c| URL_SAFE_NO_PAD.encode(c.encode(slot.cursor_binding)));
+                    .map(|c| cursor_text(c, slot.cursor_binding));
                 let mut written = Vec::new();
                 write_top_answer(&mut written, &slot.period.fields(), &page, next.as_deref());
                 let view = TopView {

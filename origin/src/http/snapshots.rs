@@ -11,7 +11,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Serialize;
 use standings_core::ChunkHash;
-use standings_core::json::{write_rfc3339, write_str, write_u64};
 
 use super::read::{BoardPath, board_parts};
 use super::{ReadQuery, Shared, json, resolve};
@@ -44,7 +43,7 @@ async fn head(
         .auth
         .snapshot_reader(&headers)?
         .check([path.0.as_str()], "snapshots")?;
-    let resolved = resolve(&state, board_parts(&path), &ReadQuery::of(&uri)).await?;
+    let resolved = resolve(&state, board_parts(&path), &ReadQuery(uri.query())).await?;
     let slot = resolved.slot().clone();
     let head = state.snapshots.head(resolved).await?;
     let body = head_json(&slot.period.fields(), &head, state.snapshots.config().interval_ms);
@@ -58,21 +57,21 @@ async fn head(
     Ok(response)
 }
 
-/// The head answer: `{period fields, "board_version", "manifest", "published_at",
-/// "interval_ms"}`, in that order. O(length of the period key).
+/// The head answer, in the contract's format (`standings_core::contract::head`, which the
+/// edge and the browser read back). O(length of the period key).
 fn head_json(period: &standings_core::json::PeriodFields<'_>, head: &Head, interval_ms: u64) -> Vec<u8> {
+    let wire = standings_core::contract::head::Head {
+        period: period.kind.into(),
+        period_key: period.key.into(),
+        period_start_ms: period.start_ms,
+        period_end_ms: period.end_ms,
+        board_version: head.board_version,
+        manifest: head.manifest,
+        published_at_ms: head.published_at_ms,
+        interval_ms,
+    };
     let mut out = Vec::with_capacity(256);
-    out.push(b'{');
-    period.write(&mut out);
-    out.extend_from_slice(b"\"board_version\":");
-    write_u64(&mut out, head.board_version);
-    out.extend_from_slice(b",\"manifest\":");
-    write_str(&mut out, &head.manifest.to_string());
-    out.extend_from_slice(b",\"published_at\":\"");
-    write_rfc3339(&mut out, head.published_at_ms);
-    out.extend_from_slice(b"\",\"interval_ms\":");
-    write_u64(&mut out, interval_ms);
-    out.push(b'}');
+    wire.write(&mut out);
     out
 }
 
