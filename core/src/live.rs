@@ -326,22 +326,26 @@ impl ViewState {
                 board_version: delta.board_version,
             });
         }
-        let mut by_player: BTreeMap<&PlayerId, &ViewEntry> =
-            self.entries.iter().map(|e| (&e.player_id, e)).collect();
+        // A view holds at most 101 entries, so plain scans beat a map, and keep the browser
+        // package's WebAssembly, which applies deltas with this, small.
+        let mut entries: Vec<ViewEntry> = self.entries.clone();
         for player in &delta.left {
-            if by_player.remove(player).is_none() {
+            let Some(at) = entries.iter().position(|e| e.player_id == *player) else {
                 return Err(ViewDeltaError::Inconsistent(
                     "a player who left is not in the view",
                 ));
-            }
+            };
+            entries.swap_remove(at);
         }
         for entry in &delta.changed {
             if delta.left.contains(&entry.player_id) {
                 return Err(ViewDeltaError::Inconsistent("a player both left and changed"));
             }
-            by_player.insert(&entry.player_id, entry);
+            match entries.iter_mut().find(|e| e.player_id == entry.player_id) {
+                Some(held) => *held = entry.clone(),
+                None => entries.push(entry.clone()),
+            }
         }
-        let mut entries: Vec<ViewEntry> = by_player.into_values().cloned().collect();
         entries.sort_unstable_by_key(|e| e.rank);
         if entries.windows(2).any(|pair| pair[0].rank == pair[1].rank) {
             return Err(ViewDeltaError::Inconsistent("two entries hold the same rank"));

@@ -1,7 +1,7 @@
 // Reads of a published snapshot in the browser: the head names the manifest, the manifest the
 // chunks, and the core (in WebAssembly) answers top, rank and nearby from the chunks a query
 // names, checking every part against its SHA-256 before reading it.
-import { SnapshotView } from "./standings_wasm.js";
+import { SnapshotView, parseHead } from "./standings_wasm.js";
 import { parseExact, toMs } from "./exact.js";
 /** The most chunks asked of the origin in one bundle request, as it allows. */
 const BUNDLE_MAX = 200;
@@ -17,6 +17,31 @@ async function fetchOk(fetchFn, url, what) {
 }
 async function bytesOf(fetchFn, url, what) {
     return new Uint8Array(await (await fetchOk(fetchFn, url, what)).arrayBuffer());
+}
+/** A head's bytes read with the core's reader of the origin's head format; throws for anything else. */
+function headOf(bytes) {
+    let fields;
+    try {
+        fields = parseHead(bytes);
+    }
+    catch (e) {
+        throw new Error(`head: ${e.message}`);
+    }
+    try {
+        return {
+            period: fields.period,
+            period_key: fields.periodKey,
+            period_start: fields.periodStart ?? null,
+            period_end: fields.periodEnd ?? null,
+            board_version: fields.boardVersion,
+            manifest: fields.manifest,
+            published_at: fields.publishedAt,
+            interval_ms: fields.intervalMs,
+        };
+    }
+    finally {
+        fields.free();
+    }
 }
 /**
  * Answers `top`, `rank` and `nearby` from a board instance's published snapshot, exactly as the
@@ -59,7 +84,7 @@ export class SnapshotReader {
     }
     /** Reads the head; moves to its manifest when it names another. True when it moved. */
     async refresh() {
-        const head = (await (await fetchOk(this.#fetch, this.#headUrl.href, "head")).json());
+        const head = headOf(await bytesOf(this.#fetch, this.#headUrl.href, "head"));
         if (this.#view && this.#head?.manifest === head.manifest)
             return false;
         const manifestUrl = new URL(`../../../../manifests/${head.manifest}`, this.#headUrl).href;

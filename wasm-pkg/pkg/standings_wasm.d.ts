@@ -2,6 +2,86 @@
 /* eslint-disable */
 
 /**
+ * A snapshot head read with the contract's reader (`standings_core::contract::head`), as
+ * the origin prints it; refused when the bytes are not one.
+ */
+export class HeadFields {
+    private constructor();
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * The version the manifest holds.
+     */
+    readonly boardVersion: number;
+    /**
+     * How often the origin republishes the instance.
+     */
+    readonly intervalMs: number;
+    /**
+     * The manifest's hash.
+     */
+    readonly manifest: string;
+    /**
+     * Its end, as printed (`undefined` for all time).
+     */
+    readonly periodEnd: string | undefined;
+    /**
+     * The period instance's key.
+     */
+    readonly periodKey: string;
+    /**
+     * Its start, as printed (`undefined` for all time).
+     */
+    readonly periodStart: string | undefined;
+    /**
+     * The period kind.
+     */
+    readonly period: string;
+    /**
+     * When it was published, as printed.
+     */
+    readonly publishedAt: string;
+}
+
+/**
+ * A live view followed with the core's `ViewState` (see [`live`]).
+ */
+export class LiveView {
+    free(): void;
+    [Symbol.dispose](): void;
+    /**
+     * The times of the entries as the service prints them, joined by `\n`.
+     */
+    achievedAt(): string;
+    /**
+     * Applies a delta message with the core's checks; refused (changing nothing) when it is
+     * of another instance, does not start at the version held, or does not fit the entries.
+     */
+    apply(period_key: string, base_version: number, board_version: number, ranks: Float64Array | number[], players: string, values: BigInt64Array | bigint[], achieved_at: string, left: string, left_count: number): void;
+    /**
+     * The view of a snapshot message: its instance, version and entries as columns (ids and
+     * times joined by `\n`).
+     */
+    constructor(period_key: string, board_version: number, ranks: Float64Array | number[], players: string, values: BigInt64Array | bigint[], achieved_at: string);
+    /**
+     * The ids of the entries, joined by `\n`.
+     */
+    players(): string;
+    /**
+     * The ranks of the entries, in order.
+     */
+    ranks(): Float64Array;
+    /**
+     * The values of the entries.
+     */
+    values(): BigInt64Array;
+    /**
+     * The version the view is at.
+     */
+    readonly boardVersion: number;
+}
+
+/**
  * A snapshot at one version, read part by part (see [`SnapshotView`]).
  */
 export class SnapshotView {
@@ -55,6 +135,11 @@ export function checkPlayerId(player: string): void;
 export function compareStandings(mode: string, a_value: bigint, a_achieved_at: bigint, a_player: string, b_value: bigint, b_achieved_at: bigint, b_player: string): number;
 
 /**
+ * Reads a head's bytes. O(length).
+ */
+export function parseHead(bytes: Uint8Array | number[]): HeadFields;
+
+/**
  * An RFC 3339 time (with an offset) as ms since the epoch, read as the service reads it;
  * `undefined` when it is not one. O(1).
  */
@@ -80,9 +165,27 @@ export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembl
 
 export interface InitOutput {
     readonly memory: WebAssembly.Memory;
+    readonly __wbg_headfields_free: (a: number, b: number) => void;
+    readonly __wbg_liveview_free: (a: number, b: number) => void;
     readonly __wbg_snapshotview_free: (a: number, b: number) => void;
     readonly checkPlayerId: (a: number, b: number, c: number) => void;
     readonly compareStandings: (a: number, b: number, c: number, d: bigint, e: bigint, f: number, g: number, h: bigint, i: bigint, j: number, k: number) => void;
+    readonly headfields_boardVersion: (a: number) => number;
+    readonly headfields_intervalMs: (a: number) => number;
+    readonly headfields_manifest: (a: number, b: number) => void;
+    readonly headfields_period: (a: number, b: number) => void;
+    readonly headfields_periodEnd: (a: number, b: number) => void;
+    readonly headfields_periodKey: (a: number, b: number) => void;
+    readonly headfields_periodStart: (a: number, b: number) => void;
+    readonly headfields_publishedAt: (a: number, b: number) => void;
+    readonly liveview_achievedAt: (a: number, b: number) => void;
+    readonly liveview_apply: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number) => void;
+    readonly liveview_boardVersion: (a: number) => number;
+    readonly liveview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number) => void;
+    readonly liveview_players: (a: number, b: number) => void;
+    readonly liveview_ranks: (a: number, b: number) => void;
+    readonly liveview_values: (a: number, b: number) => void;
+    readonly parseHead: (a: number, b: number, c: number) => void;
     readonly parseTime: (a: number, b: number, c: number) => void;
     readonly rankOrder: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => void;
     readonly rankOrderMs: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => void;

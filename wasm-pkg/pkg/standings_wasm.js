@@ -1,6 +1,365 @@
 /* @ts-self-types="./standings_wasm.d.ts" */
 
 /**
+ * A snapshot head read with the contract's reader (`standings_core::contract::head`), as
+ * the origin prints it; refused when the bytes are not one.
+ */
+export class HeadFields {
+    static __wrap(ptr) {
+        const obj = Object.create(HeadFields.prototype);
+        obj.__wbg_ptr = ptr;
+        HeadFieldsFinalization.register(obj, obj.__wbg_ptr, obj);
+        return obj;
+    }
+    __destroy_into_raw() {
+        const ptr = this.__wbg_ptr;
+        this.__wbg_ptr = 0;
+        HeadFieldsFinalization.unregister(this);
+        return ptr;
+    }
+    free() {
+        const ptr = this.__destroy_into_raw();
+        wasm.__wbg_headfields_free(ptr, 0);
+    }
+    /**
+     * The version the manifest holds.
+     * @returns {number}
+     */
+    get boardVersion() {
+        const ret = wasm.headfields_boardVersion(this.__wbg_ptr);
+        return ret;
+    }
+    /**
+     * How often the origin republishes the instance.
+     * @returns {number}
+     */
+    get intervalMs() {
+        const ret = wasm.headfields_intervalMs(this.__wbg_ptr);
+        return ret;
+    }
+    /**
+     * The manifest's hash.
+     * @returns {string}
+     */
+    get manifest() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.headfields_manifest(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            deferred1_0 = r0;
+            deferred1_1 = r1;
+            return getStringFromWasm0(r0, r1);
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+            wasm.__wbindgen_export3(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * Its end, as printed (`undefined` for all time).
+     * @returns {string | undefined}
+     */
+    get periodEnd() {
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.headfields_periodEnd(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            let v1;
+            if (r0 !== 0) {
+                v1 = getStringFromWasm0(r0, r1);
+                wasm.__wbindgen_export3(r0, r1 * 1, 1);
+            }
+            return v1;
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+        }
+    }
+    /**
+     * The period instance's key.
+     * @returns {string}
+     */
+    get periodKey() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.headfields_periodKey(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            deferred1_0 = r0;
+            deferred1_1 = r1;
+            return getStringFromWasm0(r0, r1);
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+            wasm.__wbindgen_export3(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * Its start, as printed (`undefined` for all time).
+     * @returns {string | undefined}
+     */
+    get periodStart() {
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.headfields_periodStart(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            let v1;
+            if (r0 !== 0) {
+                v1 = getStringFromWasm0(r0, r1);
+                wasm.__wbindgen_export3(r0, r1 * 1, 1);
+            }
+            return v1;
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+        }
+    }
+    /**
+     * The period kind.
+     * @returns {string}
+     */
+    get period() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.headfields_period(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            deferred1_0 = r0;
+            deferred1_1 = r1;
+            return getStringFromWasm0(r0, r1);
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+            wasm.__wbindgen_export3(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * When it was published, as printed.
+     * @returns {string}
+     */
+    get publishedAt() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.headfields_publishedAt(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            deferred1_0 = r0;
+            deferred1_1 = r1;
+            return getStringFromWasm0(r0, r1);
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+            wasm.__wbindgen_export3(deferred1_0, deferred1_1, 1);
+        }
+    }
+}
+if (Symbol.dispose) HeadFields.prototype[Symbol.dispose] = HeadFields.prototype.free;
+
+/**
+ * A live view followed with the core's `ViewState` (see [`live`]).
+ */
+export class LiveView {
+    __destroy_into_raw() {
+        const ptr = this.__wbg_ptr;
+        this.__wbg_ptr = 0;
+        LiveViewFinalization.unregister(this);
+        return ptr;
+    }
+    free() {
+        const ptr = this.__destroy_into_raw();
+        wasm.__wbg_liveview_free(ptr, 0);
+    }
+    /**
+     * The times of the entries as the service prints them, joined by `\n`.
+     * @returns {string}
+     */
+    achievedAt() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.liveview_achievedAt(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            deferred1_0 = r0;
+            deferred1_1 = r1;
+            return getStringFromWasm0(r0, r1);
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+            wasm.__wbindgen_export3(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * Applies a delta message with the core's checks; refused (changing nothing) when it is
+     * of another instance, does not start at the version held, or does not fit the entries.
+     * @param {string} period_key
+     * @param {number} base_version
+     * @param {number} board_version
+     * @param {Float64Array | number[]} ranks
+     * @param {string} players
+     * @param {BigInt64Array | bigint[]} values
+     * @param {string} achieved_at
+     * @param {string} left
+     * @param {number} left_count
+     */
+    apply(period_key, base_version, board_version, ranks, players, values, achieved_at, left, left_count) {
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            const val7 = +base_version;
+            const val8 = +board_version;
+            const val9 = +left_count;
+            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5;
+            try {
+                ptr0 = passStringToWasm0(period_key, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len0 = WASM_VECTOR_LEN;
+                ptr1 = passArrayF64ToWasm0(ranks, wasm.__wbindgen_export);
+                len1 = WASM_VECTOR_LEN;
+                ptr2 = passStringToWasm0(players, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len2 = WASM_VECTOR_LEN;
+                ptr3 = passArray64ToWasm0(values, wasm.__wbindgen_export);
+                len3 = WASM_VECTOR_LEN;
+                ptr4 = passStringToWasm0(achieved_at, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len4 = WASM_VECTOR_LEN;
+                ptr5 = passStringToWasm0(left, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len5 = WASM_VECTOR_LEN;
+            } catch (e) {
+                if (ptr5) { wasm.__wbindgen_export3(ptr5, len5 * 1, 1); }
+                if (ptr4) { wasm.__wbindgen_export3(ptr4, len4 * 1, 1); }
+                if (ptr3) { wasm.__wbindgen_export3(ptr3, len3 * 8, 8); }
+                if (ptr2) { wasm.__wbindgen_export3(ptr2, len2 * 1, 1); }
+                if (ptr1) { wasm.__wbindgen_export3(ptr1, len1 * 8, 8); }
+                if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
+                throw e;
+            }
+            wasm.liveview_apply(retptr, this.__wbg_ptr, ptr0, len0, val7, val8, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, val9);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            if (r1) {
+                throw takeFromExternrefTable0(r0);
+            }
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+        }
+    }
+    /**
+     * The version the view is at.
+     * @returns {number}
+     */
+    get boardVersion() {
+        const ret = wasm.liveview_boardVersion(this.__wbg_ptr);
+        return ret;
+    }
+    /**
+     * The view of a snapshot message: its instance, version and entries as columns (ids and
+     * times joined by `\n`).
+     * @param {string} period_key
+     * @param {number} board_version
+     * @param {Float64Array | number[]} ranks
+     * @param {string} players
+     * @param {BigInt64Array | bigint[]} values
+     * @param {string} achieved_at
+     */
+    constructor(period_key, board_version, ranks, players, values, achieved_at) {
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            const val6 = +board_version;
+            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4;
+            try {
+                ptr0 = passStringToWasm0(period_key, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len0 = WASM_VECTOR_LEN;
+                ptr1 = passArrayF64ToWasm0(ranks, wasm.__wbindgen_export);
+                len1 = WASM_VECTOR_LEN;
+                ptr2 = passStringToWasm0(players, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len2 = WASM_VECTOR_LEN;
+                ptr3 = passArray64ToWasm0(values, wasm.__wbindgen_export);
+                len3 = WASM_VECTOR_LEN;
+                ptr4 = passStringToWasm0(achieved_at, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len4 = WASM_VECTOR_LEN;
+            } catch (e) {
+                if (ptr4) { wasm.__wbindgen_export3(ptr4, len4 * 1, 1); }
+                if (ptr3) { wasm.__wbindgen_export3(ptr3, len3 * 8, 8); }
+                if (ptr2) { wasm.__wbindgen_export3(ptr2, len2 * 1, 1); }
+                if (ptr1) { wasm.__wbindgen_export3(ptr1, len1 * 8, 8); }
+                if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
+                throw e;
+            }
+            wasm.liveview_new(retptr, ptr0, len0, val6, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            var r2 = getDataViewMemory0().getInt32(retptr + 4 * 2, true);
+            if (r2) {
+                throw takeFromExternrefTable0(r1);
+            }
+            this.__wbg_ptr = r0;
+            LiveViewFinalization.register(this, this.__wbg_ptr, this);
+            return this;
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+        }
+    }
+    /**
+     * The ids of the entries, joined by `\n`.
+     * @returns {string}
+     */
+    players() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.liveview_players(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            deferred1_0 = r0;
+            deferred1_1 = r1;
+            return getStringFromWasm0(r0, r1);
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+            wasm.__wbindgen_export3(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * The ranks of the entries, in order.
+     * @returns {Float64Array}
+     */
+    ranks() {
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.liveview_ranks(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            var v1 = getArrayF64FromWasm0(r0, r1).slice();
+            wasm.__wbindgen_export3(r0, r1 * 8, 8);
+            return v1;
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+        }
+    }
+    /**
+     * The values of the entries.
+     * @returns {BigInt64Array}
+     */
+    values() {
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.liveview_values(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            var v1 = getArrayI64FromWasm0(r0, r1).slice();
+            wasm.__wbindgen_export3(r0, r1 * 8, 8);
+            return v1;
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+        }
+    }
+}
+if (Symbol.dispose) LiveView.prototype[Symbol.dispose] = LiveView.prototype.free;
+
+/**
  * A snapshot at one version, read part by part (see [`SnapshotView`]).
  */
 export class SnapshotView {
@@ -297,6 +656,29 @@ export function compareStandings(mode, a_value, a_achieved_at, a_player, b_value
 }
 
 /**
+ * Reads a head's bytes. O(length).
+ * @param {Uint8Array | number[]} bytes
+ * @returns {HeadFields}
+ */
+export function parseHead(bytes) {
+    try {
+        const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+        const ptr0 = passArray8ToWasm0(bytes, wasm.__wbindgen_export);
+        const len0 = WASM_VECTOR_LEN;
+        wasm.parseHead(retptr, ptr0, len0);
+        var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+        var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+        var r2 = getDataViewMemory0().getInt32(retptr + 4 * 2, true);
+        if (r2) {
+            throw takeFromExternrefTable0(r1);
+        }
+        return HeadFields.__wrap(r0);
+    } finally {
+        wasm.__wbindgen_add_to_stack_pointer(16);
+    }
+}
+
+/**
  * An RFC 3339 time (with an offset) as ms since the epoch, read as the service reads it;
  * `undefined` when it is not one. O(1).
  * @param {string} text
@@ -447,9 +829,25 @@ function __wbg_get_imports() {
     };
 }
 
+const HeadFieldsFinalization = (typeof FinalizationRegistry === 'undefined')
+    ? { register: () => {}, unregister: () => {} }
+    : new FinalizationRegistry(ptr => wasm.__wbg_headfields_free(ptr, 1));
+const LiveViewFinalization = (typeof FinalizationRegistry === 'undefined')
+    ? { register: () => {}, unregister: () => {} }
+    : new FinalizationRegistry(ptr => wasm.__wbg_liveview_free(ptr, 1));
 const SnapshotViewFinalization = (typeof FinalizationRegistry === 'undefined')
     ? { register: () => {}, unregister: () => {} }
     : new FinalizationRegistry(ptr => wasm.__wbg_snapshotview_free(ptr, 1));
+
+function getArrayF64FromWasm0(ptr, len) {
+    ptr = ptr >>> 0;
+    return getFloat64ArrayMemory0().subarray(ptr / 8, ptr / 8 + len);
+}
+
+function getArrayI64FromWasm0(ptr, len) {
+    ptr = ptr >>> 0;
+    return getBigInt64ArrayMemory0().subarray(ptr / 8, ptr / 8 + len);
+}
 
 function getArrayJsValueFromWasm0(ptr, len) {
     ptr = ptr >>> 0;
@@ -465,6 +863,14 @@ function getArrayJsValueFromWasm0(ptr, len) {
 function getArrayU32FromWasm0(ptr, len) {
     ptr = ptr >>> 0;
     return getUint32ArrayMemory0().subarray(ptr / 4, ptr / 4 + len);
+}
+
+let cachedBigInt64ArrayMemory0 = null;
+function getBigInt64ArrayMemory0() {
+    if (cachedBigInt64ArrayMemory0 === null || cachedBigInt64ArrayMemory0.byteLength === 0) {
+        cachedBigInt64ArrayMemory0 = new BigInt64Array(wasm.memory.buffer);
+    }
+    return cachedBigInt64ArrayMemory0;
 }
 
 let cachedBigUint64ArrayMemory0 = null;
@@ -614,6 +1020,7 @@ function __wbg_finalize_init(instance, module) {
     wasmInstance = instance;
     wasm = instance.exports;
     wasmModule = module;
+    cachedBigInt64ArrayMemory0 = null;
     cachedBigUint64ArrayMemory0 = null;
     cachedDataViewMemory0 = null;
     cachedFloat64ArrayMemory0 = null;

@@ -1,9 +1,27 @@
 /* tslint:disable */
 /* eslint-disable */
 export const memory: WebAssembly.Memory;
+export const __wbg_headfields_free: (a: number, b: number) => void;
+export const __wbg_liveview_free: (a: number, b: number) => void;
 export const __wbg_snapshotview_free: (a: number, b: number) => void;
 export const checkPlayerId: (a: number, b: number, c: number) => void;
 export const compareStandings: (a: number, b: number, c: number, d: bigint, e: bigint, f: number, g: number, h: bigint, i: bigint, j: number, k: number) => void;
+export const headfields_boardVersion: (a: number) => number;
+export const headfields_intervalMs: (a: number) => number;
+export const headfields_manifest: (a: number, b: number) => void;
+export const headfields_period: (a: number, b: number) => void;
+export const headfields_periodEnd: (a: number, b: number) => void;
+export const headfields_periodKey: (a: number, b: number) => void;
+export const headfields_periodStart: (a: number, b: number) => void;
+export const headfields_publishedAt: (a: number, b: number) => void;
+export const liveview_achievedAt: (a: number, b: number) => void;
+export const liveview_apply: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number) => void;
+export const liveview_boardVersion: (a: number) => number;
+export const liveview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number) => void;
+export const liveview_players: (a: number, b: number) => void;
+export const liveview_ranks: (a: number, b: number) => void;
+export const liveview_values: (a: number, b: number) => void;
+export const parseHead: (a: number, b: number, c: number) => void;
 export const parseTime: (a: number, b: number, c: number) => void;
 export const rankOrder: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => void;
 export const rankOrderMs: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => void;

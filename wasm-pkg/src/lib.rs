@@ -7,11 +7,13 @@
 //!
 //! Values cross as `i64` (JavaScript `bigint`), so no score loses precision on the way.
 
+pub mod live;
 pub mod order;
 pub mod snapshot;
 
-use standings_core::BoardId;
-use standings_core::json::parse_rfc3339;
+use standings_core::contract::head::Head;
+use standings_core::json::{parse_rfc3339, write_rfc3339};
+use standings_core::{BoardId, ViewState};
 use wasm_bindgen::prelude::*;
 
 use crate::order::{OrderError, rank_order, rules_of, standings_of};
@@ -180,6 +182,171 @@ impl SnapshotHandle {
         self.0
             .add_part(hash, bytes)
             .map_err(|e| JsError::new(&e.to_string()))
+    }
+}
+
+/// A snapshot head read with the contract's reader (`standings_core::contract::head`), as
+/// the origin prints it; refused when the bytes are not one.
+#[wasm_bindgen(js_name = HeadFields)]
+pub struct HeadFields(Head);
+
+/// Reads a head's bytes. O(length).
+#[wasm_bindgen(js_name = parseHead)]
+pub fn parse_head(bytes: &[u8]) -> Result<HeadFields, JsError> {
+    Head::parse(bytes)
+        .map(HeadFields)
+        .ok_or_else(|| JsError::new("the answer is not a snapshot head"))
+}
+
+/// A time as the service prints it.
+fn time_text(ms: i64) -> String {
+    let mut out = Vec::with_capacity(24);
+    write_rfc3339(&mut out, ms);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+#[wasm_bindgen(js_class = HeadFields)]
+impl HeadFields {
+    /// The period kind.
+    #[wasm_bindgen(getter)]
+    pub fn period(&self) -> String {
+        self.0.period.clone()
+    }
+
+    /// The period instance's key.
+    #[wasm_bindgen(getter, js_name = periodKey)]
+    pub fn period_key(&self) -> String {
+        self.0.period_key.clone()
+    }
+
+    /// Its start, as printed (`undefined` for all time).
+    #[wasm_bindgen(getter, js_name = periodStart)]
+    pub fn period_start(&self) -> Option<String> {
+        self.0.period_start_ms.map(time_text)
+    }
+
+    /// Its end, as printed (`undefined` for all time).
+    #[wasm_bindgen(getter, js_name = periodEnd)]
+    pub fn period_end(&self) -> Option<String> {
+        self.0.period_end_ms.map(time_text)
+    }
+
+    /// The version the manifest holds.
+    #[wasm_bindgen(getter, js_name = boardVersion)]
+    pub fn board_version(&self) -> f64 {
+        self.0.board_version as f64
+    }
+
+    /// The manifest's hash.
+    #[wasm_bindgen(getter)]
+    pub fn manifest(&self) -> String {
+        self.0.manifest.to_string()
+    }
+
+    /// When it was published, as printed.
+    #[wasm_bindgen(getter, js_name = publishedAt)]
+    pub fn published_at(&self) -> String {
+        time_text(self.0.published_at_ms)
+    }
+
+    /// How often the origin republishes the instance.
+    #[wasm_bindgen(getter, js_name = intervalMs)]
+    pub fn interval_ms(&self) -> f64 {
+        self.0.interval_ms as f64
+    }
+}
+
+/// A live view followed with the core's `ViewState` (see [`live`]).
+#[wasm_bindgen(js_name = LiveView)]
+pub struct LiveView(ViewState);
+
+#[wasm_bindgen(js_class = LiveView)]
+impl LiveView {
+    /// The view of a snapshot message: its instance, version and entries as columns (ids and
+    /// times joined by `\n`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        period_key: String,
+        board_version: f64,
+        ranks: &[f64],
+        players: &str,
+        values: &[i64],
+        achieved_at: &str,
+    ) -> Result<LiveView, JsError> {
+        let empty = ranks.is_empty();
+        let entries = live::entries_of(
+            ranks,
+            &split_lines(players, empty),
+            values,
+            &split_lines(achieved_at, empty),
+        )
+        .map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(LiveView(ViewState {
+            period_key,
+            board_version: board_version as u64,
+            entries,
+        }))
+    }
+
+    /// Applies a delta message with the core's checks; refused (changing nothing) when it is
+    /// of another instance, does not start at the version held, or does not fit the entries.
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply(
+        &mut self,
+        period_key: String,
+        base_version: f64,
+        board_version: f64,
+        ranks: &[f64],
+        players: &str,
+        values: &[i64],
+        achieved_at: &str,
+        left: &str,
+        left_count: u32,
+    ) -> Result<(), JsError> {
+        let empty = ranks.is_empty();
+        let changed = live::entries_of(
+            ranks,
+            &split_lines(players, empty),
+            values,
+            &split_lines(achieved_at, empty),
+        )
+        .map_err(|e| JsError::new(&e.to_string()))?;
+        let delta = live::delta_of(
+            period_key,
+            base_version as u64,
+            board_version as u64,
+            changed,
+            &split_lines(left, left_count == 0),
+        )
+        .map_err(|e| JsError::new(&e.to_string()))?;
+        self.0.apply(&delta).map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// The version the view is at.
+    #[wasm_bindgen(getter, js_name = boardVersion)]
+    pub fn board_version(&self) -> f64 {
+        self.0.board_version as f64
+    }
+
+    /// The ranks of the entries, in order.
+    pub fn ranks(&self) -> Vec<f64> {
+        live::columns(&self.0).0
+    }
+
+    /// The ids of the entries, joined by `\n`.
+    pub fn players(&self) -> String {
+        live::columns(&self.0).1
+    }
+
+    /// The values of the entries.
+    pub fn values(&self) -> Vec<i64> {
+        live::columns(&self.0).2
+    }
+
+    /// The times of the entries as the service prints them, joined by `\n`.
+    #[wasm_bindgen(js_name = achievedAt)]
+    pub fn achieved_at(&self) -> String {
+        live::columns(&self.0).3
     }
 }
 

@@ -8,19 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use standings_core::json::{PeriodFields, write_nearby_answer, write_rank_answer, write_top_answer};
+use standings_core::contract::{Problem, answer, query};
+use standings_core::json::PeriodFields;
 use standings_core::snapshot::read::{Part, Parts, SnapshotReader, Step};
 use standings_core::{
-    BoardDigest, BoardId, ChunkHash, Cursor, CursorBinding, DecodeError, LookupChunk, Manifest, RankChunk,
-    check_id,
+    BoardDigest, BoardId, ChunkHash, CursorBinding, DecodeError, LookupChunk, Manifest, RankChunk,
 };
-
-/// The most entries a top page holds, as at the origin.
-pub const MAX_LIMIT: usize = 1000;
-/// The widest nearby radius, as at the origin.
-pub const MAX_RADIUS: u64 = 100;
 
 /// The period instance a head names, printed in every answer.
 #[derive(Clone, Debug)]
@@ -47,10 +40,9 @@ pub enum SnapshotError {
     },
     /// A part nobody asked for: its hash is not among those the last query needed.
     UnexpectedPart(String),
-    /// A request the origin would refuse too (a limit, a radius, a player id, a board id).
-    InvalidRequest(String),
-    /// A cursor this service did not make for this board and period.
-    InvalidCursor(String),
+    /// A request the origin and the edge refuse too (a limit, a radius, a player id, a
+    /// cursor of another board), in the read contract's words.
+    Refused(Problem),
     /// A cursor of another version: the origin, which holds several, can still page it.
     StaleCursor {
         /// The version the cursor pages.
@@ -67,7 +59,7 @@ impl core::fmt::Display for SnapshotError {
             SnapshotError::UnexpectedPart(hash) => {
                 write!(f, "snapshot part {hash} was not asked for by the last query")
             }
-            SnapshotError::InvalidRequest(why) | SnapshotError::InvalidCursor(why) => f.write_str(why),
+            SnapshotError::Refused(problem) => f.write_str(&problem.detail),
             SnapshotError::StaleCursor {
                 cursor_version,
                 board_version,
@@ -187,67 +179,45 @@ impl SnapshotView {
     /// `GET .../top?limit=&cursor=` from the snapshot: at most 2 rounds of parts. O(log chunks
     /// + limit) once the parts are held.
     pub fn top(&mut self, limit: usize, cursor: Option<&str>) -> Result<Answer, SnapshotError> {
-        if !(1..=MAX_LIMIT).contains(&limit) {
-            return Err(SnapshotError::InvalidRequest(format!(
-                "limit must be 1 to {MAX_LIMIT}; got {limit}"
-            )));
-        }
-        let cursor = cursor.map(|text| self.cursor(text)).transpose()?;
+        let limit = query::limit(Some(&limit.to_string())).map_err(SnapshotError::Refused)?;
+        let cursor = cursor
+            .map(|text| query::cursor(text, self.binding, &self.board, &self.period.key))
+            .transpose()
+            .map_err(SnapshotError::Refused)?
+            .map(|(_, cursor)| cursor);
         let reader = SnapshotReader::new(&self.manifest);
-        let step = reader.top(&self.held, limit, cursor.as_ref()).map_err(|_| {
-            let cursor_version = cursor.as_ref().map_or(0, |c| c.board_version);
-            SnapshotError::StaleCursor {
-                cursor_version,
-                board_version: self.manifest.board_version,
-            }
+        let step = answer::top(
+            &reader,
+            &self.held,
+            &self.fields(),
+            self.binding,
+            limit,
+            cursor.as_ref(),
+        )
+        .map_err(|_| SnapshotError::StaleCursor {
+            cursor_version: cursor.as_ref().map_or(0, |c| c.board_version),
+            board_version: self.manifest.board_version,
         })?;
-        let answer = match step {
-            Step::Done(page) => {
-                let next = page
-                    .next_cursor
-                    .as_ref()
-                    .map(|c| URL_SAFE_NO_PAD.encode(c.encode(self.binding)));
-                let mut out = Vec::with_capacity(256 + 112 * page.entries.len());
-                write_top_answer(&mut out, &self.fields(), &page, next.as_deref());
-                Step::Done(out)
-            }
-            Step::Need(need) => Step::Need(need),
-        };
-        Ok(self.settle(answer))
+        Ok(self.settle(step))
     }
 
     /// `GET .../players/{player}/rank` from the snapshot (`null` when the player has no
     /// score): at most 2 rounds. O(log chunks) once held.
     pub fn rank(&mut self, player: &str) -> Result<Answer, SnapshotError> {
-        check_player(player)?;
+        query::player_id(player).map_err(SnapshotError::Refused)?;
         let reader = SnapshotReader::new(&self.manifest);
-        let answer = match reader.player_rank(&self.held, player) {
-            Step::Done(found) => Step::Done(self.json_or_null(found.as_ref(), |out, fields, found| {
-                write_rank_answer(out, fields, found)
-            })),
-            Step::Need(need) => Step::Need(need),
-        };
-        Ok(self.settle(answer))
+        let step = answer::rank(&reader, &self.held, &self.fields(), player);
+        Ok(self.settle(or_null(step)))
     }
 
     /// `GET .../players/{player}/nearby?radius=` from the snapshot (`null` when the player
     /// has no score): at most 3 rounds. O(log chunks + radius) once held.
     pub fn nearby(&mut self, player: &str, radius: u64) -> Result<Answer, SnapshotError> {
-        check_player(player)?;
-        if radius > MAX_RADIUS {
-            return Err(SnapshotError::InvalidRequest(format!(
-                "radius must be 0 to {MAX_RADIUS}; got {radius}"
-            )));
-        }
+        query::player_id(player).map_err(SnapshotError::Refused)?;
+        let radius = query::radius(Some(&radius.to_string())).map_err(SnapshotError::Refused)?;
         let reader = SnapshotReader::new(&self.manifest);
-        let version = self.manifest.board_version;
-        let answer = match reader.nearby(&self.held, player, radius) {
-            Step::Done(window) => Step::Done(self.json_or_null(window.as_ref(), |out, fields, window| {
-                write_nearby_answer(out, fields, version, window.iter().copied())
-            })),
-            Step::Need(need) => Step::Need(need),
-        };
-        Ok(self.settle(answer))
+        let step = answer::nearby(&reader, &self.held, &self.fields(), player, radius);
+        Ok(self.settle(or_null(step)))
     }
 
     /// The period fields of every answer.
@@ -257,22 +227,6 @@ impl SnapshotView {
             key: &self.period.key,
             start_ms: self.period.start_ms,
             end_ms: self.period.end_ms,
-        }
-    }
-
-    /// `write` of the found answer, or `null`.
-    fn json_or_null<T>(
-        &self,
-        found: Option<&T>,
-        write: impl FnOnce(&mut Vec<u8>, &PeriodFields<'_>, &T),
-    ) -> Vec<u8> {
-        match found {
-            None => b"null".to_vec(),
-            Some(found) => {
-                let mut out = Vec::with_capacity(512);
-                write(&mut out, &self.fields(), found);
-                out
-            }
         }
     }
 
@@ -293,24 +247,14 @@ impl SnapshotView {
             }
         }
     }
-
-    /// A cursor of this board and period, as the read API prints it.
-    fn cursor(&self, text: &str) -> Result<Cursor, SnapshotError> {
-        let not_ours = || SnapshotError::InvalidCursor("the cursor is not one this service made".into());
-        let bytes = URL_SAFE_NO_PAD.decode(text.as_bytes()).map_err(|_| not_ours())?;
-        Cursor::decode(&bytes, self.binding).map_err(|e| match e {
-            DecodeError::OtherBoard => SnapshotError::InvalidCursor(format!(
-                "the cursor was made for another board or period, not {} in {}; page this one from its first page",
-                self.board, self.period.key
-            )),
-            _ => not_ours(),
-        })
-    }
 }
 
-/// A player id the service would take.
-fn check_player(player: &str) -> Result<(), SnapshotError> {
-    check_id("player_id", player).map_err(|e| SnapshotError::InvalidRequest(e.to_string()))
+/// A player's answer, or `null` for a player with no score.
+fn or_null(step: Step<Option<Vec<u8>>>) -> Step<Vec<u8>> {
+    match step {
+        Step::Done(json) => Step::Done(json.unwrap_or_else(|| b"null".to_vec())),
+        Step::Need(need) => Step::Need(need),
+    }
 }
 
 #[cfg(test)]
@@ -404,12 +348,12 @@ mod tests {
         let binding = CursorBinding::of(&id, "all_time");
 
         // The board's page of 7 after `cursor`: its JSON, and its next cursor as printed.
-        let expected_top = |cursor: Option<&Cursor>| {
+        let expected_top = |cursor: Option<&standings_core::Cursor>| {
             let page = board.top(7, cursor).unwrap();
             let next = page
                 .next_cursor
                 .as_ref()
-                .map(|c| URL_SAFE_NO_PAD.encode(c.encode(binding)));
+                .map(|c| standings_core::contract::query::cursor_text(c, binding));
             let mut expected = Vec::new();
             write_top_answer(&mut expected, &fields, &page, next.as_deref());
             (expected, page.next_cursor, next)
@@ -458,18 +402,64 @@ mod tests {
             view.add_part(&wrong_hash, b"x"),
             Err(SnapshotError::UnexpectedPart(_))
         ));
-        assert!(matches!(view.top(0, None), Err(SnapshotError::InvalidRequest(_))));
-        assert!(matches!(
-            view.top(3, Some("!!")),
-            Err(SnapshotError::InvalidCursor(_))
-        ));
-        assert!(matches!(
-            view.nearby("p-001", 101),
-            Err(SnapshotError::InvalidRequest(_))
-        ));
-        assert!(matches!(
-            view.rank("a\u{7}"),
-            Err(SnapshotError::InvalidRequest(_))
-        ));
+        let refused = |result: Result<Answer, SnapshotError>| match result {
+            Err(SnapshotError::Refused(problem)) => (problem.code, problem.detail),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            refused(view.top(0, None)),
+            (
+                "INVALID_REQUEST",
+                "limit=\"0\" is not valid; expected 1 to 1000".into()
+            )
+        );
+        assert_eq!(
+            refused(view.top(3, Some("!!"))),
+            ("INVALID_CURSOR", "the cursor is not one this service made".into())
+        );
+        assert_eq!(
+            refused(view.nearby("p-001", 101)),
+            (
+                "INVALID_REQUEST",
+                "radius=\"101\" is not valid; expected 0 to 100".into()
+            )
+        );
+        assert_eq!(refused(view.rank("a\u{7}")).0, "INVALID_REQUEST");
+    }
+
+    /// The read contract's table of bad parameters, through the package's reads: the words
+    /// the origin and the edge answer with (`limit`, `radius` and cursors; `include_self` is
+    /// the edge's and the origin's friends-of, which the package does not read).
+    #[test]
+    fn the_contracts_bad_parameters_are_refused_in_its_words() {
+        let (_, snapshot, id, period) = setup();
+        let manifest = &snapshot.manifest_bytes;
+        let mut view =
+            SnapshotView::new(id, period, &BoardDigest::of(manifest).to_string(), manifest).unwrap();
+        for (read, query, _, code, detail) in standings_core::contract::query::BAD_PARAMETERS {
+            let query = standings_core::contract::query::Query(Some(query));
+            let refused = match *read {
+                "top" => match (query.get("limit"), query.get("cursor")) {
+                    (Some(limit), _) => match limit.parse::<usize>() {
+                        Ok(limit) => view.top(limit, None),
+                        // The package takes a number; the text's refusal is the contract's own.
+                        Err(_) => continue,
+                    },
+                    (None, Some(cursor)) => view.top(10, Some(&cursor)),
+                    (None, None) => panic!("{query:?}"),
+                },
+                "nearby" => match query.get("radius").unwrap().parse::<u64>() {
+                    Ok(radius) => view.nearby("p-001", radius),
+                    Err(_) => continue,
+                },
+                _ => continue,
+            };
+            match refused {
+                Err(SnapshotError::Refused(problem)) => {
+                    assert_eq!((problem.code, problem.detail.as_str()), (*code, *detail));
+                }
+                other => panic!("{read} {query:?}: {other:?}"),
+            }
+        }
     }
 }

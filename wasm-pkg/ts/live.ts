@@ -3,6 +3,7 @@
 // the version held; anything else means a message was missed or belongs to another instance, and
 // the view is fetched again (from the held instance and version when the server still has them).
 import { parseExact } from "./exact.js";
+import { LiveView } from "./standings_wasm.js";
 
 /** How to reach the subscribe endpoint. */
 export type Transport = "sse" | "websocket";
@@ -74,6 +75,8 @@ export class LiveBoard extends EventTarget {
   /** Whether a `period_closed` starts a fresh subscription (see `followNextPeriod`). */
   readonly #followNextPeriod: boolean;
   #entries: LiveEntry[] = [];
+  /** The view in WebAssembly, which applies each delta with the core's checks. */
+  #view: LiveView | null = null;
   #version: number | null = null;
   #status: LiveStatus = "connecting";
   #period: Omit<Message, "type"> | null = null;
@@ -272,29 +275,44 @@ export class LiveBoard extends EventTarget {
     switch (message.type) {
       case "snapshot": {
         const { type: _, entries, ...period } = message;
-        this.#entries = entries ?? [];
-        this.#version = message.board_version ?? null;
+        const [ranks, players, values, times] = columnsOf(entries ?? []);
+        const view = new LiveView(period.period_key ?? "", message.board_version ?? 0, ranks, players, values, times);
+        this.#view?.free();
+        this.#view = view;
+        this.#entries = entriesOf(view);
+        this.#version = view.boardVersion;
         this.#period = period;
         this.#changed("snapshot");
         break;
       }
       case "delta": {
-        if ((message.period_key ?? null) !== this.periodKey || message.base_version !== this.#version) {
-          // A message was missed, or this one is of another instance than the view's: ask again
-          // from the instance and version held, which the server answers with one exact delta,
-          // or a fresh snapshot when it no longer holds that version (or the instance moved on).
+        const [ranks, players, values, times] = columnsOf(message.changed ?? []);
+        const left = message.left ?? [];
+        try {
+          if (!this.#view) throw new Error("no view held");
+          this.#view.apply(
+            message.period_key ?? "",
+            message.base_version ?? -1,
+            message.board_version ?? -1,
+            ranks,
+            players,
+            values,
+            times,
+            left.join("\n"),
+            left.length,
+          );
+        } catch {
+          // The core refused it, changing nothing: a message was missed, or this one is of
+          // another instance than the view's (or does not fit it). Ask again from the instance
+          // and version held, which the server answers with one exact delta, or a fresh
+          // snapshot when it no longer holds that version (or the instance moved on).
           this.#gaps++;
           this.#teardown();
           this.#reconnectSoon(0);
           return;
         }
-        const gone = new Set(message.left ?? []);
-        const changed = message.changed ?? [];
-        for (const entry of changed) gone.add(entry.player_id);
-        const entries = this.#entries.filter((e) => !gone.has(e.player_id)).concat(changed);
-        entries.sort((a, b) => a.rank - b.rank);
-        this.#entries = entries;
-        this.#version = message.board_version ?? null;
+        this.#entries = entriesOf(this.#view);
+        this.#version = this.#view.boardVersion;
         this.#changed("delta");
         break;
       }
@@ -351,4 +369,24 @@ export class LiveBoard extends EventTarget {
     this.#setStatus("live");
     this.dispatchEvent(new CustomEvent("change", { detail: { kind, boardVersion: this.#version, periodKey: this.periodKey } }));
   }
+}
+
+/** Entries as the columns the WebAssembly view takes: ranks, ids and times joined by "\n", values. */
+function columnsOf(entries: readonly LiveEntry[]): [Float64Array, string, BigInt64Array, string] {
+  return [
+    Float64Array.from(entries, (e) => e.rank),
+    entries.map((e) => e.player_id).join("\n"),
+    BigInt64Array.from(entries, (e) => BigInt(e.value)),
+    entries.map((e) => e.achieved_at).join("\n"),
+  ];
+}
+
+/** The entries the WebAssembly view holds, in rank order, times as the service prints them. */
+function entriesOf(view: LiveView): LiveEntry[] {
+  const ranks = view.ranks();
+  if (ranks.length === 0) return [];
+  const players = view.players().split("\n");
+  const values = view.values();
+  const times = view.achievedAt().split("\n");
+  return Array.from(ranks, (rank, i) => ({ rank, player_id: players[i], value: values[i], achieved_at: times[i] }));
 }

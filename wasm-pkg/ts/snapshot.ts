@@ -1,7 +1,7 @@
 // Reads of a published snapshot in the browser: the head names the manifest, the manifest the
 // chunks, and the core (in WebAssembly) answers top, rank and nearby from the chunks a query
 // names, checking every part against its SHA-256 before reading it.
-import { SnapshotView } from "./standings_wasm.js";
+import { SnapshotView, parseHead } from "./standings_wasm.js";
 import { parseExact, toMs } from "./exact.js";
 
 /** A fetch function: the global `fetch`, or one that adds the caller's headers. */
@@ -76,6 +76,30 @@ async function bytesOf(fetchFn: Fetch, url: string, what: string): Promise<Uint8
   return new Uint8Array(await (await fetchOk(fetchFn, url, what)).arrayBuffer());
 }
 
+/** A head's bytes read with the core's reader of the origin's head format; throws for anything else. */
+function headOf(bytes: Uint8Array): Head {
+  let fields;
+  try {
+    fields = parseHead(bytes);
+  } catch (e) {
+    throw new Error(`head: ${(e as Error).message}`);
+  }
+  try {
+    return {
+      period: fields.period,
+      period_key: fields.periodKey,
+      period_start: fields.periodStart ?? null,
+      period_end: fields.periodEnd ?? null,
+      board_version: fields.boardVersion,
+      manifest: fields.manifest,
+      published_at: fields.publishedAt,
+      interval_ms: fields.intervalMs,
+    };
+  } finally {
+    fields.free();
+  }
+}
+
 /**
  * Answers `top`, `rank` and `nearby` from a board instance's published snapshot, exactly as the
  * read API answers them at the snapshot's `board_version`.
@@ -121,7 +145,7 @@ export class SnapshotReader {
 
   /** Reads the head; moves to its manifest when it names another. True when it moved. */
   async refresh(): Promise<boolean> {
-    const head = (await (await fetchOk(this.#fetch, this.#headUrl.href, "head")).json()) as Head;
+    const head = headOf(await bytesOf(this.#fetch, this.#headUrl.href, "head"));
     if (this.#view && this.#head?.manifest === head.manifest) return false;
     const manifestUrl = new URL(`../../../../manifests/${head.manifest}`, this.#headUrl).href;
     const bytes = await bytesOf(this.#fetch, manifestUrl, "manifest");

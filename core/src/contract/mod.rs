@@ -2,13 +2,15 @@
 //! them from snapshots, and the browser package from the same snapshots, and all three must
 //! answer alike, byte for byte. What they must agree on lives here, once: the limits and the
 //! parsing of read parameters with their error words ([`query`]), the problem document of every
-//! refusal ([`Problem`]), the snapshot head's wire format ([`head`]), and who may read what
-//! ([`access`]). Each tier calls these; none keeps a copy.
+//! refusal ([`Problem`]), the snapshot head's wire format ([`head`]), who may read what
+//! ([`access`]), and the answers a snapshot gives ([`answer`]). Each tier calls these; none
+//! keeps a copy.
 //!
 //! Like the rest of the core this is pure: it reads no clock and does no IO; the tiers hand it
 //! the query string, the head's bytes or the caller they authenticated.
 
 pub mod access;
+pub mod answer;
 pub mod head;
 pub mod query;
 

@@ -42,27 +42,17 @@ impl<'a> Query<'a> {
         valid: impl Fn(&T) -> bool,
         expected: &str,
     ) -> Result<T, Problem> {
-        match self.get(name) {
-            None => Ok(default),
-            Some(raw) => raw.parse::<T>().ok().filter(|v| valid(v)).ok_or_else(|| {
-                Problem::invalid_request(format!("{name}={raw:?} is not valid; expected {expected}"))
-            }),
-        }
+        parse_value(name, self.get(name).as_deref(), default, valid, expected)
     }
 
-    /// `limit` of a top page: 1 to [`MAX_LIMIT`], [`DEFAULT_LIMIT`] when absent.
+    /// `limit` of a top page: see [`limit`].
     pub fn limit(&self) -> Result<usize, Problem> {
-        self.parse(
-            "limit",
-            DEFAULT_LIMIT,
-            |l| (1..=MAX_LIMIT).contains(l),
-            "1 to 1000",
-        )
+        limit(self.get("limit").as_deref())
     }
 
-    /// `radius` of a nearby read: 0 to [`MAX_RADIUS`], [`DEFAULT_RADIUS`] when absent.
+    /// `radius` of a nearby read: see [`radius`].
     pub fn radius(&self) -> Result<u64, Problem> {
-        self.parse("radius", DEFAULT_RADIUS, |r| *r <= MAX_RADIUS, "0 to 100")
+        radius(self.get("radius").as_deref())
     }
 
     /// `include_self` of friends-of: `true` or `false`, false when absent.
@@ -83,6 +73,54 @@ impl<'a> Query<'a> {
         let Some(raw) = self.get("cursor") else {
             return Ok(None);
         };
+        cursor(&raw, binding, board, period_key).map(Some)
+    }
+}
+
+/// The value `raw` of the parameter `name` parsed as `T`, `default` when absent; 400
+/// `INVALID_REQUEST` naming the parameter, its value and what is `expected` when it does not
+/// parse or is not `valid`. O(length of the value).
+pub fn parse_value<T: FromStr>(
+    name: &str,
+    raw: Option<&str>,
+    default: T,
+    valid: impl Fn(&T) -> bool,
+    expected: &str,
+) -> Result<T, Problem> {
+    match raw {
+        None => Ok(default),
+        Some(raw) => raw.parse::<T>().ok().filter(|v| valid(v)).ok_or_else(|| {
+            Problem::invalid_request(format!("{name}={raw:?} is not valid; expected {expected}"))
+        }),
+    }
+}
+
+/// A top page's `limit` (its text, when given): 1 to [`MAX_LIMIT`], [`DEFAULT_LIMIT`] when
+/// absent.
+pub fn limit(raw: Option<&str>) -> Result<usize, Problem> {
+    parse_value(
+        "limit",
+        raw,
+        DEFAULT_LIMIT,
+        |l| (1..=MAX_LIMIT).contains(l),
+        "1 to 1000",
+    )
+}
+
+/// A nearby read's `radius` (its text, when given): 0 to [`MAX_RADIUS`], [`DEFAULT_RADIUS`]
+/// when absent.
+pub fn radius(raw: Option<&str>) -> Result<u64, Problem> {
+    parse_value("radius", raw, DEFAULT_RADIUS, |r| *r <= MAX_RADIUS, "0 to 100")
+}
+
+/// A cursor's text decoded for the board instance `binding` (see [`Query::cursor`]).
+pub fn cursor(
+    raw: &str,
+    binding: CursorBinding,
+    board: &dyn core::fmt::Display,
+    period_key: &str,
+) -> Result<(Vec<u8>, Cursor), Problem> {
+    {
         let not_ours = || Problem::invalid_cursor("the cursor is not one this service made");
         let bytes = URL_SAFE_NO_PAD.decode(raw.as_bytes()).map_err(|_| not_ours())?;
         let cursor = Cursor::decode(&bytes, binding).map_err(|e| match e {
@@ -91,7 +129,7 @@ impl<'a> Query<'a> {
             )),
             _ => not_ours(),
         })?;
-        Ok(Some((bytes, cursor)))
+        Ok((bytes, cursor))
     }
 }
 
