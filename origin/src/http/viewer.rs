@@ -85,10 +85,10 @@ impl Asset {
     }
 }
 
-/// A file of the browser package, built by `wasm-pkg/build`.
+/// A file of the browser package, copied into the viewer's own `dist/pkg/` by `origin/viewer/build`.
 macro_rules! package_file {
     ($name:literal) => {
-        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../wasm-pkg/pkg/", $name))
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/viewer/dist/pkg/", $name))
     };
 }
 

@@ -1,0 +1,77 @@
+/** A fetch function: the global `fetch`, or one that adds the caller's headers. */
+export type Fetch = (url: string) => Promise<Response>;
+/** A board instance's head, as `GET /v1/snapshots/{game}/{mode}/{season}/{scope}/head` answers it. */
+export interface Head {
+    period: string;
+    period_key: string;
+    period_start: string | null;
+    period_end: string | null;
+    board_version: number;
+    manifest: string;
+    published_at: string;
+    interval_ms: number;
+}
+/** A ranked entry of an answer, value exact. */
+export interface Entry {
+    rank: number;
+    player_id: string;
+    value: bigint;
+    achieved_at: string;
+}
+/** The period fields every read answer starts with. */
+export interface PeriodFields {
+    period: string;
+    period_key: string;
+    period_start: string | null;
+    period_end: string | null;
+}
+/** `GET .../top` as the read API answers it. */
+export interface TopAnswer extends PeriodFields {
+    board_version: number;
+    total_players: number;
+    entries: Entry[];
+    next_cursor: string | null;
+}
+/** `GET .../players/{player}/rank` as the read API answers it. */
+export interface RankAnswer extends PeriodFields, Entry {
+    board_version: number;
+    competition_rank: number;
+    dense_rank: number;
+    percentile: number;
+    total_players: number;
+}
+/** `GET .../players/{player}/nearby` as the read API answers it. */
+export interface NearbyAnswer extends PeriodFields {
+    board_version: number;
+    entries: Entry[];
+}
+/**
+ * Answers `top`, `rank` and `nearby` from a board instance's published snapshot, exactly as the
+ * read API answers them at the snapshot's `board_version`.
+ *
+ * The reader holds one version: `refresh()` reads the head again and moves to a newer manifest
+ * when one was published. Chunks are fetched when a query first needs them and kept for the
+ * version. Every manifest and chunk is checked against the hash that names it; one that does not
+ * match fails the query, and nothing from it is read.
+ */
+export declare class SnapshotReader {
+    #private;
+    /**
+     * A reader of the snapshot whose head is at `headUrl` (the origin's or an edge's
+     * `.../v1/snapshots/{game}/{mode}/{season}/{scope}/head`, with `?period=` and `?at=` as in
+     * reads). `fetchFn` fetches it and the parts; bind your token in it.
+     */
+    constructor(fetchFn: Fetch, headUrl: string | URL);
+    /** The head the reader answers from, once read. */
+    get head(): Head | null;
+    /** The version the answers come from, once the head is read. */
+    get boardVersion(): number | null;
+    /** Reads the head; moves to its manifest when it names another. True when it moved. */
+    refresh(): Promise<boolean>;
+    /** The first `limit` entries (1 to 1000), or the page after `cursor`. */
+    top(limit?: number, cursor?: string): Promise<TopAnswer>;
+    /** The player's rank, or null when they have no score. */
+    rank(player: string): Promise<RankAnswer | null>;
+    /** The `radius` (0 to 100) entries above and below the player, or null when they have no score. */
+    nearby(player: string, radius?: number): Promise<NearbyAnswer | null>;
+}

@@ -1,0 +1,152 @@
+// Reads of a published snapshot in the browser: the head names the manifest, the manifest the
+// chunks, and the core (in WebAssembly) answers top, rank and nearby from the chunks a query
+// names, checking every part against its SHA-256 before reading it.
+import { SnapshotView, parseHead } from "./standings_wasm.js";
+import { parseExact, toMs } from "./exact.js";
+/** The most chunks asked of the origin in one bundle request, as it allows. */
+const BUNDLE_MAX = 200;
+/** Every query answers within 3 rounds of parts; more means the parts are not the manifest's. */
+const MAX_ROUNDS = 4;
+/** `url`'s answer; an error naming `what`, the URL and the problem when it is not 2xx. */
+async function fetchOk(fetchFn, url, what) {
+    const answer = await fetchFn(url);
+    if (!answer.ok) {
+        throw new Error(`${what}: ${url} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
+    }
+    return answer;
+}
+async function bytesOf(fetchFn, url, what) {
+    return new Uint8Array(await (await fetchOk(fetchFn, url, what)).arrayBuffer());
+}
+/** A head's bytes read with the core's reader of the origin's head format; throws for anything else. */
+function headOf(bytes) {
+    let fields;
+    try {
+        fields = parseHead(bytes);
+    }
+    catch (e) {
+        throw new Error(`head: ${e.message}`);
+    }
+    try {
+        return {
+            period: fields.period,
+            period_key: fields.periodKey,
+            period_start: fields.periodStart ?? null,
+            period_end: fields.periodEnd ?? null,
+            board_version: fields.boardVersion,
+            manifest: fields.manifest,
+            published_at: fields.publishedAt,
+            interval_ms: fields.intervalMs,
+        };
+    }
+    finally {
+        fields.free();
+    }
+}
+/**
+ * Answers `top`, `rank` and `nearby` from a board instance's published snapshot, exactly as the
+ * read API answers them at the snapshot's `board_version`.
+ *
+ * The reader holds one version: `refresh()` reads the head again and moves to a newer manifest
+ * when one was published. Chunks are fetched when a query first needs them and kept for the
+ * version. Every manifest and chunk is checked against the hash that names it; one that does not
+ * match fails the query, and nothing from it is read.
+ */
+export class SnapshotReader {
+    #fetch;
+    #headUrl;
+    #board;
+    #head = null;
+    #view = null;
+    /**
+     * A reader of the snapshot whose head is at `headUrl` (the origin's or an edge's
+     * `.../v1/snapshots/{game}/{mode}/{season}/{scope}/head`, with `?period=` and `?at=` as in
+     * reads). `fetchFn` fetches it and the parts; bind your token in it.
+     */
+    constructor(fetchFn, headUrl) {
+        this.#fetch = fetchFn;
+        this.#headUrl = new URL(headUrl);
+        const segments = this.#headUrl.pathname.split("/");
+        const at = segments.lastIndexOf("snapshots");
+        const board = segments.slice(at + 1, at + 5).map(decodeURIComponent);
+        if (at < 0 || segments.length !== at + 6 || segments[at + 5] !== "head" || board.some((s) => s === "")) {
+            throw new TypeError(`${headUrl} is not a head URL (.../v1/snapshots/{game}/{mode}/{season}/{scope}/head)`);
+        }
+        this.#board = board;
+    }
+    /** The head the reader answers from, once read. */
+    get head() {
+        return this.#head;
+    }
+    /** The version the answers come from, once the head is read. */
+    get boardVersion() {
+        return this.#head?.board_version ?? null;
+    }
+    /** Reads the head; moves to its manifest when it names another. True when it moved. */
+    async refresh() {
+        const head = headOf(await bytesOf(this.#fetch, this.#headUrl.href, "head"));
+        if (this.#view && this.#head?.manifest === head.manifest)
+            return false;
+        const manifestUrl = new URL(`../../../../manifests/${head.manifest}`, this.#headUrl).href;
+        const bytes = await bytesOf(this.#fetch, manifestUrl, "manifest");
+        const [game, mode, season, scope] = this.#board;
+        const start = head.period_start === null ? undefined : toMs(head.period_start, "period_start");
+        const end = head.period_end === null ? undefined : toMs(head.period_end, "period_end");
+        const view = new SnapshotView(game, mode, season, scope, head.period, head.period_key, start, end, head.manifest, bytes);
+        this.#view?.free();
+        this.#view = view;
+        this.#head = head;
+        return true;
+    }
+    /** The first `limit` entries (1 to 1000), or the page after `cursor`. */
+    async top(limit = 10, cursor) {
+        return (await this.#answer((v) => v.top(limit, cursor)));
+    }
+    /** The player's rank, or null when they have no score. */
+    async rank(player) {
+        return (await this.#answer((v) => v.rank(player)));
+    }
+    /** The `radius` (0 to 100) entries above and below the player, or null when they have no score. */
+    async nearby(player, radius = 5) {
+        return (await this.#answer((v) => v.nearby(player, radius)));
+    }
+    /** Runs a query, fetching the chunks it names, until it answers. */
+    async #answer(query) {
+        if (!this.#view)
+            await this.refresh();
+        const view = this.#view;
+        for (let round = 0; round < MAX_ROUNDS; round++) {
+            const json = query(view);
+            if (json !== undefined)
+                return parseExact(json);
+            const needed = view.needed();
+            for (let i = 0; i < needed.length; i += BUNDLE_MAX) {
+                await this.#fetchParts(view, needed.slice(i, i + BUNDLE_MAX));
+            }
+        }
+        throw new Error(`the snapshot's parts did not answer within ${MAX_ROUNDS} rounds`);
+    }
+    /** Fetches `hashes` (one request, a bundle when several) and hands each to the view. */
+    async #fetchParts(view, hashes) {
+        const chunks = new URL("../../../../chunks", this.#headUrl);
+        if (hashes.length === 1) {
+            view.addPart(hashes[0], await bytesOf(this.#fetch, `${chunks.href}/${hashes[0]}`, "chunk"));
+            return;
+        }
+        const body = await bytesOf(this.#fetch, `${chunks.href}?hashes=${hashes.join(",")}`, "chunk bundle");
+        // The bundle is each chunk's length (4 bytes, big-endian) and bytes, in the order asked.
+        const data = new DataView(body.buffer, body.byteOffset, body.byteLength);
+        let at = 0;
+        for (const hash of hashes) {
+            if (at + 4 > body.length)
+                throw new Error(`chunk bundle: it ends before chunk ${hash}`);
+            const length = data.getUint32(at);
+            if (at + 4 + length > body.length)
+                throw new Error(`chunk bundle: chunk ${hash} is cut short`);
+            view.addPart(hash, body.subarray(at + 4, at + 4 + length));
+            at += 4 + length;
+        }
+        if (at !== body.length)
+            throw new Error("chunk bundle: bytes follow the last chunk asked for");
+    }
+}
