@@ -176,6 +176,52 @@ pub fn push_rfc3339(out: &mut Vec<u8>, ms: i64) {
     out.push(b'Z');
 }
 
+/// Reads an RFC 3339 time in UTC as the service prints it (`2026-10-13T10:05:00Z`, with or
+/// without a fraction of a second, kept to ms) back into ms since the epoch; `None` for anything
+/// else. The inverse of [`push_rfc3339`]. (The core's `json::parse_rfc3339` does the same for
+/// any offset, behind a feature this crate does not build.)
+pub fn parse_rfc3339(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let (body, rest) = (b.get(..19)?, &b[19..]);
+    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
+        body[range].iter().try_fold(0i64, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
+        })
+    };
+    if [4, 7, 10, 13, 16].map(|at| body[at]) != [b'-', b'-', b'T', b':', b':'] {
+        return None;
+    }
+    let (year, month, day) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let rest = rest.strip_suffix(b"Z")?;
+    let millis = match rest.strip_prefix(b".") {
+        None if rest.is_empty() => 0,
+        Some(fraction) if !fraction.is_empty() && fraction.iter().all(u8::is_ascii_digit) => fraction
+            .iter()
+            .chain(b"00")
+            .take(3)
+            .fold(0i64, |n, &d| n * 10 + i64::from(d - b'0')),
+        _ => return None,
+    };
+    let days = days_from_civil(year, month, day);
+    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis)
+}
+
+/// The day count since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm),
+/// the inverse of [`civil_from_days`].
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
 fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
@@ -203,6 +249,29 @@ mod tests {
         out.clear();
         push_rfc3339(&mut out, 951_782_400_000);
         assert_eq!(out, b"2000-02-29T00:00:00.000Z");
+    }
+
+    /// What `push_rfc3339` prints reads back to the same ms, and the service's shorter forms
+    /// (no fraction, a fraction without trailing zeros) read as they should.
+    #[test]
+    fn rfc3339_reads_back() {
+        for ms in [0, T0 + 36_300_123, 951_782_400_000, 4_102_444_799_999, 86_399_999] {
+            let mut out = Vec::new();
+            push_rfc3339(&mut out, ms);
+            assert_eq!(parse_rfc3339(std::str::from_utf8(&out).unwrap()), Some(ms));
+        }
+        assert_eq!(parse_rfc3339("2025-10-13T10:05:00Z"), Some(T0 + 36_300_000));
+        assert_eq!(parse_rfc3339("2025-10-13T10:05:00.5Z"), Some(T0 + 36_300_500));
+        assert_eq!(parse_rfc3339("2025-10-13T10:05:00.25Z"), Some(T0 + 36_300_250));
+        for bad in [
+            "2025-10-13T10:05:00",
+            "2025-10-13 10:05:00Z",
+            "2025-13-13T10:05:00Z",
+            "2025-10-13T10:05:00.Z",
+            "",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 
     /// Player ids are the core benches' ids.

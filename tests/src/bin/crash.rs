@@ -18,6 +18,17 @@
 //! its payload and nothing else is; resending them all answers DUPLICATE and changes no board;
 //! both boards (cumulative and highest) equal a model folded from the acknowledged events with
 //! the core's own `BoardRules`; `standings rebuild` equals the live digests.
+//!
+//! Live subscribers and a snapshot reader stay attached throughout. Six subscribers (SSE and
+//! WebSocket, `top`, `around` and `player` views of both boards) follow their view with the
+//! core's `ViewState::apply`; when a kill breaks their stream they come back with
+//! `since_version` set to the position they hold (a `resync`, or a delta the core refuses,
+//! starts them over without one). After the last restart, with the boards quiet, each must
+//! reach the board's version and hold exactly what a fresh read of its view answers. The
+//! snapshot reader asks for each board's head again and again, fetches the manifest and every
+//! chunk it names (in bundles, or one by one) and decodes them with the core, restoring the
+//! board; every head must name parts the same process serves, and a round a kill cut short
+//! proves nothing either way.
 #![forbid(unsafe_code)]
 
 use std::collections::{HashMap, HashSet};
@@ -27,8 +38,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use standings_core::{BoardRules, ScoreEvent, ScoreMode, Standing};
+use standings_core::{
+    BoardDigest, BoardRules, LookupChunk, Manifest, Position, RankChunk, ScoreEvent, ScoreMode, Snapshot,
+    Standing, View, ViewState,
+};
 use standings_tests::http::HttpConn;
+use standings_tests::live::{LiveStream, Message, Opened, Transport, read_path_of, view_of_read};
 use standings_tests::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
 use standings_tests::workload::{Rng, push_int, push_rfc3339};
 
@@ -65,6 +80,20 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the service may take to become ready after a restart, and to recover after the
 /// database is back.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// The live subscribers: (board, view, transport). The players are ones the clients write
+/// (`p{index * 64 + client}`, clients 0 to 31), so their views fill as the run goes.
+const SUBSCRIBERS: [(&str, &str, Transport); 6] = [
+    (SUM_BOARD, "top:10", Transport::Sse),
+    (BEST_BOARD, "top:100", Transport::WebSocket),
+    (SUM_BOARD, "around:p0003:3", Transport::Sse),
+    (BEST_BOARD, "around:p0070:5", Transport::WebSocket),
+    (BEST_BOARD, "player:p0003", Transport::Sse),
+    (SUM_BOARD, "player:p0130", Transport::WebSocket),
+];
+/// How long the subscribers may take, after the last restart, to reach the boards' version.
+const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The pause between two rounds of the snapshot reader (one head, its manifest and chunks).
+const SNAPSHOT_PAUSE: Duration = Duration::from_millis(100);
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Db {
@@ -242,6 +271,9 @@ struct Tally {
     server_errors: AtomicU64,
     /// Set when the run cannot go on (the service did not come back): clients stop retrying.
     abandoned: std::sync::atomic::AtomicBool,
+    /// SIGKILLs begun so far: which lifetime of the service a request may have reached (the
+    /// snapshot reader trusts a round only within one).
+    kills_begun: AtomicU64,
 }
 
 /// What every client shares: the acknowledged events, the refused ids and the failures seen.
@@ -304,6 +336,29 @@ async fn run(args: &Args) -> Result<String, String> {
 
     let tally = Arc::new(Tally::default());
     let ledger = Arc::new(Mutex::new(Ledger::default()));
+    let watching = Arc::new(Watching::default());
+    let mut subscribers = Vec::new();
+    for (board, view, transport) in SUBSCRIBERS {
+        let subscriber = Arc::new(Subscriber {
+            board,
+            view: view.parse().map_err(|e| format!("the view {view}: {e}"))?,
+            transport,
+            held: Mutex::new(None),
+        });
+        let task = tokio::spawn(follow(
+            addr.clone(),
+            subscriber.clone(),
+            watching.clone(),
+            ledger.clone(),
+        ));
+        subscribers.push((subscriber, task));
+    }
+    let reader = tokio::spawn(read_snapshots(
+        addr.clone(),
+        tally.clone(),
+        watching.clone(),
+        ledger.clone(),
+    ));
     let mut clients = Vec::new();
     for client in 0..args.clients {
         let submissions = args.events / args.clients + u64::from(client < args.events % args.clients);
@@ -348,9 +403,17 @@ async fn run(args: &Args) -> Result<String, String> {
     let load_took = started.elapsed();
 
     // One more crash, so that the checks read what a restart restores, up to the last
-    // acknowledgement.
+    // acknowledgement; the subscribers come back once more, to quiet boards.
+    tally.kills_begun.fetch_add(1, Ordering::Relaxed);
     service.kill()?;
     service.start(READY_TIMEOUT).await?;
+    let live = check_subscribers(&addr, &subscribers).await;
+    let snapshots = finish_snapshot_reader(&tally, &watching).await;
+    watching.stop.store(true, Ordering::Relaxed);
+    for (_, task) in &subscribers {
+        task.abort();
+    }
+    reader.abort();
 
     let (acknowledged, refused, failures) = {
         let ledger = ledger
@@ -364,6 +427,12 @@ async fn run(args: &Args) -> Result<String, String> {
     };
     let mut problems = failures;
     problems.extend(chaos.problems.iter().cloned());
+    if let Err(why) = &live {
+        problems.push(why.clone());
+    }
+    if let Err(why) = &snapshots {
+        problems.push(why.clone());
+    }
     if let Err(why) = check_log(&service, &acknowledged, &refused) {
         problems.push(why);
     }
@@ -399,7 +468,9 @@ async fn run(args: &Args) -> Result<String, String> {
          {conflicts} conflicting resends and {invalid} invalid events refused; {kills} kills, \
          {outages} database outages{recovery}; {conn} retries after a connection error, \
          {unavail} after a 503, {errors} other 5xx; log checked, resends changed nothing, \
-         both boards equal the model, rebuild {rebuild}",
+         both boards equal the model, rebuild {rebuild}; {live}; {snapshots}",
+        live = watching.live_figures(live.is_ok()),
+        snapshots = watching.snapshot_figures(&tally, snapshots.is_ok()),
         db = args.db,
         events = args.events,
         clients = args.clients,
@@ -805,6 +876,7 @@ async fn chaos(
         }
         tokio::time::sleep(Duration::from_micros(rng.below(20_000))).await;
         if !outage {
+            tally.kills_begun.fetch_add(1, Ordering::Relaxed);
             service.kill()?;
             done.kills += 1;
             service.start(READY_TIMEOUT).await?;
@@ -1021,6 +1093,505 @@ async fn check_board(
         live.get(first),
         expected.get(first)
     ))
+}
+
+/// A live subscriber: which view of which board, how it connects, and the view it holds.
+struct Subscriber {
+    board: &'static str,
+    view: View,
+    transport: Transport,
+    /// The view as its last message left it; `None` while it holds none (before its first
+    /// snapshot, and after a `resync` or a refused delta until the next snapshot).
+    held: Mutex<Option<ViewState>>,
+}
+
+/// What the live subscribers and the snapshot reader saw.
+#[derive(Default)]
+struct Watching {
+    /// Streams opened.
+    opened: AtomicU64,
+    /// Streams opened with `since_version` after the one before ended (a kill broke it).
+    reconnects: AtomicU64,
+    /// Of those, the ones whose first message was a delta from the position held, and a
+    /// snapshot.
+    caught_up_by_delta: AtomicU64,
+    caught_up_by_snapshot: AtomicU64,
+    /// `resync` messages (a slow consumer's queue filled).
+    resyncs: AtomicU64,
+    /// Deltas the core's `ViewState::apply` refused: a broken promise of the wire.
+    refused_deltas: AtomicU64,
+    /// Messages received.
+    messages: AtomicU64,
+    /// Subscriptions answered 503 (a service starting or stopping), made again.
+    unavailable: AtomicU64,
+    /// Heads whose manifest and every chunk were fetched and decoded within one lifetime.
+    heads: AtomicU64,
+    manifests: AtomicU64,
+    chunks: AtomicU64,
+    bundles: AtomicU64,
+    /// Snapshot rounds a kill (or a 503) cut short: they prove nothing either way.
+    rounds_cut: AtomicU64,
+    /// The lifetimes of the service (the kills begun before each) in which a head was checked.
+    lifetimes_checked: Mutex<HashSet<u64>>,
+    /// Set when the run is over.
+    stop: std::sync::atomic::AtomicBool,
+}
+
+impl Watching {
+    fn live_figures(&self, equal: bool) -> String {
+        let t = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let sse = SUBSCRIBERS.iter().filter(|s| s.2 == Transport::Sse).count();
+        format!(
+            "{subscribers} live subscribers ({sse} SSE, {ws} WebSocket) opened {opened} streams: \
+             {reconnects} reconnects with since_version ({delta} caught up by one delta, {snapshot} \
+             by a snapshot), {resyncs} resyncs, {refused} refused deltas, {messages} messages, \
+             {unavailable} subscriptions answered 503; {verdict}",
+            subscribers = SUBSCRIBERS.len(),
+            ws = SUBSCRIBERS.len() - sse,
+            opened = t(&self.opened),
+            reconnects = t(&self.reconnects),
+            delta = t(&self.caught_up_by_delta),
+            snapshot = t(&self.caught_up_by_snapshot),
+            resyncs = t(&self.resyncs),
+            refused = t(&self.refused_deltas),
+            messages = t(&self.messages),
+            unavailable = t(&self.unavailable),
+            verdict = if equal {
+                "each equals a fresh read at the boards' final version"
+            } else {
+                "NOT each equal to a fresh read"
+            },
+        )
+    }
+
+    fn snapshot_figures(&self, tally: &Tally, served: bool) -> String {
+        let t = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let lifetimes = self.lifetimes_checked.lock().map(|l| l.len()).unwrap_or_default();
+        format!(
+            "snapshot reader: {heads} heads checked in {lifetimes} of {all} lifetimes of the service, \
+             {parts} parts fetched ({manifests} manifests, {chunks} chunks, {bundles} of them in \
+             bundles), {verdict}; rounds cut short by a kill: {cut}",
+            heads = t(&self.heads),
+            all = t(&tally.kills_begun) + 1,
+            parts = t(&self.manifests) + t(&self.chunks),
+            manifests = t(&self.manifests),
+            chunks = t(&self.chunks),
+            bundles = t(&self.bundles),
+            verdict = if served {
+                "every part a head named served and decoded"
+            } else {
+                "NOT every part served"
+            },
+            cut = t(&self.rounds_cut),
+        )
+    }
+}
+
+/// Follows one view until the run stops: applies every message to the view held, and when a
+/// stream ends (a kill breaks it) subscribes again with the position held, or without one
+/// after a `resync` or a refused delta.
+async fn follow(
+    addr: String,
+    subscriber: Arc<Subscriber>,
+    watching: Arc<Watching>,
+    ledger: Arc<Mutex<Ledger>>,
+) {
+    let name = format!(
+        "the {:?} subscriber of {} {}",
+        subscriber.transport, subscriber.board, subscriber.view
+    );
+    let mut held: Option<ViewState> = None;
+    let mut opened_before = false;
+    while !watching.stop.load(Ordering::Relaxed) {
+        let since = held.as_ref().map(|state| Position {
+            period_key: Some(state.period_key.clone()),
+            board_version: state.board_version,
+        });
+        let mut path = format!(
+            "/v1/leaderboards/{}/subscribe?view={}",
+            subscriber.board, subscriber.view
+        );
+        if let Some(position) = &since {
+            path.push_str(&format!("&since_version={position}"));
+        }
+        let mut stream = match LiveStream::open(&addr, &path, SERVICE_TOKEN, subscriber.transport).await {
+            Ok(Opened::Stream(stream)) => stream,
+            Ok(Opened::Refused { status: 503, .. }) => {
+                watching.unavailable.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+            Ok(Opened::Refused { status, body }) => {
+                fail(&ledger, format!("{name} was refused {status}: {body}"));
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                continue;
+            }
+            // The service is down (killed, not yet restarted): try again shortly.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        watching.opened.fetch_add(1, Ordering::Relaxed);
+        let reconnect = since.is_some() && opened_before;
+        if reconnect {
+            watching.reconnects.fetch_add(1, Ordering::Relaxed);
+        }
+        opened_before = true;
+        let mut first = true;
+        // Ends at the stream's end or break (Ok or Err alike: come back with the position held).
+        while let Ok(Some(message)) = stream.next().await {
+            watching.messages.fetch_add(1, Ordering::Relaxed);
+            if first && reconnect {
+                match message {
+                    Message::Delta(_) => watching.caught_up_by_delta.fetch_add(1, Ordering::Relaxed),
+                    _ => watching.caught_up_by_snapshot.fetch_add(1, Ordering::Relaxed),
+                };
+            }
+            first = false;
+            let go_on = match message {
+                Message::Snapshot(state) => {
+                    held = Some(state);
+                    true
+                }
+                Message::Delta(delta) => match held.as_mut().map(|state| state.apply(&delta)) {
+                    Some(Ok(())) => true,
+                    Some(Err(why)) => {
+                        watching.refused_deltas.fetch_add(1, Ordering::Relaxed);
+                        fail(
+                            &ledger,
+                            format!(
+                                "{name}: the core refused a delta from {} to {} ({why}); starting over",
+                                delta.base_version, delta.board_version
+                            ),
+                        );
+                        held = None;
+                        false
+                    }
+                    None => {
+                        fail(&ledger, format!("{name}: a delta came before any snapshot"));
+                        false
+                    }
+                },
+                Message::Heartbeat => true,
+                Message::Resync => {
+                    watching.resyncs.fetch_add(1, Ordering::Relaxed);
+                    held = None;
+                    false
+                }
+                Message::Closed => {
+                    fail(&ledger, format!("{name}: an all-time view was closed"));
+                    held = None;
+                    false
+                }
+                Message::GoingAway => false,
+            };
+            if let Ok(mut shared) = subscriber.held.lock() {
+                shared.clone_from(&held);
+            }
+            if !go_on {
+                break;
+            }
+        }
+    }
+}
+
+/// After the last restart, with the boards quiet: every subscriber reaches its board's version
+/// (the first message after a subscription brings the view to it), and then holds exactly what
+/// a fresh read of its view answers at that version.
+async fn check_subscribers(
+    addr: &str,
+    subscribers: &[(Arc<Subscriber>, tokio::task::JoinHandle<()>)],
+) -> Result<(), String> {
+    let versions: HashMap<&str, u64> = [SUM_BOARD, BEST_BOARD]
+        .into_iter()
+        .zip(digests(addr).await?.into_iter().map(|(version, _)| version))
+        .collect();
+    let held = |subscriber: &Subscriber| subscriber.held.lock().map(|h| h.clone()).unwrap_or(None);
+    let deadline = Instant::now() + CATCH_UP_TIMEOUT;
+    loop {
+        let behind: Vec<String> = subscribers
+            .iter()
+            .filter_map(|(subscriber, _)| {
+                let at = held(subscriber).map(|state| state.board_version);
+                let version = versions[subscriber.board];
+                (at != Some(version))
+                    .then(|| format!("{} {} at {at:?} of {version}", subscriber.board, subscriber.view))
+            })
+            .collect();
+        if behind.is_empty() {
+            break;
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "{} subscribers did not reach their board's version within {CATCH_UP_TIMEOUT:?} of the last restart: {}",
+                behind.len(),
+                behind.join("; ")
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut conn = HttpConn::connect(addr, SERVICE_TOKEN).await?;
+    let mut differences = Vec::new();
+    for (subscriber, _) in subscribers {
+        let answer = conn
+            .get(&format!(
+                "/v1/leaderboards/{}/{}",
+                subscriber.board,
+                read_path_of(&subscriber.view)
+            ))
+            .await?;
+        let mut fresh = view_of_read(&subscriber.view, answer.status, conn.body(&answer))?;
+        let version = versions[subscriber.board];
+        if fresh.entries.is_empty() && fresh.period_key.is_empty() {
+            // An unranked player's read names no version: the board is quiet, so it is the
+            // version read above.
+            fresh.period_key = "all_time".into();
+            fresh.board_version = version;
+        }
+        let held = held(subscriber);
+        if held.as_ref() != Some(&fresh) {
+            differences.push(format!(
+                "{} {} holds {held:?} but a fresh read answers {fresh:?}",
+                subscriber.board, subscriber.view
+            ));
+        }
+    }
+    if digests(addr)
+        .await?
+        .into_iter()
+        .map(|(version, _)| version)
+        .collect::<Vec<_>>()
+        != [versions[SUM_BOARD], versions[BEST_BOARD]]
+    {
+        return Err("the boards moved while the subscribers were compared".into());
+    }
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} subscribers differ from a fresh read: {}",
+            differences.len(),
+            differences.join("; ")
+        ))
+    }
+}
+
+/// Waits until the snapshot reader checked a head in the service's last lifetime.
+async fn finish_snapshot_reader(tally: &Tally, watching: &Watching) -> Result<(), String> {
+    let last = tally.kills_begun.load(Ordering::Relaxed);
+    let deadline = Instant::now() + CATCH_UP_TIMEOUT;
+    while Instant::now() < deadline {
+        if watching
+            .lifetimes_checked
+            .lock()
+            .map(|l| l.contains(&last))
+            .unwrap_or(false)
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Err(format!(
+        "the snapshot reader checked no head within {CATCH_UP_TIMEOUT:?} of the last restart"
+    ))
+}
+
+/// Why a snapshot round did not check its head.
+enum RoundError {
+    /// The connection broke or the service answered 503: a kill or a start; try again.
+    Broke,
+    /// A head named something the service does not serve, or that does not decode.
+    Wrong(String),
+}
+
+/// Reads each board's snapshot again and again across the kills (see [`snapshot_round`]). A
+/// failure counts only when no kill began during its round.
+async fn read_snapshots(
+    addr: String,
+    tally: Arc<Tally>,
+    watching: Arc<Watching>,
+    ledger: Arc<Mutex<Ledger>>,
+) {
+    let mut conn: Option<HttpConn> = None;
+    let mut round = 0u64;
+    while !watching.stop.load(Ordering::Relaxed) {
+        let board = [SUM_BOARD, BEST_BOARD][(round % 2) as usize];
+        let lifetime = tally.kills_begun.load(Ordering::Relaxed);
+        let result = match &mut conn {
+            Some(c) => snapshot_round(c, board, round, &watching).await,
+            None => match HttpConn::connect(&addr, ADMIN_TOKEN).await {
+                Ok(c) => {
+                    conn = Some(c);
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                Err(_) => Err(RoundError::Broke),
+            },
+        };
+        let same_lifetime = tally.kills_begun.load(Ordering::Relaxed) == lifetime;
+        match result {
+            Ok(()) if same_lifetime => {
+                watching.heads.fetch_add(1, Ordering::Relaxed);
+                if let Ok(mut lifetimes) = watching.lifetimes_checked.lock() {
+                    lifetimes.insert(lifetime);
+                }
+            }
+            Err(RoundError::Wrong(why)) if same_lifetime => fail(&ledger, format!("snapshot reader: {why}")),
+            Err(RoundError::Broke) => {
+                conn = None;
+                watching.rounds_cut.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {
+                watching.rounds_cut.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        round += 1;
+        tokio::time::sleep(SNAPSHOT_PAUSE).await;
+    }
+}
+
+/// One round: the board's head, the manifest it names and every chunk the manifest names (in
+/// bundles of at most 200, or every third round one by one), each decoded by the core (the
+/// chunks checked against their hashes) and the board restored from them at the head's version.
+async fn snapshot_round(
+    conn: &mut HttpConn,
+    board: &str,
+    round: u64,
+    watching: &Watching,
+) -> Result<(), RoundError> {
+    let broke = |_| RoundError::Broke;
+    let answer = conn
+        .get(&format!("/v1/snapshots/{board}/head"))
+        .await
+        .map_err(broke)?;
+    match answer.status {
+        200 => {}
+        503 => return Err(RoundError::Broke),
+        status => {
+            return Err(RoundError::Wrong(format!(
+                "the head of {board} answered {status}: {}",
+                conn.body_text(&answer)
+            )));
+        }
+    }
+    let head: serde_json::Value = serde_json::from_slice(conn.body(&answer))
+        .map_err(|e| RoundError::Wrong(format!("the head of {board} is not JSON: {e}")))?;
+    let (Some(manifest_name), Some(version)) = (head["manifest"].as_str(), head["board_version"].as_u64())
+    else {
+        return Err(RoundError::Wrong(format!(
+            "a head without a manifest or a version: {head}"
+        )));
+    };
+    let manifest_name = manifest_name.to_string();
+    let wrong = |what: String| RoundError::Wrong(format!("the head of {board} at version {version}: {what}"));
+    let answer = conn
+        .get(&format!("/v1/snapshots/manifests/{manifest_name}"))
+        .await
+        .map_err(broke)?;
+    if answer.status != 200 {
+        return Err(wrong(format!(
+            "its manifest {manifest_name} answered {}: {}",
+            answer.status,
+            conn.body_text(&answer)
+        )));
+    }
+    watching.manifests.fetch_add(1, Ordering::Relaxed);
+    let bytes = conn.body(&answer);
+    if BoardDigest::of(bytes).to_string() != manifest_name {
+        return Err(wrong(format!("its manifest {manifest_name} is other bytes")));
+    }
+    let manifest =
+        Manifest::decode(bytes).map_err(|e| wrong(format!("its manifest does not decode: {e}")))?;
+    if manifest.board_version != version {
+        return Err(wrong(format!(
+            "its manifest is of version {}",
+            manifest.board_version
+        )));
+    }
+    let names: Vec<BoardDigest> = manifest
+        .rank_chunks
+        .iter()
+        .map(|c| c.hash)
+        .chain(manifest.lookup_chunks.iter().map(|c| c.hash))
+        .collect();
+    let mut parts: Vec<Vec<u8>> = Vec::with_capacity(names.len());
+    if round % 3 == 2 {
+        for name in &names {
+            let answer = conn
+                .get(&format!("/v1/snapshots/chunks/{name}"))
+                .await
+                .map_err(broke)?;
+            if answer.status != 200 {
+                return Err(wrong(format!("its chunk {name} answered {}", answer.status)));
+            }
+            parts.push(conn.body(&answer).to_vec());
+        }
+    } else {
+        for group in names.chunks(200) {
+            let list: Vec<String> = group.iter().map(BoardDigest::to_string).collect();
+            let answer = conn
+                .get(&format!("/v1/snapshots/chunks?hashes={}", list.join(",")))
+                .await
+                .map_err(broke)?;
+            if answer.status != 200 {
+                return Err(wrong(format!(
+                    "a bundle of {} of its chunks answered {}: {}",
+                    group.len(),
+                    answer.status,
+                    conn.body_text(&answer)
+                )));
+            }
+            let mut body = conn.body(&answer);
+            for name in group {
+                let length = body
+                    .get(..4)
+                    .map(|l| u32::from_be_bytes([l[0], l[1], l[2], l[3]]) as usize)
+                    .filter(|&l| body.len() >= 4 + l)
+                    .ok_or_else(|| wrong(format!("a bundle is cut short before chunk {name}")))?;
+                parts.push(body[4..4 + length].to_vec());
+                body = &body[4 + length..];
+            }
+            if !body.is_empty() {
+                return Err(wrong(format!(
+                    "a bundle has {} bytes past its chunks",
+                    body.len()
+                )));
+            }
+            watching.bundles.fetch_add(group.len() as u64, Ordering::Relaxed);
+        }
+    }
+    watching.chunks.fetch_add(parts.len() as u64, Ordering::Relaxed);
+    let (rank_parts, lookup_parts) = parts.split_at(manifest.rank_chunks.len());
+    let mut rank_chunks = Vec::with_capacity(rank_parts.len());
+    for (bytes, chunk_ref) in rank_parts.iter().zip(&manifest.rank_chunks) {
+        rank_chunks.push(
+            RankChunk::decode(bytes, &chunk_ref.hash)
+                .map_err(|e| wrong(format!("its rank chunk {} does not decode: {e}", chunk_ref.hash)))?,
+        );
+    }
+    let mut looked_up = 0u64;
+    for (bytes, chunk_ref) in lookup_parts.iter().zip(&manifest.lookup_chunks) {
+        looked_up += LookupChunk::decode(bytes, &chunk_ref.hash)
+            .map_err(|e| {
+                wrong(format!(
+                    "its lookup chunk {} does not decode: {e}",
+                    chunk_ref.hash
+                ))
+            })?
+            .entries
+            .len() as u64;
+    }
+    let restored = Snapshot::restore(&manifest, &rank_chunks)
+        .map_err(|e| wrong(format!("its chunks do not restore the board: {e}")))?;
+    if restored.version() != version || looked_up != manifest.total_players {
+        return Err(wrong(format!(
+            "restored at version {} with {looked_up} players looked up of {}",
+            restored.version(),
+            manifest.total_players
+        )));
+    }
+    Ok(())
 }
 
 /// A PostgreSQL 15 cluster of our own, in a temp folder owned by the `postgres` user (initdb
