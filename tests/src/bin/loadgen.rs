@@ -26,11 +26,16 @@
 //! `loadgen edge` (module `edge`) measures the edge tier: a read mix through the edge worker
 //! under `wrangler dev --local`, beside the same mix straight to the origin, on a board that
 //! changes every second (`loadgen edge --help`).
+//!
+//! `loadgen closed` (module `closed`) measures reads of a closed day that left memory beside the
+//! same reads of the live day: top, rank and the snapshot head (`loadgen closed --help`).
 #![forbid(unsafe_code)]
 
 // A binary's root looks for modules beside it; ours live in `loadgen/`.
 #[path = "loadgen/bench.rs"]
 mod bench;
+#[path = "loadgen/closed.rs"]
+mod closed;
 #[path = "loadgen/cpu.rs"]
 mod cpu;
 #[path = "loadgen/edge.rs"]
@@ -66,6 +71,8 @@ usage: loadgen [options]
                                 (`loadgen live --help`)
        loadgen edge [options]   reads through the edge worker in local workerd beside the
                                 origin (`loadgen edge --help`)
+       loadgen closed [options] reads of a closed day that left memory beside the live day
+                                (`loadgen closed --help`)
   --members N               players loaded on both sides (default 100000)
   --connections N           keep-alive connections per measurement (default 64)
   --seconds S               measured seconds per workload and side (default 10)
@@ -227,6 +234,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         };
         return block_on("loadgen edge", args.client_threads, edge::run(&args));
+    }
+    if raw.first().is_some_and(|a| a == "closed") {
+        let Some(args) = or_usage(
+            "loadgen closed",
+            closed::USAGE,
+            closed::parse_args(raw[1..].to_vec()),
+        ) else {
+            return ExitCode::from(2);
+        };
+        return block_on("loadgen closed", args.client_threads, closed::run(&args));
     }
     let Some(args) = or_usage("loadgen", USAGE, parse_args(raw)) else {
         return ExitCode::from(2);

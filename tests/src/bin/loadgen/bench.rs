@@ -14,7 +14,8 @@ use crate::workload::{Population, Rng, Standing, player_id, push_int, push_rfc33
 
 /// The read path of the board under test.
 pub(crate) const BOARD_PATH: &str = "/v1/leaderboards/loadgen/bench/s1/global";
-const DEFINE_PATH: &str = "/v1/boards/loadgen/bench/s1/global";
+/// Where the board under test is defined.
+pub(crate) const DEFINE_PATH: &str = "/v1/boards/loadgen/bench/s1/global";
 const TOP_PATH: &[u8] = b"/v1/leaderboards/loadgen/bench/s1/global/top?limit=100";
 
 /// Everything a measurement needs to know, shared by every connection.
@@ -203,6 +204,15 @@ pub(crate) enum Batches {
     Load,
     /// `n` more events, for members drawn at random, with fresh standings and ids of their own.
     Tail(u64),
+    /// Every member once more, for one day of a board that keeps daily periods: a skewed value
+    /// drawn for that day, achieved within `[start_ms, start_ms + span_ms)` (member `i` in the
+    /// `i`th slice of it), with ids of their own.
+    Day {
+        /// The day's first instant, ms since the epoch.
+        start_ms: i64,
+        /// How much of the day the times spread over (no later than now for the current day).
+        span_ms: i64,
+    },
 }
 
 /// Loads every member through `POST /v1/score-events/batch`, `batch` events per request over
@@ -228,7 +238,7 @@ pub(crate) async fn post_batches(
     timeout: Duration,
 ) -> Result<Duration, String> {
     let members = match what {
-        Batches::Load => plan.population.members,
+        Batches::Load | Batches::Day { .. } => plan.population.members,
         Batches::Tail(n) => n,
     };
     let batches = members.div_ceil(batch);
@@ -278,6 +288,16 @@ pub(crate) async fn post_batches(
                             let standing = plan.population.fresh_standing(&mut rng);
                             push_event(&mut body, &event_id, member, standing);
                         }
+                        Batches::Day { start_ms, span_ms } => {
+                            event_id.extend_from_slice(b"day-");
+                            push_int(&mut event_id, plan.nonce as i64);
+                            event_id.push(b'-');
+                            push_int(&mut event_id, start_ms);
+                            event_id.push(b'-');
+                            push_int(&mut event_id, i as i64);
+                            let standing = day_standing(plan.population, start_ms, span_ms, i);
+                            push_event(&mut body, &event_id, i, standing);
+                        }
                     }
                 }
                 body.extend_from_slice(b"]}");
@@ -309,6 +329,18 @@ pub(crate) async fn post_batches(
 
 /// Seeds the draws of [`Batches::Tail`] apart from every other stream.
 const TAIL_STREAM: u64 = 0x7461_696c;
+
+/// Member `i`'s standing on the day of [`Batches::Day`]: a value drawn for that day (so two
+/// days rank the players differently), achieved in the `i`th of `members` equal slices of the
+/// span (the slices may be shorter than a millisecond; equal times fall back to the id).
+fn day_standing(population: Population, start_ms: i64, span_ms: i64, i: u64) -> Standing {
+    let mut rng = Rng::stream(population.seed ^ start_ms as u64, i);
+    let slice = i128::from(span_ms.max(1)) * i128::from(i) / i128::from(population.members.max(1));
+    Standing {
+        value: rng.skewed_value(),
+        achieved_at: start_ms + slice as i64,
+    }
+}
 
 /// Appends one RESP bulk string.
 fn push_bulk(out: &mut Vec<u8>, bytes: &[u8]) {

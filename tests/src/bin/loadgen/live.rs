@@ -1,8 +1,9 @@
 //! `loadgen live`: live subscriptions under load, and the same fan-out through Redis pub/sub.
 //!
-//! One run starts its own `standings serve` with a `[live]` table that admits every subscriber,
-//! seeds one board through the batch endpoint, and then, each phase measured for `--seconds`
-//! after `--warmup-seconds`:
+//! One run starts its own `standings serve` with a `[live]` table whose counts admit every
+//! subscriber (and `--live-config`'s settings, such as admission's share of the window), seeds
+//! one board through the batch endpoint, and then, each phase measured for `--seconds` after
+//! `--warmup-seconds`:
 //!
 //! 1. writes with no subscribers: single durable submissions paced open-loop at
 //!    `--events-per-second` (ack latency counted from each event's scheduled time, so a
@@ -10,7 +11,11 @@
 //!    highest rate `--connections` connections reach;
 //! 2. resident memory before and after opening `--subscribers` subscribers (SSE and WebSocket,
 //!    `top`, `around` and `player` views), idle for `--idle-seconds`; then, for comparison,
-//!    with `--plain-connections` idle keep-alive connections beside them;
+//!    with `--plain-connections` idle keep-alive connections beside them. With
+//!    `--open-under-load` the paced writes run while they open, so that admission sees the
+//!    windows' work grow view by view (their ack latency meanwhile is reported). A subscription
+//!    the service refuses to protect itself (503 `LIVE_BUSY`, 429, 503 `SUBSCRIBERS_FULL`) is
+//!    counted and reported, and the run goes on with those admitted;
 //! 3. the same two write phases with every subscriber reading: the notification lag from the
 //!    service's `standings_live_notify_lag_seconds` histogram (bucket deltas between scrapes,
 //!    interpolated), and at the client from the 202 of an event that raised a watched player
@@ -24,11 +29,12 @@
 //! player's value and can tie each of those events to the message that shows it.
 //!
 //! It prints a report and one `loadgen-live: {json}` line, and exits non-zero on any error, a
-//! subscriber that failed, or a delta that did not chain; targets missed are results.
+//! subscriber that failed (a refusal above is not a failure), or a delta that did not chain;
+//! targets missed are results.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::bench::{self, BOARD_PATH, EventIds};
@@ -38,7 +44,7 @@ use crate::latency::Histogram;
 use crate::pubsub;
 use crate::scrape::{LAG_METRIC, Scrape, WINDOW_METRIC, quantile_between};
 use crate::service::{Database, SERVICE_TOKEN, Service};
-use crate::subscribe::{self, KINDS, Shape, Spec, Tally, Target, Transport, Watched};
+use crate::subscribe::{self, KINDS, REFUSALS, Shape, Spec, Tally, Target, Transport, Watched};
 use crate::workload::{Population, Rng, player_id};
 use crate::writes::{Load, write_phase};
 
@@ -66,6 +72,12 @@ usage: loadgen live [options]
   --connecting N            subscriber connections opened at once (default 200)
   --window-ms MS            the service's [live] window_ms, and the Redis publisher's period
                             (default 250)
+  --live-config TOML        more [live] settings for the service, `key = value` lines (one
+                            flag each, or joined by newlines); they win over the generator's
+                            own, e.g. 'max_window_share_percent = 100' turns admission off
+                            (default: none, the service's defaults)
+  --open-under-load         open the subscribers while the paced writes run, so that
+                            admission sees the windows' work grow as views are added
   --pubsub-bytes N          the Redis message size; 0 = a top delta received in the run
                             (default 0)
   --quiet-wait-seconds S    before each measured phase, wait up to S seconds for the machine to
@@ -100,6 +112,8 @@ pub(crate) struct Args {
     connections: usize,
     connecting: usize,
     window_ms: u64,
+    live_config: Vec<String>,
+    open_under_load: bool,
     pubsub_bytes: usize,
     quiet_wait: Duration,
     load_connections: usize,
@@ -155,6 +169,8 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         connections: 64,
         connecting: 200,
         window_ms: 250,
+        live_config: Vec::new(),
+        open_under_load: false,
         pubsub_bytes: 0,
         quiet_wait: Duration::from_secs(60),
         load_connections: 8,
@@ -169,12 +185,17 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     };
     let mut iter = raw.into_iter();
     while let Some(flag) = iter.next() {
-        if flag == "--keep" {
-            args.keep = true;
-            continue;
-        }
-        if flag == "-h" || flag == "--help" {
-            return Err(String::new());
+        match flag.as_str() {
+            "--keep" => {
+                args.keep = true;
+                continue;
+            }
+            "--open-under-load" => {
+                args.open_under_load = true;
+                continue;
+            }
+            "-h" | "--help" => return Err(String::new()),
+            _ => {}
         }
         let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
         let number = |v: &str| {
@@ -190,6 +211,14 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         match flag.as_str() {
             "--members" => args.members = number(&value)?,
             "--subscribers" => args.subscribers = number(&value)? as usize,
+            "--live-config" => {
+                for line in value.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                    if line.split_once('=').is_none_or(|(key, _)| key.trim().is_empty()) {
+                        return Err(format!("--live-config {line:?} is not a `key = value` line"));
+                    }
+                    args.live_config.push(line.to_string());
+                }
+            }
             "--mix" => args.mix = weights("--mix", &value)?,
             "--views" => args.views = weights("--views", &value)?,
             "--top" => args.top = number(&value)?,
@@ -246,6 +275,13 @@ pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
     }
     if !args.redis.starts_with("127.0.0.1:") {
         return Err(format!("{}: the generator only talks to 127.0.0.1", args.redis));
+    }
+    // The generator paces Redis and judges the lag by the window, so it must know it.
+    if args.live_config.iter().any(|line| {
+        line.split_once('=')
+            .is_some_and(|(key, _)| key.trim() == "window_ms")
+    }) {
+        return Err("set the window with --window-ms, not --live-config".into());
     }
     Ok(args)
 }
@@ -325,6 +361,9 @@ struct Live {
     server_lag: Option<(f64, f64, f64)>,
     /// The service's window work over the window: (p50, p99, windows), in seconds.
     window_work: Option<(f64, f64, f64)>,
+    /// The mean of a window's work over the window, in seconds: what admission's moving
+    /// average follows.
+    window_mean: Option<f64>,
     /// The client-side lag of watched players' events.
     client_lag: Histogram,
     /// Watched events acknowledged but never shown to their player's subscribers by the
@@ -459,7 +498,17 @@ async fn measured_writes(
         let load = load.clone();
         let connections = args.connections;
         tokio::spawn(async move {
-            write_phase(&load, phase, rate, connections, started, measured_from, until).await
+            write_phase(
+                &load,
+                phase,
+                rate,
+                connections,
+                started,
+                measured_from,
+                until,
+                None,
+            )
+            .await
         })
     };
     tokio::time::sleep_until(measured_from.into()).await;
@@ -528,6 +577,14 @@ async fn live_phase(
     };
     let server_lag = median_and_p99(LAG_METRIC);
     let window_work = median_and_p99(WINDOW_METRIC);
+    let moved = |suffix: &str| {
+        let key = format!("{WINDOW_METRIC}_{suffix}");
+        Some(after.0.get(&key)? - before.0.get(&key)?)
+    };
+    let window_mean = match (moved("sum"), moved("count")) {
+        (Some(sum), Some(count)) if count > 0.0 => Some(sum / count),
+        _ => None,
+    };
     let earlier = before.live_counters();
     let counters = after
         .live_counters()
@@ -542,6 +599,7 @@ async fn live_phase(
         received,
         server_lag,
         window_work,
+        window_mean,
         client_lag,
         unmatched,
         counters,
@@ -646,6 +704,36 @@ async fn compare_views(
 
 /// The paced phase with subscribers, in which a top delta is kept for the Redis side.
 const PACED_LIVE: u64 = 3;
+/// The paced writes while the subscribers open (`--open-under-load`).
+const OPENING: u64 = 5;
+
+/// The service's `[live]` settings: the window, subscriber counts that admit every subscriber,
+/// then `--live-config`'s lines, which take the place of the generator's of the same key.
+fn live_table(args: &Args) -> String {
+    let room = args.subscribers as u64 + 16;
+    let ours = [
+        ("window_ms", args.window_ms),
+        ("max_subscribers_per_token", room),
+        ("max_subscribers_per_board", room),
+        ("max_subscribers", room),
+    ];
+    let given = |key: &str| {
+        args.live_config
+            .iter()
+            .any(|line| line.split_once('=').is_some_and(|(k, _)| k.trim() == key))
+    };
+    let mut table = String::new();
+    for (key, value) in ours {
+        if !given(key) {
+            table.push_str(&format!("{key} = {value}\n"));
+        }
+    }
+    for line in &args.live_config {
+        table.push_str(line);
+        table.push('\n');
+    }
+    table
+}
 
 /// How long after the last write resident memory is read: past the writer's 2 s of idleness
 /// after which it hands back memory, as in the main benchmark.
@@ -657,12 +745,9 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
     let limit = descriptors(needed)?;
     let population = Population::new(args.members, args.seed)?;
     let extra = format!(
-        "max_connections = {}\n\n[live]\nwindow_ms = {}\nmax_subscribers_per_token = {}\nmax_subscribers_per_board = {}\nmax_subscribers = {}\n",
+        "max_connections = {}\n\n[live]\n{}",
         args.subscribers + plain + args.connections + 256,
-        args.window_ms,
-        args.subscribers + 16,
-        args.subscribers + 16,
-        args.subscribers + 16,
+        live_table(args)
     );
     let mut service = Service::prepare_with(
         &args.standings_bin,
@@ -698,6 +783,10 @@ struct Report {
     /// Views checked against a fresh read, how many differed, and the first difference.
     checked: (usize, usize, Option<String>),
     opened_in: Duration,
+    /// Who was admitted and who refused.
+    admission: Admission,
+    /// The paced writes while the subscribers opened (`--open-under-load`).
+    opening_writes: Option<Writes>,
     paced: Live,
     max: Live,
     failed: u64,
@@ -705,6 +794,53 @@ struct Report {
     errors: Vec<String>,
     message: MessageSource,
     redis: pubsub::FanOut,
+}
+
+/// What the service admitted of the subscribers.
+struct Admission {
+    /// Subscribers that had their snapshot.
+    admitted: usize,
+    /// The distinct views among them.
+    distinct_views: usize,
+    /// Refused subscriptions, by [`REFUSALS`].
+    refused: [u64; 3],
+    /// The service's `standings_live_busy_refusals_total` after the opening.
+    busy_refusals: Option<f64>,
+}
+
+impl Admission {
+    /// Once every subscriber is open or refused.
+    fn of(specs: &[Spec], tally: &Tally, metrics: &Scrape) -> Admission {
+        let refused_specs = tally.refused_specs.lock().unwrap_or_else(|e| e.into_inner());
+        let refused: std::collections::HashSet<usize> = refused_specs.iter().copied().collect();
+        let distinct_views = specs
+            .iter()
+            .filter(|s| !refused.contains(&s.index))
+            .map(|s| s.view.as_str())
+            .collect::<std::collections::HashSet<_>>()
+            .len();
+        Admission {
+            admitted: tally.ready.load(Ordering::Relaxed) as usize,
+            distinct_views,
+            refused: std::array::from_fn(|i| tally.refused[i].load(Ordering::Relaxed)),
+            busy_refusals: metrics.0.get("standings_live_busy_refusals_total").copied(),
+        }
+    }
+
+    /// `N LIVE_BUSY, ...` for the refusals that occurred, or `none`.
+    fn refusals(&self) -> String {
+        let named: Vec<String> = REFUSALS
+            .iter()
+            .zip(self.refused)
+            .filter(|(_, n)| *n > 0)
+            .map(|((status, code), n)| format!("{n} {status} {code}"))
+            .collect();
+        if named.is_empty() {
+            "none".into()
+        } else {
+            named.join(", ")
+        }
+    }
 }
 
 /// Where the Redis message came from.
@@ -777,11 +913,12 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
     let watched = Arc::new(Watched::default());
     let mut followed = Vec::new();
     for spec in &specs {
-        if let Some(member) = spec.watched
-            && !watched.is_followed(member)
-        {
+        if let Some(member) = spec.watched {
+            if !watched.is_followed(member) {
+                followed.push(member);
+            }
+            // Once per subscriber: a refused one is taken off again.
             watched.follow(member, population.standing(member).value);
-            followed.push(member);
         }
     }
     let mut counts = [0usize; 6];
@@ -826,7 +963,34 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         args.connecting,
         rss_before >> 20
     );
+    if args.open_under_load {
+        quiet(args, watched_pids, "opening under the paced writes").await;
+    }
     let opening = Instant::now();
+    let opening_cpu = cpu::Snapshot::take(watched_pids);
+    // With `--open-under-load`, the paced writes run until every subscriber is open or refused.
+    let opening_load = if args.open_under_load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (load, stopped) = (load.clone(), stop.clone());
+        let (rate, connections) = (args.events_per_second, args.connections);
+        let task = tokio::spawn(async move {
+            let far = opening + Duration::from_secs(86_400);
+            write_phase(
+                &load,
+                OPENING,
+                Some(rate),
+                connections,
+                opening,
+                opening,
+                far,
+                Some(stopped),
+            )
+            .await
+        });
+        Some((stop, task))
+    } else {
+        None
+    };
     let mut subscribers = Vec::with_capacity(specs.len());
     for wave in specs.chunks(args.connecting) {
         for spec in wave {
@@ -838,7 +1002,9 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
             )));
         }
         let deadline = Instant::now() + Duration::from_secs(60);
-        while tally.ready.load(Ordering::Relaxed) + tally.failed.load(Ordering::Relaxed)
+        while tally.ready.load(Ordering::Relaxed)
+            + tally.failed.load(Ordering::Relaxed)
+            + tally.refused_total()
             < subscribers.len() as u64
         {
             if Instant::now() > deadline {
@@ -856,10 +1022,31 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         }
     }
     let opened_in = opening.elapsed();
+    let opening_writes = match opening_load {
+        Some((stop, task)) => {
+            stop.store(true, Ordering::Relaxed);
+            let (acked, latency) = task
+                .await
+                .map_err(|e| format!("the writes while opening failed: {e}"))??;
+            let writes = Writes {
+                acked,
+                window: opened_in,
+                latency,
+                cpu: opening_cpu.until(&cpu::Snapshot::take(watched_pids)),
+            };
+            report_writes("paced, while the subscribers opened", &writes);
+            Some(writes)
+        }
+        None => None,
+    };
+    let admission = Admission::of(&specs, &tally, &Scrape::take(&service.addr).await?);
     watched.set_matching(true);
     eprintln!(
-        "loadgen live: {} subscribers have their snapshot after {opened_in:.1?}; idle for {}s",
-        specs.len(),
+        "loadgen live: {} subscribers have their snapshot after {opened_in:.1?} ({} distinct views), {} refused ({}); idle for {}s",
+        admission.admitted,
+        admission.distinct_views,
+        admission.refused.iter().sum::<u64>(),
+        admission.refusals(),
         args.idle_seconds
     );
     tokio::time::sleep(Duration::from_secs_f64(args.idle_seconds)).await;
@@ -867,12 +1054,12 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
     eprintln!(
         "loadgen live: VmRSS {} MiB with the subscribers idle = {:.0} bytes per subscriber",
         rss_idle >> 20,
-        rss_idle.saturating_sub(rss_before) as f64 / specs.len().max(1) as f64
+        rss_idle.saturating_sub(rss_before) as f64 / admission.admitted.max(1) as f64
     );
 
     let rss_plain = idle_connections(args, service).await?;
 
-    eprintln!("loadgen live: writes with {} subscribers", specs.len());
+    eprintln!("loadgen live: writes with {} subscribers", admission.admitted);
     quiet(args, watched_pids, "paced, with subscribers").await;
     let paced = live_phase(
         args,
@@ -925,7 +1112,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
     };
     eprintln!(
         "loadgen live: Redis pub/sub, {} subscribers, one {}-byte PUBLISH every {} ms",
-        specs.len(),
+        admission.admitted,
         message.len(),
         args.window_ms
     );
@@ -934,7 +1121,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
     let redis = pubsub::fan_out(&pubsub::Plan {
         addr: &args.redis,
         channel,
-        subscribers: specs.len(),
+        subscribers: admission.admitted,
         message,
         every: Duration::from_millis(args.window_ms),
         warmup: Duration::from_secs_f64(args.warmup_seconds),
@@ -959,6 +1146,8 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         rss_plain,
         checked,
         opened_in,
+        admission,
+        opening_writes,
         paced,
         max,
         failed,
@@ -1022,7 +1211,7 @@ fn verdict(met: bool) -> &'static str {
 
 fn print_report(args: &Args, r: &Report) {
     let budget = args.window_ms as f64 / 1e3 + 0.05;
-    let n = r.specs.iter().sum::<usize>().max(1);
+    let n = r.admission.admitted.max(1);
     let per_subscriber = r.rss_idle.saturating_sub(r.rss_before) as f64 / n as f64;
     let paced_ratio = r.paced.writes.rate() / r.quiet_paced.rate();
     let max_ratio = r.max.writes.rate() / r.quiet_max.rate();
@@ -1033,9 +1222,9 @@ fn print_report(args: &Args, r: &Report) {
     let server_p99 = r.paced.server_lag.map(|(_, p99, _)| p99);
     println!();
     println!(
-        "## Live subscriptions: {} members, {} subscribers (SSE: {} top, {} around, {} player; WebSocket: {} top, {} around, {} player; {} players followed), {} events/s, {}s per phase, window {} ms",
+        "## Live subscriptions: {} members, {} subscribers asked for (SSE: {} top, {} around, {} player; WebSocket: {} top, {} around, {} player; {} players followed), {} events/s, {}s per phase, window {} ms",
         args.members,
-        n,
+        r.specs.iter().sum::<usize>(),
         r.specs[0],
         r.specs[1],
         r.specs[2],
@@ -1046,6 +1235,26 @@ fn print_report(args: &Args, r: &Report) {
         args.events_per_second,
         args.seconds,
         args.window_ms
+    );
+    println!();
+    let live_config = if args.live_config.is_empty() {
+        "none (the service's defaults)".to_string()
+    } else {
+        format!("`{}`", args.live_config.join("`, `"))
+    };
+    println!(
+        "Admitted: {} subscribers ({} distinct views); refused: {} (the service counted {} LIVE_BUSY). [live] settings given: {live_config}. Subscribers opened {}.",
+        r.admission.admitted,
+        r.admission.distinct_views,
+        r.admission.refusals(),
+        r.admission
+            .busy_refusals
+            .map_or("no".into(), |b| format!("{b:.0}")),
+        if args.open_under_load {
+            "under the paced writes"
+        } else {
+            "with no writes"
+        }
     );
     println!();
     println!("| measure | no subscribers | with subscribers | ratio | target | verdict |");
@@ -1072,6 +1281,16 @@ fn print_report(args: &Args, r: &Report) {
         writes(&r.max.writes),
         verdict(max_ratio >= 0.9)
     );
+    if let Some(opening) = &r.opening_writes {
+        println!(
+            "| single submissions paced at {}/s while the subscribers opened ({:.1} s) | {} | {} | {:.3} | | |",
+            args.events_per_second,
+            opening.window.as_secs_f64(),
+            writes(&r.quiet_paced),
+            writes(opening),
+            opening.rate() / r.quiet_paced.rate()
+        );
+    }
     println!();
     println!("| measure | standings | target | verdict |");
     println!("| --- | --- | --- | --- |");
@@ -1106,8 +1325,15 @@ fn print_report(args: &Args, r: &Report) {
     lag_row("closed-loop", &r.max);
     for (name, live) in [("paced", &r.paced), ("closed-loop", &r.max)] {
         if let Some((p50, p99, windows)) = live.window_work {
+            let mean = live.window_mean.map_or("n/a".into(), |mean| {
+                format!(
+                    "{}, {:.0} % of the window",
+                    seconds_as_ms(mean),
+                    mean * 1e3 / args.window_ms as f64 * 100.0
+                )
+            });
             println!(
-                "| a window's work at the service ({WINDOW_METRIC}), {name} | p50 {}, p99 {} ({windows:.0} windows) | | |",
+                "| a window's work at the service ({WINDOW_METRIC}), {name} | p50 {}, p99 {}, mean {mean} ({windows:.0} windows) | | |",
                 seconds_as_ms(p50),
                 seconds_as_ms(p99)
             );
@@ -1177,7 +1403,7 @@ fn print_report(args: &Args, r: &Report) {
             .unwrap_or_default()
     );
     println!(
-        "Subscribers: all {n} had their snapshot {:.1} s after the first connect; {} broken Redis subscribers; {} watched events seen before their 202 was read (counted as 0).",
+        "Subscribers: the {n} admitted had their snapshot {:.1} s after the first connect; {} broken Redis subscribers; {} watched events seen before their 202 was read (counted as 0).",
         r.opened_in.as_secs_f64(),
         r.redis.broken,
         r.before_ack
@@ -1252,6 +1478,13 @@ fn print_report(args: &Args, r: &Report) {
         "bytes_per_idle_subscriber": per_subscriber,
         "bytes_per_idle_connection": per_plain,
         "violations": violations,
+        "admitted": r.admission.admitted,
+        "distinct_views": r.admission.distinct_views,
+        "refused": REFUSALS.iter().zip(r.admission.refused).map(|((_, code), n)| (code.to_string(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
+        "live_config": args.live_config,
+        "opening_writes": r.opening_writes.as_ref().map(|w| serde_json::json!({ "seconds": w.window.as_secs_f64(), "rate": w.rate(), "ack_p50_ms": w.latency.quantile(0.5).as_secs_f64() * 1e3, "ack_p99_ms": w.latency.quantile(0.99).as_secs_f64() * 1e3 })),
+        "window_work_p50_ms": r.paced.window_work.map(|(p50, _, _)| p50 * 1e3),
+        "window_work_mean_ms": r.paced.window_mean.map(|mean| mean * 1e3),
         "views_checked": r.checked.0,
         "views_differing": r.checked.1,
         "standings_messages_per_second": standings_delivered,
@@ -1290,5 +1523,26 @@ mod tests {
         );
         assert!(parse_args(vec!["--views".into(), "1:1".into()]).is_err());
         assert!(parse_args(vec!["--top".into(), "101".into()]).is_err());
+        assert!(parse_args(vec!["--live-config".into(), "window_ms = 100".into()]).is_err());
+        assert!(parse_args(vec!["--live-config".into(), "oops".into()]).is_err());
+    }
+
+    /// `--live-config` adds settings and takes the place of the generator's of the same key.
+    #[test]
+    fn live_config_joins_the_table() {
+        let raw = [
+            "--subscribers",
+            "100",
+            "--live-config",
+            "max_window_share_percent = 100\nmax_subscribers = 50",
+            "--open-under-load",
+        ];
+        let args = parse_args(raw.iter().map(|a| a.to_string()).collect()).unwrap();
+        assert!(args.open_under_load);
+        assert_eq!(
+            live_table(&args),
+            "window_ms = 250\nmax_subscribers_per_token = 116\nmax_subscribers_per_board = 116\n\
+             max_window_share_percent = 100\nmax_subscribers = 50\n"
+        );
     }
 }

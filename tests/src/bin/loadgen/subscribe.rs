@@ -108,6 +108,50 @@ pub(crate) struct Held {
 /// The wire message kinds (`type`), in the order of [`Tally::messages`].
 pub(crate) const KINDS: [&str; 6] = ["snapshot", "delta", "heartbeat", "resync", "closed", "going_away"];
 
+/// The refusals of a subscription that are the service protecting itself, by their problem
+/// `code` (`docs/live.md`), in the order of [`Tally::refused`]: counted and reported, not a
+/// failure of the run. The 503s must carry `Retry-After`.
+pub(crate) const REFUSALS: [(u16, &str); 3] = [
+    (503, "LIVE_BUSY"),
+    (429, "TOO_MANY_SUBSCRIPTIONS"),
+    (503, "SUBSCRIBERS_FULL"),
+];
+
+/// Which of [`REFUSALS`] an answer is, from its status, whether it had `Retry-After`, and its
+/// problem document; `None` for any other answer. A 503 of these without `Retry-After` is
+/// an error.
+fn refusal(status: u16, retry_after: bool, body: &[u8]) -> Result<Option<usize>, String> {
+    let Some(at) = REFUSALS.iter().position(|(code_status, code)| {
+        *code_status == status && find(body, format!("\"code\":\"{code}\"").as_bytes()).is_some()
+    }) else {
+        return Ok(None);
+    };
+    if status == 503 && !retry_after {
+        return Err(format!("a 503 {} without Retry-After", REFUSALS[at].1));
+    }
+    Ok(Some(at))
+}
+
+/// Why a subscriber stopped before its stream ended by itself.
+pub(crate) enum Stop {
+    /// The service refused the subscription with one of [`REFUSALS`] (its index).
+    Refused(usize),
+    /// Anything else: the run fails.
+    Failed(String),
+}
+
+impl From<String> for Stop {
+    fn from(why: String) -> Stop {
+        Stop::Failed(why)
+    }
+}
+
+impl From<&str> for Stop {
+    fn from(why: &str) -> Stop {
+        Stop::Failed(why.to_string())
+    }
+}
+
 /// What every subscriber adds to, read by the benchmark at the edges of each phase.
 #[derive(Default)]
 pub(crate) struct Tally {
@@ -125,8 +169,13 @@ pub(crate) struct Tally {
     pub(crate) ended: AtomicU64,
     /// The first errors, for the report.
     pub(crate) errors: Mutex<Vec<String>>,
-    /// Subscribers that failed (refused, unreadable, or a message that did not parse).
+    /// Subscribers that failed (refused otherwise than by [`REFUSALS`], unreadable, or a
+    /// message that did not parse).
     pub(crate) failed: AtomicU64,
+    /// Subscriptions refused, by [`REFUSALS`]: these subscribers are done and hold nothing.
+    pub(crate) refused: [AtomicU64; 3],
+    /// The indexes ([`Spec::index`]) of the refused subscribers.
+    pub(crate) refused_specs: Mutex<Vec<usize>>,
     /// While set, `top` views' deltas are kept (see `top_deltas`).
     pub(crate) capture_top: std::sync::atomic::AtomicBool,
     /// The `top` views' deltas received while `capture_top` was set, one per `board_version`
@@ -137,6 +186,11 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
+    /// Subscriptions refused, all reasons together.
+    pub(crate) fn refused_total(&self) -> u64 {
+        self.refused.iter().map(|r| r.load(Ordering::Relaxed)).sum()
+    }
+
     fn error(&self, why: String) {
         self.failed.fetch_add(1, Ordering::Relaxed);
         let mut errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
@@ -165,6 +219,8 @@ pub(crate) struct Watched {
 struct Track {
     /// P's value as the generator last set it (the seeded one at first).
     value: i64,
+    /// How many subscribers follow P (one refused is taken off).
+    followers: u32,
     /// The event in flight or not yet seen by a subscriber: its value, its ack and the first
     /// receipt of a message carrying it.
     pending: Option<Pending>,
@@ -177,9 +233,30 @@ struct Pending {
 }
 
 impl Watched {
-    /// Follows `member`, whose value is `value` now.
+    /// Follows `member`, whose value is `value` now, for one more subscriber.
     pub(crate) fn follow(&self, member: u64, value: i64) {
-        self.lock().insert(member, Track { value, pending: None });
+        let mut players = self.lock();
+        let followers = players.get(&member).map_or(0, |t| t.followers);
+        players.insert(
+            member,
+            Track {
+                value,
+                followers: followers + 1,
+                pending: None,
+            },
+        );
+    }
+
+    /// One subscriber of `member` was refused: once none is left, `member`'s events are no
+    /// longer waited for (no message will show them) and the writers treat it as any player.
+    pub(crate) fn unfollow(&self, member: u64) {
+        let mut players = self.lock();
+        if let Some(track) = players.get_mut(&member) {
+            track.followers = track.followers.saturating_sub(1);
+            if track.followers == 0 {
+                players.remove(&member);
+            }
+        }
     }
 
     /// Whether `member` is followed (the writers send such players only matched events).
@@ -491,19 +568,36 @@ pub(crate) struct Target {
     pub(crate) token: String,
 }
 
-/// Runs one subscriber until the stream ends or the task is aborted; a refusal or a broken
-/// stream is counted in the tally.
+/// Runs one subscriber until the stream ends or the task is aborted; a refusal of
+/// [`REFUSALS`] is counted in the tally (and its player no longer followed), anything else
+/// that stops it early is an error.
 pub(crate) async fn run(target: Arc<Target>, spec: Spec, tally: Arc<Tally>, watched: Arc<Watched>) {
-    let transport = spec.transport;
+    let (transport, index, followed) = (spec.transport, spec.index, spec.watched);
     let view = spec.view.clone();
-    let mut follower = Follower::new(spec, tally.clone(), watched);
+    let mut follower = Follower::new(spec, tally.clone(), watched.clone());
     let result = match transport {
         Transport::Sse => sse(&target, &view, &mut follower).await,
         Transport::WebSocket => websocket(&target, &view, &mut follower).await,
     };
-    tally.ended.fetch_add(1, Ordering::Relaxed);
-    if let Err(why) = result {
-        tally.error(format!("{transport:?} {view}: {why}"));
+    match result {
+        Ok(()) => {
+            tally.ended.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(Stop::Refused(why)) => {
+            if let Some(member) = followed {
+                watched.unfollow(member);
+            }
+            tally
+                .refused_specs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(index);
+            tally.refused[why].fetch_add(1, Ordering::Relaxed);
+        }
+        Err(Stop::Failed(why)) => {
+            tally.ended.fetch_add(1, Ordering::Relaxed);
+            tally.error(format!("{transport:?} {view}: {why}"));
+        }
     }
 }
 
@@ -513,7 +607,7 @@ fn subscribe_path(target: &Target, view: &str) -> String {
 
 /// Reads an SSE stream: the response head, then the chunked body, cut into events at blank
 /// lines; each event's `data:` line is one message.
-async fn sse(target: &Target, view: &str, follower: &mut Follower) -> Result<(), String> {
+async fn sse(target: &Target, view: &str, follower: &mut Follower) -> Result<(), Stop> {
     let mut stream = TcpStream::connect(&target.addr)
         .await
         .map_err(|e| format!("cannot connect: {e}"))?;
@@ -540,11 +634,23 @@ async fn sse(target: &Target, view: &str, follower: &mut Follower) -> Result<(),
     };
     let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
     if !head.starts_with("http/1.1 200") {
-        // The refusal's body follows the head; show what came.
-        return Err(format!(
-            "answered {}",
-            String::from_utf8_lossy(&raw[..raw.len().min(500)])
-        ));
+        // The refusal's problem document follows the head, with its length.
+        let length = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|l| l.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        while raw.len() < head_end + length {
+            if read_more(&mut stream, &mut raw, &follower.tally).await? == 0 {
+                break;
+            }
+        }
+        let status = head.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let retry_after = head.lines().any(|l| l.starts_with("retry-after:"));
+        if let Some(why) = refusal(status, retry_after, &raw[head_end..])? {
+            return Err(Stop::Refused(why));
+        }
+        return Err(format!("answered {}", String::from_utf8_lossy(&raw[..raw.len().min(500)])).into());
     }
     let chunked = head.contains("transfer-encoding: chunked");
     raw.drain(..head_end);
@@ -641,7 +747,7 @@ async fn read_more(stream: &mut TcpStream, raw: &mut Vec<u8>, tally: &Tally) -> 
 }
 
 /// A WebSocket subscriber: one message per text frame.
-async fn websocket(target: &Target, view: &str, follower: &mut Follower) -> Result<(), String> {
+async fn websocket(target: &Target, view: &str, follower: &mut Follower) -> Result<(), Stop> {
     let stream = TcpStream::connect(&target.addr)
         .await
         .map_err(|e| format!("cannot connect: {e}"))?;
@@ -661,9 +767,20 @@ async fn websocket(target: &Target, view: &str, follower: &mut Follower) -> Resu
         inner: stream,
         tally: follower.tally.clone(),
     };
-    let (mut ws, _) = tokio_tungstenite::client_async_with_config(request, counted, Some(config))
-        .await
-        .map_err(|e| format!("the upgrade failed: {e}"))?;
+    let (mut ws, _) = match tokio_tungstenite::client_async_with_config(request, counted, Some(config)).await
+    {
+        Ok(upgraded) => upgraded,
+        Err(tokio_tungstenite::tungstenite::Error::Http(answer)) => {
+            let status = answer.status().as_u16();
+            let retry_after = answer.headers().contains_key("retry-after");
+            let body = answer.body().as_deref().unwrap_or_default();
+            if let Some(why) = refusal(status, retry_after, body)? {
+                return Err(Stop::Refused(why));
+            }
+            return Err(format!("the upgrade was answered {status}: {}", lossy(body)).into());
+        }
+        Err(e) => return Err(format!("the upgrade failed: {e}").into()),
+    };
     while let Some(frame) = ws.next().await {
         match frame.map_err(|e| format!("cannot read a frame: {e}"))? {
             Message::Text(text) => {
@@ -786,6 +903,35 @@ mod tests {
         assert_eq!(players, ["c", "b"]);
         assert_eq!(tally.messages[1].load(Ordering::Relaxed), 4);
         assert_eq!(tally.ready.load(Ordering::Relaxed), 1);
+    }
+
+    /// The service's refusals that protect it are told apart from other answers, and a 503 of
+    /// them must say when to retry.
+    #[test]
+    fn tells_refusals_apart() {
+        let busy = br#"{"type":"about:blank","title":"Service Unavailable","status":503,"code":"LIVE_BUSY","detail":"..."}"#;
+        assert_eq!(refusal(503, true, busy).unwrap(), Some(0));
+        assert!(refusal(503, false, busy).is_err());
+        let many = br#"{"status":429,"code":"TOO_MANY_SUBSCRIPTIONS"}"#;
+        assert_eq!(refusal(429, false, many).unwrap(), Some(1));
+        assert_eq!(refusal(503, true, many).unwrap(), None);
+        assert_eq!(
+            refusal(400, false, br#"{"code":"INVALID_REQUEST"}"#).unwrap(),
+            None
+        );
+    }
+
+    /// A player is followed while one of its subscribers is; a refused one is taken off.
+    #[test]
+    fn unfollows_a_player_once_no_subscriber_is_left() {
+        let watched = Watched::default();
+        watched.follow(4, 10);
+        watched.follow(4, 10);
+        watched.unfollow(4);
+        assert!(watched.is_followed(4));
+        watched.unfollow(4);
+        assert!(!watched.is_followed(4));
+        assert_eq!(watched.raise(4, 1), None);
     }
 
     /// A watched player's event is matched to the first message at its value or above, in

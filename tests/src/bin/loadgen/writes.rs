@@ -2,7 +2,7 @@
 //! paced open-loop or closed-loop.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::bench;
@@ -30,9 +30,10 @@ pub(crate) struct Load {
     pub(crate) share: f64,
 }
 
-/// Runs one write phase on `connections` connections until `until`, measuring from
-/// `measured_from`: paced at `rate` events/s when given (event `i` is due at `i / rate` after
-/// the start), closed-loop otherwise.
+/// Runs one write phase on `connections` connections until `until`, or until `stop` is set,
+/// measuring from `measured_from`: paced at `rate` events/s when given (event `i` is due at
+/// `i / rate` after the start), closed-loop otherwise.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn write_phase(
     load: &Arc<Load>,
     phase: u64,
@@ -41,12 +42,14 @@ pub(crate) async fn write_phase(
     started: Instant,
     measured_from: Instant,
     until: Instant,
+    stop: Option<Arc<AtomicBool>>,
 ) -> Result<(u64, Histogram), String> {
     let next = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::with_capacity(connections);
     for index in 0..connections as u64 {
         let load = load.clone();
         let next = next.clone();
+        let stop = stop.clone();
         let mut conn = HttpConn::connect(&load.addr, SERVICE_TOKEN).await?;
         tasks.push(tokio::spawn(async move {
             let mut rng = Rng::stream(load.population.seed ^ 0x6c69_7665, (phase << 32) | index);
@@ -64,7 +67,7 @@ pub(crate) async fn write_phase(
                     }
                     None => now,
                 };
-                if due >= until {
+                if due >= until || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
                     break;
                 }
                 tokio::time::sleep_until(due.into()).await;
