@@ -42,33 +42,11 @@ use standings_core::{
     BoardDigest, BoardRules, LookupChunk, Manifest, Position, RankChunk, ScoreEvent, ScoreMode, Snapshot,
     Standing, View, ViewState,
 };
+use standings_tests::harness::{self, Options};
 use standings_tests::http::HttpConn;
 use standings_tests::live::{LiveStream, Message, Opened, Transport, read_path_of, view_of_read};
 use standings_tests::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
 use standings_tests::workload::{Rng, push_int, push_rfc3339};
-
-const USAGE: &str = "\
-usage: crash [options]
-  --db sqlite|postgres|postgres-private
-                            the service's database: a SQLite file, a fresh database on the
-                            PostgreSQL at --postgres-url, or a private PostgreSQL 15 cluster
-                            started for this run (needed for --outages) (default sqlite)
-  --events N                event submissions in all, duplicates included (default 10000)
-  --clients N               concurrent clients (default 32)
-  --kills N                 SIGKILLs of the service at random moments, each followed by a
-                            restart (default 5)
-  --outages N               stops (-m immediate) and starts of the private PostgreSQL cluster
-                            while the service runs (default 0; only with postgres-private)
-  --seed N                  the seed of every draw (default 1)
-  --checkpoint-every N      the service's checkpoint_every_events: small, so that kills land
-                            during and after checkpoints and restarts read a checkpoint and a
-                            tail (default 2000; 0 = no periodic checkpoints)
-  --standings-bin PATH      the service binary (default target/release/standings)
-  --postgres-url URL        an existing database to create ours from, for --db postgres
-                            (default postgres://postgres@127.0.0.1:5432/test)
-  --postgres-bin DIR        PostgreSQL's server binaries (default /usr/lib/postgresql/15/bin)
-  --timeout-seconds S       the whole run's deadline (default 1800)
-  --keep                    keep the temp folder (config, service log, SQLite file)";
 
 const SUM_BOARD: &str = "crash/duel/s1/sum";
 const BEST_BOARD: &str = "crash/duel/s1/best";
@@ -95,120 +73,81 @@ const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(30);
 /// The pause between two rounds of the snapshot reader (one head, its manifest and chunks).
 const SNAPSHOT_PAUSE: Duration = Duration::from_millis(100);
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+/// The service's database.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
 enum Db {
+    /// A SQLite file.
     Sqlite,
+    /// A fresh database on the PostgreSQL at --postgres-url.
     Postgres,
+    /// A private PostgreSQL 15 cluster started for this run (needed for --outages).
     PostgresPrivate,
 }
 
+/// The crash harness: clients submit score events while the service is SIGKILLed and
+/// restarted; at the end nothing acknowledged may be lost or counted twice, and nothing refused
+/// stored.
+#[derive(clap::Parser, Debug)]
+#[command(name = "crash")]
 struct Args {
+    /// The service's database.
+    #[arg(long, value_enum, default_value = "sqlite")]
     db: Db,
+    /// Event submissions in all, duplicates included.
+    #[arg(long, value_name = "N", default_value = "10000")]
     events: u64,
+    /// Concurrent clients.
+    #[arg(long, value_name = "N", default_value = "32", value_parser = harness::zero_as_one)]
     clients: u64,
+    /// SIGKILLs of the service at random moments, each followed by a restart.
+    #[arg(long, value_name = "N", default_value = "5")]
     kills: u64,
+    /// Stops (-m immediate) and starts of the private PostgreSQL cluster while the service runs
+    /// (only with postgres-private).
+    #[arg(long, value_name = "N", default_value = "0")]
     outages: u64,
+    /// The seed of every draw.
+    #[arg(long, value_name = "N", default_value = "1")]
     seed: u64,
+    /// The service's checkpoint_every_events: small, so that kills land during and after
+    /// checkpoints and restarts read a checkpoint and a tail (0 = no periodic checkpoints).
+    #[arg(long = "checkpoint-every", value_name = "N", default_value = "2000")]
     checkpoint_every: u64,
+    /// The service binary.
+    #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
     standings_bin: PathBuf,
+    /// An existing database to create ours from, for --db postgres.
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/test"
+    )]
     postgres_url: String,
+    /// PostgreSQL's server binaries.
+    #[arg(long, value_name = "DIR", default_value = "/usr/lib/postgresql/15/bin")]
     postgres_bin: PathBuf,
+    /// The whole run's deadline.
+    #[arg(long = "timeout-seconds", value_name = "S", default_value = "1800", value_parser = harness::seconds)]
     timeout: Duration,
+    /// Keep the temp folder (config, service log, SQLite file).
+    #[arg(long)]
     keep: bool,
 }
 
-fn parse_args(raw: Vec<String>) -> Result<Args, String> {
-    let mut args = Args {
-        db: Db::Sqlite,
-        events: 10_000,
-        clients: 32,
-        kills: 5,
-        outages: 0,
-        seed: 1,
-        checkpoint_every: 2000,
-        standings_bin: PathBuf::from("target/release/standings"),
-        postgres_url: "postgres://postgres@127.0.0.1:5432/test".into(),
-        postgres_bin: PathBuf::from("/usr/lib/postgresql/15/bin"),
-        timeout: Duration::from_secs(1800),
-        keep: false,
-    };
-    let mut iter = raw.into_iter();
-    while let Some(flag) = iter.next() {
-        match flag.as_str() {
-            "--keep" => {
-                args.keep = true;
-                continue;
-            }
-            "-h" | "--help" => return Err(String::new()),
-            _ => {}
+impl Options for Args {
+    fn check(&self) -> Result<(), String> {
+        if self.outages > 0 && self.db != Db::PostgresPrivate {
+            return Err("--outages needs --db postgres-private (the shared server is never stopped)".into());
         }
-        let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{flag} {v:?} is not a number"))
-        };
-        match flag.as_str() {
-            "--db" => {
-                args.db = match value.as_str() {
-                    "sqlite" => Db::Sqlite,
-                    "postgres" => Db::Postgres,
-                    "postgres-private" => Db::PostgresPrivate,
-                    other => {
-                        return Err(format!(
-                            "--db {other:?} is not sqlite, postgres or postgres-private"
-                        ));
-                    }
-                }
-            }
-            "--events" => args.events = number(&value)?,
-            "--clients" => args.clients = number(&value)?.max(1),
-            "--kills" => args.kills = number(&value)?,
-            "--outages" => args.outages = number(&value)?,
-            "--seed" => args.seed = number(&value)?,
-            "--checkpoint-every" => args.checkpoint_every = number(&value)?,
-            "--standings-bin" => args.standings_bin = PathBuf::from(value),
-            "--postgres-url" => args.postgres_url = value,
-            "--postgres-bin" => args.postgres_bin = PathBuf::from(value),
-            "--timeout-seconds" => args.timeout = Duration::from_secs(number(&value)?),
-            other => return Err(format!("unknown option {other}")),
-        }
+        Ok(())
     }
-    if args.outages > 0 && args.db != Db::PostgresPrivate {
-        return Err("--outages needs --db postgres-private (the shared server is never stopped)".into());
-    }
-    Ok(args)
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1).collect()) {
-        Ok(args) => args,
-        Err(why) => {
-            if !why.is_empty() {
-                eprintln!("crash: {why}");
-            }
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let args: Args = harness::options();
     // One thread drives every client: they mostly wait on the service, and the machine's cores
     // are better left to it.
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("crash: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(&args)) {
-        Ok(summary) => {
-            println!("crash: PASSED: {summary}");
-            ExitCode::SUCCESS
-        }
-        Err(why) => {
-            eprintln!("crash: FAILED: {why}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::block_on("crash", 1, async { run(&args).await.map(Some) })
 }
 
 /// What a submitted event is meant to test, and so which answers are right for it.
@@ -1678,5 +1617,40 @@ fn run_quietly(command: &mut Command) -> Result<(), String> {
             String::from_utf8_lossy(&output.stdout).trim(),
             String::from_utf8_lossy(&output.stderr).trim()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command lines tests/run and the module doc run parse, with their meanings, and
+    /// `--outages` without the private cluster is refused.
+    #[test]
+    fn the_documented_command_lines_parse() {
+        let parse = |line: &str| harness::try_options::<Args, _, _>(line.split_whitespace());
+        let args = parse("crash --db sqlite --events 10000 --kills 5 --standings-bin target/debug/standings")
+            .unwrap();
+        assert_eq!((args.db, args.events, args.kills), (Db::Sqlite, 10_000, 5));
+        assert_eq!(args.standings_bin, PathBuf::from("target/debug/standings"));
+        let args = parse(
+            "crash --db postgres --postgres-url postgres://postgres@127.0.0.1:5432/test --events 10000 --kills 5 \
+             --standings-bin target/debug/standings",
+        )
+        .unwrap();
+        assert_eq!(args.db, Db::Postgres);
+        let args = parse(
+            "crash --db postgres-private --events 10000 --kills 0 --outages 2 --standings-bin target/debug/standings",
+        )
+        .unwrap();
+        assert_eq!((args.db, args.kills, args.outages), (Db::PostgresPrivate, 0, 2));
+        let args = parse("crash").unwrap();
+        assert_eq!(
+            (args.clients, args.checkpoint_every, args.timeout, args.keep),
+            (32, 2000, Duration::from_secs(1800), false)
+        );
+        assert_eq!(parse("crash --clients 0").unwrap().clients, 1);
+        assert!(parse("crash --db sqlite --outages 1").is_err());
+        assert!(parse("crash --db mysql").is_err());
     }
 }

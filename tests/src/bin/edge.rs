@@ -32,129 +32,95 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-const USAGE: &str = "\
-usage: edge [options]
-  --standings-bin PATH      the origin binary (default target/debug/standings)
-  --worker-dir DIR          the worker's crate, holding node_modules/.bin/wrangler after
-                            `npm ci` (default edge-worker)
-  --wrangler-config PATH    the worker's wrangler.toml (default: beside --worker-dir)
-  --players N               players seeded on the board (default 3000)
-  --queries N               random reads compared, edge against origin (default 300)
-  --interval-ms MS          the origin's [snapshots] interval_ms (default 200)
-  --slack-ms MS             what catching up may take beyond interval_ms plus the head
-                            lifetime, for a shared debug build (default 1500)
-  --seed N                  the seed of every draw (default 1)
-  --smoke                   only start both, check that the worker answers /edge/stats, stop
-  --timeout-seconds S       the whole run's deadline (default 900)
-  --keep                    keep the temp folder (configs, logs, SQLite file)";
+use standings_tests::harness::{self, Options};
 
-/// The command line.
+/// The edge harness: a real origin and the edge worker under `wrangler dev --local` in front of
+/// it, and the end-to-end scenarios through them.
+#[derive(clap::Parser, Debug)]
+#[command(name = "edge")]
 pub(crate) struct Args {
+    /// The origin binary.
+    #[arg(long, value_name = "PATH", default_value = "target/debug/standings")]
     pub(crate) standings_bin: PathBuf,
+    /// The worker's crate, holding node_modules/.bin/wrangler after `npm ci`.
+    #[arg(long, value_name = "DIR", default_value = "edge-worker")]
     pub(crate) worker_dir: PathBuf,
+    /// The worker's wrangler.toml [default: beside --worker-dir].
+    #[arg(long, value_name = "PATH")]
     pub(crate) wrangler_config: Option<PathBuf>,
+    /// Players seeded on the board (at least 100: friend lists and pages draw from them).
+    #[arg(long, value_name = "N", default_value = "3000", value_parser = clap::value_parser!(u64).range(100..))]
     pub(crate) players: u64,
+    /// Random reads compared, edge against origin.
+    #[arg(long, value_name = "N", default_value = "300")]
     pub(crate) queries: u64,
+    /// The origin's [snapshots] interval_ms.
+    #[arg(long, value_name = "MS", default_value = "200", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) interval_ms: u64,
+    /// What catching up may take beyond interval_ms plus the head lifetime, for a shared debug
+    /// build.
+    #[arg(long, value_name = "MS", default_value = "1500")]
     pub(crate) slack_ms: u64,
+    /// The seed of every draw.
+    #[arg(long, value_name = "N", default_value = "1")]
     pub(crate) seed: u64,
+    /// Only start both, check that the worker answers /edge/stats, stop.
+    #[arg(long)]
     pub(crate) smoke: bool,
+    /// The whole run's deadline.
+    #[arg(long = "timeout-seconds", value_name = "S", default_value = "900", value_parser = harness::seconds)]
     pub(crate) timeout: Duration,
+    /// Keep the temp folder (configs, logs, SQLite file).
+    #[arg(long)]
     pub(crate) keep: bool,
 }
 
-fn parse_args(raw: Vec<String>) -> Result<Args, String> {
-    let mut args = Args {
-        standings_bin: PathBuf::from("target/debug/standings"),
-        worker_dir: PathBuf::from("edge-worker"),
-        wrangler_config: None,
-        players: 3_000,
-        queries: 300,
-        interval_ms: 200,
-        slack_ms: 1_500,
-        seed: 1,
-        smoke: false,
-        timeout: Duration::from_secs(900),
-        keep: false,
-    };
-    let mut iter = raw.into_iter();
-    while let Some(flag) = iter.next() {
-        match flag.as_str() {
-            "--keep" => {
-                args.keep = true;
-                continue;
-            }
-            "--smoke" => {
-                args.smoke = true;
-                continue;
-            }
-            "-h" | "--help" => return Err(String::new()),
-            _ => {}
-        }
-        let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{flag} {v:?} is not a number"))
-        };
-        match flag.as_str() {
-            "--standings-bin" => args.standings_bin = PathBuf::from(value),
-            "--worker-dir" => args.worker_dir = PathBuf::from(value),
-            "--wrangler-config" => args.wrangler_config = Some(PathBuf::from(value)),
-            "--players" => args.players = number(&value)?,
-            "--queries" => args.queries = number(&value)?,
-            "--interval-ms" => args.interval_ms = number(&value)?,
-            "--slack-ms" => args.slack_ms = number(&value)?,
-            "--seed" => args.seed = number(&value)?,
-            "--timeout-seconds" => args.timeout = Duration::from_secs(number(&value)?),
-            other => return Err(format!("unknown option {other}")),
-        }
-    }
-    if args.players < 100 {
-        return Err("--players must be at least 100 (friend lists and pages draw from them)".into());
-    }
-    if args.interval_ms == 0 {
-        return Err("--interval-ms must be at least 1".into());
-    }
-    Ok(args)
-}
+impl Options for Args {}
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1).collect()) {
-        Ok(args) => args,
-        Err(why) => {
-            if !why.is_empty() {
-                eprintln!("edge: {why}");
-            }
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let args: Args = harness::options();
     // One thread: the harness mostly waits on the two servers, which need the cores more.
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("edge: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
+    harness::block_on("edge", 1, async {
+        let (passed, failed) = tokio::time::timeout(args.timeout, scenarios::run(&args))
+            .await
+            .map_err(|_| format!("the run passed its deadline of {:?}", args.timeout))??;
+        let counts = format!("{passed} scenarios passed, {failed} failed");
+        if failed == 0 {
+            Ok(Some(counts))
+        } else {
+            Err(counts)
         }
-    };
-    let outcome = runtime.block_on(async {
-        match tokio::time::timeout(args.timeout, scenarios::run(&args)).await {
-            Ok(outcome) => outcome,
-            Err(_) => Err(format!("the run passed its deadline of {:?}", args.timeout)),
-        }
-    });
-    match outcome {
-        Ok((passed, 0)) => {
-            println!("edge: PASSED: {passed} scenarios passed, 0 failed");
-            ExitCode::SUCCESS
-        }
-        Ok((passed, failed)) => {
-            println!("edge: FAILED: {passed} scenarios passed, {failed} failed");
-            ExitCode::FAILURE
-        }
-        Err(why) => {
-            eprintln!("edge: FAILED: {why}");
-            ExitCode::FAILURE
-        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command line tests/run and the module doc run parse, with their meanings, and the
+    /// limits the scenarios need are refused below them.
+    #[test]
+    fn the_documented_command_lines_parse() {
+        let parse = |line: &str| harness::try_options::<Args, _, _>(line.split_whitespace());
+        let args = parse("edge --standings-bin target/debug/standings --worker-dir edge-worker").unwrap();
+        assert_eq!(args.worker_dir, PathBuf::from("edge-worker"));
+        assert_eq!(
+            (
+                args.players,
+                args.queries,
+                args.interval_ms,
+                args.slack_ms,
+                args.smoke
+            ),
+            (3000, 300, 200, 1500, false)
+        );
+        assert_eq!(
+            (args.wrangler_config, args.timeout),
+            (None, Duration::from_secs(900))
+        );
+        let args = parse("edge --smoke --keep --wrangler-config w.toml").unwrap();
+        assert!(args.smoke && args.keep);
+        assert!(parse("edge --players 99").is_err());
+        assert!(parse("edge --interval-ms 0").is_err());
     }
 }

@@ -55,6 +55,7 @@ mod writes;
 
 // The HTTP client, the service under test, the latency histogram and the workload are shared
 // with the other harnesses, so they live in the library.
+use standings_tests::harness::{self, Options};
 use standings_tests::{http, latency, service, workload};
 
 use std::path::PathBuf;
@@ -65,234 +66,160 @@ use std::time::{Duration, Instant};
 use bench::{BOARD_PATH, EventIds, Measured, Plan, Side, Workload};
 use service::{Database, SERVICE_TOKEN, Service};
 
-const USAGE: &str = "\
-usage: loadgen [options]
-       loadgen live [options]   live subscriptions under load beside Redis pub/sub
-                                (`loadgen live --help`)
-       loadgen edge [options]   reads through the edge worker in local workerd beside the
-                                origin (`loadgen edge --help`)
-       loadgen closed [options] reads of a closed day that left memory beside the live day
-                                (`loadgen closed --help`)
-  --members N               players loaded on both sides (default 100000)
-  --connections N           keep-alive connections per measurement (default 64)
-  --seconds S               measured seconds per workload and side (default 10)
-  --warmup-seconds S        unmeasured seconds before each measurement (default 1)
-  --load-connections N      concurrent batch uploads while loading (default 8)
-  --batch N                 events per batch request and members per ZADD (default 1000)
-  --event-ids member|uuid4|uuid7
-                            the event ids of the load: in member order (load-0, load-1, ...;
-                            the default), random UUIDv4s as many game servers send them, or
-                            UUIDv7s (time first, so roughly in order)
-  --standings-bin PATH      the service binary (default target/release/standings)
-  --database sqlite|postgres  the service's database (default sqlite, in a fresh temp folder)
-  --postgres-url URL        an existing database to create ours from
-                            (default postgres://postgres@127.0.0.1:5432/test)
-  --redis ADDR              the Redis peer (default 127.0.0.1:6379)
-  --client-threads N        the generator's threads; 1 = a current-thread runtime (default 1)
-  --samples N               random players checked on both sides before measuring (default 200)
-  --seed N                  the seed of every draw (default 1)
-  --ready-timeout-seconds S how long a start may take (default 600)
-  --load-timeout-seconds S  how long loading the service may take (default 7200)
-  --quiet-wait-seconds S    before each measurement, wait up to S seconds for the machine to be
-                            quiet (< 0.2 cores busy outside the generator); 0 = do not wait
-                            (default 120)
-  --crash-tail N            after the restart, submit N more events (batches of --batch over
-                            --load-connections), kill the service with SIGKILL and time the
-                            start, which loads the checkpoint and replays those N log entries;
-                            0 = skip (default 999000: the longest tail the service's default
-                            checkpoint_every_events of 1,000,000 leaves)
-  --keep                    keep the temp folder (config, log, SQLite file)";
-
-/// The command line.
-struct Args {
-    members: u64,
-    connections: usize,
-    seconds: f64,
-    warmup_seconds: f64,
-    load_connections: usize,
-    batch: u64,
-    standings_bin: PathBuf,
-    database: String,
-    postgres_url: String,
-    redis: String,
-    client_threads: usize,
-    samples: u64,
-    seed: u64,
-    ready_timeout: Duration,
-    load_timeout: Duration,
-    quiet_wait: Duration,
-    keep: bool,
-    event_ids: EventIds,
-    crash_tail: u64,
+/// The load generator: Standings and Redis side by side, on the same members. Without a mode it
+/// loads both, checks they hold the same order, measures rank, top-100, nearby and durable
+/// submissions against their Redis peers, then restarts, crashes and rebuilds the service.
+#[derive(clap::Parser, Debug)]
+#[command(name = "loadgen", args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    mode: Option<Mode>,
+    #[command(flatten)]
+    bench: Args,
 }
 
-fn parse_args(raw: Vec<String>) -> Result<Args, String> {
-    let mut args = Args {
-        members: 100_000,
-        connections: 64,
-        seconds: 10.0,
-        warmup_seconds: 1.0,
-        load_connections: 8,
-        batch: 1_000,
-        standings_bin: PathBuf::from("target/release/standings"),
-        database: "sqlite".into(),
-        postgres_url: "postgres://postgres@127.0.0.1:5432/test".into(),
-        redis: "127.0.0.1:6379".into(),
-        client_threads: 1,
-        samples: 200,
-        seed: 1,
-        ready_timeout: Duration::from_secs(600),
-        load_timeout: Duration::from_secs(7200),
-        quiet_wait: Duration::from_secs(120),
-        keep: false,
-        event_ids: EventIds::Member,
-        crash_tail: 999_000,
-    };
-    let mut iter = raw.into_iter();
-    while let Some(flag) = iter.next() {
-        if flag == "--keep" {
-            args.keep = true;
-            continue;
-        }
-        if flag == "-h" || flag == "--help" {
-            return Err(String::new());
-        }
-        let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{flag} {v:?} is not a number"))
-        };
-        let seconds = |v: &str| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .ok_or_else(|| format!("{flag} {v:?} is not a number of seconds"))
-        };
-        match flag.as_str() {
-            "--members" => args.members = number(&value)?,
-            "--connections" => args.connections = number(&value)? as usize,
-            "--seconds" => args.seconds = seconds(&value)?,
-            "--warmup-seconds" => args.warmup_seconds = seconds(&value)?,
-            "--load-connections" => args.load_connections = number(&value)? as usize,
-            "--batch" => args.batch = number(&value)?,
-            "--event-ids" => {
-                args.event_ids = EventIds::parse(&value)
-                    .ok_or_else(|| format!("--event-ids {value:?} must be member, uuid4 or uuid7"))?
-            }
-            "--standings-bin" => args.standings_bin = value.into(),
-            "--database" => args.database = value,
-            "--postgres-url" => args.postgres_url = value,
-            "--redis" => args.redis = value,
-            "--client-threads" => args.client_threads = number(&value)? as usize,
-            "--samples" => args.samples = number(&value)?,
-            "--crash-tail" => args.crash_tail = number(&value)?,
-            "--seed" => args.seed = number(&value)?,
-            "--ready-timeout-seconds" => args.ready_timeout = Duration::from_secs_f64(seconds(&value)?),
-            "--load-timeout-seconds" => args.load_timeout = Duration::from_secs_f64(seconds(&value)?),
-            "--quiet-wait-seconds" => args.quiet_wait = Duration::from_secs_f64(seconds(&value)?),
-            other => return Err(format!("unknown option {other}")),
+/// The modes beside the default comparison with Redis.
+#[derive(clap::Subcommand, Debug)]
+enum Mode {
+    /// Live subscriptions under load beside Redis pub/sub.
+    Live(live::Args),
+    /// Reads through the edge worker in local workerd beside the origin.
+    Edge(edge::Args),
+    /// Reads of a closed day that left memory beside the live day.
+    Closed(closed::Args),
+}
+
+impl Options for Cli {
+    fn check(&self) -> Result<(), String> {
+        match &self.mode {
+            None => Ok(()),
+            Some(Mode::Live(args)) => args.check(),
+            Some(Mode::Edge(args)) => args.check(),
+            Some(Mode::Closed(_)) => Ok(()),
         }
     }
-    if args.members == 0 || args.connections == 0 || args.load_connections == 0 || args.client_threads == 0 {
-        return Err(
-            "--members, --connections, --load-connections and --client-threads must be at least 1".into(),
-        );
+}
+
+/// The options of the default mode.
+#[derive(clap::Args, Debug)]
+struct Args {
+    /// Players loaded on both sides.
+    #[arg(long, value_name = "N", default_value = "100000", value_parser = harness::at_least_one::<u64>)]
+    members: u64,
+    /// Keep-alive connections per measurement.
+    #[arg(long, value_name = "N", default_value = "64", value_parser = harness::at_least_one::<usize>)]
+    connections: usize,
+    /// Measured seconds per workload and side.
+    #[arg(long, value_name = "S", default_value = "10", value_parser = harness::positive)]
+    seconds: f64,
+    /// Unmeasured seconds before each measurement.
+    #[arg(long, value_name = "S", default_value = "1", value_parser = harness::non_negative)]
+    warmup_seconds: f64,
+    /// Concurrent batch uploads while loading.
+    #[arg(long, value_name = "N", default_value = "8", value_parser = harness::at_least_one::<usize>)]
+    load_connections: usize,
+    /// Events per batch request and members per ZADD (1 to 1000, the service's batch limit).
+    #[arg(long, value_name = "N", default_value = "1000", value_parser = batch_size)]
+    batch: u64,
+    /// The event ids of the load: in member order (load-0, load-1, ...), random UUIDv4s as many
+    /// game servers send them, or UUIDv7s (time first, so roughly in order).
+    #[arg(long, value_name = "member|uuid4|uuid7", default_value = "member", value_parser = event_ids)]
+    event_ids: EventIds,
+    /// The service binary.
+    #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
+    standings_bin: PathBuf,
+    /// The service's database (SQLite in a fresh temp folder).
+    #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = ["sqlite", "postgres"])]
+    database: String,
+    /// An existing database to create ours from (on 127.0.0.1).
+    #[arg(long, value_name = "URL", default_value = "postgres://postgres@127.0.0.1:5432/test", value_parser = local_postgres)]
+    postgres_url: String,
+    /// The Redis peer (on 127.0.0.1).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:6379", value_parser = local_addr)]
+    redis: String,
+    /// The generator's threads; 1 = a current-thread runtime.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
+    client_threads: usize,
+    /// Random players checked on both sides before measuring.
+    #[arg(long, value_name = "N", default_value = "200")]
+    samples: u64,
+    /// The seed of every draw.
+    #[arg(long, value_name = "N", default_value = "1")]
+    seed: u64,
+    /// How long a start may take.
+    #[arg(long = "ready-timeout-seconds", value_name = "S", default_value = "600", value_parser = harness::seconds)]
+    ready_timeout: Duration,
+    /// How long loading the service may take.
+    #[arg(long = "load-timeout-seconds", value_name = "S", default_value = "7200", value_parser = harness::seconds)]
+    load_timeout: Duration,
+    /// Before each measurement, wait up to S seconds for the machine to be quiet (< 0.2 cores
+    /// busy outside the generator); 0 = do not wait.
+    #[arg(long = "quiet-wait-seconds", value_name = "S", default_value = "120", value_parser = harness::seconds)]
+    quiet_wait: Duration,
+    /// After the restart, submit N more events (batches of --batch over --load-connections),
+    /// kill the service with SIGKILL and time the start, which loads the checkpoint and replays
+    /// those N log entries; 0 = skip. The default is the longest tail the service's default
+    /// checkpoint_every_events of 1,000,000 leaves.
+    #[arg(long, value_name = "N", default_value = "999000")]
+    crash_tail: u64,
+    /// Keep the temp folder (config, log, SQLite file).
+    #[arg(long)]
+    keep: bool,
+}
+
+/// `--batch`: 1 to 1000, the service's batch limit.
+pub(crate) fn batch_size(value: &str) -> Result<u64, String> {
+    match value.parse::<u64>() {
+        Ok(n) if (1..=1_000).contains(&n) => Ok(n),
+        _ => Err("must be 1 to 1000 (the service's batch limit)".into()),
     }
-    if args.seconds <= 0.0 {
-        return Err("--seconds must be more than zero".into());
+}
+
+/// `--event-ids`.
+fn event_ids(value: &str) -> Result<EventIds, String> {
+    EventIds::parse(value).ok_or_else(|| "must be member, uuid4 or uuid7".into())
+}
+
+/// An address on 127.0.0.1: the generator talks to nothing else.
+pub(crate) fn local_addr(value: &str) -> Result<String, String> {
+    if value.starts_with("127.0.0.1:") {
+        Ok(value.to_string())
+    } else {
+        Err("the generator only talks to 127.0.0.1".into())
     }
-    if !(1..=1_000).contains(&args.batch) {
-        return Err("--batch must be 1 to 1000 (the service's batch limit)".into());
+}
+
+/// `--postgres-url`, which must point at 127.0.0.1.
+fn local_postgres(value: &str) -> Result<String, String> {
+    if value.contains("@127.0.0.1") {
+        Ok(value.to_string())
+    } else {
+        Err("must point at 127.0.0.1".into())
     }
-    if args.database != "sqlite" && args.database != "postgres" {
-        return Err(format!(
-            "--database {:?} must be sqlite or postgres",
-            args.database
-        ));
-    }
-    for addr in [&args.redis] {
-        if !addr.starts_with("127.0.0.1:") {
-            return Err(format!("{addr}: the generator only talks to 127.0.0.1"));
-        }
-    }
-    if !args.postgres_url.contains("@127.0.0.1") {
-        return Err("--postgres-url must point at 127.0.0.1".into());
-    }
-    Ok(args)
 }
 
 fn main() -> ExitCode {
-    let raw: Vec<String> = std::env::args().skip(1).collect();
-    if raw.first().is_some_and(|a| a == "live") {
-        let Some(args) = or_usage("loadgen live", live::USAGE, live::parse_args(raw[1..].to_vec())) else {
-            return ExitCode::from(2);
-        };
-        return block_on("loadgen live", args.client_threads, live::run(&args));
-    }
-    if raw.first().is_some_and(|a| a == "edge") {
-        let Some(args) = or_usage("loadgen edge", edge::USAGE, edge::parse_args(raw[1..].to_vec())) else {
-            return ExitCode::from(2);
-        };
-        return block_on("loadgen edge", args.client_threads, edge::run(&args));
-    }
-    if raw.first().is_some_and(|a| a == "closed") {
-        let Some(args) = or_usage(
-            "loadgen closed",
-            closed::USAGE,
-            closed::parse_args(raw[1..].to_vec()),
-        ) else {
-            return ExitCode::from(2);
-        };
-        return block_on("loadgen closed", args.client_threads, closed::run(&args));
-    }
-    let Some(args) = or_usage("loadgen", USAGE, parse_args(raw)) else {
-        return ExitCode::from(2);
-    };
-    block_on("loadgen", args.client_threads, run(&args))
-}
-
-/// The parsed options, or `None` after printing why they were refused and the usage.
-fn or_usage<A>(name: &str, usage: &str, parsed: Result<A, String>) -> Option<A> {
-    match parsed {
-        Ok(args) => Some(args),
-        Err(why) => {
-            if !why.is_empty() {
-                eprintln!("{name}: {why}");
-            }
-            eprintln!("{usage}");
-            None
-        }
+    let cli: Cli = harness::options();
+    match &cli.mode {
+        None => harness::block_on("loadgen", cli.bench.client_threads, async {
+            run(&cli.bench).await.map(|()| None)
+        }),
+        Some(Mode::Live(args)) => harness::block_on("loadgen live", args.client_threads, async {
+            live::run(args).await.map(|()| None)
+        }),
+        Some(Mode::Edge(args)) => harness::block_on("loadgen edge", args.client_threads, async {
+            edge::run(args).await.map(|()| None)
+        }),
+        Some(Mode::Closed(args)) => harness::block_on("loadgen closed", args.client_threads, async {
+            closed::run(args).await.map(|()| None)
+        }),
     }
 }
 
-/// Runs a benchmark on a runtime of `client_threads` threads (1: a current-thread runtime),
-/// its outcome the exit code.
-fn block_on(
-    name: &str,
-    client_threads: usize,
-    benchmark: impl Future<Output = Result<(), String>>,
-) -> ExitCode {
-    let runtime = match client_threads {
-        1 => tokio::runtime::Builder::new_current_thread().enable_all().build(),
-        threads => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
-            .enable_all()
-            .build(),
-    };
-    let runtime = match runtime {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("{name}: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(benchmark) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(why) => {
-            eprintln!("{name}: FAILED: {why}");
-            ExitCode::FAILURE
-        }
-    }
+/// [`harness::try_options`] for the unit tests: `argv` without the program's name.
+#[cfg(test)]
+fn parse_cli(argv: impl IntoIterator<Item = String>) -> Result<Cli, String> {
+    harness::try_options(std::iter::once("loadgen".to_string()).chain(argv))
 }
 
 /// How long after the last batch resident memory is read "at rest": past the origin's 2 s of
@@ -801,4 +728,99 @@ fn workload_name(workload: Workload) -> &'static str {
 
 fn cpus() -> usize {
     std::thread::available_parallelism().map_or(0, usize::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<Cli, String> {
+        parse_cli(line.split_whitespace().map(String::from))
+    }
+
+    /// The command lines BENCHMARKS.md, docs/ and the module docs show parse, with their
+    /// meanings, in the default mode and in each other mode.
+    #[test]
+    fn the_documented_command_lines_parse() {
+        let bench = |line: &str| match parse(line).unwrap() {
+            Cli { mode: None, bench } => bench,
+            other => panic!("{line}: not the default mode: {other:?}"),
+        };
+        let args = bench("--members 10000000 --connections 64 --seconds 10");
+        assert_eq!(
+            (args.members, args.connections, args.seconds),
+            (10_000_000, 64, 10.0)
+        );
+        assert_eq!(
+            (args.crash_tail, args.event_ids, args.database.as_str()),
+            (999_000, EventIds::Member, "sqlite")
+        );
+        let args = bench(
+            "--members 3000000 --event-ids uuid4 --seconds 1 --warmup-seconds 0 --quiet-wait-seconds 0",
+        );
+        assert_eq!(
+            (args.event_ids, args.warmup_seconds, args.quiet_wait),
+            (EventIds::Uuid4, 0.0, Duration::ZERO)
+        );
+        let args =
+            bench("--standings-bin BIN --members 1000000 --connections 64 --seconds 10 --crash-tail 0");
+        assert_eq!((args.standings_bin.to_str(), args.crash_tail), (Some("BIN"), 0));
+        assert_eq!(bench("--database postgres --keep").database, "postgres");
+        let Some(Mode::Live(live)) = parse("live --standings-bin target/release/standings --seconds 20")
+            .unwrap()
+            .mode
+        else {
+            panic!("not the live mode");
+        };
+        assert_eq!(live.client_threads, 1);
+        let Some(Mode::Edge(edge)) = parse(
+            "edge --standings-bin target/release/standings --connections 1 --asking-players 100 --seconds 20",
+        )
+        .unwrap()
+        .mode
+        else {
+            panic!("not the edge mode");
+        };
+        assert!(edge.check().is_ok());
+        assert!(matches!(
+            parse("closed --no-restart").unwrap().mode,
+            Some(Mode::Closed(_))
+        ));
+    }
+
+    /// The hand-written parser's refusals stay refusals: a bad value, a flag of another mode, a
+    /// default-mode flag before a mode, and the limits each mode checks across flags.
+    #[test]
+    fn refusals_stay() {
+        for line in [
+            "--members 0",
+            "--batch 1001",
+            "--event-ids uuid",
+            "--database mysql",
+            "--redis 10.0.0.1:6379",
+            "--postgres-url postgres://postgres@db:5432/test",
+            "--seconds 0",
+            "--subscribers 5",
+            "--members 5 live",
+            "edge --members 10 --friend-lists 11",
+            "closed --crash-tail 1",
+        ] {
+            assert!(parse(line).is_err(), "{line}");
+        }
+    }
+
+    /// `--help` answers for the generator and for each mode, with the mode's own flags.
+    #[test]
+    fn help_names_each_modes_flags() {
+        for (line, flag) in [
+            ("--help", "--crash-tail"),
+            ("live --help", "--live-config"),
+            ("edge --help", "--asking-players"),
+            ("closed --help", "--close-after-seconds"),
+        ] {
+            let help = parse(line).unwrap_err();
+            assert!(help.contains(flag), "{line}: {help}");
+        }
+        assert!(parse("--help").unwrap_err().contains("live"));
+    }
 }

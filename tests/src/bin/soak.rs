@@ -28,24 +28,11 @@ use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use standings_tests::harness::{self, Options};
 use standings_tests::http::HttpConn;
 use standings_tests::latency::Histogram;
 use standings_tests::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
 use standings_tests::workload::{Rng, push_int, push_rfc3339};
-
-const USAGE: &str = "\
-usage: soak [options]
-  --seconds S               the soak's length after the warm-up (default 120)
-  --sample-seconds S        how often memory and p99 are sampled (default 10)
-  --warmup-seconds S        at the soak rate before the first sample (default 20)
-  --measure-seconds S       how long the maximum is measured (default 5)
-  --connections N           keep-alive connections (default 16)
-  --members N               players loaded before the measurement (default 20000)
-  --standings-bin PATH      the service binary (default target/release/standings)
-  --database sqlite|postgres  the service's database (default sqlite)
-  --postgres-url URL        an existing database to create ours from
-                            (default postgres://postgres@127.0.0.1:5432/test)
-  --seed N                  the seed of every draw (default 1)";
 
 const BOARD: &str = "/v1/leaderboards/soak/mixed/s1/global";
 /// 2025-10-13T00:00:00Z: every event is achieved after it and long before now.
@@ -53,90 +40,54 @@ const T0: i64 = 1_760_313_600_000;
 /// How long one request may take before it counts as an error.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The soak: mixed load at half the measured maximum for a long time; it fails on any error, a
+/// rising memory trend or a worsening p99.
+#[derive(clap::Parser, Debug)]
+#[command(name = "soak")]
 struct Args {
+    /// The soak's length after the warm-up, in seconds.
+    #[arg(long, value_name = "S", default_value = "120")]
     seconds: u64,
+    /// How often memory and p99 are sampled, in seconds.
+    #[arg(long, value_name = "S", default_value = "10", value_parser = harness::zero_as_one)]
     sample_seconds: u64,
+    /// Seconds at the soak rate before the first sample.
+    #[arg(long, value_name = "S", default_value = "20")]
     warmup_seconds: u64,
+    /// How long the maximum is measured, in seconds.
+    #[arg(long, value_name = "S", default_value = "5", value_parser = harness::zero_as_one)]
     measure_seconds: u64,
+    /// Keep-alive connections.
+    #[arg(long, value_name = "N", default_value = "16", value_parser = harness::zero_as_one)]
     connections: u64,
+    /// Players loaded before the measurement.
+    #[arg(long, value_name = "N", default_value = "20000", value_parser = harness::zero_as_one)]
     members: u64,
+    /// The service binary.
+    #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
     standings_bin: PathBuf,
+    /// The service's database: sqlite or postgres.
+    #[arg(long, value_name = "DB", default_value = "sqlite")]
     database: String,
+    /// An existing database to create ours from.
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "postgres://postgres@127.0.0.1:5432/test"
+    )]
     postgres_url: String,
+    /// The seed of every draw.
+    #[arg(long, value_name = "N", default_value = "1")]
     seed: u64,
 }
 
-fn parse_args(raw: Vec<String>) -> Result<Args, String> {
-    let mut args = Args {
-        seconds: 120,
-        sample_seconds: 10,
-        warmup_seconds: 20,
-        measure_seconds: 5,
-        connections: 16,
-        members: 20_000,
-        standings_bin: PathBuf::from("target/release/standings"),
-        database: "sqlite".into(),
-        postgres_url: "postgres://postgres@127.0.0.1:5432/test".into(),
-        seed: 1,
-    };
-    let mut iter = raw.into_iter();
-    while let Some(flag) = iter.next() {
-        if flag == "-h" || flag == "--help" {
-            return Err(String::new());
-        }
-        let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{flag} {v:?} is not a number"))
-        };
-        match flag.as_str() {
-            "--seconds" => args.seconds = number(&value)?,
-            "--sample-seconds" => args.sample_seconds = number(&value)?.max(1),
-            "--warmup-seconds" => args.warmup_seconds = number(&value)?,
-            "--measure-seconds" => args.measure_seconds = number(&value)?.max(1),
-            "--connections" => args.connections = number(&value)?.max(1),
-            "--members" => args.members = number(&value)?.max(1),
-            "--standings-bin" => args.standings_bin = PathBuf::from(value),
-            "--database" => args.database = value,
-            "--postgres-url" => args.postgres_url = value,
-            "--seed" => args.seed = number(&value)?,
-            other => return Err(format!("unknown option {other}")),
-        }
-    }
-    Ok(args)
-}
+impl Options for Args {}
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1).collect()) {
-        Ok(args) => args,
-        Err(why) => {
-            if !why.is_empty() {
-                eprintln!("soak: {why}");
-            }
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let args: Args = harness::options();
     // One thread drives every connection, so the generator takes as little as possible of the
     // CPU it shares with the service.
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("soak: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let local = tokio::task::LocalSet::new();
-    match local.block_on(&runtime, run(&args)) {
-        Ok(summary) => {
-            println!("soak: PASSED: {summary}");
-            ExitCode::SUCCESS
-        }
-        Err(why) => {
-            eprintln!("soak: FAILED: {why}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::block_on("soak", 1, async { run(&args).await.map(Some) })
 }
 
 /// What the connections share (one thread, so `RefCell` is enough): the current window's
@@ -534,5 +485,36 @@ fn fmt_latency(d: Duration) -> String {
         format!("{us:.0} us")
     } else {
         format!("{:.2} ms", us / 1_000.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command lines tests/run and BENCHMARKS.md run parse, with their meanings.
+    #[test]
+    fn the_documented_command_lines_parse() {
+        let parse = |line: &str| harness::try_options::<Args, _, _>(line.split_whitespace());
+        let args = parse("soak --seconds 120 --standings-bin target/debug/standings").unwrap();
+        assert_eq!(
+            (args.seconds, args.standings_bin.to_str()),
+            (120, Some("target/debug/standings"))
+        );
+        let args = parse("soak --seconds 1800 --standings-bin target/release/standings").unwrap();
+        assert_eq!(args.seconds, 1800);
+        let args = parse("soak").unwrap();
+        assert_eq!(
+            (
+                args.sample_seconds,
+                args.warmup_seconds,
+                args.connections,
+                args.members,
+                args.database.as_str()
+            ),
+            (10, 20, 16, 20_000, "sqlite")
+        );
+        assert_eq!(parse("soak --connections 0").unwrap().connections, 1);
+        assert!(parse("soak --keep").is_err());
     }
 }

@@ -22,16 +22,8 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use standings_tests::edge::{Worker, WorkerSpec};
+use standings_tests::harness::{self, Options};
 use standings_tests::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
-
-const USAGE: &str = "\
-usage: web [options]
-  --standings-bin PATH   the origin binary (default target/debug/standings)
-  --package-dir DIR      the package's folder, holding test/ and node_modules (default wasm-pkg)
-  --worker-dir DIR       the worker's crate, holding node_modules/.bin/wrangler (default edge-worker)
-  --artifacts DIR        where the browser tests save screenshots (default target/web-artifacts)
-  --no-browser           only the package's Node tests
-  --keep                 keep the temp folder (config, logs, SQLite file)";
 
 /// The game every board of the run belongs to.
 const GAME: &str = "web-e2e";
@@ -42,44 +34,32 @@ const JWT_SECRET: &str = "web-jwt-secret-web-jwt-secret-00000000";
 /// How long an origin or a worker may take to become ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The web harness: the standings-wasm package's Node tests and the board viewer's browser
+/// tests, against a real origin and the edge worker started by the run.
+#[derive(clap::Parser, Debug)]
+#[command(name = "web")]
 struct Args {
+    /// The origin binary.
+    #[arg(long, value_name = "PATH", default_value = "target/debug/standings")]
     standings_bin: PathBuf,
+    /// The package's folder, holding test/ and node_modules.
+    #[arg(long, value_name = "DIR", default_value = "wasm-pkg")]
     package_dir: PathBuf,
+    /// The worker's crate, holding node_modules/.bin/wrangler.
+    #[arg(long, value_name = "DIR", default_value = "edge-worker")]
     worker_dir: PathBuf,
+    /// Where the browser tests save screenshots.
+    #[arg(long, value_name = "DIR", default_value = "target/web-artifacts")]
     artifacts: PathBuf,
+    /// Only the package's Node tests.
+    #[arg(long = "no-browser", action = clap::ArgAction::SetFalse)]
     browser: bool,
+    /// Keep the temp folder (config, logs, SQLite file).
+    #[arg(long)]
     keep: bool,
 }
 
-fn parse_args(raw: Vec<String>) -> Result<Args, String> {
-    let mut args = Args {
-        standings_bin: PathBuf::from("target/debug/standings"),
-        package_dir: PathBuf::from("wasm-pkg"),
-        worker_dir: PathBuf::from("edge-worker"),
-        artifacts: PathBuf::from("target/web-artifacts"),
-        browser: true,
-        keep: false,
-    };
-    let mut iter = raw.into_iter();
-    while let Some(flag) = iter.next() {
-        match flag.as_str() {
-            "--keep" => args.keep = true,
-            "--no-browser" => args.browser = false,
-            "-h" | "--help" => return Err(String::new()),
-            "--standings-bin" | "--package-dir" | "--worker-dir" | "--artifacts" => {
-                let value = PathBuf::from(iter.next().ok_or_else(|| format!("{flag} needs a value"))?);
-                match flag.as_str() {
-                    "--standings-bin" => args.standings_bin = value,
-                    "--package-dir" => args.package_dir = value,
-                    "--worker-dir" => args.worker_dir = value,
-                    _ => args.artifacts = value,
-                }
-            }
-            other => return Err(format!("unknown option {other}")),
-        }
-    }
-    Ok(args)
-}
+impl Options for Args {}
 
 /// Passed and failed tests of the run so far.
 #[derive(Default)]
@@ -232,40 +212,45 @@ async fn run(args: &Args) -> Result<Counts, String> {
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1).collect()) {
-        Ok(args) => args,
-        Err(why) => {
-            if !why.is_empty() {
-                eprintln!("web: {why}");
-            }
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
+    let args: Args = harness::options();
+    harness::block_on("web", 1, async {
+        let counts = run(&args).await?;
+        // The cargo test summary's form, on stdout whatever the verdict, so tests/run sums these
+        // with the crates' tests.
+        let verdict = if counts.failed == 0 { "ok" } else { "FAILED" };
+        println!(
+            "test result: {verdict}. {} passed; {} failed; (the package and the board viewer, in Node and chromium)",
+            counts.passed, counts.failed
+        );
+        if counts.failed == 0 {
+            Ok(None)
+        } else {
+            Err(format!(
+                "{} of the package's and the viewer's tests failed",
+                counts.failed
+            ))
         }
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("web: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(&args)) {
-        Ok(counts) => {
-            // The cargo test summary's form, so tests/run sums these with the crates' tests.
-            let verdict = if counts.failed == 0 { "ok" } else { "FAILED" };
-            println!(
-                "test result: {verdict}. {} passed; {} failed; (the package and the board viewer, in Node and chromium)",
-                counts.passed, counts.failed
-            );
-            if counts.failed == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
-        Err(why) => {
-            eprintln!("web: {why}");
-            ExitCode::FAILURE
-        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command lines tests/run and the module doc run parse, with their meanings.
+    #[test]
+    fn the_documented_command_lines_parse() {
+        let parse = |line: &str| harness::try_options::<Args, _, _>(line.split_whitespace());
+        let args =
+            parse("web --standings-bin target/debug/standings --artifacts target/web-artifacts").unwrap();
+        assert_eq!(args.artifacts, PathBuf::from("target/web-artifacts"));
+        assert!(args.browser && !args.keep);
+        assert_eq!(
+            (args.package_dir.to_str(), args.worker_dir.to_str()),
+            (Some("wasm-pkg"), Some("edge-worker"))
+        );
+        let args = parse("web --no-browser --keep").unwrap();
+        assert!(!args.browser && args.keep);
+        assert!(parse("web --browser").is_err());
     }
 }

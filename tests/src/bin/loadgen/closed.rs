@@ -27,6 +27,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use standings_tests::harness;
+
 use crate::bench::{self, BOARD_PATH, Batches, DEFINE_PATH, EventIds, Measured, Plan};
 use crate::cpu;
 use crate::http::HttpConn;
@@ -34,31 +36,6 @@ use crate::latency::Histogram;
 use crate::scrape::Scrape;
 use crate::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
 use crate::workload::{Population, Rng, player_id, push_rfc3339};
-
-pub(crate) const USAGE: &str = "\
-usage: loadgen closed [options]
-  --members N               players loaded on each of the two days (default 200000)
-  --connections N           closed-loop keep-alive connections per measurement (default 4)
-  --seconds S               measured seconds per read and day (default 5)
-  --warmup-seconds S        unmeasured seconds before each measurement (default 1)
-  --close-after-seconds S   yesterday closes S seconds after the board is defined (its grace
-                            is chosen so); loading yesterday must finish by then
-                            (default 0: 10 + 1 per 20,000 members)
-  --evict-timeout-seconds S how long after the close the day may take to leave memory (the
-                            evictor runs once a minute; default 90)
-  --no-restart              skip the second round (after a restart, yesterday restored from
-                            storage by its first read)
-  --quiet-wait-seconds S    before each measurement, wait up to S seconds for the machine to be
-                            quiet (< 0.2 cores busy outside the generator); 0 = do not wait
-                            (default 60)
-  --load-connections N      concurrent batch uploads while loading (default 8)
-  --batch N                 events per batch request (default 1000)
-  --standings-bin PATH      the service binary (default target/release/standings)
-  --client-threads N        the generator's threads; 1 = a current-thread runtime (default 1)
-  --seed N                  the seed of every draw (default 1)
-  --ready-timeout-seconds S how long a start may take (default 600)
-  --load-timeout-seconds S  how long loading may take (default 7200)
-  --keep                    keep the temp folder (config, log, SQLite file)";
 
 /// The head of the board's snapshots, for the edge (`docs/snapshots.md`).
 const HEAD_PATH: &str = "/v1/snapshots/loadgen/bench/s1/global/head";
@@ -69,111 +46,73 @@ const DAY_MS: i64 = 86_400_000;
 /// Seeds the random players of the rank reads apart from every other stream.
 const READ_STREAM: u64 = 0x636c_6f73;
 
-/// The command line of `loadgen closed`.
+/// Reads of a closed day that left memory, beside the same reads of the current day: top, rank
+/// and the snapshot head, before and after a restart.
+#[derive(clap::Args, Debug)]
 pub(crate) struct Args {
+    /// Players loaded on each of the two days.
+    #[arg(long, value_name = "N", default_value = "200000", value_parser = harness::at_least_one::<u64>)]
     members: u64,
+    /// Closed-loop keep-alive connections per measurement.
+    #[arg(long, value_name = "N", default_value = "4", value_parser = harness::at_least_one::<usize>)]
     connections: usize,
+    /// Measured seconds per read and day.
+    #[arg(long, value_name = "S", default_value = "5", value_parser = harness::positive)]
     seconds: f64,
+    /// Unmeasured seconds before each measurement.
+    #[arg(long, value_name = "S", default_value = "1", value_parser = harness::non_negative)]
     warmup_seconds: f64,
-    close_after: Option<Duration>,
+    /// Yesterday closes S seconds after the board is defined (its grace is chosen so); loading
+    /// yesterday must finish by then. 0: 10 + 1 per 20,000 members.
+    #[arg(long = "close-after-seconds", value_name = "S", default_value = "0", value_parser = harness::seconds)]
+    close_after: Duration,
+    /// How long after the close the day may take to leave memory (the evictor runs once a
+    /// minute).
+    #[arg(long = "evict-timeout-seconds", value_name = "S", default_value = "90", value_parser = harness::seconds)]
     evict_timeout: Duration,
+    /// Skip the second round (after a restart, yesterday restored from storage by its first
+    /// read).
+    #[arg(long = "no-restart", action = clap::ArgAction::SetFalse)]
     restart: bool,
+    /// Before each measurement, wait up to S seconds for the machine to be quiet (< 0.2 cores
+    /// busy outside the generator); 0 = do not wait.
+    #[arg(long = "quiet-wait-seconds", value_name = "S", default_value = "60", value_parser = harness::seconds)]
     quiet_wait: Duration,
+    /// Concurrent batch uploads while loading.
+    #[arg(long, value_name = "N", default_value = "8", value_parser = harness::at_least_one::<usize>)]
     load_connections: usize,
+    /// Events per batch request (1 to 1000, the service's batch limit).
+    #[arg(long, value_name = "N", default_value = "1000", value_parser = crate::batch_size)]
     batch: u64,
+    /// The service binary.
+    #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
     standings_bin: PathBuf,
+    /// The generator's threads; 1 = a current-thread runtime.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
     pub(crate) client_threads: usize,
+    /// The seed of every draw.
+    #[arg(long, value_name = "N", default_value = "1")]
     seed: u64,
+    /// How long a start may take.
+    #[arg(long = "ready-timeout-seconds", value_name = "S", default_value = "600", value_parser = harness::seconds)]
     ready_timeout: Duration,
+    /// How long loading may take.
+    #[arg(long = "load-timeout-seconds", value_name = "S", default_value = "7200", value_parser = harness::seconds)]
     load_timeout: Duration,
+    /// Keep the temp folder (config, log, SQLite file).
+    #[arg(long)]
     keep: bool,
 }
 
 impl Args {
     /// How long after the definition yesterday closes.
     fn close_after(&self) -> Duration {
-        self.close_after
-            .unwrap_or_else(|| Duration::from_secs(10 + self.members / 20_000))
-    }
-}
-
-pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
-    let mut args = Args {
-        members: 200_000,
-        connections: 4,
-        seconds: 5.0,
-        warmup_seconds: 1.0,
-        close_after: None,
-        evict_timeout: Duration::from_secs(90),
-        restart: true,
-        quiet_wait: Duration::from_secs(60),
-        load_connections: 8,
-        batch: 1_000,
-        standings_bin: PathBuf::from("target/release/standings"),
-        client_threads: 1,
-        seed: 1,
-        ready_timeout: Duration::from_secs(600),
-        load_timeout: Duration::from_secs(7200),
-        keep: false,
-    };
-    let mut iter = raw.into_iter();
-    while let Some(flag) = iter.next() {
-        match flag.as_str() {
-            "--keep" => {
-                args.keep = true;
-                continue;
-            }
-            "--no-restart" => {
-                args.restart = false;
-                continue;
-            }
-            "-h" | "--help" => return Err(String::new()),
-            _ => {}
-        }
-        let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{flag} {v:?} is not a number"))
-        };
-        let real = |v: &str| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .ok_or_else(|| format!("{flag} {v:?} is not a number of at least 0"))
-        };
-        match flag.as_str() {
-            "--members" => args.members = number(&value)?,
-            "--connections" => args.connections = number(&value)? as usize,
-            "--seconds" => args.seconds = real(&value)?,
-            "--warmup-seconds" => args.warmup_seconds = real(&value)?,
-            "--close-after-seconds" => {
-                let seconds = real(&value)?;
-                args.close_after = (seconds > 0.0).then(|| Duration::from_secs_f64(seconds));
-            }
-            "--evict-timeout-seconds" => args.evict_timeout = Duration::from_secs_f64(real(&value)?),
-            "--quiet-wait-seconds" => args.quiet_wait = Duration::from_secs_f64(real(&value)?),
-            "--load-connections" => args.load_connections = number(&value)? as usize,
-            "--batch" => args.batch = number(&value)?,
-            "--standings-bin" => args.standings_bin = value.into(),
-            "--client-threads" => args.client_threads = number(&value)? as usize,
-            "--seed" => args.seed = number(&value)?,
-            "--ready-timeout-seconds" => args.ready_timeout = Duration::from_secs_f64(real(&value)?),
-            "--load-timeout-seconds" => args.load_timeout = Duration::from_secs_f64(real(&value)?),
-            other => return Err(format!("unknown option {other}")),
+        if self.close_after.is_zero() {
+            Duration::from_secs(10 + self.members / 20_000)
+        } else {
+            self.close_after
         }
     }
-    if args.members == 0 || args.connections == 0 || args.load_connections == 0 || args.client_threads == 0 {
-        return Err(
-            "--members, --connections, --load-connections and --client-threads must be at least 1".into(),
-        );
-    }
-    if args.seconds <= 0.0 {
-        return Err("--seconds must be more than zero".into());
-    }
-    if !(1..=1_000).contains(&args.batch) {
-        return Err("--batch must be 1 to 1000 (the service's batch limit)".into());
-    }
-    Ok(args)
 }
 
 /// A read measured on both days.
@@ -791,6 +730,14 @@ fn print_report(args: &Args, r: &Report) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `loadgen closed` followed by `raw`, through the binary's whole command line.
+    fn parse_args(raw: Vec<String>) -> Result<Args, String> {
+        match crate::parse_cli(std::iter::once("closed".to_string()).chain(raw))?.mode {
+            Some(crate::Mode::Closed(args)) => Ok(args),
+            other => Err(format!("not the closed mode: {other:?}")),
+        }
+    }
 
     /// The defaults are the issue's board size, and the close follows the size.
     #[test]

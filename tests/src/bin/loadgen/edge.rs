@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use standings_tests::edge::{Client, Worker, WorkerSpec, numbers};
+use standings_tests::harness;
 
 use crate::bench::{self, BOARD_PATH, EventIds, Plan};
 use crate::latency::Histogram;
@@ -30,138 +31,85 @@ use crate::scrape::Scrape;
 use crate::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
 use crate::workload::{Population, Rng, player_id};
 
-pub(crate) const USAGE: &str = "\
-usage: loadgen edge [options]
-  --members N               players seeded on the board (default 1000000)
-  --friend-lists N          players given a friend list (default 1000)
-  --friends N               friends per list (default 30)
-  --moves-per-second N      players moved each second while measuring (default 100)
-  --asking-players N        rank and nearby ask about N players spread over the board, as
-                            players asking about themselves again would (default 0: any
-                            player, each ask most likely a player not asked before)
-  --connections N           closed-loop reading connections per side; 1 shows a read's own
-                            latency, more the queueing of one workerd isolate (default 4)
-  --seconds S               measured seconds per side (default 10)
-  --warmup-seconds S        unmeasured seconds before each side (default 2)
-  --interval-ms MS          the origin's [snapshots] interval_ms (default 1000)
-  --load-connections N      concurrent batch uploads while seeding (default 8)
-  --batch N                 events per seeding batch (default 1000)
-  --standings-bin PATH      the origin binary (default target/release/standings)
-  --worker-dir DIR          the worker's crate, with node_modules/.bin/wrangler (default edge-worker)
-  --wrangler-config PATH    the worker's wrangler.toml (default: beside --worker-dir)
-  --client-threads N        the generator's threads; 1 = a current-thread runtime (default 1)
-  --seed N                  the seed of every draw (default 1)
-  --ready-timeout-seconds S how long a start may take (default 600)
-  --load-timeout-seconds S  how long seeding may take (default 7200)
-  --keep                    keep the temp folder (config, logs, SQLite file)";
-
 /// The edge worker's token at the origin.
 const EDGE_TOKEN: &str = "loadgen-edge-secret-0000000000";
 /// The popular top pages: limits, each as likely as the others.
 const TOP_LIMITS: [u64; 4] = [10, 25, 50, 100];
 
-/// The command line of `loadgen edge`.
+/// The read mix through the edge worker under `wrangler dev --local`, beside the same mix straight
+/// to the origin, on a large board that changes every second. The worker must be built
+/// (`edge-worker/build`).
+#[derive(clap::Args, Debug)]
 pub(crate) struct Args {
+    /// Players seeded on the board.
+    #[arg(long, value_name = "N", default_value = "1000000", value_parser = harness::at_least_one::<u64>)]
     members: u64,
+    /// Players given a friend list (at most --members).
+    #[arg(long, value_name = "N", default_value = "1000")]
     friend_lists: u64,
+    /// Friends per list (at most 1000, the service's limit).
+    #[arg(long, value_name = "N", default_value = "30", value_parser = clap::value_parser!(u64).range(..=1_000))]
     friends: u64,
+    /// Players moved each second while measuring (at most 1000, the service's batch limit).
+    #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u64).range(..=1_000))]
     moves_per_second: u64,
+    /// Rank and nearby ask about N players spread over the board, as players asking about
+    /// themselves again would; 0: any player, each ask most likely a player not asked before.
+    #[arg(long, value_name = "N", default_value = "0")]
     asking_players: u64,
+    /// Closed-loop reading connections per side; 1 shows a read's own latency, more the
+    /// queueing of one workerd isolate.
+    #[arg(long, value_name = "N", default_value = "4", value_parser = harness::at_least_one::<usize>)]
     connections: usize,
+    /// Measured seconds per side.
+    #[arg(long, value_name = "S", default_value = "10", value_parser = harness::positive)]
     seconds: f64,
+    /// Unmeasured seconds before each side.
+    #[arg(long, value_name = "S", default_value = "2", value_parser = harness::non_negative)]
     warmup_seconds: f64,
+    /// The origin's [snapshots] interval_ms.
+    #[arg(long, value_name = "MS", default_value = "1000")]
     interval_ms: u64,
+    /// Concurrent batch uploads while seeding.
+    #[arg(long, value_name = "N", default_value = "8", value_parser = harness::at_least_one::<usize>)]
     load_connections: usize,
+    /// Events per seeding batch (1 to 1000, the service's batch limit).
+    #[arg(long, value_name = "N", default_value = "1000", value_parser = crate::batch_size)]
     batch: u64,
+    /// The origin binary.
+    #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
     standings_bin: PathBuf,
+    /// The worker's crate, with node_modules/.bin/wrangler.
+    #[arg(long, value_name = "DIR", default_value = "edge-worker")]
     worker_dir: PathBuf,
+    /// The worker's wrangler.toml [default: beside --worker-dir].
+    #[arg(long, value_name = "PATH")]
     wrangler_config: Option<PathBuf>,
+    /// The generator's threads; 1 = a current-thread runtime.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
     pub(crate) client_threads: usize,
+    /// The seed of every draw.
+    #[arg(long, value_name = "N", default_value = "1")]
     seed: u64,
+    /// How long a start may take.
+    #[arg(long = "ready-timeout-seconds", value_name = "S", default_value = "600", value_parser = harness::seconds)]
     ready_timeout: Duration,
+    /// How long seeding may take.
+    #[arg(long = "load-timeout-seconds", value_name = "S", default_value = "7200", value_parser = harness::seconds)]
     load_timeout: Duration,
+    /// Keep the temp folder (config, logs, SQLite file).
+    #[arg(long)]
     keep: bool,
 }
 
-pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
-    let mut args = Args {
-        members: 1_000_000,
-        friend_lists: 1_000,
-        friends: 30,
-        moves_per_second: 100,
-        asking_players: 0,
-        connections: 4,
-        seconds: 10.0,
-        warmup_seconds: 2.0,
-        interval_ms: 1_000,
-        load_connections: 8,
-        batch: 1_000,
-        standings_bin: PathBuf::from("target/release/standings"),
-        worker_dir: PathBuf::from("edge-worker"),
-        wrangler_config: None,
-        client_threads: 1,
-        seed: 1,
-        ready_timeout: Duration::from_secs(600),
-        load_timeout: Duration::from_secs(7200),
-        keep: false,
-    };
-    let mut iter = raw.into_iter();
-    while let Some(flag) = iter.next() {
-        if flag == "--keep" {
-            args.keep = true;
-            continue;
+impl Args {
+    /// Refuses what spans several flags.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.friend_lists > self.members || self.asking_players > self.members {
+            return Err("--friend-lists and --asking-players cannot exceed --members".into());
         }
-        if flag == "-h" || flag == "--help" {
-            return Err(String::new());
-        }
-        let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{flag} {v:?} is not a number"))
-        };
-        let real = |v: &str| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .ok_or_else(|| format!("{flag} {v:?} is not a number of at least 0"))
-        };
-        match flag.as_str() {
-            "--members" => args.members = number(&value)?,
-            "--friend-lists" => args.friend_lists = number(&value)?,
-            "--friends" => args.friends = number(&value)?,
-            "--moves-per-second" => args.moves_per_second = number(&value)?,
-            "--asking-players" => args.asking_players = number(&value)?,
-            "--connections" => args.connections = number(&value)? as usize,
-            "--seconds" => args.seconds = real(&value)?,
-            "--warmup-seconds" => args.warmup_seconds = real(&value)?,
-            "--interval-ms" => args.interval_ms = number(&value)?,
-            "--load-connections" => args.load_connections = number(&value)? as usize,
-            "--batch" => args.batch = number(&value)?,
-            "--standings-bin" => args.standings_bin = value.into(),
-            "--worker-dir" => args.worker_dir = value.into(),
-            "--wrangler-config" => args.wrangler_config = Some(value.into()),
-            "--client-threads" => args.client_threads = number(&value)? as usize,
-            "--seed" => args.seed = number(&value)?,
-            "--ready-timeout-seconds" => args.ready_timeout = Duration::from_secs_f64(real(&value)?),
-            "--load-timeout-seconds" => args.load_timeout = Duration::from_secs_f64(real(&value)?),
-            other => return Err(format!("unknown option {other}")),
-        }
+        Ok(())
     }
-    if args.members == 0 || args.connections == 0 || args.load_connections == 0 || args.client_threads == 0 {
-        return Err(
-            "--members, --connections, --load-connections and --client-threads must be at least 1".into(),
-        );
-    }
-    if args.seconds <= 0.0 {
-        return Err("--seconds must be more than zero".into());
-    }
-    if !(1..=1_000).contains(&args.batch) || args.moves_per_second > 1_000 || args.friends > 1_000 {
-        return Err("--batch and --moves-per-second must be 1 to 1000 and --friends at most 1000 (the service's limits)".into());
-    }
-    if args.friend_lists > args.members || args.asking_players > args.members {
-        return Err("--friend-lists and --asking-players cannot exceed --members".into());
-    }
-    Ok(args)
 }
 
 /// A read of the mix.

@@ -37,6 +37,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use standings_tests::harness;
+
 use crate::bench::{self, BOARD_PATH, EventIds};
 use crate::cpu;
 use crate::http::HttpConn;
@@ -48,82 +50,107 @@ use crate::subscribe::{self, KINDS, REFUSALS, Shape, Spec, Tally, Target, Transp
 use crate::workload::{Population, Rng, player_id};
 use crate::writes::{Load, write_phase};
 
-pub(crate) const USAGE: &str = "\
-usage: loadgen live [options]
-  --members N               players seeded on the board (default 1000000)
-  --subscribers N           live subscribers, one connection each (default 10000)
-  --mix SSE:WS              the subscribers' transports, as weights (default 1:1)
-  --views TOP:AROUND:PLAYER the subscribers' views, as weights (default 1:1:1)
-  --top N                   the top view's N (default 100)
-  --radius R                the around view's R (default 5)
-  --view-players N          draw the around and player views' players from N players
-                            (0 = from every member; default 0)
-  --events-per-second R     the paced write load (default 5000)
-  --watched-share F         the share of events that raise a player some player view
-                            follows, which the client-side lag is measured on (default 0.1)
-  --seconds S               measured seconds per phase (default 10)
-  --warmup-seconds S        unmeasured seconds before each phase (default 1)
-  --idle-seconds S          how long the subscribers sit idle before memory is read (default 5)
-  --plain-connections N     then, for comparison, open N keep-alive connections that make one
-                            request each and sit idle as long (default: half --subscribers)
-  --verify-every N          every Nth subscriber also applies each message to its view, which
-                            must equal a fresh read once the writes stop (0 = none; default 100)
-  --connections N           writing connections, paced and closed-loop (default 64)
-  --connecting N            subscriber connections opened at once (default 200)
-  --window-ms MS            the service's [live] window_ms, and the Redis publisher's period
-                            (default 250)
-  --live-config TOML        more [live] settings for the service, `key = value` lines (one
-                            flag each, or joined by newlines); they win over the generator's
-                            own, e.g. 'max_window_share_percent = 100' turns admission off
-                            (default: none, the service's defaults)
-  --open-under-load         open the subscribers while the paced writes run, so that
-                            admission sees the windows' work grow as views are added
-  --pubsub-bytes N          the Redis message size; 0 = a top delta received in the run
-                            (default 0)
-  --quiet-wait-seconds S    before each measured phase, wait up to S seconds for the machine to
-                            be quiet (< 0.2 cores busy outside the generator); 0 = do not wait
-                            (default 60)
-  --load-connections N      concurrent batch uploads while seeding (default 8)
-  --batch N                 events per seeding batch (default 1000)
-  --standings-bin PATH      the service binary (default target/release/standings)
-  --redis ADDR              the Redis peer (default 127.0.0.1:6379)
-  --client-threads N        the generator's threads; 1 = a current-thread runtime (default 1)
-  --seed N                  the seed of every draw (default 1)
-  --ready-timeout-seconds S how long a start may take (default 600)
-  --load-timeout-seconds S  how long seeding may take (default 7200)
-  --keep                    keep the temp folder (config, log, SQLite file)";
-
-/// The command line of `loadgen live`.
+/// Live subscriptions under load: SSE and WebSocket subscribers on one board under a paced write
+/// load, beside the same fan-out through Redis pub/sub.
+#[derive(clap::Args, Debug)]
 pub(crate) struct Args {
+    /// Players seeded on the board.
+    #[arg(long, value_name = "N", default_value = "1000000", value_parser = harness::at_least_one::<u64>)]
     members: u64,
+    /// Live subscribers, one connection each.
+    #[arg(long, value_name = "N", default_value = "10000")]
     subscribers: usize,
+    /// The subscribers' transports, as weights.
+    #[arg(long, value_name = "SSE:WS", default_value = "1:1", value_parser = weights::<2>)]
     mix: [u64; 2],
+    /// The subscribers' views, as weights.
+    #[arg(long, value_name = "TOP:AROUND:PLAYER", default_value = "1:1:1", value_parser = weights::<3>)]
     views: [u64; 3],
+    /// The top view's N (1 to 100, the service's limit).
+    #[arg(long, value_name = "N", default_value = "100", value_parser = clap::value_parser!(u64).range(1..=100))]
     top: u64,
+    /// The around view's R (0 to 25, the service's limit).
+    #[arg(long, value_name = "R", default_value = "5", value_parser = clap::value_parser!(u64).range(..=25))]
     radius: u64,
+    /// Draw the around and player views' players from N players (0 = from every member).
+    #[arg(long, value_name = "N", default_value = "0")]
     view_players: u64,
+    /// The paced write load, in events per second.
+    #[arg(long, value_name = "R", default_value = "5000", value_parser = harness::positive)]
     events_per_second: f64,
+    /// The share of events that raise a player some player view follows, which the
+    /// client-side lag is measured on (0 to 1).
+    #[arg(long, value_name = "F", default_value = "0.1", value_parser = share)]
     watched_share: f64,
+    /// Measured seconds per phase.
+    #[arg(long, value_name = "S", default_value = "10", value_parser = harness::positive)]
     seconds: f64,
+    /// Unmeasured seconds before each phase.
+    #[arg(long, value_name = "S", default_value = "1", value_parser = harness::non_negative)]
     warmup_seconds: f64,
+    /// How long the subscribers sit idle before memory is read.
+    #[arg(long, value_name = "S", default_value = "5", value_parser = harness::non_negative)]
     idle_seconds: f64,
+    /// Then, for comparison, open N keep-alive connections that make one request each and sit
+    /// idle as long [default: half --subscribers].
+    #[arg(long, value_name = "N")]
     plain_connections: Option<usize>,
+    /// Every Nth subscriber also applies each message to its view, which must equal a fresh
+    /// read once the writes stop (0 = none).
+    #[arg(long, value_name = "N", default_value = "100")]
     verify_every: u64,
+    /// Writing connections, paced and closed-loop.
+    #[arg(long, value_name = "N", default_value = "64", value_parser = harness::at_least_one::<usize>)]
     connections: usize,
+    /// Subscriber connections opened at once.
+    #[arg(long, value_name = "N", default_value = "200", value_parser = harness::at_least_one::<usize>)]
     connecting: usize,
+    /// The service's [live] window_ms, and the Redis publisher's period (10 to 60000, the
+    /// service's limits).
+    #[arg(long, value_name = "MS", default_value = "250", value_parser = clap::value_parser!(u64).range(10..=60_000))]
     window_ms: u64,
+    /// More [live] settings for the service, `key = value` lines (one flag each, or joined by
+    /// newlines); they win over the generator's own, e.g. 'max_window_share_percent = 100'
+    /// turns admission off [default: none, the service's defaults].
+    #[arg(long, value_name = "TOML", value_parser = live_config)]
     live_config: Vec<String>,
+    /// Open the subscribers while the paced writes run, so that admission sees the windows'
+    /// work grow as views are added.
+    #[arg(long)]
     open_under_load: bool,
+    /// The Redis message size; 0 = a top delta received in the run.
+    #[arg(long, value_name = "N", default_value = "0")]
     pubsub_bytes: usize,
+    /// Before each measured phase, wait up to S seconds for the machine to be quiet (< 0.2
+    /// cores busy outside the generator); 0 = do not wait.
+    #[arg(long = "quiet-wait-seconds", value_name = "S", default_value = "60", value_parser = harness::seconds)]
     quiet_wait: Duration,
+    /// Concurrent batch uploads while seeding.
+    #[arg(long, value_name = "N", default_value = "8", value_parser = harness::at_least_one::<usize>)]
     load_connections: usize,
+    /// Events per seeding batch (1 to 1000, the service's batch limit).
+    #[arg(long, value_name = "N", default_value = "1000", value_parser = crate::batch_size)]
     batch: u64,
+    /// The service binary.
+    #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
     standings_bin: PathBuf,
+    /// The Redis peer (on 127.0.0.1).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:6379", value_parser = crate::local_addr)]
     redis: String,
+    /// The generator's threads; 1 = a current-thread runtime.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
     pub(crate) client_threads: usize,
+    /// The seed of every draw.
+    #[arg(long, value_name = "N", default_value = "1")]
     seed: u64,
+    /// How long a start may take.
+    #[arg(long = "ready-timeout-seconds", value_name = "S", default_value = "600", value_parser = harness::seconds)]
     ready_timeout: Duration,
+    /// How long seeding may take.
+    #[arg(long = "load-timeout-seconds", value_name = "S", default_value = "7200", value_parser = harness::seconds)]
     load_timeout: Duration,
+    /// Keep the temp folder (config, log, SQLite file).
+    #[arg(long)]
     keep: bool,
 }
 
@@ -132,158 +159,61 @@ impl Args {
     fn plain(&self) -> usize {
         self.plain_connections.unwrap_or(self.subscribers / 2)
     }
+
+    /// The `--live-config` settings, one `key = value` line each, in the order given.
+    fn live_settings(&self) -> Vec<&str> {
+        self.live_config
+            .iter()
+            .flat_map(|value| value.lines())
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect()
+    }
+
+    /// Refuses what spans several flags, or what the generator must own.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        // The generator paces Redis and judges the lag by the window, so it must know it.
+        if self.live_settings().iter().any(|line| {
+            line.split_once('=')
+                .is_some_and(|(key, _)| key.trim() == "window_ms")
+        }) {
+            return Err("set the window with --window-ms, not --live-config".into());
+        }
+        Ok(())
+    }
 }
 
 /// Weights like `1:1:1`.
-fn weights<const N: usize>(flag: &str, value: &str) -> Result<[u64; N], String> {
+fn weights<const N: usize>(value: &str) -> Result<[u64; N], String> {
     let parts: Vec<u64> = value
         .split(':')
         .map(|p| p.parse::<u64>())
         .collect::<Result<_, _>>()
-        .map_err(|_| format!("{flag} {value:?} must be {N} whole numbers joined by ':'"))?;
-    let parts: [u64; N] = parts
-        .try_into()
-        .map_err(|_| format!("{flag} {value:?} must have {N} parts"))?;
+        .map_err(|_| format!("must be {N} whole numbers joined by ':'"))?;
+    let parts: [u64; N] = parts.try_into().map_err(|_| format!("must have {N} parts"))?;
     if parts.iter().sum::<u64>() == 0 {
-        return Err(format!("{flag} {value:?} must have a weight above zero"));
+        return Err("must have a weight above zero".into());
     }
     Ok(parts)
 }
 
-pub(crate) fn parse_args(raw: Vec<String>) -> Result<Args, String> {
-    let mut args = Args {
-        members: 1_000_000,
-        subscribers: 10_000,
-        mix: [1, 1],
-        views: [1, 1, 1],
-        top: 100,
-        radius: 5,
-        view_players: 0,
-        events_per_second: 5_000.0,
-        watched_share: 0.1,
-        seconds: 10.0,
-        warmup_seconds: 1.0,
-        idle_seconds: 5.0,
-        plain_connections: None,
-        verify_every: 100,
-        connections: 64,
-        connecting: 200,
-        window_ms: 250,
-        live_config: Vec::new(),
-        open_under_load: false,
-        pubsub_bytes: 0,
-        quiet_wait: Duration::from_secs(60),
-        load_connections: 8,
-        batch: 1_000,
-        standings_bin: PathBuf::from("target/release/standings"),
-        redis: "127.0.0.1:6379".into(),
-        client_threads: 1,
-        seed: 1,
-        ready_timeout: Duration::from_secs(600),
-        load_timeout: Duration::from_secs(7200),
-        keep: false,
-    };
-    let mut iter = raw.into_iter();
-    while let Some(flag) = iter.next() {
-        match flag.as_str() {
-            "--keep" => {
-                args.keep = true;
-                continue;
-            }
-            "--open-under-load" => {
-                args.open_under_load = true;
-                continue;
-            }
-            "-h" | "--help" => return Err(String::new()),
-            _ => {}
-        }
-        let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = |v: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{flag} {v:?} is not a number"))
-        };
-        let real = |v: &str| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .ok_or_else(|| format!("{flag} {v:?} is not a number of at least 0"))
-        };
-        match flag.as_str() {
-            "--members" => args.members = number(&value)?,
-            "--subscribers" => args.subscribers = number(&value)? as usize,
-            "--live-config" => {
-                for line in value.lines().map(str::trim).filter(|l| !l.is_empty()) {
-                    if line.split_once('=').is_none_or(|(key, _)| key.trim().is_empty()) {
-                        return Err(format!("--live-config {line:?} is not a `key = value` line"));
-                    }
-                    args.live_config.push(line.to_string());
-                }
-            }
-            "--mix" => args.mix = weights("--mix", &value)?,
-            "--views" => args.views = weights("--views", &value)?,
-            "--top" => args.top = number(&value)?,
-            "--radius" => args.radius = number(&value)?,
-            "--view-players" => args.view_players = number(&value)?,
-            "--events-per-second" => args.events_per_second = real(&value)?,
-            "--watched-share" => args.watched_share = real(&value)?,
-            "--seconds" => args.seconds = real(&value)?,
-            "--warmup-seconds" => args.warmup_seconds = real(&value)?,
-            "--idle-seconds" => args.idle_seconds = real(&value)?,
-            "--plain-connections" => args.plain_connections = Some(number(&value)? as usize),
-            "--verify-every" => args.verify_every = number(&value)?,
-            "--connections" => args.connections = number(&value)? as usize,
-            "--connecting" => args.connecting = number(&value)? as usize,
-            "--window-ms" => args.window_ms = number(&value)?,
-            "--pubsub-bytes" => args.pubsub_bytes = number(&value)? as usize,
-            "--quiet-wait-seconds" => args.quiet_wait = Duration::from_secs_f64(real(&value)?),
-            "--load-connections" => args.load_connections = number(&value)? as usize,
-            "--batch" => args.batch = number(&value)?,
-            "--standings-bin" => args.standings_bin = value.into(),
-            "--redis" => args.redis = value,
-            "--client-threads" => args.client_threads = number(&value)? as usize,
-            "--seed" => args.seed = number(&value)?,
-            "--ready-timeout-seconds" => args.ready_timeout = Duration::from_secs_f64(real(&value)?),
-            "--load-timeout-seconds" => args.load_timeout = Duration::from_secs_f64(real(&value)?),
-            other => return Err(format!("unknown option {other}")),
+/// `--watched-share`: from 0 to 1.
+fn share(value: &str) -> Result<f64, String> {
+    let share = harness::non_negative(value)?;
+    if share > 1.0 {
+        return Err("must be from 0 to 1".into());
+    }
+    Ok(share)
+}
+
+/// One `--live-config` value: every line that is not blank must be `key = value`.
+fn live_config(value: &str) -> Result<String, String> {
+    for line in value.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.split_once('=').is_none_or(|(key, _)| key.trim().is_empty()) {
+            return Err(format!("{line:?} is not a `key = value` line"));
         }
     }
-    if args.members == 0
-        || args.connections == 0
-        || args.connecting == 0
-        || args.load_connections == 0
-        || args.client_threads == 0
-    {
-        return Err(
-            "--members, --connections, --connecting, --load-connections and --client-threads must be at least 1"
-                .into(),
-        );
-    }
-    if args.seconds <= 0.0 || args.events_per_second <= 0.0 {
-        return Err("--seconds and --events-per-second must be more than zero".into());
-    }
-    if args.watched_share > 1.0 {
-        return Err("--watched-share must be from 0 to 1".into());
-    }
-    if !(1..=100).contains(&args.top) || args.radius > 25 {
-        return Err("--top must be 1 to 100 and --radius 0 to 25 (the service's limits)".into());
-    }
-    if !(10..=60_000).contains(&args.window_ms) {
-        return Err("--window-ms must be 10 to 60000 (the service's limits)".into());
-    }
-    if !(1..=1_000).contains(&args.batch) {
-        return Err("--batch must be 1 to 1000 (the service's batch limit)".into());
-    }
-    if !args.redis.starts_with("127.0.0.1:") {
-        return Err(format!("{}: the generator only talks to 127.0.0.1", args.redis));
-    }
-    // The generator paces Redis and judges the lag by the window, so it must know it.
-    if args.live_config.iter().any(|line| {
-        line.split_once('=')
-            .is_some_and(|(key, _)| key.trim() == "window_ms")
-    }) {
-        return Err("set the window with --window-ms, not --live-config".into());
-    }
-    Ok(args)
+    Ok(value.to_string())
 }
 
 /// One write phase's figures.
@@ -717,8 +647,9 @@ fn live_table(args: &Args) -> String {
         ("max_subscribers_per_board", room),
         ("max_subscribers", room),
     ];
+    let settings = args.live_settings();
     let given = |key: &str| {
-        args.live_config
+        settings
             .iter()
             .any(|line| line.split_once('=').is_some_and(|(k, _)| k.trim() == key))
     };
@@ -728,7 +659,7 @@ fn live_table(args: &Args) -> String {
             table.push_str(&format!("{key} = {value}\n"));
         }
     }
-    for line in &args.live_config {
+    for line in &settings {
         table.push_str(line);
         table.push('\n');
     }
@@ -1237,10 +1168,11 @@ fn print_report(args: &Args, r: &Report) {
         args.window_ms
     );
     println!();
-    let live_config = if args.live_config.is_empty() {
+    let settings = args.live_settings();
+    let live_config = if settings.is_empty() {
         "none (the service's defaults)".to_string()
     } else {
-        format!("`{}`", args.live_config.join("`, `"))
+        format!("`{}`", settings.join("`, `"))
     };
     println!(
         "Admitted: {} subscribers ({} distinct views); refused: {} (the service counted {} LIVE_BUSY). [live] settings given: {live_config}. Subscribers opened {}.",
@@ -1481,7 +1413,7 @@ fn print_report(args: &Args, r: &Report) {
         "admitted": r.admission.admitted,
         "distinct_views": r.admission.distinct_views,
         "refused": REFUSALS.iter().zip(r.admission.refused).map(|((_, code), n)| (code.to_string(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
-        "live_config": args.live_config,
+        "live_config": args.live_settings(),
         "opening_writes": r.opening_writes.as_ref().map(|w| serde_json::json!({ "seconds": w.window.as_secs_f64(), "rate": w.rate(), "ack_p50_ms": w.latency.quantile(0.5).as_secs_f64() * 1e3, "ack_p99_ms": w.latency.quantile(0.99).as_secs_f64() * 1e3 })),
         "window_work_p50_ms": r.paced.window_work.map(|(p50, _, _)| p50 * 1e3),
         "window_work_mean_ms": r.paced.window_mean.map(|mean| mean * 1e3),
@@ -1499,6 +1431,14 @@ fn print_report(args: &Args, r: &Report) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `loadgen live` followed by `raw`, through the binary's whole command line.
+    fn parse_args(raw: Vec<String>) -> Result<Args, String> {
+        match crate::parse_cli(std::iter::once("live".to_string()).chain(raw))?.mode {
+            Some(crate::Mode::Live(args)) => Ok(args),
+            other => Err(format!("not the live mode: {other:?}")),
+        }
+    }
 
     /// The defaults are the issue's scenario, and every size has a flag.
     #[test]
