@@ -1,8 +1,8 @@
 //! Cross-crate and end-to-end tests for Standings live in `tests/tests/`; this library holds what
-//! the harnesses in `src/bin/` share: their start-up and command-line parsers, a hand-written HTTP
-//! client, the service under test, the edge
-//! worker under `wrangler dev` with a client that keeps headers, a latency histogram, a live
-//! subscriber's client and the load generator's workload.
+//! the harnesses in `src/bin/` share: their start-up and command line (`harness`), the one HTTP
+//! client (`http`, which the origin's process tests use too), the service under test, the edge
+//! worker under `wrangler dev`, a latency histogram, a live subscriber's client and the load
+//! generator's workload.
 #![forbid(unsafe_code)]
 
 pub mod edge;

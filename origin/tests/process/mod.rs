@@ -1,5 +1,5 @@
 //! Running the real `standings` binary in a test: start it, wait until it is ready, call it
-//! over HTTP/1.1, stop it.
+//! over HTTP/1.1 (with the harnesses' client, `standings_tests::http`), stop it.
 
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
@@ -8,13 +8,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use standings_tests::http::Client;
 
 use crate::common::config;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_standings");
 
-/// A minimal HTTP/1.1 call with `Connection: close`.
+/// One HTTP/1.1 call on a connection of its own, through the harnesses' client: the status and
+/// the body as JSON (`null` when it is not JSON).
 pub async fn http(
     addr: &str,
     method: &str,
@@ -22,23 +23,15 @@ pub async fn http(
     token: Option<&str>,
     body: Option<&Value>,
 ) -> (u16, Value) {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).await.unwrap();
-    let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let head = String::from_utf8_lossy(&response[..split]).to_string();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = serde_json::from_slice(&response[split + 4..]).unwrap_or(Value::Null);
-    (status, body)
+    let reply = Client::new(addr)
+        .request(method, path, token, Some(body.as_bytes()))
+        .await
+        .unwrap_or_else(|why| panic!("{why}"));
+    (
+        reply.status,
+        serde_json::from_slice(&reply.body).unwrap_or(Value::Null),
+    )
 }
 
 /// A free loopback port (bound and released; the service binds it right after).

@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use standings_tests::edge::{Client, Reply, numbers, sign_jwt};
+use standings_tests::edge::{numbers, sign_jwt};
+use standings_tests::http::{Client, Reply};
 use standings_tests::service::ADMIN_TOKEN;
 use standings_tests::workload::Rng;
 

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use standings_tests::edge::{Client, Worker, WorkerSpec};
+use standings_tests::edge::{Worker, WorkerSpec};
+use standings_tests::http::Client;
 use standings_tests::service::{Database, Service};
 
 use crate::Args;

@@ -22,8 +22,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use standings_tests::edge::{Client, Worker, WorkerSpec, numbers};
+use standings_tests::edge::{Worker, WorkerSpec, numbers};
 use standings_tests::harness;
+use standings_tests::http::Client;
 
 use crate::bench::{self, BOARD_PATH, EventIds, Plan};
 use crate::latency::Histogram;
