@@ -21,9 +21,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use standings_core::{Board, BoardDigest, BoardRules, ScoreMode, Snapshot, Standing};
-use standings_edge::{
-    Cache, Clock, Config, Edge, HttpRequest, HttpResponse, Origin, OriginRequest, Unavailable,
-};
+use standings_edge::{Cache, Clock, Config, Edge, Origin, Request, Response, Unavailable};
 
 const ORIGIN: &str = "http://origin.measure";
 
@@ -34,9 +32,10 @@ struct MemoryOrigin {
 }
 
 impl Origin for &MemoryOrigin {
-    async fn send(&self, request: OriginRequest) -> Result<HttpResponse, Unavailable> {
+    async fn send(&self, request: Request) -> Result<Response, Unavailable> {
         *self.asked.borrow_mut() += 1;
-        let path = request.url.strip_prefix(ORIGIN).unwrap_or_default();
+        let url = request.uri().to_string();
+        let path = url.strip_prefix(ORIGIN).unwrap_or_default();
         if let Some(hashes) = path.strip_prefix("/v1/snapshots/chunks?hashes=") {
             let mut body = Vec::new();
             for hash in hashes.split(',') {
@@ -44,24 +43,23 @@ impl Origin for &MemoryOrigin {
                 body.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
                 body.extend_from_slice(bytes);
             }
-            return Ok(HttpResponse {
-                status: 200,
-                headers: Vec::new(),
-                body,
-            });
+            return Ok(Response::new(body));
         }
         let path = path.split('?').next().unwrap_or_default();
         Ok(match self.files.get(path) {
-            Some(bytes) => HttpResponse {
-                status: 200,
-                headers: vec![("cache-control".into(), "public, max-age=3600".into())],
-                body: bytes.clone(),
-            },
-            None => HttpResponse {
-                status: 404,
-                headers: Vec::new(),
-                body: Vec::new(),
-            },
+            Some(bytes) => {
+                let mut answer = Response::new(bytes.clone());
+                answer.headers_mut().insert(
+                    "cache-control",
+                    http::HeaderValue::from_static("public, max-age=3600"),
+                );
+                answer
+            }
+            None => {
+                let mut answer = Response::new(Vec::new());
+                *answer.status_mut() = http::StatusCode::NOT_FOUND;
+                answer
+            }
         })
     }
 }
@@ -191,14 +189,13 @@ fn main() {
             .collect();
         serde_json::to_vec(&serde_json::json!({ "player_ids": ids })).expect("json")
     };
-    let rank_players = |n: usize| HttpRequest {
-        method: "POST".into(),
-        path: format!("{base}/rank-players"),
-        query: None,
-        headers: Vec::new(),
-        body: friends(n),
+    let rank_players = |n: usize| {
+        let mut request = get(&format!("{base}/rank-players"), None);
+        *request.method_mut() = http::Method::POST;
+        *request.body_mut() = friends(n);
+        request
     };
-    let queries: Vec<(&str, HttpRequest)> = vec![
+    let queries: Vec<(&str, Request)> = vec![
         ("top limit=10", get(&format!("{base}/top"), Some("limit=10"))),
         ("top limit=1000", get(&format!("{base}/top"), Some("limit=1000"))),
         (
@@ -245,13 +242,13 @@ fn main() {
             let before = *origin.asked.borrow();
             let (t, answer) = time(|| block_on(edge.serve(request.clone())));
             assert_eq!(
-                answer.status,
+                answer.status(),
                 200,
                 "{name}: {}",
-                String::from_utf8_lossy(&answer.body)
+                String::from_utf8_lossy(answer.body())
             );
             fetches = *origin.asked.borrow() - before;
-            bytes = answer.body.len();
+            bytes = answer.body().len();
             cold.push(t);
             // The top page itself is cached: leave it out for the "cached" and "warm" runs of
             // top, so they measure the page being made from parts.
@@ -283,9 +280,9 @@ fn main() {
 }
 
 /// A top request for one entry fewer (`limit=N` -> `limit=N-1`); other requests as they are.
-fn one_fewer(request: &HttpRequest) -> HttpRequest {
+fn one_fewer(request: &Request) -> Request {
     let mut request = request.clone();
-    if let Some(query) = &request.query
+    if let Some(query) = request.uri().query()
         && let Some(rest) = query.strip_prefix("limit=")
     {
         let (limit, tail) = rest.split_once('&').map_or((rest, ""), |(l, t)| (l, t));
@@ -295,19 +292,23 @@ fn one_fewer(request: &HttpRequest) -> HttpRequest {
         } else {
             format!("&{tail}")
         };
-        request.query = Some(format!("limit={fewer}{tail}"));
+        let path = request.uri().path().to_string();
+        *request.uri_mut() = format!("{path}?limit={fewer}{tail}")
+            .parse()
+            .expect("a path and query");
     }
     request
 }
 
-fn get(path: &str, query: Option<&str>) -> HttpRequest {
-    HttpRequest {
-        method: "GET".into(),
-        path: path.into(),
-        query: query.map(str::to_string),
-        headers: Vec::new(),
-        body: Vec::new(),
-    }
+/// A `GET` of `path` and `query`, as a caller sends it.
+fn get(path: &str, query: Option<&str>) -> Request {
+    let target = match query {
+        Some(query) => format!("{path}?{query}"),
+        None => path.to_string(),
+    };
+    let mut request = Request::new(Vec::new());
+    *request.uri_mut() = target.parse().expect("a path and query");
+    request
 }
 
 fn time<T>(f: impl FnOnce() -> T) -> (Duration, T) {

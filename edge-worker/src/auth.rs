@@ -1,16 +1,19 @@
-//! Read auth as the origin decides it (`origin/src/http/auth.rs`: `reader`, `friends_reader`,
-//! `verify_jwt`), with the same 401/403 codes and words, in pure functions: the edge calls
-//! them with a caller it verified itself (a player JWT, with the shared secret) or learned from
-//! the origin's introspection.
+//! Who a caller is, as the origin would tell: the `Authorization` header read as the origin reads
+//! it, a player JWT verified with the core's check (`standings_core::jwt`, with the shared
+//! secret), or the origin's introspection of any other token. Whether that caller may read is
+//! the read contract's rule (`standings_core::contract::access`), which the edge's [`Caller`]
+//! answers as a [`Subject`]; the origin calls the same rules, so both tiers refuse alike.
 //!
 //! Two things differ by construction and are the origin's to answer: a static token refused for
 //! another game (the origin's words name the token, which introspection does not tell), for which
 //! the edge forwards the request; and a static token shaped like a JWT while the edge holds the
 //! JWT secret, which the edge takes as a JWT.
 
+use http::HeaderMap;
+use http::header::AUTHORIZATION;
 use serde::Deserialize;
+use standings_core::contract::access::{Role, Subject};
 
-use crate::platform::HttpRequest;
 use crate::problem::Problem;
 
 /// What the `Authorization` header presents.
@@ -23,15 +26,14 @@ pub enum Presented<'a> {
 }
 
 /// Reads the `Authorization` header as the origin does: absent is nobody; anything but text
-/// or `Bearer <token>` is 401. O(header length).
-pub fn presented(request: &HttpRequest) -> Result<Presented<'_>, Problem> {
-    let Some(value) = request.header("authorization") else {
+/// (`HeaderValue::to_str`) or `Bearer <token>` is 401. O(header length).
+pub fn presented(headers: &HeaderMap) -> Result<Presented<'_>, Problem> {
+    let Some(value) = headers.get(AUTHORIZATION) else {
         return Ok(Presented::Nobody);
     };
-    // `HeaderValue::to_str` takes visible ASCII, space and tab only.
-    if !value.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b)) {
+    let Ok(value) = value.to_str() else {
         return Err(Problem::unauthenticated("the Authorization header is not text"));
-    }
+    };
     let Some(secret) = value.strip_prefix("Bearer ") else {
         return Err(Problem::unauthenticated(
             "the Authorization header must be `Bearer <token>`",
@@ -52,68 +54,31 @@ pub struct Caller {
     /// The name the origin's errors use: `jwt:<sub>` for a JWT the edge verified; `None` for a
     /// token learned from introspection, which does not tell names.
     pub name: Option<String>,
-    /// `player`, `service`, `moderator`, `admin` or `edge`.
-    pub role: String,
+    /// Its role.
+    pub role: Role,
     /// The games it may read, `*` for all.
     pub games: Vec<String>,
     /// The player it reads as, for player tokens.
     pub player_id: Option<String>,
 }
 
-impl Caller {
-    /// Whether the caller may read `game`. O(games).
-    pub fn allows_game(&self, game: &str) -> bool {
+impl Subject for Caller {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    fn role(&self) -> Role {
+        self.role
+    }
+
+    /// O(games).
+    fn allows_game(&self, game: &str) -> bool {
         self.games.iter().any(|g| g == "*" || g == game)
     }
-}
 
-/// Why a read is not answered by the edge.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Refusal {
-    /// Answer this problem.
-    Problem(Problem),
-    /// The origin refuses it in words only it knows: forward the request.
-    AskOrigin,
-}
-
-/// The 403 for a caller of other games, or [`Refusal::AskOrigin`] when the words need the
-/// token's name.
-fn other_game(caller: &Caller, game: &str) -> Refusal {
-    match &caller.name {
-        Some(name) => Refusal::Problem(Problem::forbidden(format!(
-            "token {name:?} may not read game {game:?}"
-        ))),
-        None => Refusal::AskOrigin,
+    fn player_id(&self) -> Option<&str> {
+        self.player_id.as_deref()
     }
-}
-
-/// The origin's `Auth::reader`: anyone with `public_reads`, otherwise a caller of `game`.
-pub fn reader(caller: Option<&Caller>, public_reads: bool, game: &str) -> Result<(), Refusal> {
-    match caller {
-        None if public_reads => Ok(()),
-        None => Err(Refusal::Problem(Problem::unauthenticated("reads need a token"))),
-        Some(c) if !c.allows_game(game) => Err(other_game(c, game)),
-        Some(_) => Ok(()),
-    }
-}
-
-/// The origin's `Auth::friends_reader`: a caller of `game`, and a player only for itself; never
-/// opened by `public_reads`.
-pub fn friends_reader(caller: Option<&Caller>, game: &str, player: &str) -> Result<(), Refusal> {
-    let caller = caller.ok_or_else(|| {
-        Refusal::Problem(Problem::unauthenticated(
-            "a friend list is private: friends-of needs a token",
-        ))
-    })?;
-    if !caller.allows_game(game) {
-        return Err(other_game(caller, game));
-    }
-    if caller.role == "player" && caller.player_id.as_deref() != Some(player) {
-        return Err(Refusal::Problem(Problem::forbidden(format!(
-            "a player token reads only its own player's friends, not {player:?}'s"
-        ))));
-    }
-    Ok(())
 }
 
 /// The origin's answer to `POST /v1/auth/introspect`.
@@ -123,7 +88,7 @@ pub struct Introspection {
     pub active: bool,
     /// Its role, when active.
     #[serde(default)]
-    pub role: Option<String>,
+    pub role: Option<Role>,
     /// Its games, when active.
     #[serde(default)]
     pub games: Option<Vec<String>>,
@@ -140,7 +105,7 @@ impl Introspection {
         match (self.active, &self.role, &self.games) {
             (true, Some(role), Some(games)) => Ok(Caller {
                 name: None,
-                role: role.clone(),
+                role: *role,
                 games: games.clone(),
                 player_id: self.player_id.clone(),
             }),
@@ -156,7 +121,7 @@ pub fn verify_jwt(key: &[u8], token: &str, now_secs: i64, max_lifetime_secs: i64
         .map_err(|refusal| Problem::unauthenticated(refusal.to_string()))?;
     Ok(Caller {
         name: Some(format!("jwt:{}", jwt.player)),
-        role: "player".into(),
+        role: Role::Player,
         games: jwt.games,
         player_id: Some(jwt.player),
     })
@@ -171,6 +136,7 @@ pub fn sign_jwt(key: &[u8], payload: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use standings_core::contract::access::{Denied, friends_reader, reader};
 
     use super::*;
 
@@ -230,28 +196,29 @@ mod tests {
         );
     }
 
-    /// Reader and friends-reader decisions, with the origin's codes and words.
+    /// The contract's reader and friends-reader decisions over the edge's callers (a verified
+    /// JWT names itself, an introspected token does not), with the origin's codes and words.
     #[test]
     fn read_decisions_match_the_origin() {
         let jwt = Caller {
             name: Some("jwt:ava".into()),
-            role: "player".into(),
+            role: Role::Player,
             games: vec!["g".into()],
             player_id: Some("ava".into()),
         };
         let service = Caller {
             name: None,
-            role: "service".into(),
+            role: Role::Service,
             games: vec!["g".into()],
             player_id: None,
         };
-        let problem = |r: Result<(), Refusal>| match r {
-            Err(Refusal::Problem(p)) => (p.status, p.detail),
+        let problem = |r: Result<(), Denied>| match r {
+            Err(Denied::Problem(p)) => (p.status, p.detail),
             other => panic!("{other:?}"),
         };
-        assert_eq!(reader(None, true, "g"), Ok(()));
+        assert_eq!(reader::<Caller>(None, true, "g"), Ok(()));
         assert_eq!(
-            problem(reader(None, false, "g")),
+            problem(reader::<Caller>(None, false, "g")),
             (401, "reads need a token".into())
         );
         assert_eq!(reader(Some(&jwt), false, "g"), Ok(()));
@@ -259,9 +226,9 @@ mod tests {
             problem(reader(Some(&jwt), true, "h")),
             (403, "token \"jwt:ava\" may not read game \"h\"".into())
         );
-        assert_eq!(reader(Some(&service), false, "h"), Err(Refusal::AskOrigin));
+        assert_eq!(reader(Some(&service), false, "h"), Err(Denied::AskOrigin));
         assert_eq!(
-            problem(friends_reader(None, "g", "ava")),
+            problem(friends_reader::<Caller>(None, "g", "ava")),
             (401, "a friend list is private: friends-of needs a token".into())
         );
         assert_eq!(friends_reader(Some(&jwt), "g", "ava"), Ok(()));
@@ -278,11 +245,12 @@ mod tests {
     /// The header is read as the origin reads it.
     #[test]
     fn the_header_is_read_as_the_origin_reads_it() {
-        let with = |value: &str| HttpRequest {
-            headers: vec![("Authorization".into(), value.into())],
-            ..HttpRequest::default()
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(AUTHORIZATION, http::HeaderValue::from_str(value).unwrap());
+            headers
         };
-        assert_eq!(presented(&HttpRequest::default()), Ok(Presented::Nobody));
+        assert_eq!(presented(&HeaderMap::new()), Ok(Presented::Nobody));
         assert_eq!(presented(&with("Bearer  abc ")), Ok(Presented::Bearer("abc")));
         assert_eq!(
             presented(&with("Basic abc")).unwrap_err().detail,

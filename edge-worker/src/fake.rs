@@ -12,7 +12,10 @@ use std::rc::Rc;
 use standings_core::json::{PeriodFields, RFC3339_RANGE_MS, parse_rfc3339, write_rfc3339};
 use standings_core::{Board, BoardDigest, BoardRules, ChunkingOptions, ScoreMode, Snapshot};
 
-use crate::platform::{Cache, Clock, HttpResponse, Origin, OriginRequest, Unavailable};
+use http::HeaderMap;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+
+use crate::platform::{Cache, Clock, Origin, Request, Response, Unavailable};
 
 /// The origin's address in the tests.
 pub(crate) const ORIGIN: &str = "http://origin.test";
@@ -67,7 +70,7 @@ pub struct FakeOrigin {
     /// `SNAPSHOT_INSTANCES_FULL`.
     pub instances_full: Cell<bool>,
     /// Every request that reached it (not those sent while down).
-    pub sent: RefCell<Vec<OriginRequest>>,
+    pub sent: RefCell<Vec<Sent>>,
 }
 
 impl FakeOrigin {
@@ -159,7 +162,7 @@ impl FakeOrigin {
 
     /// The head of a head request's `g/m/s/c?query`: the current one without `at`; with one,
     /// the instance holding it (published, the unbounded current one, or an empty UTC day).
-    fn head(&self, key: &str) -> Result<Vec<u8>, HttpResponse> {
+    fn head(&self, key: &str) -> Result<Vec<u8>, Box<Response>> {
         let (board_path, query) = key.split_once('?').unwrap_or((key, ""));
         let mut period = None;
         let mut at = None;
@@ -176,17 +179,21 @@ impl FakeOrigin {
         };
         let held = self.heads.borrow().get(&current).cloned();
         let Some((head, unbounded)) = held else {
-            return Err(if period.is_some() {
+            return Err(Box::new(if period.is_some() {
                 problem(400, "INVALID_REQUEST", "period=\\\"x\\\" is not kept by board")
             } else {
                 problem(404, "UNKNOWN_BOARD", "no board; define it with PUT")
-            });
+            }));
         };
         let Some(at) = at else {
             return Ok(head);
         };
         let Some(at_ms) = parse_rfc3339(&at).filter(|at| RFC3339_RANGE_MS.contains(at)) else {
-            return Err(problem(400, "INVALID_REQUEST", "at is not an RFC 3339 timestamp"));
+            return Err(Box::new(problem(
+                400,
+                "INVALID_REQUEST",
+                "at is not an RFC 3339 timestamp",
+            )));
         };
         if unbounded {
             return Ok(head);
@@ -197,8 +204,9 @@ impl FakeOrigin {
                 "SNAPSHOT_INSTANCES_FULL",
                 "the origin follows as many instances as it may",
             );
-            full.headers.push(("retry-after".into(), "10".into()));
-            return Err(full);
+            full.headers_mut()
+                .insert(RETRY_AFTER, http::HeaderValue::from_static("10"));
+            return Err(Box::new(full));
         }
         if let Some(found) = self
             .instances
@@ -227,14 +235,11 @@ impl FakeOrigin {
         self.sent.borrow().iter().filter(|r| r.url.contains(part)).count()
     }
 
-    fn answer(&self, request: &OriginRequest) -> HttpResponse {
+    fn answer(&self, request: &Sent) -> Response {
         let path_and_query = request.url.strip_prefix(ORIGIN).unwrap_or(&request.url);
-        let edge = crate::platform::header(&request.headers, "authorization")
-            == Some(&format!("Bearer {EDGE_TOKEN}"));
-        let json = |status: u16, body: String| HttpResponse {
-            status,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: body.into_bytes(),
+        let edge = request.header("authorization") == Some(&format!("Bearer {EDGE_TOKEN}"));
+        let json = |status: u16, body: String| {
+            answer(status, &[(CONTENT_TYPE, "application/json")], body.into_bytes())
         };
         if let Some(rest) = path_and_query.strip_prefix("/v1/snapshots/") {
             if !edge {
@@ -256,41 +261,34 @@ impl FakeOrigin {
                 if self.bundle_cut.get() {
                     body.pop();
                 }
-                return HttpResponse {
-                    status: 200,
-                    headers: vec![("content-type".into(), "application/octet-stream".into())],
-                    body,
-                };
+                return answer(200, &[(CONTENT_TYPE, "application/octet-stream")], body);
             }
             if let Some(hash) = rest
                 .strip_prefix("manifests/")
                 .or_else(|| rest.strip_prefix("chunks/"))
             {
                 return match self.parts.borrow().get(hash) {
-                    Some(bytes) => HttpResponse {
-                        status: 200,
-                        headers: vec![
-                            ("content-type".into(), "application/octet-stream".into()),
-                            (
-                                "cache-control".into(),
-                                "public, max-age=31536000, immutable".into(),
-                            ),
+                    Some(bytes) => answer(
+                        200,
+                        &[
+                            (CONTENT_TYPE, "application/octet-stream"),
+                            (CACHE_CONTROL, "public, max-age=31536000, immutable"),
                         ],
-                        body: bytes.clone(),
-                    },
+                        bytes.clone(),
+                    ),
                     None => problem(404, "SNAPSHOT_PART_NOT_FOUND", "no such part"),
                 };
             }
             return match self.head(&rest.replacen("/head", "", 1)) {
-                Ok(head) => HttpResponse {
-                    status: 200,
-                    headers: vec![
-                        ("content-type".into(), "application/json".into()),
-                        ("cache-control".into(), "public, max-age=1".into()),
+                Ok(head) => answer(
+                    200,
+                    &[
+                        (CONTENT_TYPE, "application/json"),
+                        (CACHE_CONTROL, "public, max-age=1"),
                     ],
-                    body: head,
-                },
-                Err(refused) => refused,
+                    head,
+                ),
+                Err(refused) => *refused,
             };
         }
         if path_and_query == "/v1/auth/introspect" {
@@ -319,8 +317,8 @@ impl FakeOrigin {
             200,
             serde_json::json!({"echo": request.method, "url": request.url, "body": String::from_utf8_lossy(&request.body), "board_version": 99}).to_string(),
         );
-        echo.headers
-            .push(("x-standings-board-version".into(), "100".into()));
+        echo.headers_mut()
+            .insert("x-standings-board-version", http::HeaderValue::from_static("100"));
         echo
     }
 }
@@ -335,19 +333,51 @@ fn head_key(board_path: &str, query: &str) -> String {
 }
 
 /// A problem answer of the fake origin (`detail` is put in the JSON as it is).
-fn problem(status: u16, code: &str, detail: &str) -> HttpResponse {
-    HttpResponse {
+fn problem(status: u16, code: &str, detail: &str) -> Response {
+    answer(
         status,
-        headers: vec![("content-type".into(), "application/problem+json".into())],
-        body: format!(
+        &[(CONTENT_TYPE, "application/problem+json")],
+        format!(
             r#"{{"type":"about:blank","title":"x","status":{status},"code":"{code}","detail":"{detail}"}}"#
         )
         .into_bytes(),
+    )
+}
+
+/// An answer of the fake origin.
+fn answer(status: u16, headers: &[(http::HeaderName, &'static str)], body: Vec<u8>) -> Response {
+    let mut answer = Response::new(body);
+    *answer.status_mut() = http::StatusCode::from_u16(status).unwrap();
+    for (name, value) in headers {
+        answer
+            .headers_mut()
+            .insert(name, http::HeaderValue::from_static(value));
+    }
+    answer
+}
+
+/// A request as the fake origin saw it.
+#[derive(Clone, Debug)]
+pub struct Sent {
+    /// The method.
+    pub method: String,
+    /// The whole URL.
+    pub url: String,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Sent {
+    /// The first value of the header `name`, as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 
 impl Origin for Rc<FakeOrigin> {
-    async fn send(&self, request: OriginRequest) -> Result<HttpResponse, Unavailable> {
+    async fn send(&self, request: Request) -> Result<Response, Unavailable> {
         if self.down.get() {
             return Err(Unavailable("connection refused".into()));
         }
@@ -355,11 +385,19 @@ impl Origin for Rc<FakeOrigin> {
             self.drop_next.set(self.drop_next.get() - 1);
             return Err(Unavailable("connection reset".into()));
         }
-        if (self.slow_heads.get() && request.url.contains("/head"))
-            || (self.slow_manifests.get() && request.url.contains("/manifests/"))
+        let path = request.uri().path();
+        if (self.slow_heads.get() && path.contains("/head"))
+            || (self.slow_manifests.get() && path.contains("/manifests/"))
         {
             YieldOnce(false).await;
         }
+        let (parts, body) = request.into_parts();
+        let request = Sent {
+            method: parts.method.to_string(),
+            url: parts.uri.to_string(),
+            headers: parts.headers,
+            body,
+        };
         let answer = self.answer(&request);
         self.sent.borrow_mut().push(request);
         Ok(answer)

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::head::Head;
+use standings_core::contract::head::Head;
 
 /// One period instance's range, as a head gives it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

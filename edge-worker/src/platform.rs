@@ -1,73 +1,23 @@
-//! What the edge needs from the platform, as plain data and three small traits, so that the
-//! logic runs and is tested natively: the origin fetch ([`Origin`]), the data centre's cache
-//! ([`Cache`]) and the clock ([`Clock`]). The Cloudflare layer (`wasm.rs`) implements them with
-//! `fetch`, the Cache API and `Date.now()`; the tests with in-memory fakes.
+//! What the edge needs from the platform: requests and answers as the `http` crate types them
+//! (bodies read whole), and three small traits, so that the logic runs and is tested natively:
+//! the origin fetch ([`Origin`]), the data centre's cache ([`Cache`]) and the clock ([`Clock`]).
+//! The Cloudflare layer (`wasm.rs`) implements them with `fetch`, the Cache API and
+//! `Date.now()`, and gets the caller's request from workers-rs as an `http::Request`; the tests
+//! implement them with in-memory fakes.
 //!
 //! The traits use `async fn` without `Send`: a Worker isolate is single-threaded, and its
 //! JavaScript futures cannot be sent anyway.
 
-/// An HTTP request as the edge sees it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HttpRequest {
-    /// `GET`, `POST`, ... (upper case, as sent).
-    pub method: String,
-    /// The path, percent-encoded as sent (`/v1/leaderboards/...`).
-    pub path: String,
-    /// The query string without the `?`, if any.
-    pub query: Option<String>,
-    /// The headers, names in any case.
-    pub headers: Vec<(String, String)>,
-    /// The body (empty for `GET`).
-    pub body: Vec<u8>,
-}
+/// A request as the edge sees it (the caller's, its URI as sent, percent-encoded) or sends it
+/// (to the origin, its URI `ORIGIN_URL` + path + query); the body is empty for `GET`.
+pub type Request = http::Request<Vec<u8>>;
 
-impl HttpRequest {
-    /// The first value of the header `name` (ASCII case-insensitive). O(headers).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        header(&self.headers, name)
-    }
-}
+/// An answer: from the origin, or the edge's own (header names in lower case, as the `http`
+/// crate keeps them).
+pub type Response = http::Response<Vec<u8>>;
 
-/// An HTTP answer: from the origin, or the edge's own.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HttpResponse {
-    /// The status code.
-    pub status: u16,
-    /// The headers, names in lower case for the edge's own answers.
-    pub headers: Vec<(String, String)>,
-    /// The body.
-    pub body: Vec<u8>,
-}
-
-impl HttpResponse {
-    /// The first value of the header `name` (ASCII case-insensitive). O(headers).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        header(&self.headers, name)
-    }
-}
-
-/// The first value of `name` among `headers`, compared ASCII case-insensitively.
-pub fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
-}
-
-/// A request to the origin, with its full URL.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OriginRequest {
-    /// The method.
-    pub method: String,
-    /// `ORIGIN_URL` + path + query.
-    pub url: String,
-    /// The headers to send.
-    pub headers: Vec<(String, String)>,
-    /// The body (empty for `GET`).
-    pub body: Vec<u8>,
-}
-
-/// The origin could not be reached (connection refused, DNS, timeout): no HTTP answer at all.
+/// The origin could not be reached (connection refused, DNS, timeout), or its request could not
+/// be made: no HTTP answer at all.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unavailable(pub String);
 
@@ -78,7 +28,7 @@ pub struct Unavailable(pub String);
 )]
 pub trait Origin {
     /// Sends `request` and reads the whole answer, or says the origin is unreachable.
-    async fn send(&self, request: OriginRequest) -> Result<HttpResponse, Unavailable>;
+    async fn send(&self, request: Request) -> Result<Response, Unavailable>;
 }
 
 /// The data centre's cache (the Cache API): bytes by key, shared by every isolate there, and

@@ -1,7 +1,11 @@
-//! Which of its own paths a request names, matched as the origin's router matches them (path
-//! segments percent-decoded); anything else is the origin's to answer.
+//! Which of its own endpoints a request names: a table of method, path and endpoint, matched by
+//! `matchit` (the router axum uses, in its route syntax) on the path as sent, each parameter
+//! then percent-decoded as axum's `Path` decodes it. Anything the table does not name is the
+//! origin's to answer, refusals of malformed paths included.
 
-use crate::platform::HttpRequest;
+use http::Method;
+use matchit::{Params, Router};
+use percent_encoding::percent_decode_str;
 
 /// The four parts of a board in a path, as sent and decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,61 +42,116 @@ pub enum Route {
     Stats,
 }
 
-impl Route {
-    /// The route `request` names, or `None` for the origin's paths (writes, other reads, any
-    /// path or method the edge does not serve). O(path length).
-    pub fn of(request: &HttpRequest) -> Option<Route> {
-        let get = request.method == "GET";
-        if request.path == "/edge/stats" {
-            return get.then_some(Route::Stats);
-        }
-        let segments: Vec<&str> = request.path.strip_prefix('/')?.split('/').collect();
-        match segments.as_slice() {
-            ["v1", "games", game, "boards"] if get => Some(Route::Boards(decode(game)?)),
-            ["v1", "leaderboards", g, m, s, c, rest @ ..] => {
-                let board = BoardPath {
-                    raw: format!("{g}/{m}/{s}/{c}"),
-                    parts: [decode(g)?, decode(m)?, decode(s)?, decode(c)?],
-                };
-                match (request.method.as_str(), rest) {
-                    ("GET", ["top"]) => Some(Route::Top(board)),
-                    ("GET", ["players", p, "rank"]) => Some(Route::Rank(board, decode(p)?)),
-                    ("GET", ["players", p, "nearby"]) => Some(Route::Nearby(board, decode(p)?)),
-                    ("GET", ["friends-of", p]) => Some(Route::FriendsOf(board, decode(p)?)),
-                    ("POST", ["rank-players"]) => Some(Route::RankPlayers(board)),
-                    _ => None,
-                }
+/// The endpoints, without their parameters: what the table maps a path to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Endpoint {
+    Top,
+    Rank,
+    Nearby,
+    FriendsOf,
+    RankPlayers,
+    Boards,
+    Stats,
+}
+
+/// Every endpoint the edge serves: its method, its path in the origin's route syntax, and what
+/// it is.
+const TABLE: [(Method, &str, Endpoint); 7] = [
+    (
+        Method::GET,
+        "/v1/leaderboards/{game}/{mode}/{season}/{scope}/top",
+        Endpoint::Top,
+    ),
+    (
+        Method::GET,
+        "/v1/leaderboards/{game}/{mode}/{season}/{scope}/players/{player}/rank",
+        Endpoint::Rank,
+    ),
+    (
+        Method::GET,
+        "/v1/leaderboards/{game}/{mode}/{season}/{scope}/players/{player}/nearby",
+        Endpoint::Nearby,
+    ),
+    (
+        Method::GET,
+        "/v1/leaderboards/{game}/{mode}/{season}/{scope}/friends-of/{player}",
+        Endpoint::FriendsOf,
+    ),
+    (
+        Method::POST,
+        "/v1/leaderboards/{game}/{mode}/{season}/{scope}/rank-players",
+        Endpoint::RankPlayers,
+    ),
+    (Method::GET, "/v1/games/{game}/boards", Endpoint::Boards),
+    (Method::GET, "/edge/stats", Endpoint::Stats),
+];
+
+/// The table, compiled once per isolate.
+#[derive(Clone, Debug)]
+pub struct Routes {
+    router: Router<(Method, Endpoint)>,
+}
+
+impl Default for Routes {
+    fn default() -> Routes {
+        let mut router = Router::new();
+        for (method, path, endpoint) in TABLE {
+            // The table is fixed and its paths do not conflict (every test builds it).
+            if let Err(conflict) = router.insert(path, (method, endpoint)) {
+                unreachable!("the edge's route table conflicts: {conflict}");
             }
-            _ => None,
         }
+        Routes { router }
     }
 }
 
-/// A path segment percent-decoded as the origin's router decodes it; `None` for an empty
-/// segment or one that is not UTF-8 once decoded (the origin's router answers those).
+impl Routes {
+    /// The route `method` and `path` (as sent, percent-encoded) name, or `None` for the
+    /// origin's: writes, other reads, any path or method the edge does not serve, and an empty
+    /// parameter or one that is not UTF-8 once decoded (the origin refuses those in its
+    /// words). O(path length).
+    pub fn route(&self, method: &Method, path: &str) -> Option<Route> {
+        let matched = self.router.at(path).ok()?;
+        let (allowed, endpoint) = matched.value;
+        if allowed != method {
+            return None;
+        }
+        let params = &matched.params;
+        let board = || -> Option<BoardPath> {
+            let raw = ["game", "mode", "season", "scope"].map(|name| params.get(name).unwrap_or_default());
+            Some(BoardPath {
+                raw: raw.join("/"),
+                parts: [decode(raw[0])?, decode(raw[1])?, decode(raw[2])?, decode(raw[3])?],
+            })
+        };
+        let player = || param(params, "player");
+        Some(match endpoint {
+            Endpoint::Top => Route::Top(board()?),
+            Endpoint::Rank => Route::Rank(board()?, player()?),
+            Endpoint::Nearby => Route::Nearby(board()?, player()?),
+            Endpoint::FriendsOf => Route::FriendsOf(board()?, player()?),
+            Endpoint::RankPlayers => Route::RankPlayers(board()?),
+            Endpoint::Boards => Route::Boards(param(params, "game")?),
+            Endpoint::Stats => Route::Stats,
+        })
+    }
+}
+
+/// The parameter `name`, decoded.
+fn param(params: &Params<'_, '_>, name: &str) -> Option<String> {
+    decode(params.get(name)?)
+}
+
+/// A path segment percent-decoded; `None` when it is empty (the router matches an empty
+/// parameter, which no board or player is named) or not UTF-8 once decoded.
 fn decode(segment: &str) -> Option<String> {
     if segment.is_empty() {
         return None;
     }
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| char::from(b).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(hi), Some(lo)) = (
-                bytes.get(i + 1).and_then(|&b| hex(b)),
-                bytes.get(i + 2).and_then(|&b| hex(b)),
-            )
-        {
-            out.push((hi * 16 + lo) as u8);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    percent_decode_str(segment)
+        .decode_utf8()
+        .ok()
+        .map(|decoded| decoded.into_owned())
 }
 
 #[cfg(test)]
@@ -100,11 +159,7 @@ mod tests {
     use super::*;
 
     fn route(method: &str, path: &str) -> Option<Route> {
-        Route::of(&HttpRequest {
-            method: method.into(),
-            path: path.into(),
-            ..HttpRequest::default()
-        })
+        Routes::default().route(&Method::from_bytes(method.as_bytes()).unwrap(), path)
     }
 
     /// Each read path and method is matched, decoded; other methods and paths are not.
@@ -154,5 +209,20 @@ mod tests {
         ] {
             assert_eq!(route(method, &path), None, "{method} {path}");
         }
+    }
+
+    /// A `%` that starts no escape is kept as it is, as axum's `Path` keeps it.
+    #[test]
+    fn a_stray_percent_is_kept() {
+        assert_eq!(
+            route("GET", "/v1/leaderboards/g/m/s/c/players/50%25%/rank"),
+            Some(Route::Rank(
+                BoardPath {
+                    raw: "g/m/s/c".into(),
+                    parts: ["g".into(), "m".into(), "s".into(), "c".into()],
+                },
+                "50%%".into()
+            ))
+        );
     }
 }

@@ -15,7 +15,8 @@ use standings_core::{Board, BoardId, BoardRules, Cursor, CursorBinding, ScoreMod
 
 use crate::auth::sign_jwt;
 use crate::fake::{EDGE_TOKEN, FakeCache, FakeClock, FakeOrigin, ORIGIN, block_on};
-use crate::platform::{HttpRequest, HttpResponse};
+use crate::platform::{Request, Response};
+use crate::problem::Problem;
 use crate::{Config, Edge};
 
 const NOW: i64 = 1_792_000_000_000;
@@ -84,31 +85,59 @@ impl World {
         )
     }
 
-    fn send(&self, method: &str, target: &str, token: Option<&str>, body: &[u8]) -> HttpResponse {
+    fn send(&self, method: &str, target: &str, token: Option<&str>, body: &[u8]) -> Answer {
         send(&self.edge, method, target, token, body)
     }
 
-    fn get(&self, target: &str) -> HttpResponse {
+    fn get(&self, target: &str) -> Answer {
         self.send("GET", target, None, b"")
     }
 }
 
-fn send(edge: &TestEdge, method: &str, target: &str, token: Option<&str>, body: &[u8]) -> HttpResponse {
-    let (path, query) = match target.split_once('?') {
-        Some((p, q)) => (p.to_string(), Some(q.to_string())),
-        None => (target.to_string(), None),
-    };
-    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    if let Some(token) = token {
-        headers.push(("Authorization".into(), format!("Bearer {token}")));
+/// An answer of the edge as the tests read it.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: http::HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    /// The first value of the header `name`, as text.
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
     }
-    block_on(edge.serve(HttpRequest {
-        method: method.into(),
-        path,
-        query,
-        headers,
-        body: body.to_vec(),
-    }))
+}
+
+impl From<Response> for Answer {
+    fn from(answer: Response) -> Answer {
+        let (parts, body) = answer.into_parts();
+        Answer {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            body,
+        }
+    }
+}
+
+/// A request as a caller sends it to the edge: `target` is the path and query.
+fn request(method: &str, target: &str, token: Option<&str>, body: &[u8]) -> Request {
+    let mut request = Request::new(body.to_vec());
+    *request.method_mut() = http::Method::from_bytes(method.as_bytes()).unwrap();
+    *request.uri_mut() = format!("https://edge.test{target}").parse().unwrap();
+    let headers = request.headers_mut();
+    headers.insert("content-type", http::HeaderValue::from_static("application/json"));
+    if let Some(token) = token {
+        headers.insert(
+            "authorization",
+            http::HeaderValue::try_from(format!("Bearer {token}")).unwrap(),
+        );
+    }
+    request
+}
+
+fn send(edge: &TestEdge, method: &str, target: &str, token: Option<&str>, body: &[u8]) -> Answer {
+    block_on(edge.serve(request(method, target, token, body))).into()
 }
 
 /// A board of `n` players with many ties, some ids that JSON escapes, at `version`.
@@ -159,11 +188,11 @@ fn jwt(sub: &str, games: &[&str], exp: i64) -> String {
     sign_jwt(KEY, &json!({"sub": sub, "exp": exp, "games": games}))
 }
 
-fn text(answer: &HttpResponse) -> String {
+fn text(answer: &Answer) -> String {
     String::from_utf8_lossy(&answer.body).into_owned()
 }
 
-fn detail(answer: &HttpResponse) -> (u16, String, String) {
+fn detail(answer: &Answer) -> (u16, String, String) {
     let problem: serde_json::Value =
         serde_json::from_slice(&answer.body).unwrap_or_else(|_| panic!("{}", text(answer)));
     (
@@ -372,6 +401,45 @@ fn errors_are_the_origins() {
     assert_eq!(world.edge.stats().fallbacks.body, 1);
 }
 
+/// The read contract's table of bad parameters (`standings_core::contract::query`), fed
+/// through the edge's whole read path: every answer is the contract's problem document, byte
+/// for byte. The origin and the browser package feed the same table, so a tier that drifts
+/// fails its tests.
+#[test]
+fn the_contracts_bad_parameters_are_refused_in_its_words() {
+    let world = World::new(&[]);
+    world
+        .origin
+        .publish(BOARD, "", &board(300, 5, 0), &ALL_TIME, PUBLISHED);
+    let base = "/v1/leaderboards/g/m/s/global";
+    let token = jwt("p0001", &["g"], NOW / 1000 + 600);
+    for (read, query, status, code, detail) in standings_core::contract::query::BAD_PARAMETERS {
+        let target = match *read {
+            "top" => format!("{TOP}?{query}"),
+            "nearby" => format!("{base}/players/p0001/nearby?{query}"),
+            "friends" => format!("{base}/friends-of/p0001?{query}"),
+            other => panic!("no read {other}"),
+        };
+        let answer = world.send("GET", &target, Some(&token), b"");
+        assert_eq!(answer.status, *status, "{target}: {}", text(&answer));
+        assert_eq!(
+            answer.header("content-type"),
+            Some("application/problem+json"),
+            "{target}"
+        );
+        assert_eq!(
+            text(&answer),
+            String::from_utf8(Problem::new(*status, code, *detail).body()).unwrap(),
+            "{target}"
+        );
+    }
+    assert_eq!(
+        world.origin.count("/v1/leaderboards/"),
+        0,
+        "the edge refused them all itself"
+    );
+}
+
 /// A repeated top page is a Cache API HIT, in this isolate and in another; a new version
 /// misses by itself; parts come from the Cache API in a new isolate, not from the origin.
 #[test]
@@ -422,7 +490,7 @@ fn top_pages_and_parts_are_cached() {
     assert_eq!(moved.body, expected_top(&next, &ALL_TIME, 50, None).0);
 }
 
-fn another_isolate_reads(world: &World, target: &str) -> HttpResponse {
+fn another_isolate_reads(world: &World, target: &str) -> Answer {
     send(&world.another_isolate(), "GET", target, None, b"")
 }
 
@@ -518,14 +586,8 @@ fn other_requests_are_forwarded_unchanged() {
         assert_eq!(sent.method, method);
         assert_eq!(sent.url, format!("{ORIGIN}{target}"));
         assert_eq!(sent.body, body);
-        assert_eq!(
-            crate::platform::header(&sent.headers, "authorization"),
-            Some("Bearer svc-token")
-        );
-        assert_eq!(
-            crate::platform::header(&sent.headers, "content-type"),
-            Some("application/json")
-        );
+        assert_eq!(sent.header("authorization"), Some("Bearer svc-token"));
+        assert_eq!(sent.header("content-type"), Some("application/json"));
         assert!(text(&answer).contains(&format!("\"echo\":\"{method}\"")));
     }
     assert_eq!(world.edge.stats().requests.forwarded, 6);
@@ -711,15 +773,14 @@ fn cache_puts_wait_for_the_driver() {
     world
         .origin
         .publish(BOARD, "", &board(3000, 41, 0), &ALL_TIME, PUBLISHED);
-    let outcome = block_on(world.edge.handle(HttpRequest {
-        method: "GET".into(),
-        path: "/v1/leaderboards/g/m/s/global/top".into(),
-        query: Some("limit=10".into()),
-        headers: Vec::new(),
-        body: Vec::new(),
-    }));
+    let outcome = block_on(world.edge.handle(request(
+        "GET",
+        "/v1/leaderboards/g/m/s/global/top?limit=10",
+        None,
+        b"",
+    )));
     assert!(
-        matches!(outcome, crate::Outcome::Answer(ref a) if a.status == 200),
+        matches!(outcome, crate::Outcome::Answer(ref a) if a.status() == 200),
         "{outcome:?}"
     );
     assert!(world.cache.entries.borrow().is_empty(), "nothing stored yet");
@@ -845,9 +906,9 @@ fn a_cursor_of_another_version_goes_to_the_origin() {
     // the body's, not the one the origin's header names.
     let versions: Vec<&str> = answer
         .headers
+        .get_all("x-standings-board-version")
         .iter()
-        .filter(|(n, _)| n == "x-standings-board-version")
-        .map(|(_, v)| v.as_str())
+        .map(|v| v.to_str().unwrap())
         .collect();
     assert_eq!(versions, ["99"]);
     assert_eq!(answer.header("x-standings-cache"), Some("MISS"));
@@ -905,17 +966,14 @@ fn one_read_refreshes_an_expired_head() {
     world.clock.advance(1_001);
     world.origin.slow_heads.set(true);
     let heads = world.origin.count("/head");
-    let request = |target: &str| HttpRequest {
-        method: "GET".into(),
-        path: target.into(),
-        ..HttpRequest::default()
-    };
+    let get = |target: &str| request("GET", target, None, b"");
     let (first, second) = block_on(futures_util::future::join(
-        world.edge.serve(request(TOP)),
+        world.edge.serve(get(TOP)),
         world
             .edge
-            .serve(request("/v1/leaderboards/g/m/s/global/players/p0001/rank")),
+            .serve(get("/v1/leaderboards/g/m/s/global/players/p0001/rank")),
     ));
+    let (first, second) = (Answer::from(first), Answer::from(second));
     assert_eq!(
         world.origin.count("/head"),
         heads + 1,
@@ -940,12 +998,15 @@ fn a_new_head_waits_for_its_manifest() {
     world
         .origin
         .publish(BOARD, "", &board(300, 5, 0), &ALL_TIME, PUBLISHED);
-    let rank = |p: &str| HttpRequest {
-        method: "GET".into(),
-        path: format!("/v1/leaderboards/g/m/s/global/players/{p}/rank"),
-        ..HttpRequest::default()
+    let rank = |p: &str| {
+        request(
+            "GET",
+            &format!("/v1/leaderboards/g/m/s/global/players/{p}/rank"),
+            None,
+            b"",
+        )
     };
-    assert_eq!(block_on(world.edge.serve(rank("p0001"))).status, 200);
+    assert_eq!(block_on(world.edge.serve(rank("p0001"))).status(), 200);
     world
         .origin
         .publish(BOARD, "", &board(300, 6, 1), &ALL_TIME, PUBLISHED + 1000);
@@ -962,11 +1023,12 @@ fn a_new_head_waits_for_its_manifest() {
         refreshing.as_mut().poll(&mut context).is_pending(),
         "asking for the manifest"
     );
-    let meanwhile = block_on(world.edge.serve(rank("p0001")));
+    let meanwhile = Answer::from(block_on(world.edge.serve(rank("p0001"))));
     assert_eq!(meanwhile.header("x-standings-board-version"), Some("5"));
     let std::task::Poll::Ready(refreshed) = refreshing.as_mut().poll(&mut context) else {
         panic!("the refresh did not finish");
     };
+    let refreshed = Answer::from(refreshed);
     assert_eq!(refreshed.header("x-standings-board-version"), Some("6"));
     assert_eq!(
         world.origin.count("/v1/snapshots/manifests/"),

@@ -1,20 +1,20 @@
 //! The Cloudflare layer: workers-rs types mapped onto the edge's traits, and nothing more. The
-//! `fetch` event hands each request to the isolate's one [`Edge`]; forwards are sent with the
-//! caller's request streamed back, so a forwarded live subscription keeps streaming.
+//! `fetch` event hands each request (an `http::Request`, workers-rs's `http` feature) to the
+//! isolate's one [`Edge`]; forwards are sent with the origin's answer streamed back, so a
+//! forwarded live subscription keeps streaming.
 
 use std::cell::OnceCell;
 use std::future::Future;
 use std::rc::Rc;
 
-use futures_util::FutureExt as _;
-use worker::{
-    Cache as CfCache, Context, Date, Env, Fetch, Headers, Method, Request, RequestInit, Response, event,
-};
+use futures_util::{FutureExt as _, StreamExt as _};
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use worker::{Cache as CfCache, Context, Date, Env, Fetch, Headers, HttpRequest, RequestInit, event};
 
 use crate::config::Config;
 use crate::edge::{Edge, Outcome};
-use crate::platform::{Cache, Clock, HttpRequest, HttpResponse, Origin, OriginRequest, Unavailable};
-use crate::problem::Problem;
+use crate::platform::{Cache, Clock, Origin, Request, Response, Unavailable};
+use crate::problem;
 
 /// `fetch` to the origin.
 struct WorkerOrigin;
@@ -34,45 +34,57 @@ thread_local! {
     static EDGE: OnceCell<Rc<WorkerEdge>> = const { OnceCell::new() };
 }
 
-fn to_request(request: &OriginRequest) -> worker::Result<Request> {
+/// Headers as the platform takes them. Every value came from a platform string (the caller's
+/// or the origin's headers) or is the edge's own ASCII, so each reads back as that string.
+fn to_headers(map: &HeaderMap) -> worker::Result<Headers> {
     let headers = Headers::new();
-    for (name, value) in &request.headers {
-        headers.append(name, value)?;
+    for (name, value) in map {
+        headers.append(name.as_str(), &String::from_utf8_lossy(value.as_bytes()))?;
     }
+    Ok(headers)
+}
+
+/// A request of the edge's as the platform sends it, its body whole (an `http` body would
+/// reach `fetch` as a stream, sent chunked).
+fn to_request(request: &Request) -> worker::Result<worker::Request> {
     let mut init = RequestInit::new();
-    init.with_method(Method::from(request.method.clone()))
-        .with_headers(headers);
-    if !request.body.is_empty() {
-        init.with_body(Some(js_sys_bytes(&request.body)));
+    init.with_method(worker::Method::from(request.method().to_string()))
+        .with_headers(to_headers(request.headers())?);
+    if !request.body().is_empty() {
+        init.with_body(Some(
+            worker::js_sys::Uint8Array::from(request.body().as_slice()).into(),
+        ));
     }
-    Request::new_with_init(&request.url, &init)
+    worker::Request::new_with_init(&request.uri().to_string(), &init)
 }
 
-fn js_sys_bytes(bytes: &[u8]) -> worker::wasm_bindgen::JsValue {
-    worker::js_sys::Uint8Array::from(bytes).into()
-}
-
-async fn read_response(mut response: Response) -> worker::Result<HttpResponse> {
-    let headers = response.headers().entries().collect();
-    Ok(HttpResponse {
-        status: response.status_code(),
-        headers,
-        body: response.bytes().await?,
-    })
-}
-
-fn to_response(answer: HttpResponse) -> worker::Result<Response> {
-    let headers = Headers::new();
-    for (name, value) in &answer.headers {
-        headers.append(name, value)?;
+/// The origin's answer read whole (the body in one `arrayBuffer`, not chunk by chunk).
+async fn read_response(mut response: worker::Response) -> worker::Result<Response> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in response.headers().entries() {
+        // The platform's names and values are valid HTTP; one that were not could not be sent
+        // on by the edge either.
+        if let (Ok(name), Ok(value)) = (HeaderName::try_from(name), HeaderValue::try_from(value)) {
+            headers.append(name, value);
+        }
     }
-    Ok(Response::from_bytes(answer.body)?
-        .with_status(answer.status)
+    let mut answer = Response::new(response.bytes().await?);
+    *answer.status_mut() = http::StatusCode::from_u16(response.status_code())
+        .map_err(|e| worker::Error::RustError(e.to_string()))?;
+    *answer.headers_mut() = headers;
+    Ok(answer)
+}
+
+fn to_response(answer: Response) -> worker::Result<worker::Response> {
+    let headers = to_headers(answer.headers())?;
+    let status = answer.status().as_u16();
+    Ok(worker::Response::from_bytes(answer.into_body())?
+        .with_status(status)
         .with_headers(headers))
 }
 
 impl Origin for WorkerOrigin {
-    async fn send(&self, request: OriginRequest) -> Result<HttpResponse, Unavailable> {
+    async fn send(&self, request: Request) -> Result<Response, Unavailable> {
         let request = to_request(&request).map_err(|e| Unavailable(e.to_string()))?;
         let response = Fetch::Request(request)
             .send()
@@ -97,7 +109,7 @@ impl Cache for WorkerCache {
         // Every JavaScript object is made when the future first runs, in the request context
         // that runs it (the one whose waitUntil holds it).
         async move {
-            let Ok(response) = Response::from_bytes(bytes) else {
+            let Ok(response) = worker::Response::from_bytes(bytes) else {
                 return;
             };
             let headers = Headers::new();
@@ -129,41 +141,34 @@ fn var(env: &Env, name: &str) -> Option<String> {
         .ok()
 }
 
-fn edge_of(env: &Env, request: &Request) -> Result<Rc<WorkerEdge>, Problem> {
+fn edge_of(env: &Env, uri: &http::Uri) -> Result<Rc<WorkerEdge>, problem::Problem> {
     if let Some(edge) = EDGE.with(|e| e.get().cloned()) {
         return Ok(edge);
     }
     let config =
-        Config::from_vars(|name| var(env, name)).map_err(|e| Problem::misconfigured(e.to_string()))?;
-    let base = request
-        .url()
-        .map(|u| format!("{}/__standings-edge", u.origin().ascii_serialization()))
-        .unwrap_or_else(|_| "https://standings-edge.invalid".into());
+        Config::from_vars(|name| var(env, name)).map_err(|e| problem::misconfigured(e.to_string()))?;
+    let base = match (uri.scheme_str(), uri.authority()) {
+        (Some(scheme), Some(authority)) => format!("{scheme}://{authority}/__standings-edge"),
+        _ => "https://standings-edge.invalid".into(),
+    };
     let edge = Rc::new(Edge::new(WorkerOrigin, WorkerCache { base }, WorkerClock, config));
     Ok(EDGE.with(|e| e.get_or_init(|| edge).clone()))
 }
 
 #[event(fetch)]
-async fn fetch(mut request: Request, env: Env, ctx: Context) -> worker::Result<Response> {
-    let edge = match edge_of(&env, &request) {
+async fn fetch(request: HttpRequest, env: Env, ctx: Context) -> worker::Result<worker::Response> {
+    let edge = match edge_of(&env, request.uri()) {
         Ok(edge) => edge,
-        Err(problem) => return to_response(problem.response()),
+        Err(refused) => return to_response(problem::response(&refused)),
     };
-    let url = request.url()?;
-    let method = String::from(request.method());
-    let body = if method == "GET" || method == "HEAD" {
-        Vec::new()
-    } else {
-        request.bytes().await?
-    };
-    let described = HttpRequest {
-        method,
-        path: url.path().to_string(),
-        query: url.query().map(str::to_string),
-        headers: request.headers().entries().collect(),
-        body,
-    };
-    let outcome = edge.handle(described).await;
+    let (parts, mut stream) = request.into_parts();
+    let mut body = Vec::new();
+    if parts.method != Method::GET && parts.method != Method::HEAD {
+        while let Some(chunk) = stream.next().await {
+            body.extend_from_slice(&chunk?);
+        }
+    }
+    let outcome = edge.handle(Request::from_parts(parts, body)).await;
     // The Cache API puts of this read (and of any other read of the isolate that ended
     // meanwhile) run after the answer, held by this request.
     let deferred = edge.take_deferred();

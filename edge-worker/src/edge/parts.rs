@@ -1,0 +1,267 @@
+//! The manifest and chunks a read needs: decoded in the isolate if held, else raw from the
+//! Cache API, else from the origin (one by one, or in bundles when a step needs many), each
+//! checked against its hash before it is decoded and held.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use futures_util::future::join_all;
+use http::StatusCode;
+use standings_core::contract::head::Head;
+use standings_core::snapshot::read::{Part, Step};
+use standings_core::{BoardDigest, ChunkHash, DecodeError, LookupChunk, Manifest, RankChunk};
+
+use super::{Edge, FOREVER_SECONDS, Fallback, Spend, Stop};
+use crate::decoded::{Decoded, QueryParts};
+use crate::platform::{Cache, Clock, Origin};
+use crate::problem::{self, Problem};
+
+/// The most chunks one bundle (`GET /v1/snapshots/chunks?hashes=`) may name at the origin.
+const MAX_BUNDLE_CHUNKS: usize = 200;
+/// The most chunks a step fetches one by one: a Worker keeps 6 connections open per request,
+/// so more would wait for each other, and one bundle is faster.
+const MAX_ONE_BY_ONE: usize = 6;
+
+/// Which snapshot path a part is fetched from.
+#[derive(Clone, Copy, Debug)]
+enum PartKind {
+    Manifest,
+    Chunk,
+}
+
+impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
+    /// The bytes of a part: from the Cache API, else from the origin (then cached).
+    async fn part_bytes(
+        &self,
+        kind: PartKind,
+        hash: &ChunkHash,
+        spend_origin: &RefCell<bool>,
+    ) -> Result<Vec<u8>, Stop> {
+        let key = format!("/part/{hash}");
+        if let Some(bytes) = self.cache.get(&key).await {
+            self.count(|s| s.cache.part_hits += 1);
+            return Ok(bytes);
+        }
+        self.count(|s| {
+            s.cache.part_misses += 1;
+            match kind {
+                PartKind::Manifest => s.origin_fetches.manifest += 1,
+                PartKind::Chunk => s.origin_fetches.chunk += 1,
+            }
+        });
+        *spend_origin.borrow_mut() = true;
+        let path = match kind {
+            PartKind::Manifest => format!("/v1/snapshots/manifests/{hash}"),
+            PartKind::Chunk => format!("/v1/snapshots/chunks/{hash}"),
+        };
+        let mut fetched = self.origin_get(&path).await;
+        if fetched.is_err() {
+            // A part is immutable and its fetch idempotent: one retry rides out a dropped
+            // connection, which would otherwise fail the whole read.
+            self.count(|s| s.origin_fetches.unreachable += 1);
+            fetched = self.origin_get(&path).await;
+        }
+        match fetched {
+            Ok(answer) if answer.status() == StatusCode::OK => {
+                self.defer_put(&key, answer.body(), FOREVER_SECONDS);
+                Ok(answer.into_body())
+            }
+            Ok(answer) => Err(problem::origin_unavailable(format!(
+                "the origin answered {} for part {hash} of this snapshot; retry shortly",
+                answer.status().as_u16()
+            ))
+            .into()),
+            Err(_) => {
+                self.count(|s| s.origin_fetches.unreachable += 1);
+                Err(problem::origin_unavailable(
+                    "the origin is unreachable and the edge does not hold the part of the snapshot this read needs; retry shortly",
+                )
+                .into())
+            }
+        }
+    }
+
+    /// The head's manifest, decoded.
+    pub(super) async fn manifest(&self, head: &Head, spend: &mut Spend) -> Result<Rc<Manifest>, Stop> {
+        let held = self.state.borrow_mut().decoded.get(&head.manifest);
+        if let Some(Decoded::Manifest(m)) = held {
+            self.count(|s| s.cache.decoded_hits += 1);
+            return Ok(m);
+        }
+        spend.subrequests += 1;
+        let fetched = RefCell::new(false);
+        let bytes = self
+            .part_bytes(PartKind::Manifest, &head.manifest, &fetched)
+            .await?;
+        spend.fetched_part |= fetched.into_inner();
+        if BoardDigest::of(&bytes) != head.manifest {
+            return Err(bad_part(&head.manifest, DecodeError::HashMismatch));
+        }
+        let manifest = Rc::new(Manifest::decode(&bytes).map_err(|e| bad_part(&head.manifest, e))?);
+        self.state
+            .borrow_mut()
+            .decoded
+            .insert(&head.manifest, Decoded::Manifest(manifest.clone()));
+        Ok(manifest)
+    }
+
+    /// Puts the parts a query needs into `parts`: from the isolate, else fetched all at once:
+    /// up to 6 one by one through the Cache API while that fits `MAX_SUBREQUESTS`, more
+    /// straight from the origin in bundles of up to 200. A read that would fetch more than
+    /// `MAX_PARTS_PER_READ` parts, or need more subrequests even in bundles, goes to the
+    /// origin instead.
+    async fn fetch_parts(
+        &self,
+        manifest: &Manifest,
+        need: Vec<Part>,
+        parts: &mut QueryParts,
+        spend: &mut Spend,
+    ) -> Result<(), Stop> {
+        let mut missing = Vec::new();
+        for part in need {
+            let hash = match part {
+                Part::Rank(i) => manifest.rank_chunks.get(i).map(|c| c.hash),
+                Part::Lookup(p) => manifest.lookup_chunks.get(p).map(|c| c.hash),
+            }
+            .ok_or_else(|| {
+                Problem::new(
+                    500,
+                    "INTERNAL",
+                    format!("the snapshot reader asked for {part:?}, which the manifest does not have"),
+                )
+            })?;
+            let held = self.state.borrow_mut().decoded.get(&hash);
+            match (part, held) {
+                (Part::Rank(i), Some(Decoded::Rank(c))) => {
+                    parts.rank.insert(i, c);
+                }
+                (Part::Lookup(p), Some(Decoded::Lookup(c))) => {
+                    parts.lookup.insert(p, c);
+                }
+                _ => {
+                    missing.push((part, hash));
+                    continue;
+                }
+            }
+            self.count(|s| s.cache.decoded_hits += 1);
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if spend.parts + missing.len() > self.config.max_parts_per_read {
+            return Err(Stop::Forward(Fallback::TooManyParts));
+        }
+        spend.parts += missing.len();
+        let all = if missing.len() <= MAX_ONE_BY_ONE
+            && spend.subrequests + missing.len() <= self.config.max_subrequests
+        {
+            spend.subrequests += missing.len();
+            let fetched = RefCell::new(false);
+            let all = join_all(
+                missing
+                    .iter()
+                    .map(|(_, hash)| self.part_bytes(PartKind::Chunk, hash, &fetched)),
+            )
+            .await;
+            spend.fetched_part |= fetched.into_inner();
+            all.into_iter().collect::<Result<Vec<_>, _>>()?
+        } else {
+            let bundles = missing.len().div_ceil(MAX_BUNDLE_CHUNKS);
+            if spend.subrequests + bundles > self.config.max_subrequests {
+                return Err(Stop::Forward(Fallback::TooManyParts));
+            }
+            spend.subrequests += bundles;
+            spend.fetched_part = true;
+            let hashes: Vec<ChunkHash> = missing.iter().map(|(_, hash)| *hash).collect();
+            let all = join_all(hashes.chunks(MAX_BUNDLE_CHUNKS).map(|some| self.bundle(some))).await;
+            let mut parts = Vec::with_capacity(missing.len());
+            for bundle in all {
+                parts.extend(bundle?);
+            }
+            parts
+        };
+        for ((part, hash), bytes) in missing.into_iter().zip(all) {
+            let decoded = match part {
+                Part::Rank(i) => {
+                    let chunk = Rc::new(RankChunk::decode(&bytes, &hash).map_err(|e| bad_part(&hash, e))?);
+                    parts.rank.insert(i, chunk.clone());
+                    Decoded::Rank(chunk)
+                }
+                Part::Lookup(p) => {
+                    let chunk = Rc::new(LookupChunk::decode(&bytes, &hash).map_err(|e| bad_part(&hash, e))?);
+                    parts.lookup.insert(p, chunk.clone());
+                    Decoded::Lookup(chunk)
+                }
+            };
+            self.state.borrow_mut().decoded.insert(&hash, decoded);
+        }
+        Ok(())
+    }
+
+    /// The answer `body` makes from the parts it asks for: each time it needs parts, they are
+    /// fetched ([`Edge::fetch_parts`]) and it is asked again, until it answers.
+    pub(super) async fn answer_from_parts(
+        &self,
+        manifest: &Manifest,
+        spend: &mut Spend,
+        mut body: impl FnMut(&QueryParts) -> Result<Step<Vec<u8>>, Stop>,
+    ) -> Result<Vec<u8>, Stop> {
+        let mut parts = QueryParts::default();
+        loop {
+            match body(&parts)? {
+                Step::Done(answer) => return Ok(answer),
+                Step::Need(need) => self.fetch_parts(manifest, need, &mut parts, spend).await?,
+            }
+        }
+    }
+
+    /// The chunks `hashes` from the origin in one request, in that order, each checked by its
+    /// caller's decode (which verifies the hash). Not put in the Cache API: a bundle serves a
+    /// read whose parts would not fit the subrequests of one part at a time, puts included.
+    async fn bundle(&self, hashes: &[ChunkHash]) -> Result<Vec<Vec<u8>>, Stop> {
+        self.count(|s| s.origin_fetches.bundle += 1);
+        let names: Vec<String> = hashes.iter().map(ChunkHash::to_string).collect();
+        let path = format!("/v1/snapshots/chunks?hashes={}", names.join(","));
+        let answer = match self.origin_get(&path).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                self.count(|s| s.origin_fetches.unreachable += 1);
+                return Err(problem::origin_unavailable(
+                    "the origin is unreachable and the edge does not hold the parts of the snapshot this read needs; retry shortly",
+                )
+                .into());
+            }
+        };
+        if answer.status() != StatusCode::OK {
+            return Err(problem::origin_unavailable(format!(
+                "the origin answered {} for a bundle of {} parts of this snapshot; retry shortly",
+                answer.status().as_u16(),
+                hashes.len()
+            ))
+            .into());
+        }
+        let mut rest = &answer.body()[..];
+        let mut parts = Vec::with_capacity(hashes.len());
+        for hash in hashes {
+            let Some((length, tail)) = rest.split_first_chunk::<4>() else {
+                return Err(bad_part(hash, DecodeError::Malformed));
+            };
+            let length = u32::from_be_bytes(*length) as usize;
+            if tail.len() < length {
+                return Err(bad_part(hash, DecodeError::Malformed));
+            }
+            let (part, tail) = tail.split_at(length);
+            parts.push(part.to_vec());
+            rest = tail;
+        }
+        match hashes.last() {
+            Some(last) if !rest.is_empty() => Err(bad_part(last, DecodeError::TrailingBytes)),
+            _ => Ok(parts),
+        }
+    }
+}
+
+/// A part the origin sent that does not decode or match its hash.
+fn bad_part(hash: &ChunkHash, e: DecodeError) -> Stop {
+    problem::bad_origin_answer(format!("the origin's snapshot part {hash} cannot be used: {e}")).into()
+}
