@@ -166,6 +166,7 @@ pub async fn run(
     http::serve::serve(
         listener,
         app,
+        http::stream_routes(),
         threads,
         limits,
         state.metrics.clone(),

@@ -920,6 +920,12 @@ impl Live {
             content_type.starts_with("text/event-stream"),
             "an SSE stream is text/event-stream, not {content_type:?}"
         );
+        // The route is one the router streams outside hyper, on a connection of its own.
+        assert_eq!(
+            (header("connection").as_str(), header("content-length").as_str()),
+            ("close", ""),
+            "a subscription is served outside hyper: {head}"
+        );
         Ok(Stream::Sse {
             source: SseSource::Socket(Some(tcp)),
             pending: rest.into_iter().filter(|b| *b != b'\r').collect(),

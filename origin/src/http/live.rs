@@ -51,11 +51,11 @@ const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// stall deadline instead; an upgraded socket has left the serve loop.)
 const WRITE_STALL: Duration = Duration::from_secs(30);
 
+/// The subscription route. Its SSE answers are served outside hyper ([`super::stream_routes`]).
+pub(super) const SUBSCRIBE: &str = "/v1/leaderboards/{game}/{mode}/{season}/{scope}/subscribe";
+
 pub(super) fn router() -> Router<Shared> {
-    Router::new().route(
-        "/v1/leaderboards/{game}/{mode}/{season}/{scope}/subscribe",
-        get(subscribe),
-    )
+    Router::new().route(SUBSCRIBE, get(subscribe))
 }
 
 /// Opens a subscription and answers it as SSE or, when asked, over a WebSocket. Auth comes

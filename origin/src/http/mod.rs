@@ -14,7 +14,6 @@ pub mod ops;
 mod read;
 pub mod serve;
 mod snapshots;
-mod stream;
 mod time_and_trust;
 mod viewer;
 pub(crate) mod write;
@@ -131,6 +130,13 @@ pub fn router(state: Shared) -> Router {
         .merge(viewer::router())
         .fallback(|| async { AppError::NotFound("no such route".into()) })
         .with_state(state)
+}
+
+/// The routes whose `GET`s [`serve::serve`] answers on a connection of their own, outside hyper:
+/// the live subscription's, for the memory an idle SSE subscriber costs (see `serve::stream`).
+/// Named here, from the route the live router defines, so that the router alone decides.
+pub fn stream_routes() -> serve::StreamRoutes {
+    serve::StreamRoutes::new([live::SUBSCRIBE])
 }
 
 /// The whole API, ready to serve or to call with `oneshot` in tests: the [`router`] behind the
