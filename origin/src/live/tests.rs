@@ -563,15 +563,6 @@ async fn a_delta_is_dated_by_the_earliest_change_it_carries() {
     assert_eq!(next(&mut sub).await.unwrap().committed, Some(early));
 }
 
-/// A window that overran its deadline is followed by one a whole window later, not by a
-/// burst; one on time keeps the schedule.
-#[test]
-fn windows_keep_their_schedule_unless_one_overran() {
-    assert_eq!(super::next_deadline(1_000, 250, 1_000), 1_250);
-    assert_eq!(super::next_deadline(1_000, 250, 1_100), 1_250);
-    assert_eq!(super::next_deadline(1_000, 250, 1_600), 1_850);
-}
-
 /// A window reads a board's views in bounded holds of its read lock; every view of a board
 /// with more topics than one hold reads still gets its delta, in one window.
 #[tokio::test]
@@ -590,7 +581,7 @@ async fn a_window_reaches_every_view_across_its_batches() {
         .chain((0..100).map(|i| format!("around:p{i}:0")))
         .chain((0..100).map(|i| format!("around:p{i}:1")))
         .collect();
-    assert!(views.len() > super::VIEWS_PER_HOLD);
+    assert!(views.len() > super::window::VIEWS_PER_HOLD);
     let mut subs = Vec::new();
     for view in &views {
         let mut sub = world.subscribe(&slot, view);
@@ -606,39 +597,6 @@ async fn a_window_reaches_every_view_across_its_batches() {
             ViewState::read(&slot.read(), &view.parse().unwrap(), &slot.period.key)
         );
     }
-}
-
-/// Reports are found from the first a topic has not read, even when one came out of order;
-/// a window forgets only those every topic read, and those of a board nobody read once a
-/// window could have read them.
-#[test]
-fn reports_keep_what_a_topic_has_not_read() {
-    let t0 = Instant::now();
-    let at = |ms: u64| t0 + Duration::from_millis(ms);
-    let mut reports = super::Reports::default();
-    for ms in [10, 20, 15, 30] {
-        reports.push(at(ms));
-    }
-    assert_eq!(reports.earliest_from(0), Some(at(10)));
-    assert_eq!(reports.earliest_from(1), Some(at(15)));
-    assert_eq!(reports.earliest_from(3), Some(at(30)));
-    assert_eq!(reports.earliest_from(4), None);
-    // A window read the board once every report was in: all read at the next window's start.
-    reports.read_up_to(2);
-    reports.read_up_to(4);
-    reports.forget_read();
-    assert_eq!(reports.earliest_from(2), Some(at(15)));
-    assert_eq!(reports.earliest_from(0), Some(at(15)), "fell behind what is kept");
-    reports.push(at(40));
-    reports.forget_read();
-    assert_eq!(reports.earliest_from(4), Some(at(40)), "offered to no window yet");
-    reports.forget_read();
-    assert_eq!(
-        reports.earliest_from(4),
-        None,
-        "offered to a window that read no topic"
-    );
-    assert!(reports.instants.is_empty());
 }
 
 /// A subscriber that comes while the board has moved past the topic's last window gets the
