@@ -15,7 +15,7 @@ pub mod domain;
 pub mod http;
 mod intake;
 mod json_value;
-pub mod live;
+mod live;
 pub mod log;
 mod metrics;
 pub mod snapshots;

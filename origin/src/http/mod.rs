@@ -45,10 +45,8 @@ use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::writer::Ingest;
 
-pub use ops::openapi_document;
-
 /// The largest request body accepted (a full batch of 1,000 events fits with room to spare).
-pub use standings_core::contract::MAX_BODY_BYTES;
+pub(crate) use standings_core::contract::MAX_BODY_BYTES;
 
 /// Everything a handler needs.
 pub struct AppState {
@@ -92,11 +90,6 @@ impl AppState {
         &self.ingest
     }
 
-    /// The live subscriptions.
-    pub fn live(&self) -> &crate::live::Hub {
-        &self.live
-    }
-
     /// The snapshots published for the edge.
     pub fn snapshots(&self) -> &crate::snapshots::Snapshots {
         &self.snapshots
@@ -118,7 +111,7 @@ pub type Shared = Arc<AppState>;
 
 /// The whole API as one router, without the body limit and the rejection count that [`app`]
 /// wraps around it.
-pub fn router(state: Shared) -> Router {
+pub(crate) fn router(state: Shared) -> Router {
     Router::new()
         .merge(write::router())
         .merge(read::router())
@@ -198,7 +191,7 @@ impl<F: Future<Output = Result<Response, Infallible>> + Unpin> Future for CountR
 /// A JSON request body: the bytes are read with the size limit (413 past it) and parsed as
 /// JSON (400 `INVALID_JSON` when they are not, or when they repeat a key); each handler then
 /// reads its fields, with its own 422 for a wrong shape.
-pub struct JsonBody(pub serde_json::Value);
+pub(crate) struct JsonBody(pub serde_json::Value);
 
 impl<S: Send + Sync> FromRequest<S> for JsonBody {
     type Rejection = AppError;
@@ -211,7 +204,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
 
 /// A request body read with the size limit (413 past it), not yet parsed: for a handler with a
 /// typed fast path that falls back to [`parse_json`] and [`JsonBody`]'s answers.
-pub struct RawBody(pub Bytes);
+pub(crate) struct RawBody(pub Bytes);
 
 impl<S: Send + Sync> FromRequest<S> for RawBody {
     type Rejection = AppError;
@@ -235,7 +228,7 @@ pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, AppError> {
 }
 
 /// A JSON answer with a status.
-pub fn json<T: Serialize>(status: StatusCode, body: &T) -> Response {
+pub(crate) fn json<T: Serialize>(status: StatusCode, body: &T) -> Response {
     match serde_json::to_vec(body) {
         Ok(bytes) => json_bytes(status, Bytes::from(bytes)),
         Err(e) => AppError::Internal(format!("cannot serialize an answer: {e}")).into_response(),
@@ -243,7 +236,7 @@ pub fn json<T: Serialize>(status: StatusCode, body: &T) -> Response {
 }
 
 /// Pre-serialized JSON bytes with a status.
-pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
+pub(crate) fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
     (
         status,
         [(axum::http::header::CONTENT_TYPE, "application/json")],
@@ -254,11 +247,11 @@ pub fn json_bytes(status: StatusCode, bytes: Bytes) -> Response {
 
 /// The query parameters of a read, parsed with the read contract the tiers share
 /// (`ReadQuery(uri.query())`).
-pub use standings_core::contract::query::Query as ReadQuery;
+pub(crate) use standings_core::contract::query::Query as ReadQuery;
 
 /// The board instance a read names: the board from the path, the period from `?period=`
 /// (default `all_time`) and `?at=` (RFC 3339, default now). See [`resolve`].
-pub async fn board_of(
+pub(crate) async fn board_of(
     state: &AppState,
     parts: [&str; 4],
     params: &ReadQuery<'_>,
@@ -270,7 +263,7 @@ pub async fn board_of(
 /// that left memory restored once from storage (same answers, same `board_version`, then read
 /// from memory by every request until the cache gives it up), or for a period with no events
 /// an empty board at version 0. 404 `UNKNOWN_BOARD` for an undefined or archived board.
-pub async fn resolve(
+pub(crate) async fn resolve(
     state: &AppState,
     [game, mode, season, scope]: [&str; 4],
     params: &ReadQuery<'_>,
@@ -337,7 +330,7 @@ pub async fn resolve(
 
 /// The period fields every read answers with.
 #[derive(Debug, Serialize)]
-pub struct PeriodView {
+pub(crate) struct PeriodView {
     /// `all_time`, `daily`, `weekly` or `monthly`.
     pub period: &'static str,
     /// `all_time`, `2026-10-13`, `2026-W42` or `2026-10`.
@@ -350,7 +343,7 @@ pub struct PeriodView {
 
 impl PeriodView {
     /// The view of a slot's period.
-    pub fn of(slot: &BoardSlot) -> PeriodView {
+    pub(crate) fn of(slot: &BoardSlot) -> PeriodView {
         PeriodView {
             period: slot.period.kind.as_str(),
             period_key: slot.period.key.clone(),
@@ -361,7 +354,7 @@ impl PeriodView {
 }
 
 /// Times a read for the query-latency metric.
-pub struct QueryTimer<'a> {
+pub(crate) struct QueryTimer<'a> {
     metrics: &'a Metrics,
     kind: &'static str,
     started: Instant,
@@ -369,7 +362,7 @@ pub struct QueryTimer<'a> {
 
 impl<'a> QueryTimer<'a> {
     /// Starts timing a read of `kind`.
-    pub fn start(metrics: &'a Metrics, kind: &'static str) -> QueryTimer<'a> {
+    pub(crate) fn start(metrics: &'a Metrics, kind: &'static str) -> QueryTimer<'a> {
         QueryTimer {
             metrics,
             kind,

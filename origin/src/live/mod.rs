@@ -49,10 +49,10 @@ use standings_core::{BoardId, View, ViewState};
 use tokio::sync::Notify;
 
 use self::outgoing::plain;
-pub use self::outgoing::{Kind, Outgoing};
+pub(crate) use self::outgoing::{Kind, Outgoing};
 use self::queue::Queue;
 use self::reports::Reports;
-pub use self::subscribe::{SubscribeError, Subscription, Watch};
+pub(crate) use self::subscribe::{SubscribeError, Subscription, Watch};
 use crate::FastHash;
 use crate::boards::{BoardSlot, Registry};
 use crate::clock::Clock;
@@ -184,7 +184,7 @@ struct Shared {
 /// topic's state, then a board's read lock or a queue, then the reports (a leaf). The window
 /// holds a board's read lock with no topic or queue lock, so the applier never waits on a
 /// subscriber.
-pub struct Hub {
+pub(crate) struct Hub {
     config: LiveConfig,
     registry: Arc<Registry>,
     clock: Clock,
@@ -197,7 +197,12 @@ pub struct Hub {
 
 impl Hub {
     /// A hub with no subscribers; [`Hub::start`] starts its window task.
-    pub fn new(config: LiveConfig, registry: Arc<Registry>, clock: Clock, metrics: Arc<Metrics>) -> Arc<Hub> {
+    pub(crate) fn new(
+        config: LiveConfig,
+        registry: Arc<Registry>,
+        clock: Clock,
+        metrics: Arc<Metrics>,
+    ) -> Arc<Hub> {
         let resync = plain(Kind::Resync, message::slow_consumer(config.queue_messages));
         Arc::new(Hub {
             config,
@@ -220,7 +225,7 @@ impl Hub {
     }
 
     /// The settings.
-    pub fn config(&self) -> &LiveConfig {
+    pub(crate) fn config(&self) -> &LiveConfig {
         &self.config
     }
 
@@ -229,7 +234,7 @@ impl Hub {
     /// transitions). Cheap: it only records when the change was committed, which dates the
     /// deltas that carry it (windows find the change itself by the board's version).
     /// O(boards), and O(1) while nobody is subscribed.
-    pub fn changed<'a>(&self, boards: impl IntoIterator<Item = &'a BoardId>, committed: Instant) {
+    pub(crate) fn changed<'a>(&self, boards: impl IntoIterator<Item = &'a BoardId>, committed: Instant) {
         if !self.is_watched() {
             return;
         }
@@ -248,7 +253,7 @@ impl Hub {
 
     /// Whether any subscription is open, so a caller can skip gathering the boards it would
     /// pass to [`Hub::changed`]. O(1).
-    pub fn is_watched(&self) -> bool {
+    pub(crate) fn is_watched(&self) -> bool {
         self.shared.open.load(Ordering::Relaxed) > 0
     }
 
@@ -261,7 +266,7 @@ impl Hub {
     /// Sends `going_away` to every subscriber, refuses new ones, and waits until every
     /// subscription has been dropped or `deadline` has passed, so a stopping server can
     /// finish its streams without waiting on a client that does not read.
-    pub async fn going_away(&self, deadline: tokio::time::Instant) {
+    pub(crate) async fn going_away(&self, deadline: tokio::time::Instant) {
         self.shared.stopping.store(true, Ordering::Release);
         for topic in self.topics() {
             let mut state = topic.state.lock_unpoisoned();

@@ -11,7 +11,7 @@ use super::topic::First;
 
 /// The kind of a wire message (the SSE `event:` name, and the JSON `type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// The whole view.
     Snapshot,
     /// The net change of the view between two versions.
@@ -28,7 +28,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order the metrics list them.
-    pub const ALL: [Kind; 6] = [
+    pub(crate) const ALL: [Kind; 6] = [
         Kind::Snapshot,
         Kind::Delta,
         Kind::Heartbeat,
@@ -50,7 +50,7 @@ impl Kind {
     }
 
     /// The name on the wire.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Snapshot => "snapshot",
             Kind::Delta => "delta",
@@ -64,7 +64,7 @@ impl Kind {
 
 /// One message for one subscriber: its JSON text, shared by every subscriber of the view.
 #[derive(Clone, Debug)]
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     /// What it is.
     pub kind: Kind,
     /// The `board_version` the subscriber holds once it has applied this message; `None` for

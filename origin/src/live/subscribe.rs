@@ -18,7 +18,7 @@ use crate::sync::LockUnpoisoned;
 
 /// What a new subscriber asks to watch.
 #[derive(Clone)]
-pub struct Watch {
+pub(crate) struct Watch {
     /// The board instance, resolved from `period` and `at` as reads resolve it (`http::board_of`):
     /// the live slot, or for a closed period that left memory, the one restored from storage.
     /// Later windows look the instance up in the registry again, as eviction, archiving and
@@ -95,7 +95,7 @@ impl Hub {
     /// subscriber joins at the version it read and the next window brings everyone to one
     /// version (`topic::settle`). O(log topics + a view read), plus the read at the version
     /// held when it is behind.
-    pub fn subscribe(&self, watch: Watch) -> Result<Subscription, SubscribeError> {
+    pub(crate) fn subscribe(&self, watch: Watch) -> Result<Subscription, SubscribeError> {
         let Watch {
             slot,
             view,
@@ -400,7 +400,7 @@ impl Member {
 }
 
 /// One open subscription: its queue of messages. Dropping it unsubscribes.
-pub struct Subscription {
+pub(crate) struct Subscription {
     queue: Arc<Queue>,
     metrics: Arc<Metrics>,
     /// `None` for a subscription that ended as it opened (a closed period).
@@ -410,13 +410,13 @@ pub struct Subscription {
 impl Subscription {
     /// The next message to write; `None` once the stream is over (after a `resync`, `closed`
     /// or `going_away`, which are the last message). Cancel-safe.
-    pub async fn next(&mut self) -> Option<Outgoing> {
+    pub(crate) async fn next(&mut self) -> Option<Outgoing> {
         self.queue.next().await
     }
 
     /// Records that `message` was written to the socket: messages and bytes sent, and the
     /// notification lag (from its commit to now).
-    pub fn written(&self, message: &Outgoing) {
+    pub(crate) fn written(&self, message: &Outgoing) {
         let live = &self.metrics.live;
         live.messages[message.kind.index()].add(1);
         live.bytes.add(message.json.len() as u64);

@@ -52,7 +52,7 @@ impl Hub {
     /// The first deadlines are taken now, so a manual clock moved before the task first runs
     /// still fires them. Each window's work runs on the blocking pool: reading thousands of
     /// views is CPU work that must not hold up a runtime's worker.
-    pub fn start(self: &Arc<Self>) {
+    pub(crate) fn start(self: &Arc<Self>) {
         let hub = Arc::downgrade(self);
         let clock = self.clock.clone();
         let window = i64::try_from(self.config.window_ms).unwrap_or(i64::MAX);

@@ -7,16 +7,16 @@ use crate::config::Role;
 
 /// How long an edge may cache that a static token is active. Tokens change only with the config,
 /// so this is how long a removed token may still be taken at the edge after a restart.
-pub const STATIC_TOKEN_CACHE_SECONDS: i64 = 60;
+pub(super) const STATIC_TOKEN_CACHE_SECONDS: i64 = 60;
 /// The longest an edge may cache that a player JWT is active; never past the JWT's `exp`.
-pub const PLAYER_JWT_CACHE_SECONDS_MAX: i64 = 300;
+pub(super) const PLAYER_JWT_CACHE_SECONDS_MAX: i64 = 300;
 /// How long an edge may cache that a token is not active: short, so that a token added to the
 /// config, or a JWT whose `nbf` arrives, is taken soon after.
-pub const INACTIVE_CACHE_SECONDS: i64 = 10;
+pub(super) const INACTIVE_CACHE_SECONDS: i64 = 10;
 
 /// What a bearer token is, as `POST /v1/auth/introspect` answers it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Introspection {
+pub(crate) enum Introspection {
     /// The origin takes the token.
     Active {
         /// Its role (`player` for a JWT).
@@ -39,7 +39,7 @@ impl Introspection {
     /// The answer as a caller of `caller_games` may see it: only the games it serves, so an edge
     /// learns nothing about tokens of other games; a token none of whose games it serves is, to
     /// it, not active. O(games x caller games).
-    pub fn seen_by(self, caller_games: &[String]) -> Introspection {
+    pub(crate) fn seen_by(self, caller_games: &[String]) -> Introspection {
         let Introspection::Active {
             role,
             games,
@@ -72,7 +72,7 @@ impl Introspection {
 
     /// The JSON answer: `{"active": true, "role", "games", "player_id" (or null),
     /// "cache_seconds"}` or `{"active": false, "cache_seconds"}`.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         match self {
             Introspection::Active {
                 role,
@@ -94,7 +94,7 @@ impl Auth {
     /// What `token` is at `now_secs`, as [`Auth::authenticate`] would take it from an
     /// `Authorization: Bearer` header, and how long that answer may be cached. A static token's
     /// rate limit is not charged: it is only named here, not used. O(token length).
-    pub fn introspect(&self, token: &str, now_secs: i64) -> Introspection {
+    pub(crate) fn introspect(&self, token: &str, now_secs: i64) -> Introspection {
         let token = token.trim();
         if let Some(found) = self.tokens.get(token) {
             let principal = &found.principal;

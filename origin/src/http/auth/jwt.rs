@@ -5,7 +5,7 @@ use crate::http::error::AppError;
 
 /// What a verified player JWT says.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlayerClaims {
+pub(crate) struct PlayerClaims {
     /// `sub`: the player it reads as.
     pub player: String,
     /// `games`: the games it may read, `["*"]` for all.
@@ -15,7 +15,7 @@ pub struct PlayerClaims {
 /// Verifies an HS256 JWT held to what a static player token is held to: it must carry `exp`,
 /// live at most `max_lifetime_secs` (from `iat`, or from now when it has none or names a later
 /// time), and name its `games`. Checks `exp` and `nbf` against `now_secs`.
-pub fn verify_jwt(
+pub(crate) fn verify_jwt(
     key: &[u8],
     token: &str,
     now_secs: i64,

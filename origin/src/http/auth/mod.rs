@@ -28,13 +28,10 @@ use std::sync::Arc;
 use axum::http::{HeaderMap, header};
 use standings_core::contract::access::{self, Denied};
 
-pub use self::introspection::{
-    INACTIVE_CACHE_SECONDS, Introspection, PLAYER_JWT_CACHE_SECONDS_MAX, STATIC_TOKEN_CACHE_SECONDS,
-};
-pub use self::jwt::{PlayerClaims, sign_jwt, verify_jwt};
+pub use self::jwt::sign_jwt;
+pub(crate) use self::jwt::{PlayerClaims, verify_jwt};
 use self::principal::Caller;
-pub use self::principal::Principal;
-pub use self::snapshot::SnapshotReader;
+pub(crate) use self::principal::Principal;
 use self::tokens::StaticToken;
 use crate::config::{Config, Role, TokenConfig};
 use crate::http::error::AppError;
@@ -49,7 +46,7 @@ fn denied(denied: Denied) -> AppError {
 }
 
 /// The authenticator, built once from the config.
-pub struct Auth {
+pub(crate) struct Auth {
     tokens: HashMap<String, Arc<StaticToken>>,
     jwt_secret: Option<Vec<u8>>,
     jwt_max_lifetime_secs: i64,
@@ -58,7 +55,7 @@ pub struct Auth {
 
 impl Auth {
     /// Builds the authenticator from the config's tokens.
-    pub fn from_config(config: &Config) -> Auth {
+    pub(crate) fn from_config(config: &Config) -> Auth {
         let tokens = config
             .tokens
             .iter()
@@ -77,7 +74,7 @@ impl Auth {
 
     /// The caller named by the `Authorization` header, if any. A header that names nobody is
     /// an error, never anonymous access.
-    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Option<Principal>, AppError> {
+    pub(crate) fn authenticate(&self, headers: &HeaderMap) -> Result<Option<Principal>, AppError> {
         Ok(self.caller(headers)?.map(Caller::into_principal))
     }
 
@@ -155,28 +152,28 @@ impl Auth {
     }
 
     /// A caller allowed to write (service, moderator or admin), to `game` when one is named.
-    pub fn writer(&self, headers: &HeaderMap, game: Option<&str>) -> Result<Principal, AppError> {
+    pub(crate) fn writer(&self, headers: &HeaderMap, game: Option<&str>) -> Result<Principal, AppError> {
         self.require(headers, game, Role::can_write, "a service token")
     }
 
     /// A caller allowed to moderate `game` (moderator or admin).
-    pub fn moderator(&self, headers: &HeaderMap, game: Option<&str>) -> Result<Principal, AppError> {
+    pub(crate) fn moderator(&self, headers: &HeaderMap, game: Option<&str>) -> Result<Principal, AppError> {
         self.require(headers, game, Role::can_moderate, "a moderator token")
     }
 
     /// A caller allowed to define boards of `game` and move its seasons (admin).
-    pub fn admin(&self, headers: &HeaderMap, game: &str) -> Result<Principal, AppError> {
+    pub(crate) fn admin(&self, headers: &HeaderMap, game: &str) -> Result<Principal, AppError> {
         self.require(headers, Some(game), Role::can_define_boards, "an admin token")
     }
 
     /// A caller allowed to introspect tokens (edge or admin). No game is named: the answer is
     /// narrowed to the caller's games by [`Introspection::seen_by`].
-    pub fn introspector(&self, headers: &HeaderMap) -> Result<Principal, AppError> {
+    pub(crate) fn introspector(&self, headers: &HeaderMap) -> Result<Principal, AppError> {
         self.require(headers, None, Role::can_introspect, "an edge or admin token")
     }
     /// Checks that the caller may read `game`; with `public_reads`, anyone may (a bad token
     /// still fails). Copies nothing for a static token.
-    pub fn reader(&self, headers: &HeaderMap, game: &str) -> Result<(), AppError> {
+    pub(crate) fn reader(&self, headers: &HeaderMap, game: &str) -> Result<(), AppError> {
         let caller = self.caller(headers)?;
         access::reader(caller.as_deref(), self.public_reads, game).map_err(denied)
     }
@@ -191,7 +188,7 @@ impl Auth {
     /// `player_jwt_max_lifetime_seconds` and can only read, while a static token never expires
     /// and may write. So a static token there is refused even when it is valid, and the answer
     /// says where it belongs. The service never logs query strings.
-    pub fn subscriber(
+    pub(crate) fn subscriber(
         &self,
         headers: &HeaderMap,
         access_token: Option<&str>,
@@ -239,7 +236,12 @@ impl Auth {
     /// Checks that the caller may read `player`'s friend list in `game`: a player token only its
     /// own, a service, moderator, admin or edge token of the game anyone's. A friend list is
     /// private, so `public_reads` does not open it to callers without a token.
-    pub fn friends_reader(&self, headers: &HeaderMap, game: &str, player: &str) -> Result<(), AppError> {
+    pub(crate) fn friends_reader(
+        &self,
+        headers: &HeaderMap,
+        game: &str,
+        player: &str,
+    ) -> Result<(), AppError> {
         let caller = self.caller(headers)?;
         access::friends_reader(caller.as_deref(), game, player).map_err(denied)
     }

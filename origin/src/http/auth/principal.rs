@@ -9,7 +9,7 @@ use crate::config::Role;
 
 /// An authenticated caller.
 #[derive(Clone, Debug)]
-pub struct Principal {
+pub(crate) struct Principal {
     /// The token's name (recorded as the source of events), or `jwt:<player>`.
     pub name: String,
     /// What it may do.
@@ -22,7 +22,7 @@ pub struct Principal {
 
 impl Principal {
     /// Whether the caller may touch `game`.
-    pub fn allows_game(&self, game: &str) -> bool {
+    pub(crate) fn allows_game(&self, game: &str) -> bool {
         self.games.iter().any(|g| g == "*" || g == game)
     }
 }

@@ -11,7 +11,7 @@ impl Auth {
     /// `public_reads`, anyone (a token is still held to its games, a bad one still fails);
     /// otherwise an edge or admin token. A snapshot holds every player's score, so a player
     /// token is refused with a reason, as is a service or moderator token. O(the caller's games).
-    pub fn snapshot_reader(&self, headers: &HeaderMap) -> Result<SnapshotReader, AppError> {
+    pub(crate) fn snapshot_reader(&self, headers: &HeaderMap) -> Result<SnapshotReader, AppError> {
         let caller = match self.caller(headers)? {
             None if self.public_reads => return Ok(SnapshotReader::Anyone),
             None => {
@@ -41,7 +41,7 @@ impl Auth {
 
 /// A caller [`Auth::snapshot_reader`] admitted, to be checked against the game of what it reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SnapshotReader {
+pub(crate) enum SnapshotReader {
     /// Anyone may read every game's snapshots (`public_reads`, no token).
     Anyone,
     /// A token that may read these games' snapshots.
@@ -57,7 +57,7 @@ impl SnapshotReader {
     /// Checks that the caller may read what `published_by` (a board's game, or every game
     /// that published a part) published: 403 when it may read none of them. O(games x the
     /// caller's games).
-    pub fn check<'a>(
+    pub(crate) fn check<'a>(
         &self,
         published_by: impl IntoIterator<Item = &'a str>,
         what: &str,

@@ -3,6 +3,10 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
+use super::introspection::{
+    INACTIVE_CACHE_SECONDS, Introspection, PLAYER_JWT_CACHE_SECONDS_MAX, STATIC_TOKEN_CACHE_SECONDS,
+};
+use super::snapshot::SnapshotReader;
 use super::*;
 
 const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
