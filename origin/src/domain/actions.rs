@@ -9,24 +9,24 @@ use crate::domain::seasons::SeasonState;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActionRow {
     /// Commit order, shared with the event log.
-    pub seq: i64,
+    pub(crate) seq: i64,
     /// The game it concerns.
-    pub game: String,
+    pub(crate) game: String,
     /// What to do, as a rebuild performs it; an error when the log holds an action this version
     /// cannot read (it breaks the boards of its game rather than the whole log).
-    pub action: Result<Action, UnreadableAction>,
+    pub(crate) action: Result<Action, UnreadableAction>,
     /// The client's moderation id, for idempotent retries.
-    pub action_id: Option<String>,
+    pub(crate) action_id: Option<String>,
     /// The request as the client sent it (kept for the audit log and idempotent retries).
-    pub request: serde_json::Value,
+    pub(crate) request: serde_json::Value,
     /// What it changed, once recorded (`None` until the action was performed).
-    pub result: Option<ActionResult>,
+    pub(crate) result: Option<ActionResult>,
     /// The token that asked for it.
-    pub actor: String,
+    pub(crate) actor: String,
     /// Why.
-    pub reason: String,
+    pub(crate) reason: String,
     /// When (ms).
-    pub created_at: i64,
+    pub(crate) created_at: i64,
 }
 
 /// One finalized result of a board: the ranked entries at one correction.
@@ -37,21 +37,21 @@ pub struct ResultRow {
     /// 0 for the original, then 1, 2, ... for each correction.
     pub correction: i64,
     /// The board version the result was taken at.
-    pub board_version: i64,
+    pub(crate) board_version: i64,
     /// The board digest.
     pub digest: String,
     /// When it was taken (ms).
-    pub finalized_at: i64,
+    pub(crate) finalized_at: i64,
     /// The action that produced it.
-    pub action_seq: i64,
+    pub(crate) action_seq: i64,
     /// The ranked entries.
-    pub entries: Vec<RankedEntry>,
+    pub(crate) entries: Vec<RankedEntry>,
 }
 
 impl ActionRow {
     /// The kind's name in the log: `SEASON_STATE`, `INVALIDATE`, `RESTORE`, `DISQUALIFY`,
     /// `REINSTATE` or `LATE_DECISION`.
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         match &self.action {
             Ok(action) => action.kind(),
             Err(unreadable) => &unreadable.kind,
@@ -64,11 +64,11 @@ impl ActionRow {
 #[error("action {seq} cannot be read: {why}")]
 pub struct UnreadableAction {
     /// Its `seq`.
-    pub seq: i64,
+    pub(crate) seq: i64,
     /// The kind the log names.
-    pub kind: String,
+    pub(crate) kind: String,
     /// What is wrong with it.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// One ranked entry of a result, or of a closed period's snapshot. The fields are declared in
@@ -77,13 +77,13 @@ pub struct UnreadableAction {
 pub struct RankedEntry {
     /// When the player's standing was achieved (ms; RFC 3339 in JSON).
     #[serde(with = "rfc3339")]
-    pub achieved_at: i64,
+    pub(crate) achieved_at: i64,
     /// The player.
-    pub player_id: String,
+    pub(crate) player_id: String,
     /// 1-based rank.
-    pub rank: u64,
+    pub(crate) rank: u64,
     /// The aggregate value.
-    pub value: i64,
+    pub(crate) value: i64,
 }
 
 /// A time in ms written as RFC 3339 text.
@@ -103,54 +103,54 @@ mod rfc3339 {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActionResult {
     /// Every instance it changed.
-    pub boards: Vec<Change>,
+    pub(crate) boards: Vec<Change>,
     /// The result snapshots (finalization or corrections) it produced.
-    pub results: Vec<Correction>,
+    pub(crate) results: Vec<Correction>,
 }
 
 /// What an action changed on one instance. Fields in name order, as recorded and answered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
     /// The instance's version after.
-    pub board_version: u64,
+    pub(crate) board_version: u64,
     /// The board.
-    pub game: String,
+    pub(crate) game: String,
     /// The board.
-    pub mode: String,
+    pub(crate) mode: String,
     /// The period instance.
-    pub period_key: String,
+    pub(crate) period_key: String,
     /// The player whose aggregate was recomputed.
-    pub player_id: String,
+    pub(crate) player_id: String,
     /// Their rank after, or `None` when unranked.
-    pub rank: Option<u64>,
+    pub(crate) rank: Option<u64>,
     /// The board.
-    pub scope: String,
+    pub(crate) scope: String,
     /// The board.
-    pub season: String,
+    pub(crate) season: String,
 }
 
 /// A result snapshot an action produced, as its answer names it. Fields in name order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Correction {
+pub(crate) struct Correction {
     /// The board version the result was taken at.
-    pub board_version: i64,
+    pub(crate) board_version: i64,
     /// 0 for the original, then 1, 2, ...
-    pub correction: i64,
+    pub(crate) correction: i64,
     /// The board digest.
-    pub digest: String,
+    pub(crate) digest: String,
     /// The board.
-    pub game: String,
+    pub(crate) game: String,
     /// The board.
-    pub mode: String,
+    pub(crate) mode: String,
     /// The board.
-    pub scope: String,
+    pub(crate) scope: String,
     /// The board.
-    pub season: String,
+    pub(crate) season: String,
 }
 
 impl Correction {
     /// How an answer names a stored result.
-    pub fn of(result: &ResultRow) -> Correction {
+    pub(crate) fn of(result: &ResultRow) -> Correction {
         Correction {
             board_version: result.board_version,
             correction: result.correction,
@@ -209,7 +209,7 @@ pub enum Action {
 
 impl Action {
     /// The kind's name in the log.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Action::SeasonState { .. } => "SEASON_STATE",
             Action::Invalidate { .. } => "INVALIDATE",

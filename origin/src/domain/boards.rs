@@ -8,11 +8,11 @@ pub struct BoardDef {
     /// The board.
     pub id: BoardId,
     /// Its fixed rules.
-    pub rules: BoardRules,
+    pub(crate) rules: BoardRules,
     /// Its period kinds (`all_time`, `daily`, `weekly`, `monthly`), in canonical order.
-    pub periods: Vec<String>,
+    pub(crate) periods: Vec<String>,
     /// How long after a period's end it still takes events.
-    pub grace_seconds: i64,
+    pub(crate) grace_seconds: i64,
     /// The IANA time zone its periods follow.
-    pub timezone: String,
+    pub(crate) timezone: String,
 }

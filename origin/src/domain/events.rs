@@ -36,7 +36,7 @@ pub struct NewEvent {
 impl NewEvent {
     /// Whether two events carry the same payload (everything but `source`, which may differ
     /// between a first submission and its retry).
-    pub fn same_payload(&self, other: &NewEvent) -> bool {
+    pub(crate) fn same_payload(&self, other: &NewEvent) -> bool {
         self.game == other.game
             && self.event_id == other.event_id
             && self.player_id == other.player_id
@@ -49,7 +49,7 @@ impl NewEvent {
 
     /// The boards this event feeds.
     /// O(scopes).
-    pub fn boards(&self) -> impl Iterator<Item = BoardId> + '_ {
+    pub(crate) fn boards(&self) -> impl Iterator<Item = BoardId> + '_ {
         self.scopes.iter().map(|scope| BoardId {
             game: self.game.clone(),
             mode: self.mode.clone(),
@@ -68,9 +68,9 @@ pub struct LoggedEvent {
     pub status: EventStatus,
     /// When the writer took it (ms): what tells whether a period had closed when it arrived.
     /// Set once, by the writer, when it numbers the event.
-    pub received_at: i64,
+    pub(crate) received_at: i64,
     /// The event as it was submitted.
-    pub event: NewEvent,
+    pub(crate) event: NewEvent,
 }
 
 impl std::ops::Deref for LoggedEvent {
@@ -85,7 +85,7 @@ impl std::ops::Deref for LoggedEvent {
 impl LoggedEvent {
     /// The core's view of the event (its ids were validated before it was logged, so an error
     /// means the log holds what no version of the service wrote).
-    pub fn core_event(&self) -> Result<ScoreEvent, InvalidLoggedEvent> {
+    pub(crate) fn core_event(&self) -> Result<ScoreEvent, InvalidLoggedEvent> {
         ScoreEvent::new(&self.event_id, &self.player_id, self.value, self.achieved_at).map_err(|source| {
             InvalidLoggedEvent {
                 seq: self.seq,
@@ -101,11 +101,11 @@ impl LoggedEvent {
 #[error("stored event {event_id} (seq {seq}) is invalid")]
 pub struct InvalidLoggedEvent {
     /// Its `seq`.
-    pub seq: i64,
+    pub(crate) seq: i64,
     /// Its id.
-    pub event_id: String,
+    pub(crate) event_id: String,
     /// What the core found wrong.
-    pub source: IdError,
+    pub(crate) source: IdError,
 }
 
 /// Where an event stands in the log.
@@ -123,7 +123,7 @@ pub enum EventStatus {
 
 impl EventStatus {
     /// The stored (and answered) text: `APPLIED`, `LATE`, `LATE_APPLIED` or `LATE_REJECTED`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EventStatus::Applied => "APPLIED",
             EventStatus::Late => "LATE",
@@ -133,7 +133,7 @@ impl EventStatus {
     }
 
     /// The status a stored text names, if any.
-    pub fn parse(text: &str) -> Option<EventStatus> {
+    pub(crate) fn parse(text: &str) -> Option<EventStatus> {
         Some(match text {
             "APPLIED" => EventStatus::Applied,
             "LATE" => EventStatus::Late,

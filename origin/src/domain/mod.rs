@@ -7,14 +7,15 @@ mod actions;
 mod boards;
 mod events;
 mod moderation;
-pub mod periods;
+pub(crate) mod periods;
 mod refusals;
-pub mod seasons;
+pub(crate) mod seasons;
 
-pub use actions::{
+pub(crate) use actions::{
     Action, ActionResult, ActionRow, Change, Correction, RankedEntry, ResultRow, UnreadableAction,
 };
-pub use boards::BoardDef;
-pub use events::{EventStatus, InvalidLoggedEvent, LoggedEvent, NewEvent};
+pub(crate) use boards::BoardDef;
+pub use events::EventStatus;
+pub(crate) use events::{InvalidLoggedEvent, LoggedEvent, NewEvent};
 pub use moderation::{Domain, DomainState};
-pub use refusals::{ActionRefusal, Refusal};
+pub(crate) use refusals::{ActionRefusal, Refusal};

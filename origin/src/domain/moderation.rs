@@ -19,7 +19,7 @@ use crate::sync::RwLockUnpoisoned;
 #[derive(Default)]
 pub struct Domain {
     /// Every season's state.
-    pub seasons: SeasonBook,
+    pub(crate) seasons: SeasonBook,
     invalidated: RwLock<HashSet<(String, String)>>,
     disqualified: RwLock<HashSet<(BoardId, String)>>,
     /// Late events decided so far: `true` applied, `false` rejected.
@@ -70,7 +70,7 @@ impl Domain {
 
     /// A domain holding `state`.
     /// O(the state).
-    pub fn from_state(state: DomainState) -> Domain {
+    pub(crate) fn from_state(state: DomainState) -> Domain {
         let domain = Domain::default();
         for (game, season, record) in state.seasons {
             domain.seasons.set(&game, &season, record);
@@ -87,7 +87,7 @@ impl Domain {
     }
 
     /// Whether an event is invalidated.
-    pub fn is_invalidated(&self, game: &str, event_id: &str) -> bool {
+    pub(crate) fn is_invalidated(&self, game: &str, event_id: &str) -> bool {
         let invalidated = self.invalidated.read_unpoisoned();
         // Asked for every event applied: with no invalidations, no key is built.
         !invalidated.is_empty() && invalidated.contains(&(game.to_string(), event_id.to_string()))
@@ -95,19 +95,19 @@ impl Domain {
 
     /// Whether any player is disqualified from any board (one check per event submitted
     /// instead of one per board it feeds).
-    pub fn disqualifies_anyone(&self) -> bool {
+    pub(crate) fn disqualifies_anyone(&self) -> bool {
         !self.disqualified.read_unpoisoned().is_empty()
     }
 
     /// Whether a player is disqualified from a board.
-    pub fn is_disqualified(&self, board: &BoardId, player: &str) -> bool {
+    pub(crate) fn is_disqualified(&self, board: &BoardId, player: &str) -> bool {
         self.disqualified
             .read_unpoisoned()
             .contains(&(board.clone(), player.to_string()))
     }
 
     /// The late decision taken on an event, if any.
-    pub fn decision(&self, game: &str, event_id: &str) -> Option<bool> {
+    pub(crate) fn decision(&self, game: &str, event_id: &str) -> Option<bool> {
         self.decisions
             .read_unpoisoned()
             .get(&(game.to_string(), event_id.to_string()))
@@ -149,7 +149,7 @@ impl Domain {
 
     /// Whether a logged event is late for its season ([`SeasonRecord::late_for_season`]): it
     /// was logged after its season left `active`, so it was late everywhere.
-    pub fn season_late(&self, e: &LoggedEvent) -> bool {
+    pub(crate) fn season_late(&self, e: &LoggedEvent) -> bool {
         self.seasons
             .get(&e.game, &e.season)
             .late_for_season(Arrival::Logged(e.seq))
@@ -157,7 +157,7 @@ impl Domain {
 
     /// Decides an event against its season's state ([`SeasonRecord::route`]): whether it is
     /// late for the season, or why it is refused.
-    pub fn season_late_on_arrival(&self, e: &NewEvent) -> Result<bool, Refusal> {
+    pub(crate) fn season_late_on_arrival(&self, e: &NewEvent) -> Result<bool, Refusal> {
         match self.seasons.get(&e.game, &e.season).route(e.achieved_at) {
             Routing::Apply => Ok(false),
             Routing::Late => Ok(true),
@@ -171,7 +171,7 @@ impl Domain {
 
     /// Whether a stored event counts on an instance where it is (or is not) late: not
     /// invalidated, and either on time there or applied by a late decision.
-    pub fn counts(&self, e: &LoggedEvent, late_there: bool) -> bool {
+    pub(crate) fn counts(&self, e: &LoggedEvent, late_there: bool) -> bool {
         !self.is_invalidated(&e.game, &e.event_id)
             && (!late_there || self.decision(&e.game, &e.event_id) == Some(true))
     }

@@ -23,19 +23,19 @@ use jiff::{Span, Timestamp};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PeriodSnapshot {
     /// The instance's version when it left.
-    pub board_version: i64,
+    pub(crate) board_version: i64,
     /// Its entries, by rank.
-    pub entries: Vec<crate::domain::RankedEntry>,
+    pub(crate) entries: Vec<crate::domain::RankedEntry>,
 }
 
 /// The time zone of a board that names none.
-pub const DEFAULT_TIMEZONE: &str = "UTC";
+pub(crate) const DEFAULT_TIMEZONE: &str = "UTC";
 
 /// The grace of a board that names none: how long after a period ends it still takes late events.
-pub const DEFAULT_GRACE_SECONDS: i64 = 300;
+pub(crate) const DEFAULT_GRACE_SECONDS: i64 = 300;
 
 /// The longest grace a board may ask for (31 days); anything longer is a configuration mistake.
-pub const MAX_GRACE_SECONDS: i64 = 31 * 86_400;
+pub(crate) const MAX_GRACE_SECONDS: i64 = 31 * 86_400;
 
 /// A kind of period a board can keep a leaderboard for.
 ///
@@ -55,7 +55,7 @@ pub enum PeriodKind {
 
 impl PeriodKind {
     /// Every kind, in canonical order.
-    pub const ALL: [PeriodKind; 4] = [
+    pub(crate) const ALL: [PeriodKind; 4] = [
         PeriodKind::AllTime,
         PeriodKind::Daily,
         PeriodKind::Weekly,
@@ -63,7 +63,7 @@ impl PeriodKind {
     ];
 
     /// The wire name: `all_time`, `daily`, `weekly` or `monthly`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PeriodKind::AllTime => "all_time",
             PeriodKind::Daily => "daily",
@@ -73,7 +73,7 @@ impl PeriodKind {
     }
 
     /// The kind with this exact wire name, if any (names are case-sensitive).
-    pub fn parse(name: &str) -> Option<PeriodKind> {
+    pub(crate) fn parse(name: &str) -> Option<PeriodKind> {
         PeriodKind::ALL.into_iter().find(|kind| kind.as_str() == name)
     }
 
@@ -101,20 +101,20 @@ const ALL_TIME_KEY: &str = "all_time";
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Period {
     /// Which kind of period this is.
-    pub kind: PeriodKind,
+    pub(crate) kind: PeriodKind,
     /// Its name, unique within the kind: `all_time`, `2026-10-13`, `2026-W42` or `2026-10`. Years
     /// outside 0000..=9999 are written `-002026`, as ISO 8601 expanded years.
     pub key: String,
     /// The first instant in it, in ms since the Unix epoch; `None` for all time.
-    pub start_ms: Option<i64>,
+    pub(crate) start_ms: Option<i64>,
     /// The first instant after it (the start of the next one), in ms since the Unix epoch; `None`
     /// for all time.
-    pub end_ms: Option<i64>,
+    pub(crate) end_ms: Option<i64>,
 }
 
 impl Period {
     /// The one all-time period.
-    pub fn all_time() -> Period {
+    pub(crate) fn all_time() -> Period {
         Period {
             kind: PeriodKind::AllTime,
             key: ALL_TIME_KEY.to_owned(),
@@ -125,7 +125,7 @@ impl Period {
 
     /// The period as the plain data the core's encoder prints, so the origin's answers, its live
     /// messages and the edge worker's answers are written by the same code. O(1).
-    pub fn fields(&self) -> standings_core::json::PeriodFields<'_> {
+    pub(crate) fn fields(&self) -> standings_core::json::PeriodFields<'_> {
         standings_core::json::PeriodFields {
             kind: self.kind.as_str(),
             key: &self.key,
@@ -135,7 +135,8 @@ impl Period {
     }
 
     /// Whether the instant `at_ms` lies in `[start_ms, end_ms)`; a missing bound is unbounded.
-    pub fn contains(&self, at_ms: i64) -> bool {
+    #[cfg(test)]
+    pub(crate) fn contains(&self, at_ms: i64) -> bool {
         self.start_ms.is_none_or(|start| start <= at_ms) && self.end_ms.is_none_or(|end| at_ms < end)
     }
 }
@@ -188,7 +189,7 @@ impl Calendar {
     ///
     /// Cost: one lookup in the bundled database, which parses the zone's rules; build a calendar
     /// once per board configuration, not per event.
-    pub fn new(periods: &[String], timezone: &str, grace_seconds: i64) -> Result<Calendar, String> {
+    pub(crate) fn new(periods: &[String], timezone: &str, grace_seconds: i64) -> Result<Calendar, String> {
         if periods.is_empty() {
             return Err("periods must list at least one of all_time, daily, weekly, monthly".to_owned());
         }
@@ -228,23 +229,26 @@ impl Calendar {
     }
 
     /// The kinds of period this board keeps: distinct, in canonical order, never empty.
-    pub fn kinds(&self) -> &[PeriodKind] {
+    pub(crate) fn kinds(&self) -> &[PeriodKind] {
         &self.kinds
     }
 
     /// The time zone whose local dates bound the periods.
-    pub fn time_zone(&self) -> &TimeZone {
+    #[cfg(test)]
+    pub(crate) fn time_zone(&self) -> &TimeZone {
         &self.time_zone
     }
 
     /// The canonical IANA name of the time zone (`America/New_York`, whatever case it was
     /// configured in).
-    pub fn timezone_name(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn timezone_name(&self) -> &str {
         &self.timezone_name
     }
 
     /// How long after its end a period still takes late events, in ms.
-    pub fn grace_ms(&self) -> i64 {
+    #[cfg(test)]
+    pub(crate) fn grace_ms(&self) -> i64 {
         self.grace_ms
     }
 
@@ -254,7 +258,7 @@ impl Calendar {
     /// Errors only when `at_ms`, or a bound of its period, is outside the range jiff represents
     /// (about years -9999 to 9999); `AllTime` never errors. Cost: O(log t) for a zone with t
     /// transitions (a few binary searches), and one small allocation for the key.
-    pub fn period_of(&self, kind: PeriodKind, at_ms: i64) -> Result<Period, String> {
+    pub(crate) fn period_of(&self, kind: PeriodKind, at_ms: i64) -> Result<Period, String> {
         if kind == PeriodKind::AllTime {
             return Ok(Period::all_time());
         }
@@ -288,7 +292,7 @@ impl Calendar {
     /// A kind whose period is outside jiff's range (only within weeks of its ends, years -9999 and
     /// 9999) is left out rather than failing the event; callers that must know use
     /// [`Calendar::period_of`]. Cost: one [`Calendar::period_of`] per kind.
-    pub fn periods_of(&self, at_ms: i64) -> Vec<Period> {
+    pub(crate) fn periods_of(&self, at_ms: i64) -> Vec<Period> {
         self.kinds
             .iter()
             .filter_map(|&kind| self.period_of(kind, at_ms).ok())
@@ -297,13 +301,13 @@ impl Calendar {
 
     /// When `period` stops taking late events: its end plus the grace, in ms since the Unix epoch;
     /// `None` for a period without an end (all time). O(1).
-    pub fn closes_at(&self, period: &Period) -> Option<i64> {
+    pub(crate) fn closes_at(&self, period: &Period) -> Option<i64> {
         // Saturating: `Period`'s fields are public, so `end_ms` may be anything.
         period.end_ms.map(|end| end.saturating_add(self.grace_ms))
     }
 
     /// Whether `period` is closed at `now_ms`: `now_ms >= end + grace`. All time never closes. O(1).
-    pub fn is_closed(&self, period: &Period, now_ms: i64) -> bool {
+    pub(crate) fn is_closed(&self, period: &Period, now_ms: i64) -> bool {
         self.closes_at(period)
             .is_some_and(|closes_at| now_ms >= closes_at)
     }
@@ -312,7 +316,7 @@ impl Calendar {
     /// [`Calendar::period_of`] produces is accepted (`2026-10-13`, `2026-W42`, `2026-10`,
     /// `all_time`); anything else, including dates that do not exist such as `2026-02-30` or
     /// `2026-W54`, is an error naming the key. Cost: as [`Calendar::period_of`].
-    pub fn parse_key(&self, kind: PeriodKind, key: &str) -> Result<Period, String> {
+    pub(crate) fn parse_key(&self, kind: PeriodKind, key: &str) -> Result<Period, String> {
         let malformed = || {
             format!(
                 "{key:?} is not a {kind} period key (expected one like {:?})",

@@ -35,7 +35,7 @@ pub enum SeasonState {
 
 impl SeasonState {
     /// The wire name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SeasonState::Open => "open",
             SeasonState::Active => "active",
@@ -47,7 +47,7 @@ impl SeasonState {
     }
 
     /// Parses a wire name.
-    pub fn parse(name: &str) -> Option<SeasonState> {
+    pub(crate) fn parse(name: &str) -> Option<SeasonState> {
         Some(match name {
             "open" => SeasonState::Open,
             "active" => SeasonState::Active,
@@ -60,7 +60,7 @@ impl SeasonState {
     }
 
     /// The one state that may follow this one.
-    pub fn next(self) -> Option<SeasonState> {
+    pub(crate) fn next(self) -> Option<SeasonState> {
         Some(match self {
             SeasonState::Open => SeasonState::Active,
             SeasonState::Active => SeasonState::Frozen,
@@ -72,7 +72,7 @@ impl SeasonState {
     }
 
     /// Whether results exist (finalized or later).
-    pub fn has_results(self) -> bool {
+    pub(crate) fn has_results(self) -> bool {
         matches!(
             self,
             SeasonState::Finalized | SeasonState::Published | SeasonState::Archived
@@ -88,15 +88,15 @@ impl fmt::Display for SeasonState {
 
 /// What the log says about one season.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeasonRecord {
+pub(crate) struct SeasonRecord {
     /// The current state.
-    pub state: SeasonState,
+    pub(crate) state: SeasonState,
     /// Whether the state was ever set (a never-set season is `active`).
-    pub explicit: bool,
+    pub(crate) explicit: bool,
     /// When the season left `active` (ms); events achieved before it arriving later are late.
-    pub left_active_at: Option<i64>,
+    pub(crate) left_active_at: Option<i64>,
     /// The `seq` of the action that left `active`: every event stored after it was late.
-    pub left_active_seq: Option<i64>,
+    pub(crate) left_active_seq: Option<i64>,
 }
 
 impl Default for SeasonRecord {
@@ -113,7 +113,7 @@ impl Default for SeasonRecord {
 /// When an event enters the log, as far as whoever asks knows: at decide time it is not logged
 /// yet, and it will be logged after every action so far; at apply time the log holds its `seq`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arrival {
+pub(crate) enum Arrival {
     /// It is being decided: it enters the log after every action logged so far.
     Next,
     /// It is in the log at this `seq`.
@@ -122,7 +122,7 @@ pub enum Arrival {
 
 /// Where an event for a season goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Routing {
+pub(crate) enum Routing {
     /// Apply it.
     Apply,
     /// Queue it as late: the season left `active` after the event was achieved.
@@ -139,7 +139,7 @@ impl SeasonRecord {
     /// compared with that action's. Both answer the same for the same event, which is why a
     /// replay puts it where the live writer did. (Whether a late event is taken at all depends
     /// on when it was achieved: see [`SeasonRecord::route`].)
-    pub fn late_for_season(&self, arrival: Arrival) -> bool {
+    pub(crate) fn late_for_season(&self, arrival: Arrival) -> bool {
         self.left_active_seq.is_some_and(|left| match arrival {
             Arrival::Next => true,
             Arrival::Logged(seq) => seq > left,
@@ -149,7 +149,7 @@ impl SeasonRecord {
     /// Routes an event achieved at `achieved_at` that is being decided: applied while the
     /// season is `active`; once it has left `active` ([`SeasonRecord::late_for_season`]),
     /// queued as late if it was achieved before it left, refused otherwise.
-    pub fn route(&self, achieved_at: i64) -> Routing {
+    pub(crate) fn route(&self, achieved_at: i64) -> Routing {
         match (self.state, self.late_for_season(Arrival::Next)) {
             (SeasonState::Active, _) => Routing::Apply,
             (_, true) if self.left_active_at.is_some_and(|left| achieved_at < left) => Routing::Late,
@@ -159,7 +159,7 @@ impl SeasonRecord {
 
     /// Checks a transition to `to`. `has_events` tells whether the season has stored events,
     /// which decides whether a never-set season may still be declared `open`.
-    pub fn check_transition(&self, to: SeasonState, has_events: bool) -> Result<(), String> {
+    pub(crate) fn check_transition(&self, to: SeasonState, has_events: bool) -> Result<(), String> {
         if !self.explicit && self.state == SeasonState::Active && to == SeasonState::Open {
             return if has_events {
                 Err("the season already has events; it can no longer be declared open".into())
@@ -181,7 +181,7 @@ impl SeasonRecord {
     }
 
     /// The record after moving to `to` at `at_ms` by the action `seq`.
-    pub fn moved(&self, to: SeasonState, at_ms: i64, seq: i64) -> SeasonRecord {
+    pub(crate) fn moved(&self, to: SeasonState, at_ms: i64, seq: i64) -> SeasonRecord {
         let (left_active_at, left_active_seq) = match (self.state, to) {
             (SeasonState::Active, SeasonState::Frozen) => (Some(at_ms), Some(seq)),
             _ => (self.left_active_at, self.left_active_seq),
@@ -197,13 +197,13 @@ impl SeasonRecord {
 
 /// Every season's record, by `(game, season)`.
 #[derive(Default)]
-pub struct SeasonBook {
+pub(crate) struct SeasonBook {
     seasons: RwLock<HashMap<(String, String), SeasonRecord>>,
 }
 
 impl SeasonBook {
     /// A season's record (the default `active` one when never set).
-    pub fn get(&self, game: &str, season: &str) -> SeasonRecord {
+    pub(crate) fn get(&self, game: &str, season: &str) -> SeasonRecord {
         self.seasons
             .read_unpoisoned()
             .get(&(game.to_string(), season.to_string()))
@@ -212,7 +212,7 @@ impl SeasonBook {
     }
 
     /// Every season with a record, sorted by game and season.
-    pub fn records(&self) -> Vec<(String, String, SeasonRecord)> {
+    pub(crate) fn records(&self) -> Vec<(String, String, SeasonRecord)> {
         let seasons = self.seasons.read_unpoisoned();
         let mut all: Vec<_> = seasons
             .iter()
@@ -223,7 +223,7 @@ impl SeasonBook {
     }
 
     /// Records a season's new state.
-    pub fn set(&self, game: &str, season: &str, record: SeasonRecord) {
+    pub(crate) fn set(&self, game: &str, season: &str, record: SeasonRecord) {
         self.seasons
             .write_unpoisoned()
             .insert((game.to_string(), season.to_string()), record);

@@ -22,8 +22,9 @@ pub use self::instances::{Instances, LiveInstances, Phase, RebuildInstances, Tol
 pub use self::rebuild::{rebuild, replay_log};
 use crate::boards::Registry;
 // The writer names these through `log` as before the domain owned them.
+pub(crate) use crate::domain::Action;
 use crate::domain::periods::Period;
-pub use crate::domain::{Action, Domain, DomainState};
+pub use crate::domain::{Domain, DomainState};
 use crate::domain::{LoggedEvent, NewEvent, Refusal};
 
 /// One instance an event feeds, and whether the event is late there.
