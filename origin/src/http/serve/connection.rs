@@ -23,12 +23,14 @@ use super::stream::{self, Head};
 use super::{Limits, PeerAddr, StreamRoutes, Streaming};
 use crate::metrics::Metrics;
 
-/// Serves one connection with HTTP/1.1 keep-alive until it closes, or its [`Phase`]'s
-/// deadline passes (then it is dropped, which closes the socket); on shutdown, finishes the
-/// request in flight and closes, still within the deadline, and a streaming answer by the
-/// stop's deadline. The service marks when a request
-/// begins and ends; the stream marks a request's first byte. An upgraded connection (a
-/// WebSocket) leaves this task with its stream, which keeps it `counted`.
+/// Serves one connection. A `GET` of one of `streamed`'s routes, seen on the first request
+/// line, is answered by `stream` and the connection closes with it. Anything else is served by
+/// hyper with HTTP/1.1 keep-alive until it closes, or its [`Phase`]'s deadline passes (then it
+/// is dropped, which closes the socket); on shutdown, it finishes the request in flight and
+/// closes, still within the deadline, and a streaming answer by the stop's deadline. The
+/// service marks when a request begins and ends; the stream marks a request's first byte. An
+/// upgraded connection (a WebSocket) leaves this task with its stream, which keeps it
+/// `counted`.
 pub(super) async fn connection<S>(
     mut stream: TcpStream,
     counted: OpenConnection,
