@@ -511,35 +511,41 @@ async fn a_subscription_is_streamed_outside_hyper_and_closes_with_its_end() {
     stop_and_join(stop, task).await;
 }
 
+/// A route at `path` whose [`Streaming`] answer sends `hello` and then stays open, and a
+/// receiver told when that body is dropped (with its connection).
+fn hello_until_dropped(path: &str) -> (Router, oneshot::Receiver<()>) {
+    let (tell, dropped) = oneshot::channel();
+    let guard = Arc::new(std::sync::Mutex::new(Some(Dropped(Some(tell)))));
+    let route = Router::new().route(
+        path,
+        get(move || {
+            let guard = guard.lock().unwrap().take();
+            async move {
+                use futures_util::StreamExt as _;
+                let parts = futures_util::stream::once(async { Ok::<_, Infallible>("hello\n") })
+                    .chain(futures_util::stream::pending())
+                    .map(move |frame| {
+                        let _ = &guard;
+                        frame
+                    });
+                let mut response = Response::new(Body::from_stream(parts));
+                response.extensions_mut().insert(Streaming);
+                response
+            }
+        }),
+    );
+    (route, dropped)
+}
+
 /// On the subscription path, a refusal is written whole with its length, and a client that
 /// goes away mid-stream drops the answer's body at once (so its subscription leaves).
 #[tokio::test]
 async fn a_subscription_refused_or_left_is_closed() {
-    let (tell, dropped) = oneshot::channel();
-    let guard = Arc::new(std::sync::Mutex::new(Some(Dropped(Some(tell)))));
-    let app = Router::new()
-        .route(
-            "/no/subscribe",
-            get(|| async { (axum::http::StatusCode::BAD_REQUEST, "no such view") }),
-        )
-        .route(
-            "/left/subscribe",
-            get(move || {
-                let guard = guard.lock().unwrap().take();
-                async move {
-                    use futures_util::StreamExt as _;
-                    let parts = futures_util::stream::once(async { Ok::<_, Infallible>("hello\n") })
-                        .chain(futures_util::stream::pending())
-                        .map(move |frame| {
-                            let _ = &guard;
-                            frame
-                        });
-                    let mut response = Response::new(Body::from_stream(parts));
-                    response.extensions_mut().insert(Streaming);
-                    response
-                }
-            }),
-        );
+    let (route, dropped) = hello_until_dropped("/left/subscribe");
+    let app = route.route(
+        "/no/subscribe",
+        get(|| async { (axum::http::StatusCode::BAD_REQUEST, "no such view") }),
+    );
     let (addr, stop, task) = start(app, 1).await;
     let mut refused = TcpStream::connect(addr).await.unwrap();
     let (status, body) = get_on(&mut refused, "/no/subscribe").await;
@@ -570,26 +576,7 @@ async fn a_subscription_refused_or_left_is_closed() {
 /// noticed at once rather than at a later failed write.
 #[tokio::test]
 async fn a_subscription_with_a_request_pipelined_behind_it_notices_its_client_leave() {
-    let (tell, dropped) = oneshot::channel();
-    let guard = Arc::new(std::sync::Mutex::new(Some(Dropped(Some(tell)))));
-    let app = Router::new().route(
-        "/p/subscribe",
-        get(move || {
-            let guard = guard.lock().unwrap().take();
-            async move {
-                use futures_util::StreamExt as _;
-                let parts = futures_util::stream::once(async { Ok::<_, Infallible>("hello\n") })
-                    .chain(futures_util::stream::pending())
-                    .map(move |frame| {
-                        let _ = &guard;
-                        frame
-                    });
-                let mut response = Response::new(Body::from_stream(parts));
-                response.extensions_mut().insert(Streaming);
-                response
-            }
-        }),
-    );
+    let (app, dropped) = hello_until_dropped("/p/subscribe");
     let (addr, stop, task) = start(app, 1).await;
     let mut client = TcpStream::connect(addr).await.unwrap();
     client
