@@ -10,7 +10,7 @@
 //! The driver yields once after spawning, so that the task starts at once (tokio's LIFO slot would
 //! otherwise hold it behind the driver).
 //!
-//! A group under 1,000 events waits for the one in flight and takes in what arrived meanwhile, so
+//! A small group (`rhythm.rs`) waits for the one in flight and takes in what arrived meanwhile, so
 //! single submissions share commits instead of paying one each. The group in flight lands before an
 //! action, an eviction, a checkpoint or an idle wait, and each of those first waits until the
 //! applying thread has applied everything handed to it. While a commit's outcome is unknown, other
@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::applier::{Applier, Boards, Group, answer};
 use super::commit::{Decided, Events, GroupCommit, Outcome, Seal, Seasons, Totals, Write, ids_to_look_up};
 use super::error::WriterError;
+use super::rhythm::{Idle, Rhythm, gathers_more};
 use super::{Command, MAX_GROUP_EVENTS, WriterParts, checkpoint, rest};
 use crate::boards::{BoardEntry, Registry};
 use crate::chain::Chain;
@@ -33,13 +34,6 @@ use crate::domain::{LoggedEvent, NewEvent};
 use crate::log::Domain;
 use crate::metrics::Metrics;
 use crate::store::{AT_ONCE_ROWS, AtOnce, CommitFailed, RUN_SEQS, Store, Transaction};
-
-/// A group smaller than this waits for the group in flight to land before it is decided, and
-/// takes in what arrived meanwhile; a larger one is decided while the one in flight commits.
-const PIPELINE_MIN_EVENTS: usize = 1_000;
-
-/// How long the idle writer waits between two attempts to resolve an unknown commit (ms).
-const RESOLVE_RETRY_MS: i64 = 200;
 
 /// Past this many pending totals the writer waits for the applier to catch up and clears them,
 /// so that a long cumulative load, with the applier never found idle, does not grow them.
@@ -148,8 +142,8 @@ pub(super) struct Writer {
     pub(super) clock: Clock,
     /// How long a closed period stays in memory (ms).
     pub(super) retention_ms: i64,
-    /// Start a checkpoint each time the log grows by this many entries (0: only on request).
-    checkpoint_every: u64,
+    /// What the loop waits for between commands, and when a periodic checkpoint is due.
+    rhythm: Rhythm,
     /// The `seq` of the newest stored checkpoint (0 without one).
     pub(super) checkpoint_seq: i64,
     pub(super) machine: GroupCommit,
@@ -183,7 +177,7 @@ impl Writer {
             live,
             clock,
             retention_ms,
-            checkpoint_every,
+            rhythm: Rhythm::new(checkpoint_seq, checkpoint_every, rest::IDLE_BEFORE_RELEASE_MS),
             checkpoint_seq,
             machine: GroupCommit::new(next_seq, sealed_below, RUN_SEQS, unsealed, event_seasons),
             flight: None,
@@ -192,16 +186,12 @@ impl Writer {
         }
     }
 
-    /// Takes commands until every handle is dropped.
+    /// Takes commands until every handle is dropped. What to wait for between commands, and
+    /// until when, is decided by the [`Rhythm`]; the loop does the IO it names.
     pub(super) async fn run(mut self, mut rx: mpsc::Receiver<Command>) {
         let mut pending: Option<Command> = None;
-        // Whether anything ran since memory was last released (see `rest`). The start itself
-        // (restoring a checkpoint, replaying the log) leaves freed buffers in the heap.
-        let mut wrote_since_rest = true;
-        // A periodic checkpoint being stored while writes go on, and the `seq` of the newest one
-        // begun (see `begin_checkpoint`).
+        // A periodic checkpoint being stored while writes go on (see `begin_checkpoint`).
         let mut storing: Option<checkpoint::Storing> = None;
-        let mut checkpoint_begun = self.checkpoint_seq;
         loop {
             if self.backlog.encoding.as_ref().is_some_and(|e| e.is_finished()) {
                 self.end_encoding(&mut storing).await;
@@ -214,43 +204,44 @@ impl Writer {
                         // Nothing else is queued: make the group in flight visible and answer it
                         // now rather than behind whatever arrives next.
                         self.settle().await;
-                        let next = if self.unresolved.is_some() {
-                            // A group waits to hear whether its commit took: ask the log again
-                            // unless a command comes first (which asks it anyway).
-                            let retry = self.clock.now_ms().saturating_add(RESOLVE_RETRY_MS);
-                            match recv_until(&mut rx, &self.clock, retry).await {
+                        let idle = self.rhythm.idle(
+                            self.unresolved.is_some(),
+                            self.backlog.encoding.is_some(),
+                            self.clock.now_ms(),
+                        );
+                        let next = match idle {
+                            Idle::Resolve { at } => match recv_until(&mut rx, &self.clock, at).await {
                                 Some(next) => next,
                                 None => {
                                     let _ = self.resolve().await;
                                     continue;
                                 }
-                            }
-                        } else if let Some(mut encoding) = self.backlog.encoding.take() {
-                            // Wake for the next command or for the end of the encoding, which
-                            // makes the backlog visible.
-                            tokio::select! {
-                                next = rx.recv() => {
-                                    self.backlog.encoding = Some(encoding);
-                                    next
-                                }
-                                encoded = &mut encoding => {
-                                    storing = self.catch_up(encoded).await;
+                            },
+                            Idle::Encoding => {
+                                let Some(mut encoding) = self.backlog.encoding.take() else {
                                     continue;
+                                };
+                                tokio::select! {
+                                    next = rx.recv() => {
+                                        self.backlog.encoding = Some(encoding);
+                                        next
+                                    }
+                                    encoded = &mut encoding => {
+                                        storing = self.catch_up(encoded).await;
+                                        continue;
+                                    }
                                 }
                             }
-                        } else if wrote_since_rest {
-                            let idle = self.clock.now_ms().saturating_add(rest::IDLE_BEFORE_RELEASE_MS);
-                            match recv_until(&mut rx, &self.clock, idle).await {
+                            Idle::Rest { at } => match recv_until(&mut rx, &self.clock, at).await {
                                 Some(next) => next,
                                 None => {
                                     self.drain().await;
                                     rest::release(&self.store, &self.registry, &self.metrics).await;
-                                    wrote_since_rest = false;
-                                    rx.recv().await
+                                    self.rhythm.rested();
+                                    continue;
                                 }
-                            }
-                        } else {
-                            rx.recv().await
+                            },
+                            Idle::Command => rx.recv().await,
                         };
                         match next {
                             Some(command) => command,
@@ -261,7 +252,7 @@ impl Writer {
             };
             match first {
                 Command::Action { request, reply } => {
-                    wrote_since_rest = true;
+                    self.rhythm.wrote();
                     self.quiesce(&mut storing).await;
                     let answer = match self.resolve().await {
                         Ok(()) => self.act(*request).await,
@@ -286,7 +277,7 @@ impl Writer {
                         Ok(()) => self.write_checkpoint().await,
                         Err(e) => Err(e),
                     };
-                    checkpoint_begun = checkpoint_begun.max(self.checkpoint_seq);
+                    self.rhythm.checkpoint_begun(self.checkpoint_seq);
                     let _ = reply.send(written);
                 }
                 Command::Events {
@@ -294,34 +285,29 @@ impl Writer {
                     received,
                     reply,
                 } => {
-                    wrote_since_rest = true;
+                    self.rhythm.wrote();
                     let mut group = vec![Submission {
                         events,
                         received,
                         reply,
                     }];
                     let count = gather(&mut rx, &mut group, &mut pending);
-                    if self.flight.is_some() && pending.is_none() && count < PIPELINE_MIN_EVENTS {
-                        // A small group gains more from what arrives while the group in flight
-                        // commits than from being decided meanwhile: single submissions share a
-                        // commit only this way.
+                    if gathers_more(self.flight.is_some(), pending.is_some(), count) {
                         self.settle().await;
                         gather(&mut rx, &mut group, &mut pending);
                     }
                     self.take_group(group).await;
-                    if self.checkpoint_every > 0
-                        && (self.machine.next_seq() - 1 - checkpoint_begun) as u64 >= self.checkpoint_every
-                        && self.backlog.encoding.is_none()
-                        && self.unresolved.is_none()
-                        && storing.as_ref().is_none_or(|task| task.is_finished())
-                    {
+                    let busy = self.backlog.encoding.is_some()
+                        || self.unresolved.is_some()
+                        || storing.as_ref().is_some_and(|task| !task.is_finished());
+                    if self.rhythm.checkpoint_due(self.machine.next_seq() - 1, busy) {
                         self.reap(storing.take()).await;
                         // A checkpoint is the state of the log up to its seq: everything
                         // committed is applied first.
                         self.settle().await;
                         self.drain().await;
                         if self.unresolved.is_none() {
-                            checkpoint_begun = self.machine.next_seq() - 1;
+                            self.rhythm.checkpoint_begun(self.machine.next_seq() - 1);
                             self.begin_checkpoint();
                         }
                     }

@@ -50,6 +50,7 @@ mod driver;
 mod error;
 mod evict;
 pub(crate) mod rest;
+mod rhythm;
 
 pub(crate) use commit::Outcome;
 pub use error::WriterError;
