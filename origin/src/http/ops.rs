@@ -459,8 +459,8 @@ fn subscribe_parameters() -> Vec<Value> {
     vec![
         json!({"name": "view", "in": "query", "required": true, "description": "top:N (N 1..=100), around:PLAYER:R (R 0..=25) or player:PLAYER",
                "schema": {"type": "string"}}),
-        json!({"name": "since_version", "in": "query", "required": false, "description": "the board_version the client holds the view at",
-               "schema": {"type": "integer", "minimum": 0, "format": "int64"}}),
+        json!({"name": "since_version", "in": "query", "required": false, "description": "where the client holds the view: PERIOD_KEY:VERSION (the id: of its last snapshot or delta, e.g. all_time:42 or 2026-10-13:46), or a bare board_version of an all_time view",
+               "schema": {"type": "string", "pattern": "^([^:]+:)?[0-9]+$"}}),
         json!({"name": "period", "in": "query", "required": false, "description": "the period instance, as in reads (all_time by default)",
                "schema": {"type": "string", "enum": ["all_time", "daily", "weekly", "monthly"]}}),
         json!({"name": "at", "in": "query", "required": false, "description": "a time in the period (RFC 3339), as in reads; now by default",
@@ -682,7 +682,7 @@ pub fn openapi_document() -> Value {
                 json!({"description": "Switching Protocols: the WebSocket, asked for with Connection: Upgrade and Upgrade: websocket; each LiveMessage is one text frame, and a close frame follows the last"}),
             );
             json!({"text/event-stream": {
-                "schema": {"type": "string", "description": "one SSE event per LiveMessage: `event:` its type, `id:` its board_version (snapshot and delta), `data:` the JSON on one line"},
+                "schema": {"type": "string", "description": "one SSE event per LiveMessage: `event:` its type, `id:` PERIOD_KEY:VERSION, the instance and board_version it brings the client to (snapshot and delta), `data:` the JSON on one line"},
                 "x-standings-message": {"$ref": "#/components/schemas/LiveMessage"}
             }})
         } else {
@@ -779,6 +779,16 @@ mod tests {
         }
         assert!(op["responses"]["200"]["content"]["text/event-stream"].is_object());
         assert!(op["responses"]["101"].is_object());
+        let since = op["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "since_version")
+            .unwrap();
+        assert_eq!(
+            since["schema"]["type"], "string",
+            "since_version names its period instance"
+        );
         for (status, code) in [
             ("400", "INVALID_REQUEST"),
             ("401", "UNAUTHENTICATED"),
