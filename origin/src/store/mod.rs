@@ -6,7 +6,7 @@
 //! file of its own (one `impl Store` block per file, its tests beside it): `statements` (the
 //! multi-row statements and their sizes), `events` (the event log), `player_index`, `friends`,
 //! `actions` (actions and results), `periods` (snapshots of closed periods), `checkpoints` and
-//! `boards`.
+//! `boards`; `owner` holds the proof that this process owns the log (a lock, see its doc).
 //!
 //! One dialect serves SQLite and PostgreSQL (`$N` placeholders work on both; where they differ, the
 //! statement is built once per backend), so the origin's tests run unchanged on both. Numbered
@@ -29,6 +29,7 @@ mod checkpoints;
 mod error;
 mod events;
 mod friends;
+mod owner;
 mod periods;
 pub(crate) mod player_index;
 mod statements;
@@ -43,6 +44,7 @@ pub use self::boards::Defined;
 pub use self::error::StoreError;
 use self::error::{db_err, db_error, outcome_unknown};
 pub use self::events::AtOnce;
+pub use self::owner::{ClaimError, LogOwner, Node};
 pub use self::player_index::RUN_SEQS;
 pub use self::statements::AT_ONCE_ROWS;
 
@@ -87,6 +89,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         8,
         "friends_per_game",
         include_str!("../../migrations/0008_friends_per_game.sql"),
+    ),
+    (
+        9,
+        "log_owner",
+        include_str!("../../migrations/0009_log_owner.sql"),
     ),
 ];
 
@@ -280,20 +287,25 @@ impl Store {
     }
 
     /// Applies the pending migrations numbered up to `last`.
+    ///
+    /// On PostgreSQL each transaction first takes a transaction-level advisory lock, so that
+    /// origins starting together migrate one at a time: the later ones wait, then find each
+    /// migration recorded and skip it. (`CREATE TABLE IF NOT EXISTS` alone is not safe there
+    /// when run concurrently.) SQLite needs none: its write lock serializes the transactions,
+    /// and one process at a time owns the file (`owner`).
     async fn migrate_to(&self, last: i64) -> Result<(), StoreError> {
-        self.pool
-            .execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT NOT NULL PRIMARY KEY, \
-                 name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
-            )
+        let mut tx = self.begin_migration().await?;
+        tx.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT NOT NULL PRIMARY KEY, \
+             name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+        )
+        .await
+        .map_err(db_err("cannot create the migrations table"))?;
+        tx.commit()
             .await
             .map_err(db_err("cannot create the migrations table"))?;
         for &(version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 <= last) {
-            let mut tx = self
-                .pool
-                .begin()
-                .await
-                .map_err(db_err("cannot begin a migration"))?;
+            let mut tx = self.begin_migration().await?;
             let applied: Option<AnyRow> =
                 sqlx::query("SELECT version FROM schema_migrations WHERE version = $1")
                     .bind(version)
@@ -330,6 +342,26 @@ impl Store {
             tx.commit().await.map_err(db_err("cannot commit a migration"))?;
         }
         Ok(())
+    }
+
+    /// Begins a migration's transaction, under the migration lock on PostgreSQL (held until it
+    /// ends).
+    async fn begin_migration(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(db_err("cannot begin a migration"))?;
+        if self.backend == Backend::Postgres {
+            // Selected through a subquery: the lock function returns `void`, a type the Any
+            // driver does not decode.
+            sqlx::query("SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock($1)) AS l")
+                .bind(owner::MIGRATION_LOCK)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err("cannot take the migration lock"))?;
+        }
+        Ok(tx)
     }
 
     /// Whether the database answers.
@@ -380,7 +412,12 @@ impl Store {
 
     /// Begins a transaction that writes, on `pool`: on SQLite `IMMEDIATE` (see [`Store::begin`]),
     /// so that one which reads before it writes waits for the write lock instead of failing.
+    /// While this process cannot prove it owns the log (`owner::fenced`), it is refused as the
+    /// database's absence, before any statement is sent.
     async fn begin_on(&self, pool: &AnyPool) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        if owner::fenced() {
+            return Err(sqlx::Error::PoolTimedOut);
+        }
         match self.backend {
             Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => pool.begin().await,
