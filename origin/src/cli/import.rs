@@ -121,6 +121,9 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
             config.listen
         ));
     }
+    // Held until the import ends: a service on the same database, wherever it listens, refuses
+    // to start meanwhile, and an import refuses while one serves it.
+    let _owner = super::claim_log(&config, "standings import").await?;
     let opened = std::fs::File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?;
     let size = opened.metadata().map(|m| m.len()).ok();
     let reader = std::io::BufReader::new(opened);

@@ -12,7 +12,10 @@
 //! and digest per board and compares them with the running service's `/digest`; without `--board`
 //! it also rebuilds every sealed run of the player index from the log and compares it. `import`
 //! reads NDJSON through the same validation as the batch endpoint, and is refused while a service
-//! listens, because two writers would break the one-writer rule; `export` writes the log in the
+//! held by a service (or listens on the configured address), because two writers would break the
+//! one-writer rule: `serve` and `import` take the log's lock (`store::LogOwner`) before they
+//! open the store and hold it until they exit, while `rebuild` and `export` only read and may
+//! run beside a service; `export` writes the log in the
 //! format `import` reads (the format lives in `export.rs`, so the two cannot drift).
 
 mod export;
@@ -183,6 +186,31 @@ fn redact(url: &str) -> String {
         }
         _ => url,
     }
+}
+
+/// Takes the log of the configured database for this process (`role` says what it does), or
+/// says who holds it: the one-writer rule (`store::LogOwner`).
+async fn claim_log(config: &Config, role: &str) -> Result<crate::store::LogOwner, String> {
+    let node = crate::store::Node {
+        role: role.to_string(),
+        host: host_name(),
+        pid: std::process::id(),
+        listen: None,
+        since_ms: crate::clock::now_ms(),
+    };
+    crate::store::LogOwner::claim(&config.database, &redact(&config.database), node)
+        .await
+        .map_err(|e| crate::chain::Chain(&e).to_string())
+}
+
+/// This machine's name, for the record of who holds a log; Linux keeps it in /proc.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// The database's kind, from its URL's scheme.

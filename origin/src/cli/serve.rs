@@ -24,11 +24,28 @@ pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
         }
     }
     let started = Instant::now();
+    // Before the store is opened: a second process on the same database refuses here, without
+    // migrating, restoring or writing anything.
+    let mut owner = super::claim_log(&config, "standings serve").await?;
     let state = crate::start(&config).await.map_err(|e| Chain(&e).to_string())?;
     let listener = tokio::net::TcpListener::bind(&config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    owner
+        .announce(Some(addr.to_string()))
+        .await
+        .map_err(|e| Chain(&e).to_string())?;
+    // The lock is held until the process ends. If it is lost and another process held it since,
+    // this one's boards may be stale and its next write would be a second writer's: it exits at
+    // once, as a crash would (what the log is built to survive), rather than stopping gracefully,
+    // which would commit the requests in flight and write a checkpoint.
+    tokio::spawn(async move {
+        let why = owner.hold().await;
+        tracing::error!("{}", Chain(&why));
+        eprintln!("standings: {why}");
+        std::process::exit(1);
+    });
     let boards = state.registry.all().len();
     let (restored, checkpoint_seq, replayed, wording) = match &state.restored {
         Restored::Checkpoint { seq, tail } => (
