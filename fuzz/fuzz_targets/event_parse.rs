@@ -1,5 +1,5 @@
 //! Reading a score event from untrusted JSON as the origin does: the typed read of the fast
-//! path, and `parse_json`'s reader (`origin/src/http/json_value.rs`, included as it is), which
+//! path, and `parse_json`'s reader (`origin/src/json_value.rs`, included as it is), which
 //! every body the typed read does not take goes through. Never a panic; the reader agrees with
 //! `serde_json` on every body without a repeated key; a body the typed read takes is one the
 //! reader takes too (so no repeated key slips past the fast path) and reads to the same
@@ -7,14 +7,14 @@
 #![no_main]
 
 #[allow(dead_code, unreachable_pub)]
-#[path = "../../origin/src/http/json_value.rs"]
+#[path = "../../origin/src/json_value.rs"]
 mod json_value;
 
 use libfuzzer_sys::fuzz_target;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// The shape of the origin's `EventBody` (`origin/src/http/write.rs`, private there).
+/// The shape of the origin's `EventBody` (`origin/src/intake.rs`, private there).
 #[derive(Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EventBody {
