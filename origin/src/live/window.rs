@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use standings_core::ViewState;
+use standings_core::{ViewDelta, ViewState};
 
 use super::message::{self, CloseReason};
 use super::outgoing::plain;
@@ -201,13 +201,7 @@ impl Hub {
                 return;
             };
             state.snapshot = None;
-            let message = topic.change(
-                Kind::Delta,
-                delta.board_version,
-                message::delta(&delta),
-                committed,
-            );
-            self.send(state, &message);
+            self.send(state, &topic.delta(&delta, committed));
             return;
         }
         let groups: Vec<Joining> = reached.into_values().collect();
@@ -215,18 +209,16 @@ impl Hub {
         let (to_last, to_groups) = topic::settle(&mut state.last, &held, now);
         state.snapshot = None;
         if let Some(delta) = to_last {
-            let message = topic.change(
-                Kind::Delta,
-                delta.board_version,
-                message::delta(&delta),
-                committed,
-            );
-            self.send(state, &message);
+            self.send(state, &topic.delta(&delta, committed));
         }
         for (mut group, delta) in groups.into_iter().zip(to_groups) {
             if let Some(delta) = delta {
-                let message = topic.change(Kind::Delta, delta.board_version, message::delta(&delta), None);
-                push_retain(&mut group.queues, |(_, queue)| queue, &message, self);
+                push_retain(
+                    &mut group.queues,
+                    |(_, queue)| queue,
+                    &topic.delta(&delta, None),
+                    self,
+                );
             }
             state.subscribers.extend(group.queues);
         }
@@ -299,6 +291,13 @@ impl Hub {
                 push_retain(&mut group.queues, |(_, queue)| queue, &self.heartbeat, self);
             }
         }
+    }
+}
+
+impl Topic {
+    /// A window's net change of this topic's view, encoded as its delta message. O(entries).
+    fn delta(&self, delta: &ViewDelta, committed: Option<Instant>) -> Outgoing {
+        self.change(Kind::Delta, delta.board_version, message::delta(delta), committed)
     }
 }
 
