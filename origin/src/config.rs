@@ -120,9 +120,85 @@ pub struct Config {
     /// cached and when a board nobody asks for stops being published.
     #[serde(default, skip_serializing_if = "SnapshotsConfig::is_default")]
     pub snapshots: SnapshotsConfig,
+    /// Several origins over one PostgreSQL database (`docs/cluster.md`); absent, this origin is
+    /// the database's only one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterConfig>,
     /// The static tokens.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+}
+
+/// The `[cluster]` table: this origin is one node of several over one PostgreSQL database.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// This node's name: unique among the nodes and stable across its restarts.
+    pub node_id: String,
+    /// How the other nodes reach this one (`http://host:port`).
+    pub advertise_url: String,
+    /// How many partitions the games are hashed to; fixed when the database is first clustered.
+    #[serde(default = "default_partitions")]
+    pub partitions: u32,
+    /// How long a partition's lease lasts unless its owner renews it (renewed every third).
+    #[serde(default = "default_lease_ttl_ms")]
+    pub lease_ttl_ms: u64,
+    /// Keep the partitions owned elsewhere warm by following their logs, so that a takeover
+    /// only catches up instead of restoring.
+    #[serde(default = "default_true")]
+    pub standby: bool,
+    /// The secret the nodes show each other on forwarded requests (at least 16 characters,
+    /// the same on every node).
+    pub secret: String,
+}
+
+fn default_partitions() -> u32 {
+    64
+}
+
+fn default_lease_ttl_ms() -> u64 {
+    3_000
+}
+
+impl ClusterConfig {
+    fn check(&self) -> Result<(), String> {
+        let id_ok = !self.node_id.is_empty()
+            && self.node_id.len() <= 64
+            && self
+                .node_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
+        if !id_ok {
+            return Err(format!(
+                "cluster.node_id = {:?} must be 1 to 64 of A-Z a-z 0-9 . _ -",
+                self.node_id
+            ));
+        }
+        if !(self.advertise_url.starts_with("http://") || self.advertise_url.starts_with("https://"))
+            || self.advertise_url.parse::<axum::http::Uri>().is_err()
+        {
+            return Err(format!(
+                "cluster.advertise_url = {:?} must be an http:// URL the other nodes can reach",
+                self.advertise_url
+            ));
+        }
+        if !(1..=4_096).contains(&self.partitions) {
+            return Err(format!(
+                "cluster.partitions = {} must be from 1 to 4096",
+                self.partitions
+            ));
+        }
+        if !(300..=600_000).contains(&self.lease_ttl_ms) {
+            return Err(format!(
+                "cluster.lease_ttl_ms = {} must be from 300 to 600000",
+                self.lease_ttl_ms
+            ));
+        }
+        if self.secret.len() < 16 {
+            return Err("cluster.secret must be at least 16 characters".into());
+        }
+        Ok(())
+    }
 }
 
 /// The `[live]` table: how subscriptions are coalesced and fed, and how many may be open.
@@ -531,6 +607,15 @@ impl Config {
             return Err("player_jwt_max_lifetime_seconds must be at least 1".into());
         }
         self.live.check()?;
+        if let Some(cluster) = &self.cluster {
+            if self.database.starts_with("sqlite:") {
+                return Err(format!(
+                    "[cluster] needs PostgreSQL: database = {:?} is SQLite, which one process owns; remove [cluster] or use postgres://",
+                    self.database
+                ));
+            }
+            cluster.check()?;
+        }
         self.snapshots.check()
     }
 
@@ -553,6 +638,7 @@ impl Config {
             max_connections: 0,
             live: LiveConfig::default(),
             snapshots: SnapshotsConfig::default(),
+            cluster: None,
             tokens: vec![
                 TokenConfig {
                     name: "admin".into(),

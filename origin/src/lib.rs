@@ -10,6 +10,7 @@ pub mod boards;
 mod chain;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod domain;
 pub mod http;
@@ -70,6 +71,32 @@ pub async fn start(config: &Config) -> Result<Shared, StartError> {
 pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, StartError> {
     let store = Store::open(&config.database).await?;
     let (registry, domain, restored) = writer::checkpoint::restore(&store, clock.now_ms()).await?;
+    let (state, _evictor) = serve_restored(
+        config,
+        store,
+        clock,
+        Arc::new(Metrics::default()),
+        registry,
+        domain,
+        restored,
+    )
+    .await?;
+    Ok(state)
+}
+
+/// The service over a store whose boards are restored: the writer (from the log's end), the
+/// live hub, the publication of snapshots, and the task that moves closed periods out of memory
+/// (returned, for a cluster node to stop when it gives the partition away; the other tasks end
+/// with the state). A single node runs one; a cluster node one per partition it owns.
+pub(crate) async fn serve_restored(
+    config: &Config,
+    store: Store,
+    clock: Clock,
+    metrics: Arc<Metrics>,
+    registry: boards::Registry,
+    domain: log::Domain,
+    restored: writer::checkpoint::Restored,
+) -> Result<(Shared, tokio::task::JoinHandle<()>), StartError> {
     let checkpoint_seq = match &restored {
         writer::checkpoint::Restored::Checkpoint { seq, .. } => *seq,
         writer::checkpoint::Restored::FullReplay { unusable } => {
@@ -92,7 +119,6 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, S
     let next_seq = store.next_seq().await?;
     let sealed_below = store.sealed_below().await?;
     let unsealed = store.tail_keys(sealed_below).await?;
-    let metrics = Arc::new(Metrics::default());
     let live = live::Hub::new(
         config.live.clone(),
         registry.clone(),
@@ -125,7 +151,7 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, S
     // Closed periods past their retention leave memory once a minute (on the injected clock),
     // the first time at the start.
     let (evictor, ticker) = (ingest.clone(), clock.clone());
-    tokio::spawn(async move {
+    let evicting = tokio::spawn(async move {
         loop {
             let tick = ticker.now_ms().saturating_add(EVICT_EVERY_MS);
             match evictor.evict_closed().await {
@@ -136,7 +162,7 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, S
             ticker.sleep_until(tick).await;
         }
     });
-    Ok(Arc::new(AppState {
+    let state = Arc::new(AppState {
         store,
         registry,
         ingest,
@@ -148,7 +174,8 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, S
         clock,
         ready: AtomicBool::new(true),
         restored,
-    }))
+    });
+    Ok((state, evicting))
 }
 
 /// Serves the API on `listener` with `threads` connection threads and the connection `limits`

@@ -98,7 +98,7 @@ impl Histogram {
         self.sum_ns.fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
     }
 
-    fn render(&self, out: &mut String, name: &str, labels: &str) {
+    pub(crate) fn render(&self, out: &mut String, name: &str, labels: &str) {
         let mut cumulative = 0;
         let sep = if labels.is_empty() { "" } else { "," };
         for (i, bound) in self.bounds.iter().enumerate() {
@@ -383,6 +383,12 @@ impl Metrics {
 
     /// The Prometheus text exposition.
     pub fn render(&self, registry: &Registry) -> String {
+        self.render_all(&[registry])
+    }
+
+    /// [`Metrics::render`] over several registries (a cluster node's partitions), whose boards
+    /// are distinct.
+    pub fn render_all(&self, registries: &[&Registry]) -> String {
         let mut out = String::new();
         out.push_str(
             "# HELP standings_durable_ack_seconds Submission received to events durably committed.\n",
@@ -471,7 +477,8 @@ impl Metrics {
             "# HELP standings_closed_periods_cached Closed periods that left memory, held restored for reads (closed_periods_cached at most).\n",
         );
         out.push_str("# TYPE standings_closed_periods_cached gauge\n");
-        let _ = writeln!(out, "standings_closed_periods_cached {}", registry.closed.len());
+        let cached: usize = registries.iter().map(|r| r.closed.len()).sum();
+        let _ = writeln!(out, "standings_closed_periods_cached {cached}");
         out.push_str("# HELP standings_rejections_total Error answers by code.\n");
         out.push_str("# TYPE standings_rejections_total counter\n");
         for (code, n) in self.rejections.lock_unpoisoned().iter() {
@@ -479,7 +486,7 @@ impl Metrics {
         }
         self.live.render(&mut out);
         self.snapshots.render(&mut out);
-        let broken = registry.broken();
+        let broken: Vec<_> = registries.iter().flat_map(|r| r.broken()).collect();
         out.push_str(
             "# HELP standings_broken_boards Boards not served because a log entry could not be carried out on them at start (see /readyz).\n",
         );
@@ -500,7 +507,7 @@ impl Metrics {
         out.push_str("# TYPE standings_board_members gauge\n");
         out.push_str("# HELP standings_board_version The current board_version per board.\n");
         out.push_str("# TYPE standings_board_version gauge\n");
-        for slot in registry.all_instances() {
+        for slot in registries.iter().flat_map(|r| r.all_instances()) {
             let board = slot.read();
             let id = &slot.id;
             let labels = format!(

@@ -18,6 +18,7 @@
 //! run beside a service; `export` writes the log in the
 //! format `import` reads (the format lives in `export.rs`, so the two cannot drift).
 
+mod cluster;
 mod export;
 mod import;
 mod progress;
@@ -98,6 +99,8 @@ enum Command {
     /// Write the event log as NDJSON on stdout, in the format `import` reads.
     #[command(long_about = export::LONG_ABOUT)]
     Export(export::ExportArgs),
+    /// The cluster of origins over the database (PostgreSQL, with [cluster]).
+    Cluster(cluster::ClusterArgs),
 }
 
 /// Runs the command line (`args` starts with the program's name) and returns the process's
@@ -129,6 +132,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Exit
         Command::Rebuild(args) => runtime.block_on(rebuild::rebuild(global, args)),
         Command::Import(args) => runtime.block_on(import::import(global, args)),
         Command::Export(args) => runtime.block_on(export::export(global, args)),
+        Command::Cluster(args) => runtime.block_on(cluster::cluster(global, args)),
     };
     match result {
         Ok(code) => code,

@@ -24,6 +24,9 @@ pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
         }
     }
     let started = Instant::now();
+    if config.cluster.is_some() {
+        return serve_cluster(&config, &path, started).await;
+    }
     // Before the store is opened: a second process on the same database refuses here, without
     // migrating, restoring or writing anything.
     let mut owner = super::claim_log(&config, "standings serve").await?;
@@ -96,6 +99,79 @@ pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
         .map_err(|e| e.to_string())?;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// `serve` as one node of a cluster: joins it (refused while a single-node origin holds the
+/// database, or while another live node has this node's id), listens, then takes its share of
+/// the partitions; on SIGTERM hands them to the other nodes before it stops.
+async fn serve_cluster(
+    config: &crate::config::Config,
+    path: &std::path::Path,
+    started: Instant,
+) -> Result<ExitCode, String> {
+    let cluster = config.cluster.clone().ok_or("no [cluster] table")?;
+    let shown = redact(&config.database);
+    let membership = crate::store::cluster::Membership::join(&config.database, &shown)
+        .await
+        .map_err(|e| Chain(&e).to_string())?;
+    tokio::spawn(membership.hold(config.database.clone()));
+    let node = crate::cluster::Node::join(config, crate::clock::Clock::System, &shown)
+        .await
+        .map_err(|e| Chain(&e).to_string())?;
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    node.start();
+    let threads = Threads {
+        count: config.http_threads,
+        pin: config.pin_http_threads,
+    };
+    let limits = Limits::of(config);
+    tracing::info!(
+        listen = %addr,
+        node_id = %cluster.node_id,
+        advertise_url = %cluster.advertise_url,
+        partitions = cluster.partitions,
+        lease_ttl_ms = cluster.lease_ttl_ms,
+        standby = cluster.standby,
+        database = %shown,
+        ready_ms = started.elapsed().as_millis() as u64,
+        "serving as a cluster node"
+    );
+    println!(
+        "standings: node {} serving on http://{addr} (advertised as {}), one of the cluster on {shown} with {} partitions; config {}",
+        cluster.node_id,
+        cluster.advertise_url,
+        cluster.partitions,
+        path.display(),
+    );
+    let draining = node.clone();
+    let shutdown = async move {
+        shutdown_signal().await;
+        tracing::info!("handing the partitions over, then stopping");
+        draining.drain().await;
+        tokio::time::Instant::now() + std::time::Duration::from_secs(config_grace(&draining))
+    };
+    crate::http::serve::serve(
+        listener,
+        node.app(),
+        crate::http::stream_routes(),
+        threads,
+        limits,
+        node.metrics().clone(),
+        shutdown,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    node.stop().await;
+    tracing::info!("stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The grace a stop gives the streams still open (forwarded ones end with their owner's).
+fn config_grace(node: &crate::cluster::Node) -> u64 {
+    node.stop_grace_seconds()
 }
 
 /// Ctrl-C, or SIGTERM (what service managers and containers send to stop a process).

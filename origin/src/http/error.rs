@@ -99,6 +99,9 @@ pub enum AppError {
     DatabaseUnavailable(String),
     /// 503: the board could not be rebuilt from the log at start; other boards are served.
     BoardBroken(String),
+    /// 503: in a cluster, the game's partition is moving between nodes (its owner stopped or
+    /// is handing it over) and no node answers for it yet; nothing was done, a retry is safe.
+    PartitionMoving(String),
     /// 500: a bug or a failing dependency; the detail is logged, never answered.
     Internal(String),
     /// 500: what a lower layer failed with; logged with its whole chain of sources, never
@@ -293,11 +296,13 @@ impl AppError {
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
             DatabaseUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
             BoardBroken(_) => (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN"),
+            PartitionMoving(_) => (StatusCode::SERVICE_UNAVAILABLE, "PARTITION_MOVING"),
             Internal(_) | Failure(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
             Contract(problem) => (
                 StatusCode::from_u16(problem.status).unwrap_or(StatusCode::BAD_REQUEST),
                 problem.code,
             ),
+            Store(e) if e.is_fenced() => (StatusCode::SERVICE_UNAVAILABLE, "PARTITION_MOVING"),
             Store(e) if e.is_unavailable() => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
             Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
         }
@@ -342,6 +347,7 @@ impl AppError {
             | Unavailable(d)
             | DatabaseUnavailable(d)
             | BoardBroken(d)
+            | PartitionMoving(d)
             | Internal(d) => d,
             Contract(problem) => &problem.detail,
         })
@@ -353,6 +359,8 @@ impl AppError {
         match self {
             AppError::SubscribersFull(_) | AppError::LiveBusy(_) => Some(5),
             AppError::SnapshotInstancesFull(_) => Some(10),
+            AppError::PartitionMoving(_) => Some(1),
+            AppError::Store(e) if e.is_fenced() => Some(1),
             _ => None,
         }
     }
@@ -363,6 +371,9 @@ impl AppError {
         let detail = match (self, code) {
             (_, "INTERNAL") => "an internal error occurred; it has been logged".to_string(),
             (_, "DATABASE_UNAVAILABLE") => "the database is unavailable; retry shortly".to_string(),
+            (AppError::Store(_), "PARTITION_MOVING") => {
+                "the game's partition is moving to another node; retry shortly".to_string()
+            }
             (other, _) => other.detail().into_owned(),
         };
         Problem::new(status.as_u16(), code, detail)

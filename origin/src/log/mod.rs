@@ -19,7 +19,7 @@ use standings_core::BoardId;
 pub use self::actions::{Performed, perform, try_perform};
 pub use self::error::LogError;
 pub use self::instances::{Instances, LiveInstances, Phase, RebuildInstances, Tolerant, result_entries};
-pub use self::rebuild::{rebuild, replay_log};
+pub use self::rebuild::{rebuild, rebuild_until, replay_log};
 use crate::boards::Registry;
 // The writer names these through `log` as before the domain owned them.
 pub(crate) use crate::domain::Action;

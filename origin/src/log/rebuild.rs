@@ -29,6 +29,18 @@ pub async fn rebuild(
     store: &Store,
     only: Option<&BoardId>,
     now: i64,
+    progress: impl FnMut(u64),
+) -> Result<(Registry, Domain, Vec<ResultRow>), LogError> {
+    rebuild_until(store, only, now, i64::MAX, progress).await
+}
+
+/// [`rebuild`] from the log's entries up to `until` (a `seq`) only: a standby's copy is built
+/// to a known position while the owner goes on writing.
+pub async fn rebuild_until(
+    store: &Store,
+    only: Option<&BoardId>,
+    now: i64,
+    until: i64,
     mut progress: impl FnMut(u64),
 ) -> Result<(Registry, Domain, Vec<ResultRow>), LogError> {
     let registry = Registry::default();
@@ -51,13 +63,14 @@ pub async fn rebuild(
         } else {
             Phase::All
         },
+        until,
         &mut progress,
     )
     .await?;
     if has_periods {
         // The history: the same log again, building only the closed periods. The season and
         // moderation state it derives is the same as the first pass's, which is kept.
-        replay_pass(store, &registry, only, Phase::History(now), &mut progress).await?;
+        replay_pass(store, &registry, only, Phase::History(now), until, &mut progress).await?;
     }
     results.retain(|r| only.is_none_or(|o| r.board == *o));
     Ok((registry, domain, results))
@@ -68,11 +81,12 @@ async fn replay_pass(
     registry: &Registry,
     only: Option<&BoardId>,
     phase: Phase,
+    until: i64,
     progress: &mut impl FnMut(u64),
 ) -> Result<(Domain, Vec<ResultRow>), LogError> {
     let domain = Domain::default();
     let mut instances = RebuildInstances::new(registry, only.cloned(), phase);
-    let (results, _) = replay_log(store, registry, &domain, &mut instances, 0, progress).await?;
+    let (results, _) = replay_log(store, registry, &domain, &mut instances, 0, until, progress).await?;
     instances.install();
     Ok((domain, results))
 }
@@ -80,8 +94,9 @@ async fn replay_pass(
 /// Events per page of a replay: 20,000 are about 2.7 MB of packed JSON.
 const REPLAY_PAGE_EVENTS: i64 = 20_000;
 
-/// Runs the log after `after` (events and actions in `seq` order) on `instances`: the whole
-/// log for a rebuild, or the part after a checkpoint on the live boards. Returns the result
+/// Runs the log after `after` and up to `until` (events and actions in `seq` order) on
+/// `instances`: the whole log for a rebuild, the part after a checkpoint on the live boards, or
+/// what a standby has not applied yet. Returns the result
 /// snapshots the actions produced and the number of log entries replayed; calls `progress`
 /// with the number of events read so far.
 /// O(log entries after `after`).
@@ -91,9 +106,11 @@ pub async fn replay_log(
     domain: &Domain,
     instances: &mut (impl Instances + Send),
     after: i64,
+    until: i64,
     progress: &mut impl FnMut(u64),
 ) -> Result<(Vec<ResultRow>, u64), LogError> {
-    let actions = store.actions_after(after).await?;
+    let mut actions = store.actions_after(after).await?;
+    actions.retain(|a| a.seq <= until);
     let mut actions = actions.iter().peekable();
     let mut results = Vec::new();
     let mut after = after;
@@ -112,10 +129,17 @@ pub async fn replay_log(
     // other board still comes up (see `Tolerant`).
     let mut instances = Tolerant::new(instances, registry, 0);
     loop {
-        let page = next.await.map_err(LogError::ReadTask)??;
+        let mut page = next.await.map_err(LogError::ReadTask)??;
+        let whole = page.len();
+        page.retain(|e| e.seq <= until);
         let Some(last) = page.last() else { break };
         after = last.seq;
         next = read_after(after);
+        if page.len() < whole {
+            // The entries past `until` are another reader's: this replay ends here.
+            next.abort();
+            next = tokio::spawn(async { Ok(Vec::new()) });
+        }
         for e in &page {
             while let Some(action) = actions.next_if(|a| a.seq < e.seq) {
                 results.extend(replay_action(store, registry, domain, &mut instances, action).await);

@@ -41,12 +41,13 @@ impl Store {
     /// Records what an action changed, once it was applied.
     /// One update by primary key, O(size of the result).
     pub async fn set_action_result(&self, seq: i64, result: &ActionResult) -> Result<(), StoreError> {
-        sqlx::query("UPDATE actions SET result = $1 WHERE seq = $2")
-            .bind(result_text(Some(result))?)
-            .bind(seq)
-            .execute(&self.pool)
-            .await
-            .map_err(db_err("cannot record an action's result"))?;
+        self.write_one(
+            sqlx::query("UPDATE actions SET result = $1 WHERE seq = $2")
+                .bind(result_text(Some(result))?)
+                .bind(seq),
+        )
+        .await
+        .map_err(db_err("cannot record an action's result"))?;
         Ok(())
     }
 
@@ -58,7 +59,7 @@ impl Store {
         ))
         .bind(game)
         .bind(action_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot read an action"))?;
         row.as_ref().map(action_from_row).transpose()
@@ -71,7 +72,7 @@ impl Store {
             "SELECT {ACTION_COLUMNS} FROM actions WHERE game = $1 ORDER BY seq"
         ))
         .bind(game)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot read the action log"))?;
         rows.iter().map(action_from_row).collect()
@@ -84,7 +85,7 @@ impl Store {
             "SELECT {ACTION_COLUMNS} FROM actions WHERE seq > $1 ORDER BY seq"
         ))
         .bind(after)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot read the action log"))?;
         rows.iter().map(action_from_row).collect()
@@ -125,7 +126,7 @@ impl Store {
         .bind(&board.mode)
         .bind(&board.season)
         .bind(&board.scope)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot read results"))?;
         let bad = db_err("bad result row");

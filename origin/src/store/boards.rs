@@ -72,7 +72,7 @@ impl Store {
             "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone \
              FROM boards ORDER BY game, mode, season, scope",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot list boards"))?;
         rows.iter().map(board_from_row).collect()

@@ -12,9 +12,7 @@ impl Store {
     /// while storing one, before a new one at that `seq` is stored.
     /// O(the checkpoint's parts).
     pub async fn discard_checkpoint(&self, seq: i64) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM checkpoint_parts WHERE seq = $1")
-            .bind(seq)
-            .execute(&self.pool)
+        self.write_one(sqlx::query("DELETE FROM checkpoint_parts WHERE seq = $1").bind(seq))
             .await
             .map_err(db_err("cannot clear a checkpoint"))?;
         Ok(())
@@ -26,11 +24,7 @@ impl Store {
     /// One insert, O(size of the part).
     pub async fn put_checkpoint_part(&self, seq: i64, part: i64, body: Vec<u8>) -> Result<(), StoreError> {
         let sql = self.positional("INSERT INTO checkpoint_parts (seq, part, body) VALUES ($1, $2, $3)");
-        sqlx::query(&sql)
-            .bind(seq)
-            .bind(part)
-            .bind(body)
-            .execute(&self.pool)
+        self.write_one(sqlx::query(&sql).bind(seq).bind(part).bind(body))
             .await
             .map_err(db_err("cannot store a checkpoint part"))?;
         Ok(())
@@ -63,7 +57,7 @@ impl Store {
     pub async fn other_checkpoint_parts(&self, seq: i64) -> Result<Vec<(i64, i64)>, StoreError> {
         let rows = sqlx::query("SELECT seq, part FROM checkpoint_parts WHERE seq <> $1 ORDER BY seq, part")
             .bind(seq)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
             .await
             .map_err(db_err("cannot list old checkpoint parts"))?;
         let bad = db_err("bad checkpoint row");
@@ -80,12 +74,13 @@ impl Store {
     /// Deletes one part of a checkpoint, in a transaction of its own.
     /// One delete by primary key.
     pub async fn delete_checkpoint_part(&self, seq: i64, part: i64) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM checkpoint_parts WHERE seq = $1 AND part = $2")
-            .bind(seq)
-            .bind(part)
-            .execute(&self.pool)
-            .await
-            .map_err(db_err("cannot delete an old checkpoint part"))?;
+        self.write_one(
+            sqlx::query("DELETE FROM checkpoint_parts WHERE seq = $1 AND part = $2")
+                .bind(seq)
+                .bind(part),
+        )
+        .await
+        .map_err(db_err("cannot delete an old checkpoint part"))?;
         Ok(())
     }
 
@@ -97,7 +92,7 @@ impl Store {
             "SELECT seq, COUNT(*) AS parts, MAX(part) AS last FROM checkpoint_parts \
              WHERE seq = (SELECT MAX(seq) FROM checkpoint_parts WHERE part = 0) GROUP BY seq",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot read the checkpoint"))?;
         let bad = db_err("bad checkpoint row");
@@ -127,7 +122,7 @@ impl Store {
         let row = sqlx::query("SELECT body FROM checkpoint_parts WHERE seq = $1 AND part = $2")
             .bind(seq)
             .bind(part)
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
             .await
             .map_err(db_err("cannot read a checkpoint part"))?;
         row.try_get("body").map_err(db_err("bad checkpoint part"))

@@ -37,6 +37,17 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+    /// In a cluster, a write of a partition this node does not hold at the epoch it proved
+    /// (its lease expired or another node took it): nothing was written, and the partition is
+    /// answered by its owner (503 `PARTITION_MOVING` here, meanwhile).
+    #[error("{context}")]
+    Fenced {
+        /// What was being done.
+        context: String,
+        /// The database's refusal.
+        #[source]
+        source: sqlx::Error,
+    },
     /// A stored row holds what no version of the service writes (an unknown status, a board
     /// whose range is reversed, a page of the player index cut short).
     #[error("{0}")]
@@ -46,7 +57,12 @@ pub enum StoreError {
 impl StoreError {
     /// Whether it is the database's absence rather than its answer.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, StoreError::Unavailable { .. })
+        matches!(self, StoreError::Unavailable { .. } | StoreError::Fenced { .. })
+    }
+
+    /// Whether a write was refused because this node does not hold the partition's lease.
+    pub fn is_fenced(&self) -> bool {
+        matches!(self, StoreError::Fenced { .. })
     }
 }
 
@@ -72,6 +88,11 @@ pub(super) fn db_err(context: &'static str) -> impl Fn(sqlx::Error) -> StoreErro
 /// [`db_err`] for one error.
 pub(super) fn db_error(context: impl Into<String>, source: sqlx::Error) -> StoreError {
     let context = context.into();
+    if let sqlx::Error::Database(db) = &source
+        && db.code().as_deref() == Some(super::cluster::FENCED_CODE)
+    {
+        return StoreError::Fenced { context, source };
+    }
     if unavailable(&source) {
         StoreError::Unavailable { context, source }
     } else {

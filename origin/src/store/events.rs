@@ -185,7 +185,7 @@ impl Store {
         let row = sqlx::query(&sql)
             .bind(after)
             .bind(limit)
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
             .await
             .map_err(db_err("cannot read the event log"))?;
         let page: String = row.try_get("page").map_err(db_err("bad page of the event log"))?;
@@ -200,7 +200,7 @@ impl Store {
         ))
         .bind(game)
         .bind(event_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot read an event"))?;
         row.as_ref().map(event_from_row).transpose()
@@ -228,7 +228,7 @@ impl Store {
              DESC LIMIT 1) AS entries FROM log_runs r ORDER BY r.start_seq",
         )
         .bind(key)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot read the player index"))?;
         let mut sealed_below = 0i64;
@@ -286,7 +286,7 @@ impl Store {
             .bind(player)
             .bind(&board.mode)
             .bind(&board.season)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
             .await
             .map_err(db_err("cannot read a player's events"))?;
         rows.iter().map(event_from_row).collect()
@@ -299,7 +299,7 @@ impl Store {
             "SELECT {EVENT_COLUMNS} FROM score_events WHERE game = $1 AND status = 'LATE' ORDER BY seq"
         ))
         .bind(game)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot list late events"))?;
         rows.iter().map(event_from_row).collect()
@@ -311,7 +311,7 @@ impl Store {
         let row = sqlx::query("SELECT 1 AS n FROM event_seasons WHERE game = $1 AND season = $2")
             .bind(game)
             .bind(season)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
             .await
             .map_err(db_err("cannot look for events"))?;
         Ok(row.is_some())
@@ -321,7 +321,7 @@ impl Store {
     /// O(seasons with events).
     pub async fn event_seasons(&self) -> Result<HashMap<String, HashSet<String>>, StoreError> {
         let rows = sqlx::query("SELECT game, season FROM event_seasons")
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
             .await
             .map_err(db_err("cannot read the seasons with events"))?;
         let mut seasons: HashMap<String, HashSet<String>> = HashMap::new();

@@ -53,7 +53,7 @@ impl Store {
             sqlx::query("SELECT friend_id FROM friends WHERE game = $1 AND player_id = $2 ORDER BY position")
                 .bind(game)
                 .bind(player)
-                .fetch_all(&self.pool)
+                .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
                 .await
                 .map_err(db_err("cannot read friends"))?;
         rows.iter()

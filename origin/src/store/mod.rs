@@ -26,6 +26,7 @@
 mod actions;
 mod boards;
 mod checkpoints;
+pub mod cluster;
 mod error;
 mod events;
 mod friends;
@@ -35,6 +36,8 @@ pub(crate) mod player_index;
 mod statements;
 
 use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
@@ -153,6 +156,34 @@ pub struct Store {
     /// each with a cold cache of its own).
     writer: AnyPool,
     backend: Backend,
+    /// In a cluster, the partition this store reads and writes: its schema, and the lease every
+    /// one of its writes proves in its own transaction. `None` on a single node.
+    scope: Option<Arc<Scope>>,
+}
+
+/// One partition of a clustered database, as a store sees it.
+#[derive(Debug)]
+pub struct Scope {
+    /// The partition's number.
+    pub partition: u32,
+    /// Its schema (`standings_p0007`), holding the single-node tables.
+    schema: String,
+    /// This node's id, as the lease names it.
+    node: String,
+    /// The lease's epoch this node holds; 0 while it holds none (every write is refused).
+    epoch: AtomicI64,
+}
+
+impl Scope {
+    /// The lease epoch the writes of this partition now prove (0: none).
+    pub fn set_epoch(&self, epoch: i64) {
+        self.epoch.store(epoch, Ordering::Release);
+    }
+
+    /// The epoch the writes prove.
+    pub fn epoch(&self) -> i64 {
+        self.epoch.load(Ordering::Acquire)
+    }
 }
 
 /// What a connection is for, which decides its SQLite settings.
@@ -179,6 +210,7 @@ async fn connect(
     backend: Backend,
     connections: u32,
     role: Role,
+    in_transaction_at_most: Option<Duration>,
 ) -> Result<AnyPool, StoreError> {
     AnyPoolOptions::new()
         .max_connections(connections)
@@ -196,6 +228,13 @@ async fn connect(
         .test_before_acquire(role == Role::Reader)
         .after_connect(move |conn, _| {
             Box::pin(async move {
+                if let Some(limit) = in_transaction_at_most {
+                    conn.execute(&*format!(
+                        "SET idle_in_transaction_session_timeout = {}",
+                        limit.as_millis()
+                    ))
+                    .await?;
+                }
                 if backend == Backend::Sqlite {
                     // Durability first: WAL (set on the file before the pools open, see
                     // `wal_before_the_pools`) with a full fsync at every commit.
@@ -247,6 +286,15 @@ impl Store {
 
     /// Connects and applies the pending migrations numbered up to `last`.
     async fn open_migrated_to(url: &str, last: i64) -> Result<Store, StoreError> {
+        let store = Store::connect(url, None).await?;
+        store.migrate_to(last).await?;
+        Ok(store)
+    }
+
+    /// Connects without migrating. `in_transaction_at_most` (a cluster's lease time) ends a
+    /// PostgreSQL session that stays idle inside a transaction longer, so that a paused node
+    /// cannot hold a lease row's lock past its lease.
+    async fn connect(url: &str, in_transaction_at_most: Option<Duration>) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
@@ -264,21 +312,25 @@ impl Store {
         if backend == Backend::Sqlite {
             wal_before_the_pools(&options).await?;
         }
+        let clustered = in_transaction_at_most.is_some();
         let pool = connect(
             &options,
             backend,
             if backend == Backend::Sqlite { 4 } else { 8 },
             Role::Reader,
+            in_transaction_at_most,
         )
         .await?;
-        let writer = connect(&options, backend, 1, Role::Writer).await?;
-        let store = Store {
+        // A cluster node's partitions share the writer's pool: one connection each would be
+        // one per partition.
+        let writers = if clustered { 4 } else { 1 };
+        let writer = connect(&options, backend, writers, Role::Writer, in_transaction_at_most).await?;
+        Ok(Store {
             pool,
             writer,
             backend,
-        };
-        store.migrate_to(last).await?;
-        Ok(store)
+            scope: None,
+        })
     }
 
     /// The database behind the store.
@@ -293,7 +345,7 @@ impl Store {
     /// migration recorded and skip it. (`CREATE TABLE IF NOT EXISTS` alone is not safe there
     /// when run concurrently.) SQLite needs none: its write lock serializes the transactions,
     /// and one process at a time owns the file (`owner`).
-    async fn migrate_to(&self, last: i64) -> Result<(), StoreError> {
+    pub(super) async fn migrate_to(&self, last: i64) -> Result<(), StoreError> {
         let mut tx = self.begin_migration().await?;
         tx.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT NOT NULL PRIMARY KEY, \
@@ -346,7 +398,7 @@ impl Store {
 
     /// Begins a migration's transaction, under the migration lock on PostgreSQL (held until it
     /// ends).
-    async fn begin_migration(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
+    pub(super) async fn begin_migration(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
         let mut tx = self
             .pool
             .begin()
@@ -360,6 +412,18 @@ impl Store {
                 .execute(&mut *tx)
                 .await
                 .map_err(db_err("cannot take the migration lock"))?;
+            // "Already exists, skipping" is what every node but the first hears: not news.
+            tx.execute("SET LOCAL client_min_messages = warning")
+                .await
+                .map_err(db_err("cannot begin a migration"))?;
+            if let Some(scope) = &self.scope {
+                tx.execute(&*format!(
+                    "CREATE SCHEMA IF NOT EXISTS {0}; SET LOCAL search_path TO {0}",
+                    scope.schema
+                ))
+                .await
+                .map_err(db_err("cannot create the partition's schema"))?;
+            }
         }
         Ok(tx)
     }
@@ -377,7 +441,7 @@ impl Store {
             "SELECT COALESCE((SELECT MAX(seq) FROM score_events), 0) AS events, \
              COALESCE((SELECT MAX(seq) FROM actions), 0) AS actions",
         )
-        .fetch_one(&self.pool)
+        .fetch_one(&mut *self.reader().await.map_err(db_err("cannot read the event log"))?)
         .await
         .map_err(db_err("cannot read the event log"))?;
         let events: i64 = row.try_get("events").map_err(db_err("bad seq"))?;
@@ -414,14 +478,65 @@ impl Store {
     /// so that one which reads before it writes waits for the write lock instead of failing.
     /// While this process cannot prove it owns the log (`owner::fenced`), it is refused as the
     /// database's absence, before any statement is sent.
+    ///
+    /// In a cluster it first chooses the partition's schema and proves, in the same
+    /// transaction, that this node holds the partition's lease at its epoch (the lease row stays
+    /// share-locked until the transaction ends, so a takeover waits for it, and a deposed owner's
+    /// write fails here whatever its own clock says).
     async fn begin_on(&self, pool: &AnyPool) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
         if owner::fenced() {
             return Err(sqlx::Error::PoolTimedOut);
         }
-        match self.backend {
-            Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
-            Backend::Postgres => pool.begin().await,
+        let mut tx = match self.backend {
+            Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => pool.begin().await?,
+        };
+        if let Some(scope) = &self.scope {
+            tx.execute(&*cluster::fence_sql(
+                &scope.schema,
+                scope.partition,
+                &scope.node,
+                scope.epoch(),
+            ))
+            .await?;
         }
+        Ok(tx)
+    }
+
+    /// A connection of the pool for reads, on the partition's schema in a cluster.
+    async fn reader(&self) -> Result<sqlx::pool::PoolConnection<sqlx::Any>, sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        if let Some(scope) = &self.scope {
+            conn.execute(&*format!("SET search_path TO {}", scope.schema))
+                .await?;
+        }
+        Ok(conn)
+    }
+
+    /// Runs one statement that writes, through the pool: alone on a single node; in a cluster,
+    /// in a transaction of its own that proves the lease first ([`Store::begin_on`]).
+    async fn write_one<'q>(
+        &self,
+        query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    ) -> Result<sqlx::any::AnyQueryResult, sqlx::Error> {
+        if self.scope.is_none() {
+            return query.execute(&self.pool).await;
+        }
+        let mut tx = self.begin_on(&self.pool).await?;
+        let done = query.execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(done)
+    }
+
+    /// Whether a few events may be appended as one statement committed alone: not in a cluster,
+    /// where every write proves its lease in a transaction.
+    pub(crate) fn appends_alone(&self) -> bool {
+        self.scope.is_none()
+    }
+
+    /// The partition this store is scoped to, in a cluster.
+    pub fn scope(&self) -> Option<&Arc<Scope>> {
+        self.scope.as_ref()
     }
 
     /// Frees the writer connection's page cache (SQLite; PostgreSQL caches in its own

@@ -37,7 +37,7 @@ use super::error::db_error;
 use super::{Backend, StoreError};
 
 /// The advisory lock key of the log ("STANDLOG"); advisory locks are per database.
-const LOG_LOCK: i64 = 0x5354_414e_444c_4f47;
+pub(super) const LOG_LOCK: i64 = 0x5354_414e_444c_4f47;
 
 /// The advisory lock key under which migrations run ("STANDMIG"), taken per transaction.
 pub(super) const MIGRATION_LOCK: i64 = 0x5354_414e_444d_4947;
@@ -100,6 +100,16 @@ pub enum ClaimError {
         /// Who holds it.
         holder: Option<Node>,
     },
+    /// The database is a cluster's: a single-node origin would serve none of its partitions.
+    #[error(
+        "the database {database} is clustered ({nodes}); a single-node origin cannot serve it: add the [cluster] section to this origin's config to join the cluster (docs/cluster.md), or use another database"
+    )]
+    Clustered {
+        /// The database as it may be shown.
+        database: String,
+        /// The cluster's nodes as registered, or what is known of them.
+        nodes: String,
+    },
     /// The lock was lost and somebody else held it since: this process must stop.
     #[error(
         "this process lost the lock on the database {database} and {}; it stops without writing again (its state may be stale)",
@@ -136,7 +146,7 @@ fn refusal(backend: Backend, database: &str, holder: Option<&Node>) -> String {
             "the database {database} is held by another Standings process {who}; one database is served by one process at a time: stop that one first, or use another database"
         ),
         Backend::Postgres => format!(
-            "the database {database} is already served by another Standings origin {who}; running several origins over one database needs the [cluster] mode of issue 30, which is not available yet: stop that origin first, or use another database"
+            "the database {database} is already served by another Standings origin {who}; several origins over one database run as a cluster (a [cluster] section on each, see docs/cluster.md): stop that origin first, or use another database"
         ),
     }
 }
@@ -304,6 +314,12 @@ async fn claim_postgres(url: &str, shown: &str, node: Node) -> Result<LogOwner, 
     let taken = try_lock(&mut conn)
         .await
         .map_err(|e| db_error("cannot take the database's lock", e))?;
+    if let Some(nodes) = cluster_nodes(&mut conn).await {
+        return Err(ClaimError::Clustered {
+            database: shown.to_string(),
+            nodes,
+        });
+    }
     if !taken {
         return Err(ClaimError::Held {
             backend: Backend::Postgres,
@@ -318,6 +334,38 @@ async fn claim_postgres(url: &str, shown: &str, node: Node) -> Result<LogOwner, 
         },
         node,
         database: shown.to_string(),
+    })
+}
+
+/// The nodes of the cluster the database belongs to, as a list to show; `None` when it is not
+/// clustered.
+async fn cluster_nodes(conn: &mut AnyConnection) -> Option<String> {
+    let clustered = sqlx::query("SELECT to_regclass('standings_cluster.nodes') IS NOT NULL AS c")
+        .fetch_one(&mut *conn)
+        .await
+        .ok()
+        .and_then(|r| r.try_get::<bool, _>("c").ok())?;
+    if !clustered {
+        return None;
+    }
+    let nodes: Vec<String> =
+        sqlx::query("SELECT node_id, advertise_url FROM standings_cluster.nodes ORDER BY node_id")
+            .fetch_all(&mut *conn)
+            .await
+            .ok()?
+            .iter()
+            .filter_map(|r| {
+                Some(format!(
+                    "{} at {}",
+                    r.try_get::<String, _>("node_id").ok()?,
+                    r.try_get::<String, _>("advertise_url").ok()?
+                ))
+            })
+            .collect();
+    Some(if nodes.is_empty() {
+        "no node has joined yet".to_string()
+    } else {
+        format!("nodes: {}", nodes.join(", "))
     })
 }
 
@@ -346,6 +394,11 @@ async fn current_holder(conn: &mut AnyConnection) -> Option<Node> {
     .await
     .ok()??;
     node_of(&row).ok()
+}
+
+/// The single-node origin holding the log now, if it said who it is.
+pub(super) async fn holder_on(conn: &mut AnyConnection) -> Option<Node> {
+    current_holder(conn).await
 }
 
 /// The recorded holder, whoever it was.
@@ -440,8 +493,8 @@ mod tests {
         assert_eq!(lock_path("postgres://db/x"), None);
     }
 
-    /// A refusal names the database and its holder, and on PostgreSQL says that several origins
-    /// need the cluster mode, which is not there yet.
+    /// A refusal names the database and its holder, and on PostgreSQL says how several origins
+    /// run over one database.
     #[test]
     fn a_refusal_names_the_database_and_who_holds_it() {
         let sqlite = refusal(Backend::Sqlite, "/d/s.db", Some(&node()));
@@ -452,10 +505,7 @@ mod tests {
         let pg = refusal(Backend::Postgres, "postgres://db/x", None);
         assert!(pg.contains("postgres://db/x"), "{pg}");
         assert!(pg.contains("has not said who it is yet"), "{pg}");
-        assert!(
-            pg.contains("[cluster] mode of issue 30, which is not available yet"),
-            "{pg}"
-        );
+        assert!(pg.contains("a [cluster] section on each"), "{pg}");
     }
 
     /// Two claims on one SQLite file in one process: the second is refused with the first's

@@ -68,7 +68,7 @@ impl Store {
         .bind(&board.season)
         .bind(&board.scope)
         .bind(period_key)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot read a period snapshot"))?;
         let bad = db_err("bad period snapshot row");

@@ -112,7 +112,7 @@ impl Store {
     /// Where the unsealed tail of the log starts: one past the last sealed run.
     pub async fn sealed_below(&self) -> Result<i64, StoreError> {
         let row = sqlx::query("SELECT COALESCE(MAX(end_seq), 0) AS sealed FROM log_runs")
-            .fetch_one(&self.pool)
+            .fetch_one(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
             .await
             .map_err(db_err("cannot read the log's runs"))?;
         row.try_get("sealed").map_err(db_err("bad run"))

@@ -388,6 +388,15 @@ pub enum Restored {
 /// log after it when there is a usable one, else by replaying the whole log. O(members held +
 /// log entries replayed).
 pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Domain, Restored), LogError> {
+    restore_until(store, now, i64::MAX).await
+}
+
+/// [`restore`] up to the log's entry `until` only (see [`log::rebuild_until`]).
+pub async fn restore_until(
+    store: &Store,
+    now: i64,
+    until: i64,
+) -> Result<(Registry, Domain, Restored), LogError> {
     let unusable = match load(store).await {
         Ok(None) => None,
         Ok(Some((registry, domain, seq))) => {
@@ -396,12 +405,13 @@ pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Domain, Resto
                 registry: &registry,
                 store,
             };
-            let (_, tail) = log::replay_log(store, &registry, &domain, &mut live, seq, &mut |_| {}).await?;
+            let (_, tail) =
+                log::replay_log(store, &registry, &domain, &mut live, seq, until, &mut |_| {}).await?;
             return Ok((registry, domain, Restored::Checkpoint { seq, tail }));
         }
         Err(why) => Some(why),
     };
-    let (registry, domain, _) = log::rebuild(store, None, now, |_| {}).await?;
+    let (registry, domain, _) = log::rebuild_until(store, None, now, until, |_| {}).await?;
     Ok((registry, domain, Restored::FullReplay { unusable }))
 }
 

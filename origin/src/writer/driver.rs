@@ -695,7 +695,11 @@ async fn store_group(
         Some(tx) => tx,
         // Decided without a look-up, a few events go as one statement, committed alone,
         // unless they are the first of a season, which is recorded in the same transaction.
-        None if seal.is_none() && new_seasons.is_empty() && (1..=AT_ONCE_ROWS).contains(&fresh.len()) => {
+        None if store.appends_alone()
+            && seal.is_none()
+            && new_seasons.is_empty()
+            && (1..=AT_ONCE_ROWS).contains(&fresh.len()) =>
+        {
             return Ok(match store.insert_events_at_once(fresh).await? {
                 AtOnce::Stored => Stored::Committed(Instant::now()),
                 AtOnce::Resubmitted => Stored::Resubmitted,

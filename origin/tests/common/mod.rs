@@ -142,6 +142,7 @@ pub fn config(url: &str) -> Config {
         max_connections: 0,
         live: Default::default(),
         snapshots: Default::default(),
+        cluster: None,
         tokens: vec![
             token("admin", ADMIN, Role::Admin, &["*"], None),
             token("game-server-07", SERVICE, Role::Service, &["arena-clash"], None),

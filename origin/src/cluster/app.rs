@@ -1,0 +1,412 @@
+//! The service a cluster node serves: every request goes to the engine of its partition when
+//! this node owns it, to the owner otherwise, and waits briefly while the partition moves.
+//! The owner's answers carry `x-standings-served-by`, so a forwarded answer and the owner's are
+//! the same bytes.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header, request::Parts};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use tower::{Service, ServiceExt};
+
+use super::forward::{self, Forwarded, NOT_OWNER, SERVED_BY};
+use super::route::{self, Target};
+use super::{Engine, Node, SlotState, hold_for};
+use crate::http::MAX_BODY_BYTES;
+use crate::http::error::AppError;
+use crate::http::serve::PeerAddr;
+
+/// The service; cheap to clone (one `Arc`).
+#[derive(Clone)]
+pub struct ClusterApp {
+    node: Arc<Node>,
+}
+
+impl ClusterApp {
+    pub(super) fn new(node: Arc<Node>) -> ClusterApp {
+        ClusterApp { node }
+    }
+}
+
+impl Service<Request> for ClusterApp {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let node = self.node.clone();
+        Box::pin(async move { Ok(handle(node, request).await) })
+    }
+}
+
+/// A request read so far: its head, and its body whole (bodies are at most 1 MB).
+struct Asked {
+    parts: Parts,
+    body: Bytes,
+    /// It came from another node, which asked this one as the owner: never forwarded again.
+    from_peer: bool,
+}
+
+impl Asked {
+    fn request(&self) -> Request {
+        Request::from_parts(self.parts.clone(), Body::from(self.body.clone()))
+    }
+
+    fn client(&self) -> Option<std::net::SocketAddr> {
+        self.parts.extensions.get::<PeerAddr>().map(|p| p.0)
+    }
+}
+
+async fn handle(node: Arc<Node>, request: Request) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let from_peer = forward::from_a_peer(&parts.headers, &node.cluster.secret);
+    if from_peer {
+        // The client's address as the first node saw it, for the per-address limits.
+        if let Some(addr) = parts
+            .headers
+            .get(forward::CLIENT_ADDR)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+        {
+            parts.extensions.insert(PeerAddr(addr));
+        }
+    }
+    let target = route::target(&parts.method, parts.uri.path(), parts.uri.query());
+    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(body) => body,
+        Err(_) => {
+            return AppError::PayloadTooLarge(format!("the body is larger than {MAX_BODY_BYTES} bytes"))
+                .into_response();
+        }
+    };
+    let asked = Asked {
+        parts,
+        body,
+        from_peer,
+    };
+    let target = target.unwrap_or_else(|| {
+        route::game_in_body(&asked.body)
+            .or_else(|| route::query_game(asked.parts.uri.query()))
+            .map_or(Target::Any, Target::Game)
+    });
+    match target {
+        Target::Node => node_route(&node, &asked).await,
+        Target::Game(game) => to_partition(&node, node.partition_of(&game), asked).await,
+        Target::Any => to_any(&node, asked).await,
+        Target::Part => to_part(&node, asked).await,
+        Target::Batch => batch(&node, asked).await,
+    }
+}
+
+/// Answers on engine `engine` of partition `p`, counting the request as in flight on it.
+async fn local(node: &Node, p: u32, engine: &Engine, request: Request) -> Response {
+    let slot = node.slot(p);
+    slot.inflight.fetch_add(1, Ordering::AcqRel);
+    let response = engine.app.clone().oneshot(request).await;
+    slot.inflight.fetch_sub(1, Ordering::AcqRel);
+    let Ok(mut response) = response;
+    if let Ok(id) = HeaderValue::from_str(&node.id) {
+        response.headers_mut().insert(SERVED_BY, id);
+    }
+    response
+}
+
+/// The partition is moving and no node answers for it within the wait.
+fn moving(p: u32) -> Response {
+    AppError::PartitionMoving(format!(
+        "the game's partition {p} is moving between nodes; retry shortly"
+    ))
+    .into_response()
+}
+
+/// Sends a request for partition `p` where it is served: here, at its owner, or (while it
+/// moves) wherever it lands within the wait.
+async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
+    let deadline = Instant::now() + hold_for(node.cluster.lease_ttl_ms);
+    let mut changes = node.changes.subscribe();
+    loop {
+        match node.state_of(p) {
+            SlotState::Owned(held, engine) if held.serving(node.now()) => {
+                return local(node, p, &engine, asked.request()).await;
+            }
+            SlotState::Elsewhere(Some(peer)) if !asked.from_peer => {
+                if is_upgrade(&asked.parts) {
+                    return upgrade_through(node, p, &peer.url, asked).await;
+                }
+                match node
+                    .forwarder
+                    .send(&peer.url, &asked.parts, asked.body.clone(), asked.client())
+                    .await
+                {
+                    Forwarded::Answer(response) => {
+                        node.stats.forwarded_ok.add(1);
+                        return response;
+                    }
+                    Forwarded::NotOwner => node.stats.forwarded_moving.add(1),
+                    Forwarded::Unreachable(why) => {
+                        node.stats.forwarded_unreachable.add(1);
+                        tracing::debug!(partition = p, "the owner could not be reached: {why}");
+                        if !asked.parts.method.is_safe() {
+                            // A write may have been received and committed: the client retries
+                            // with the same ids and learns which (DUPLICATE).
+                            forget_owner(node, p, &peer.node);
+                            return moving(p);
+                        }
+                    }
+                }
+                forget_owner(node, p, &peer.node);
+            }
+            _ if asked.from_peer => {
+                let mut response = moving(p);
+                response
+                    .headers_mut()
+                    .insert(NOT_OWNER, HeaderValue::from_static("1"));
+                return response;
+            }
+            _ => {}
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return moving(p);
+        }
+        let _ = tokio::time::timeout(deadline - now, changes.changed()).await;
+    }
+}
+
+/// The owner this node knew for `p` did not answer for it: forget it until the leases say again.
+fn forget_owner(node: &Node, p: u32, owner: &str) {
+    let mut state = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
+    if matches!(&*state, SlotState::Elsewhere(Some(peer)) if peer.node == owner) {
+        *state = SlotState::Elsewhere(None);
+    }
+}
+
+/// A request any engine answers alike: the first one this node owns, else another node's.
+async fn to_any(node: &Arc<Node>, asked: Asked) -> Response {
+    let now = node.now();
+    for p in 0..node.cluster.partitions {
+        if let SlotState::Owned(held, engine) = node.state_of(p)
+            && held.serving(now)
+        {
+            return local(node, p, &engine, asked.request()).await;
+        }
+    }
+    if asked.from_peer {
+        return moving(0);
+    }
+    let owners: Vec<u32> = (0..node.cluster.partitions)
+        .filter(|p| matches!(node.state_of(*p), SlotState::Elsewhere(Some(_))))
+        .collect();
+    match owners.first() {
+        Some(p) => to_partition(node, *p, asked).await,
+        None => to_partition(node, 0, asked).await,
+    }
+}
+
+/// A snapshot part: the engines here, then the other nodes, until one holds it.
+async fn to_part(node: &Arc<Node>, asked: Asked) -> Response {
+    let mut last = None;
+    for (p, engine) in node.engines() {
+        let response = local(node, p, &engine, asked.request()).await;
+        if response.status() != StatusCode::NOT_FOUND {
+            return response;
+        }
+        last = Some(response);
+    }
+    if !asked.from_peer {
+        let mut asked_nodes = Vec::new();
+        for p in 0..node.cluster.partitions {
+            let SlotState::Elsewhere(Some(peer)) = node.state_of(p) else {
+                continue;
+            };
+            if asked_nodes.contains(&peer.node) {
+                continue;
+            }
+            asked_nodes.push(peer.node.clone());
+            if let Forwarded::Answer(response) = node
+                .forwarder
+                .send(&peer.url, &asked.parts, asked.body.clone(), asked.client())
+                .await
+            {
+                node.stats.forwarded_ok.add(1);
+                if response.status() != StatusCode::NOT_FOUND {
+                    return response;
+                }
+                last = Some(response);
+            }
+        }
+    }
+    match last {
+        Some(response) => response,
+        None => to_any(node, asked).await,
+    }
+}
+
+/// A batch: whole to its partition when its events share one, else split by partition, sent
+/// at once, and the per-event answers put back in the request's order. A part refused as a
+/// whole (a token, a limit) is the answer; the other parts may have been stored, and a retry
+/// with the same ids answers them `DUPLICATE`.
+async fn batch(node: &Arc<Node>, asked: Asked) -> Response {
+    let body = asked.body.clone();
+    let Some(split) = route::split_batch(&body) else {
+        return to_any(node, asked).await;
+    };
+    let partitions: Vec<Option<u32>> = split
+        .events
+        .iter()
+        .map(|(_, game)| game.as_deref().map(|g| node.partition_of(g)))
+        .collect();
+    let first = partitions.iter().flatten().next().copied();
+    let Some(first) = first else {
+        return to_any(node, asked).await;
+    };
+    let over = split.events.len() > crate::intake::MAX_BATCH;
+    // An event naming no game is refused by whichever partition reads it.
+    let of = |i: usize| partitions[i].unwrap_or(first);
+    let mut groups: Vec<(u32, Vec<usize>)> = Vec::new();
+    for i in 0..split.events.len() {
+        match groups.iter_mut().find(|(p, _)| *p == of(i)) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((of(i), vec![i])),
+        }
+    }
+    if groups.len() == 1 || over {
+        return to_partition(node, first, asked).await;
+    }
+    let sends = groups.iter().map(|(p, members)| {
+        let sub: Vec<_> = members.iter().map(|i| split.events[*i].0).collect();
+        let part = Asked {
+            parts: asked.parts.clone(),
+            body: Bytes::from(route::batch_body(&sub)),
+            from_peer: asked.from_peer,
+        };
+        to_partition(node, *p, part)
+    });
+    let answers = futures_util::future::join_all(sends).await;
+    let mut bodies = Vec::with_capacity(answers.len());
+    let mut served_by = Vec::new();
+    for answer in answers {
+        if answer.status() != StatusCode::OK {
+            return answer;
+        }
+        if let Some(by) = answer.headers().get(SERVED_BY).and_then(|v| v.to_str().ok())
+            && !served_by.iter().any(|s| s == by)
+        {
+            served_by.push(by.to_string());
+        }
+        match axum::body::to_bytes(answer.into_body(), usize::MAX).await {
+            Ok(bytes) => bodies.push(bytes),
+            Err(e) => {
+                return AppError::PartitionMoving(format!("a part of the batch was cut short: {e}"))
+                    .into_response();
+            }
+        }
+    }
+    let mut results = vec![None; split.events.len()];
+    for ((_, members), bytes) in groups.iter().zip(&bodies) {
+        let Some(answered) = route::batch_results(bytes) else {
+            return AppError::Internal("a part of a batch was answered in another shape".into())
+                .into_response();
+        };
+        if answered.len() != members.len() {
+            return AppError::Internal("a part of a batch was answered for other events".into())
+                .into_response();
+        }
+        for (i, r) in members.iter().zip(answered) {
+            results[*i] = Some(r);
+        }
+    }
+    let results: Vec<_> = results.into_iter().flatten().collect();
+    let mut response = (StatusCode::OK, route::merged_answer(&results)).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Ok(by) = HeaderValue::from_str(&served_by.join(",")) {
+        response.headers_mut().insert(SERVED_BY, by);
+    }
+    response
+}
+
+/// The node's own routes: health, readiness, metrics and the cluster's table.
+async fn node_route(node: &Arc<Node>, asked: &Asked) -> Response {
+    let mut response = match asked.parts.uri.path() {
+        "/healthz" => crate::http::json(StatusCode::OK, &json!({ "status": "ok" })),
+        "/readyz" => {
+            if !node.ready.load(Ordering::Acquire) || node.draining.load(Ordering::Acquire) {
+                AppError::Unavailable("starting up or handing its partitions over".into()).into_response()
+            } else if !node.store.ping().await {
+                AppError::Unavailable("the database does not answer".into()).into_response()
+            } else {
+                crate::http::json(
+                    StatusCode::OK,
+                    &json!({ "status": "ready", "node_id": node.id, "partitions_owned": node.owned().len() }),
+                )
+            }
+        }
+        "/metrics" => {
+            let engines = node.engines();
+            let registries: Vec<&crate::boards::Registry> =
+                engines.iter().map(|(_, e)| &*e.state.registry).collect();
+            let mut text = node.metrics.render_all(&registries);
+            super::render_metrics(node, &mut text);
+            ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+        }
+        _ => match node.auth.admin(&asked.parts.headers, "*") {
+            Err(e) => e.into_response(),
+            Ok(_) => match super::status::read(&node.store, Some(&node.id)).await {
+                Ok(status) => crate::http::json(StatusCode::OK, &status),
+                Err(e) => AppError::from(e).into_response(),
+            },
+        },
+    };
+    if let Ok(id) = HeaderValue::from_str(&node.id) {
+        response.headers_mut().insert(SERVED_BY, id);
+    }
+    response
+}
+
+fn is_upgrade(parts: &Parts) -> bool {
+    parts.headers.contains_key(header::UPGRADE)
+}
+
+/// A WebSocket subscription for a partition owned elsewhere: the upgrade is asked of the owner,
+/// and once both sides switched, the two connections are joined byte for byte.
+async fn upgrade_through(node: &Arc<Node>, p: u32, url: &str, mut asked: Asked) -> Response {
+    let Some(client_side) = asked.parts.extensions.remove::<hyper::upgrade::OnUpgrade>() else {
+        return AppError::InvalidRequest("the connection cannot be upgraded".into()).into_response();
+    };
+    let answer = node.forwarder.upgrade(url, &asked.parts, asked.client()).await;
+    let (response, owner_side) = match answer {
+        Ok(pair) => pair,
+        Err(why) => {
+            node.stats.forwarded_unreachable.add(1);
+            tracing::debug!("an upgrade could not be forwarded: {why}");
+            return moving(p);
+        }
+    };
+    node.stats.forwarded_ok.add(1);
+    if let Some(owner_side) = owner_side {
+        tokio::spawn(async move {
+            let (Ok(client), Ok(owner)) = (client_side.await, owner_side.await) else {
+                return;
+            };
+            let mut client = hyper_util::rt::TokioIo::new(client);
+            let mut owner = hyper_util::rt::TokioIo::new(owner);
+            let _ = tokio::io::copy_bidirectional(&mut client, &mut owner).await;
+        });
+    }
+    response
+}

@@ -1,0 +1,196 @@
+//! Forwarding a request to the node that owns its partition, and the headers the nodes use
+//! between them. The owner's answer comes back as it was sent (status, headers, body, streamed),
+//! so a client cannot tell a forwarded answer from the owner's but by `x-standings-served-by`,
+//! which the owner sets on its own answers too.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Request, Response, header};
+use http_body_util::Full;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use crate::http::serve::Streaming;
+
+/// The node that answered.
+pub(super) const SERVED_BY: HeaderName = HeaderName::from_static("x-standings-served-by");
+/// On a request between nodes: the node that forwarded it.
+pub(super) const FORWARDED_BY: HeaderName = HeaderName::from_static("x-standings-forwarded-by");
+/// On a request between nodes: the cluster's secret, which makes the two headers around it
+/// trusted.
+pub(super) const CLUSTER_SECRET: HeaderName = HeaderName::from_static("x-standings-cluster-secret");
+/// On a request between nodes: the client's address, for the per-address limits.
+pub(super) const CLIENT_ADDR: HeaderName = HeaderName::from_static("x-standings-client-addr");
+/// On an answer between nodes: the node asked does not own the partition (any more).
+pub(super) const NOT_OWNER: HeaderName = HeaderName::from_static("x-standings-not-owner");
+
+/// How long a peer may take to accept a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How long a forwarded request waits for the head of the owner's answer; a paused or
+/// partitioned owner is not waited for longer (the client hears 503 and retries, with the same
+/// event ids for a write).
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Headers that describe one connection, not the request or the answer.
+const HOP_BY_HOP: [HeaderName; 6] = [
+    header::CONNECTION,
+    header::TRANSFER_ENCODING,
+    header::TE,
+    header::TRAILER,
+    header::UPGRADE,
+    header::HOST,
+];
+
+/// What became of a forwarded request.
+pub(super) enum Forwarded {
+    /// The owner's answer.
+    Answer(Response<Body>),
+    /// The node asked does not own the partition: ask again once the leases say who does.
+    NotOwner,
+    /// The node could not be reached, or did not answer in time (why).
+    Unreachable(String),
+}
+
+/// The HTTP client the nodes forward through.
+pub(super) struct Forwarder {
+    client: Client<HttpConnector, Full<Bytes>>,
+    node: HeaderValue,
+    secret: HeaderValue,
+}
+
+impl Forwarder {
+    /// A client for node `node`, showing `secret`.
+    pub(super) fn new(node: &str, secret: &str) -> Forwarder {
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        connector.set_nodelay(true);
+        Forwarder {
+            client: Client::builder(TokioExecutor::new()).build(connector),
+            node: HeaderValue::from_str(node).unwrap_or(HeaderValue::from_static("unknown")),
+            secret: HeaderValue::from_str(secret).unwrap_or(HeaderValue::from_static("")),
+        }
+    }
+
+    /// Sends `method path?query` with `headers` and `body` to the node at `base_url`.
+    pub(super) async fn send(
+        &self,
+        base_url: &str,
+        parts: &axum::http::request::Parts,
+        body: Bytes,
+        client: Option<SocketAddr>,
+    ) -> Forwarded {
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        let uri = format!("{}{path}", base_url.trim_end_matches('/'));
+        let mut request = Request::builder().method(parts.method.clone()).uri(&uri);
+        let Some(headers) = request.headers_mut() else {
+            return Forwarded::Unreachable(format!("{uri} is not a URL"));
+        };
+        copy_end_to_end(&parts.headers, headers);
+        headers.insert(FORWARDED_BY, self.node.clone());
+        headers.insert(CLUSTER_SECRET, self.secret.clone());
+        if let Some(addr) = client.and_then(|a| HeaderValue::from_str(&a.to_string()).ok()) {
+            headers.insert(CLIENT_ADDR, addr);
+        }
+        let request = match request.body(Full::new(body)) {
+            Ok(request) => request,
+            Err(e) => return Forwarded::Unreachable(format!("cannot forward to {uri}: {e}")),
+        };
+        let answer = match tokio::time::timeout(ANSWER_TIMEOUT, self.client.request(request)).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(e)) => return Forwarded::Unreachable(format!("{base_url}: {e}")),
+            Err(_) => {
+                return Forwarded::Unreachable(format!(
+                    "{base_url} did not answer within {ANSWER_TIMEOUT:?}"
+                ));
+            }
+        };
+        if answer.headers().contains_key(NOT_OWNER) {
+            return Forwarded::NotOwner;
+        }
+        let (parts, incoming) = answer.into_parts();
+        let mut response = Response::new(Body::new(incoming));
+        *response.status_mut() = parts.status;
+        copy_end_to_end(&parts.headers, response.headers_mut());
+        let streams = parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
+        if streams {
+            response.extensions_mut().insert(Streaming);
+        }
+        Forwarded::Answer(response)
+    }
+}
+
+impl Forwarder {
+    /// Asks the node at `base_url` to upgrade the connection of a WebSocket request; with its
+    /// `101`, the owner's side of the connection once switched.
+    pub(super) async fn upgrade(
+        &self,
+        base_url: &str,
+        parts: &axum::http::request::Parts,
+        client: Option<SocketAddr>,
+    ) -> Result<(Response<Body>, Option<hyper::upgrade::OnUpgrade>), String> {
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        let uri = format!("{}{path}", base_url.trim_end_matches('/'));
+        let mut request = Request::builder().method(parts.method.clone()).uri(&uri);
+        let headers = request
+            .headers_mut()
+            .ok_or_else(|| format!("{uri} is not a URL"))?;
+        copy_end_to_end(&parts.headers, headers);
+        for name in [header::UPGRADE, header::CONNECTION] {
+            if let Some(v) = parts.headers.get(&name) {
+                headers.insert(name, v.clone());
+            }
+        }
+        headers.insert(FORWARDED_BY, self.node.clone());
+        headers.insert(CLUSTER_SECRET, self.secret.clone());
+        if let Some(addr) = client.and_then(|a| HeaderValue::from_str(&a.to_string()).ok()) {
+            headers.insert(CLIENT_ADDR, addr);
+        }
+        let request = request
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| format!("cannot forward to {uri}: {e}"))?;
+        let mut answer = tokio::time::timeout(ANSWER_TIMEOUT, self.client.request(request))
+            .await
+            .map_err(|_| format!("{base_url} did not answer within {ANSWER_TIMEOUT:?}"))?
+            .map_err(|e| format!("{base_url}: {e}"))?;
+        if answer.headers().contains_key(NOT_OWNER) {
+            return Err(format!("{base_url} does not own the partition"));
+        }
+        let switched = (answer.status() == axum::http::StatusCode::SWITCHING_PROTOCOLS)
+            .then(|| hyper::upgrade::on(&mut answer));
+        let (parts, incoming) = answer.into_parts();
+        let mut response = Response::new(Body::new(incoming));
+        *response.status_mut() = parts.status;
+        for (name, value) in &parts.headers {
+            if name != header::TRANSFER_ENCODING && name != header::CONTENT_LENGTH {
+                response.headers_mut().append(name.clone(), value.clone());
+            }
+        }
+        Ok((response, switched))
+    }
+}
+
+/// Copies the headers that belong to the message, not to its connection.
+fn copy_end_to_end(from: &HeaderMap, to: &mut HeaderMap) {
+    for (name, value) in from {
+        if !HOP_BY_HOP.contains(name) && name != header::CONTENT_LENGTH && name != "keep-alive" {
+            to.append(name.clone(), value.clone());
+        }
+    }
+}
+
+/// Whether a request comes from another node of the cluster: it shows the cluster's secret
+/// (compared in constant time).
+pub(super) fn from_a_peer(headers: &HeaderMap, secret: &str) -> bool {
+    let Some(shown) = headers.get(CLUSTER_SECRET) else {
+        return false;
+    };
+    let (a, b) = (shown.as_bytes(), secret.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}

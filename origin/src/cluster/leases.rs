@@ -1,0 +1,296 @@
+//! The lease loop: once per tick it renews what this node holds, reads every lease, learns who
+//! owns the rest, and takes or gives back partitions as `lease::plan` decides. Taking and giving
+//! back run on tasks of their own, so that renewals never wait for an engine to come up.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::lease::{self, Held};
+use super::{Engine, Node, Peer, SlotState, standby};
+use crate::chain::Chain;
+use crate::store::cluster::LeaseRow;
+
+/// Runs the loop until the process ends.
+pub(super) async fn run(node: Arc<Node>) {
+    let tick = Duration::from_millis(lease::tick_ms(node.ttl_ms()) as u64);
+    loop {
+        let began = Instant::now();
+        if let Err(e) = once(&node).await {
+            tracing::warn!("the lease loop's tick failed: {}", Chain(&e));
+        }
+        node.ready.store(true, Ordering::Release);
+        tokio::time::sleep_until((began + tick).into()).await;
+    }
+}
+
+/// One tick.
+async fn once(node: &Arc<Node>) -> Result<(), crate::store::StoreError> {
+    let draining = node.draining.load(Ordering::Acquire);
+    renew_all(node).await;
+    node.store.heartbeat(draining).await?;
+    let leases = node.store.leases().await?;
+    let nodes = node.store.nodes().await?;
+    let live_within = lease::live_within_ms(node.ttl_ms());
+    let live = nodes
+        .iter()
+        .filter(|n| n.heartbeat_age_ms < live_within && !n.draining)
+        .count()
+        .max(usize::from(!draining));
+    learn_owners(node, &leases, &nodes);
+    let plan = lease::plan(
+        &node.id,
+        &leases
+            .iter()
+            .map(|l| lease::Lease {
+                partition: l.partition,
+                node: l.node.clone(),
+                expires_in_ms: l.expires_in_ms,
+            })
+            .collect::<Vec<_>>(),
+        live,
+        draining,
+        &node.warm().await,
+    );
+    for p in plan.release {
+        if matches!(node.state_of(p), SlotState::Owned(..)) {
+            tokio::spawn(release(node.clone(), p));
+        }
+    }
+    for p in plan.take {
+        if !matches!(node.state_of(p), SlotState::Elsewhere(_)) {
+            continue;
+        }
+        let sent = node.now();
+        match node.store.take(p, node.ttl_ms()).await {
+            Ok(Some(epoch)) => {
+                let held = Held::renewed(epoch, sent, node.ttl_ms());
+                node.set_state(p, SlotState::Taking(held));
+                tokio::spawn(takeover(node.clone(), p, held));
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(partition = p, "taking a lease failed: {}", Chain(&e)),
+        }
+    }
+    Ok(())
+}
+
+/// Renews every lease this node holds; one that is no longer this node's, or that could not be
+/// renewed before this node's deadline, stops being served.
+async fn renew_all(node: &Arc<Node>) {
+    for p in 0..node.cluster.partitions {
+        let state = node.state_of(p);
+        let Some(held) = state.held() else { continue };
+        let sent = node.now();
+        match node.store.renew(p, held.epoch, node.ttl_ms()).await {
+            Ok(true) => {
+                node.stats.renewals.add(1);
+                let renewed = Held::renewed(held.epoch, sent, node.ttl_ms());
+                let mut slot = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
+                // The state may have moved on meanwhile (a release finished): only the same
+                // lease is extended.
+                *slot = match slot.clone() {
+                    SlotState::Taking(h) if h.epoch == held.epoch => SlotState::Taking(renewed),
+                    SlotState::Owned(h, e) if h.epoch == held.epoch => SlotState::Owned(renewed, e),
+                    SlotState::Releasing(h, e) if h.epoch == held.epoch => SlotState::Releasing(renewed, e),
+                    other => other,
+                };
+            }
+            Ok(false) => {
+                node.stats.leases_lost.add(1);
+                tracing::warn!(
+                    partition = p,
+                    epoch = held.epoch,
+                    "the lease was lost; the partition is no longer served here"
+                );
+                lose(node, p);
+            }
+            Err(e) => {
+                node.stats.renewal_failures.add(1);
+                if !held.serving(node.now()) {
+                    node.stats.leases_lost.add(1);
+                    tracing::warn!(
+                        partition = p,
+                        "the lease could not be renewed in time ({}); the partition is no longer served here",
+                        Chain(&e)
+                    );
+                    lose(node, p);
+                }
+            }
+        }
+    }
+}
+
+/// Stops serving partition `p` at once (its lease is gone): its engine's writes are refused
+/// from now on, and it is dropped; a standby copy is rebuilt for it.
+fn lose(node: &Arc<Node>, p: u32) {
+    if let SlotState::Owned(_, engine) | SlotState::Releasing(_, engine) = node.state_of(p)
+        && let Some(scope) = engine.state.store.scope()
+    {
+        scope.set_epoch(0);
+    }
+    node.set_state(p, SlotState::Elsewhere(None));
+    if node.cluster.standby {
+        let node = node.clone();
+        tokio::spawn(async move { standby::warm(&node, p).await });
+    }
+}
+
+/// Learns the owner of every partition this node does not hold, from the leases and the nodes.
+fn learn_owners(node: &Node, leases: &[LeaseRow], nodes: &[crate::store::cluster::NodeRow]) {
+    for l in leases {
+        let Some(slot) = node.slots.get(l.partition as usize) else {
+            continue;
+        };
+        let owner = match &l.node {
+            Some(n) if *n != node.id && l.expires_in_ms > 0 => {
+                nodes.iter().find(|row| row.node_id == *n).map(|row| Peer {
+                    node: n.clone(),
+                    url: row.advertise_url.clone(),
+                })
+            }
+            _ => None,
+        };
+        let changed = {
+            let mut state = slot.state.write().unwrap_or_else(|e| e.into_inner());
+            match &*state {
+                SlotState::Elsewhere(known) if *known != owner => {
+                    *state = SlotState::Elsewhere(owner);
+                    true
+                }
+                _ => false,
+            }
+        };
+        if changed {
+            node.changes.send_modify(|n| *n += 1);
+        }
+    }
+}
+
+/// Brings partition `p`'s engine up under the lease just taken: the standby copy caught up to
+/// the log's end, or the newest checkpoint and the log after it.
+pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) {
+    let began = Instant::now();
+    let store = node.store.partition(p);
+    if let Some(scope) = store.scope() {
+        scope.set_epoch(held.epoch);
+    }
+    let follower = node.slot(p).standby.lock().await.take();
+    let restored = match follower {
+        Some(follower) => standby::promote(follower, &store, node.clock.now_ms()).await,
+        None => crate::writer::checkpoint::restore(&store, node.clock.now_ms())
+            .await
+            .map_err(|e| Chain(&e).to_string()),
+    };
+    let started = match restored {
+        Ok((registry, domain, restored)) => {
+            registry.closed.set_capacity(node.config.closed_periods_cached);
+            crate::serve_restored(
+                &node.config,
+                store.clone(),
+                node.clock.clone(),
+                node.metrics.clone(),
+                registry,
+                domain,
+                restored,
+            )
+            .await
+            .map_err(|e| Chain(&e).to_string())
+        }
+        Err(e) => Err(e),
+    };
+    match started {
+        Ok((state, evictor)) => {
+            let engine = Arc::new(Engine {
+                app: crate::http::app(state.clone()),
+                state,
+                evictor,
+            });
+            let now = {
+                let mut slot = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
+                match slot.clone() {
+                    SlotState::Taking(h) if h.epoch == held.epoch => {
+                        *slot = SlotState::Owned(h, engine);
+                        true
+                    }
+                    _ => false,
+                }
+            };
+            node.changes.send_modify(|n| *n += 1);
+            if now {
+                node.stats.takeovers.add(1);
+                node.stats.takeover_seconds.observe(super::took(began));
+                tracing::info!(
+                    partition = p,
+                    epoch = held.epoch,
+                    took_ms = began.elapsed().as_millis() as u64,
+                    "took over a partition"
+                );
+            }
+        }
+        Err(why) => {
+            tracing::error!(
+                partition = p,
+                "the partition could not be brought up ({why}); giving its lease back"
+            );
+            if let Some(scope) = store.scope() {
+                scope.set_epoch(0);
+            }
+            let _ = node.store.release(p, held.epoch).await;
+            node.set_state(p, SlotState::Elsewhere(None));
+        }
+    }
+}
+
+/// How long a hand-over waits for the requests in flight on the partition.
+const INFLIGHT_WAIT: Duration = Duration::from_secs(10);
+
+/// Hands partition `p` over: a checkpoint while it still serves, then requests wait here, the
+/// ones in flight finish, live subscribers are told to reconnect, and the lease is given back
+/// for another node to take at its next tick. This node then keeps it warm as a standby.
+pub(super) async fn release(node: Arc<Node>, p: u32) {
+    let (held, engine) = match node.state_of(p) {
+        SlotState::Owned(h, e) => (h, e),
+        SlotState::Taking(h) => {
+            // Not serving yet: its lease goes back as soon as it is up.
+            let _ = h;
+            return;
+        }
+        _ => return,
+    };
+    if let Err(e) = engine.state.ingest.checkpoint().await {
+        tracing::warn!(
+            partition = p,
+            "the hand-over's checkpoint failed (the next owner replays more of the log): {}",
+            Chain(&e)
+        );
+    }
+    node.set_state(p, SlotState::Releasing(held, engine.clone()));
+    let waited = Instant::now();
+    while node.slot(p).inflight.load(Ordering::Acquire) > 0 && waited.elapsed() < INFLIGHT_WAIT {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let grace = Duration::from_secs(engine.state.live.config().stop_grace_seconds);
+    engine
+        .state
+        .live
+        .going_away(tokio::time::Instant::now() + grace)
+        .await;
+    if let Some(scope) = engine.state.store.scope() {
+        scope.set_epoch(0);
+    }
+    let epoch = node.state_of(p).held().map_or(held.epoch, |h| h.epoch);
+    match node.store.release(p, epoch).await {
+        Ok(_) => node.stats.releases.add(1),
+        Err(e) => tracing::warn!(
+            partition = p,
+            "giving the lease back failed (it expires instead): {}",
+            Chain(&e)
+        ),
+    }
+    node.set_state(p, SlotState::Elsewhere(None));
+    drop(engine);
+    if node.cluster.standby && !node.draining.load(Ordering::Acquire) {
+        standby::warm(&node, p).await;
+    }
+}

@@ -1,0 +1,154 @@
+//! Warm standbys: a copy of each partition owned elsewhere, restored as a start restores (the
+//! newest checkpoint and the log after it) and then kept up by replaying the log's new entries
+//! through the same `log/` code, a few times a second. A takeover then only replays what the
+//! copy has not seen. The copy never writes: its store proves no lease.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::{Node, SlotState};
+use crate::boards::Registry;
+use crate::chain::Chain;
+use crate::log::{Domain, LiveInstances};
+use crate::store::Store;
+use crate::writer::checkpoint::Restored;
+
+/// How often the copies read the logs' new entries.
+const FOLLOW_EVERY: Duration = Duration::from_millis(200);
+
+/// How often the copies' positions are recorded for `GET /v1/cluster`.
+const RECORD_EVERY: Duration = Duration::from_secs(1);
+
+/// A partition's warm copy.
+pub(super) struct Follower {
+    store: Store,
+    registry: Registry,
+    domain: Domain,
+    restored: Restored,
+    /// The last `seq` applied.
+    applied: i64,
+}
+
+impl Follower {
+    /// A copy of the partition of `store` as of its log's end now.
+    async fn restore(store: Store, now_ms: i64) -> Result<Follower, String> {
+        let end = store.next_seq().await.map_err(|e| Chain(&e).to_string())? - 1;
+        let (registry, domain, restored) = crate::writer::checkpoint::restore_until(&store, now_ms, end)
+            .await
+            .map_err(|e| Chain(&e).to_string())?;
+        Ok(Follower {
+            store,
+            registry,
+            domain,
+            restored,
+            applied: end,
+        })
+    }
+
+    /// Applies the log's entries after the last applied, up to its end now (new boards first,
+    /// as their events may follow). Returns how many entries the copy was behind.
+    async fn catch_up(&mut self) -> Result<i64, String> {
+        let end = self.store.next_seq().await.map_err(|e| Chain(&e).to_string())? - 1;
+        if end <= self.applied {
+            return Ok(0);
+        }
+        for def in self.store.boards().await.map_err(|e| Chain(&e).to_string())? {
+            if self.registry.entry(&def.id).is_none() {
+                self.registry.add(&def)?;
+            }
+        }
+        let mut live = LiveInstances {
+            registry: &self.registry,
+            store: &self.store,
+        };
+        crate::log::replay_log(
+            &self.store,
+            &self.registry,
+            &self.domain,
+            &mut live,
+            self.applied,
+            end,
+            &mut |_| {},
+        )
+        .await
+        .map_err(|e| Chain(&e).to_string())?;
+        let behind = end - self.applied;
+        self.applied = end;
+        Ok(behind)
+    }
+}
+
+/// The copy caught up to the end of the log under the lease just taken (nothing more can be
+/// appended by anyone else), handed to the engine.
+pub(super) async fn promote(
+    mut follower: Follower,
+    store: &Store,
+    _now_ms: i64,
+) -> Result<(Registry, Domain, Restored), String> {
+    // The engine's store proves the lease; the copy's read with none.
+    follower.store = store.clone();
+    follower.catch_up().await?;
+    Ok((follower.registry, follower.domain, follower.restored))
+}
+
+/// Builds a copy of every partition this node does not own, at start.
+pub(super) async fn warm_all(node: &Arc<Node>) {
+    for p in 0..node.cluster.partitions {
+        warm(node, p).await;
+    }
+}
+
+/// Builds a copy of partition `p` unless it has one or this node owns it.
+pub(super) async fn warm(node: &Arc<Node>, p: u32) {
+    let mut standby = node.slot(p).standby.lock().await;
+    if standby.is_some() || !matches!(node.state_of(p), SlotState::Elsewhere(_)) {
+        return;
+    }
+    match Follower::restore(node.store.partition(p), node.clock.now_ms()).await {
+        Ok(follower) => *standby = Some(follower),
+        Err(why) => tracing::warn!(
+            partition = p,
+            "a standby copy could not be built ({why}); a takeover will restore instead"
+        ),
+    }
+}
+
+/// Keeps every copy up with its log until the process ends.
+pub(super) async fn run(node: Arc<Node>) {
+    let mut recorded = tokio::time::Instant::now();
+    loop {
+        tokio::time::sleep(FOLLOW_EVERY).await;
+        let mut lag = 0i64;
+        let mut positions = Vec::new();
+        for p in 0..node.cluster.partitions {
+            let mut standby = node.slot(p).standby.lock().await;
+            let Some(follower) = standby.as_mut() else {
+                continue;
+            };
+            match follower.catch_up().await {
+                Ok(behind) => lag += behind,
+                Err(why) => {
+                    tracing::warn!(
+                        partition = p,
+                        "a standby copy could not follow its log ({why}); it is rebuilt"
+                    );
+                    *standby = None;
+                    drop(standby);
+                    warm(&node, p).await;
+                    continue;
+                }
+            }
+            positions.push((p, follower.applied));
+        }
+        node.stats
+            .standby_lag
+            .store(u64::try_from(lag).unwrap_or(0), Ordering::Relaxed);
+        if recorded.elapsed() >= RECORD_EVERY {
+            recorded = tokio::time::Instant::now();
+            if let Err(e) = node.store.record_followed(&positions).await {
+                tracing::warn!("recording the standbys' positions failed: {}", Chain(&e));
+            }
+        }
+    }
+}
