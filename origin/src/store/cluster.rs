@@ -354,35 +354,50 @@ impl ClusterStore {
     }
 
     /// Registers this node (or its restart), refusing when another live process has its id.
-    /// `incarnation` tells this process from an earlier one of the same node.
+    /// `incarnation` tells this process from an earlier one of the same node. A recent heartbeat
+    /// of another incarnation may be a process that just died (a crash, restarted at once): it
+    /// is watched for half of `live_within_ms`, and only one that moves is a live process.
     pub async fn register(
         &self,
         advertise_url: &str,
         incarnation: &str,
         live_within_ms: i64,
     ) -> Result<(), JoinError> {
-        let mut tx = self
-            .base
-            .pool
-            .begin()
+        let beat = || async {
+            let row: Option<AnyRow> = sqlx::query(&format!(
+                "SELECT advertise_url, incarnation, heartbeat_ms, {NOW_MS} - heartbeat_ms AS age \
+                 FROM standings_cluster.nodes WHERE node_id = $1"
+            ))
+            .bind(&self.node)
+            .fetch_optional(&self.base.pool)
             .await
-            .map_err(db_err("cannot register the node"))?;
-        let row: Option<AnyRow> = sqlx::query(&format!(
-            "SELECT advertise_url, incarnation, {NOW_MS} - heartbeat_ms AS age FROM standings_cluster.nodes \
-             WHERE node_id = $1 FOR UPDATE"
-        ))
-        .bind(&self.node)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(db_err("cannot read the nodes"))?;
-        if let Some(row) = row {
-            let other: String = row.try_get("incarnation").map_err(db_err("bad node"))?;
-            let age: i64 = row.try_get("age").map_err(db_err("bad node"))?;
-            if other != incarnation && age < live_within_ms {
+            .map_err(db_err("cannot read the nodes"))?;
+            row.map(|r| -> Result<(String, String, i64, i64), StoreError> {
+                Ok((
+                    r.try_get("advertise_url").map_err(db_err("bad node"))?,
+                    r.try_get("incarnation").map_err(db_err("bad node"))?,
+                    r.try_get("heartbeat_ms").map_err(db_err("bad node"))?,
+                    r.try_get("age").map_err(db_err("bad node"))?,
+                ))
+            })
+            .transpose()
+        };
+        if let Some((_, other, first, age)) = beat().await?
+            && other != incarnation
+            && age < live_within_ms
+        {
+            tokio::time::sleep(Duration::from_millis(
+                u64::try_from(live_within_ms / 2).unwrap_or(0),
+            ))
+            .await;
+            if let Some((url, still, then, age)) = beat().await?
+                && still == other
+                && then != first
+            {
                 return Err(JoinError::NodeIdInUse {
                     node: self.node.clone(),
                     age_ms: age,
-                    url: row.try_get("advertise_url").map_err(db_err("bad node"))?,
+                    url,
                 });
             }
         }
@@ -395,10 +410,9 @@ impl ClusterStore {
         .bind(&self.node)
         .bind(advertise_url)
         .bind(incarnation)
-        .execute(&mut *tx)
+        .execute(&self.base.pool)
         .await
         .map_err(db_err("cannot register the node"))?;
-        tx.commit().await.map_err(db_err("cannot register the node"))?;
         Ok(())
     }
 

@@ -1,0 +1,736 @@
+//! Standings as a cluster (issue 30), with the real binary: several nodes over one PostgreSQL
+//! database answer every read and write alike, whichever node is asked (the owner's answer,
+//! byte for byte, with `x-standings-served-by`); a batch across partitions comes back in order;
+//! subscriptions and snapshot heads work through a node that does not own the board; a killed
+//! owner's partitions are taken over; a paused owner is fenced (nothing of its old epoch after
+//! the takeover); a node stopped with SIGTERM hands over with no 5xx; and the refusals that
+//! keep a single node's database single.
+
+mod common;
+mod process;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use process::*;
+use serde_json::{Value, json};
+use standings_origin::cluster::lease::partition_of;
+use standings_tests::http::{Client, Reply};
+
+const SECRET: &str = "cluster-secret-for-the-tests";
+const PARTITIONS: u32 = 4;
+const TTL_MS: u64 = 1_500;
+
+/// One node: its folder, address, config and process.
+struct TestNode {
+    id: String,
+    addr: String,
+    config: PathBuf,
+    running: Option<Running>,
+}
+
+/// Nodes over one fresh database.
+struct Cluster {
+    db: TestDb,
+    nodes: Vec<TestNode>,
+}
+
+fn node_config(db: &TestDb, id: &str, addr: &str, standby: bool) -> PathBuf {
+    let dir = db.dir.join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut config = config(&db.url);
+    config.listen = addr.into();
+    config.http_threads = 1;
+    config.pin_http_threads = false;
+    config.cluster = Some(standings_origin::config::ClusterConfig {
+        node_id: id.into(),
+        advertise_url: format!("http://{addr}"),
+        partitions: PARTITIONS,
+        lease_ttl_ms: TTL_MS,
+        standby,
+        secret: SECRET.into(),
+    });
+    let path = dir.join("standings.toml");
+    std::fs::write(&path, toml::to_string(&config).unwrap()).unwrap();
+    path
+}
+
+fn spawn(config: &PathBuf) -> std::process::Child {
+    Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+impl Cluster {
+    async fn start(count: usize) -> Cluster {
+        let db = TestDb::new(Db::Postgres).await;
+        let mut nodes = Vec::new();
+        for i in 0..count {
+            let id = format!("node-{}", (b'a' + i as u8) as char);
+            let addr = free_addr();
+            let config = node_config(&db, &id, &addr, true);
+            let mut child = spawn(&config);
+            wait_ready(&addr, &mut child).await;
+            nodes.push(TestNode {
+                id,
+                addr,
+                config,
+                running: Some(Running(child)),
+            });
+        }
+        let cluster = Cluster { db, nodes };
+        cluster.settled().await;
+        cluster
+    }
+
+    /// The table as node `i` answers it.
+    async fn status(&self, i: usize) -> Value {
+        let (status, body) = http(&self.nodes[i].addr, "GET", "/v1/cluster", Some(ADMIN), None).await;
+        assert_eq!(status, 200, "{body}");
+        body
+    }
+
+    /// Waits until every partition has a live owner and every running node owns its share.
+    async fn settled(&self) {
+        let running: Vec<&TestNode> = self.nodes.iter().filter(|n| n.running.is_some()).collect();
+        let first = self.nodes.iter().position(|n| n.running.is_some()).unwrap();
+        let share = (PARTITIONS as usize).div_ceil(running.len());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let status = self.status(first).await;
+            let leases = status["leases"].as_array().unwrap();
+            let owned = |id: &str| leases.iter().filter(|l| l["owner"] == id).count();
+            let all_owned = leases.iter().all(|l| {
+                l["owner"]
+                    .as_str()
+                    .is_some_and(|o| running.iter().any(|n| n.id == o))
+            });
+            if all_owned && running.iter().all(|n| owned(&n.id) <= share && owned(&n.id) >= 1) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the cluster did not settle: {status}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The owner of `game`'s partition now.
+    async fn owner_of(&self, game: &str) -> String {
+        let first = self.nodes.iter().position(|n| n.running.is_some()).unwrap();
+        let status = self.status(first).await;
+        let p = partition_of(game, PARTITIONS) as usize;
+        status["leases"][p]["owner"].as_str().unwrap_or("").to_string()
+    }
+
+    fn index_of(&self, id: &str) -> usize {
+        self.nodes.iter().position(|n| n.id == id).unwrap()
+    }
+
+    fn signal(&self, i: usize, signal: &str) {
+        let pid = self.nodes[i].running.as_ref().unwrap().0.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+}
+
+/// A game of each partition, named `g-N`.
+fn games() -> Vec<String> {
+    let mut found: Vec<Option<String>> = vec![None; PARTITIONS as usize];
+    for n in 0.. {
+        let game = format!("g-{n}");
+        let p = partition_of(&game, PARTITIONS) as usize;
+        if found[p].is_none() {
+            found[p] = Some(game);
+        }
+        if found.iter().all(Option::is_some) {
+            break;
+        }
+    }
+    found.into_iter().flatten().collect()
+}
+
+fn event(game: &str, id: &str, player: &str, value: i64) -> Value {
+    json!({"game": game, "event_id": id, "player_id": player, "mode": "solo", "season": "S1",
+           "scopes": ["global"], "value": value, "achieved_at": "2026-12-01T10:00:00Z"})
+}
+
+async fn call(addr: &str, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> Reply {
+    let body = body.map(|b| b.to_string());
+    Client::new(addr)
+        .request(method, path, token, body.as_deref().map(str::as_bytes))
+        .await
+        .unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// The same request through every node: the same status, body and `x-standings-served-by` (the
+/// owner), and the answer the owner gives itself. Returns it.
+async fn same_everywhere(
+    cluster: &Cluster,
+    owner: &str,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> Reply {
+    let direct = call(
+        &cluster.nodes[cluster.index_of(owner)].addr,
+        method,
+        path,
+        token,
+        body,
+    )
+    .await;
+    assert_eq!(
+        direct.header("x-standings-served-by"),
+        Some(owner),
+        "{method} {path}"
+    );
+    for node in cluster.nodes.iter().filter(|n| n.id != owner) {
+        let through = call(&node.addr, method, path, token, body).await;
+        assert_eq!(
+            (
+                through.status,
+                through.header("x-standings-served-by"),
+                through.text()
+            ),
+            (direct.status, Some(owner), direct.text()),
+            "{method} {path} through {}",
+            node.id
+        );
+        assert_eq!(through.body, direct.body, "{method} {path} through {}", node.id);
+        assert_eq!(through.header("content-type"), direct.header("content-type"));
+    }
+    direct
+}
+
+/// Every read and write kind answers the same through a node that does not own the game as
+/// from its owner; writes sent to a non-owner are the owner's (a retry at the owner is a
+/// DUPLICATE); a batch across partitions is split and its answers come back in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_answers_the_same_through_any_node() {
+    let cluster = Cluster::start(2).await;
+    let games = games();
+    for (i, game) in games.iter().enumerate() {
+        let owner = cluster.owner_of(game).await;
+        let other = cluster.nodes.iter().find(|n| n.id != owner).unwrap();
+        let board = format!("/v1/boards/{game}/solo/S1/global");
+        let defined = call(
+            &other.addr,
+            "PUT",
+            &board,
+            Some(ADMIN),
+            Some(&json!({"score_mode": "highest"})),
+        )
+        .await;
+        assert_eq!(
+            (defined.status, defined.header("x-standings-served-by")),
+            (201, Some(owner.as_str()))
+        );
+        // A single event through the other node is the owner's; the retry at the owner is a
+        // DUPLICATE of it.
+        let e = event(game, &format!("e-{i}"), "p-ava", 100);
+        let sent = call(&other.addr, "POST", "/v1/score-events", Some(ADMIN), Some(&e)).await;
+        assert_eq!(
+            (sent.status, sent.header("x-standings-served-by")),
+            (202, Some(owner.as_str())),
+            "{}",
+            sent.text()
+        );
+        let again = call(
+            &cluster.nodes[cluster.index_of(&owner)].addr,
+            "POST",
+            "/v1/score-events",
+            Some(ADMIN),
+            Some(&e),
+        )
+        .await;
+        assert_eq!(again.json().unwrap()["status"], "DUPLICATE");
+        for (n, player) in ["p-ben", "p-eli", "p-dev"].iter().enumerate() {
+            let e = event(game, &format!("e-{i}-{n}"), player, 50 + n as i64);
+            assert_eq!(
+                call(&other.addr, "POST", "/v1/score-events", Some(ADMIN), Some(&e))
+                    .await
+                    .status,
+                202
+            );
+        }
+        let friends = json!({"friends": ["p-ben", "p-eli"]});
+        same_everywhere(
+            &cluster,
+            &owner,
+            "PUT",
+            &format!("/v1/games/{game}/players/p-ava/friends"),
+            Some(ADMIN),
+            Some(&friends),
+        )
+        .await;
+        let lb = format!("/v1/leaderboards/{game}/solo/S1/global");
+        for path in [
+            format!("{lb}/top?limit=3"),
+            format!("{lb}/players/p-eli/rank"),
+            format!("{lb}/players/p-eli/nearby?radius=1"),
+            format!("{lb}/friends-of/p-ava"),
+            format!("{lb}/digest"),
+            format!("{lb}/players/p-nobody/rank"),
+            format!("/v1/games/{game}/boards"),
+            format!("/v1/games/{game}/players/p-ava/friends"),
+            format!("/v1/seasons/{game}/S1/state"),
+            format!("/v1/leaderboards/{game}/solo/S1/results"),
+            format!("/v1/snapshots/{game}/solo/S1/global/head"),
+            format!("/v1/late-events?game={game}"),
+            format!("/v1/audit?game={game}"),
+        ] {
+            same_everywhere(&cluster, &owner, "GET", &path, Some(ADMIN), None).await;
+        }
+        same_everywhere(
+            &cluster,
+            &owner,
+            "POST",
+            &format!("{lb}/rank-players"),
+            Some(ADMIN),
+            Some(&json!({"player_ids": ["p-eli", "p-zoe"]})),
+        )
+        .await;
+        // A moderation action names its game in the body.
+        let action = json!({"moderation_id": format!("m-{i}"), "action_type": "INVALIDATE", "reason": "cheat",
+                            "game": game, "target_event_id": format!("e-{i}-0")});
+        let moderated = call(
+            &other.addr,
+            "POST",
+            "/v1/moderation-actions",
+            Some(MODERATOR),
+            Some(&action),
+        )
+        .await;
+        assert_eq!(
+            moderated.header("x-standings-served-by"),
+            Some(owner.as_str()),
+            "{}",
+            moderated.text()
+        );
+        assert!(moderated.status < 300, "{}", moderated.text());
+        same_everywhere(&cluster, &owner, "GET", &format!("{lb}/top?limit=3"), None, None).await;
+    }
+    // A batch over every partition, with an event naming no game, answered in order.
+    let mut events: Vec<Value> = games.iter().map(|g| event(g, "b-1", "p-zoe", 7)).collect();
+    events.insert(1, json!({"event_id": "no-game", "player_id": "p", "value": 1}));
+    events.push(event(&games[0], "e-0", "p-ava", 100));
+    let batch = call(
+        &cluster.nodes[0].addr,
+        "POST",
+        "/v1/score-events/batch",
+        Some(ADMIN),
+        Some(&json!({ "events": events })),
+    )
+    .await;
+    assert_eq!(batch.status, 200, "{}", batch.text());
+    let results = batch.json().unwrap()["results"].as_array().unwrap().clone();
+    assert_eq!(results.len(), events.len());
+    assert_eq!(results[1]["status"], "REJECTED");
+    assert_eq!(results.last().unwrap()["status"], "DUPLICATE");
+    for r in results
+        .iter()
+        .take(events.len() - 1)
+        .filter(|r| r["event_id"] == "b-1")
+    {
+        assert_eq!(r["status"], "ACCEPTED");
+    }
+    assert_eq!(
+        results.iter().filter(|r| r["event_id"] == "b-1").count(),
+        games.len()
+    );
+    // The node's own routes: its table, readiness, metrics with the cluster's lines.
+    let metrics = call(&cluster.nodes[1].addr, "GET", "/metrics", None, None).await;
+    let text = metrics.text();
+    assert!(
+        String::from_utf8_lossy(&metrics.body)
+            .contains("standings_cluster_forwarded_total{outcome=\"answered\"}"),
+        "{text}"
+    );
+    let refused = call(&cluster.nodes[0].addr, "GET", "/v1/cluster", Some(SERVICE), None).await;
+    assert_eq!(refused.status, 403);
+}
+
+/// A live subscription (SSE and WebSocket) and a snapshot head through a node that does not own
+/// the board: the stream is the owner's, deltas included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_and_a_head_work_through_a_non_owner() {
+    let cluster = Cluster::start(2).await;
+    let game = &games()[0];
+    let owner = cluster.owner_of(game).await;
+    let other = cluster.nodes.iter().find(|n| n.id != owner).unwrap();
+    let owner_addr = &cluster.nodes[cluster.index_of(&owner)].addr;
+    call(
+        owner_addr,
+        "PUT",
+        &format!("/v1/boards/{game}/solo/S1/global"),
+        Some(ADMIN),
+        Some(&json!({"score_mode": "highest"})),
+    )
+    .await;
+    call(
+        owner_addr,
+        "POST",
+        "/v1/score-events",
+        Some(ADMIN),
+        Some(&event(game, "s-1", "p-ava", 10)),
+    )
+    .await;
+    let lb = format!("/v1/leaderboards/{game}/solo/S1/global");
+
+    // SSE: the first event is the view at the board's version, then a delta for a new score.
+    let mut stream = tokio::net::TcpStream::connect(&other.addr).await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream
+        .write_all(format!("GET {lb}/subscribe?view=top:10 HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {ADMIN}\r\naccept: text/event-stream\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut buf = [0u8; 4096];
+    while !seen.contains("\"p-ava\"") {
+        assert!(
+            Instant::now() < deadline,
+            "no snapshot through the non-owner: {seen}"
+        );
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(n > 0, "the stream ended: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+    assert!(
+        seen.to_ascii_lowercase()
+            .contains(&format!("x-standings-served-by: {owner}")),
+        "{seen}"
+    );
+    call(
+        &other.addr,
+        "POST",
+        "/v1/score-events",
+        Some(ADMIN),
+        Some(&event(game, "s-2", "p-ben", 20)),
+    )
+    .await;
+    while !seen.contains("\"p-ben\"") {
+        assert!(
+            Instant::now() < deadline,
+            "no delta through the non-owner: {seen}"
+        );
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(n > 0, "the stream ended: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+
+    // WebSocket: upgraded through the non-owner, joined to the owner's.
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut request = format!("ws://{}{lb}/subscribe?view=top:10", other.addr)
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {ADMIN}").parse().unwrap());
+    let tcp = tokio::net::TcpStream::connect(&other.addr).await.unwrap();
+    let (mut ws, answer) = tokio_tungstenite::client_async(request, tcp)
+        .await
+        .expect("a WebSocket through the non-owner");
+    assert_eq!(answer.headers()["x-standings-served-by"], owner.as_str());
+    use futures_util::StreamExt;
+    let first = tokio::time::timeout(Duration::from_secs(10), ws.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(first.to_text().unwrap().contains("p-ben"), "{first}");
+
+    // A head and its manifest through the non-owner are the owner's.
+    let head = same_everywhere(
+        &cluster,
+        &owner,
+        "GET",
+        &format!("/v1/snapshots/{game}/solo/S1/global/head"),
+        Some(ADMIN),
+        None,
+    )
+    .await;
+    let manifest = head.json().unwrap()["manifest"].as_str().map(str::to_string);
+    if let Some(hash) = manifest {
+        let through = call(
+            &other.addr,
+            "GET",
+            &format!("/v1/snapshots/manifests/{hash}"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+        assert_eq!(through.status, 200, "{}", through.text());
+    }
+}
+
+/// SIGKILL of an owner: the other node takes its partitions within a few lease times and
+/// answers with everything acknowledged. SIGSTOP of an owner past its lease: the other takes
+/// over; once resumed, the paused node acknowledges nothing for those partitions itself, and
+/// no row of its old epoch follows the takeover in the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_owner_is_taken_over_and_a_paused_one_is_fenced() {
+    let mut cluster = Cluster::start(2).await;
+    let games = games();
+    for (i, game) in games.iter().enumerate() {
+        call(
+            &cluster.nodes[0].addr,
+            "PUT",
+            &format!("/v1/boards/{game}/solo/S1/global"),
+            Some(ADMIN),
+            Some(&json!({"score_mode": "highest"})),
+        )
+        .await;
+        let e = event(game, &format!("k-{i}"), "p-ava", 10);
+        assert_eq!(
+            call(
+                &cluster.nodes[0].addr,
+                "POST",
+                "/v1/score-events",
+                Some(ADMIN),
+                Some(&e)
+            )
+            .await
+            .status,
+            202
+        );
+    }
+    // Kill the owner of the first game; the survivor answers for it.
+    let victim = cluster.owner_of(&games[0]).await;
+    let v = cluster.index_of(&victim);
+    let survivor = cluster.nodes[1 - v].addr.clone();
+    cluster.signal(v, "-KILL");
+    let killed_at = Instant::now();
+    let lb = format!("/v1/leaderboards/{}/solo/S1/global/top", games[0]);
+    loop {
+        let top = call(&survivor, "GET", &lb, Some(ADMIN), None).await;
+        if top.status == 200 {
+            assert_eq!(top.json().unwrap()["entries"][0]["player_id"], "p-ava");
+            break;
+        }
+        assert_eq!(
+            (top.status, top.json().unwrap()["code"].clone()),
+            (503, json!("PARTITION_MOVING"))
+        );
+        assert!(killed_at.elapsed() < Duration::from_secs(15), "no takeover");
+    }
+    // The killed node comes back and takes its share again.
+    let _ = cluster.nodes[v].running.take();
+    let mut child = spawn(&cluster.nodes[v].config);
+    wait_ready(&cluster.nodes[v].addr, &mut child).await;
+    cluster.nodes[v].running = Some(Running(child));
+    cluster.settled().await;
+
+    // Pause the owner of the first game past its lease.
+    let zombie = cluster.owner_of(&games[0]).await;
+    let z = cluster.index_of(&zombie);
+    let other = cluster.nodes[1 - z].addr.clone();
+    let p = partition_of(&games[0], PARTITIONS);
+    let old_epoch = cluster.status(1 - z).await["leases"][p as usize]["epoch"]
+        .as_i64()
+        .unwrap();
+    cluster.signal(z, "-STOP");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = cluster.status(1 - z).await;
+        let lease = &status["leases"][p as usize];
+        if lease["owner"] == cluster.nodes[1 - z].id.as_str() && lease["epoch"].as_i64() > Some(old_epoch) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the paused owner's partition was not taken: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let e = event(&games[0], "after-takeover", "p-ben", 20);
+    let sent = call(&other, "POST", "/v1/score-events", Some(ADMIN), Some(&e)).await;
+    assert_eq!(sent.status, 202, "{}", sent.text());
+    cluster.signal(z, "-CONT");
+    // Straight to the resumed node: it answers nothing for the partition itself.
+    for n in 0..20 {
+        let e = event(&games[0], &format!("to-zombie-{n}"), "p-eli", 30 + n);
+        let answer = call(
+            &cluster.nodes[z].addr,
+            "POST",
+            "/v1/score-events",
+            Some(ADMIN),
+            Some(&e),
+        )
+        .await;
+        if answer.status < 300 {
+            assert_ne!(
+                answer.header("x-standings-served-by"),
+                Some(zombie.as_str()),
+                "the deposed owner acknowledged {}",
+                answer.text()
+            );
+        } else {
+            assert_eq!(
+                answer.json().unwrap()["code"],
+                "PARTITION_MOVING",
+                "{}",
+                answer.text()
+            );
+        }
+    }
+    // In the log, epochs never go back.
+    for table in ["score_events", "actions"] {
+        let schema = format!("standings_p{p:04}");
+        let rows = epochs(
+            &cluster.db.url,
+            &format!("SELECT epoch FROM {schema}.{table} ORDER BY seq"),
+        )
+        .await;
+        assert!(rows.iter().all(|e| *e >= 1), "{table}: {rows:?}");
+        assert!(
+            rows.windows(2).all(|w| w[0] <= w[1]),
+            "{table}: an older epoch after a newer: {rows:?}"
+        );
+    }
+}
+
+async fn epochs(url: &str, sql: &str) -> Vec<i64> {
+    use sqlx::{Connection, Row};
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(url).await.unwrap();
+    let rows = sqlx::query(sql).fetch_all(&mut conn).await.unwrap();
+    rows.iter()
+        .map(|r| r.try_get::<i64, _>("epoch").unwrap())
+        .collect()
+}
+
+/// SIGTERM on a node while writes flow through both: its partitions are handed over and every
+/// write is answered 2xx, none 5xx.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_stopped_with_sigterm_hands_over_with_no_5xx() {
+    let mut cluster = Cluster::start(2).await;
+    let games = games();
+    for game in &games {
+        call(
+            &cluster.nodes[0].addr,
+            "PUT",
+            &format!("/v1/boards/{game}/solo/S1/global"),
+            Some(ADMIN),
+            Some(&json!({"score_mode": "highest"})),
+        )
+        .await;
+    }
+    let addrs: Vec<String> = cluster.nodes.iter().map(|n| n.addr.clone()).collect();
+    let survivor = addrs[1].clone();
+    let writer = tokio::spawn(async move {
+        let mut statuses = Vec::new();
+        for n in 0..400 {
+            let game = &games[n % games.len()];
+            let e = event(game, &format!("w-{n}"), &format!("p-{n}"), n as i64);
+            statuses.push(
+                call(&survivor, "POST", "/v1/score-events", Some(ADMIN), Some(&e))
+                    .await
+                    .status,
+            );
+        }
+        statuses
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    terminate(cluster.nodes[0].running.take().unwrap());
+    let statuses = writer.await.unwrap();
+    assert!(statuses.iter().all(|s| *s == 202), "{statuses:?}");
+    let status = cluster.status(1).await;
+    assert!(
+        status["leases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["owner"] == "node-b"),
+        "{status}"
+    );
+}
+
+/// The single-node modes refuse what would be unsafe: `[cluster]` on SQLite; a single-node
+/// origin on a clustered database (naming its nodes); a node on a database a single-node origin
+/// serves (naming it); a node whose partition count differs from the database's; a second live
+/// process with a node's id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_unsafe_starts_are_refused_with_what_to_do() {
+    let refused = |config: &PathBuf| {
+        let out = Command::new(BIN)
+            .args(["serve", "--config"])
+            .arg(config)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    // [cluster] on SQLite.
+    let sqlite = TestDb::new(Db::Sqlite).await;
+    let mut config = config(&sqlite.url);
+    config.cluster = Some(standings_origin::config::ClusterConfig {
+        node_id: "a".into(),
+        advertise_url: "http://127.0.0.1:1".into(),
+        partitions: 4,
+        lease_ttl_ms: 1_000,
+        standby: true,
+        secret: SECRET.into(),
+    });
+    let path = sqlite.dir.join("c.toml");
+    std::fs::write(&path, toml::to_string(&config).unwrap()).unwrap();
+    let said = refused(&path);
+    assert!(said.contains("[cluster] needs PostgreSQL"), "{said}");
+
+    // A single-node origin on a clustered database.
+    let cluster = Cluster::start(1).await;
+    let single = write_config(&cluster.db.dir, &cluster.db.url, &free_addr());
+    let said = refused(&single);
+    assert!(said.contains("is clustered (nodes: node-a at http://"), "{said}");
+    assert!(said.contains("add the [cluster] section"), "{said}");
+
+    // A second live process with node-a's id.
+    let said = refused(&cluster.nodes[0].config);
+    assert!(
+        said.contains("node_id \"node-a\" is in use by a running node"),
+        "{said}"
+    );
+
+    // Another partition count.
+    let other = node_config(&cluster.db, "node-x", &free_addr(), true);
+    let text = std::fs::read_to_string(&other)
+        .unwrap()
+        .replace("partitions = 4", "partitions = 8");
+    std::fs::write(&other, text).unwrap();
+    let said = refused(&other);
+    assert!(
+        said.contains("was clustered with 4 partitions and this node's [cluster] says 8"),
+        "{said}"
+    );
+
+    // A node on a database a single-node origin serves.
+    let plain = TestDb::new(Db::Postgres).await;
+    let addr = free_addr();
+    let single = write_config(&plain.dir, &plain.url, &addr);
+    let _serving = serve(&single, &addr).await;
+    let node = node_config(&plain, "node-y", &free_addr(), true);
+    let said = refused(&node);
+    assert!(
+        said.contains("is served by a single-node Standings origin"),
+        "{said}"
+    );
+    assert!(said.contains(&format!("listening on {addr}")), "{said}");
+}
