@@ -75,39 +75,38 @@ async fn once(node: &Arc<Node>) -> Result<(), crate::store::StoreError> {
     Ok(())
 }
 
-/// Renews every lease this node holds; one that is no longer this node's, or that could not be
-/// renewed before this node's deadline, stops being served.
+/// Renews every lease this node holds, in one statement; one that is no longer this node's, or
+/// that could not be renewed before this node's deadline, stops being served.
 async fn renew_all(node: &Arc<Node>) {
-    for p in 0..node.cluster.partitions {
-        let state = node.state_of(p);
-        let Some(held) = state.held() else { continue };
-        let sent = node.now();
-        match node.store.renew(p, held.epoch, node.ttl_ms()).await {
-            Ok(true) => {
-                node.stats.renewals.add(1);
-                let renewed = Held::renewed(held.epoch, sent, node.ttl_ms());
-                let mut slot = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
-                // The state may have moved on meanwhile (a release finished): only the same
-                // lease is extended.
-                *slot = match slot.clone() {
-                    SlotState::Taking(h) if h.epoch == held.epoch => SlotState::Taking(renewed),
-                    SlotState::Owned(h, e) if h.epoch == held.epoch => SlotState::Owned(renewed, e),
-                    SlotState::Releasing(h, e) if h.epoch == held.epoch => SlotState::Releasing(renewed, e),
-                    other => other,
-                };
+    let held: Vec<(u32, Held)> = (0..node.cluster.partitions)
+        .filter_map(|p| node.state_of(p).held().map(|h| (p, h)))
+        .collect();
+    if held.is_empty() {
+        return;
+    }
+    let sent = node.now();
+    let asked: Vec<(u32, i64)> = held.iter().map(|(p, h)| (*p, h.epoch)).collect();
+    match node.store.renew(&asked, node.ttl_ms()).await {
+        Ok(renewed) => {
+            for (p, h) in held {
+                if renewed.contains(&p) {
+                    node.stats.renewals.add(1);
+                    extend(node, p, Held::renewed(h.epoch, sent, node.ttl_ms()));
+                } else {
+                    node.stats.leases_lost.add(1);
+                    tracing::warn!(
+                        partition = p,
+                        epoch = h.epoch,
+                        "the lease was lost; the partition is no longer served here"
+                    );
+                    lose(node, p);
+                }
             }
-            Ok(false) => {
-                node.stats.leases_lost.add(1);
-                tracing::warn!(
-                    partition = p,
-                    epoch = held.epoch,
-                    "the lease was lost; the partition is no longer served here"
-                );
-                lose(node, p);
-            }
-            Err(e) => {
-                node.stats.renewal_failures.add(1);
-                if !held.serving(node.now()) {
+        }
+        Err(e) => {
+            node.stats.renewal_failures.add(1);
+            for (p, h) in held {
+                if !h.serving(node.now()) {
                     node.stats.leases_lost.add(1);
                     tracing::warn!(
                         partition = p,
@@ -119,6 +118,18 @@ async fn renew_all(node: &Arc<Node>) {
             }
         }
     }
+}
+
+/// Extends the lease of partition `p` if the slot still holds the same one (a release may have
+/// finished meanwhile).
+fn extend(node: &Node, p: u32, renewed: Held) {
+    let mut slot = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
+    *slot = match slot.clone() {
+        SlotState::Taking(h) if h.epoch == renewed.epoch => SlotState::Taking(renewed),
+        SlotState::Owned(h, e) if h.epoch == renewed.epoch => SlotState::Owned(renewed, e),
+        SlotState::Releasing(h, e) if h.epoch == renewed.epoch => SlotState::Releasing(renewed, e),
+        other => other,
+    };
 }
 
 /// Stops serving partition `p` at once (its lease is gone): its engine's writes are refused

@@ -50,6 +50,11 @@ impl Follower {
     /// as their events may follow). Returns how many entries the copy was behind.
     async fn catch_up(&mut self) -> Result<i64, String> {
         let end = self.store.next_seq().await.map_err(|e| Chain(&e).to_string())? - 1;
+        self.catch_up_to(end).await
+    }
+
+    /// [`Follower::catch_up`] to `end`, a `seq` the log is known to reach.
+    async fn catch_up_to(&mut self, end: i64) -> Result<i64, String> {
         if end <= self.applied {
             return Ok(0);
         }
@@ -119,6 +124,14 @@ pub(super) async fn run(node: Arc<Node>) {
     let mut recorded = tokio::time::Instant::now();
     loop {
         tokio::time::sleep(FOLLOW_EVERY).await;
+        // One statement for every log's end; only the copies behind read their log.
+        let ends = match node.store.log_ends().await {
+            Ok(ends) => ends,
+            Err(e) => {
+                tracing::warn!("the standbys cannot read the logs' ends: {}", Chain(&e));
+                continue;
+            }
+        };
         let mut lag = 0i64;
         let mut positions = Vec::new();
         for p in 0..node.cluster.partitions {
@@ -126,7 +139,8 @@ pub(super) async fn run(node: Arc<Node>) {
             let Some(follower) = standby.as_mut() else {
                 continue;
             };
-            match follower.catch_up().await {
+            let end = ends.get(p as usize).copied().unwrap_or(0);
+            match follower.catch_up_to(end).await {
                 Ok(behind) => lag += behind,
                 Err(why) => {
                     tracing::warn!(

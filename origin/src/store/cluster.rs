@@ -505,20 +505,32 @@ impl ClusterStore {
             .map_err(db_err("cannot take a lease"))
     }
 
-    /// Renews partition `p`'s lease at `epoch`: false when this node no longer holds it.
-    pub async fn renew(&self, p: u32, epoch: i64, ttl_ms: i64) -> Result<bool, StoreError> {
-        let done = sqlx::query(&format!(
-            "UPDATE standings_cluster.leases SET expires_ms = {NOW_MS} + $4 \
-             WHERE partition = $1 AND node_id = $2 AND epoch = $3 AND expires_ms > {NOW_MS}"
+    /// Renews the leases this node holds at the given epochs, in one statement: the partitions
+    /// still held (one missing is no longer this node's).
+    pub async fn renew(&self, held: &[(u32, i64)], ttl_ms: i64) -> Result<Vec<u32>, StoreError> {
+        if held.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Numbers only, so they are written into the statement rather than bound one by one.
+        let pairs: Vec<String> = held.iter().map(|(p, e)| format!("({p}, {e})")).collect();
+        let rows = sqlx::query(&format!(
+            "UPDATE standings_cluster.leases SET expires_ms = {NOW_MS} + $2 \
+             WHERE node_id = $1 AND expires_ms > {NOW_MS} AND (partition, epoch) IN ({}) \
+             RETURNING partition",
+            pairs.join(", ")
         ))
-        .bind(i64::from(p))
         .bind(&self.node)
-        .bind(epoch)
         .bind(ttl_ms)
-        .execute(&self.base.pool)
+        .fetch_all(&self.base.pool)
         .await
-        .map_err(db_err("cannot renew a lease"))?;
-        Ok(done.rows_affected() == 1)
+        .map_err(db_err("cannot renew the leases"))?;
+        rows.iter()
+            .map(|r| {
+                r.try_get::<i64, _>("partition")
+                    .map(|p| u32::try_from(p).unwrap_or(u32::MAX))
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(db_err("cannot renew the leases"))
     }
 
     /// Gives partition `p`'s lease back, so that another node takes it at once.
@@ -584,13 +596,25 @@ impl ClusterStore {
             .map_err(db_err("cannot read the standbys"))
     }
 
-    /// The last `seq` of every partition's log.
+    /// The last `seq` of every partition's log, in one statement (two index look-ups each).
     pub async fn log_ends(&self) -> Result<Vec<i64>, StoreError> {
-        let mut ends = Vec::with_capacity(self.partitions as usize);
-        for p in 0..self.partitions {
-            ends.push(self.partition(p).next_seq().await? - 1);
-        }
-        Ok(ends)
+        let parts: Vec<String> = (0..self.partitions)
+            .map(|p| {
+                let s = schema_of(p);
+                format!(
+                    "SELECT {p} AS partition, GREATEST(COALESCE((SELECT MAX(seq) FROM {s}.score_events), 0), \
+                     COALESCE((SELECT MAX(seq) FROM {s}.actions), 0)) AS end_seq"
+                )
+            })
+            .collect();
+        let rows = sqlx::query(&format!("{} ORDER BY partition", parts.join(" UNION ALL ")))
+            .fetch_all(&self.base.pool)
+            .await
+            .map_err(db_err("cannot read the logs' ends"))?;
+        rows.iter()
+            .map(|r| r.try_get::<i64, _>("end_seq"))
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(db_err("cannot read the logs' ends"))
     }
 
     /// Whether the database answers.
