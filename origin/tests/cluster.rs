@@ -349,6 +349,24 @@ async fn every_kind_answers_the_same_through_any_node() {
         results.iter().filter(|r| r["event_id"] == "b-1").count(),
         games.len()
     );
+    // `export` of a clustered database writes every partition's log.
+    let export = Command::new(BIN)
+        .args(["export", "--config"])
+        .arg(&cluster.nodes[0].config)
+        .output()
+        .unwrap();
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let lines = String::from_utf8(export.stdout).unwrap();
+    assert_eq!(
+        lines.matches("\"event_id\":\"b-1\"").count(),
+        games.len(),
+        "{lines}"
+    );
+    assert_eq!(lines.matches("\"board\":").count(), games.len());
     // The node's own routes: its table, readiness, metrics with the cluster's lines.
     let metrics = call(&cluster.nodes[1].addr, "GET", "/metrics", None, None).await;
     let text = metrics.text();

@@ -215,12 +215,17 @@ fn write_line(out: &mut impl Write, line: &impl Serialize) -> Result<(), String>
 /// and the actions after `--since-seq` (season and moderation actions, few) read whole.
 pub(super) async fn export(global: &Global, args: &ExportArgs) -> Result<ExitCode, String> {
     let (config, _, _) = load_config(global)?;
-    let store = Store::open(&config.database).await.map_err(|e| e.to_string())?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let result = write_export(&store, args, &mut out).await;
-    store.close().await;
-    let (events, actions, boards) = result?;
+    let (events, actions, boards) = match &config.cluster {
+        None => {
+            let store = Store::open(&config.database).await.map_err(|e| e.to_string())?;
+            let result = write_export(&store, args, &mut out).await;
+            store.close().await;
+            result?
+        }
+        Some(_) => export_cluster(&config.database, args, &mut out).await?,
+    };
     out.flush().map_err(|e| format!("cannot write the export: {e}"))?;
     tracing::info!(
         boards,
@@ -231,6 +236,36 @@ pub(super) async fn export(global: &Global, args: &ExportArgs) -> Result<ExitCod
         "exported"
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A clustered database's export: each partition's log in turn (a game's entries are all in
+/// its partition, in their order). `--since-seq` is a position in one partition's log, so it
+/// needs `--game`.
+async fn export_cluster(
+    url: &str,
+    args: &ExportArgs,
+    out: &mut impl Write,
+) -> Result<(u64, u64, u64), String> {
+    let cluster = crate::store::cluster::ClusterStore::existing(url, &super::redact(url))
+        .await
+        .map_err(|e| crate::chain::Chain(&e).to_string())?;
+    let only = args
+        .game
+        .as_deref()
+        .map(|g| crate::cluster::lease::partition_of(g, cluster.partitions()));
+    if args.since_seq != 0 && only.is_none() {
+        return Err(
+            "--since-seq is a position in one partition's log of a clustered database: name the game with --game too"
+                .into(),
+        );
+    }
+    let mut totals = (0, 0, 0);
+    for p in (0..cluster.partitions()).filter(|p| only.is_none_or(|o| o == *p)) {
+        let (events, actions, boards) = write_export(&cluster.partition(p), args, out).await?;
+        totals = (totals.0 + events, totals.1 + actions, totals.2 + boards);
+    }
+    cluster.close().await;
+    Ok(totals)
 }
 
 async fn write_export(
