@@ -752,3 +752,97 @@ async fn the_unsafe_starts_are_refused_with_what_to_do() {
     );
     assert!(said.contains(&format!("listening on {addr}")), "{said}");
 }
+
+/// Reads an SSE stream until its text holds `needle`, within a deadline; returns all read.
+async fn read_until(stream: &mut tokio::net::TcpStream, seen: &mut String, needle: &str) {
+    use tokio::io::AsyncReadExt;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut buf = [0u8; 4096];
+    while !seen.contains(needle) {
+        assert!(Instant::now() < deadline, "no {needle:?} in: {seen}");
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(n > 0, "the stream ended before {needle:?}: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+}
+
+async fn subscribe(addr: &str, path: &str, last_event_id: Option<&str>) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let resume = last_event_id.map_or(String::new(), |id| format!("last-event-id: {id}\r\n"));
+    stream
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {ADMIN}\r\naccept: text/event-stream\r\n{resume}\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    stream
+}
+
+/// A subscriber of a partition whose owner stops with SIGTERM is told `going_away`, and,
+/// reconnecting to another node with its last position, catches up exactly: the first message
+/// there is one delta from where it was (board versions are the log's, the same on every node).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_of_a_moved_partition_catches_up_exactly_on_the_new_owner() {
+    let mut cluster = Cluster::start(2).await;
+    let game = &games()[0];
+    let owner = cluster.owner_of(game).await;
+    let o = cluster.index_of(&owner);
+    let (owner_addr, other_addr) = (cluster.nodes[o].addr.clone(), cluster.nodes[1 - o].addr.clone());
+    call(
+        &owner_addr,
+        "PUT",
+        &format!("/v1/boards/{game}/solo/S1/global"),
+        Some(ADMIN),
+        Some(&json!({"score_mode": "highest"})),
+    )
+    .await;
+    for n in 0..3 {
+        call(
+            &owner_addr,
+            "POST",
+            "/v1/score-events",
+            Some(ADMIN),
+            Some(&event(game, &format!("l-{n}"), &format!("p-{n}"), 10 + n)),
+        )
+        .await;
+    }
+    let path = format!("/v1/leaderboards/{game}/solo/S1/global/subscribe?view=top:10");
+    let mut stream = subscribe(&owner_addr, &path, None).await;
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "\"p-2\"").await;
+    let last_id = seen
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: ").or_else(|| l.strip_prefix("id:")))
+        .last()
+        .expect("an id")
+        .trim()
+        .to_string();
+    terminate(cluster.nodes[o].running.take().unwrap());
+    read_until(&mut stream, &mut seen, "going_away").await;
+    // A write the subscriber has not seen, on the new owner.
+    let e = event(game, "l-after", "p-late", 99);
+    assert_eq!(
+        call(&other_addr, "POST", "/v1/score-events", Some(ADMIN), Some(&e))
+            .await
+            .status,
+        202
+    );
+    let mut again = subscribe(&other_addr, &path, Some(&last_id)).await;
+    let mut resumed = String::new();
+    read_until(&mut again, &mut resumed, "\"p-late\"").await;
+    let first_event = resumed
+        .lines()
+        .find_map(|l| l.strip_prefix("event: ").or_else(|| l.strip_prefix("event:")))
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    assert_eq!(
+        first_event, "delta",
+        "the first message after {last_id} on the new owner: {resumed}"
+    );
+}

@@ -269,6 +269,19 @@ pub(super) async fn release(node: Arc<Node>, p: u32) {
         }
         _ => return,
     };
+    let slot = node.slot(p);
+    if slot
+        .handing_over
+        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return;
+    }
+    hand_over(&node, p, held, engine).await;
+    slot.handing_over.store(false, Ordering::Release);
+}
+
+async fn hand_over(node: &Arc<Node>, p: u32, held: Held, engine: Arc<Engine>) {
     if let Err(e) = engine.state.ingest.checkpoint().await {
         tracing::warn!(
             partition = p,
@@ -302,6 +315,6 @@ pub(super) async fn release(node: Arc<Node>, p: u32) {
     node.set_state(p, SlotState::Elsewhere(None));
     drop(engine);
     if node.cluster.standby && !node.draining.load(Ordering::Acquire) {
-        standby::warm(&node, p).await;
+        standby::warm(node, p).await;
     }
 }

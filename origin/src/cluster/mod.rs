@@ -89,6 +89,8 @@ pub struct Slot {
     state: std::sync::RwLock<SlotState>,
     /// Requests its engine is answering now (a hand-over waits for them).
     inflight: AtomicUsize,
+    /// A hand-over of it is under way (the lease loop and a drain may both ask for one).
+    handing_over: AtomicBool,
     /// Its copy kept warm while another node owns it (standby), if this node keeps one.
     standby: tokio::sync::Mutex<Option<standby::Follower>>,
 }
@@ -157,6 +159,7 @@ impl Node {
             .map(|_| Slot {
                 state: std::sync::RwLock::new(SlotState::Elsewhere(None)),
                 inflight: AtomicUsize::new(0),
+                handing_over: AtomicBool::new(false),
                 standby: tokio::sync::Mutex::new(None),
             })
             .collect();
