@@ -31,10 +31,10 @@ struct TestNode {
     running: Option<Running>,
 }
 
-/// Nodes over one fresh database.
+/// Nodes over one fresh database (the nodes are stopped before the database is dropped).
 struct Cluster {
-    db: TestDb,
     nodes: Vec<TestNode>,
+    db: TestDb,
 }
 
 fn node_config(db: &TestDb, id: &str, addr: &str, standby: bool) -> PathBuf {
@@ -84,7 +84,7 @@ impl Cluster {
                 running: Some(Running(child)),
             });
         }
-        let cluster = Cluster { db, nodes };
+        let cluster = Cluster { nodes, db };
         cluster.settled().await;
         cluster
     }

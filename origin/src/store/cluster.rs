@@ -348,6 +348,7 @@ impl ClusterStore {
                 schema: schema_of(p),
                 node: self.node.clone(),
                 epoch: std::sync::atomic::AtomicI64::new(0),
+                proven: std::sync::atomic::AtomicI64::new(0),
             })),
             ..self.base.clone()
         }

@@ -172,6 +172,9 @@ pub struct Scope {
     node: String,
     /// The lease's epoch this node holds; 0 while it holds none (every write is refused).
     epoch: AtomicI64,
+    /// The epoch the last write transaction begun proved: a commit whose answer was lost was
+    /// written under it.
+    proven: AtomicI64,
 }
 
 impl Scope {
@@ -449,6 +452,27 @@ impl Store {
         Ok(events.max(actions) + 1)
     }
 
+    /// What the log says of a commit whose answer was lost: one past the greatest `seq` this
+    /// writer may have written. On a single node that is [`Store::next_seq`]; in a cluster, a
+    /// node that took the partition over meanwhile appends after it, so only the rows of the
+    /// epoch this store last proved count.
+    pub async fn next_seq_landed(&self) -> Result<i64, StoreError> {
+        let Some(scope) = &self.scope else {
+            return self.next_seq().await;
+        };
+        let row = sqlx::query(
+            "SELECT COALESCE((SELECT MAX(seq) FROM score_events WHERE epoch = $1), 0) AS events, \
+             COALESCE((SELECT MAX(seq) FROM actions WHERE epoch = $1), 0) AS actions",
+        )
+        .bind(scope.proven.load(Ordering::Acquire))
+        .fetch_one(&mut *self.reader().await.map_err(db_err("cannot read the event log"))?)
+        .await
+        .map_err(db_err("cannot read the event log"))?;
+        let events: i64 = row.try_get("events").map_err(db_err("bad seq"))?;
+        let actions: i64 = row.try_get("actions").map_err(db_err("bad seq"))?;
+        Ok(events.max(actions) + 1)
+    }
+
     /// Begins a write transaction on the writer's connection (only the writer task calls this).
     ///
     /// On SQLite it begins `IMMEDIATE`, taking the write lock at once (waiting for it up to the
@@ -492,13 +516,15 @@ impl Store {
             Backend::Postgres => pool.begin().await?,
         };
         if let Some(scope) = &self.scope {
+            let epoch = scope.epoch();
             tx.execute(&*cluster::fence_sql(
                 &scope.schema,
                 scope.partition,
                 &scope.node,
-                scope.epoch(),
+                epoch,
             ))
             .await?;
+            scope.proven.store(epoch, Ordering::Release);
         }
         Ok(tx)
     }

@@ -78,7 +78,7 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
             CommitFailed::Unknown(error) => WriterError::from(error),
         };
         // The commit's answer was lost: the log says whether it took, as for a group.
-        match store.next_seq().await {
+        match store.next_seq_landed().await {
             Ok(log_next_seq) if unknown_commit_landed(Some(logged.seq), log_next_seq) => {}
             Ok(_) => return Err(error),
             Err(_) => {

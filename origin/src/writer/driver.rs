@@ -520,7 +520,7 @@ impl Writer {
         let Some(unresolved) = self.unresolved.take() else {
             return Ok(());
         };
-        let log_next_seq = match self.store.next_seq().await {
+        let log_next_seq = match self.store.next_seq_landed().await {
             Ok(next) => next,
             Err(e) => {
                 self.unresolved = Some(unresolved);
