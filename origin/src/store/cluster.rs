@@ -208,7 +208,9 @@ impl ClusterStore {
         partitions: u32,
         lease_ttl: Duration,
     ) -> Result<ClusterStore, JoinError> {
-        let base = Store::connect(url, Some(lease_ttl)).await?;
+        // At least a second: a migration's statements on a busy machine must not count as a
+        // pause (a longer bound only delays a takeover past a paused node's open write).
+        let base = Store::connect(url, Some(lease_ttl.max(Duration::from_secs(1)))).await?;
         let this = ClusterStore {
             base,
             partitions,
@@ -671,7 +673,7 @@ impl Membership {
                 continue;
             }
             loop {
-                tokio::time::sleep(Duration::from_millis(250)).await;
+                tokio::time::sleep(Duration::from_millis(350)).await;
                 let Ok(mut conn) = AnyConnection::connect(&url).await else {
                     continue;
                 };
@@ -687,5 +689,63 @@ impl Membership {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{event, postgres_admin};
+    use super::*;
+
+    /// The fence, against the database: a write proves its lease; once another node took the
+    /// partition, the deposed node's write is refused as fenced, every row records the epoch it
+    /// was written under, and a commit whose answer was lost is judged by the rows of its own
+    /// epoch, not by the new owner's.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_deposed_owner_is_fenced_and_judges_its_commits_by_its_own_rows() {
+        let name = format!(
+            "standings_fence_{}_{}",
+            std::process::id(),
+            crate::clock::now_ms()
+        );
+        let admin = postgres_admin(&format!("CREATE DATABASE {name}")).await;
+        let url = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
+        let ttl = Duration::from_millis(300);
+        let a = ClusterStore::open(&url, &url, "a", 2, ttl).await.unwrap();
+        let b = ClusterStore::open(&url, &url, "b", 2, ttl).await.unwrap();
+        let epoch_a = a.take(0, 300).await.unwrap().expect("a free lease");
+        assert_eq!(b.take(0, 300).await.unwrap(), None, "held by a");
+        let store_a = a.partition(0);
+        store_a.scope().unwrap().set_epoch(epoch_a);
+        let mut tx = store_a.begin().await.unwrap();
+        store_a
+            .insert_events(&mut tx, &[event(1, "e1", "p")])
+            .await
+            .unwrap();
+        tx.commit("a test").await.unwrap();
+
+        tokio::time::sleep(Duration::from_millis(350)).await;
+        let epoch_b = b.take(0, 10_000).await.unwrap().expect("an expired lease");
+        assert_eq!(epoch_b, epoch_a + 1);
+        let refused = store_a.begin().await.err().expect("a deposed owner's write");
+        assert!(refused.is_fenced(), "{refused:?}");
+        assert!(!a.renew(&[(0, epoch_a)], 300).await.unwrap().contains(&0));
+        let store_b = b.partition(0);
+        store_b.scope().unwrap().set_epoch(epoch_b);
+        let mut tx = store_b.begin().await.unwrap();
+        store_b
+            .insert_events(&mut tx, &[event(2, "e2", "q")])
+            .await
+            .unwrap();
+        tx.commit("a test").await.unwrap();
+
+        // The log reaches seq 2, but a's rows end at 1: a group of a's from seq 2 did not land.
+        assert_eq!(store_a.next_seq().await.unwrap(), 3);
+        assert_eq!(store_a.next_seq_landed().await.unwrap(), 2);
+        assert_eq!(store_b.next_seq_landed().await.unwrap(), 3);
+        assert_eq!(a.log_ends().await.unwrap(), vec![2, 0]);
+        a.close().await;
+        b.close().await;
+        postgres_admin(&format!("DROP DATABASE {name} WITH (FORCE)")).await;
     }
 }
