@@ -817,8 +817,8 @@ async fn a_subscriber_of_a_moved_partition_catches_up_exactly_on_the_new_owner()
     read_until(&mut stream, &mut seen, "\"p-2\"").await;
     let last_id = seen
         .lines()
-        .filter_map(|l| l.strip_prefix("id: ").or_else(|| l.strip_prefix("id:")))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("id: ").or_else(|| l.strip_prefix("id:")))
         .expect("an id")
         .trim()
         .to_string();
