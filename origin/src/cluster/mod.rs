@@ -404,3 +404,6 @@ fn render_metrics(node: &Node, out: &mut String) {
         .takeover_seconds
         .render(out, "standings_cluster_takeover_seconds", "");
 }
+
+#[cfg(test)]
+mod model_tests;
