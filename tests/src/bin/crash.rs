@@ -1,7 +1,9 @@
 //! The crash harness: concurrent clients submit score events, with retries until answered, while
 //! the service is SIGKILLed at random moments and restarted (and, on a private PostgreSQL
 //! cluster, the database is stopped and started under it). At the end it proves that nothing
-//! acknowledged was lost or counted twice and nothing refused was stored.
+//! acknowledged was lost or counted twice and nothing refused was stored. In Patroni mode
+//! (`crash/patroni.rs`, run by `tests/patroni/run`) the database is reached through HAProxy and
+//! the chaos is failovers of PostgreSQL's primary.
 //!
 //! ```text
 //! cargo build --release -p standings-origin --bin standings
@@ -34,7 +36,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -47,6 +49,9 @@ use standings_tests::http::HttpConn;
 use standings_tests::live::{LiveStream, Message, Opened, Transport, read_path_of, view_of_read};
 use standings_tests::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
 use standings_tests::workload::{Rng, push_int, push_rfc3339};
+
+#[path = "crash/patroni.rs"]
+mod patroni;
 
 const SUM_BOARD: &str = "crash/duel/s1/sum";
 const BEST_BOARD: &str = "crash/duel/s1/best";
@@ -82,6 +87,9 @@ enum Db {
     Postgres,
     /// A private PostgreSQL 15 cluster started for this run (needed for --outages).
     PostgresPrivate,
+    /// A fresh database through the HAProxy at --postgres-url, in front of a Patroni cluster
+    /// whose primary --failover-command kills (tests/patroni/run starts the stack).
+    Patroni,
 }
 
 /// The crash harness: clients submit score events while the service is SIGKILLed and
@@ -132,12 +140,22 @@ struct Args {
     /// Keep the temp folder (config, service log, SQLite file).
     #[arg(long)]
     keep: bool,
+    /// Patroni mode: kills of PostgreSQL's primary under load, each followed by the old
+    /// primary's rejoining as the synchronous standby.
+    #[arg(long, value_name = "N", default_value = "0")]
+    failovers: u64,
+    /// Patroni mode: the program run as `PATH kill-primary` and `PATH rejoin` (tests/patroni/run).
+    #[arg(long = "failover-command", value_name = "PATH")]
+    failover_command: Option<PathBuf>,
 }
 
 impl Options for Args {
     fn check(&self) -> Result<(), String> {
         if self.outages > 0 && self.db != Db::PostgresPrivate {
             return Err("--outages needs --db postgres-private (the shared server is never stopped)".into());
+        }
+        if (self.failovers > 0) != (self.db == Db::Patroni && self.failover_command.is_some()) {
+            return Err("--failovers needs --db patroni and --failover-command, which go with it".into());
         }
         Ok(())
     }
@@ -207,7 +225,12 @@ struct Tally {
     late: AtomicU64,
     connection_retries: AtomicU64,
     unavailable_retries: AtomicU64,
+    /// The 503s whose code was `DATABASE_UNAVAILABLE`.
+    database_unavailable: AtomicU64,
     server_errors: AtomicU64,
+    /// When the latest request that stored an event was sent (ms since the epoch): a write
+    /// sent after a failover's kill and stored shows that the service writes again.
+    stored_sent_ms: AtomicI64,
     /// Set when the run cannot go on (the service did not come back): clients stop retrying.
     abandoned: std::sync::atomic::AtomicBool,
     /// SIGKILLs begun so far: which lifetime of the service a request may have reached (the
@@ -258,6 +281,10 @@ async fn run(args: &Args) -> Result<String, String> {
             name: "standings_crash".into(),
         },
         (Db::PostgresPrivate, None) => unreachable!("the private cluster starts above"),
+        (Db::Patroni, _) => Database::Postgres {
+            admin_url: args.postgres_url.clone(),
+            name: "standings_patroni".into(),
+        },
     };
     let mut service = Service::prepare_with(
         &args.standings_bin,
@@ -405,7 +432,7 @@ async fn run(args: &Args) -> Result<String, String> {
         "{db:?}: {events} submissions by {clients} clients in {secs:.1} s ({requests} requests): \
          {acked} events acknowledged ({dups} duplicate resends answered DUPLICATE, {late} LATE), \
          {conflicts} conflicting resends and {invalid} invalid events refused; {kills} kills, \
-         {outages} database outages{recovery}; {conn} retries after a connection error, \
+         {outages} database outages{recovery}{failovers}; {conn} retries after a connection error, \
          {unavail} after a 503, {errors} other 5xx; log checked, resends changed nothing, \
          both boards equal the model, rebuild {rebuild}; {live}; {snapshots}",
         live = watching.live_figures(live.is_ok()),
@@ -423,6 +450,7 @@ async fn run(args: &Args) -> Result<String, String> {
         kills = chaos.kills,
         outages = chaos.outages,
         recovery = chaos.recovery,
+        failovers = patroni::figures(&chaos.failovers),
         conn = t(&tally.connection_retries),
         unavail = t(&tally.unavailable_retries),
         errors = t(&tally.server_errors),
@@ -506,6 +534,7 @@ async fn run_client(
             "/v1/score-events/batch"
         };
         let mut attempts = 0u32;
+        let mut sent_ms: i64;
         let answers = loop {
             if tally.abandoned.load(Ordering::Relaxed) {
                 return;
@@ -522,6 +551,7 @@ async fn run_client(
                 continue;
             };
             tally.requests.fetch_add(1, Ordering::Relaxed);
+            sent_ms = now_ms();
             let answer = match tokio::time::timeout(REQUEST_TIMEOUT, c.post(path, &body)).await {
                 Ok(Ok(answer)) => answer,
                 Ok(Err(_)) | Err(_) => {
@@ -534,6 +564,11 @@ async fn run_client(
             let text = c.body(&answer).to_vec();
             if status == 503 {
                 tally.unavailable_retries.fetch_add(1, Ordering::Relaxed);
+                if serde_json::from_slice::<serde_json::Value>(&text)
+                    .is_ok_and(|problem| problem["code"] == "DATABASE_UNAVAILABLE")
+                {
+                    tally.database_unavailable.fetch_add(1, Ordering::Relaxed);
+                }
                 if !text.windows(6).any(|w| w == b"\"code\"") {
                     fail(
                         &ledger,
@@ -583,6 +618,7 @@ async fn run_client(
                     } else {
                         if status != "DUPLICATE" {
                             tally.stored.fetch_add(1, Ordering::Relaxed);
+                            tally.stored_sent_ms.fetch_max(sent_ms, Ordering::Relaxed);
                         }
                         own_acked.push(event.clone());
                         ledger.acknowledged.insert(event.id.clone(), event);
@@ -737,6 +773,8 @@ struct Chaos {
     outages: u64,
     /// For outages: the longest time from the database's start to the next acknowledgement.
     recovery: String,
+    /// Failovers of PostgreSQL's primary (Patroni mode).
+    failovers: Vec<patroni::Failover>,
     /// What went wrong without ending the run.
     problems: Vec<String>,
 }
@@ -771,6 +809,17 @@ fn refusals(tally: &Tally) -> u64 {
     tally.unavailable_retries.load(Ordering::Relaxed) + tally.server_errors.load(Ordering::Relaxed)
 }
 
+/// What the chaos controller does at one moment of the load.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Disruption {
+    /// SIGKILL the service and start it again.
+    Kill,
+    /// Stop the private PostgreSQL cluster and start it again.
+    Outage,
+    /// Kill PostgreSQL's primary and have it rejoin (Patroni mode).
+    Failover,
+}
+
 /// Kills the service (and stops the database) at seeded random moments of the load: each at a
 /// drawn share of the submissions answered, plus a drawn 0 to 20 ms, so that kills land at
 /// every stage of a request and a group commit.
@@ -782,18 +831,35 @@ async fn chaos(
     deadline: Instant,
 ) -> Result<Chaos, String> {
     let mut rng = Rng::stream(args.seed, u64::MAX);
-    let mut plan: Vec<(u64, bool)> = (0..args.kills + args.outages)
-        .map(|i| (args.events * (30 + rng.below(940)) / 1000, i >= args.kills))
+    let mut plan: Vec<(u64, Disruption)> = (0..args.kills + args.outages)
+        .map(|i| {
+            let disruption = if i < args.kills {
+                Disruption::Kill
+            } else {
+                Disruption::Outage
+            };
+            (args.events * (30 + rng.below(940)) / 1000, disruption)
+        })
         .collect();
+    // Failovers are spread evenly (give or take 5% of the load), since each waits for the old
+    // primary to rejoin while the load goes on, and the next must still come under load.
+    plan.extend((1..=args.failovers).map(|i| {
+        let share = 1000 * i / (args.failovers + 1) + rng.below(100);
+        (
+            args.events * share.saturating_sub(50) / 1000,
+            Disruption::Failover,
+        )
+    }));
     plan.sort();
     let mut done = Chaos {
         kills: 0,
         outages: 0,
         recovery: String::new(),
+        failovers: Vec::new(),
         problems: Vec::new(),
     };
     let mut longest_recovery = Duration::ZERO;
-    for (at, outage) in plan {
+    for (at, disruption) in plan {
         let mut progress = Progress::new(tally);
         while tally.answered.load(Ordering::Relaxed) < at {
             if progress.stalled(tally) {
@@ -814,12 +880,25 @@ async fn chaos(
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         tokio::time::sleep(Duration::from_micros(rng.below(20_000))).await;
-        if !outage {
-            tally.kills_begun.fetch_add(1, Ordering::Relaxed);
-            service.kill()?;
-            done.kills += 1;
-            service.start(READY_TIMEOUT).await?;
-            continue;
+        match disruption {
+            Disruption::Kill => {
+                tally.kills_begun.fetch_add(1, Ordering::Relaxed);
+                service.kill()?;
+                done.kills += 1;
+                service.start(READY_TIMEOUT).await?;
+                continue;
+            }
+            Disruption::Failover => {
+                let command = args
+                    .failover_command
+                    .as_deref()
+                    .ok_or("a failover without --failover-command")?;
+                let failover =
+                    patroni::fail_over(command, service, tally, args.events, &mut done.problems).await?;
+                done.failovers.push(failover);
+                continue;
+            }
+            Disruption::Outage => {}
         }
         let cluster = cluster.ok_or("an outage without a private cluster")?;
         let refusals_before = refusals(tally);
@@ -1652,5 +1731,15 @@ mod tests {
         assert_eq!(parse("crash --clients 0").unwrap().clients, 1);
         assert!(parse("crash --db sqlite --outages 1").is_err());
         assert!(parse("crash --db mysql").is_err());
+        // tests/patroni/run's line; failovers need the Patroni mode and its command.
+        let args = parse(
+            "crash --db patroni --postgres-url postgres://postgres@127.0.0.1:25400/postgres --events 6000 \
+             --kills 0 --failovers 1 --failover-command tests/patroni/run --standings-bin target/debug/standings",
+        )
+        .unwrap();
+        assert_eq!((args.db, args.kills, args.failovers), (Db::Patroni, 0, 1));
+        assert_eq!(args.failover_command, Some(PathBuf::from("tests/patroni/run")));
+        assert!(parse("crash --db postgres --failovers 1 --failover-command tests/patroni/run").is_err());
+        assert!(parse("crash --db patroni --failovers 1").is_err());
     }
 }
