@@ -23,6 +23,9 @@ pub enum Database {
         /// Our database's name.
         name: String,
     },
+    /// A PostgreSQL database someone else made and drops, by its URL: the nodes of a cluster
+    /// share one.
+    Shared(String),
 }
 
 /// A configured service: binary, folder, config, and the running process if any.
@@ -78,6 +81,7 @@ impl Service {
                     .ok_or("the PostgreSQL URL has no database part")?;
                 format!("{base}/{name}")
             }
+            Database::Shared(url) => url.clone(),
         };
         let config = dir.join("standings.toml");
         // Top-level settings must come before the first table, so `extra_config`'s settings
@@ -102,6 +106,17 @@ impl Service {
             child: None,
             keep_dir,
         })
+    }
+
+    /// Appends `toml` (tables, such as `[cluster]`) to the service's config; it takes effect at
+    /// the next start.
+    pub fn append_config(&self, toml: &str) -> Result<(), String> {
+        use std::io::Write as _;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.config)
+            .and_then(|mut file| file.write_all(toml.as_bytes()))
+            .map_err(|e| format!("cannot append to {}: {e}", self.config.display()))
     }
 
     /// The database URL the service uses.
@@ -278,7 +293,7 @@ impl Service {
                 .arg(self.dir.join("standings.db"))
                 .arg(QUERY)
                 .output(),
-            Database::Postgres { .. } => Command::new("psql")
+            Database::Postgres { .. } | Database::Shared(_) => Command::new("psql")
                 .arg(&self.database_url)
                 .arg("-v")
                 .arg("ON_ERROR_STOP=1")
@@ -320,7 +335,7 @@ impl Service {
                     .map(|m| m.len())
                     .sum(),
             ),
-            Database::Postgres { .. } => None,
+            Database::Postgres { .. } | Database::Shared(_) => None,
         }
     }
 }
@@ -355,17 +370,23 @@ fn free_local_addr() -> Result<String, String> {
 
 /// Runs one SQL statement with the `psql` client.
 pub fn psql(url: &str, sql: &str) -> Result<(), String> {
+    psql_text(url, sql).map(drop)
+}
+
+/// Runs one SQL statement with the `psql` client and returns what it printed: the rows
+/// unaligned, a line each, fields split by `|`.
+pub fn psql_text(url: &str, sql: &str) -> Result<String, String> {
     let output = Command::new("psql")
         .arg(url)
         .arg("-v")
         .arg("ON_ERROR_STOP=1")
-        .arg("-q")
+        .arg("-qAt")
         .arg("-c")
         .arg(sql)
         .output()
         .map_err(|e| format!("cannot run psql: {e}"))?;
     if output.status.success() {
-        Ok(())
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
         Err(format!(
             "psql {sql:?} failed: {}",

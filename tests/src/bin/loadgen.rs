@@ -29,6 +29,10 @@
 //!
 //! `loadgen closed` (module `closed`) measures reads of a closed day that left memory beside the
 //! same reads of the live day: top, rank and the snapshot head (`loadgen closed --help`).
+//!
+//! `loadgen cluster` (module `cluster`) measures what several origins over one PostgreSQL cost:
+//! forwarding to a partition's owner, a takeover with and without a warm standby, and write
+//! throughput on 1, 2 and 3 nodes with the CPU per event of each (`loadgen cluster --help`).
 #![forbid(unsafe_code)]
 
 // A binary's root looks for modules beside it; ours live in `loadgen/`.
@@ -36,6 +40,8 @@
 mod bench;
 #[path = "loadgen/closed.rs"]
 mod closed;
+#[path = "loadgen/cluster.rs"]
+mod cluster;
 #[path = "loadgen/cpu.rs"]
 mod cpu;
 #[path = "loadgen/edge.rs"]
@@ -87,6 +93,8 @@ enum Mode {
     Edge(edge::Args),
     /// Reads of a closed day that left memory beside the live day.
     Closed(closed::Args),
+    /// Several origins over one PostgreSQL: forwarding, takeover, write throughput.
+    Cluster(cluster::Args),
 }
 
 impl Options for Cli {
@@ -95,7 +103,7 @@ impl Options for Cli {
             None => Ok(()),
             Some(Mode::Live(args)) => args.check(),
             Some(Mode::Edge(args)) => args.check(),
-            Some(Mode::Closed(_)) => Ok(()),
+            Some(Mode::Closed(_)) | Some(Mode::Cluster(_)) => Ok(()),
         }
     }
 }
@@ -103,7 +111,34 @@ impl Options for Cli {
 /// The options of the default mode.
 #[derive(clap::Args, Debug)]
 struct Args {
-    /// Players loaded on both sides.
+    #[command(flatten)]
+    common: Common,
+    /// The event ids of the load: in member order (load-0, load-1, ...), random UUIDv4s as many
+    /// game servers send them, or UUIDv7s (time first, so roughly in order).
+    #[arg(long, value_name = "member|uuid4|uuid7", default_value = "member", value_parser = event_ids)]
+    event_ids: EventIds,
+    /// The service's database (SQLite in a fresh temp folder).
+    #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = ["sqlite", "postgres"])]
+    database: String,
+    /// The Redis peer (on 127.0.0.1).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:6379", value_parser = local_addr)]
+    redis: String,
+    /// Random players checked on both sides before measuring.
+    #[arg(long, value_name = "N", default_value = "200")]
+    samples: u64,
+    /// After the restart, submit N more events (batches of --batch over --load-connections),
+    /// kill the service with SIGKILL and time the start, which loads the checkpoint and replays
+    /// those N log entries; 0 = skip. The default is the longest tail the service's default
+    /// checkpoint_every_events of 1,000,000 leaves.
+    #[arg(long, value_name = "N", default_value = "999000")]
+    crash_tail: u64,
+}
+
+/// The options of the modes that load one board and measure reads and writes of it (the
+/// default mode and `cluster`): its size, the measurements' shape, the service and its loading.
+#[derive(clap::Args, Debug)]
+struct Common {
+    /// Players loaded (on both sides in the default mode).
     #[arg(long, value_name = "N", default_value = "100000", value_parser = harness::at_least_one::<u64>)]
     members: u64,
     /// Keep-alive connections per measurement.
@@ -121,28 +156,15 @@ struct Args {
     /// Events per batch request and members per ZADD (1 to 1000, the service's batch limit).
     #[arg(long, value_name = "N", default_value = "1000", value_parser = batch_size)]
     batch: u64,
-    /// The event ids of the load: in member order (load-0, load-1, ...), random UUIDv4s as many
-    /// game servers send them, or UUIDv7s (time first, so roughly in order).
-    #[arg(long, value_name = "member|uuid4|uuid7", default_value = "member", value_parser = event_ids)]
-    event_ids: EventIds,
     /// The service binary.
     #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
     standings_bin: PathBuf,
-    /// The service's database (SQLite in a fresh temp folder).
-    #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = ["sqlite", "postgres"])]
-    database: String,
     /// An existing database to create ours from (on 127.0.0.1).
     #[arg(long, value_name = "URL", default_value = "postgres://postgres@127.0.0.1:5432/test", value_parser = local_postgres)]
     postgres_url: String,
-    /// The Redis peer (on 127.0.0.1).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:6379", value_parser = local_addr)]
-    redis: String,
     /// The generator's threads; 1 = a current-thread runtime.
     #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
     client_threads: usize,
-    /// Random players checked on both sides before measuring.
-    #[arg(long, value_name = "N", default_value = "200")]
-    samples: u64,
     /// The seed of every draw.
     #[arg(long, value_name = "N", default_value = "1")]
     seed: u64,
@@ -156,12 +178,6 @@ struct Args {
     /// busy outside the generator); 0 = do not wait.
     #[arg(long = "quiet-wait-seconds", value_name = "S", default_value = "120", value_parser = harness::seconds)]
     quiet_wait: Duration,
-    /// After the restart, submit N more events (batches of --batch over --load-connections),
-    /// kill the service with SIGKILL and time the start, which loads the checkpoint and replays
-    /// those N log entries; 0 = skip. The default is the longest tail the service's default
-    /// checkpoint_every_events of 1,000,000 leaves.
-    #[arg(long, value_name = "N", default_value = "999000")]
-    crash_tail: u64,
     /// Keep the temp folder (config, log, SQLite file).
     #[arg(long)]
     keep: bool,
@@ -201,7 +217,7 @@ fn local_postgres(value: &str) -> Result<String, String> {
 fn main() -> ExitCode {
     let cli: Cli = harness::options();
     match &cli.mode {
-        None => harness::block_on("loadgen", cli.bench.client_threads, async {
+        None => harness::block_on("loadgen", cli.bench.common.client_threads, async {
             run(&cli.bench).await.map(|()| None)
         }),
         Some(Mode::Live(args)) => harness::block_on("loadgen live", args.client_threads, async {
@@ -213,6 +229,11 @@ fn main() -> ExitCode {
         Some(Mode::Closed(args)) => harness::block_on("loadgen closed", args.client_threads, async {
             closed::run(args).await.map(|()| None)
         }),
+        Some(Mode::Cluster(args)) => {
+            harness::block_on("loadgen cluster", args.common.client_threads, async {
+                cluster::run(args).await.map(|()| None)
+            })
+        }
     }
 }
 
@@ -252,23 +273,23 @@ struct Report {
 }
 
 async fn run(args: &Args) -> Result<(), String> {
-    let population = workload::Population::new(args.members, args.seed)?;
+    let population = workload::Population::new(args.common.members, args.common.seed)?;
     // One key per run, so two generators on one machine never delete each other's set.
     let redis_key = format!("standings-loadgen:{}:loadgen/bench/s1/global", std::process::id()).into_bytes();
     let database = if args.database == "postgres" {
         Database::Postgres {
-            admin_url: args.postgres_url.clone(),
+            admin_url: args.common.postgres_url.clone(),
             name: format!("standings_loadgen_{}", std::process::id()),
         }
     } else {
         Database::Sqlite
     };
-    let mut service = Service::prepare(&args.standings_bin, database, args.keep)?;
+    let mut service = Service::prepare(&args.common.standings_bin, database, args.common.keep)?;
     eprintln!(
         "loadgen: {} members, {} connections, {}s per measurement; service on {} ({}), Redis on {}",
-        args.members,
-        args.connections,
-        args.seconds,
+        args.common.members,
+        args.common.connections,
+        args.common.seconds,
         service.addr,
         service.database_url(),
         args.redis
@@ -278,9 +299,9 @@ async fn run(args: &Args) -> Result<(), String> {
         standings_addr: service.addr.clone(),
         redis_addr: args.redis.clone(),
         redis_key,
-        connections: args.connections,
-        warmup: Duration::from_secs_f64(args.warmup_seconds),
-        measure: Duration::from_secs_f64(args.seconds),
+        connections: args.common.connections,
+        warmup: Duration::from_secs_f64(args.common.warmup_seconds),
+        measure: Duration::from_secs_f64(args.common.seconds),
         event_ids: args.event_ids,
         nonce: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -301,11 +322,11 @@ async fn run(args: &Args) -> Result<(), String> {
 }
 
 async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Result<Report, String> {
-    let members = args.members;
+    let members = args.common.members;
     bench::redis_delete(&plan.redis_addr, &plan.redis_key).await?;
     let redis_used_before = bench::redis_used_memory(&plan.redis_addr).await?;
 
-    let first_ready = service.start(args.ready_timeout).await?;
+    let first_ready = service.start(args.common.ready_timeout).await?;
     bench::define_board(&service.addr).await?;
     let (rss_empty, _) = service.resident()?;
     let watched = cpu::Watched {
@@ -315,10 +336,16 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
 
     eprintln!(
         "loadgen: loading {members} members into Standings (batches of {})",
-        args.batch
+        args.common.batch
     );
     let load_from = cpu::Snapshot::take(watched);
-    let load = bench::load_standings(plan, args.batch, args.load_connections, args.load_timeout).await?;
+    let load = bench::load_standings(
+        plan,
+        args.common.batch,
+        args.common.load_connections,
+        args.common.load_timeout,
+    )
+    .await?;
     let load_cpu = load_from.until(&cpu::Snapshot::take(watched));
     let (rss_loaded, hwm_loaded) = service.resident()?;
     let loaded_at = Instant::now();
@@ -330,9 +357,9 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
 
     eprintln!(
         "loadgen: loading {members} members into Redis (pipelined ZADD of {})",
-        args.batch
+        args.common.batch
     );
-    let redis_load = bench::load_redis(plan, args.batch).await?;
+    let redis_load = bench::load_redis(plan, args.common.batch).await?;
     let redis_used_after = bench::redis_used_memory(&plan.redis_addr).await?;
     eprintln!(
         "loadgen: Redis loaded in {redis_load:.2?} = {:.0} members/s; used_memory +{} MiB",
@@ -357,14 +384,14 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
 
     let mut pairs = Vec::new();
     for workload in Workload::ALL {
-        if !args.quiet_wait.is_zero() {
-            let (waited, busy) = cpu::wait_quiet(watched, 0.2, args.quiet_wait).await;
+        if !args.common.quiet_wait.is_zero() {
+            let (waited, busy) = cpu::wait_quiet(watched, 0.2, args.common.quiet_wait).await;
             eprintln!(
                 "loadgen: {workload:?}: waited {waited:.1?} for a quiet machine ({busy:.2} cores busy outside the generator)"
             );
         }
-        let standings = bench::measure(plan, Side::Standings, workload, watched).await?;
-        let redis = bench::measure(plan, Side::Redis, workload, watched).await?;
+        let standings = bench::measure(plan, Side::Standings, workload, &watched).await?;
+        let redis = bench::measure(plan, Side::Redis, workload, &watched).await?;
         eprintln!(
             "loadgen: {workload:?}: standings {:.0} ops/s (p50 {}, p99 {}; CPU: service {:.2}, other {:.2}), \
              redis {:.0} ops/s (p50 {}, p99 {}; CPU: redis {:.2}, other {:.2})",
@@ -383,8 +410,8 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
     }
 
     let before = board_digest(&service.addr).await?;
-    if !args.quiet_wait.is_zero() {
-        let (waited, busy) = cpu::wait_quiet(watched, 0.2, args.quiet_wait).await;
+    if !args.common.quiet_wait.is_zero() {
+        let (waited, busy) = cpu::wait_quiet(watched, 0.2, args.common.quiet_wait).await;
         eprintln!(
             "loadgen: restart: waited {waited:.1?} for a quiet machine ({busy:.2} cores busy outside the generator)"
         );
@@ -395,7 +422,7 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
     let stop_took = stop_started.elapsed();
     eprintln!("loadgen: the service stopped {stop_took:.2?} after SIGINT (it writes a checkpoint)");
     let database_bytes = service.database_bytes();
-    let restart_ready = service.start(args.ready_timeout).await?;
+    let restart_ready = service.start(args.common.ready_timeout).await?;
     let digest_started = Instant::now();
     let after = board_digest(&service.addr).await?;
     let digest_took = digest_started.elapsed();
@@ -468,14 +495,14 @@ async fn crash(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Result<C
     let submitted_in = bench::post_batches(
         plan,
         bench::Batches::Tail(tail),
-        args.batch,
-        args.load_connections,
-        args.load_timeout,
+        args.common.batch,
+        args.common.load_connections,
+        args.common.load_timeout,
     )
     .await?;
     let before = board_digest(&service.addr).await?;
     service.kill()?;
-    let ready = service.start(args.ready_timeout).await?;
+    let ready = service.start(args.common.ready_timeout).await?;
     let after = board_digest(&service.addr).await?;
     if before.digest != after.digest || before.total_players != after.total_players {
         return Err(format!(
@@ -578,10 +605,10 @@ fn print_report(args: &Args, r: &Report) {
     println!(
         "## Standings vs Redis: {} members, {} connections, {}s per measurement ({}s warm-up), {} client thread(s), {}",
         thousands(n),
-        args.connections,
-        args.seconds,
-        args.warmup_seconds,
-        args.client_threads,
+        args.common.connections,
+        args.common.seconds,
+        args.common.warmup_seconds,
+        args.common.client_threads,
         args.database
     );
     println!();
@@ -617,8 +644,8 @@ fn print_report(args: &Args, r: &Report) {
     let redis_ingest = n / r.redis_load.as_secs_f64();
     println!(
         "| batch ingest, {} per request, {} connections, {} (events/s) | {} | | | {} (pipelined ZADD, not durable) | | | {:.2}x | >= 200,000 events/s | {} |",
-        args.batch,
-        args.load_connections,
+        args.common.batch,
+        args.common.load_connections,
         args.event_ids.describe(),
         thousands(ingest),
         thousands(redis_ingest),
@@ -748,7 +775,7 @@ mod tests {
         };
         let args = bench("--members 10000000 --connections 64 --seconds 10");
         assert_eq!(
-            (args.members, args.connections, args.seconds),
+            (args.common.members, args.common.connections, args.common.seconds),
             (10_000_000, 64, 10.0)
         );
         assert_eq!(
@@ -759,12 +786,15 @@ mod tests {
             "--members 3000000 --event-ids uuid4 --seconds 1 --warmup-seconds 0 --quiet-wait-seconds 0",
         );
         assert_eq!(
-            (args.event_ids, args.warmup_seconds, args.quiet_wait),
+            (args.event_ids, args.common.warmup_seconds, args.common.quiet_wait),
             (EventIds::Uuid4, 0.0, Duration::ZERO)
         );
         let args =
             bench("--standings-bin BIN --members 1000000 --connections 64 --seconds 10 --crash-tail 0");
-        assert_eq!((args.standings_bin.to_str(), args.crash_tail), (Some("BIN"), 0));
+        assert_eq!(
+            (args.common.standings_bin.to_str(), args.crash_tail),
+            (Some("BIN"), 0)
+        );
         assert_eq!(bench("--database postgres --keep").database, "postgres");
         let Some(Mode::Live(live)) = parse("live --standings-bin target/release/standings --seconds 20")
             .unwrap()
@@ -817,6 +847,7 @@ mod tests {
             ("live --help", "--live-config"),
             ("edge --help", "--asking-players"),
             ("closed --help", "--close-after-seconds"),
+            ("cluster --help", "--takeover-tail"),
         ] {
             let help = parse(line).unwrap_err();
             assert!(help.contains(flag), "{line}: {help}");

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cpu::{Snapshot, Usage, Watched};
+use crate::cpu::{Account, Usage};
 use crate::http::{HttpConn, count};
 use crate::latency::Histogram;
 use crate::resp::{Reply, RespConn};
@@ -99,8 +99,8 @@ pub(crate) enum Side {
     Redis,
 }
 
-/// The result of one timed measurement.
-pub(crate) struct Measured {
+/// The result of one timed measurement, with the CPU use of what it accounted for.
+pub(crate) struct Measured<C = Usage> {
     /// Requests completed in the measured window.
     pub(crate) ops: u64,
     /// The measured window.
@@ -108,10 +108,10 @@ pub(crate) struct Measured {
     /// Their durations.
     pub(crate) latency: Histogram,
     /// Who used the CPU during the measured window.
-    pub(crate) cpu: Usage,
+    pub(crate) cpu: C,
 }
 
-impl Measured {
+impl<C> Measured<C> {
     /// Operations per second.
     pub(crate) fn throughput(&self) -> f64 {
         self.ops as f64 / self.window.as_secs_f64()
@@ -120,10 +120,15 @@ impl Measured {
 
 /// Defines the `highest` board.
 pub(crate) async fn define_board(addr: &str) -> Result<(), String> {
+    define_board_at(addr, DEFINE_PATH).await
+}
+
+/// Defines a `highest` board at `path` (`/v1/boards/GAME/MODE/SEASON/SCOPE`).
+pub(crate) async fn define_board_at(addr: &str, path: &str) -> Result<(), String> {
     let mut conn = HttpConn::connect(addr, ADMIN_TOKEN).await?;
     let answer = conn
         .put(
-            DEFINE_PATH,
+            path,
             br#"{"score_mode":"highest","value_min":0,"value_max":100000000}"#,
         )
         .await?;
@@ -137,15 +142,26 @@ pub(crate) async fn define_board(addr: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Appends one score event as JSON.
+/// Appends one score event of the board under test as JSON.
 pub(crate) fn push_event(out: &mut Vec<u8>, event_id: &[u8], member: u64, standing: Standing) {
+    push_event_of(out, b"loadgen", event_id, member, standing);
+}
+
+/// Appends one score event of `game`'s board `bench/s1/global` as JSON.
+pub(crate) fn push_event_of(
+    out: &mut Vec<u8>,
+    game: &[u8],
+    event_id: &[u8],
+    member: u64,
+    standing: Standing,
+) {
     out.extend_from_slice(b"{\"event_id\":\"");
     out.extend_from_slice(event_id);
     out.extend_from_slice(b"\",\"player_id\":\"");
     out.extend_from_slice(&player_id(member));
-    out.extend_from_slice(
-        b"\",\"game\":\"loadgen\",\"mode\":\"bench\",\"season\":\"s1\",\"scopes\":[\"global\"],\"value\":",
-    );
+    out.extend_from_slice(b"\",\"game\":\"");
+    out.extend_from_slice(game);
+    out.extend_from_slice(b"\",\"mode\":\"bench\",\"season\":\"s1\",\"scopes\":[\"global\"],\"value\":");
     push_int(out, standing.value);
     out.extend_from_slice(b",\"achieved_at\":\"");
     push_rfc3339(out, standing.achieved_at);
@@ -531,13 +547,13 @@ enum Conn {
 }
 
 /// Runs `workload` against `side` with the plan's connections: a warm-up, then the measured
-/// window. Connection `i` draws the same players on both sides.
-pub(crate) async fn measure(
+/// window, whose CPU use `account` reads. Connection `i` draws the same players on both sides.
+pub(crate) async fn measure<A: Account>(
     plan: &Arc<Plan>,
     side: Side,
     workload: Workload,
-    watched: Watched,
-) -> Result<Measured, String> {
+    account: &A,
+) -> Result<Measured<A::Usage>, String> {
     let mut conns = Vec::with_capacity(plan.connections);
     for _ in 0..plan.connections {
         conns.push(match side {
@@ -555,9 +571,9 @@ pub(crate) async fn measure(
         }));
     }
     tokio::time::sleep_until(measured_from.into()).await;
-    let cpu_from = Snapshot::take(watched);
+    let cpu_from = account.read();
     tokio::time::sleep_until(until.into()).await;
-    let cpu = cpu_from.until(&Snapshot::take(watched));
+    let cpu = account.between(&cpu_from, &account.read());
     let mut latency = Histogram::new();
     let mut ops = 0;
     for task in tasks {
