@@ -84,7 +84,7 @@ async fn a_second_origin_on_one_database_refuses_to_start(db: Db) {
                 "{said}"
             );
             assert!(
-                said.contains("[cluster] mode of issue 30, which is not available yet"),
+                said.contains("several origins over one database run as a cluster"),
                 "{said}"
             );
         }
