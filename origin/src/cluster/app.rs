@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -113,15 +113,32 @@ async fn handle(node: Arc<Node>, request: Request) -> Response {
 
 /// Answers on engine `engine` of partition `p`, counting the request as in flight on it.
 async fn local(node: &Node, p: u32, engine: &Engine, request: Request) -> Response {
-    let slot = node.slot(p);
-    slot.inflight.fetch_add(1, Ordering::AcqRel);
+    let inflight = InFlight::count(&node.slot(p).inflight);
     let response = engine.app.clone().oneshot(request).await;
-    slot.inflight.fetch_sub(1, Ordering::AcqRel);
+    drop(inflight);
     let Ok(mut response) = response;
     if let Ok(id) = HeaderValue::from_str(&node.id) {
         response.headers_mut().insert(SERVED_BY, id);
     }
     response
+}
+
+/// A request counted in flight on a partition until it is dropped: answered, or given up when
+/// its connection closes or its deadline passes (hyper drops the request's future then), so
+/// that a hand-over never waits for a request that is gone.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl InFlight<'_> {
+    fn count(inflight: &AtomicUsize) -> InFlight<'_> {
+        inflight.fetch_add(1, Ordering::AcqRel);
+        InFlight(inflight)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// The partition is moving and no node answers for it within the wait.
@@ -409,4 +426,26 @@ async fn upgrade_through(node: &Arc<Node>, p: u32, url: &str, mut asked: Asked) 
         });
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::FutureExt;
+
+    use super::*;
+
+    /// A request whose future is dropped before it is answered (its connection closed, or its
+    /// deadline passed) no longer counts as in flight, so a hand-over does not wait for it.
+    #[test]
+    fn a_request_dropped_unanswered_is_no_longer_in_flight() {
+        let inflight = AtomicUsize::new(0);
+        let answering = async {
+            let _counted = InFlight::count(&inflight);
+            std::future::pending::<()>().await;
+        };
+        assert!(answering.now_or_never().is_none());
+        assert_eq!(inflight.load(Ordering::Acquire), 0);
+        drop(InFlight::count(&inflight));
+        assert_eq!(inflight.load(Ordering::Acquire), 0);
+    }
 }
