@@ -846,3 +846,57 @@ async fn a_subscriber_of_a_moved_partition_catches_up_exactly_on_the_new_owner()
         "the first message after {last_id} on the new owner: {resumed}"
     );
 }
+
+/// The subscribers of a paused owner's partition, on the owner itself and through the other
+/// node, are told `going_away` once it resumes and finds its lease taken, rather than kept on
+/// a stream whose view no longer moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_subscribers_of_a_paused_owner_are_told_to_go_away_once_it_resumes() {
+    let cluster = Cluster::start(2).await;
+    let game = &games()[0];
+    let zombie = cluster.owner_of(game).await;
+    let z = cluster.index_of(&zombie);
+    let (zombie_addr, other_addr) = (cluster.nodes[z].addr.clone(), cluster.nodes[1 - z].addr.clone());
+    call(
+        &zombie_addr,
+        "PUT",
+        &format!("/v1/boards/{game}/solo/S1/global"),
+        Some(ADMIN),
+        Some(&json!({"score_mode": "highest"})),
+    )
+    .await;
+    let e = event(game, "z-0", "p-0", 10);
+    assert_eq!(
+        call(&zombie_addr, "POST", "/v1/score-events", Some(ADMIN), Some(&e))
+            .await
+            .status,
+        202
+    );
+    let path = format!("/v1/leaderboards/{game}/solo/S1/global/subscribe?view=top:10");
+    let (mut direct, mut through) = (
+        subscribe(&zombie_addr, &path, None).await,
+        subscribe(&other_addr, &path, None).await,
+    );
+    let (mut seen_direct, mut seen_through) = (String::new(), String::new());
+    read_until(&mut direct, &mut seen_direct, "\"p-0\"").await;
+    read_until(&mut through, &mut seen_through, "\"p-0\"").await;
+    let p = partition_of(game, PARTITIONS) as usize;
+    let old_epoch = cluster.status(1 - z).await["leases"][p]["epoch"].as_i64();
+    cluster.signal(z, "-STOP");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = cluster.status(1 - z).await;
+        let lease = &status["leases"][p];
+        if lease["owner"] == cluster.nodes[1 - z].id.as_str() && lease["epoch"].as_i64() > old_epoch {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the paused owner's partition was not taken: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    cluster.signal(z, "-CONT");
+    read_until(&mut direct, &mut seen_direct, "going_away").await;
+    read_until(&mut through, &mut seen_through, "going_away").await;
+}

@@ -133,12 +133,24 @@ fn extend(node: &Node, p: u32, renewed: Held) {
 }
 
 /// Stops serving partition `p` at once (its lease is gone): its engine's writes are refused
-/// from now on, and it is dropped; a standby copy is rebuilt for it.
+/// from now on, its live subscribers are told to go away, and it is dropped; a standby copy is
+/// rebuilt for it.
 fn lose(node: &Arc<Node>, p: u32) {
-    if let SlotState::Owned(_, engine) | SlotState::Releasing(_, engine) = node.state_of(p)
-        && let Some(scope) = engine.state.store.scope()
-    {
-        scope.set_epoch(0);
+    if let SlotState::Owned(_, engine) | SlotState::Releasing(_, engine) = node.state_of(p) {
+        if let Some(scope) = engine.state.store.scope() {
+            scope.set_epoch(0);
+        }
+        // As at a hand-over: the engine changes no more, so a stream left open would hold its
+        // view at this version for good; told to go away, the subscriber comes back (through
+        // any node, to the new owner) and catches up with `since_version`.
+        let grace = Duration::from_secs(engine.state.live.config().stop_grace_seconds);
+        tokio::spawn(async move {
+            engine
+                .state
+                .live
+                .going_away(tokio::time::Instant::now() + grace)
+                .await;
+        });
     }
     node.set_state(p, SlotState::Elsewhere(None));
     if node.cluster.standby {
