@@ -126,8 +126,10 @@ fn unavailable(e: &sqlx::Error) -> bool {
 fn unavailable_code(code: &str) -> bool {
     if code.len() == 5 {
         // Connection exceptions, admin or crash shutdown, cannot connect now, too many
-        // connections.
-        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300");
+        // connections; and a session ended for idling inside a transaction, which a cluster's
+        // sessions are after a lease time (a node paused mid-write, whose lease another node
+        // may take): its transaction was rolled back, and the connection is gone.
+        return code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300" | "25P03");
     }
     // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (BUSY_SNAPSHOT and the rest).
     code.parse::<u32>().is_ok_and(|code| matches!(code & 0xff, 5 | 6))
@@ -165,10 +167,11 @@ mod tests {
             db_error("x", sqlx::Error::RowNotFound),
             StoreError::Database { .. }
         ));
-        // PostgreSQL: connection failure, admin shutdown, starting up, too many connections;
-        // SQLite: BUSY, BUSY_SNAPSHOT, LOCKED, LOCKED_SHAREDCACHE.
+        // PostgreSQL: connection failure, admin shutdown, starting up, too many connections,
+        // a session ended idle in a transaction; SQLite: BUSY, BUSY_SNAPSHOT, LOCKED,
+        // LOCKED_SHAREDCACHE.
         for code in [
-            "08006", "08001", "57P01", "57P03", "53300", "5", "517", "6", "262",
+            "08006", "08001", "57P01", "57P03", "53300", "25P03", "5", "517", "6", "262",
         ] {
             assert!(unavailable_code(code), "{code}");
         }
