@@ -748,4 +748,41 @@ mod tests {
         b.close().await;
         postgres_admin(&format!("DROP DATABASE {name} WITH (FORCE)")).await;
     }
+
+    /// A partition's store reads its own schema whatever schema a pooled connection read last:
+    /// the unsealed tail a takeover starts its writer with (and the player index `rebuild`
+    /// checks) are partition 1's after every connection read partition 0's.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_partitions_reads_are_of_its_own_schema() {
+        let name = format!(
+            "standings_schemas_{}_{}",
+            std::process::id(),
+            crate::clock::now_ms()
+        );
+        let admin = postgres_admin(&format!("CREATE DATABASE {name}")).await;
+        let url = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
+        let node = ClusterStore::open(&url, &url, "a", 2, Duration::from_secs(10))
+            .await
+            .unwrap();
+        for (p, events) in [
+            (0, vec![event(1, "e1", "p"), event(2, "e2", "q")]),
+            (1, vec![event(1, "e3", "r")]),
+        ] {
+            let store = node.partition(p);
+            let epoch = node.take(p, 10_000).await.unwrap().expect("a free lease");
+            store.scope().unwrap().set_epoch(epoch);
+            let mut tx = store.begin().await.unwrap();
+            store.insert_events(&mut tx, &events).await.unwrap();
+            tx.commit("a test").await.unwrap();
+        }
+        let (zero, one) = (node.partition(0), node.partition(1));
+        // At once, so that every connection of the pool reads partition 0's schema.
+        let reads = futures_util::future::join_all((0..16).map(|_| zero.next_seq())).await;
+        assert!(reads.iter().all(|r| *r.as_ref().unwrap() == 3));
+        assert_eq!(one.tail_keys(0).await.unwrap().len(), 1);
+        assert_eq!(zero.tail_keys(0).await.unwrap().len(), 2);
+        assert_eq!(one.check_player_index().await.unwrap().1, Vec::<i64>::new());
+        node.close().await;
+        postgres_admin(&format!("DROP DATABASE {name} WITH (FORCE)")).await;
+    }
 }

@@ -165,8 +165,7 @@ impl Store {
     /// per million events), for `standings rebuild`.
     pub async fn check_player_index(&self) -> Result<(usize, Vec<i64>), StoreError> {
         let mut conn = self
-            .pool
-            .acquire()
+            .reader()
             .await
             .map_err(db_err("cannot check the player index"))?;
         let runs = Store::sealed_runs(&mut conn).await?;
@@ -194,9 +193,10 @@ impl Store {
     /// log, fewer than [`RUN_SEQS`] events, which the writer starts with.
     /// O(events from `sealed_below` on).
     pub async fn tail_keys(&self, sealed_below: i64) -> Result<Vec<(i64, i64)>, StoreError> {
+        // On the partition's schema in a cluster: a connection straight from the pool reads
+        // whichever schema it last read.
         let mut conn = self
-            .pool
-            .acquire()
+            .reader()
             .await
             .map_err(db_err("cannot read the log's player keys"))?;
         self.run_keys(&mut conn, sealed_below, i64::MAX).await
