@@ -900,3 +900,71 @@ async fn the_subscribers_of_a_paused_owner_are_told_to_go_away_once_it_resumes()
     read_until(&mut direct, &mut seen_direct, "going_away").await;
     read_until(&mut through, &mut seen_through, "going_away").await;
 }
+
+/// `standings rebuild` on a clustered database replays each partition's log and finds every
+/// board equal to the live one, asking the node of its config (which forwards to the owners);
+/// with `--board` it replays that game's partition alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rebuild_replays_every_partition_and_matches_the_live_boards() {
+    let cluster = Cluster::start(2).await;
+    let games = games();
+    for (i, game) in games.iter().enumerate() {
+        let node = &cluster.nodes[i % 2].addr;
+        call(
+            node,
+            "PUT",
+            &format!("/v1/boards/{game}/solo/S1/global"),
+            Some(ADMIN),
+            Some(&json!({"score_mode": "highest"})),
+        )
+        .await;
+        let e = event(game, &format!("r-{i}"), "p-ava", 10 + i as i64);
+        assert_eq!(
+            call(node, "POST", "/v1/score-events", Some(ADMIN), Some(&e))
+                .await
+                .status,
+            202
+        );
+    }
+    let rebuild = |more: &[&str]| {
+        let out = Command::new(BIN)
+            .arg("rebuild")
+            .args(more)
+            .arg("--config")
+            .arg(&cluster.nodes[0].config)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let all = rebuild(&[]);
+    let partitions = all.lines().filter(|l| l.starts_with("partition ")).count();
+    let boards: Vec<&str> = all
+        .lines()
+        .filter(|l| l.contains(" players, board_version "))
+        .collect();
+    assert_eq!(
+        (partitions, boards.len()),
+        (PARTITIONS as usize, games.len()),
+        "{all}"
+    );
+    assert!(
+        boards.iter().all(|l| l.ends_with("matches the live board")),
+        "{all}"
+    );
+    let one = rebuild(&["--board", &format!("{}/solo/S1/global", games[1])]);
+    let p = partition_of(&games[1], PARTITIONS);
+    assert_eq!(
+        one.lines()
+            .filter(|l| l.starts_with("partition "))
+            .collect::<Vec<_>>(),
+        [format!("partition {p}:")],
+        "{one}"
+    );
+    assert!(one.contains("matches the live board"), "{one}");
+}

@@ -1,5 +1,7 @@
 //! `standings rebuild`: replays the log and compares the boards it builds with the stored
-//! results and the running service's digests.
+//! results and the running service's digests. On a clustered database (a `[cluster]` table) it
+//! replays each partition's log in turn, and the node at `listen` answers for every board (it
+//! forwards to the owners).
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -12,10 +14,11 @@ use hyper_util::rt::TokioExecutor;
 use standings_core::BoardId;
 
 use super::progress::{Progress, Unit};
-use super::{Global, load_config};
+use super::{Global, load_config, redact};
 use crate::config::Role;
 use crate::domain::periods::Period;
 use crate::store::Store;
+use crate::store::cluster::ClusterStore;
 
 /// The options of `standings rebuild`.
 #[derive(Debug, clap::Args)]
@@ -36,12 +39,64 @@ fn parse_board(spec: &str) -> Result<BoardId, String> {
 pub(super) async fn rebuild(global: &Global, args: &RebuildArgs) -> Result<ExitCode, String> {
     let (config, _, _) = load_config(global)?;
     let only = args.board.as_ref();
-    let store = Store::open(&config.database).await.map_err(|e| e.to_string())?;
+    let token = config
+        .tokens
+        .iter()
+        .find(|t| t.role != Role::Player && t.games.iter().any(|g| g == "*"))
+        .map(|t| t.secret.clone());
+    let live = LiveService::new(&config.listen, token);
+    let mut checked = Checked::default();
+    match &config.cluster {
+        None => {
+            let store = Store::open(&config.database).await.map_err(|e| e.to_string())?;
+            rebuild_store(&store, only, &live, &mut checked).await?;
+        }
+        Some(_) => {
+            let cluster = ClusterStore::existing(&config.database, &redact(&config.database))
+                .await
+                .map_err(|e| crate::chain::Chain(&e).to_string())?;
+            // One board's is in its game's partition alone.
+            let of_board = only.map(|id| crate::cluster::lease::partition_of(&id.game, cluster.partitions()));
+            for p in (0..cluster.partitions()).filter(|p| of_board.is_none_or(|b| b == *p)) {
+                println!("partition {p}:");
+                rebuild_store(&cluster.partition(p), only, &live, &mut checked).await?;
+            }
+            cluster.close().await;
+        }
+    }
+    if let Some(id) = only
+        && checked.boards == 0
+    {
+        return Err(format!("no board {id}"));
+    }
+    Ok(if checked.mismatches == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(3)
+    })
+}
+
+/// What the rebuild of every store checked.
+#[derive(Default)]
+struct Checked {
+    /// Boards rebuilt.
+    boards: usize,
+    /// Results, boards and index runs that differ from the live service or the store.
+    mismatches: usize,
+}
+
+/// Rebuilds one log (a single node's, or a partition's) and compares what it builds.
+async fn rebuild_store(
+    store: &Store,
+    only: Option<&BoardId>,
+    live: &LiveService,
+    checked: &mut Checked,
+) -> Result<(), String> {
     let last_seq = store.next_seq().await.map_err(|e| e.to_string())? - 1;
     let mut progress = Progress::new("replaying the log", Unit::Entries, u64::try_from(last_seq).ok());
     let mut previous = 0;
     let started = Instant::now();
-    let (registry, _, results) = crate::log::rebuild(&store, only, crate::clock::now_ms(), |n| {
+    let (registry, _, results) = crate::log::rebuild(store, only, crate::clock::now_ms(), |n| {
         // A board with periods is replayed twice (the current periods, then the closed ones).
         if n < previous {
             progress.restart("replaying the log for closed periods");
@@ -58,21 +113,11 @@ pub(super) async fn rebuild(global: &Global, args: &RebuildArgs) -> Result<ExitC
         .into_iter()
         .filter(|entry| only.is_none_or(|o| *o == entry.def.id))
         .collect();
-    if let Some(id) = only
-        && boards.is_empty()
-    {
-        return Err(format!("no board {id}"));
-    }
+    checked.boards += boards.len();
     println!(
         "rebuilt {} boards from the event log in {replayed:.2?}",
         boards.len()
     );
-    let token = config
-        .tokens
-        .iter()
-        .find(|t| t.role != Role::Player && t.games.iter().any(|g| g == "*"))
-        .map(|t| t.secret.clone());
-    let live = LiveService::new(&config.listen, token);
     let mut mismatches = 0;
     // Results: every stored snapshot must be reproduced with the same digest.
     for entry in &boards {
@@ -150,11 +195,8 @@ pub(super) async fn rebuild(global: &Global, args: &RebuildArgs) -> Result<ExitC
             );
         }
     }
-    Ok(if mismatches == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(3)
-    })
+    checked.mismatches += mismatches;
+    Ok(())
 }
 
 /// How long one request to the running service may take, connection included.
