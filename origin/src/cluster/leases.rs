@@ -324,7 +324,19 @@ async fn hand_over(node: &Arc<Node>, p: u32, held: Held, engine: Arc<Engine>) {
             Chain(&e)
         ),
     }
-    node.set_state(p, SlotState::Elsewhere(None));
+    // Only the lease handed over leaves: had it been lost and taken again meanwhile, the new
+    // one stays served.
+    let released = {
+        let mut slot = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
+        let ours = matches!(&*slot, SlotState::Releasing(h, _) if h.epoch == epoch);
+        if ours {
+            *slot = SlotState::Elsewhere(None);
+        }
+        ours
+    };
+    if released {
+        node.changes.send_modify(|n| *n += 1);
+    }
     drop(engine);
     if node.cluster.standby && !node.draining.load(Ordering::Acquire) {
         standby::warm(node, p).await;
