@@ -57,6 +57,26 @@ impl Service {
         harness: &str,
         extra_config: &str,
     ) -> Result<Service, String> {
+        Service::prepare_listening(
+            binary,
+            database,
+            keep_dir,
+            harness,
+            free_local_addr()?,
+            extra_config,
+        )
+    }
+
+    /// [`Service::prepare_with`] listening on `addr` (from [`free_local_addr`]), for a config
+    /// that names its own address (a cluster node's `advertise_url`).
+    pub fn prepare_listening(
+        binary: &Path,
+        database: Database,
+        keep_dir: bool,
+        harness: &str,
+        addr: String,
+        extra_config: &str,
+    ) -> Result<Service, String> {
         if !binary.is_file() {
             return Err(format!(
                 "no standings binary at {}; build it with `cargo build --release -p standings-origin --bin standings` or pass --standings-bin",
@@ -69,7 +89,6 @@ impl Service {
             .unwrap_or(0);
         let dir = std::env::temp_dir().join(format!("standings-{harness}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let addr = free_local_addr()?;
         let database_url = match &database {
             Database::Sqlite => format!("sqlite://{}", dir.join("standings.db").display()),
             Database::Postgres { admin_url, name } => {
@@ -250,6 +269,44 @@ impl Service {
         ))
     }
 
+    /// Sends the running service `signal` (a name `kill` takes: `STOP`, `CONT`, `TERM`).
+    pub fn signal(&self, signal: &str) -> Result<(), String> {
+        let pid = self.pid().ok_or("the service is not running")?;
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .map_err(|e| format!("cannot run kill: {e}"))?;
+        if sent.success() {
+            Ok(())
+        } else {
+            Err(format!("kill -{signal} {pid} failed ({sent})"))
+        }
+    }
+
+    /// Waits, without blocking the runtime, until the service exits (after a signal that stops
+    /// it); killed if it has not within `timeout`.
+    pub async fn exited(&mut self, timeout: Duration) -> Result<std::process::ExitStatus, String> {
+        let Some(child) = self.child.as_mut() else {
+            return Err("the service is not running".into());
+        };
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+                self.child = None;
+                return Ok(status);
+            }
+            if Instant::now() >= deadline {
+                let _ = self.kill();
+                return Err(format!(
+                    "the service did not exit within {timeout:?} and was killed; {}",
+                    self.log_tail()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// Kills the service with SIGKILL, as a crash would: no checkpoint at the stop.
     pub fn kill(&mut self) -> Result<(), String> {
         let Some(mut child) = self.child.take() else {
@@ -361,7 +418,7 @@ impl Drop for Service {
 }
 
 /// A free port on 127.0.0.1 (bound and released; the service binds it a moment later).
-fn free_local_addr() -> Result<String, String> {
+pub fn free_local_addr() -> Result<String, String> {
     let listener =
         std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot find a free port: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;

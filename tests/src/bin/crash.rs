@@ -3,12 +3,16 @@
 //! cluster, the database is stopped and started under it). At the end it proves that nothing
 //! acknowledged was lost or counted twice and nothing refused was stored. In Patroni mode
 //! (`crash/patroni.rs`, run by `tests/patroni/run`) the database is reached through HAProxy and
-//! the chaos is failovers of PostgreSQL's primary.
+//! the chaos is failovers of PostgreSQL's primary. In cluster mode (`crash/cluster.rs`) the
+//! service is several origins over one database, the events are for games over every partition
+//! and sent to random nodes, and the chaos is kills of owners, zombies and rolling restarts.
 //!
 //! ```text
 //! cargo build --release -p standings-origin --bin standings
 //! cargo run --release -p standings-tests --bin crash -- --db sqlite --events 100000 --kills 20
 //! cargo run --release -p standings-tests --bin crash -- --db postgres-private --kills 5 --outages 3
+//! cargo run --release -p standings-tests --bin crash -- --db cluster --nodes 3 --games 8 \
+//!     --events 100000 --kills 20 --zombies 3 --rolling-restarts 2 [--no-standby]
 //! ```
 //!
 //! Each client sends single events and small batches: fresh events (achieved out of order over
@@ -45,14 +49,18 @@ use standings_core::{
     Standing, View, ViewState,
 };
 use standings_tests::harness::{self, Options};
-use standings_tests::http::HttpConn;
+use standings_tests::http::{Answer, HttpConn};
 use standings_tests::live::{LiveStream, Message, Opened, Transport, read_path_of, view_of_read};
 use standings_tests::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
 use standings_tests::workload::{Rng, push_int, push_rfc3339};
 
+#[path = "crash/cluster.rs"]
+mod cluster;
 #[path = "crash/patroni.rs"]
 mod patroni;
 
+/// The game of a single service's events; in cluster mode the first game.
+const GAME: &str = "crash";
 const SUM_BOARD: &str = "crash/duel/s1/sum";
 const BEST_BOARD: &str = "crash/duel/s1/best";
 /// Every event feeds both boards.
@@ -87,6 +95,9 @@ enum Db {
     Postgres,
     /// A private PostgreSQL 15 cluster started for this run (needed for --outages).
     PostgresPrivate,
+    /// Several origins (--nodes) as one cluster over a fresh database on the PostgreSQL at
+    /// --postgres-url: the kills are of owners, with zombies and rolling restarts besides.
+    Cluster,
     /// A fresh database through the HAProxy at --postgres-url, in front of a Patroni cluster
     /// whose primary --failover-command kills (tests/patroni/run starts the stack).
     Patroni,
@@ -140,6 +151,30 @@ struct Args {
     /// Keep the temp folder (config, service log, SQLite file).
     #[arg(long)]
     keep: bool,
+    /// Cluster mode: the origins.
+    #[arg(long, value_name = "N", default_value = "3")]
+    nodes: usize,
+    /// Cluster mode: the games the events are spread over (the first ones cover every
+    /// partition).
+    #[arg(long, value_name = "N", default_value = "8")]
+    games: usize,
+    /// Cluster mode: the partitions the games are hashed to (at most 64).
+    #[arg(long, value_name = "N", default_value = "8")]
+    partitions: u32,
+    /// Cluster mode: each node's lease_ttl_ms.
+    #[arg(long = "lease-ttl-ms", value_name = "MS", default_value = "2000")]
+    lease_ttl_ms: u64,
+    /// Cluster mode: owners stopped (SIGSTOP) past their lease until another node took their
+    /// partitions over, then resumed (SIGCONT).
+    #[arg(long, value_name = "N", default_value = "0")]
+    zombies: u64,
+    /// Cluster mode: SIGTERM, wait and restart of every node in turn, under load.
+    #[arg(long = "rolling-restarts", value_name = "N", default_value = "0")]
+    rolling_restarts: u64,
+    /// Cluster mode: the nodes keep no warm standbys (`standby = false`), so a takeover
+    /// restores from the newest checkpoint and the log after it.
+    #[arg(long)]
+    no_standby: bool,
     /// Patroni mode: kills of PostgreSQL's primary under load, each followed by the old
     /// primary's rejoining as the synchronous standby.
     #[arg(long, value_name = "N", default_value = "0")]
@@ -154,8 +189,21 @@ impl Options for Args {
         if self.outages > 0 && self.db != Db::PostgresPrivate {
             return Err("--outages needs --db postgres-private (the shared server is never stopped)".into());
         }
+        if self.db != Db::Cluster && (self.zombies > 0 || self.rolling_restarts > 0 || self.no_standby) {
+            return Err("--zombies, --rolling-restarts and --no-standby need --db cluster".into());
+        }
         if (self.failovers > 0) != (self.db == Db::Patroni && self.failover_command.is_some()) {
             return Err("--failovers needs --db patroni and --failover-command, which go with it".into());
+        }
+        if self.db == Db::Cluster {
+            if self.nodes < 2 {
+                return Err(
+                    "--db cluster needs --nodes 2 or more (a partition moves to another node)".into(),
+                );
+            }
+            if !(1..=64).contains(&self.partitions) || self.games < self.partitions as usize {
+                return Err("--partitions must be from 1 to 64, and --games at least as many".into());
+            }
         }
         Ok(())
     }
@@ -165,7 +213,12 @@ fn main() -> ExitCode {
     let args: Args = harness::options();
     // One thread drives every client: they mostly wait on the service, and the machine's cores
     // are better left to it.
-    harness::block_on("crash", 1, async { run(&args).await.map(Some) })
+    harness::block_on("crash", 1, async {
+        match args.db {
+            Db::Cluster => cluster::run(&args).await.map(Some),
+            _ => run(&args).await.map(Some),
+        }
+    })
 }
 
 /// What a submitted event is meant to test, and so which answers are right for it.
@@ -187,6 +240,7 @@ enum Kind {
 #[derive(Clone, Debug)]
 struct Event {
     id: String,
+    game: Arc<str>,
     player: String,
     value: i64,
     achieved_at: i64,
@@ -200,7 +254,9 @@ impl Event {
         out.extend_from_slice(self.id.as_bytes());
         out.extend_from_slice(b"\",\"player_id\":\"");
         out.extend_from_slice(self.player.as_bytes());
-        out.extend_from_slice(b"\",\"game\":\"crash\",\"mode\":\"duel\",\"season\":\"s1\",\"scopes\":");
+        out.extend_from_slice(b"\",\"game\":\"");
+        out.extend_from_slice(self.game.as_bytes());
+        out.extend_from_slice(b"\",\"mode\":\"duel\",\"season\":\"s1\",\"scopes\":");
         out.extend_from_slice(self.scopes.as_bytes());
         out.extend_from_slice(b",\"value\":");
         push_int(out, self.value);
@@ -236,6 +292,9 @@ struct Tally {
     /// SIGKILLs begun so far: which lifetime of the service a request may have reached (the
     /// snapshot reader trusts a round only within one).
     kills_begun: AtomicU64,
+    /// In cluster mode, set from an action's start until the cluster settled after it: the
+    /// partitions may move meanwhile, so a snapshot round that began then proves nothing.
+    moving: std::sync::atomic::AtomicBool,
 }
 
 /// What every client shares: the acknowledged events, the refused ids and the failures seen.
@@ -281,6 +340,7 @@ async fn run(args: &Args) -> Result<String, String> {
             name: "standings_crash".into(),
         },
         (Db::PostgresPrivate, None) => unreachable!("the private cluster starts above"),
+        (Db::Cluster, _) => unreachable!("the cluster mode runs cluster::run"),
         (Db::Patroni, _) => Database::Postgres {
             admin_url: args.postgres_url.clone(),
             name: "standings_patroni".into(),
@@ -298,7 +358,7 @@ async fn run(args: &Args) -> Result<String, String> {
     )?;
     service.start(READY_TIMEOUT).await?;
     let addr = service.addr.clone();
-    define_boards(&addr).await?;
+    define_boards(&addr, GAME).await?;
 
     let tally = Arc::new(Tally::default());
     let ledger = Arc::new(Mutex::new(Ledger::default()));
@@ -310,6 +370,7 @@ async fn run(args: &Args) -> Result<String, String> {
             view: view.parse().map_err(|e| format!("the view {view}: {e}"))?,
             transport,
             held: Mutex::new(None),
+            seen: Mutex::new((None, None)),
         });
         let task = tokio::spawn(follow(
             addr.clone(),
@@ -325,44 +386,16 @@ async fn run(args: &Args) -> Result<String, String> {
         watching.clone(),
         ledger.clone(),
     ));
-    let mut clients = Vec::new();
-    for client in 0..args.clients {
-        let submissions = args.events / args.clients + u64::from(client < args.events % args.clients);
-        clients.push(tokio::spawn(run_client(
-            addr.clone(),
-            client,
-            submissions,
-            args.seed,
-            deadline,
-            tally.clone(),
-            ledger.clone(),
-        )));
-    }
+    let load = Arc::new(Load {
+        addrs: vec![addr.clone()],
+        games: vec![Arc::from(GAME)],
+        cluster: None,
+    });
+    let clients = spawn_clients(args, &load, deadline, &tally, &ledger);
     let chaos = chaos(args, &mut service, private.as_ref(), &tally, deadline).await;
-    let mut stall = None;
-    if chaos.is_err() {
-        tally.abandoned.store(true, Ordering::Relaxed);
-    } else {
-        let mut progress = Progress::new(&tally);
-        while clients.iter().any(|c| !c.is_finished()) {
-            if progress.stalled(&tally) {
-                tally.abandoned.store(true, Ordering::Relaxed);
-                stall = Some(format!(
-                    "after the last kill or outage no submission was answered for {READY_TIMEOUT:?}; {}",
-                    service.log_tail()
-                ));
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-    for client in clients {
-        client.await.map_err(|e| format!("a client panicked: {e}"))?;
-    }
+    let finished = finish_clients(clients, &tally, chaos.is_ok()).await;
     let chaos = chaos?;
-    if let Some(why) = stall {
-        return Err(why);
-    }
+    finished.map_err(|why| format!("{why}; {}", service.log_tail()))?;
     if Instant::now() >= deadline {
         return Err(format!("the run passed its deadline of {:?}", args.timeout));
     }
@@ -402,23 +435,19 @@ async fn run(args: &Args) -> Result<String, String> {
     if let Err(why) = check_log(&service, &acknowledged, &refused) {
         problems.push(why);
     }
-    let before = digests(&addr).await?;
+    let boards = [SUM_BOARD.to_string(), BEST_BOARD.to_string()];
+    let before = digests(&addr, &boards).await?;
     if let Err(why) = resend_all(&addr, &acknowledged).await {
         problems.push(why);
     }
-    let after = digests(&addr).await?;
+    let after = digests(&addr, &boards).await?;
     if before != after {
         problems.push(format!(
             "resending the acknowledged events changed the boards: {before:?} then {after:?}"
         ));
     }
-    for (board, mode) in [
-        (SUM_BOARD, ScoreMode::Cumulative),
-        (BEST_BOARD, ScoreMode::Highest),
-    ] {
-        if let Err(why) = check_board(&addr, board, mode, &acknowledged).await {
-            problems.push(why);
-        }
+    if let Err(why) = check_boards(&addr, GAME, &acknowledged).await {
+        problems.push(why);
     }
     let rebuild = match service.rebuild() {
         Ok(took) => format!("{:.2} s", took.as_secs_f64()),
@@ -467,17 +496,51 @@ async fn run(args: &Args) -> Result<String, String> {
     }
 }
 
-/// Defines the two boards (as admin): a cumulative one, and a highest one with a daily period
-/// and no grace, so that events for an earlier day are LATE.
-async fn define_boards(addr: &str) -> Result<(), String> {
+/// Waits for the clients to finish (when the chaos went as planned; otherwise they are told to
+/// give up), unless they get no answer for [`READY_TIMEOUT`] (then they give up too).
+async fn finish_clients(
+    clients: Vec<tokio::task::JoinHandle<()>>,
+    tally: &Tally,
+    go_on: bool,
+) -> Result<(), String> {
+    let mut stall = Ok(());
+    if !go_on {
+        tally.abandoned.store(true, Ordering::Relaxed);
+    } else {
+        let mut progress = Progress::new(tally);
+        while clients.iter().any(|c| !c.is_finished()) {
+            if progress.stalled(tally) {
+                tally.abandoned.store(true, Ordering::Relaxed);
+                stall = Err(format!(
+                    "after the last kill or outage no submission was answered for {READY_TIMEOUT:?}"
+                ));
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    for client in clients {
+        client.await.map_err(|e| format!("a client panicked: {e}"))?;
+    }
+    stall
+}
+
+/// The two boards of a game: a cumulative one, and a highest one with a daily period.
+fn boards_of(game: &str) -> [(String, ScoreMode); 2] {
+    [
+        (format!("{game}/duel/s1/sum"), ScoreMode::Cumulative),
+        (format!("{game}/duel/s1/best"), ScoreMode::Highest),
+    ]
+}
+
+/// Defines a game's two boards (as admin): a cumulative one, and a highest one with a daily
+/// period and no grace, so that events for an earlier day are LATE.
+async fn define_boards(addr: &str, game: &str) -> Result<(), String> {
     let mut conn = HttpConn::connect(addr, ADMIN_TOKEN).await?;
-    for (board, body) in [
-        (SUM_BOARD, r#"{"score_mode":"cumulative"}"#),
-        (
-            BEST_BOARD,
-            r#"{"score_mode":"highest","periods":["all_time","daily"],"grace_seconds":0}"#,
-        ),
-    ] {
+    for ((board, _), body) in boards_of(game).into_iter().zip([
+        r#"{"score_mode":"cumulative"}"#,
+        r#"{"score_mode":"highest","periods":["all_time","daily"],"grace_seconds":0}"#,
+    ]) {
         let answer = conn.put(&format!("/v1/boards/{board}"), body.as_bytes()).await?;
         if answer.status != 201 && answer.status != 200 {
             return Err(format!(
@@ -490,10 +553,43 @@ async fn define_boards(addr: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Where the clients send their events and for which games: one service and the game `crash`,
+/// or the nodes of a cluster (a random one for each request) and games over every partition.
+struct Load {
+    addrs: Vec<String>,
+    games: Vec<Arc<str>>,
+    /// In cluster mode: what the clients record of each answer, and their pace.
+    cluster: Option<Arc<cluster::Watch>>,
+}
+
+/// Starts `--clients` clients sharing `--events` submissions.
+fn spawn_clients(
+    args: &Args,
+    load: &Arc<Load>,
+    deadline: Instant,
+    tally: &Arc<Tally>,
+    ledger: &Arc<Mutex<Ledger>>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..args.clients)
+        .map(|client| {
+            let submissions = args.events / args.clients + u64::from(client < args.events % args.clients);
+            tokio::spawn(run_client(
+                load.clone(),
+                client,
+                submissions,
+                args.seed,
+                deadline,
+                tally.clone(),
+                ledger.clone(),
+            ))
+        })
+        .collect()
+}
+
 /// One client: `submissions` event submissions as single requests and small batches, each
 /// retried until answered.
 async fn run_client(
-    addr: String,
+    load: Arc<Load>,
     client: u64,
     submissions: u64,
     seed: u64,
@@ -502,22 +598,52 @@ async fn run_client(
     ledger: Arc<Mutex<Ledger>>,
 ) {
     let mut rng = Rng::stream(seed, client);
+    // The node each request goes to is drawn apart, so the events are the same whatever the
+    // nodes.
+    let mut picks = Rng::stream(seed, client | 1 << 32);
     let players = (submissions / 4).clamp(20, 500);
     let mut own_acked: Vec<Event> = Vec::new();
     let mut next_id = 0u64;
-    let mut conn: Option<HttpConn> = None;
+    let mut conns: Vec<Option<HttpConn>> = load.addrs.iter().map(|_| None).collect();
     let mut sent = 0u64;
     while sent < submissions {
         let size = if rng.below(10) < 3 { 2 + rng.below(15) } else { 1 };
         let size = size.min(submissions - sent);
         let mut unit: Vec<(Kind, Event)> = Vec::new();
         let mut ids_in_unit = HashSet::new();
+        // With several games a unit is of one game, but a quarter of the batches mix them (a
+        // node splits those by partition).
+        let games = &load.games;
+        let mixed = games.len() > 1 && size > 1 && rng.below(4) == 0;
+        let mut game = if games.len() > 1 {
+            rng.below(games.len() as u64) as usize
+        } else {
+            0
+        };
         for _ in 0..size {
-            let (kind, event) = draw_event(&mut rng, client, &mut next_id, players, &own_acked, &ids_in_unit);
+            if mixed {
+                game = rng.below(games.len() as u64) as usize;
+            }
+            let (kind, event) = draw_event(
+                &mut rng,
+                client,
+                &mut next_id,
+                players,
+                &games[game],
+                &own_acked,
+                &ids_in_unit,
+            );
             ids_in_unit.insert(event.id.clone());
             unit.push((kind, event));
         }
         sent += size;
+        if let Some(watch) = &load.cluster {
+            watch.pace(size).await;
+        }
+        let partitions = load
+            .cluster
+            .as_ref()
+            .map_or(0, |watch| watch.partitions_of(unit.iter().map(|(_, e)| &*e.game)));
         let mut body = Vec::with_capacity(256 * unit.len());
         let path = if unit.len() == 1 {
             unit[0].1.push_json(&mut body);
@@ -547,21 +673,31 @@ async fn run_client(
                 return;
             }
             attempts += 1;
-            let Some(c) = connected(&mut conn, &addr, &tally).await else {
+            let node = if load.addrs.len() > 1 {
+                picks.below(load.addrs.len() as u64) as usize
+            } else {
+                0
+            };
+            let conn = &mut conns[node];
+            let Some(c) = connected(conn, &load.addrs[node], &tally).await else {
                 continue;
             };
             tally.requests.fetch_add(1, Ordering::Relaxed);
+            let asked = Instant::now();
             sent_ms = now_ms();
             let answer = match tokio::time::timeout(REQUEST_TIMEOUT, c.post(path, &body)).await {
                 Ok(Ok(answer)) => answer,
                 Ok(Err(_)) | Err(_) => {
-                    conn = None;
+                    *conn = None;
                     tally.connection_retries.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
             };
             let status = answer.status;
             let text = c.body(&answer).to_vec();
+            if let Some(watch) = &load.cluster {
+                watch.answered(node, asked, partitions, status, c.headers(&answer), &text);
+            }
             if status == 503 {
                 tally.unavailable_retries.fetch_add(1, Ordering::Relaxed);
                 if serde_json::from_slice::<serde_json::Value>(&text)
@@ -671,6 +807,7 @@ fn draw_event(
     client: u64,
     next_id: &mut u64,
     players: u64,
+    game: &Arc<str>,
     own_acked: &[Event],
     ids_in_unit: &HashSet<String>,
 ) -> (Kind, Event) {
@@ -692,6 +829,7 @@ fn draw_event(
     let midnight = now - now.rem_euclid(86_400_000);
     let mut event = Event {
         id,
+        game: game.clone(),
         player: format!("p{:04}", rng.below(players) * 64 + client % 64),
         value: rng.below(1_000) as i64,
         // Out of order: anywhere in the six hours before now, within today.
@@ -954,10 +1092,18 @@ fn check_log(
     acknowledged: &HashMap<String, Event>,
     refused: &HashSet<String>,
 ) -> Result<(), String> {
-    let rows = service.logged_events()?;
+    check_logged(&service.logged_events()?, acknowledged, refused)
+}
+
+/// [`check_log`] over the log's rows, `(event_id, player_id, value)`.
+fn check_logged(
+    rows: &[(String, String, i64)],
+    acknowledged: &HashMap<String, Event>,
+    refused: &HashSet<String>,
+) -> Result<(), String> {
     let mut seen: HashMap<&str, u32> = HashMap::new();
     let mut problems = Vec::new();
-    for (id, player, value) in &rows {
+    for (id, player, value) in rows {
         *seen.entry(id.as_str()).or_default() += 1;
         match acknowledged.get(id) {
             Some(event) if event.player == *player && event.value == *value => {}
@@ -1017,11 +1163,11 @@ async fn resend_all(addr: &str, acknowledged: &HashMap<String, Event>) -> Result
     Ok(())
 }
 
-/// `(board_version, digest)` of both boards.
-async fn digests(addr: &str) -> Result<Vec<(u64, String)>, String> {
+/// `(board_version, digest)` of each board.
+async fn digests(addr: &str, boards: &[String]) -> Result<Vec<(u64, String)>, String> {
     let mut conn = HttpConn::connect(addr, SERVICE_TOKEN).await?;
     let mut out = Vec::new();
-    for board in [SUM_BOARD, BEST_BOARD] {
+    for board in boards {
         let answer = conn.get(&format!("/v1/leaderboards/{board}/digest")).await?;
         let value: serde_json::Value = serde_json::from_slice(conn.body(&answer))
             .map_err(|e| format!("the digest of {board} is not JSON: {e}"))?;
@@ -1042,17 +1188,27 @@ async fn digests(addr: &str) -> Result<Vec<(u64, String)>, String> {
     Ok(out)
 }
 
+/// Both boards of `game` equal the model ([`check_board`]).
+async fn check_boards(addr: &str, game: &str, acknowledged: &HashMap<String, Event>) -> Result<(), String> {
+    for (board, mode) in boards_of(game) {
+        check_board(addr, &board, mode, game, acknowledged).await?;
+    }
+    Ok(())
+}
+
 /// The board's whole ranking, read page by page, equals the model: every player's aggregate
-/// folded from their acknowledged events with the core's rules, in the core's total order.
+/// folded from their acknowledged events of `game` with the core's rules, in the core's total
+/// order.
 async fn check_board(
     addr: &str,
     board: &str,
     mode: ScoreMode,
+    game: &str,
     acknowledged: &HashMap<String, Event>,
 ) -> Result<(), String> {
     let rules = BoardRules::new(mode);
     let mut by_player: HashMap<&str, Vec<ScoreEvent>> = HashMap::new();
-    for event in acknowledged.values() {
+    for event in acknowledged.values().filter(|e| &*e.game == game) {
         let scored = ScoreEvent::new(&event.id, &event.player, event.value, event.achieved_at)
             .map_err(|e| format!("the model cannot take {}: {e}", event.id))?;
         by_player.entry(event.player.as_str()).or_default().push(scored);
@@ -1121,6 +1277,9 @@ struct Subscriber {
     /// The view as its last message left it; `None` while it holds none (before its first
     /// snapshot, and after a `resync` or a refused delta until the next snapshot).
     held: Mutex<Option<ViewState>>,
+    /// When its stream was last opened and its last message came, for the message of one that
+    /// falls behind.
+    seen: Mutex<(Option<Instant>, Option<Instant>)>,
 }
 
 /// What the live subscribers and the snapshot reader saw.
@@ -1251,6 +1410,9 @@ async fn follow(
             }
         };
         watching.opened.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut seen) = subscriber.seen.lock() {
+            seen.0 = Some(Instant::now());
+        }
         let reconnect = since.is_some() && opened_before;
         if reconnect {
             watching.reconnects.fetch_add(1, Ordering::Relaxed);
@@ -1260,6 +1422,9 @@ async fn follow(
         // Ends at the stream's end or break (Ok or Err alike: come back with the position held).
         while let Ok(Some(message)) = stream.next().await {
             watching.messages.fetch_add(1, Ordering::Relaxed);
+            if let Ok(mut seen) = subscriber.seen.lock() {
+                seen.1 = Some(Instant::now());
+            }
             if first && reconnect {
                 match message {
                     Message::Delta(_) => watching.caught_up_by_delta.fetch_add(1, Ordering::Relaxed),
@@ -1323,7 +1488,12 @@ async fn check_subscribers(
 ) -> Result<(), String> {
     let versions: HashMap<&str, u64> = [SUM_BOARD, BEST_BOARD]
         .into_iter()
-        .zip(digests(addr).await?.into_iter().map(|(version, _)| version))
+        .zip(
+            digests(addr, &[SUM_BOARD.into(), BEST_BOARD.into()])
+                .await?
+                .into_iter()
+                .map(|(version, _)| version),
+        )
         .collect();
     let held = |subscriber: &Subscriber| subscriber.held.lock().map(|h| h.clone()).unwrap_or(None);
     let deadline = Instant::now() + CATCH_UP_TIMEOUT;
@@ -1333,8 +1503,17 @@ async fn check_subscribers(
             .filter_map(|(subscriber, _)| {
                 let at = held(subscriber).map(|state| state.board_version);
                 let version = versions[subscriber.board];
-                (at != Some(version))
-                    .then(|| format!("{} {} at {at:?} of {version}", subscriber.board, subscriber.view))
+                let (opened, last) = subscriber.seen.lock().map(|s| *s).unwrap_or_default();
+                let ago = |t: Option<Instant>| t.map(|t| format!("{:.1} s ago", t.elapsed().as_secs_f64()));
+                (at != Some(version)).then(|| {
+                    format!(
+                        "{} {} at {at:?} of {version} (its stream opened {}, its last message {})",
+                        subscriber.board,
+                        subscriber.view,
+                        ago(opened).unwrap_or_else(|| "never".into()),
+                        ago(last).unwrap_or_else(|| "never".into())
+                    )
+                })
             })
             .collect();
         if behind.is_empty() {
@@ -1375,7 +1554,7 @@ async fn check_subscribers(
             ));
         }
     }
-    if digests(addr)
+    if digests(addr, &[SUM_BOARD.into(), BEST_BOARD.into()])
         .await?
         .into_iter()
         .map(|(version, _)| version)
@@ -1436,6 +1615,7 @@ async fn read_snapshots(
     while !watching.stop.load(Ordering::Relaxed) {
         let board = [SUM_BOARD, BEST_BOARD][(round % 2) as usize];
         let lifetime = tally.kills_begun.load(Ordering::Relaxed);
+        let quiet = !tally.moving.load(Ordering::Relaxed);
         let result = match &mut conn {
             Some(c) => snapshot_round(c, board, round, &watching).await,
             None => match HttpConn::connect(&addr, ADMIN_TOKEN).await {
@@ -1447,7 +1627,7 @@ async fn read_snapshots(
                 Err(_) => Err(RoundError::Broke),
             },
         };
-        let same_lifetime = tally.kills_begun.load(Ordering::Relaxed) == lifetime;
+        let same_lifetime = quiet && tally.kills_begun.load(Ordering::Relaxed) == lifetime;
         match result {
             Ok(()) if same_lifetime => {
                 watching.heads.fetch_add(1, Ordering::Relaxed);
@@ -1455,7 +1635,10 @@ async fn read_snapshots(
                     lifetimes.insert(lifetime);
                 }
             }
-            Err(RoundError::Wrong(why)) if same_lifetime => fail(&ledger, format!("snapshot reader: {why}")),
+            Err(RoundError::Wrong(why)) if same_lifetime => fail(
+                &ledger,
+                format!("snapshot reader (lifetime {lifetime}, round {round}): {why}"),
+            ),
             Err(RoundError::Broke) => {
                 conn = None;
                 watching.rounds_cut.fetch_add(1, Ordering::Relaxed);
@@ -1493,6 +1676,8 @@ async fn snapshot_round(
             )));
         }
     }
+    // In cluster mode, which node served each part of the round, for the message of a failure.
+    let mut served = served_by(conn, &answer, "the head");
     let head: serde_json::Value = serde_json::from_slice(conn.body(&answer))
         .map_err(|e| RoundError::Wrong(format!("the head of {board} is not JSON: {e}")))?;
     let (Some(manifest_name), Some(version)) = (head["manifest"].as_str(), head["board_version"].as_u64())
@@ -1502,11 +1687,21 @@ async fn snapshot_round(
         )));
     };
     let manifest_name = manifest_name.to_string();
-    let wrong = |what: String| RoundError::Wrong(format!("the head of {board} at version {version}: {what}"));
     let answer = conn
         .get(&format!("/v1/snapshots/manifests/{manifest_name}"))
         .await
         .map_err(broke)?;
+    served.push_str(&served_by(conn, &answer, ", the manifest"));
+    let wrong = |what: String| {
+        RoundError::Wrong(format!(
+            "the head of {board} at version {version}: {what}{}",
+            if served.is_empty() {
+                String::new()
+            } else {
+                format!(" ({served})")
+            }
+        ))
+    };
     if answer.status != 200 {
         return Err(wrong(format!(
             "its manifest {manifest_name} answered {}: {}",
@@ -1541,7 +1736,11 @@ async fn snapshot_round(
                 .await
                 .map_err(broke)?;
             if answer.status != 200 {
-                return Err(wrong(format!("its chunk {name} answered {}", answer.status)));
+                return Err(wrong(format!(
+                    "its chunk {name} answered {}{}",
+                    answer.status,
+                    served_by(conn, &answer, "; served")
+                )));
             }
             parts.push(conn.body(&answer).to_vec());
         }
@@ -1554,9 +1753,10 @@ async fn snapshot_round(
                 .map_err(broke)?;
             if answer.status != 200 {
                 return Err(wrong(format!(
-                    "a bundle of {} of its chunks answered {}: {}",
+                    "a bundle of {} of its chunks answered {}{}: {}",
                     group.len(),
                     answer.status,
+                    served_by(conn, &answer, "; served"),
                     conn.body_text(&answer)
                 )));
             }
@@ -1610,6 +1810,16 @@ async fn snapshot_round(
         )));
     }
     Ok(())
+}
+
+/// `" {what} by NODE"` when the answer names the cluster node that served it, else nothing.
+fn served_by(conn: &HttpConn, answer: &Answer, what: &str) -> String {
+    conn.headers(answer)
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("x-standings-served-by"))
+        .map_or(String::new(), |(_, node)| {
+            format!("{what} by {}", String::from_utf8_lossy(node))
+        })
 }
 
 /// A PostgreSQL 15 cluster of our own, in a temp folder owned by the `postgres` user (initdb
@@ -1703,8 +1913,8 @@ fn run_quietly(command: &mut Command) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    /// The command lines tests/run and the module doc run parse, with their meanings, and
-    /// `--outages` without the private cluster is refused.
+    /// The command lines tests/run and the module doc run parse, with their meanings; `--outages`
+    /// without the private cluster, and the cluster mode's flags without it, are refused.
     #[test]
     fn the_documented_command_lines_parse() {
         let parse = |line: &str| harness::try_options::<Args, _, _>(line.split_whitespace());
@@ -1730,6 +1940,31 @@ mod tests {
         );
         assert_eq!(parse("crash --clients 0").unwrap().clients, 1);
         assert!(parse("crash --db sqlite --outages 1").is_err());
+        let args = parse(
+            "crash --db cluster --postgres-url postgres://postgres@127.0.0.1:5432/test --nodes 3 --games 8 \
+             --events 10000 --kills 3 --zombies 1 --rolling-restarts 1 --standings-bin target/debug/standings",
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                args.db,
+                args.nodes,
+                args.games,
+                args.zombies,
+                args.rolling_restarts
+            ),
+            (Db::Cluster, 3, 8, 1, 1)
+        );
+        assert_eq!(
+            (args.partitions, args.lease_ttl_ms, args.no_standby),
+            (8, 2000, false)
+        );
+        assert!(parse("crash --db cluster --no-standby").unwrap().no_standby);
+        assert!(parse("crash --db postgres --zombies 1").is_err());
+        assert!(parse("crash --db postgres --no-standby").is_err());
+        assert!(parse("crash --db cluster --nodes 1").is_err());
+        assert!(parse("crash --db cluster --games 4").is_err());
+        assert!(parse("crash --db cluster --partitions 65 --games 80").is_err());
         assert!(parse("crash --db mysql").is_err());
         // tests/patroni/run's line; failovers need the Patroni mode and its command.
         let args = parse(
