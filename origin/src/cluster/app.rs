@@ -173,6 +173,12 @@ async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
                         return response;
                     }
                     Forwarded::NotOwner => node.stats.forwarded_moving.add(1),
+                    Forwarded::NotSent(why) => {
+                        // An owner that just exited: nothing was sent, so the request waits for
+                        // the next owner like any other of a moving partition.
+                        node.stats.forwarded_unreachable.add(1);
+                        tracing::debug!(partition = p, "the owner could not be connected to: {why}");
+                    }
                     Forwarded::Unreachable(why) => {
                         node.stats.forwarded_unreachable.add(1);
                         tracing::debug!(partition = p, "the owner could not be reached: {why}");

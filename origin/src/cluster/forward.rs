@@ -51,7 +51,10 @@ pub(super) enum Forwarded {
     Answer(Response<Body>),
     /// The node asked does not own the partition: ask again once the leases say who does.
     NotOwner,
-    /// The node could not be reached, or did not answer in time (why).
+    /// The node could not be connected to: nothing was sent, so the request may go elsewhere.
+    NotSent(String),
+    /// The node was sent the request and did not answer (in time): a write may have been
+    /// carried out (why).
     Unreachable(String),
 }
 
@@ -101,6 +104,7 @@ impl Forwarder {
         };
         let answer = match tokio::time::timeout(ANSWER_TIMEOUT, self.client.request(request)).await {
             Ok(Ok(answer)) => answer,
+            Ok(Err(e)) if e.is_connect() => return Forwarded::NotSent(format!("{base_url}: {e}")),
             Ok(Err(e)) => return Forwarded::Unreachable(format!("{base_url}: {e}")),
             Err(_) => {
                 return Forwarded::Unreachable(format!(

@@ -225,7 +225,11 @@ async fn connect(
         // A cluster node (PostgreSQL only, whose connections are tasks, not threads) opens them
         // as its partitions need them and closes idle ones: a node that owns little holds few
         // of the database's connections.
-        .min_connections(if in_transaction_at_most.is_some() { 1 } else { connections })
+        .min_connections(if in_transaction_at_most.is_some() {
+            1
+        } else {
+            connections
+        })
         .idle_timeout(in_transaction_at_most.map(|_| Duration::from_secs(60)))
         .max_lifetime(None)
         .acquire_timeout(Duration::from_secs(10))
