@@ -164,6 +164,23 @@ fn event(game: &str, id: &str, player: &str, value: i64) -> Value {
            "scopes": ["global"], "value": value, "achieved_at": "2026-12-01T10:00:00Z"})
 }
 
+/// Defines `game`'s board `solo/S1/global` (highest) through the node at `addr`.
+async fn define(addr: &str, game: &str) {
+    let defined = call(
+        addr,
+        "PUT",
+        &format!("/v1/boards/{game}/solo/S1/global"),
+        Some(ADMIN),
+        Some(&json!({"score_mode": "highest"})),
+    )
+    .await;
+    assert!(
+        defined.status == 201 || defined.status == 200,
+        "{}",
+        defined.text()
+    );
+}
+
 async fn call(addr: &str, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> Reply {
     let body = body.map(|b| b.to_string());
     Client::new(addr)
@@ -388,14 +405,7 @@ async fn a_subscription_and_a_head_work_through_a_non_owner() {
     let owner = cluster.owner_of(game).await;
     let other = cluster.nodes.iter().find(|n| n.id != owner).unwrap();
     let owner_addr = &cluster.nodes[cluster.index_of(&owner)].addr;
-    call(
-        owner_addr,
-        "PUT",
-        &format!("/v1/boards/{game}/solo/S1/global"),
-        Some(ADMIN),
-        Some(&json!({"score_mode": "highest"})),
-    )
-    .await;
+    define(owner_addr, game).await;
     call(
         owner_addr,
         "POST",
@@ -509,14 +519,7 @@ async fn a_killed_owner_is_taken_over_and_a_paused_one_is_fenced() {
     let mut cluster = Cluster::start(2).await;
     let games = games();
     for (i, game) in games.iter().enumerate() {
-        call(
-            &cluster.nodes[0].addr,
-            "PUT",
-            &format!("/v1/boards/{game}/solo/S1/global"),
-            Some(ADMIN),
-            Some(&json!({"score_mode": "highest"})),
-        )
-        .await;
+        define(&cluster.nodes[0].addr, game).await;
         let e = event(game, &format!("k-{i}"), "p-ava", 10);
         assert_eq!(
             call(
@@ -643,14 +646,7 @@ async fn a_node_stopped_with_sigterm_hands_over_with_no_5xx() {
     let mut cluster = Cluster::start(2).await;
     let games = games();
     for game in &games {
-        call(
-            &cluster.nodes[0].addr,
-            "PUT",
-            &format!("/v1/boards/{game}/solo/S1/global"),
-            Some(ADMIN),
-            Some(&json!({"score_mode": "highest"})),
-        )
-        .await;
+        define(&cluster.nodes[0].addr, game).await;
     }
     let addrs: Vec<String> = cluster.nodes.iter().map(|n| n.addr.clone()).collect();
     let survivor = addrs[1].clone();
@@ -793,14 +789,7 @@ async fn a_subscriber_of_a_moved_partition_catches_up_exactly_on_the_new_owner()
     let owner = cluster.owner_of(game).await;
     let o = cluster.index_of(&owner);
     let (owner_addr, other_addr) = (cluster.nodes[o].addr.clone(), cluster.nodes[1 - o].addr.clone());
-    call(
-        &owner_addr,
-        "PUT",
-        &format!("/v1/boards/{game}/solo/S1/global"),
-        Some(ADMIN),
-        Some(&json!({"score_mode": "highest"})),
-    )
-    .await;
+    define(&owner_addr, game).await;
     for n in 0..3 {
         call(
             &owner_addr,
@@ -857,14 +846,7 @@ async fn the_subscribers_of_a_paused_owner_are_told_to_go_away_once_it_resumes()
     let zombie = cluster.owner_of(game).await;
     let z = cluster.index_of(&zombie);
     let (zombie_addr, other_addr) = (cluster.nodes[z].addr.clone(), cluster.nodes[1 - z].addr.clone());
-    call(
-        &zombie_addr,
-        "PUT",
-        &format!("/v1/boards/{game}/solo/S1/global"),
-        Some(ADMIN),
-        Some(&json!({"score_mode": "highest"})),
-    )
-    .await;
+    define(&zombie_addr, game).await;
     let e = event(game, "z-0", "p-0", 10);
     assert_eq!(
         call(&zombie_addr, "POST", "/v1/score-events", Some(ADMIN), Some(&e))
@@ -910,14 +892,7 @@ async fn rebuild_replays_every_partition_and_matches_the_live_boards() {
     let games = games();
     for (i, game) in games.iter().enumerate() {
         let node = &cluster.nodes[i % 2].addr;
-        call(
-            node,
-            "PUT",
-            &format!("/v1/boards/{game}/solo/S1/global"),
-            Some(ADMIN),
-            Some(&json!({"score_mode": "highest"})),
-        )
-        .await;
+        define(node, game).await;
         let e = event(game, &format!("r-{i}"), "p-ava", 10 + i as i64);
         assert_eq!(
             call(node, "POST", "/v1/score-events", Some(ADMIN), Some(&e))

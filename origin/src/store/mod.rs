@@ -447,13 +447,22 @@ impl Store {
     /// Two index look-ups.
     pub async fn next_seq(&self) -> Result<i64, StoreError> {
         // Two index look-ups: a MAX over a UNION would scan both tables (seconds at 10M events).
-        let row = sqlx::query(
+        self.one_past(sqlx::query(
             "SELECT COALESCE((SELECT MAX(seq) FROM score_events), 0) AS events, \
              COALESCE((SELECT MAX(seq) FROM actions), 0) AS actions",
-        )
-        .fetch_one(&mut *self.reader().await.map_err(db_err("cannot read the event log"))?)
+        ))
         .await
-        .map_err(db_err("cannot read the event log"))?;
+    }
+
+    /// One past the greater of the `events` and `actions` seqs `query` reads.
+    async fn one_past<'q>(
+        &self,
+        query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    ) -> Result<i64, StoreError> {
+        let row = query
+            .fetch_one(&mut *self.reader().await.map_err(db_err("cannot read the event log"))?)
+            .await
+            .map_err(db_err("cannot read the event log"))?;
         let events: i64 = row.try_get("events").map_err(db_err("bad seq"))?;
         let actions: i64 = row.try_get("actions").map_err(db_err("bad seq"))?;
         Ok(events.max(actions) + 1)
@@ -467,17 +476,14 @@ impl Store {
         let Some(scope) = &self.scope else {
             return self.next_seq().await;
         };
-        let row = sqlx::query(
-            "SELECT COALESCE((SELECT MAX(seq) FROM score_events WHERE epoch = $1), 0) AS events, \
-             COALESCE((SELECT MAX(seq) FROM actions WHERE epoch = $1), 0) AS actions",
+        self.one_past(
+            sqlx::query(
+                "SELECT COALESCE((SELECT MAX(seq) FROM score_events WHERE epoch = $1), 0) AS events, \
+                 COALESCE((SELECT MAX(seq) FROM actions WHERE epoch = $1), 0) AS actions",
+            )
+            .bind(scope.proven.load(Ordering::Acquire)),
         )
-        .bind(scope.proven.load(Ordering::Acquire))
-        .fetch_one(&mut *self.reader().await.map_err(db_err("cannot read the event log"))?)
         .await
-        .map_err(db_err("cannot read the event log"))?;
-        let events: i64 = row.try_get("events").map_err(db_err("bad seq"))?;
-        let actions: i64 = row.try_get("actions").map_err(db_err("bad seq"))?;
-        Ok(events.max(actions) + 1)
     }
 
     /// Begins a write transaction on the writer's connection (only the writer task calls this).
