@@ -44,6 +44,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use standings_tests::cluster::{partition_of, schema_of};
 use standings_tests::http::HttpConn;
 use standings_tests::service::{ADMIN_TOKEN, Database, Service, free_local_addr, psql, psql_text};
 use standings_tests::workload::Rng;
@@ -183,21 +184,6 @@ fn choose_games(count: usize, partitions: u32) -> Vec<(String, u32)> {
         }
     }
     games
-}
-
-/// FNV-1a of the game's bytes modulo the partitions, as `cluster::lease::partition_of` hashes.
-fn partition_of(game: &str, partitions: u32) -> u32 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in game.as_bytes() {
-        hash ^= u64::from(*b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    (hash % u64::from(partitions.max(1))) as u32
-}
-
-/// The schema of partition `p`.
-fn schema_of(p: u32) -> String {
-    format!("standings_p{p:04}")
 }
 
 /// Each game's boards are stored in the partition the harness expects, and nowhere else.

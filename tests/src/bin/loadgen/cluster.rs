@@ -28,6 +28,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use standings_tests::cluster::{partition_of, schema_of};
 use standings_tests::harness;
 use standings_tests::http::{Client, HttpConn, count};
 
@@ -143,24 +144,6 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
     println!();
     println!("loadgen-cluster: {}", serde_json::Value::Object(json));
     Ok(())
-}
-
-/// The partition of a game: FNV-1a of its id's bytes modulo the partition count, as the origin's
-/// `cluster::lease::partition_of` computes it. Copied, because this crate cannot depend on the
-/// origin (the origin's tests depend on it); each part checks it against the nodes, which
-/// report the log's end of every partition.
-fn partition_of(game: &str, partitions: u32) -> u32 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in game.as_bytes() {
-        hash ^= u64::from(*b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    (hash % u64::from(partitions.max(1))) as u32
-}
-
-/// The schema that holds partition `p` (the origin's `store::cluster::schema_of`).
-fn schema_of(p: u32) -> String {
-    format!("standings_p{p:04}")
 }
 
 /// The connections a node keeps open to the database (docs/cluster.md: 8 pooled, 4 for the
