@@ -3,8 +3,9 @@
 //! `--postgres-url`'s server, waits until every node owns its fair share of the partitions, and
 //! measures:
 //!
-//! - **forwarding**: two nodes and one board of `--members` players, loaded through its owner;
-//!   then rank, top-100 and single durable submissions, closed-loop on `--connections`
+//! - **forwarding**: two nodes and one board of `--members` players, loaded through its owner
+//!   (the nodes write a checkpoint every `--members` log entries, so the load writes one as it
+//!   ends; it is awaited, so that none is written while measured); then rank, top-100 and single durable submissions, closed-loop on `--connections`
 //!   connections, sent to the partition's owner and then to the other node, which forwards them
 //!   (the same players on both sides): rate, p50, p99, and the CPU of each node per request;
 //! - **takeover**: two nodes, with warm standbys (`standby = true`) and without, and one board of
@@ -19,7 +20,9 @@
 //!   with a board each, and `--writers` clients sending batches of `--write-batch` events of one
 //!   game at a time, closed-loop, to the nodes in turn (as behind a load balancer) or to each
 //!   game's owner (`--send-to owner`): events per second, a batch's p50 and p99, and the CPU per
-//!   event of each node, of PostgreSQL's backends of the database and of its shared processes.
+//!   event of each node, of PostgreSQL's backends of the database and of its shared processes,
+//!   beside what the idle nodes and database used just before (the part that does not grow
+//!   with the events).
 //!
 //! Before each measurement it waits, up to `--quiet-wait-seconds`, until less than 0.2 cores
 //! are busy outside the generator, the nodes and the database, and it reports the most it saw.
@@ -46,6 +49,8 @@ const GAME: &str = "loadgen";
 const SECRET: &str = "loadgen-cluster-secret-0000000";
 /// Seeds the write measurement's draws apart from every other stream.
 const WRITE_STREAM: u64 = 0x7772_6974;
+/// How long the write measurement first reads the CPU of the idle nodes and database.
+const IDLE: Duration = Duration::from_secs(5);
 /// The takeover's metric: a lease taken to the partition served.
 const TAKEOVER_METRIC: &str = "standings_cluster_takeover_seconds";
 
@@ -510,7 +515,9 @@ async fn served_by(addr: &str) -> Result<String, String> {
         .ok_or_else(|| "an answer without x-standings-served-by".into())
 }
 
-/// Defines the board under test and loads `members` players into it through node `via`.
+/// Defines the board under test and loads `members` players into it through node `via`. The
+/// nodes write a checkpoint every `members` log entries, so the load's last group writes one:
+/// this waits until it is stored whole, so that none is written while anything is measured.
 async fn load_board(args: &Args, cluster: &Cluster, via: usize, members: u64) -> Result<Duration, String> {
     let common = &args.common;
     let addr = &cluster.nodes[via].service.addr;
@@ -531,6 +538,14 @@ async fn load_board(args: &Args, cluster: &Cluster, via: usize, members: u64) ->
         "loadgen cluster: loaded in {load:.2?} = {:.0} events/s",
         members as f64 / load.as_secs_f64()
     );
+    let p = partition_of(GAME, args.partitions);
+    let deadline = Instant::now() + common.load_timeout;
+    while cluster.checkpoint_and_end(p).await?.0 < members as i64 {
+        if Instant::now() > deadline {
+            return Err(format!("no checkpoint of partition {p} after the load"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     Ok(load)
 }
 
@@ -547,7 +562,7 @@ struct Forwarding {
 
 async fn forwarding(args: &Args) -> Result<Forwarding, String> {
     let common = &args.common;
-    let cluster = Cluster::start(args, "forwarding", 2, true, None).await?;
+    let cluster = Cluster::start(args, "forwarding", 2, true, Some(common.members)).await?;
     let p = partition_of(GAME, args.partitions);
     let owner = cluster.owner_of(p).await?;
     let other = 1 - owner;
@@ -784,15 +799,6 @@ async fn takeover(args: &Args, standby: bool) -> Result<Takeovers, String> {
     let p = partition_of(GAME, args.partitions);
     let owner = cluster.owner_of(p).await?;
     let load = load_board(args, &cluster, owner, members).await?;
-    // The load's last group crossed `checkpoint_every_events`: wait until that checkpoint is
-    // stored whole.
-    let deadline = Instant::now() + common.load_timeout;
-    while cluster.checkpoint_and_end(p).await?.0 < members as i64 {
-        if Instant::now() > deadline {
-            return Err(format!("no checkpoint of partition {p} after the load"));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
     let mut kills = Vec::with_capacity(args.kills);
     let mut busy: f64 = 0.0;
     for k in 0..args.kills {
@@ -969,6 +975,8 @@ struct Writes {
     forwarded: u64,
     batches: u64,
     cpu: Shares,
+    /// The nodes' and the database's CPU before the writes, with nothing to do.
+    idle: Shares,
     busy: f64,
 }
 
@@ -992,6 +1000,7 @@ impl Writes {
             "batch_p99_ms": self.latency.quantile(0.99).as_secs_f64() * 1e3,
             "forwarded_share": self.forwarded as f64 / self.batches.max(1) as f64,
             "cores": self.cpu.each,
+            "idle_cores": self.idle.each,
             "generator_cores": self.cpu.generator,
             "else_cores": self.cpu.other,
             "us_per_event": self.per_event(),
@@ -1036,6 +1045,11 @@ async fn writes(args: &Args, count: usize) -> Result<Writes, String> {
         format!("{count} node(s)")
     };
     let busy = quiet(args, &processes, &format!("writes on {what}")).await;
+    // What the nodes and the database cost with nothing to do (leases renewed, the standbys
+    // reading the logs' ends), a part of each measured figure that does not grow with events.
+    let idle_from = processes.read();
+    tokio::time::sleep(IDLE).await;
+    let idle = processes.between(&idle_from, &processes.read());
     let load = Arc::new(WriteLoad {
         addrs: cluster.nodes.iter().map(|n| n.service.addr.clone()).collect(),
         games,
@@ -1067,6 +1081,7 @@ async fn writes(args: &Args, count: usize) -> Result<Writes, String> {
         forwarded: 0,
         batches: 0,
         cpu,
+        idle,
         busy,
     };
     for task in tasks {
@@ -1092,7 +1107,7 @@ async fn writes(args: &Args, count: usize) -> Result<Writes, String> {
     }
     let n = processes_of_nodes;
     eprintln!(
-        "loadgen cluster: writes on {what}: {:.0} events/s, batch p50 {}, p99 {}; cores: nodes {:.2?}, database backends {:.2}, shared {:.2}, generator {:.2}, else {:.2}",
+        "loadgen cluster: writes on {what}: {:.0} events/s, batch p50 {}, p99 {}; cores: nodes {:.2?}, database backends {:.2}, shared {:.2}, generator {:.2}, else {:.2}; idle before: nodes {:.2?}, database {:.2}",
         figures.rate(),
         fmt_latency(figures.latency.quantile(0.5)),
         fmt_latency(figures.latency.quantile(0.99)),
@@ -1100,7 +1115,9 @@ async fn writes(args: &Args, count: usize) -> Result<Writes, String> {
         figures.cpu.each[n],
         figures.cpu.each[n + 1],
         figures.cpu.generator,
-        figures.cpu.other
+        figures.cpu.other,
+        &figures.idle.each[..n],
+        figures.idle.each[n] + figures.idle.each[n + 1],
     );
     Ok(figures)
 }
@@ -1215,9 +1232,9 @@ fn print_writes(args: &Args, runs: &[Writes]) {
     );
     println!();
     println!(
-        "| nodes (partitions owned) | events/s | ratio to 1 node | batch p50, p99 | forwarded | cores: each node | database backends, shared | generator, else | CPU per event: nodes (each) | database | all |"
+        "| nodes (partitions owned) | events/s | ratio to 1 node | batch p50, p99 | forwarded | cores: each node | database backends, shared | generator, else | CPU per event: nodes (each) | database | all | idle cores before: nodes, database |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let one = runs.iter().find(|r| r.nodes == 1).map(Writes::rate);
     for r in runs {
         let n = r.nodes.max(1);
@@ -1234,7 +1251,7 @@ fn print_writes(args: &Args, runs: &[Writes]) {
             )
         };
         println!(
-            "| {nodes} | {} | {} | {}, {} | {:.0} % | {} | {:.2}, {:.2} | {:.2}, {:.2} | {nodes_us:.1} us ({}) | {database_us:.1} us | {:.1} us |",
+            "| {nodes} | {} | {} | {}, {} | {:.0} % | {} | {:.2}, {:.2} | {:.2}, {:.2} | {nodes_us:.1} us ({}) | {database_us:.1} us | {:.1} us | {:.2}, {:.2} |",
             thousands(r.rate()),
             one.map_or_else(|| "".into(), |one| format!("{:.2}x", r.rate() / one)),
             fmt_latency(r.latency.quantile(0.5)),
@@ -1255,6 +1272,8 @@ fn print_writes(args: &Args, runs: &[Writes]) {
                 .collect::<Vec<_>>()
                 .join(" + "),
             nodes_us + database_us,
+            r.idle.each[..n].iter().sum::<f64>(),
+            r.idle.each[n] + r.idle.each[n + 1],
         );
     }
     println!();
