@@ -123,13 +123,18 @@ async fn renew_all(node: &Arc<Node>) {
 /// Extends the lease of partition `p` if the slot still holds the same one (a release may have
 /// finished meanwhile).
 fn extend(node: &Node, p: u32, renewed: Held) {
-    let mut slot = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
-    *slot = match slot.clone() {
-        SlotState::Taking(h) if h.epoch == renewed.epoch => SlotState::Taking(renewed),
-        SlotState::Owned(h, e) if h.epoch == renewed.epoch => SlotState::Owned(renewed, e),
-        SlotState::Releasing(h, e) if h.epoch == renewed.epoch => SlotState::Releasing(renewed, e),
-        other => other,
-    };
+    {
+        let mut slot = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
+        *slot = match slot.clone() {
+            SlotState::Taking(h) if h.epoch == renewed.epoch => SlotState::Taking(renewed),
+            SlotState::Owned(h, e) if h.epoch == renewed.epoch => SlotState::Owned(renewed, e),
+            SlotState::Releasing(h, e) if h.epoch == renewed.epoch => SlotState::Releasing(renewed, e),
+            other => other,
+        };
+    }
+    // Requests held while a late renewal left the partition briefly unserved are answered now,
+    // not at the end of their wait.
+    node.changes.send_modify(|n| *n += 1);
 }
 
 /// Stops serving partition `p` at once (its lease is gone): its engine's writes are refused
