@@ -323,7 +323,7 @@ fn render_metrics(node: &Node, out: &mut String) {
     let followed = (0..node.cluster.partitions)
         .filter(|p| matches!(node.state_of(*p), SlotState::Elsewhere(_)))
         .count();
-    let lines: [(&str, &str, &str, u64); 10] = [
+    let lines: [(&str, &str, &str, u64); 8] = [
         (
             "standings_cluster_partitions_owned",
             "gauge",
@@ -372,32 +372,27 @@ fn render_metrics(node: &Node, out: &mut String) {
             "Log entries the standbys of this node are behind, summed over the partitions.",
             node.stats.standby_lag.load(Ordering::Relaxed),
         ),
-        (
-            "standings_cluster_forwarded_total{outcome=\"answered\"}",
-            "counter",
-            "Requests forwarded to the owner of their partition, by outcome.",
-            node.stats.forwarded_ok.get(),
-        ),
-        (
-            "standings_cluster_forwarded_total{outcome=\"moving\"}",
-            "",
-            "",
-            node.stats.forwarded_moving.get(),
-        ),
     ];
     for (name, kind, help, value) in lines {
-        let bare = name.split('{').next().unwrap_or(name);
-        if !kind.is_empty() {
-            let _ = writeln!(out, "# HELP {bare} {help}");
-            let _ = writeln!(out, "# TYPE {bare} {kind}");
-        }
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
         let _ = writeln!(out, "{name} {value}");
     }
-    let _ = writeln!(
-        out,
-        "standings_cluster_forwarded_total{{outcome=\"unreachable\"}} {}",
-        node.stats.forwarded_unreachable.get()
+    out.push_str(
+        "# HELP standings_cluster_forwarded_total Requests forwarded to the owner of their partition, by outcome.\n",
     );
+    out.push_str("# TYPE standings_cluster_forwarded_total counter\n");
+    for (outcome, counter) in [
+        ("answered", &node.stats.forwarded_ok),
+        ("moving", &node.stats.forwarded_moving),
+        ("unreachable", &node.stats.forwarded_unreachable),
+    ] {
+        let _ = writeln!(
+            out,
+            "standings_cluster_forwarded_total{{outcome=\"{outcome}\"}} {}",
+            counter.get()
+        );
+    }
     out.push_str("# HELP standings_cluster_takeover_seconds A lease taken to the partition served.\n");
     out.push_str("# TYPE standings_cluster_takeover_seconds histogram\n");
     node.stats
