@@ -435,27 +435,9 @@ async fn a_subscription_and_a_head_work_through_a_non_owner() {
     let lb = format!("/v1/leaderboards/{game}/solo/S1/global");
 
     // SSE: the first event is the view at the board's version, then a delta for a new score.
-    let mut stream = tokio::net::TcpStream::connect(&other.addr).await.unwrap();
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    stream
-        .write_all(format!("GET {lb}/subscribe?view=top:10 HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {ADMIN}\r\naccept: text/event-stream\r\n\r\n").as_bytes())
-        .await
-        .unwrap();
+    let mut stream = subscribe(&other.addr, &format!("{lb}/subscribe?view=top:10"), None).await;
     let mut seen = String::new();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut buf = [0u8; 4096];
-    while !seen.contains("\"p-ava\"") {
-        assert!(
-            Instant::now() < deadline,
-            "no snapshot through the non-owner: {seen}"
-        );
-        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(n > 0, "the stream ended: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    read_until(&mut stream, &mut seen, "\"p-ava\"").await;
     assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
     assert!(
         seen.to_ascii_lowercase()
@@ -470,18 +452,7 @@ async fn a_subscription_and_a_head_work_through_a_non_owner() {
         Some(&event(game, "s-2", "p-ben", 20)),
     )
     .await;
-    while !seen.contains("\"p-ben\"") {
-        assert!(
-            Instant::now() < deadline,
-            "no delta through the non-owner: {seen}"
-        );
-        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(n > 0, "the stream ended: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
+    read_until(&mut stream, &mut seen, "\"p-ben\"").await;
 
     // WebSocket: upgraded through the non-owner, joined to the owner's.
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
