@@ -8,6 +8,7 @@ mod boards;
 mod events;
 mod moderation;
 pub(crate) mod periods;
+pub mod profiles;
 mod refusals;
 pub(crate) mod seasons;
 
