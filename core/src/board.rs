@@ -14,8 +14,9 @@
 //! another order. [`Board::deltas_since`] hands the same deltas to whoever follows the board.
 
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
@@ -27,10 +28,11 @@ use crate::error::{ApplyError, CapacityError, DecodeError, DeltaError, QueryErro
 use crate::event::{PlayerId, ScoreEvent};
 use crate::index::{RankedEntry, RankedIndex};
 use crate::interner::MemberId;
+use crate::profile::{EntryInfo, Extras, Profile, counts_for_metadata, metadata_of, recompute_with_metadata};
 use crate::rules::{BoardId, BoardRules, ScoreMode, Standing};
 
 /// How many deltas a board keeps by default: enough for a client paging a busy board for a
-/// while, at about 0.4 MiB per board with 23-byte player ids (see [`Board::set_history_limit`]).
+/// while, at about 0.55 MiB per board with 23-byte player ids (see [`Board::set_history_limit`]).
 pub const DEFAULT_HISTORY_LIMIT: usize = 4096;
 
 /// What applying an event did.
@@ -43,8 +45,9 @@ pub enum Applied {
 }
 
 /// One change to a board: a player's aggregate before and after, at the version it produced.
-/// `before: None` means the player was unranked; `after: None` that they are now.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// `before: None` means the player was unranked; `after: None` that they are now. A rename
+/// changes only the extras.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delta {
     /// The version this change produced; it applies on top of `board_version - 1`.
     pub board_version: u64,
@@ -54,6 +57,10 @@ pub struct Delta {
     pub before: Option<Standing>,
     /// The aggregate after, if ranked.
     pub after: Option<Standing>,
+    /// What the entry showed besides its standing before (empty when unranked).
+    pub extras_before: Extras,
+    /// What it shows after (empty when unranked).
+    pub extras_after: Extras,
 }
 
 impl Delta {
@@ -206,6 +213,8 @@ pub struct FriendEntry<'q> {
     pub value: i64,
     /// When it was achieved.
     pub achieved_at: i64,
+    /// The player's name, country and metadata, when set.
+    pub info: EntryInfo<'q>,
 }
 
 /// A friends board: the asked players ranked among themselves.
@@ -228,6 +237,9 @@ pub struct Board {
     /// For `latest` boards only: the id of the event behind each member's aggregate, which
     /// breaks equal times. Empty for other modes, so they pay nothing for it.
     latest_event: Vec<Option<Box<str>>>,
+    /// Profiles and metadata of the ranked members that have any; a member with neither is
+    /// not in the map and costs nothing.
+    extras: BTreeMap<MemberId, Extras>,
     /// The most recent deltas, oldest first, ending at `version` and consecutive: the one at
     /// position `i` produced version `version - history.len() + 1 + i`.
     history: VecDeque<Delta>,
@@ -259,6 +271,7 @@ impl Board {
             version: 0,
             index: RankedIndex::new(rules.score_mode),
             latest_event: Vec::new(),
+            extras: BTreeMap::new(),
             history: VecDeque::new(),
             history_limit: DEFAULT_HISTORY_LIMIT,
         }
@@ -302,11 +315,13 @@ impl Board {
         board_version: u64,
         index: RankedIndex,
         latest_event: Vec<Option<Box<str>>>,
+        extras: BTreeMap<MemberId, Extras>,
     ) -> Board {
         let mut board = Board::new(rules);
         board.version = board_version;
         board.index = index;
         board.latest_event = latest_event;
+        board.extras = extras;
         board
     }
 
@@ -355,11 +370,24 @@ impl Board {
         self.index.len() as u64
     }
 
-    /// Applies one verified event. O(log n).
+    /// Applies one verified event to a player whose profile is `None` (see
+    /// [`Board::apply_as`]). O(log n).
+    pub fn apply(&mut self, event: &ScoreEvent) -> Result<Applied, ApplyError> {
+        self.apply_as(event, None)
+    }
+
+    /// Applies one verified event. `profile` is the player's profile in the game, which the
+    /// entry takes when the event ranks the player (a ranked player's profile follows
+    /// [`Board::set_profile`]). The entry's metadata follows the event behind the aggregate
+    /// (see [`crate::profile`]); a change of that event alone is a change. O(log n).
     ///
     /// The caller guarantees that each event id is applied at most once (the origin enforces it
     /// durably); the core cannot tell a retry from a new event.
-    pub fn apply(&mut self, event: &ScoreEvent) -> Result<Applied, ApplyError> {
+    pub fn apply_as(
+        &mut self,
+        event: &ScoreEvent,
+        profile: Option<&Arc<Profile>>,
+    ) -> Result<Applied, ApplyError> {
         self.rules.check_value(event.value)?;
         let member = self.index.intern(event.player.as_str())?;
         let current = self.index.standing_of(member);
@@ -367,54 +395,238 @@ impl Board {
             .latest_event
             .get(member as usize)
             .and_then(|id| id.as_deref());
-        match self.rules.fold(current, current_id, event)? {
-            None => Ok(Applied::Unchanged),
-            Some(after) => {
-                if self.rules.score_mode == ScoreMode::Latest {
-                    *self.latest_slot(member) = Some(event.event_id.as_str().into());
-                }
-                if current == Some(after) {
-                    // A `latest` event with the same time and value but a greater id takes over
-                    // the aggregate without changing anything a query can see.
-                    return Ok(Applied::Unchanged);
-                }
-                Ok(self.commit(member, &event.player, Some(after)))
-            }
+        let folded = self.rules.fold(current, current_id, event)?;
+        let held = self.extras.get(&member);
+        let counts = counts_for_metadata(
+            &self.rules,
+            current,
+            folded.is_some(),
+            held.and_then(|e| e.metadata.as_deref()),
+            event,
+        );
+        if folded.is_none() && !counts {
+            return Ok(Applied::Unchanged);
         }
+        let before_extras = held.cloned().unwrap_or_default();
+        if self.rules.score_mode == ScoreMode::Latest && folded.is_some() {
+            *self.latest_slot(member) = Some(event.event_id.as_str().into());
+        }
+        let mut after_extras = before_extras.clone();
+        if current.is_none() {
+            after_extras.profile = profile.cloned();
+        }
+        if counts {
+            after_extras.metadata = metadata_of(event);
+        }
+        let after = folded.or(current);
+        if current == after && before_extras.metadata_event() == after_extras.metadata_event() {
+            // A `latest` event with the same time and value but a greater id takes over the
+            // aggregate without changing anything a query can see.
+            return Ok(Applied::Unchanged);
+        }
+        Ok(self.commit(member, &event.player, after, before_extras, after_extras))
     }
 
     /// Recomputes a player's aggregate from their remaining valid events (after an
     /// invalidation, a restore, a disqualification), which may leave them unranked. Events
-    /// of other players are ignored. O(k + log n) for k events.
+    /// of other players are ignored. The player's profile is taken as `None` (see
+    /// [`Board::recompute_player_as`]). O(k + log n) for k events.
     pub fn recompute_player<'e>(
         &mut self,
         player: &PlayerId,
         valid_events: impl IntoIterator<Item = &'e ScoreEvent>,
     ) -> Result<Applied, ApplyError> {
+        self.recompute_player_as(player, valid_events, None)
+    }
+
+    /// [`Board::recompute_player`] for a player whose profile in the game is `profile`, which
+    /// the entry takes if the recompute ranks them again. O(k + log n) for k events.
+    pub fn recompute_player_as<'e>(
+        &mut self,
+        player: &PlayerId,
+        valid_events: impl IntoIterator<Item = &'e ScoreEvent>,
+        profile: Option<&Arc<Profile>>,
+    ) -> Result<Applied, ApplyError> {
         let own = valid_events.into_iter().filter(|e| e.player == *player);
-        let aggregate = self.rules.recompute(own)?;
+        let (aggregate, metadata) = recompute_with_metadata(&self.rules, own)?;
         let member = self.index.intern(player.as_str())?;
         let current = self.index.standing_of(member);
         let after = aggregate.map(|(s, _)| s);
         if self.rules.score_mode == ScoreMode::Latest {
             *self.latest_slot(member) = aggregate.map(|(_, id)| id.into());
         }
-        if current == after {
+        let before_extras = self.extras.get(&member).cloned().unwrap_or_default();
+        let after_extras = match after {
+            None => Extras::default(),
+            Some(_) => Extras {
+                profile: if current.is_some() {
+                    before_extras.profile.clone()
+                } else {
+                    profile.cloned()
+                },
+                metadata,
+            },
+        };
+        if current == after && before_extras.metadata_event() == after_extras.metadata_event() {
             // The ranked state is the same; at most the event behind a `latest` aggregate
             // changed, which no query can see, so the version stays.
             return Ok(Applied::Unchanged);
         }
-        Ok(self.commit(member, player, after))
+        Ok(self.commit(member, player, after, before_extras, after_extras))
     }
 
-    fn commit(&mut self, member: MemberId, player: &PlayerId, after: Option<Standing>) -> Applied {
+    /// Sets a ranked player's profile: a rename, a clear, a change of country or anonymity.
+    /// Every call on a ranked player is a change, whatever the profile says, so versions do not
+    /// depend on the text (an erasure may rewrite it later); the origin calls it only for a
+    /// profile that did change. An unranked player is left alone: the profile comes with the
+    /// event that ranks them. O(log n).
+    pub fn set_profile(&mut self, player: &PlayerId, profile: Option<Arc<Profile>>) -> Applied {
+        let Some(member) = self.index.member(player.as_str()) else {
+            return Applied::Unchanged;
+        };
+        let Some(standing) = self.index.standing_of(member) else {
+            return Applied::Unchanged;
+        };
+        let before_extras = self.extras.get(&member).cloned().unwrap_or_default();
+        let after_extras = Extras {
+            profile: profile.filter(|p| !p.is_empty()),
+            metadata: before_extras.metadata.clone(),
+        };
+        self.commit(member, player, Some(standing), before_extras, after_extras)
+    }
+
+    /// Erases what a ranked player's entry shows besides its standing: the profile goes, and
+    /// the metadata's text (the event behind it stays the same event). A change on a ranked
+    /// player whatever it held, so that a rebuild from the rewritten log counts the same
+    /// versions. O(log n).
+    pub fn erase(&mut self, player: &PlayerId) -> Applied {
+        let Some(member) = self.index.member(player.as_str()) else {
+            return Applied::Unchanged;
+        };
+        let Some(standing) = self.index.standing_of(member) else {
+            return Applied::Unchanged;
+        };
+        let before_extras = self.extras.get(&member).cloned().unwrap_or_default();
+        let after_extras = Extras {
+            profile: None,
+            metadata: before_extras.metadata.as_ref().map(|m| {
+                Arc::new(crate::profile::Metadata {
+                    event_id: m.event_id.clone(),
+                    json: "".into(),
+                })
+            }),
+        };
+        self.commit(member, player, Some(standing), before_extras, after_extras)
+    }
+
+    /// What a member's entry shows besides its standing, as a trusted caller sees it. O(log m)
+    /// for the m members with any.
+    fn info_of(&self, member: MemberId) -> EntryInfo<'_> {
+        self.extras.get(&member).map(Extras::info).unwrap_or_default()
+    }
+
+    /// Fills in the extras of entries the index produced. Free on a board where nobody has
+    /// any; otherwise O(log m) per entry.
+    fn dress<'b>(&'b self, entries: &mut [RankedEntry<'b>]) {
+        if self.extras.is_empty() {
+            return;
+        }
+        for entry in entries {
+            if let Some(member) = self.index.member(entry.player) {
+                entry.info = self.info_of(member);
+            }
+        }
+    }
+
+    /// A player's extras as held now, by id (empty when they have none). O(1) + O(log m).
+    pub fn extras_of(&self, player: &str) -> Extras {
+        self.index
+            .member(player)
+            .and_then(|m| self.extras.get(&m))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Calls `visit` with every ranked player that has extras (in member order). O(m).
+    pub fn for_each_extras(&self, mut visit: impl FnMut(&str, &Extras)) {
+        for (member, extras) in &self.extras {
+            visit(self.index.player(*member), extras);
+        }
+    }
+
+    /// Calls `visit` with every ranked member that has extras, in member order. O(m).
+    pub(crate) fn for_each_member_extras(&self, mut visit: impl FnMut(MemberId, &Extras)) {
+        for (member, extras) in &self.extras {
+            visit(*member, extras);
+        }
+    }
+
+    /// Up to `limit` entries from the 1-based rank `first` on, with their extras as a trusted
+    /// caller sees them. O(log n + limit), plus O(log m) per entry when anyone has extras.
+    pub fn ranked_range(&self, first: u64, limit: usize) -> Vec<RankedEntry<'_>> {
+        let mut entries = self.index.range(first, limit);
+        self.dress(&mut entries);
+        entries
+    }
+
+    /// Holds the extras a snapshot showed for a ranked player (a board restored from a
+    /// snapshot). O(log m).
+    pub(crate) fn hold_extras(&mut self, player: &str, extras: &crate::snapshot::SnapshotExtras) {
+        let Some(member) = self.index.member(player) else {
+            return;
+        };
+        let profile = (extras.display_name.is_some() || extras.country.is_some()).then(|| {
+            Arc::new(Profile {
+                display_name: extras.display_name.as_deref().map(Box::from),
+                country: extras.country.as_deref().map(Box::from),
+                anonymous: false,
+            })
+        });
+        // The event behind restored metadata is unknown: a restored board is for reading.
+        let metadata = extras.metadata.as_deref().map(|json| {
+            Arc::new(crate::profile::Metadata {
+                event_id: "".into(),
+                json: json.into(),
+            })
+        });
+        let held = Extras { profile, metadata };
+        if !held.is_empty() {
+            self.extras.insert(member, held);
+        }
+    }
+
+    /// The ranked players that have a profile or metadata. O(1).
+    pub fn players_with_extras(&self) -> usize {
+        self.extras.len()
+    }
+
+    fn commit(
+        &mut self,
+        member: MemberId,
+        player: &PlayerId,
+        after: Option<Standing>,
+        extras_before: Extras,
+        extras_after: Extras,
+    ) -> Applied {
         let before = self.index.set(member, after);
+        let extras_after = if after.is_some() {
+            extras_after
+        } else {
+            Extras::default()
+        };
+        if extras_after.is_empty() {
+            self.extras.remove(&member);
+        } else {
+            self.extras.insert(member, extras_after.clone());
+        }
         self.version += 1;
         let delta = Delta {
             board_version: self.version,
             player: player.clone(),
             before,
             after,
+            extras_before,
+            extras_after,
         };
         self.remember(&delta);
         Applied::Changed(delta)
@@ -433,6 +645,8 @@ impl Board {
                 oldest.player.clone_from(&delta.player);
                 oldest.before = delta.before;
                 oldest.after = delta.after;
+                oldest.extras_before.clone_from(&delta.extras_before);
+                oldest.extras_after.clone_from(&delta.extras_after);
                 oldest
             })
         } else {
@@ -455,9 +669,9 @@ impl Board {
     /// Sets how many of the most recent deltas the board keeps (0 keeps none), dropping the
     /// oldest beyond the new limit. O(dropped).
     ///
-    /// Memory: each delta held costs `size_of::<Delta>()` (80 bytes on 64-bit targets) plus
+    /// Memory: each delta held costs `size_of::<Delta>()` (112 bytes on 64-bit targets) plus
     /// its player id on the heap (the id's length plus the allocator's overhead). The default,
-    /// [`DEFAULT_HISTORY_LIMIT`] = 4,096 deltas, is about 0.4 MiB per board with 23-byte ids.
+    /// [`DEFAULT_HISTORY_LIMIT`] = 4,096 deltas, is about 0.55 MiB per board with 23-byte ids.
     /// More history lets older cursors keep paging; each page at an older version costs more
     /// with the number of changes since it (see [`Board::top`]).
     pub fn set_history_limit(&mut self, limit: usize) {
@@ -548,7 +762,8 @@ impl Board {
                 None => 1,
                 Some((at, player)) => self.index.count_before(&at, player, true) + 1,
             };
-            let entries = self.index.range(first, limit);
+            let mut entries = self.index.range(first, limit);
+            self.dress(&mut entries);
             return Ok(Page::of(version, self.total_players(), entries));
         }
         let Some(deltas) = self.deltas_since(version) else {
@@ -586,7 +801,8 @@ impl Board {
         let mut unchanged: Vec<RankedEntry<'_>> = Vec::with_capacity(limit.min(self.index.len()));
         let mut next_current = first_current;
         while unchanged.len() < limit {
-            let batch = self.index.range(next_current, limit - unchanged.len());
+            let mut batch = self.index.range(next_current, limit - unchanged.len());
+            self.dress(&mut batch);
             if batch.is_empty() {
                 break;
             }
@@ -601,12 +817,15 @@ impl Board {
         }
         // Merge them with the changed players ranked at `version`, in the board's order. The
         // page is a contiguous run of that order, so ranks count on from the position.
-        let mut then = changed.then[then_next..].iter().peekable();
+        let mut then = changed.then[then_next..]
+            .iter()
+            .zip(&changed.then_info[then_next..])
+            .peekable();
         let mut current = unchanged.into_iter().peekable();
         let mut entries = Vec::with_capacity(limit.min(self.index.len() + changed.then.len()));
         while entries.len() < limit {
             let from_then = match (current.peek(), then.peek()) {
-                (Some(c), Some(&&(at, player))) => {
+                (Some(c), Some(&(&(at, player), _))) => {
                     let c_at = Standing {
                         value: c.value,
                         achieved_at: c.achieved_at,
@@ -619,7 +838,7 @@ impl Board {
             };
             let rank = ranked_through + entries.len() as u64 + 1;
             let entry = if from_then {
-                let Some(&(at, player)) = then.next() else {
+                let Some((&(at, player), &info)) = then.next() else {
                     break;
                 };
                 RankedEntry {
@@ -627,6 +846,7 @@ impl Board {
                     player,
                     value: at.value,
                     achieved_at: at.achieved_at,
+                    info,
                 }
             } else {
                 let Some(c) = current.next() else {
@@ -653,6 +873,7 @@ impl Board {
                 player: self.index.player(member),
                 value: standing.value,
                 achieved_at: standing.achieved_at,
+                info: self.info_of(member),
             },
             competition_rank: value_ranks.competition_rank,
             dense_rank: value_ranks.dense_rank,
@@ -668,7 +889,9 @@ impl Board {
         let first = rank.saturating_sub(radius).max(1);
         let last = rank.saturating_add(radius).min(self.total_players());
         let limit = usize::try_from(last - first + 1).unwrap_or(usize::MAX);
-        Some(self.index.range(first, limit))
+        let mut entries = self.index.range(first, limit);
+        self.dress(&mut entries);
+        Some(entries)
     }
 
     /// The window around a player as [`Board::nearby`] gave it at `board_version`, which must be
@@ -694,10 +917,14 @@ impl Board {
         };
         // The player's standing then: the `before` of the first delta naming them, or their
         // current one when no delta since names them.
-        let (own, then) = match deltas.clone().find(|d| d.player.as_str() == player) {
-            Some(first) => (first.player.as_str(), first.before),
+        let (own, then, own_info) = match deltas.clone().find(|d| d.player.as_str() == player) {
+            Some(first) => (first.player.as_str(), first.before, first.extras_before.info()),
             None => match self.index.member(player) {
-                Some(member) => (self.index.player(member), self.index.standing_of(member)),
+                Some(member) => (
+                    self.index.player(member),
+                    self.index.standing_of(member),
+                    self.info_of(member),
+                ),
                 None => return Ok(None),
             },
         };
@@ -738,12 +965,19 @@ impl Board {
             .into_iter()
             .filter(|e| !is_changed(e))
             .collect();
-        before.extend(changed.then[..then_before].iter().map(|&(s, p)| RankedEntry {
-            rank: 0,
-            player: p,
-            value: s.value,
-            achieved_at: s.achieved_at,
-        }));
+        self.dress(&mut before);
+        before.extend(
+            changed.then[..then_before]
+                .iter()
+                .zip(&changed.then_info[..then_before])
+                .map(|(&(s, p), &info)| RankedEntry {
+                    rank: 0,
+                    player: p,
+                    value: s.value,
+                    achieved_at: s.achieved_at,
+                    info,
+                }),
+        );
         before.sort_unstable_by(|a, b| {
             let sa = Standing {
                 value: a.value,
@@ -764,6 +998,7 @@ impl Board {
             player: own,
             value: at.value,
             achieved_at: at.achieved_at,
+            info: own_info,
         });
         let after = usize::try_from(radius).unwrap_or(usize::MAX);
         window.extend(self.page_at(board_version, after, Some((at, own)))?.entries);
@@ -773,23 +1008,26 @@ impl Board {
     /// Ranks only the given players among themselves, in the board's total order. Players with
     /// no score are listed as unranked; a player asked twice is answered once.
     /// O(k log n + k log k) for k players.
-    pub fn rank_among<'q>(&self, players: &[&'q str]) -> FriendsBoard<'q> {
-        let mut ranked: Vec<(u64, &'q str, Standing)> = Vec::with_capacity(players.len());
+    pub fn rank_among<'q>(&'q self, players: &[&'q str]) -> FriendsBoard<'q> {
+        let mut ranked: Vec<(u64, &'q str, Standing, EntryInfo<'q>)> = Vec::with_capacity(players.len());
         let mut unranked: Vec<(usize, &'q str)> = Vec::new();
         for (asked_at, &player) in players.iter().enumerate() {
-            let found = self
-                .index
-                .member(player)
-                .and_then(|m| Some((self.index.rank_of(m)?, self.index.standing_of(m)?)));
+            let found = self.index.member(player).and_then(|m| {
+                Some((
+                    self.index.rank_of(m)?,
+                    self.index.standing_of(m)?,
+                    self.info_of(m),
+                ))
+            });
             match found {
-                Some((global_rank, standing)) => ranked.push((global_rank, player, standing)),
+                Some((global_rank, standing, info)) => ranked.push((global_rank, player, standing, info)),
                 None => unranked.push((asked_at, player)),
             }
         }
         // Global ranks are unique positions in the total order, so sorting by them is sorting
         // by the board's comparator; equal ranks can only be the same player asked twice.
-        ranked.sort_unstable_by_key(|&(global_rank, _, _)| global_rank);
-        ranked.dedup_by_key(|&mut (global_rank, _, _)| global_rank);
+        ranked.sort_unstable_by_key(|&(global_rank, _, _, _)| global_rank);
+        ranked.dedup_by_key(|&mut (global_rank, _, _, _)| global_rank);
         // Keep each unranked player once, at the place it was first asked.
         unranked.sort_unstable_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
         unranked.dedup_by(|a, b| a.1 == b.1);
@@ -798,12 +1036,13 @@ impl Board {
         let entries = ranked
             .into_iter()
             .enumerate()
-            .map(|(i, (global_rank, player, s))| FriendEntry {
+            .map(|(i, (global_rank, player, s, info))| FriendEntry {
                 rank: i as u64 + 1,
                 global_rank,
                 player,
                 value: s.value,
                 achieved_at: s.achieved_at,
+                info,
             })
             .collect();
         FriendsBoard {
@@ -847,6 +1086,11 @@ impl Board {
             return Err(DeltaError::BeforeMismatch);
         }
         self.index.set(member, delta.after);
+        if delta.after.is_some() && !delta.extras_after.is_empty() {
+            self.extras.insert(member, delta.extras_after.clone());
+        } else {
+            self.extras.remove(&member);
+        }
         self.version = delta.board_version;
         self.remember(delta);
         Ok(())
@@ -858,6 +1102,8 @@ impl Board {
 struct ChangedSince<'a> {
     /// Changed players ranked at that version, by their standing then.
     then: Vec<(Standing, &'a str)>,
+    /// What each of `then` showed at that version, in the same order.
+    then_info: Vec<EntryInfo<'a>>,
     /// Changed players ranked now, by their current standing.
     now: Vec<(Standing, &'a str)>,
 }
@@ -869,23 +1115,24 @@ impl<'a> ChangedSince<'a> {
         // A stable sort keeps each player's deltas oldest first: the first one's `before` is
         // their standing back then, the last one's `after` their standing now.
         named.sort_by(|a, b| a.player.as_str().as_bytes().cmp(b.player.as_str().as_bytes()));
-        let mut then = Vec::new();
+        let mut then_with_info = Vec::new();
         let mut now = Vec::new();
         for run in named.chunk_by(|a, b| a.player == b.player) {
             let (Some(first), Some(last)) = (run.first(), run.last()) else {
                 continue;
             };
             if let Some(at) = first.before {
-                then.push((at, first.player.as_str()));
+                then_with_info.push((at, first.player.as_str(), first.extras_before.info()));
             }
             if let Some(at) = last.after {
                 now.push((at, last.player.as_str()));
             }
         }
         let by_order = |a: &(Standing, &str), b: &(Standing, &str)| rules.compare((&a.0, a.1), (&b.0, b.1));
-        then.sort_unstable_by(by_order);
+        then_with_info.sort_unstable_by(|a, b| by_order(&(a.0, a.1), &(b.0, b.1)));
         now.sort_unstable_by(by_order);
-        ChangedSince { then, now }
+        let (then, then_info) = then_with_info.into_iter().map(|(s, p, i)| ((s, p), i)).unzip();
+        ChangedSince { then, now, then_info }
     }
 
     /// How many changed players sit at or before the position, by their standing then.

@@ -7,7 +7,7 @@
 //! entries, version and digest, and applies the next events to the same results. Only the delta
 //! history is not kept: cursors of versions before the checkpoint answer `StaleCursor`.
 //!
-//! Layout (integers little-endian), format 2:
+//! Layout (integers little-endian), format 3:
 //!
 //! ```text
 //! magic "SCKP" | format u16 | mode u8 | value_min i64 | value_max i64 | board_version u64
@@ -16,7 +16,12 @@
 //! | name_bytes id bytes          (every member's id, back to back, in member order)
 //! | ranked x (member u32 | value i64 | achieved_at i64), in rank order
 //! | [latest only: members x (event_len u8 (0 = none) | event id bytes)]
+//! | extras u64 | extras x (member u32 | flags u8 | [name_len u8 | name bytes] | [country 2 bytes]
+//!                         | [event_len u8 | event id bytes | json_len u16 | json bytes])
 //! ```
+//!
+//! The extras are the ranked members with a profile or metadata (flags: 1 name, 2 country,
+//! 4 anonymous, 8 metadata), in member order. Format 2 is format 3 without them.
 //!
 //! This is the interner's own layout and the tree's own order, so writing is two copies and one
 //! walk of the leaves: it never looks an id up by member, which on a board built by live
@@ -31,6 +36,8 @@
 //! suffices.
 
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::board::Board;
@@ -38,10 +45,11 @@ use crate::error::DecodeError;
 use crate::event::{MAX_ID_BYTES, check_id};
 use crate::index::RankedIndex;
 use crate::interner::{Interner, MemberId};
+use crate::profile::{Extras, MAX_DISPLAY_NAME_BYTES, MAX_METADATA_BYTES, Metadata, Profile};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
 /// The checkpoint format version this build writes.
-pub const CHECKPOINT_FORMAT_VERSION: u16 = 2;
+pub const CHECKPOINT_FORMAT_VERSION: u16 = 3;
 
 /// Whether this build reads checkpoints of format `format` (it writes only
 /// [`CHECKPOINT_FORMAT_VERSION`]).
@@ -91,6 +99,8 @@ impl Board {
                 }
             }
         }
+        out.extend_from_slice(&(self.players_with_extras() as u64).to_le_bytes());
+        self.for_each_member_extras(|member, extras| write_extras(out, member, extras));
     }
 
     /// Reads a board written by [`Board::write_checkpoint`] (format 2, or format 1 of earlier
@@ -134,6 +144,11 @@ impl Board {
         } else {
             read_members(&mut r, &header)?
         };
+        let extras = if format >= 3 {
+            read_extras(&mut r, &ranked)?
+        } else {
+            BTreeMap::new()
+        };
         if r.at != bytes.len() {
             return Err(DecodeError::TrailingBytes);
         }
@@ -141,7 +156,13 @@ impl Board {
             .map_err(|_| DecodeError::Inconsistent("a player is listed twice"))?;
         let mut index = RankedIndex::with_names(mode, names);
         index.load_ranked(ranked);
-        Ok(Board::from_index(rules, header.version, index, latest_event))
+        Ok(Board::from_index(
+            rules,
+            header.version,
+            index,
+            latest_event,
+            extras,
+        ))
     }
 }
 
@@ -237,6 +258,137 @@ fn read_members_v1(r: &mut Reader<'_>, header: &Header) -> Result<Members, Decod
         return Err(DecodeError::Inconsistent("the id bytes do not add up"));
     }
     Ok((arena, ends, standings, latest_event))
+}
+
+const HAS_NAME: u8 = 1;
+const HAS_COUNTRY: u8 = 2;
+const ANONYMOUS: u8 = 4;
+const HAS_METADATA: u8 = 8;
+
+/// One member's extras (the module docs give the layout). O(their bytes).
+fn write_extras(out: &mut Vec<u8>, member: MemberId, extras: &Extras) {
+    let profile = extras.profile.as_deref();
+    let name = profile.and_then(|p| p.display_name.as_deref());
+    let country = profile.and_then(|p| p.country.as_deref());
+    let mut flags = 0;
+    if name.is_some() {
+        flags |= HAS_NAME;
+    }
+    if country.is_some() {
+        flags |= HAS_COUNTRY;
+    }
+    if profile.is_some_and(|p| p.anonymous) {
+        flags |= ANONYMOUS;
+    }
+    if extras.metadata.is_some() {
+        flags |= HAS_METADATA;
+    }
+    out.extend_from_slice(&member.to_le_bytes());
+    out.push(flags);
+    if let Some(name) = name {
+        // Names are at most 128 bytes and metadata 256: the lengths fit their fields.
+        out.push(name.len() as u8);
+        out.extend_from_slice(name.as_bytes());
+    }
+    if let Some(country) = country {
+        out.extend_from_slice(country.as_bytes());
+    }
+    if let Some(metadata) = extras.metadata.as_deref() {
+        out.push(metadata.event_id.len() as u8);
+        out.extend_from_slice(metadata.event_id.as_bytes());
+        out.extend_from_slice(&(metadata.json.len() as u16).to_le_bytes());
+        out.extend_from_slice(metadata.json.as_bytes());
+    }
+}
+
+/// Format 3's extras, each of a ranked member, in member order.
+fn read_extras(
+    r: &mut Reader<'_>,
+    ranked: &[(MemberId, Standing)],
+) -> Result<BTreeMap<MemberId, Extras>, DecodeError> {
+    let count = r.len()?;
+    // Each takes at least 5 bytes.
+    if count > r.remaining() / 5 || count > ranked.len() {
+        return Err(DecodeError::Inconsistent("counts exceed the input"));
+    }
+    let mut is_ranked = BTreeMap::new();
+    for &(member, _) in ranked {
+        is_ranked.insert(member, ());
+    }
+    let mut extras = BTreeMap::new();
+    let mut last: Option<MemberId> = None;
+    for _ in 0..count {
+        let member = u32::from_le_bytes(r.array()?);
+        if last.is_some_and(|l| l >= member) || !is_ranked.contains_key(&member) {
+            return Err(DecodeError::Inconsistent(
+                "extras of an unranked or repeated member",
+            ));
+        }
+        last = Some(member);
+        let flags = r.byte()?;
+        if flags & !(HAS_NAME | HAS_COUNTRY | ANONYMOUS | HAS_METADATA) != 0 || flags == 0 {
+            return Err(DecodeError::Inconsistent("unknown extras flags"));
+        }
+        let display_name = if flags & HAS_NAME != 0 {
+            let len = r.byte()? as usize;
+            if len == 0 || len > MAX_DISPLAY_NAME_BYTES {
+                return Err(DecodeError::Inconsistent("a display name of a bad length"));
+            }
+            Some(Box::from(text(r.take(len)?)?))
+        } else {
+            None
+        };
+        let country = if flags & HAS_COUNTRY != 0 {
+            Some(Box::from(country(r.take(2)?)?))
+        } else {
+            None
+        };
+        let anonymous = flags & ANONYMOUS != 0;
+        let profile = (display_name.is_some() || country.is_some() || anonymous).then(|| {
+            Arc::new(Profile {
+                display_name,
+                country,
+                anonymous,
+            })
+        });
+        let metadata = if flags & HAS_METADATA != 0 {
+            let event_id = r.id()?.ok_or(DecodeError::Inconsistent("metadata of no event"))?;
+            let len = u16::from_le_bytes(r.array()?) as usize;
+            if len > MAX_METADATA_BYTES {
+                return Err(DecodeError::Inconsistent("metadata over 256 bytes"));
+            }
+            Some(Arc::new(Metadata {
+                event_id: event_id.into(),
+                json: text(r.take(len)?)?.into(),
+            }))
+        } else {
+            None
+        };
+        extras.insert(member, Extras { profile, metadata });
+    }
+    Ok(extras)
+}
+
+/// UTF-8 text with no control characters: what the origin let into a name or metadata.
+pub(crate) fn text(bytes: &[u8]) -> Result<&str, DecodeError> {
+    let text = core::str::from_utf8(bytes).map_err(|_| DecodeError::Malformed)?;
+    if text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return Err(DecodeError::Inconsistent("text with control characters"));
+    }
+    Ok(text)
+}
+
+/// A country code: two ASCII capital letters.
+pub(crate) fn country(bytes: &[u8]) -> Result<&str, DecodeError> {
+    if bytes.len() != 2 || !bytes.iter().all(u8::is_ascii_uppercase) {
+        return Err(DecodeError::Inconsistent(
+            "a country that is not two capital letters",
+        ));
+    }
+    core::str::from_utf8(bytes).map_err(|_| DecodeError::Malformed)
 }
 
 fn mode_code(mode: ScoreMode) -> u8 {

@@ -1,5 +1,6 @@
 //! Verified score events and the ids they carry.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use core::fmt;
 
@@ -125,6 +126,10 @@ pub struct ScoreEvent {
     pub value: i64,
     /// When it was achieved, in ms since the Unix epoch.
     pub achieved_at: i64,
+    /// A JSON object the game attached (a character, a car, a replay id), as sent; the origin
+    /// checked it. Empty once erased: the event still had metadata, which no answer shows.
+    #[serde(default)]
+    pub metadata: Option<Box<str>>,
 }
 
 impl ScoreEvent {
@@ -135,6 +140,13 @@ impl ScoreEvent {
             player: PlayerId::new(player)?,
             value,
             achieved_at,
+            metadata: None,
         })
+    }
+
+    /// The same event carrying `metadata`, a JSON object the caller has checked. O(1).
+    pub fn with_metadata(mut self, metadata: Option<Box<str>>) -> ScoreEvent {
+        self.metadata = metadata;
+        self
     }
 }

@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 
 use crate::error::CapacityError;
 use crate::interner::{Interner, MemberId};
+use crate::profile::EntryInfo;
 use crate::rules::{ScoreMode, Standing};
 use crate::tree::{Key, Probe, Tree};
 
@@ -19,6 +20,8 @@ pub struct RankedEntry<'a> {
     pub value: i64,
     /// When the aggregate's value was achieved (ms since the Unix epoch).
     pub achieved_at: i64,
+    /// The player's name, country and metadata, when set (the index itself holds none).
+    pub info: EntryInfo<'a>,
 }
 
 /// Where a value sits by value alone, ignoring time and player: what "tied" means to a person.
@@ -337,6 +340,7 @@ impl RankedIndex {
             player: self.names.get(key.member),
             value: self.mode.value_of(key.order),
             achieved_at: key.time,
+            info: EntryInfo::NONE,
         }
     }
 

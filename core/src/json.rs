@@ -17,7 +17,7 @@
 
 use alloc::vec::Vec;
 
-use crate::{FriendEntry, FriendsBoard, Page, PlayerRank, RankedEntry};
+use crate::{EntryInfo, FriendEntry, FriendsBoard, Page, PlayerRank, RankedEntry};
 
 /// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it: `"` and `\`
 /// with a backslash, `\b \f \n \r \t` by name, every other control character below U+0020 as
@@ -267,8 +267,8 @@ fn write_time_str(out: &mut Vec<u8>, ms: i64) {
     out.push(b'"');
 }
 
-/// Appends one ranked entry, `{"rank","player_id","value","achieved_at"}`, as the read API's
-/// entry view prints it. O(length of the player id).
+/// Appends one ranked entry, `{"rank","player_id","value","achieved_at"}` and the extras that
+/// are set, as the read API's entry view prints it. O(length of the id and extras).
 pub fn write_entry(out: &mut Vec<u8>, entry: &RankedEntry<'_>) {
     out.extend_from_slice(b"{\"rank\":");
     write_u64(out, entry.rank);
@@ -278,7 +278,31 @@ pub fn write_entry(out: &mut Vec<u8>, entry: &RankedEntry<'_>) {
     write_i64(out, entry.value);
     out.extend_from_slice(b",\"achieved_at\":");
     write_time_str(out, entry.achieved_at);
+    write_info(out, &entry.info);
     out.push(b'}');
+}
+
+/// Appends an entry's extras that are set, each after a comma: `"display_name"`, `"country"`,
+/// `"metadata"` (the object as sent) and, for a trusted audience only, `"anonymous": true`.
+/// Nothing for an entry with none. O(their length).
+pub fn write_info(out: &mut Vec<u8>, info: &EntryInfo<'_>) {
+    if let Some(name) = info.display_name {
+        out.extend_from_slice(b",\"display_name\":");
+        write_str(out, name);
+    }
+    if let Some(country) = info.country {
+        out.extend_from_slice(b",\"country\":");
+        write_str(out, country);
+    }
+    if let Some(metadata) = info.metadata {
+        // The origin let in only a JSON object (and snapshots are hash-checked), so it is
+        // copied as it was sent.
+        out.extend_from_slice(b",\"metadata\":");
+        out.extend_from_slice(metadata.as_bytes());
+    }
+    if info.anonymous {
+        out.extend_from_slice(b",\"anonymous\":true");
+    }
 }
 
 /// Appends entries as a JSON array of [`write_entry`] objects. O(entries).
@@ -412,6 +436,7 @@ fn write_friend_entry(out: &mut Vec<u8>, entry: &FriendEntry<'_>) {
     write_i64(out, entry.value);
     out.extend_from_slice(b",\"achieved_at\":");
     write_time_str(out, entry.achieved_at);
+    write_info(out, &entry.info);
     out.push(b'}');
 }
 
@@ -608,6 +633,7 @@ mod tests {
     #[test]
     fn answers_match_hand_written_bytes() {
         let entry = RankedEntry {
+            info: Default::default(),
             rank: 3,
             player: "p-\"ava\"",
             value: -42,
@@ -652,6 +678,7 @@ mod tests {
             )
         );
         let next = RankedEntry {
+            info: Default::default(),
             rank: 4,
             player: "b",
             value: -50,
@@ -694,12 +721,14 @@ mod tests {
             total_players: 30,
             entries: vec![
                 RankedEntry {
+                    info: Default::default(),
                     rank: 11,
                     player: "a\\b",
                     value: 7,
                     achieved_at: 1_500,
                 },
                 RankedEntry {
+                    info: Default::default(),
                     rank: 12,
                     player: "c",
                     value: -7,
@@ -736,6 +765,7 @@ mod tests {
             board_version: 5,
             entries: vec![
                 FriendEntry {
+                    info: Default::default(),
                     rank: 1,
                     global_rank: 4,
                     player: "fr\"ed",
@@ -743,6 +773,7 @@ mod tests {
                     achieved_at: 1_760_313_600_010,
                 },
                 FriendEntry {
+                    info: Default::default(),
                     rank: 2,
                     global_rank: 9,
                     player: "zoe",

@@ -39,6 +39,7 @@ pub mod json;
 #[cfg(feature = "jwt")]
 pub mod jwt;
 mod live;
+pub mod profile;
 mod replay;
 mod rules;
 pub mod snapshot;
@@ -59,6 +60,7 @@ pub use live::{
     ALL_TIME_KEY, MAX_AROUND_RADIUS, MAX_TOP_LIMIT, Position, PositionError, View, ViewDelta, ViewDeltaError,
     ViewEntry, ViewError, ViewState,
 };
+pub use profile::{Audience, EntryInfo, Extras, Profile};
 pub use replay::Replay;
 pub use rules::{BoardId, BoardRules, ScoreMode, Standing};
 pub use snapshot::{

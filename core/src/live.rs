@@ -47,6 +47,7 @@ use crate::board::Board;
 use crate::error::{IdError, QueryError};
 use crate::event::PlayerId;
 use crate::index::RankedEntry;
+use crate::profile::{Audience, EntryInfo};
 
 /// The period key of a board's all-time instance, the one instance it never leaves.
 pub const ALL_TIME_KEY: &str = "all_time";
@@ -212,15 +213,38 @@ pub struct ViewEntry {
     pub value: i64,
     /// When it was achieved, in ms since the Unix epoch.
     pub achieved_at: i64,
+    /// The display name, when set (public form: live views are public).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// The country, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    /// The metadata JSON object as text, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<String>,
 }
 
 impl ViewEntry {
     fn of(entry: &RankedEntry<'_>) -> ViewEntry {
+        let info = entry.info.for_audience(Audience::Public);
         ViewEntry {
             rank: entry.rank,
             player_id: PlayerId::held(entry.player),
             value: entry.value,
             achieved_at: entry.achieved_at,
+            display_name: info.display_name.map(Into::into),
+            country: info.country.map(Into::into),
+            metadata: info.metadata.map(Into::into),
+        }
+    }
+
+    /// The entry's extras, borrowed. O(1).
+    pub fn info(&self) -> EntryInfo<'_> {
+        EntryInfo {
+            display_name: self.display_name.as_deref(),
+            country: self.country.as_deref(),
+            metadata: self.metadata.as_deref(),
+            anonymous: false,
         }
     }
 }
@@ -756,6 +780,9 @@ mod tests {
         ));
         let collide = ViewDelta {
             changed: alloc::vec![ViewEntry {
+                display_name: None,
+                country: None,
+                metadata: None,
                 rank: 1,
                 player_id: PlayerId::new("c").unwrap(),
                 value: 60,

@@ -1,12 +1,17 @@
 //! Rebuilding a board from its event log without the cost of ranking every step.
 
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::board::Board;
 use crate::error::ApplyError;
+use crate::event::PlayerId;
 use crate::event::ScoreEvent;
 use crate::index::RankedIndex;
+use crate::interner::MemberId;
+use crate::profile::{Extras, Metadata, Profile, counts_for_metadata, metadata_of};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
 /// Folds a board's events, in log order, into per-player aggregates and counts the changes
@@ -24,6 +29,8 @@ pub struct Replay {
     aggregates: Vec<Option<Standing>>,
     /// For `latest` boards only: the id of the event behind each aggregate.
     latest_event: Vec<Option<Box<str>>>,
+    /// Profiles and metadata of the ranked members that have any.
+    extras: BTreeMap<MemberId, Extras>,
     changes: u64,
 }
 
@@ -35,37 +42,117 @@ impl Replay {
             index: RankedIndex::new(rules.score_mode),
             aggregates: Vec::new(),
             latest_event: Vec::new(),
+            extras: BTreeMap::new(),
             changes: 0,
         }
     }
 
-    /// Folds one event; returns whether the live board would have changed. O(1) expected.
+    /// Folds one event of a player with no profile; see [`Replay::push_as`].
     pub fn push(&mut self, event: &ScoreEvent) -> Result<bool, ApplyError> {
+        self.push_as(event, None)
+    }
+
+    /// Folds one event of a player whose profile in the game is `profile`; returns whether
+    /// the live board ([`Board::apply_as`]) would have changed. O(1) expected, plus O(log m)
+    /// for the m members with extras when there are any.
+    pub fn push_as(
+        &mut self,
+        event: &ScoreEvent,
+        profile: Option<&Arc<Profile>>,
+    ) -> Result<bool, ApplyError> {
         // Range and overflow are checked by the fold before anything is recorded.
-        let member = self.index.intern(event.player.as_str())? as usize;
-        if self.aggregates.len() <= member {
-            self.aggregates.resize(member + 1, None);
+        let member = self.index.intern(event.player.as_str())?;
+        let m = member as usize;
+        if self.aggregates.len() <= m {
+            self.aggregates.resize(m + 1, None);
         }
         let latest = self.rules.score_mode == ScoreMode::Latest;
-        if latest && self.latest_event.len() <= member {
-            self.latest_event.resize(member + 1, None);
+        if latest && self.latest_event.len() <= m {
+            self.latest_event.resize(m + 1, None);
         }
-        let current = self.aggregates[member];
+        let current = self.aggregates[m];
         let current_id = if latest {
-            self.latest_event[member].as_deref()
+            self.latest_event[m].as_deref()
         } else {
             None
         };
-        let Some(after) = self.rules.fold(current, current_id, event)? else {
+        let folded = self.rules.fold(current, current_id, event)?;
+        let held = self.extras.get(&member);
+        let counts = counts_for_metadata(
+            &self.rules,
+            current,
+            folded.is_some(),
+            held.and_then(|e| e.metadata.as_deref()),
+            event,
+        );
+        if folded.is_none() && !counts {
             return Ok(false);
-        };
-        if latest {
-            self.latest_event[member] = Some(event.event_id.as_str().into());
         }
-        let changed = current != Some(after);
-        self.aggregates[member] = Some(after);
+        let before_event = held.and_then(Extras::metadata_event).map(Box::<str>::from);
+        let mut extras = held.cloned().unwrap_or_default();
+        if latest && folded.is_some() {
+            self.latest_event[m] = Some(event.event_id.as_str().into());
+        }
+        if current.is_none() {
+            extras.profile = profile.cloned();
+        }
+        if counts {
+            extras.metadata = metadata_of(event);
+        }
+        let after = folded.or(current);
+        let changed = current != after || before_event.as_deref() != extras.metadata_event();
+        self.aggregates[m] = after;
+        self.keep(member, extras);
         self.changes += u64::from(changed);
         Ok(changed)
+    }
+
+    /// Sets a player's profile as [`Board::set_profile`] does; returns whether the board
+    /// changed (whether the player is ranked). O(1) expected + O(log m).
+    pub fn set_profile(&mut self, player: &PlayerId, profile: Option<Arc<Profile>>) -> bool {
+        let Some(member) = self.ranked_member(player) else {
+            return false;
+        };
+        let mut extras = self.extras.get(&member).cloned().unwrap_or_default();
+        extras.profile = profile.filter(|p| !p.is_empty());
+        self.keep(member, extras);
+        self.changes += 1;
+        true
+    }
+
+    /// Erases a player's extras as [`Board::erase`] does; returns whether the board changed.
+    /// O(1) expected + O(log m).
+    pub fn erase(&mut self, player: &PlayerId) -> bool {
+        let Some(member) = self.ranked_member(player) else {
+            return false;
+        };
+        let held = self.extras.get(&member).cloned().unwrap_or_default();
+        let extras = Extras {
+            profile: None,
+            metadata: held.metadata.map(|m| {
+                Arc::new(Metadata {
+                    event_id: m.event_id.clone(),
+                    json: "".into(),
+                })
+            }),
+        };
+        self.keep(member, extras);
+        self.changes += 1;
+        true
+    }
+
+    fn ranked_member(&self, player: &PlayerId) -> Option<MemberId> {
+        let member = self.index.member(player.as_str())?;
+        self.aggregates.get(member as usize)?.as_ref()?;
+        Some(member)
+    }
+
+    fn keep(&mut self, member: MemberId, extras: Extras) {
+        if extras.is_empty() {
+            self.extras.remove(&member);
+        } else {
+            self.extras.insert(member, extras);
+        }
     }
 
     /// The number of changes so far: the `board_version` the board will have.
@@ -80,9 +167,10 @@ impl Replay {
             mut index,
             aggregates,
             latest_event,
+            extras,
             changes,
         } = self;
         index.load_members(&aggregates);
-        Board::from_index(rules, changes, index, latest_event)
+        Board::from_index(rules, changes, index, latest_event, extras)
     }
 }

@@ -37,6 +37,9 @@ fn model_view(board: &Board, view: &View) -> Vec<ViewEntry> {
         .entries
         .iter()
         .map(|e| ViewEntry {
+            display_name: None,
+            country: None,
+            metadata: None,
             rank: e.rank,
             player_id: PlayerId::new(e.player).unwrap(),
             value: e.value,

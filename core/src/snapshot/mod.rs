@@ -37,6 +37,7 @@ use crate::digest::{BoardDigest, ChunkHash, fnv1a};
 use crate::error::DecodeError;
 use crate::event::check_id;
 use crate::index::RankedEntry;
+use crate::profile::{Audience, EntryInfo};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
 mod publish;
@@ -46,8 +47,8 @@ pub use publish::{FullBuildReason, Publication, PublishPath, Publisher};
 
 /// The snapshot format version this build writes and reads. Format 1 named each rank chunk's
 /// first entry; format 2 names its first value and its distinct values instead, which is what
-/// the dense rank needs.
-pub const SNAPSHOT_FORMAT_VERSION: u16 = 2;
+/// the dense rank needs. Format 3 adds each entry's public extras (name, country, metadata).
+pub const SNAPSHOT_FORMAT_VERSION: u16 = 3;
 
 const TAG_MANIFEST: u8 = b'M';
 const TAG_RANK_CHUNK: u8 = b'R';
@@ -95,9 +96,67 @@ pub struct SnapshotEntry {
     pub value: i64,
     /// When it was achieved (ms since the Unix epoch).
     pub achieved_at: i64,
+    /// What the entry shows besides its standing, in public form; `None` when nothing.
+    pub extras: Option<SnapshotExtras>,
+}
+
+/// An entry's name, country and metadata as a snapshot stores them: the public form (an
+/// anonymous player has none).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotExtras {
+    /// The display name.
+    pub display_name: Option<String>,
+    /// The ISO 3166-1 alpha-2 country.
+    pub country: Option<String>,
+    /// The metadata JSON object, as sent.
+    pub metadata: Option<String>,
+}
+
+impl SnapshotExtras {
+    /// The fields, borrowed. O(1).
+    pub fn info(&self) -> EntryInfo<'_> {
+        EntryInfo {
+            display_name: self.display_name.as_deref(),
+            country: self.country.as_deref(),
+            metadata: self.metadata.as_deref(),
+            anonymous: false,
+        }
+    }
 }
 
 impl SnapshotEntry {
+    /// The entry's fields besides its standing. O(1).
+    pub fn info(&self) -> EntryInfo<'_> {
+        self.extras.as_ref().map(SnapshotExtras::info).unwrap_or_default()
+    }
+
+    /// Checks the extras as the origin let them in, for entries read from untrusted bytes.
+    /// O(their bytes).
+    pub(crate) fn check_extras(&self) -> Result<(), DecodeError> {
+        let Some(extras) = &self.extras else {
+            return Ok(());
+        };
+        if extras.display_name.is_none() && extras.country.is_none() && extras.metadata.is_none() {
+            return Err(DecodeError::Inconsistent("empty extras"));
+        }
+        if let Some(name) = &extras.display_name {
+            if name.is_empty() || name.len() > crate::profile::MAX_DISPLAY_NAME_BYTES {
+                return Err(DecodeError::Inconsistent("a display name of a bad length"));
+            }
+            crate::checkpoint::text(name.as_bytes())?;
+        }
+        if let Some(country) = &extras.country {
+            crate::checkpoint::country(country.as_bytes())?;
+        }
+        if let Some(metadata) = &extras.metadata {
+            if metadata.is_empty() || metadata.len() > crate::profile::MAX_METADATA_BYTES {
+                return Err(DecodeError::Inconsistent("metadata of a bad length"));
+            }
+            crate::checkpoint::text(metadata.as_bytes())?;
+        }
+        Ok(())
+    }
+
     /// The entry's aggregate. O(1).
     pub(crate) fn standing(&self) -> Standing {
         Standing {
@@ -197,15 +256,41 @@ pub(crate) struct EntryRef<'a> {
     player: &'a str,
     value: i64,
     achieved_at: i64,
+    #[serde(borrow)]
+    extras: Option<ExtrasRef<'a>>,
+}
+
+/// [`SnapshotExtras`], borrowed, encoded the same.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub(crate) struct ExtrasRef<'a> {
+    #[serde(borrow)]
+    display_name: Option<&'a str>,
+    #[serde(borrow)]
+    country: Option<&'a str>,
+    #[serde(borrow)]
+    metadata: Option<&'a str>,
+}
+
+impl<'a> ExtrasRef<'a> {
+    /// What a snapshot stores of an entry's fields: the public form, `None` when empty. O(1).
+    pub(crate) fn of(info: EntryInfo<'a>) -> Option<ExtrasRef<'a>> {
+        let public = info.for_audience(Audience::Public);
+        (!public.is_empty()).then_some(ExtrasRef {
+            display_name: public.display_name,
+            country: public.country,
+            metadata: public.metadata,
+        })
+    }
 }
 
 impl<'a> EntryRef<'a> {
-    /// The entry of a player at a standing. O(1).
-    pub(crate) fn new(player: &'a str, standing: Standing) -> EntryRef<'a> {
+    /// The entry of a player at a standing, showing `info` in public form. O(1).
+    pub(crate) fn new(player: &'a str, standing: Standing, info: EntryInfo<'a>) -> EntryRef<'a> {
         EntryRef {
             player,
             value: standing.value,
             achieved_at: standing.achieved_at,
+            extras: ExtrasRef::of(info),
         }
     }
 
@@ -223,6 +308,7 @@ impl<'a> EntryRef<'a> {
             player: entry.player,
             value: entry.value,
             achieved_at: entry.achieved_at,
+            extras: ExtrasRef::of(entry.info),
         }
     }
 
@@ -231,6 +317,11 @@ impl<'a> EntryRef<'a> {
             player: self.player.into(),
             value: self.value,
             achieved_at: self.achieved_at,
+            extras: self.extras.map(|e| SnapshotExtras {
+                display_name: e.display_name.map(Into::into),
+                country: e.country.map(Into::into),
+                metadata: e.metadata.map(Into::into),
+            }),
         }
     }
 }
@@ -610,7 +701,6 @@ impl Snapshot {
     pub fn build_with(board: &Board, options: ChunkingOptions) -> Snapshot {
         let rules = *board.rules();
         let total = board.total_players();
-        let index = board.index();
         let partitions = options.partitions(total);
 
         let mut cutter = RankCutter::new(&options);
@@ -621,7 +711,7 @@ impl Snapshot {
         let page = 4096;
         let mut next_rank = 1;
         while next_rank <= total {
-            for entry in index.range(next_rank, page) {
+            for entry in board.ranked_range(next_rank, page) {
                 let hash = fnv1a(entry.player.as_bytes());
                 let entry = EntryRef::of(&entry);
                 lookups[(hash & (partitions as u64 - 1)) as usize].push(entry);
@@ -695,6 +785,7 @@ impl Snapshot {
             for entry in &chunk.entries {
                 check_id("player_id", &entry.player)
                     .map_err(|_| DecodeError::Inconsistent("invalid player id"))?;
+                entry.check_extras()?;
                 if let Some(prev) = previous {
                     let order = manifest.rules.compare(
                         (&prev.standing(), &prev.player),
@@ -711,8 +802,13 @@ impl Snapshot {
             .iter()
             .flat_map(|c| c.entries.iter())
             .map(|e| (e.player.as_str(), e.standing(), ""));
-        let board = Board::from_aggregates(manifest.rules, manifest.board_version, entries)
+        let mut board = Board::from_aggregates(manifest.rules, manifest.board_version, entries)
             .map_err(|_| DecodeError::Inconsistent("snapshot larger than a board can hold"))?;
+        for entry in chunks.iter().flat_map(|c| c.entries.iter()) {
+            if let Some(extras) = &entry.extras {
+                board.hold_extras(&entry.player, extras);
+            }
+        }
         if board.total_players() != manifest.total_players {
             return Err(DecodeError::Inconsistent("a player is listed twice"));
         }

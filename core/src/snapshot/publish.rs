@@ -43,6 +43,7 @@ use super::{
 };
 use crate::board::Board;
 use crate::digest::{BoardDigest, ChunkHash, fnv1a};
+use crate::profile::{Audience, EntryInfo};
 use crate::rules::{BoardRules, Standing};
 
 /// Sets of part hashes; a fixed-seed hasher, as the core draws no randomness.
@@ -306,6 +307,8 @@ struct Change<'a> {
     partition: usize,
     then: Option<Standing>,
     now: Option<Standing>,
+    /// What the entry shows now besides its standing.
+    info: EntryInfo<'a>,
 }
 
 /// Computes the next publication from the last one and the deltas since, or says why it
@@ -338,13 +341,18 @@ fn patch(options: &ChunkingOptions, last: &Published, board: &Board) -> Result<P
         let (Some(first), Some(latest)) = (run.first(), run.last()) else {
             continue;
         };
-        if first.before != latest.after {
+        let info = latest.extras_after.info();
+        // A rename moves nobody, but its entry's bytes change wherever the public sees them.
+        let renamed =
+            info.for_audience(Audience::Public) != first.extras_before.info().for_audience(Audience::Public);
+        if first.before != latest.after || renamed {
             let player = first.player.as_str();
             changes.push(Change {
                 player,
                 partition: (fnv1a(player.as_bytes()) & (partitions as u64 - 1)) as usize,
                 then: first.before,
                 now: latest.after,
+                info,
             });
         }
     }
@@ -423,11 +431,11 @@ fn patch_lookups(
                 return Err(FullBuildReason::Inconsistent);
             }
             match (found, change.now) {
-                (Ok(i), Some(now)) => entries[i] = EntryRef::new(change.player, now),
+                (Ok(i), Some(now)) => entries[i] = EntryRef::new(change.player, now, change.info),
                 (Ok(i), None) => {
                     entries.remove(i);
                 }
-                (Err(i), Some(now)) => entries.insert(i, EntryRef::new(change.player, now)),
+                (Err(i), Some(now)) => entries.insert(i, EntryRef::new(change.player, now, change.info)),
                 (Err(_), None) => {}
             }
         }
@@ -532,7 +540,6 @@ fn recut_rank_chunks(
         }
     }
     let rules = old.rules;
-    let index = board.index();
     // A re-cut usually ends at or near the end of the old chunk it starts in, so it first reads
     // that chunk's count and a few more, then small steps: reading the board is most of the
     // cost (each entry's id is a cache miss), and what is read past the cut is thrown away.
@@ -558,7 +565,7 @@ fn recut_rank_chunks(
         let mut ptr = j;
         let mut want = chunks[j].count as usize + 8;
         let resume = 'scan: loop {
-            let entries = index.range(next_rank, want);
+            let entries = board.ranked_range(next_rank, want);
             want = step;
             if entries.is_empty() {
                 if let Some((chunk_ref, bytes)) = cutter.finish() {

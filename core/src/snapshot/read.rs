@@ -33,6 +33,7 @@ use super::{LookupChunk, Manifest, RankChunk, SnapshotEntry};
 use crate::board::{Cursor, FriendEntry, FriendsBoard, Page, PlayerRank};
 use crate::error::QueryError;
 use crate::index::RankedEntry;
+use crate::profile::EntryInfo;
 use crate::rules::Standing;
 
 /// A part of a snapshot, by its place in the manifest.
@@ -207,6 +208,7 @@ impl<'m> SnapshotReader<'m> {
                     player: &entry.player,
                     value: entry.value,
                     achieved_at: entry.achieved_at,
+                    info: entry.info(),
                 },
                 competition_rank: better + 1,
                 dense_rank: distinct_better + 1,
@@ -249,9 +251,9 @@ impl<'m> SnapshotReader<'m> {
     /// Needs the lookup chunk of each asked player's partition, then the rank chunk of each
     /// ranked one: at most 2 rounds, and at most one part of each kind per distinct player.
     /// O(p (log chunks + log k) + p log p) for p players.
-    pub fn rank_among<'q>(&self, parts: &impl Parts, players: &[&'q str]) -> Step<FriendsBoard<'q>> {
+    pub fn rank_among<'q>(&self, parts: &'q impl Parts, players: &[&'q str]) -> Step<FriendsBoard<'q>> {
         let mut needs = Needs(Vec::new());
-        let mut ranked: Vec<(u64, &'q str, Standing)> = Vec::with_capacity(players.len());
+        let mut ranked: Vec<(u64, &'q str, Standing, EntryInfo<'q>)> = Vec::with_capacity(players.len());
         let mut unranked: Vec<(usize, &'q str)> = Vec::new();
         for (asked_at, &player) in players.iter().enumerate() {
             // A missing part is recorded in `needs`; the other players still say what they need.
@@ -260,32 +262,33 @@ impl<'m> SnapshotReader<'m> {
             };
             let rank = match entry {
                 Some(entry) => match self.rank_of(parts, entry, &mut needs) {
-                    Ok(rank) => rank.map(|rank| (rank, entry.standing())),
+                    Ok(rank) => rank.map(|rank| (rank, entry.standing(), entry.info())),
                     Err(Pending) => continue,
                 },
                 None => None,
             };
             match rank {
-                Some((global_rank, standing)) => ranked.push((global_rank, player, standing)),
+                Some((global_rank, standing, info)) => ranked.push((global_rank, player, standing, info)),
                 None => unranked.push((asked_at, player)),
             }
         }
         needs.step(|| {
             // As `Board::rank_among` orders and deduplicates them.
-            ranked.sort_unstable_by_key(|&(global_rank, _, _)| global_rank);
-            ranked.dedup_by_key(|&mut (global_rank, _, _)| global_rank);
+            ranked.sort_unstable_by_key(|&(global_rank, _, _, _)| global_rank);
+            ranked.dedup_by_key(|&mut (global_rank, _, _, _)| global_rank);
             unranked.sort_unstable_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
             unranked.dedup_by(|a, b| a.1 == b.1);
             unranked.sort_unstable_by_key(|&(asked_at, _)| asked_at);
             let entries = ranked
                 .into_iter()
                 .enumerate()
-                .map(|(i, (global_rank, player, s))| FriendEntry {
+                .map(|(i, (global_rank, player, s, info))| FriendEntry {
                     rank: i as u64 + 1,
                     global_rank,
                     player,
                     value: s.value,
                     achieved_at: s.achieved_at,
+                    info,
                 })
                 .collect();
             FriendsBoard {
@@ -460,6 +463,7 @@ impl<'m> SnapshotReader<'m> {
                 player: &e.player,
                 value: e.value,
                 achieved_at: e.achieved_at,
+                info: e.info(),
             }));
         }
         Ok(entries)
