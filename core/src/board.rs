@@ -413,7 +413,9 @@ impl Board {
         }
         let mut after_extras = before_extras.clone();
         if current.is_none() {
-            after_extras.profile = profile.cloned();
+            // A profile that says nothing is held as none, as `set_profile` holds it (a
+            // checkpoint has no way to write one).
+            after_extras.profile = profile.filter(|p| !p.is_empty()).cloned();
         }
         if counts {
             after_extras.metadata = metadata_of(event);
@@ -462,7 +464,7 @@ impl Board {
                 profile: if current.is_some() {
                     before_extras.profile.clone()
                 } else {
-                    profile.cloned()
+                    profile.filter(|p| !p.is_empty()).cloned()
                 },
                 metadata,
             },

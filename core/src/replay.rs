@@ -94,7 +94,7 @@ impl Replay {
             self.latest_event[m] = Some(event.event_id.as_str().into());
         }
         if current.is_none() {
-            extras.profile = profile.cloned();
+            extras.profile = profile.filter(|p| !p.is_empty()).cloned();
         }
         if counts {
             extras.metadata = metadata_of(event);
