@@ -597,6 +597,23 @@ impl Board {
         }
     }
 
+    /// Holds `extras` for a ranked player without a change: a board being restored from stored
+    /// entries (a closed period's snapshot) gets back what they showed. Ignored for a player
+    /// who is not ranked. O(log m).
+    pub fn restore_extras(&mut self, player: &str, extras: Extras) {
+        let Some(member) = self.index.member(player) else {
+            return;
+        };
+        if self.index.standing_of(member).is_none() {
+            return;
+        }
+        if extras.is_empty() {
+            self.extras.remove(&member);
+        } else {
+            self.extras.insert(member, extras);
+        }
+    }
+
     /// The ranked players that have a profile or metadata. O(1).
     pub fn players_with_extras(&self) -> usize {
         self.extras.len()

@@ -193,12 +193,15 @@ pub(crate) fn metadata_of(event: &ScoreEvent) -> Option<Arc<Metadata>> {
     })
 }
 
+/// A recomputed aggregate with the id of the event behind it, and that event's metadata.
+pub(crate) type Recomputed<'e> = (Option<(Standing, &'e str)>, Option<Arc<Metadata>>);
+
 /// A player's aggregate over a set of events ([`BoardRules::recompute`]) and the metadata of
 /// the event behind it, chosen by the same preference as [`counts_for_metadata`]. O(k).
 pub(crate) fn recompute_with_metadata<'e>(
     rules: &BoardRules,
     events: impl IntoIterator<Item = &'e ScoreEvent>,
-) -> Result<(Option<(Standing, &'e str)>, Option<Arc<Metadata>>), crate::error::ApplyError> {
+) -> Result<Recomputed<'e>, crate::error::ApplyError> {
     let events: alloc::vec::Vec<&'e ScoreEvent> = events.into_iter().collect();
     let aggregate = rules.recompute(events.iter().copied())?;
     let mut best: Option<&ScoreEvent> = None;

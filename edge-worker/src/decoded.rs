@@ -149,6 +149,7 @@ mod tests {
         Decoded::Rank(Rc::new(RankChunk {
             entries: (0..players)
                 .map(|i| SnapshotEntry {
+                    extras: None,
                     player: format!("p{i:04}"),
                     value: i as i64,
                     achieved_at: 0,

@@ -33,7 +33,9 @@ use crate::sync::{LockUnpoisoned, RwLockUnpoisoned};
 const PAGE_CACHE_ENTRIES: usize = 256;
 
 /// The key of a cached top page: the limit and the cursor it was asked with.
-type PageKey = (usize, Option<Vec<u8>>);
+/// A cached top page: its limit, its cursor, and whether it was written for a trusted reader
+/// (who sees anonymous players' names).
+type PageKey = (usize, Option<Vec<u8>>, bool);
 
 /// One live ranked instance: a board in one period.
 pub struct BoardSlot {
@@ -197,7 +199,7 @@ impl BoardEntry {
             };
             (e.player_id.as_str(), standing, "")
         });
-        let board =
+        let mut board =
             Board::from_aggregates(self.def.rules, board_version as u64, aggregates).map_err(|source| {
                 SnapshotUnreadable {
                     board: Box::new(self.def.id.clone()),
@@ -205,6 +207,11 @@ impl BoardEntry {
                     source,
                 }
             })?;
+        for e in entries {
+            if let Some(extras) = e.extras() {
+                board.restore_extras(&e.player_id, extras);
+            }
+        }
         Ok(BoardSlot::new(self.def.id.clone(), period.clone(), board))
     }
 

@@ -47,6 +47,9 @@ pub(crate) struct EventBody {
     scopes: Option<Vec<String>>,
     value: i64,
     achieved_at: String,
+    /// A JSON object as sent, at most the boards' `metadata_max_bytes`.
+    #[serde(default)]
+    metadata: Option<Box<serde_json::value::RawValue>>,
 }
 
 /// Why a submitted event is refused. Nothing of it is stored.
@@ -94,6 +97,15 @@ pub(crate) enum IntakeError {
     /// The event names a broken board (503 `BOARD_BROKEN`).
     #[error(transparent)]
     NotServed(#[from] BoardBroken),
+    /// The metadata breaks a rule: not an object, too large for a board, or refused by one
+    /// (422, with the rule's code).
+    #[error("on board {board}: {why}")]
+    Metadata {
+        /// The board whose cap it breaks (the first, in the order of the scopes).
+        board: Box<BoardId>,
+        /// The rule.
+        why: crate::domain::profiles::ProfileError,
+    },
     /// The value is outside a board's range (422 `VALUE_OUT_OF_RANGE`).
     #[error("on board {board}: {why}")]
     OutOfRange {
@@ -167,6 +179,15 @@ pub(crate) fn validate_body(
                 why,
             });
         }
+        if let Some(metadata) = &body.metadata {
+            let cap = usize::try_from(entry.def.metadata_max_bytes).unwrap_or(0);
+            if let Err(why) = crate::domain::profiles::check_metadata(metadata.get(), cap) {
+                return Err(IntakeError::Metadata {
+                    board: Box::new(id),
+                    why,
+                });
+            }
+        }
     }
     Ok(NewEvent {
         game: body.game,
@@ -178,6 +199,7 @@ pub(crate) fn validate_body(
         value: body.value,
         achieved_at,
         source: submitter.name().to_owned(),
+        metadata: body.metadata.map(|m| Box::<str>::from(m.get())),
     })
 }
 

@@ -133,6 +133,9 @@ struct WireEntry {
 impl WireEntry {
     fn entry(&self) -> ViewEntry {
         ViewEntry {
+            country: None,
+            display_name: None,
+            metadata: None,
             rank: self.rank,
             player_id: PlayerId::new(&self.player_id).unwrap(),
             value: self.value,

@@ -106,7 +106,7 @@ fn player_of(id: &str) -> Result<PlayerId, String> {
 }
 
 /// One entry as the read API and the live messages print it: `{rank, player_id, value,
-/// achieved_at}`.
+/// achieved_at}` and the extras that are set (`metadata` kept as its compact JSON text).
 pub fn entry_of(value: &serde_json::Value) -> Result<ViewEntry, String> {
     match (
         value["rank"].as_u64(),
@@ -119,6 +119,9 @@ pub fn entry_of(value: &serde_json::Value) -> Result<ViewEntry, String> {
             player_id: player_of(player)?,
             value: score,
             achieved_at,
+            display_name: value["display_name"].as_str().map(str::to_owned),
+            country: value["country"].as_str().map(str::to_owned),
+            metadata: value.get("metadata").map(|m| m.to_string()),
         }),
         _ => Err(format!("not an entry: {value}")),
     }

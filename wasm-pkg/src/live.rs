@@ -52,6 +52,9 @@ pub fn entries_of(
                 value: values[i],
                 achieved_at: parse_rfc3339(achieved_at[i])
                     .ok_or_else(|| BadEntries(format!("entries[{i}].achieved_at is not an RFC 3339 time")))?,
+                display_name: None,
+                country: None,
+                metadata: None,
             })
         })
         .collect()

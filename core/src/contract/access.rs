@@ -134,6 +134,16 @@ pub fn reader<S: Subject>(caller: Option<&S>, public_reads: bool, game: &str) ->
     }
 }
 
+/// What a reader is shown of an anonymous player: the game's service, moderator and admin
+/// tokens see everything (they set the profile); players, the edge and anonymous readers see
+/// the public form, which is also what snapshots and live messages carry. O(1).
+pub fn audience<S: Subject>(caller: Option<&S>) -> crate::Audience {
+    match caller.map(Subject::role) {
+        Some(Role::Service | Role::Moderator | Role::Admin) => crate::Audience::Trusted,
+        _ => crate::Audience::Public,
+    }
+}
+
 /// Who may read `player`'s friends in `game` (friends-of, and the friend list itself): a
 /// caller of the game, and a player only its own; a friend list is private, so `public_reads`
 /// never opens it. O(the caller's games).

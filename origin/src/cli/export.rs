@@ -75,6 +75,13 @@ pub(super) struct BoardFields {
     periods: Vec<String>,
     grace_seconds: i64,
     timezone: String,
+    /// Absent in exports of builds before profiles: every board then took up to 256 bytes.
+    #[serde(default = "metadata_cap")]
+    metadata_max_bytes: i64,
+}
+
+fn metadata_cap() -> i64 {
+    crate::domain::profiles::MAX_METADATA_BYTES as i64
 }
 
 impl BoardFields {
@@ -90,6 +97,7 @@ impl BoardFields {
             periods: def.periods.clone(),
             grace_seconds: def.grace_seconds,
             timezone: def.timezone.clone(),
+            metadata_max_bytes: def.metadata_max_bytes,
         }
     }
 
@@ -104,12 +112,20 @@ impl BoardFields {
         let calendar =
             crate::domain::periods::Calendar::new(&self.periods, &self.timezone, self.grace_seconds)
                 .map_err(|e| format!("board {id}: {e}"))?;
+        if !(0..=metadata_cap()).contains(&self.metadata_max_bytes) {
+            return Err(format!(
+                "board {id}: metadata_max_bytes {} must be from 0 to {}",
+                self.metadata_max_bytes,
+                metadata_cap()
+            ));
+        }
         Ok(BoardDef {
             id,
             rules,
             periods: calendar.kinds().iter().map(|k| k.as_str().to_string()).collect(),
             grace_seconds: self.grace_seconds,
             timezone: self.timezone,
+            metadata_max_bytes: self.metadata_max_bytes,
         })
     }
 }

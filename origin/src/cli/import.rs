@@ -361,6 +361,7 @@ async fn act(state: &Shared, line: ActionLine, totals: &mut Totals) {
             request: line.request,
             actor: line.actor,
             reason: line.reason,
+            profile_patch: None,
         })
         .await;
     match answer {

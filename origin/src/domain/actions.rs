@@ -72,18 +72,111 @@ pub struct UnreadableAction {
 }
 
 /// One ranked entry of a result, or of a closed period's snapshot. The fields are declared in
-/// the order of their names, which is the order the stored text and the answers have them.
+/// the order of their names, which is the order the stored text and the answers have them. The
+/// extras are those the entry showed when it was taken (a trusted caller's view, with the
+/// anonymous flag); an answer to anyone else hides an anonymous player's.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RankedEntry {
     /// When the player's standing was achieved (ms; RFC 3339 in JSON).
     #[serde(with = "rfc3339")]
     pub(crate) achieved_at: i64,
+    /// Whether the player showed anonymously.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) anonymous: bool,
+    /// The player's country, if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) country: Option<String>,
+    /// The player's display name, if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) display_name: Option<String>,
+    /// The metadata of the event behind the entry (a JSON object, kept as its text).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "raw_object")]
+    pub(crate) metadata: Option<String>,
     /// The player.
     pub(crate) player_id: String,
     /// 1-based rank.
     pub(crate) rank: u64,
     /// The aggregate value.
     pub(crate) value: i64,
+}
+
+impl RankedEntry {
+    /// The entry as `audience` sees it: an anonymous player's extras hidden from the public.
+    /// O(1).
+    pub(crate) fn for_audience(
+        &self,
+        audience: standings_core::Audience,
+    ) -> std::borrow::Cow<'_, RankedEntry> {
+        if audience == standings_core::Audience::Trusted || !self.anonymous {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        std::borrow::Cow::Owned(RankedEntry {
+            anonymous: false,
+            country: None,
+            display_name: None,
+            metadata: None,
+            ..self.clone()
+        })
+    }
+
+    /// The extras the entry held, for a board restored from it; `None` when none. The event
+    /// behind the metadata is not kept, so it is named by no id. O(their length).
+    pub(crate) fn extras(&self) -> Option<standings_core::Extras> {
+        use std::sync::Arc;
+        let profile = (self.display_name.is_some() || self.country.is_some() || self.anonymous).then(|| {
+            Arc::new(standings_core::Profile {
+                display_name: self.display_name.as_deref().map(Into::into),
+                country: self.country.as_deref().map(Into::into),
+                anonymous: self.anonymous,
+            })
+        });
+        let metadata = self.metadata.as_deref().map(|json| {
+            Arc::new(standings_core::profile::Metadata {
+                event_id: "".into(),
+                json: json.into(),
+            })
+        });
+        (profile.is_some() || metadata.is_some()).then_some(standings_core::Extras { profile, metadata })
+    }
+
+    /// Whether the entry shows anything besides its standing. O(1).
+    pub(crate) fn has_extras(&self) -> bool {
+        self.anonymous || self.country.is_some() || self.display_name.is_some() || self.metadata.is_some()
+    }
+
+    /// The entry without any extras: what an erasure leaves of it. O(1).
+    pub(crate) fn erase(&mut self) {
+        self.anonymous = false;
+        self.country = None;
+        self.display_name = None;
+        self.metadata = None;
+    }
+}
+
+/// A JSON object kept as its text, written and read as the object itself.
+mod raw_object {
+    use serde::Deserialize as _;
+    use serde_json::value::RawValue;
+
+    pub(super) fn serialize<S: serde::Serializer>(
+        text: &Option<String>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match text {
+            Some(text) => {
+                let raw = RawValue::from_string(text.clone()).map_err(serde::ser::Error::custom)?;
+                serializer.serialize_some(&raw)
+            }
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<String>, D::Error> {
+        let raw = Option::<Box<RawValue>>::deserialize(deserializer)?;
+        Ok(raw.map(|r| r.get().to_owned()))
+    }
 }
 
 /// A time in ms written as RFC 3339 text.
@@ -205,6 +298,44 @@ pub enum Action {
         /// Apply it (true) or reject it (false).
         apply: bool,
     },
+    /// A player's whole profile after the game's service (or a moderator) changed it.
+    Profile {
+        /// The player.
+        target_player_id: String,
+        /// The display name (NFC, validated); `None` when unset or erased.
+        display_name: Option<String>,
+        /// The ISO 3166-1 alpha-2 country.
+        country: Option<String>,
+        /// Whether the player shows anonymously.
+        anonymous: bool,
+    },
+    /// A moderator replaces a player's name.
+    Rename {
+        /// The player.
+        target_player_id: String,
+        /// The new name; `None` once an erasure rewrote the action.
+        display_name: Option<String>,
+    },
+    /// A moderator removes a player's name.
+    ClearName {
+        /// The player.
+        target_player_id: String,
+    },
+    /// A moderator stops the game's service from changing the player's name.
+    LockName {
+        /// The player.
+        target_player_id: String,
+    },
+    /// A moderator lets the game's service change the player's name again.
+    UnlockName {
+        /// The player.
+        target_player_id: String,
+    },
+    /// An admin erases the player's name, country and entry metadata everywhere.
+    Erase {
+        /// The player.
+        target_player_id: String,
+    },
 }
 
 impl Action {
@@ -217,6 +348,25 @@ impl Action {
             Action::Disqualify { .. } => "DISQUALIFY",
             Action::Reinstate { .. } => "REINSTATE",
             Action::LateDecision { .. } => "LATE_DECISION",
+            Action::Profile { .. } => "PROFILE",
+            Action::Rename { .. } => "RENAME",
+            Action::ClearName { .. } => "CLEAR_NAME",
+            Action::LockName { .. } => "LOCK_NAME",
+            Action::UnlockName { .. } => "UNLOCK_NAME",
+            Action::Erase { .. } => "ERASE",
+        }
+    }
+
+    /// The player whose profile the action changes, for the actions that change one.
+    pub(crate) fn profile_target(&self) -> Option<&str> {
+        match self {
+            Action::Profile { target_player_id, .. }
+            | Action::Rename { target_player_id, .. }
+            | Action::ClearName { target_player_id }
+            | Action::LockName { target_player_id }
+            | Action::UnlockName { target_player_id }
+            | Action::Erase { target_player_id } => Some(target_player_id),
+            _ => None,
         }
     }
 }

@@ -15,4 +15,6 @@ pub struct BoardDef {
     pub(crate) grace_seconds: i64,
     /// The IANA time zone its periods follow.
     pub(crate) timezone: String,
+    /// The largest metadata its events may carry, 0 (none) to 256 bytes.
+    pub(crate) metadata_max_bytes: i64,
 }

@@ -31,6 +31,19 @@ pub struct NewEvent {
     pub achieved_at: i64,
     /// The name of the token that submitted it.
     pub source: String,
+    /// The JSON object the game attached, as sent (checked against the boards' caps); empty
+    /// once an erasure rewrote it.
+    pub metadata: Option<Box<str>>,
+}
+
+/// Whether two events' metadata agree. Erased metadata (empty) agrees with any, so that a retry
+/// after an erasure is still told a duplicate, not a conflict, and learns nothing of what was
+/// erased.
+fn same_metadata(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(""), Some(_)) | (Some(_), Some("")) => true,
+        _ => a == b,
+    }
 }
 
 impl NewEvent {
@@ -45,6 +58,7 @@ impl NewEvent {
             && self.scopes == other.scopes
             && self.value == other.value
             && self.achieved_at == other.achieved_at
+            && same_metadata(self.metadata.as_deref(), other.metadata.as_deref())
     }
 
     /// The boards this event feeds.
@@ -86,13 +100,13 @@ impl LoggedEvent {
     /// The core's view of the event (its ids were validated before it was logged, so an error
     /// means the log holds what no version of the service wrote).
     pub(crate) fn core_event(&self) -> Result<ScoreEvent, InvalidLoggedEvent> {
-        ScoreEvent::new(&self.event_id, &self.player_id, self.value, self.achieved_at).map_err(|source| {
-            InvalidLoggedEvent {
+        ScoreEvent::new(&self.event_id, &self.player_id, self.value, self.achieved_at)
+            .map(|e| e.with_metadata(self.metadata.clone()))
+            .map_err(|source| InvalidLoggedEvent {
                 seq: self.seq,
                 event_id: self.event_id.clone(),
                 source,
-            }
-        })
+            })
     }
 }
 

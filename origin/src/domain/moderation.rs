@@ -26,6 +26,10 @@ pub struct Domain {
     decisions: RwLock<HashMap<(String, String), bool>>,
     /// The next correction number of each board with results.
     next_correction: RwLock<HashMap<BoardId, i64>>,
+    /// Players' profiles. Not part of [`DomainState`]: a checkpoint's restart reads them from
+    /// the log's profile actions up to its `seq` (they can be many, and a trial of an action
+    /// must not copy them).
+    pub(crate) profiles: crate::domain::profile_book::ProfileBook,
 }
 
 /// [`Domain`] as plain data, for a checkpoint. Every list is sorted, so equal states encode

@@ -97,6 +97,16 @@ pub enum ActionRefusal {
         /// The season.
         season: String,
     },
+    /// A moderator locked the player's name against the game's service (409 `NAME_LOCKED`).
+    #[error(
+        "a moderator locked the name of player {player:?} in game {game:?}; only a moderator can change it"
+    )]
+    NameLocked {
+        /// The game.
+        game: String,
+        /// The player.
+        player: String,
+    },
     /// The event is not waiting for a late decision (409 `NOT_LATE`).
     #[error("event {event_id:?} is not waiting for a late decision (status {status})")]
     NotLate {

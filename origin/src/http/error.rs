@@ -70,6 +70,11 @@ pub enum AppError {
     ModerationIdConflict(String),
     /// 409: the event is not waiting for a late decision.
     NotLate(String),
+    /// 409: a moderator locked the player's name; the game's service cannot change it.
+    NameLocked(String),
+    /// A field broke one of its rules (a display name, a country, an event's metadata): the
+    /// status, and a code that names the field and the rule.
+    Rule(StatusCode, &'static str, String),
     /// 409: the season is archived; nothing about it changes any more.
     SeasonArchived(String),
     /// 404: no such event.
@@ -158,6 +163,7 @@ impl From<ActionRefusal> for AppError {
             ActionRefusal::UnknownBoard(_) => AppError::UnknownBoard(detail),
             ActionRefusal::SeasonArchived { .. } => AppError::SeasonArchived(detail),
             ActionRefusal::NotLate { .. } => AppError::NotLate(detail),
+            ActionRefusal::NameLocked { .. } => AppError::NameLocked(detail),
             ActionRefusal::TotalOverflow { .. } => AppError::ValueOutOfRange(detail),
         }
     }
@@ -178,6 +184,9 @@ impl From<IntakeError> for AppError {
             IntakeError::UnknownBoard(_) => AppError::UnknownBoard(detail),
             IntakeError::NotServed(_) => AppError::BoardBroken(detail),
             IntakeError::OutOfRange { .. } => AppError::ValueOutOfRange(detail),
+            IntakeError::Metadata { why, .. } => {
+                AppError::Rule(StatusCode::UNPROCESSABLE_ENTITY, why.code(), detail)
+            }
         }
     }
 }
@@ -258,6 +267,18 @@ impl From<WriterError> for AppError {
     }
 }
 
+impl From<crate::domain::profiles::ProfileError> for AppError {
+    /// A profile's field is 400; an event's metadata is refused as the event is, 422.
+    fn from(e: crate::domain::profiles::ProfileError) -> Self {
+        let status = if e.field() == "metadata" {
+            StatusCode::UNPROCESSABLE_ENTITY
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        AppError::Rule(status, e.code(), e.to_string())
+    }
+}
+
 impl AppError {
     /// The HTTP status and the stable code.
     pub fn status_and_code(&self) -> (StatusCode, &'static str) {
@@ -283,6 +304,8 @@ impl AppError {
             InvalidTransition(_) => (StatusCode::CONFLICT, "INVALID_TRANSITION"),
             ModerationIdConflict(_) => (StatusCode::CONFLICT, "MODERATION_ID_CONFLICT"),
             NotLate(_) => (StatusCode::CONFLICT, "NOT_LATE"),
+            NameLocked(_) => (StatusCode::CONFLICT, "NAME_LOCKED"),
+            Rule(status, code, _) => (*status, code),
             SeasonArchived(_) => (StatusCode::CONFLICT, "SEASON_ARCHIVED"),
             UnknownEvent(_) => (StatusCode::NOT_FOUND, "UNKNOWN_EVENT"),
             ResultsNotPublished(_) => (StatusCode::NOT_FOUND, "RESULTS_NOT_PUBLISHED"),
@@ -330,6 +353,8 @@ impl AppError {
             | InvalidTransition(d)
             | ModerationIdConflict(d)
             | NotLate(d)
+            | NameLocked(d)
+            | Rule(_, _, d)
             | SeasonArchived(d)
             | UnknownEvent(d)
             | ResultsNotPublished(d)

@@ -11,6 +11,7 @@ pub mod error;
 mod introspect;
 mod live;
 pub mod ops;
+mod players;
 mod read;
 pub mod serve;
 mod snapshots;
@@ -118,6 +119,7 @@ pub(crate) fn router(state: Shared) -> Router {
         .merge(live::router())
         .merge(ops::router())
         .merge(time_and_trust::router())
+        .merge(players::router())
         .merge(introspect::router())
         .merge(snapshots::router())
         .merge(viewer::router())

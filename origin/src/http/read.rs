@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
+use standings_core::Audience;
 use standings_core::QueryError;
 use standings_core::contract::query::{self, cursor_text};
 use standings_core::json::{write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer};
@@ -87,6 +88,13 @@ const BOARD_VERSION: axum::http::HeaderName =
     axum::http::HeaderName::from_static("x-standings-board-version");
 
 /// A read answer of one board instance: its JSON and its `board_version` header. O(1).
+/// Hides anonymous players' extras from a public reader. O(entries).
+fn for_audience(entries: &mut [standings_core::RankedEntry<'_>], audience: Audience) {
+    for entry in entries {
+        entry.info = entry.info.for_audience(audience);
+    }
+}
+
 fn read_answer(bytes: Bytes, board_version: u64) -> Response {
     let mut response = json_bytes(StatusCode::OK, bytes);
     response
@@ -117,7 +125,7 @@ async fn top(
     uri: Uri,
     headers: HeaderMap,
 ) -> AppResult<Response> {
-    state.auth.reader(&headers, &path.0)?;
+    let audience = state.auth.reader(&headers, &path.0)?;
     let _timer = QueryTimer::start(&state.metrics, "top");
     let params = ReadQuery(uri.query());
     let slot = board_of(&state, board_parts(&path), &params).await?;
@@ -130,11 +138,12 @@ async fn top(
     let version = board.version();
     // A cursor pages the version it was made at, which its page's answer names.
     let page_version = cursor.as_ref().map_or(version, |c| c.board_version);
-    let key = (limit, cursor_bytes);
+    let key = (limit, cursor_bytes, audience == Audience::Trusted);
     if let Some(bytes) = slot.cached_page(version, &key) {
         return Ok(read_answer(bytes, page_version));
     }
-    let page = board.top(limit, cursor.as_ref()).map_err(stale)?;
+    let mut page = board.top(limit, cursor.as_ref()).map_err(stale)?;
+    for_audience(&mut page.entries, audience);
     let next_cursor = page
         .next_cursor
         .as_ref()
@@ -154,14 +163,15 @@ async fn top(
 /// owns no strings. O(log n).
 async fn rank(State(state): State<Shared>, path: RawPathParams, request: Request) -> AppResult<Response> {
     let (board_path, player_id) = player_path(&path)?;
-    state.auth.reader(request.headers(), board_path[0])?;
+    let audience = state.auth.reader(request.headers(), board_path[0])?;
     let _timer = QueryTimer::start(&state.metrics, "rank");
     let slot = board_of(&state, board_path, &ReadQuery(request.uri().query())).await?;
     query::player_id(player_id)?;
     let board = slot.read();
-    let found = board.player_rank(player_id).ok_or_else(|| {
+    let mut found = board.player_rank(player_id).ok_or_else(|| {
         AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
     })?;
+    found.entry.info = found.entry.info.for_audience(audience);
     let mut out = Vec::with_capacity(384);
     write_rank_answer(&mut out, &slot.period.fields(), &found);
     let version = board.version();
@@ -174,16 +184,17 @@ async fn rank(State(state): State<Shared>, path: RawPathParams, request: Request
 /// O(log n + radius).
 async fn nearby(State(state): State<Shared>, path: RawPathParams, request: Request) -> AppResult<Response> {
     let (board_path, player_id) = player_path(&path)?;
-    state.auth.reader(request.headers(), board_path[0])?;
+    let audience = state.auth.reader(request.headers(), board_path[0])?;
     let _timer = QueryTimer::start(&state.metrics, "nearby");
     let params = ReadQuery(request.uri().query());
     let slot = board_of(&state, board_path, &params).await?;
     query::player_id(player_id)?;
     let radius = params.radius()?;
     let board = slot.read();
-    let window = board.nearby(player_id, radius).ok_or_else(|| {
+    let mut window = board.nearby(player_id, radius).ok_or_else(|| {
         AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
     })?;
+    for_audience(&mut window, audience);
     let mut out = Vec::with_capacity(256 + 112 * window.len());
     let version = board.version();
     write_nearby_answer(&mut out, &slot.period.fields(), version, window.iter().copied());
@@ -241,14 +252,20 @@ impl FriendsView {
 /// The players ranked among themselves, written as the friends answer. The board's lock is held
 /// only for the ranking: the answer borrows the asked ids, not the board. O(k log n + k log k)
 /// for k players.
-fn rank_among(slot: &crate::boards::BoardSlot, players: &[String]) -> Response {
+fn rank_among(slot: &crate::boards::BoardSlot, players: &[String], audience: Audience) -> Response {
     let refs: Vec<&str> = players.iter().map(String::as_str).collect();
     let board = slot.read();
-    let ranked = board.rank_among(&refs);
-    drop(board);
+    let mut ranked = board.rank_among(&refs);
+    for entry in &mut ranked.entries {
+        entry.info = entry.info.for_audience(audience);
+    }
     let mut out = Vec::with_capacity(256 + 128 * (ranked.entries.len() + ranked.unranked.len()));
     write_friends_answer(&mut out, &slot.period.fields(), &ranked);
-    read_answer(Bytes::from(out), ranked.board_version)
+    // The answer borrows the extras from the board, so it is written under the lock.
+    let version = ranked.board_version;
+    drop(ranked);
+    drop(board);
+    read_answer(Bytes::from(out), version)
 }
 
 async fn friends_of(
@@ -257,7 +274,7 @@ async fn friends_of(
     uri: Uri,
     headers: HeaderMap,
 ) -> AppResult<Response> {
-    state.auth.friends_reader(&headers, &game, &player_id)?;
+    let audience = state.auth.friends_reader(&headers, &game, &player_id)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
     let params = ReadQuery(uri.query());
     let slot = board_of(&state, [&game, &mode, &season, &scope], &params).await?;
@@ -267,7 +284,7 @@ async fn friends_of(
     if include_self {
         players.insert(0, player_id);
     }
-    Ok(rank_among(&slot, &players))
+    Ok(rank_among(&slot, &players, audience))
 }
 
 #[derive(Deserialize)]
@@ -283,13 +300,13 @@ async fn rank_players(
     headers: HeaderMap,
     JsonBody(body): JsonBody,
 ) -> AppResult<Response> {
-    state.auth.reader(&headers, &path.0)?;
+    let audience = state.auth.reader(&headers, &path.0)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
     let slot = board_of(&state, board_parts(&path), &ReadQuery(uri.query())).await?;
     let body: RankPlayersBody = serde_json::from_value(body)
         .map_err(|e| AppError::InvalidRequest(format!("the body must be {{\"player_ids\": [...]}}: {e}")))?;
     query::rank_players(&body.player_ids)?;
-    Ok(rank_among(&slot, &body.player_ids))
+    Ok(rank_among(&slot, &body.player_ids, audience))
 }
 
 async fn game_boards(

@@ -89,6 +89,7 @@ async fn set_season_state(
             request: body,
             actor: principal.name,
             reason: format!("season moved from {from} to {to}"),
+            profile_patch: None,
         })
         .await?;
     Ok(json(
@@ -126,6 +127,8 @@ struct ModerationBody {
     scope: Option<String>,
     #[serde(default)]
     target_player_id: Option<String>,
+    #[serde(default)]
+    display_name: Option<String>,
 }
 
 async fn moderate(
@@ -187,9 +190,40 @@ async fn moderate(
                 }
             }
         }
+        "RENAME" | "CLEAR_NAME" | "LOCK_NAME" | "UNLOCK_NAME" => {
+            let target_player_id = need(&body.target_player_id, "target_player_id")?;
+            check_id("target_player_id", &target_player_id)
+                .map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+            if body.target_event_id.is_some() || body.scope.is_some() || body.mode.is_some() {
+                return Err(AppError::InvalidRequest(format!(
+                    "{} names a player of the game: give target_player_id (and display_name for RENAME)",
+                    body.action_type
+                )));
+            }
+            if body.action_type != "RENAME" && body.display_name.is_some() {
+                return Err(AppError::InvalidRequest(format!(
+                    "{} takes no display_name",
+                    body.action_type
+                )));
+            }
+            match body.action_type.as_str() {
+                "RENAME" => {
+                    let name = need(&body.display_name, "display_name")?;
+                    let name = crate::domain::profiles::DisplayName::parse(&name)?;
+                    Action::Rename {
+                        target_player_id,
+                        display_name: Some(name.as_str().to_owned()),
+                    }
+                }
+                "CLEAR_NAME" => Action::ClearName { target_player_id },
+                "LOCK_NAME" => Action::LockName { target_player_id },
+                _ => Action::UnlockName { target_player_id },
+            }
+        }
         other => {
             return Err(AppError::InvalidRequest(format!(
-                "action_type {other:?} is not one of INVALIDATE, RESTORE, DISQUALIFY, REINSTATE"
+                "action_type {other:?} is not one of INVALIDATE, RESTORE, DISQUALIFY, REINSTATE, \
+                 RENAME, CLEAR_NAME, LOCK_NAME, UNLOCK_NAME"
             )));
         }
     };
@@ -202,6 +236,7 @@ async fn moderate(
             request: raw,
             actor: principal.name,
             reason: body.reason,
+            profile_patch: None,
         })
         .await?;
     Ok(json(
@@ -313,6 +348,7 @@ async fn decide_late(
             request: raw,
             actor: principal.name,
             reason: body.reason,
+            profile_patch: None,
         })
         .await?;
     Ok(json(
@@ -363,7 +399,7 @@ async fn results(
     Query(params): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> AppResult<Response> {
-    state.auth.reader(&headers, &game)?;
+    let audience = state.auth.reader(&headers, &game)?;
     let scope = params.get("scope").map(String::as_str).unwrap_or("global");
     let board =
         BoardId::new(&game, &mode, &season, scope).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
@@ -388,13 +424,14 @@ async fn results(
         }
     }
     .ok_or_else(|| AppError::ResultsNotPublished(format!("board {board} has no such result")))?;
+    let entries: Vec<_> = wanted.entries.iter().map(|e| e.for_audience(audience)).collect();
     Ok(json(
         StatusCode::OK,
         &SeasonResult {
             board_version: wanted.board_version,
             correction: wanted.correction,
             digest: &wanted.digest,
-            entries: &wanted.entries,
+            entries: &entries,
             finalized_at: format_rfc3339(wanted.finalized_at),
             game: &game,
             latest_correction: all.last().map(|r| r.correction),
@@ -502,7 +539,7 @@ struct SeasonResult<'a> {
     board_version: i64,
     correction: i64,
     digest: &'a str,
-    entries: &'a [RankedEntry],
+    entries: &'a [std::borrow::Cow<'a, RankedEntry>],
     finalized_at: String,
     game: &'a str,
     latest_correction: Option<i64>,
@@ -622,12 +659,16 @@ mod tests {
             ],
             game: "g",
         });
-        let entries = [RankedEntry {
+        let entries = [std::borrow::Cow::Owned(RankedEntry {
+            anonymous: true,
+            country: Some("DE".into()),
+            display_name: Some("Ava".into()),
+            metadata: Some("{\"car\":\"R8\"}".into()),
             achieved_at: 1_000,
             player_id: "p".into(),
             rank: 1,
             value: 5,
-        }];
+        })];
         assert_in_name_order(&SeasonResult {
             board_version: 3,
             correction: 0,

@@ -50,6 +50,12 @@ struct BoardBody {
     grace_seconds: i64,
     #[serde(default = "utc")]
     timezone: String,
+    #[serde(default = "metadata_cap")]
+    metadata_max_bytes: i64,
+}
+
+fn metadata_cap() -> i64 {
+    crate::domain::profiles::MAX_METADATA_BYTES as i64
 }
 
 fn all_time_only() -> Vec<String> {
@@ -95,6 +101,8 @@ pub(crate) struct BoardView {
     pub grace_seconds: i64,
     /// The IANA time zone of its periods.
     pub timezone: String,
+    /// The largest metadata its events may carry, 0 (none) to 256 bytes.
+    pub metadata_max_bytes: i64,
 }
 
 impl BoardView {
@@ -111,6 +119,7 @@ impl BoardView {
             periods: def.periods.clone(),
             grace_seconds: def.grace_seconds,
             timezone: def.timezone.clone(),
+            metadata_max_bytes: def.metadata_max_bytes,
         }
     }
 }
@@ -142,27 +151,36 @@ async fn define_board(
     // is stored.
     let calendar = crate::domain::periods::Calendar::new(&body.periods, &body.timezone, body.grace_seconds)
         .map_err(AppError::InvalidBoard)?;
+    if !(0..=metadata_cap()).contains(&body.metadata_max_bytes) {
+        return Err(AppError::InvalidBoard(format!(
+            "metadata_max_bytes {} must be from 0 (no metadata) to {}",
+            body.metadata_max_bytes,
+            metadata_cap()
+        )));
+    }
     let def = BoardDef {
         id,
         rules,
         periods: calendar.kinds().iter().map(|k| k.as_str().to_string()).collect(),
         grace_seconds: body.grace_seconds,
         timezone: body.timezone,
+        metadata_max_bytes: body.metadata_max_bytes,
     };
     let status = match state.store.define_board(&def).await? {
         Defined::Created => StatusCode::CREATED,
         Defined::Identical => StatusCode::OK,
         Defined::Conflict(existing) => {
             return Err(AppError::BoardRulesConflict(format!(
-                "board {} exists with score_mode {}, range {}..={}, periods {}, grace {} s, timezone {}; \
-                 a board's definition is fixed",
+                "board {} exists with score_mode {}, range {}..={}, periods {}, grace {} s, timezone {}, \
+                 metadata_max_bytes {}; a board's definition is fixed",
                 existing.id,
                 existing.rules.score_mode,
                 existing.rules.value_min,
                 existing.rules.value_max,
                 existing.periods.join(","),
                 existing.grace_seconds,
-                existing.timezone
+                existing.timezone,
+                existing.metadata_max_bytes
             )));
         }
     };

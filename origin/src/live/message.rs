@@ -36,6 +36,7 @@ fn write_entries(out: &mut Vec<u8>, entries: &[ViewEntry]) {
             player: e.player_id.as_str(),
             value: e.value,
             achieved_at: e.achieved_at,
+            info: e.info(),
         }),
     );
 }
@@ -126,6 +127,9 @@ mod tests {
 
     fn entry(rank: u64, player: &str, value: i64, achieved_at: i64) -> ViewEntry {
         ViewEntry {
+            country: None,
+            display_name: None,
+            metadata: None,
             rank,
             player_id: PlayerId::new(player).unwrap(),
             value,

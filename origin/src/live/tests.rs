@@ -44,6 +44,7 @@ impl World {
         let registry = Arc::new(Registry::default());
         let entry = registry
             .add(&BoardDef {
+                metadata_max_bytes: 256,
                 id: board_id(),
                 rules: BoardRules::new(ScoreMode::Highest),
                 periods: vec!["all_time".into(), "daily".into()],
@@ -142,6 +143,9 @@ fn entries(list: &Value) -> Vec<ViewEntry> {
         .unwrap()
         .iter()
         .map(|e| ViewEntry {
+            country: None,
+            display_name: None,
+            metadata: None,
             rank: e["rank"].as_u64().unwrap(),
             player_id: PlayerId::new(e["player_id"].as_str().unwrap()).unwrap(),
             value: e["value"].as_i64().unwrap(),
@@ -456,6 +460,7 @@ async fn limits_count_per_token_per_board_and_in_all() {
     let other = world
         .registry
         .add(&BoardDef {
+            metadata_max_bytes: 256,
             id: BoardId {
                 scope: "eu".into(),
                 ..board_id()

@@ -7,12 +7,15 @@
 //! meet (`VALUE_OUT_OF_RANGE` for a total that would overflow), so the log never holds an action
 //! that cannot be carried out.
 
-use standings_core::{BoardId, PlayerId, ScoreEvent};
+use std::sync::Arc;
+
+use standings_core::{BoardId, PlayerId, Profile, ScoreEvent};
 
 use super::instances::{Instances, Trial};
 use super::{LogError, targets};
 use crate::boards::Registry;
 use crate::domain::periods::Period;
+use crate::domain::profile_book::profile_of;
 use crate::domain::seasons::SeasonState;
 use crate::domain::{Action, ActionRefusal, ActionRow, BoardDef, Change, Domain, ResultRow};
 use crate::store::Store;
@@ -174,6 +177,14 @@ pub async fn perform(
                 recompute.push((board.clone(), period, target_player_id.clone()));
             }
         }
+        Action::Profile { .. } | Action::Rename { .. } | Action::ClearName { .. } | Action::Erase { .. } => {
+            set_profile(registry, domain, instances, row, action, &mut performed)?;
+            return Ok(performed);
+        }
+        Action::LockName { .. } | Action::UnlockName { .. } => {
+            note_profile(domain, &row.game, action);
+            return Ok(performed);
+        }
         Action::LateDecision { event_id, apply } => {
             let Some(e) = store.find_event(&row.game, event_id).await? else {
                 return Ok(performed);
@@ -197,7 +208,9 @@ pub async fn perform(
             source,
         })?;
         instances.prepare(&board, &period).await?;
-        let (rank, board_version) = instances.recompute(&board, &period, &player_id, &events)?;
+        let profile = domain.profiles.shown(&board.game, &player);
+        let (rank, board_version) =
+            instances.recompute(&board, &period, &player_id, &events, profile.as_ref())?;
         if period.key == Period::all_time().key && !touched_results.contains(&board) {
             touched_results.push(board.clone());
         }
@@ -221,6 +234,78 @@ pub async fn perform(
         }
     }
     Ok(performed)
+}
+
+/// Carries out a change of a player's profile: the book, then every instance of the game where
+/// the player is ranked (each one version up, whatever the profile says, so a rebuild from a log
+/// an erasure rewrote counts the same). Results are not corrected: a result keeps the names it
+/// was taken with. O(the game's instances x log n).
+fn set_profile(
+    registry: &Registry,
+    domain: &Domain,
+    instances: &mut impl Instances,
+    row: &ActionRow,
+    action: &Action,
+    performed: &mut Performed,
+) -> Result<(), LogError> {
+    let Some(player) = action.profile_target() else {
+        return Ok(());
+    };
+    let profile = note_profile(domain, &row.game, action);
+    let erase = matches!(action, Action::Erase { .. });
+    let player_id = PlayerId::new(player).map_err(|source| LogError::InvalidPlayer {
+        player: player.to_owned(),
+        source,
+    })?;
+    for entry in registry.of_game(&row.game) {
+        let board = &entry.def.id;
+        for period in instances.periods(board) {
+            if let Some((rank, board_version)) =
+                instances.set_profile(board, &period, &player_id, profile.clone(), erase)
+            {
+                performed.changes.push(Change {
+                    game: board.game.clone(),
+                    mode: board.mode.clone(),
+                    season: board.season.clone(),
+                    scope: board.scope.clone(),
+                    period_key: period.key.clone(),
+                    player_id: player.to_owned(),
+                    rank: Some(rank),
+                    board_version,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes a profile action into the profile book and answers the profile the player's entries
+/// show after it: the book's part of the action, also what a restart from a checkpoint reads
+/// the profiles with. O(1).
+pub fn note_profile(domain: &Domain, game: &str, action: &Action) -> Option<Arc<Profile>> {
+    let player = action.profile_target()?;
+    let held = domain.profiles.get(game, player);
+    let profile = match action {
+        Action::Profile {
+            display_name,
+            country,
+            anonymous,
+            ..
+        } => profile_of(display_name.as_deref(), country.as_deref(), *anonymous),
+        Action::Rename { display_name, .. } => {
+            profile_of(display_name.as_deref(), held.country(), held.anonymous())
+        }
+        Action::ClearName { .. } => profile_of(None, held.country(), held.anonymous()),
+        Action::LockName { .. } | Action::UnlockName { .. } => {
+            domain
+                .profiles
+                .set_locked(game, player, matches!(action, Action::LockName { .. }));
+            return held.profile;
+        }
+        _ => None,
+    };
+    domain.profiles.set_profile(game, player, profile.clone());
+    profile
 }
 
 fn snapshot(

@@ -6,7 +6,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use standings_core::{ApplyError, Board, BoardId, PlayerId, Replay, ScoreEvent};
+use std::sync::Arc;
+
+use standings_core::{Applied, ApplyError, Board, BoardId, PlayerId, Profile, Replay, ScoreEvent};
 
 use super::LogError;
 use crate::boards::{BoardEntry, BoardSlot, Registry};
@@ -23,8 +25,15 @@ pub trait Instances {
         board: &BoardId,
         period: &Period,
     ) -> impl std::future::Future<Output = Result<(), LogError>> + Send;
-    /// Applies an event to an instance, creating it when new.
-    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), LogError>;
+    /// Applies an event to an instance, creating it when new; `profile` is the player's
+    /// profile in the game, which a newly ranked entry takes.
+    fn apply(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        event: &ScoreEvent,
+        profile: Option<&Arc<Profile>>,
+    ) -> Result<(), LogError>;
     /// Recomputes a player's aggregate on an instance from the given valid events; returns the
     /// player's rank after it (if ranked) and the instance's version.
     fn recompute(
@@ -33,7 +42,18 @@ pub trait Instances {
         period: &Period,
         player: &PlayerId,
         events: &[ScoreEvent],
+        profile: Option<&Arc<Profile>>,
     ) -> Result<(Option<u64>, u64), LogError>;
+    /// Sets a player's profile on an instance where they are ranked (erasing their metadata
+    /// too with `erase`); returns their rank and the instance's version when it changed.
+    fn set_profile(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        profile: Option<Arc<Profile>>,
+        erase: bool,
+    ) -> Option<(u64, u64)>;
     /// The periods of a board that have an instance.
     fn periods(&self, board: &BoardId) -> Vec<Period>;
     /// The all-time instance's entries, version and digest, for a result snapshot.
@@ -45,16 +65,38 @@ pub trait Instances {
 /// The ranked entries of a board, as results and period snapshots store them. O(n).
 pub fn result_entries(board: &Board) -> Vec<RankedEntry> {
     board
-        .index()
-        .range(1, board.index().len())
+        .ranked_range(1, board.index().len())
         .iter()
         .map(|e| RankedEntry {
             achieved_at: e.achieved_at,
+            anonymous: e.info.anonymous,
+            country: e.info.country.map(Into::into),
+            display_name: e.info.display_name.map(Into::into),
+            metadata: e.info.metadata.map(Into::into),
             player_id: e.player.to_string(),
             rank: e.rank,
             value: e.value,
         })
         .collect()
+}
+
+/// Sets (or erases) a player's profile on a board; their rank and the board's version when it
+/// changed (the player is ranked there). O(log n).
+fn changed_rank(
+    board: &mut Board,
+    player: &PlayerId,
+    profile: Option<Arc<Profile>>,
+    erase: bool,
+) -> Option<(u64, u64)> {
+    let applied = if erase {
+        board.erase(player)
+    } else {
+        board.set_profile(player, profile)
+    };
+    match applied {
+        Applied::Unchanged => None,
+        Applied::Changed(_) => Some((board.index().rank_of_player(player.as_str())?, board.version())),
+    }
 }
 
 /// The live instances.
@@ -94,10 +136,16 @@ impl Instances for LiveInstances<'_> {
         Ok(())
     }
 
-    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), LogError> {
+    fn apply(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        event: &ScoreEvent,
+        profile: Option<&Arc<Profile>>,
+    ) -> Result<(), LogError> {
         let slot = self.entry(board)?.instance_or_create(period);
         let mut live = slot.write();
-        live.apply(event)
+        live.apply_as(event, profile)
             .map_err(|source| LogError::apply(board, event, source))?;
         Ok(())
     }
@@ -108,12 +156,26 @@ impl Instances for LiveInstances<'_> {
         period: &Period,
         player: &PlayerId,
         events: &[ScoreEvent],
+        profile: Option<&Arc<Profile>>,
     ) -> Result<(Option<u64>, u64), LogError> {
         let slot = self.entry(board)?.instance_or_create(period);
         let mut live = slot.write();
-        live.recompute_player(player, events)
+        live.recompute_player_as(player, events, profile)
             .map_err(|source| LogError::recompute(player, board, period, source))?;
         Ok((live.index().rank_of_player(player.as_str()), live.version()))
+    }
+
+    fn set_profile(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        profile: Option<Arc<Profile>>,
+        erase: bool,
+    ) -> Option<(u64, u64)> {
+        let slot = self.registry.entry(board)?.instance(&period.key)?;
+        let mut live = slot.write();
+        changed_rank(&mut live, player, profile, erase)
     }
 
     fn periods(&self, board: &BoardId) -> Vec<Period> {
@@ -146,9 +208,27 @@ impl Instances for Trial<'_> {
         Ok(())
     }
 
-    fn apply(&mut self, _board: &BoardId, _period: &Period, _event: &ScoreEvent) -> Result<(), LogError> {
+    fn apply(
+        &mut self,
+        _board: &BoardId,
+        _period: &Period,
+        _event: &ScoreEvent,
+        _profile: Option<&Arc<Profile>>,
+    ) -> Result<(), LogError> {
         // `perform` never applies events; a trial has nothing to apply them to.
         Ok(())
+    }
+
+    fn set_profile(
+        &mut self,
+        _board: &BoardId,
+        _period: &Period,
+        _player: &PlayerId,
+        _profile: Option<Arc<Profile>>,
+        _erase: bool,
+    ) -> Option<(u64, u64)> {
+        // A profile change cannot fail on a board: there is nothing to try.
+        None
     }
 
     fn recompute(
@@ -157,6 +237,7 @@ impl Instances for Trial<'_> {
         period: &Period,
         player: &PlayerId,
         events: &[ScoreEvent],
+        _profile: Option<&Arc<Profile>>,
     ) -> Result<(Option<u64>, u64), LogError> {
         let entry = self
             .registry
@@ -250,13 +331,33 @@ impl<I: Instances + Send> Instances for Tolerant<'_, '_, I> {
         Ok(())
     }
 
-    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), LogError> {
+    fn apply(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        event: &ScoreEvent,
+        profile: Option<&Arc<Profile>>,
+    ) -> Result<(), LogError> {
         if !self.is_broken(board)
-            && let Err(e) = self.inner.apply(board, period, event)
+            && let Err(e) = self.inner.apply(board, period, event, profile)
         {
             self.break_board(board, &e);
         }
         Ok(())
+    }
+
+    fn set_profile(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        profile: Option<Arc<Profile>>,
+        erase: bool,
+    ) -> Option<(u64, u64)> {
+        if self.is_broken(board) {
+            return None;
+        }
+        self.inner.set_profile(board, period, player, profile, erase)
     }
 
     fn recompute(
@@ -265,14 +366,17 @@ impl<I: Instances + Send> Instances for Tolerant<'_, '_, I> {
         period: &Period,
         player: &PlayerId,
         events: &[ScoreEvent],
+        profile: Option<&Arc<Profile>>,
     ) -> Result<(Option<u64>, u64), LogError> {
         if self.is_broken(board) {
             return Ok((None, 0));
         }
-        self.inner.recompute(board, period, player, events).or_else(|e| {
-            self.break_board(board, &e);
-            Ok((None, 0))
-        })
+        self.inner
+            .recompute(board, period, player, events, profile)
+            .or_else(|e| {
+                self.break_board(board, &e);
+                Ok((None, 0))
+            })
     }
 
     fn periods(&self, board: &BoardId) -> Vec<Period> {
@@ -414,15 +518,47 @@ impl Instances for RebuildInstances<'_> {
         Ok(())
     }
 
-    fn apply(&mut self, board: &BoardId, period: &Period, event: &ScoreEvent) -> Result<(), LogError> {
+    fn apply(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        event: &ScoreEvent,
+        profile: Option<&Arc<Profile>>,
+    ) -> Result<(), LogError> {
         if self.skips(board, period) {
             return Ok(());
         }
         let result = match self.slot(board, period)? {
-            Building::Fast(replay) => replay.push(event).map(|_| ()),
-            Building::Full(full) => full.apply(event).map(|_| ()),
+            Building::Fast(replay) => replay.push_as(event, profile).map(|_| ()),
+            Building::Full(full) => full.apply_as(event, profile).map(|_| ()),
         };
         result.map_err(|source| LogError::apply(board, event, source))
+    }
+
+    fn set_profile(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        profile: Option<Arc<Profile>>,
+        erase: bool,
+    ) -> Option<(u64, u64)> {
+        if self.skips(board, period) {
+            return None;
+        }
+        let key = (board.clone(), period.key.clone());
+        match &mut self.building.get_mut(&key)?.1 {
+            // The fast fold counts the change as the board would; a rank is not asked of it.
+            Building::Fast(replay) => {
+                let changed = if erase {
+                    replay.erase(player)
+                } else {
+                    replay.set_profile(player, profile)
+                };
+                changed.then(|| (0, replay.version()))
+            }
+            Building::Full(full) => changed_rank(full, player, profile, erase),
+        }
     }
 
     fn recompute(
@@ -431,12 +567,13 @@ impl Instances for RebuildInstances<'_> {
         period: &Period,
         player: &PlayerId,
         events: &[ScoreEvent],
+        profile: Option<&Arc<Profile>>,
     ) -> Result<(Option<u64>, u64), LogError> {
         if self.skips(board, period) {
             return Ok((None, 0));
         }
         let full = self.slot(board, period)?.board();
-        full.recompute_player(player, events)
+        full.recompute_player_as(player, events, profile)
             .map_err(|source| LogError::recompute(player, board, period, source))?;
         Ok((full.index().rank_of_player(player.as_str()), full.version()))
     }

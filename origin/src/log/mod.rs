@@ -16,7 +16,7 @@ mod rebuild;
 
 use standings_core::BoardId;
 
-pub use self::actions::{Performed, perform, try_perform};
+pub use self::actions::{Performed, note_profile, perform, try_perform};
 pub use self::error::LogError;
 pub use self::instances::{Instances, LiveInstances, Phase, RebuildInstances, Tolerant, result_entries};
 pub use self::rebuild::{rebuild, rebuild_until, replay_log};
@@ -75,13 +75,14 @@ pub fn apply_event(
 ) -> Result<bool, LogError> {
     let season_late = domain.season_late(e);
     let event = e.core_event()?;
+    let profile = domain.profiles.shown(&e.game, &e.player_id);
     let mut late_anywhere = false;
     for target in targets(registry, e, e.received_at, season_late)? {
         if target.late {
             late_anywhere = true;
             continue;
         }
-        instances.apply(&target.board, &target.period, &event)?;
+        instances.apply(&target.board, &target.period, &event, profile.as_ref())?;
     }
     Ok(late_anywhere)
 }

@@ -144,6 +144,10 @@ pub struct Snapshots {
     rounds: tokio::sync::watch::Sender<i64>,
 }
 
+/// How long after an erasure the parts of its game go as soon as no head names them: longer
+/// than any publication interval, so every head that named an erased name has been replaced.
+pub(crate) const ERASED_RETENTION_MS: i64 = 10 * 60 * 1000;
+
 fn ms(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
@@ -300,6 +304,17 @@ impl Snapshots {
             manifest: held.manifest,
             published_at_ms: now_ms,
         }
+    }
+
+    /// Stops serving the parts of `game` that no current head names (an erasure): they are
+    /// dropped now, and for [`ERASED_RETENTION_MS`] every part of the game that a new
+    /// publication stops naming is dropped at once instead of being kept for its retention.
+    /// O(parts held).
+    pub fn forget_parts_of(&self, game: &str) {
+        let now = self.clock.now_ms();
+        self.parts
+            .lock_unpoisoned()
+            .forget_game(game, now, ERASED_RETENTION_MS);
     }
 
     /// The part `hash` of `kind`, if it is named by a current head or within its retention.
@@ -691,6 +706,7 @@ mod tests {
         let registry = Arc::new(Registry::default());
         let entry = registry
             .add(&BoardDef {
+                metadata_max_bytes: 256,
                 id: BoardId::new("g", "m", "s1", "global").unwrap(),
                 rules: BoardRules::new(ScoreMode::Highest),
                 periods: vec!["all_time".into(), "daily".into()],
@@ -852,6 +868,10 @@ mod tests {
                     &period,
                     7,
                     &[crate::domain::RankedEntry {
+                        anonymous: false,
+                        country: None,
+                        display_name: None,
+                        metadata: None,
                         rank: 1,
                         player_id: "p1".into(),
                         value: 5,

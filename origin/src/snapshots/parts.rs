@@ -84,6 +84,8 @@ pub(crate) struct PartStore {
     parts: HashMap<ChunkHash, Part, FastHash>,
     /// The sum of the held parts' lengths.
     bytes_held: u64,
+    /// Games with a recent erasure, and until when their parts go as soon as they are unnamed.
+    erased: HashMap<Arc<str>, i64>,
 }
 
 impl PartStore {
@@ -93,6 +95,7 @@ impl PartStore {
             retention_ms,
             parts: HashMap::default(),
             bytes_held: 0,
+            erased: HashMap::new(),
         }
     }
 
@@ -148,15 +151,43 @@ impl PartStore {
     }
 
     /// One head fewer names each of `hashes` (each listed once), as of `now_ms`: a part no head
-    /// names any more starts its retention. O(hashes).
+    /// names any more starts its retention, or goes at once when its game had an erasure
+    /// lately. O(hashes).
     pub(crate) fn unname(&mut self, hashes: &[ChunkHash], now_ms: i64) {
+        self.erased.retain(|_, until| *until > now_ms);
         for hash in hashes {
             if let Some(part) = self.parts.get_mut(hash) {
                 part.named = part.named.saturating_sub(1);
                 if part.named == 0 && part.unnamed_since.is_none() {
                     part.unnamed_since = Some(now_ms);
                 }
+                if part.named == 0 && part.games.iter().any(|g| self.erased.contains_key(g)) {
+                    self.remove(hash);
+                }
             }
+        }
+    }
+
+    /// Drops every part of `game` no head names, and drops the ones unnamed later at once until
+    /// `now_ms + window_ms` (an erasure: an old head's parts may hold what was erased).
+    /// O(parts held).
+    pub(crate) fn forget_game(&mut self, game: &str, now_ms: i64, window_ms: i64) {
+        self.erased
+            .insert(Arc::from(game), now_ms.saturating_add(window_ms));
+        let doomed: Vec<ChunkHash> = self
+            .parts
+            .iter()
+            .filter(|(_, part)| part.named == 0 && part.games.iter().any(|g| &**g == game))
+            .map(|(hash, _)| *hash)
+            .collect();
+        for hash in doomed {
+            self.remove(&hash);
+        }
+    }
+
+    fn remove(&mut self, hash: &ChunkHash) {
+        if let Some(part) = self.parts.remove(hash) {
+            self.bytes_held -= part.bytes.len() as u64;
         }
     }
 

@@ -20,8 +20,8 @@ impl Store {
     pub async fn insert_action(tx: &mut Transaction, a: &ActionRow) -> Result<(), StoreError> {
         let tx = &mut tx.0;
         sqlx::query(
-            "INSERT INTO actions (seq, game, kind, action_id, body, result, actor, reason, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            "INSERT INTO actions (seq, game, kind, action_id, body, result, actor, reason, created_at, \
+             target_player_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(a.seq)
         .bind(a.game.as_str())
@@ -32,6 +32,7 @@ impl Store {
         .bind(a.actor.as_str())
         .bind(a.reason.as_str())
         .bind(a.created_at)
+        .bind(a.action.as_ref().ok().and_then(Action::profile_target))
         .execute(&mut **tx)
         .await
         .map_err(db_err("cannot append an action"))?;
@@ -63,6 +64,21 @@ impl Store {
         .await
         .map_err(db_err("cannot read an action"))?;
         row.as_ref().map(action_from_row).transpose()
+    }
+
+    /// The actions that change profiles (`PROFILE`, `RENAME`, `CLEAR_NAME`, `LOCK_NAME`,
+    /// `UNLOCK_NAME`, `ERASE`) up to `seq`, in commit order: what a restart from a checkpoint
+    /// at `seq` reads the profiles from. O(those actions).
+    pub async fn profile_actions_until(&self, seq: i64) -> Result<Vec<ActionRow>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {ACTION_COLUMNS} FROM actions WHERE seq <= $1 AND kind IN ('PROFILE', 'RENAME', \
+             'CLEAR_NAME', 'LOCK_NAME', 'UNLOCK_NAME', 'ERASE') ORDER BY seq"
+        ))
+        .bind(seq)
+        .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
+        .await
+        .map_err(db_err("cannot read the profile actions"))?;
+        rows.iter().map(action_from_row).collect()
     }
 
     /// Every action of one game, in commit order.
@@ -184,6 +200,38 @@ fn body_text(a: &ActionRow) -> Result<String, StoreError> {
     })
     .map_err(|source| StoreError::Undecodable {
         context: "an action cannot be written",
+        source,
+    })
+}
+
+/// The stored body of a profile action of `player` with the name and country emptied, and the
+/// request as sent replaced by what was done (the audit keeps that, not to what). O(body).
+pub(super) fn erased_body(seq: i64, kind: String, body: &str, player: &str) -> Result<String, StoreError> {
+    let (action, _) = action_from_body(seq, kind.clone(), body);
+    let action = match action.map_err(|e| StoreError::Corrupt(e.to_string()))? {
+        Action::Profile {
+            target_player_id,
+            anonymous,
+            ..
+        } => Action::Profile {
+            target_player_id,
+            display_name: None,
+            country: None,
+            anonymous,
+        },
+        Action::Rename { target_player_id, .. } => Action::Rename {
+            target_player_id,
+            display_name: None,
+        },
+        other => other,
+    };
+    let request = serde_json::json!({"action_type": kind, "target_player_id": player, "erased": true});
+    serde_json::to_string(&Body {
+        action: &action,
+        request: std::borrow::Cow::Borrowed(&request),
+    })
+    .map_err(|source| StoreError::Undecodable {
+        context: "an erased action cannot be written",
         source,
     })
 }

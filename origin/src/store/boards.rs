@@ -25,8 +25,8 @@ impl Store {
     pub async fn define_board(&self, def: &BoardDef) -> Result<Defined, StoreError> {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let existing = sqlx::query(
-            "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone \
-             FROM boards WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4",
+            "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone, \
+             metadata_max_bytes FROM boards WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4",
         )
         .bind(&def.id.game)
         .bind(&def.id.mode)
@@ -45,7 +45,8 @@ impl Store {
         }
         sqlx::query(
             "INSERT INTO boards (game, mode, season, scope, score_mode, value_min, value_max, created_at, \
-             periods, grace_seconds, timezone) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+             periods, grace_seconds, timezone, metadata_max_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+             $11, $12)",
         )
         .bind(&def.id.game)
         .bind(&def.id.mode)
@@ -58,6 +59,7 @@ impl Store {
         .bind(def.periods.join(","))
         .bind(def.grace_seconds)
         .bind(&def.timezone)
+        .bind(def.metadata_max_bytes)
         .execute(&mut *tx)
         .await
         .map_err(db_err("cannot insert a board"))?;
@@ -69,8 +71,8 @@ impl Store {
     /// O(boards).
     pub async fn boards(&self) -> Result<Vec<BoardDef>, StoreError> {
         let rows = sqlx::query(
-            "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone \
-             FROM boards ORDER BY game, mode, season, scope",
+            "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone, \
+             metadata_max_bytes FROM boards ORDER BY game, mode, season, scope",
         )
         .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
@@ -94,6 +96,7 @@ fn board_from_row(row: &AnyRow) -> Result<BoardDef, StoreError> {
         periods: periods.split(',').map(str::to_string).collect(),
         grace_seconds: row.try_get("grace_seconds").map_err(&bad)?,
         timezone: row.try_get("timezone").map_err(&bad)?,
+        metadata_max_bytes: row.try_get("metadata_max_bytes").map_err(&bad)?,
     })
 }
 

@@ -60,7 +60,57 @@ impl Store {
                 found.push(event_from_row(row)?);
             }
         }
+        if !found.is_empty() {
+            let sql = metadata_query(&found);
+            let rows = sqlx::query(&sql)
+                .persistent(false)
+                .fetch_all(&mut **tx)
+                .await
+                .map_err(db_err("cannot read events' metadata"))?;
+            attach(&mut found, &rows)?;
+        }
         Ok(found)
+    }
+
+    /// Stores the metadata of the events that carry any, inside the group's transaction; an
+    /// event without metadata writes nothing. O(events with metadata).
+    pub async fn insert_event_metadata(
+        &self,
+        tx: &mut Transaction,
+        events: &[LoggedEvent],
+    ) -> Result<(), StoreError> {
+        let tx = &mut tx.0;
+        for e in events {
+            let Some(metadata) = e.metadata.as_deref() else {
+                continue;
+            };
+            sqlx::query(
+                "INSERT INTO event_metadata (seq, game, player_id, metadata) VALUES ($1, $2, $3, $4)",
+            )
+            .bind(e.seq)
+            .bind(e.game.as_str())
+            .bind(e.player_id.as_str())
+            .bind(metadata)
+            .execute(&mut **tx)
+            .await
+            .map_err(db_err("cannot store an event's metadata"))?;
+        }
+        Ok(())
+    }
+
+    /// Fills in the metadata of events read from the log. O(their seq span's metadata rows).
+    async fn with_metadata(&self, mut events: Vec<LoggedEvent>) -> Result<Vec<LoggedEvent>, StoreError> {
+        if events.is_empty() {
+            return Ok(events);
+        }
+        let sql = metadata_query(&events);
+        let rows = sqlx::query(&sql)
+            .persistent(false)
+            .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
+            .await
+            .map_err(db_err("cannot read events' metadata"))?;
+        attach(&mut events, &rows)?;
+        Ok(events)
     }
 
     /// Appends events inside a transaction, many rows per statement, and returns how many were
@@ -189,7 +239,7 @@ impl Store {
             .await
             .map_err(db_err("cannot read the event log"))?;
         let page: String = row.try_get("page").map_err(db_err("bad page of the event log"))?;
-        events_from_json(&page)
+        self.with_metadata(events_from_json(&page)?).await
     }
 
     /// One stored event.
@@ -203,7 +253,8 @@ impl Store {
         .fetch_optional(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot read an event"))?;
-        row.as_ref().map(event_from_row).transpose()
+        let found = row.as_ref().map(event_from_row).transpose()?;
+        Ok(self.with_metadata(found.into_iter().collect()).await?.pop())
     }
 
     /// A player's events in one (game, mode, season), committed before `before_seq`, in order:
@@ -266,7 +317,7 @@ impl Store {
             events.extend(self.fetch_events(&sql, [0, before_seq], board, player).await?);
         }
         events.sort_unstable_by_key(|e| e.seq);
-        Ok(events)
+        self.with_metadata(events).await
     }
 
     /// The events `sql` selects, its parameters being a seq range, then the board's game, the
@@ -302,7 +353,8 @@ impl Store {
         .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot list late events"))?;
-        rows.iter().map(event_from_row).collect()
+        let events = rows.iter().map(event_from_row).collect::<Result<Vec<_>, _>>()?;
+        self.with_metadata(events).await
     }
 
     /// Whether a season has any stored event.
@@ -395,8 +447,45 @@ fn event_from_row(row: &AnyRow) -> Result<LoggedEvent, StoreError> {
             value: row.try_get("value").map_err(&bad)?,
             achieved_at: row.try_get("achieved_at").map_err(&bad)?,
             source: row.try_get("source").map_err(&bad)?,
+            metadata: None,
         },
     })
+}
+
+/// The statement reading the metadata of `events` (sorted or not): one range over their seqs
+/// when it is dense (a replay's page), their seqs listed otherwise. Seqs are integers, so
+/// writing them into the SQL is safe. O(events).
+fn metadata_query(events: &[LoggedEvent]) -> String {
+    let (low, high) = events
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e.seq), hi.max(e.seq)));
+    if (high - low) as u64 <= 4 * events.len() as u64 {
+        return format!("SELECT seq, metadata FROM event_metadata WHERE seq >= {low} AND seq <= {high}");
+    }
+    let list: Vec<String> = events.iter().map(|e| e.seq.to_string()).collect();
+    format!(
+        "SELECT seq, metadata FROM event_metadata WHERE seq IN ({})",
+        list.join(", ")
+    )
+}
+
+/// Puts each metadata row on its event (rows of other seqs in a range are skipped).
+fn attach(events: &mut [LoggedEvent], rows: &[AnyRow]) -> Result<(), StoreError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut by_seq: HashMap<i64, String> = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let seq: i64 = row.try_get("seq").map_err(db_err("bad metadata row"))?;
+        let metadata: String = row.try_get("metadata").map_err(db_err("bad metadata row"))?;
+        by_seq.insert(seq, metadata);
+    }
+    for e in events {
+        if let Some(metadata) = by_seq.remove(&e.seq) {
+            e.event.metadata = Some(metadata.into());
+        }
+    }
+    Ok(())
 }
 
 /// The status of the event at `seq` from its stored text.
@@ -463,6 +552,7 @@ impl<'de> serde::Deserialize<'de> for PackedEvent {
                         value,
                         achieved_at,
                         source,
+                        metadata: None,
                     },
                 }))
             }

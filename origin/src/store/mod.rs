@@ -27,6 +27,7 @@ mod actions;
 mod boards;
 mod checkpoints;
 pub mod cluster;
+mod erasure;
 mod error;
 mod events;
 mod friends;
@@ -44,6 +45,7 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Executor, Row};
 
 pub use self::boards::Defined;
+pub use self::erasure::ErasedRows;
 pub use self::error::StoreError;
 use self::error::{db_err, db_error, outcome_unknown};
 pub use self::events::AtOnce;
@@ -97,6 +99,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         9,
         "log_owner",
         include_str!("../../migrations/0009_log_owner.sql"),
+    ),
+    (
+        10,
+        "profiles_metadata",
+        include_str!("../../migrations/0010_profiles_metadata.sql"),
     ),
 ];
 
@@ -251,6 +258,9 @@ async fn connect(
                     conn.execute("PRAGMA busy_timeout = 10000").await?;
                     conn.execute("PRAGMA journal_mode = WAL").await?;
                     conn.execute("PRAGMA synchronous = FULL").await?;
+                    // Freed space is overwritten, so that an erasure's rewritten rows leave no
+                    // copy of what they held in the file.
+                    conn.execute("PRAGMA secure_delete = ON").await?;
                     if role == Role::Writer {
                         conn.execute(&*format!("PRAGMA cache_size = -{WRITER_CACHE_KIB}"))
                             .await?;
@@ -609,6 +619,7 @@ mod tests {
             status: EventStatus::Applied,
             received_at: 2_000 + seq,
             event: NewEvent {
+                metadata: None,
                 game: "g".into(),
                 event_id: event_id.into(),
                 player_id: player.into(),

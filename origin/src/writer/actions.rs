@@ -20,11 +20,50 @@ impl Writer {
     /// Validates, logs and performs one action, with nothing in flight and every committed
     /// group applied.
     pub(super) async fn act(&mut self, request: ActionRequest) -> Result<ActionAnswer, WriterError> {
-        act(self, request).await
+        let erased = match &request.action {
+            Action::Erase { target_player_id } => Some((request.game.clone(), target_player_id.clone())),
+            _ => None,
+        };
+        let answer = act(self, request).await?;
+        if let Some((game, player)) = erased {
+            self.erase_stored(&game, &player, answer.seq).await?;
+        }
+        Ok(answer)
+    }
+
+    /// The stored part of an erasure logged at `seq` (its boards are done): the rows before it
+    /// rewritten, a checkpoint as of it and every older one deleted (they held the boards with
+    /// the name), and on SQLite the WAL emptied into the file. O(the player's rows + a
+    /// checkpoint).
+    async fn erase_stored(&mut self, game: &str, player: &str, seq: i64) -> Result<(), WriterError> {
+        let rows = self.store.erase_player(game, player, seq).await?;
+        self.write_checkpoint().await?;
+        // With no checkpoint as of the erasure (a broken board rules one out), none is kept:
+        // the next start replays the whole, rewritten log.
+        let kept = if self.checkpoint_seq >= seq {
+            self.checkpoint_seq
+        } else {
+            -1
+        };
+        for (old_seq, part) in self.store.other_checkpoint_parts(kept).await? {
+            self.store.delete_checkpoint_part(old_seq, part).await?;
+        }
+        let scrubbed = self.store.scrub().await?;
+        tracing::info!(
+            game,
+            seq,
+            event_metadata = rows.event_metadata,
+            actions = rows.actions,
+            season_results = rows.season_results,
+            period_snapshots = rows.period_snapshots,
+            scrubbed,
+            "erased a player's name, country and metadata"
+        );
+        Ok(())
     }
 }
 
-async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer, WriterError> {
+async fn act(writer: &mut Writer, mut request: ActionRequest) -> Result<ActionAnswer, WriterError> {
     let Writer {
         store,
         registry,
@@ -45,6 +84,20 @@ async fn act(writer: &mut Writer, request: ActionRequest) -> Result<ActionAnswer
             seq: existing.seq,
             result: existing.result,
         });
+    }
+    if let Some(patch) = &request.profile_patch {
+        let held = domain.profiles.get(&request.game, &patch.player);
+        match patch.decide(&request.game, &held)? {
+            Some(action) => request.action = action,
+            // The profile is already what was asked: nothing is logged and no version moves.
+            None => {
+                return Ok(ActionAnswer {
+                    replayed: true,
+                    seq: 0,
+                    result: None,
+                });
+            }
+        }
     }
     validate(store, registry, domain, &request).await?;
     // The log keeps the typed action (what a rebuild performs) beside the request as sent.
@@ -183,6 +236,13 @@ async fn validate(
             }
             Ok(not_archived(domain, &board.game, &board.season)?)
         }
+        // Their fields were checked when they were asked; a profile applies to every board.
+        Action::Profile { .. }
+        | Action::Rename { .. }
+        | Action::ClearName { .. }
+        | Action::LockName { .. }
+        | Action::UnlockName { .. }
+        | Action::Erase { .. } => Ok(()),
         Action::LateDecision { event_id, .. } => {
             let Some(event) = store.find_event(game, event_id).await? else {
                 return Err(unknown_event(game, event_id));

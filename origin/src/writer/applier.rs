@@ -214,6 +214,7 @@ mod tests {
             status: EventStatus::Applied,
             received_at: 0,
             event: NewEvent {
+                metadata: None,
                 game: "g".into(),
                 event_id: format!("e{seq}"),
                 player_id: "p".into(),

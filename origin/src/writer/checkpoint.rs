@@ -508,5 +508,16 @@ async fn load(store: &Store) -> Result<Option<(Registry, Domain, i64)>, String> 
             .ok_or_else(|| format!("it names {board}, a board that is not defined"))?
             .archive();
     }
-    Ok(Some((registry, Domain::from_state(manifest.domain), seq)))
+    let domain = Domain::from_state(manifest.domain);
+    // Profiles are not in the checkpoint's domain: they are read from the log up to its seq.
+    for row in store
+        .profile_actions_until(seq)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        if let Ok(action) = &row.action {
+            log::note_profile(&domain, &row.game, action);
+        }
+    }
+    Ok(Some((registry, domain, seq)))
 }

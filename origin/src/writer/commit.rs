@@ -588,6 +588,7 @@ mod tests {
 
     fn board(season: &str) -> BoardDef {
         BoardDef {
+            metadata_max_bytes: 256,
             id: BoardId {
                 game: "g".into(),
                 mode: "m".into(),
@@ -630,6 +631,7 @@ mod tests {
             _ => ("s", "global", 0),
         };
         NewEvent {
+            metadata: None,
             game: "g".into(),
             event_id: format!("e{id}"),
             player_id: ["a", "b", "c"][h % 3].into(),

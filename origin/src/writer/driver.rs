@@ -698,6 +698,7 @@ async fn store_group(
         None if store.appends_alone()
             && seal.is_none()
             && new_seasons.is_empty()
+            && fresh.iter().all(|e| e.metadata.is_none())
             && (1..=AT_ONCE_ROWS).contains(&fresh.len()) =>
         {
             return Ok(match store.insert_events_at_once(fresh).await? {
@@ -717,6 +718,7 @@ async fn store_group(
         }
         return Ok(Stored::Resubmitted);
     }
+    store.insert_event_metadata(&mut tx, fresh).await?;
     store.add_event_seasons(&mut tx, new_seasons).await?;
     if let Some((start, end, entries)) = seal {
         store.seal_run(&mut tx, start, end, entries).await?;

@@ -72,6 +72,9 @@ pub(crate) struct ActionRequest {
     pub(crate) actor: String,
     /// Why.
     pub(crate) reason: String,
+    /// A profile change to decide on the profile the log holds when the writer takes it; it
+    /// becomes `action` (a `PROFILE`), or nothing when the profile stays the same.
+    pub(crate) profile_patch: Option<crate::domain::profile_book::ProfilePatch>,
 }
 
 /// What an action answered.

@@ -22,6 +22,7 @@ mod snapshot;
 mod tests;
 mod tokens;
 
+use standings_core::Audience;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -172,10 +173,12 @@ impl Auth {
         self.require(headers, None, Role::can_introspect, "an edge or admin token")
     }
     /// Checks that the caller may read `game`; with `public_reads`, anyone may (a bad token
-    /// still fails). Copies nothing for a static token.
-    pub(crate) fn reader(&self, headers: &HeaderMap, game: &str) -> Result<(), AppError> {
+    /// still fails). Answers what the caller is shown of anonymous players. Copies nothing
+    /// for a static token.
+    pub(crate) fn reader(&self, headers: &HeaderMap, game: &str) -> Result<Audience, AppError> {
         let caller = self.caller(headers)?;
-        access::reader(caller.as_deref(), self.public_reads, game).map_err(denied)
+        access::reader(caller.as_deref(), self.public_reads, game).map_err(denied)?;
+        Ok(access::audience(caller.as_deref()))
     }
 
     /// Checks that the caller may read `game` as [`Auth::reader`] does, and says whom a live
@@ -241,8 +244,9 @@ impl Auth {
         headers: &HeaderMap,
         game: &str,
         player: &str,
-    ) -> Result<(), AppError> {
+    ) -> Result<Audience, AppError> {
         let caller = self.caller(headers)?;
-        access::friends_reader(caller.as_deref(), game, player).map_err(denied)
+        access::friends_reader(caller.as_deref(), game, player).map_err(denied)?;
+        Ok(access::audience(caller.as_deref()))
     }
 }
