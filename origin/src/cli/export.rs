@@ -151,6 +151,9 @@ struct EventBodyOut<'a> {
     scopes: &'a [String],
     value: i64,
     achieved_at: String,
+    /// The metadata as sent; erased metadata is left out (nothing of it remains to export).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<Box<serde_json::value::RawValue>>,
 }
 
 /// An event line as read: the submission stays a JSON value, for the API's own validation.
@@ -216,6 +219,13 @@ fn write_event(out: &mut impl Write, e: &LoggedEvent) -> Result<(), String> {
             scopes: &e.scopes,
             value: e.value,
             achieved_at: format_rfc3339(e.achieved_at),
+            metadata: e
+                .metadata
+                .as_deref()
+                .filter(|m| !m.is_empty())
+                .map(|m| serde_json::value::RawValue::from_string(m.to_owned()))
+                .transpose()
+                .map_err(|err| format!("the metadata of event {} is not JSON: {err}", e.event_id))?,
         },
     };
     write_line(out, &line)

@@ -133,6 +133,9 @@ pub const OPERATIONS: &[Operation] = &[
             (413, "PAYLOAD_TOO_LARGE"),
             (422, "INVALID_EVENT"),
             (422, "VALUE_OUT_OF_RANGE"),
+            (422, "METADATA_NOT_ALLOWED"),
+            (422, "METADATA_TOO_LARGE"),
+            (422, "METADATA_NOT_OBJECT"),
             (503, "BOARD_BROKEN"),
             (503, "DATABASE_UNAVAILABLE"),
         ],
@@ -295,12 +298,17 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "post",
         path: "/v1/moderation-actions",
-        summary: "INVALIDATE / RESTORE an event, or DISQUALIFY / REINSTATE a player on a board (moderator). A retry with the same moderation_id answers the same (200).",
+        summary: "INVALIDATE / RESTORE an event, DISQUALIFY / REINSTATE a player on a board, or RENAME / CLEAR_NAME / LOCK_NAME / UNLOCK_NAME a player's display name (moderator). A retry with the same moderation_id answers the same (200).",
         security: "moderator",
         body: Some("ModerationAction"),
         ok: (201, "ModerationResult"),
         errors: &[
             (400, "INVALID_REQUEST"),
+            (400, "DISPLAY_NAME_EMPTY"),
+            (400, "DISPLAY_NAME_TOO_LONG"),
+            (400, "DISPLAY_NAME_TOO_MANY_BYTES"),
+            (400, "DISPLAY_NAME_FORBIDDEN_CHARACTER"),
+            (400, "DISPLAY_NAME_SURROUNDING_SPACE"),
             (404, "UNKNOWN_BOARD"),
             (404, "UNKNOWN_EVENT"),
             (409, "MODERATION_ID_CONFLICT"),
@@ -416,6 +424,51 @@ pub const OPERATIONS: &[Operation] = &[
         errors: &[(400, "INVALID_REQUEST"), (503, "DATABASE_UNAVAILABLE")],
     },
     Operation {
+        method: "put",
+        path: "/v1/games/{game}/players/{player_id}/profile",
+        summary: "Set a player's display name, country and anonymity in a game (service, moderator, admin); each field optional, null clears. Logged before it is answered; the same profile again changes nothing (changed: false). A name a moderator locked is refused to a service token (409 NAME_LOCKED).",
+        security: "service",
+        body: Some("ProfileChange"),
+        ok: (200, "Profile"),
+        errors: &[
+            (400, "INVALID_JSON"),
+            (400, "INVALID_REQUEST"),
+            (400, "DISPLAY_NAME_EMPTY"),
+            (400, "DISPLAY_NAME_TOO_LONG"),
+            (400, "DISPLAY_NAME_TOO_MANY_BYTES"),
+            (400, "DISPLAY_NAME_FORBIDDEN_CHARACTER"),
+            (400, "DISPLAY_NAME_SURROUNDING_SPACE"),
+            (400, "DISPLAY_NAME_NOT_TEXT"),
+            (400, "COUNTRY_NOT_ISO_3166"),
+            (400, "ANONYMOUS_NOT_BOOLEAN"),
+            (409, "NAME_LOCKED"),
+            (413, "PAYLOAD_TOO_LARGE"),
+            (503, "DATABASE_UNAVAILABLE"),
+        ],
+    },
+    Operation {
+        method: "get",
+        path: "/v1/games/{game}/players/{player_id}/profile",
+        summary: "A player's profile in a game as the log holds it (empty when never set): a player token only its own; a service, moderator, admin or edge token of the game anyone's.",
+        security: "read-own",
+        body: None,
+        ok: (200, "Profile"),
+        errors: &[(400, "INVALID_REQUEST")],
+    },
+    Operation {
+        method: "post",
+        path: "/v1/games/{game}/players/{player_id}/erase",
+        summary: "Erase a player's display name, country and entry metadata everywhere (admin): answers, snapshot parts, live messages, exports, checkpoints, results and the database files. Scores and ranks stay. The optional body gives a reason for the audit log.",
+        security: "admin",
+        body: Some("Erasure"),
+        ok: (200, "Erased"),
+        errors: &[
+            (400, "INVALID_JSON"),
+            (400, "INVALID_REQUEST"),
+            (503, "DATABASE_UNAVAILABLE"),
+        ],
+    },
+    Operation {
         method: "get",
         path: "/healthz",
         summary: "Liveness.",
@@ -472,6 +525,33 @@ fn subscribe_parameters() -> Vec<Value> {
     ]
 }
 
+/// The schemas of players' profiles and their erasure.
+fn profile_schemas() -> Value {
+    json!({
+        "ProfileChange": {
+            "type": "object", "additionalProperties": false,
+            "properties": {
+                "display_name": {"type": ["string", "null"], "minLength": 1, "maxLength": 128,
+                    "description": "NFC, 1 to 32 grapheme clusters, at most 128 bytes, no control, format or private-use characters, no surrounding spaces; null clears"},
+                "country": {"type": ["string", "null"], "pattern": "^[A-Z]{2}$", "description": "ISO 3166-1 alpha-2; null clears"},
+                "anonymous": {"type": "boolean"}
+            }
+        },
+        "Profile": {
+            "type": "object", "required": ["game", "player_id", "anonymous", "name_locked"],
+            "properties": {
+                "game": {"type": "string"}, "player_id": {"type": "string"},
+                "display_name": {"type": "string"}, "country": {"type": "string"},
+                "anonymous": {"type": "boolean"}, "name_locked": {"type": "boolean"},
+                "changed": {"type": "boolean", "description": "on a PUT: whether the profile changed"}
+            }
+        },
+        "Erasure": {"type": "object", "additionalProperties": false, "properties": {"reason": {"type": "string"}}},
+        "Erased": {"type": "object", "properties": {"game": {"type": "string"}, "player_id": {"type": "string"},
+            "seq": {"type": "integer"}}}
+    })
+}
+
 fn schemas() -> Value {
     let entry = json!({
         "type": "object",
@@ -480,7 +560,11 @@ fn schemas() -> Value {
             "rank": {"type": "integer", "minimum": 1},
             "player_id": {"type": "string"},
             "value": {"type": "integer", "format": "int64"},
-            "achieved_at": {"type": "string", "format": "date-time"}
+            "achieved_at": {"type": "string", "format": "date-time"},
+            "display_name": {"type": "string", "description": "when set; hidden for an anonymous player but from the game's service, moderator and admin tokens"},
+            "country": {"type": "string", "pattern": "^[A-Z]{2}$"},
+            "metadata": {"type": "object", "description": "the metadata of the event behind the entry, as sent"},
+            "anonymous": {"type": "boolean", "description": "only to the game's service, moderator and admin tokens, when true"}
         }
     });
     let friends_board = json!({
@@ -490,7 +574,9 @@ fn schemas() -> Value {
             "entries": {"type": "array", "items": {"type": "object", "properties": {
                 "rank": {"type": "integer"}, "global_rank": {"type": "integer"},
                 "player_id": {"type": "string"}, "value": {"type": "integer"},
-                "achieved_at": {"type": "string", "format": "date-time"}}}},
+                "achieved_at": {"type": "string", "format": "date-time"},
+                "display_name": {"type": "string"}, "country": {"type": "string"},
+                "metadata": {"type": "object"}, "anonymous": {"type": "boolean"}}}},
             "unranked": {"type": "array", "items": {"type": "string"}}
         }
     });
@@ -509,7 +595,7 @@ fn schemas() -> Value {
             "reason": {"type": "string"}, "detail": {"type": "string"}
         }
     });
-    json!({
+    let mut all = json!({
         "Problem": {
             "type": "object",
             "required": ["type", "title", "status", "code", "detail"],
@@ -526,7 +612,9 @@ fn schemas() -> Value {
                 "value_max": {"type": "integer", "format": "int64"},
                 "periods": {"type": "array", "items": {"enum": ["all_time", "daily", "weekly", "monthly"]}, "default": ["all_time"]},
                 "grace_seconds": {"type": "integer", "default": 300},
-                "timezone": {"type": "string", "default": "UTC", "description": "IANA time zone name"}
+                "timezone": {"type": "string", "default": "UTC", "description": "IANA time zone name"},
+                "metadata_max_bytes": {"type": "integer", "minimum": 0, "maximum": 256, "default": 256,
+                    "description": "the largest event metadata the board takes, in bytes of JSON as sent; 0 refuses metadata"}
             }
         },
         "SeasonStateChange": {"type": "object", "required": ["state"],
@@ -534,7 +622,9 @@ fn schemas() -> Value {
         "SeasonState": {"type": "object", "properties": {"game": {"type": "string"}, "season": {"type": "string"},
             "state": {"type": "string"}}},
         "ModerationAction": {"type": "object", "required": ["moderation_id", "action_type", "reason", "game"],
-            "properties": {"moderation_id": {"type": "string"}, "action_type": {"enum": ["INVALIDATE", "RESTORE", "DISQUALIFY", "REINSTATE"]},
+            "properties": {"moderation_id": {"type": "string"}, "action_type": {"enum": ["INVALIDATE", "RESTORE", "DISQUALIFY", "REINSTATE",
+                    "RENAME", "CLEAR_NAME", "LOCK_NAME", "UNLOCK_NAME"]},
+                "display_name": {"type": "string", "description": "RENAME only: the new name, under the profile's rules"},
                 "reason": {"type": "string"}, "game": {"type": "string"}, "target_event_id": {"type": "string"},
                 "mode": {"type": "string"}, "season": {"type": "string"}, "scope": {"type": "string"},
                 "target_player_id": {"type": "string"}}},
@@ -567,7 +657,8 @@ fn schemas() -> Value {
                 "game": {"type": "string"}, "mode": {"type": "string"}, "season": {"type": "string"},
                 "scopes": {"type": "array", "items": {"type": "string"}, "default": ["global"]},
                 "value": {"type": "integer", "format": "int64"},
-                "achieved_at": {"type": "string", "format": "date-time"}
+                "achieved_at": {"type": "string", "format": "date-time"},
+                "metadata": {"type": "object", "description": "a JSON object of at most the boards' metadata_max_bytes (256) bytes as sent; the entry shows the metadata of the event behind it"}
             }
         },
         "EventResult": {
@@ -632,6 +723,8 @@ fn schemas() -> Value {
             "properties": {
                 "board_version": {"type": "integer"}, "player_id": {"type": "string"}, "rank": {"type": "integer"},
                 "value": {"type": "integer"}, "achieved_at": {"type": "string", "format": "date-time"},
+                "display_name": {"type": "string"}, "country": {"type": "string"},
+                "metadata": {"type": "object"}, "anonymous": {"type": "boolean"},
                 "competition_rank": {"type": "integer"}, "dense_rank": {"type": "integer"},
                 "percentile": {"type": "number"}, "total_players": {"type": "integer"}
             }
@@ -652,7 +745,11 @@ fn schemas() -> Value {
         "Metrics": {"type": "string"},
         "LiveMessage": live_message,
         "OpenApi": {"type": "object"}
-    })
+    });
+    if let (Some(all), Value::Object(more)) = (all.as_object_mut(), profile_schemas()) {
+        all.extend(more);
+    }
+    all
 }
 
 /// The OpenAPI 3.1 document, generated from [`OPERATIONS`].
