@@ -614,6 +614,23 @@ impl Board {
         }
     }
 
+    /// Replaces each held profile by the equal one `shared` gives for the player, so that a
+    /// board read back from a checkpoint shares its players' profiles with the rest of the game
+    /// instead of holding copies. Nothing a query sees changes. O(m) look-ups for the m members
+    /// with extras.
+    pub fn share_profiles(&mut self, shared: impl Fn(&str) -> Option<Arc<Profile>>) {
+        for (member, extras) in self.extras.iter_mut() {
+            let Some(held) = &extras.profile else {
+                continue;
+            };
+            if let Some(one) = shared(self.index.player(*member))
+                && *one == **held
+            {
+                extras.profile = Some(one);
+            }
+        }
+    }
+
     /// The ranked players that have a profile or metadata. O(1).
     pub fn players_with_extras(&self) -> usize {
         self.extras.len()

@@ -8,7 +8,7 @@ mod boards;
 mod events;
 mod moderation;
 pub(crate) mod periods;
-pub(crate) mod profile_book;
+pub mod profile_book;
 pub mod profiles;
 mod refusals;
 pub(crate) mod seasons;

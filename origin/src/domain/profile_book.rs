@@ -16,33 +16,33 @@ use crate::sync::RwLockUnpoisoned;
 
 /// What the book holds of one player.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Held {
+pub struct Held {
     /// The profile entries show; `None` when the player has none.
-    pub(crate) profile: Option<Arc<Profile>>,
+    pub profile: Option<Arc<Profile>>,
     /// Whether a moderator locked the name against the game's service.
-    pub(crate) name_locked: bool,
+    pub name_locked: bool,
 }
 
 impl Held {
     /// The display name, if any.
-    pub(crate) fn display_name(&self) -> Option<&str> {
+    pub fn display_name(&self) -> Option<&str> {
         self.profile.as_deref()?.display_name.as_deref()
     }
 
     /// The country, if any.
-    pub(crate) fn country(&self) -> Option<&str> {
+    pub fn country(&self) -> Option<&str> {
         self.profile.as_deref()?.country.as_deref()
     }
 
     /// Whether the player shows anonymously.
-    pub(crate) fn anonymous(&self) -> bool {
+    pub fn anonymous(&self) -> bool {
         self.profile.as_deref().is_some_and(|p| p.anonymous)
     }
 }
 
 /// Every game's profiles.
 #[derive(Default)]
-pub(crate) struct ProfileBook {
+pub struct ProfileBook {
     games: RwLock<HashMap<String, HashMap<String, Held>>>,
     /// Whether any player of any game has a profile: events of services that never set one skip
     /// the look-up.
@@ -50,7 +50,7 @@ pub(crate) struct ProfileBook {
 }
 
 /// The profile a player's fields make, `None` when they say nothing.
-pub(crate) fn profile_of(
+pub fn profile_of(
     display_name: Option<&str>,
     country: Option<&str>,
     anonymous: bool,
@@ -65,7 +65,7 @@ pub(crate) fn profile_of(
 
 impl ProfileBook {
     /// What the book holds of a player. O(1) expected.
-    pub(crate) fn get(&self, game: &str, player: &str) -> Held {
+    pub fn get(&self, game: &str, player: &str) -> Held {
         if !self.any.load(Ordering::Acquire) {
             return Held::default();
         }
@@ -79,7 +79,7 @@ impl ProfileBook {
 
     /// The profile a player's entries show, if any: the look-up each applied event makes.
     /// O(1) expected; one atomic load when nobody has a profile.
-    pub(crate) fn shown(&self, game: &str, player: &str) -> Option<Arc<Profile>> {
+    pub fn shown(&self, game: &str, player: &str) -> Option<Arc<Profile>> {
         if !self.any.load(Ordering::Acquire) {
             return None;
         }
@@ -92,12 +92,12 @@ impl ProfileBook {
     }
 
     /// Sets a player's profile, keeping the lock. O(1) expected.
-    pub(crate) fn set_profile(&self, game: &str, player: &str, profile: Option<Arc<Profile>>) {
+    pub fn set_profile(&self, game: &str, player: &str, profile: Option<Arc<Profile>>) {
         self.update(game, player, |held| held.profile = profile);
     }
 
     /// Locks or unlocks a player's name. O(1) expected.
-    pub(crate) fn set_locked(&self, game: &str, player: &str, locked: bool) {
+    pub fn set_locked(&self, game: &str, player: &str, locked: bool) {
         self.update(game, player, |held| held.name_locked = locked);
     }
 
@@ -140,7 +140,7 @@ mod tests {
 
 /// One field of a profile as a request asks: kept as it is, cleared (`null`) or set.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Patch<T> {
+pub enum Patch<T> {
     /// Absent from the request.
     Keep,
     /// `null`.
@@ -162,24 +162,24 @@ impl<T: Clone> Patch<T> {
 /// A `PUT .../profile` as the writer decides it: on the profile the log holds when its turn
 /// comes, so two changes of different fields never undo each other.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ProfilePatch {
+pub struct ProfilePatch {
     /// The player.
-    pub(crate) player: String,
+    pub player: String,
     /// The display name (validated, NFC).
-    pub(crate) display_name: Patch<String>,
+    pub display_name: Patch<String>,
     /// The country (validated).
-    pub(crate) country: Patch<String>,
+    pub country: Patch<String>,
     /// Whether the player shows anonymously; `None` keeps it.
-    pub(crate) anonymous: Option<bool>,
+    pub anonymous: Option<bool>,
     /// Whether the caller may change a name a moderator locked (moderators and admins).
-    pub(crate) overrides_lock: bool,
+    pub overrides_lock: bool,
 }
 
 impl ProfilePatch {
     /// The `PROFILE` action that carries the patch out on `held`; `Ok(None)` when the profile
     /// would stay as it is (nothing is logged, no version moves); refused when it changes a
     /// locked name and the caller may not. O(1).
-    pub(crate) fn decide(
+    pub fn decide(
         &self,
         game: &str,
         held: &Held,
