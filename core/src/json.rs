@@ -369,6 +369,7 @@ pub fn write_rank_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, found: &P
     write_i64(out, found.entry.value);
     out.extend_from_slice(b",\"achieved_at\":");
     write_time_str(out, found.entry.achieved_at);
+    write_info(out, &found.entry.info);
     out.extend_from_slice(b",\"competition_rank\":");
     write_u64(out, found.competition_rank);
     out.extend_from_slice(b",\"dense_rank\":");
