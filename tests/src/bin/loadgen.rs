@@ -48,6 +48,8 @@ mod cpu;
 mod edge;
 #[path = "loadgen/live.rs"]
 mod live;
+#[path = "loadgen/names.rs"]
+mod names;
 #[path = "loadgen/pubsub.rs"]
 mod pubsub;
 #[path = "loadgen/resp.rs"]
@@ -95,6 +97,8 @@ enum Mode {
     Closed(closed::Args),
     /// Several origins over one PostgreSQL: forwarding, takeover, write throughput.
     Cluster(cluster::Args),
+    /// Renames of players on a loaded board: latency, rate, versions, memory.
+    Names(names::Args),
 }
 
 impl Options for Cli {
@@ -103,7 +107,7 @@ impl Options for Cli {
             None => Ok(()),
             Some(Mode::Live(args)) => args.check(),
             Some(Mode::Edge(args)) => args.check(),
-            Some(Mode::Closed(_)) | Some(Mode::Cluster(_)) => Ok(()),
+            Some(Mode::Closed(_)) | Some(Mode::Cluster(_)) | Some(Mode::Names(_)) => Ok(()),
         }
     }
 }
@@ -234,6 +238,9 @@ fn main() -> ExitCode {
                 cluster::run(args).await.map(|()| None)
             })
         }
+        Some(Mode::Names(args)) => harness::block_on("loadgen names", args.client_threads, async {
+            names::run(args).await.map(|()| None)
+        }),
     }
 }
 
