@@ -28,7 +28,7 @@ use crate::error::{ApplyError, CapacityError, DecodeError, DeltaError, QueryErro
 use crate::event::{PlayerId, ScoreEvent};
 use crate::index::{RankedEntry, RankedIndex};
 use crate::interner::MemberId;
-use crate::profile::{EntryInfo, Extras, Profile, counts_for_metadata, metadata_of, recompute_with_metadata};
+use crate::profile::{EntryInfo, Extras, Profile, recompute_with_metadata, step};
 use crate::rules::{BoardId, BoardRules, ScoreMode, Standing};
 
 /// How many deltas a board keeps by default: enough for a client paging a busy board for a
@@ -395,38 +395,18 @@ impl Board {
             .latest_event
             .get(member as usize)
             .and_then(|id| id.as_deref());
-        let folded = self.rules.fold(current, current_id, event)?;
         let held = self.extras.get(&member);
-        let counts = counts_for_metadata(
-            &self.rules,
-            current,
-            folded.is_some(),
-            held.and_then(|e| e.metadata.as_deref()),
-            event,
-        );
-        if folded.is_none() && !counts {
+        let Some(step) = step(&self.rules, current, current_id, held, event, profile)? else {
             return Ok(Applied::Unchanged);
-        }
+        };
         let before_extras = held.cloned().unwrap_or_default();
-        if self.rules.score_mode == ScoreMode::Latest && folded.is_some() {
+        if self.rules.score_mode == ScoreMode::Latest && step.replaced {
             *self.latest_slot(member) = Some(event.event_id.as_str().into());
         }
-        let mut after_extras = before_extras.clone();
-        if current.is_none() {
-            // A profile that says nothing is held as none, as `set_profile` holds it (a
-            // checkpoint has no way to write one).
-            after_extras.profile = profile.filter(|p| !p.is_empty()).cloned();
-        }
-        if counts {
-            after_extras.metadata = metadata_of(event);
-        }
-        let after = folded.or(current);
-        if current == after && before_extras.metadata_event() == after_extras.metadata_event() {
-            // A `latest` event with the same time and value but a greater id takes over the
-            // aggregate without changing anything a query can see.
+        if !step.changed {
             return Ok(Applied::Unchanged);
         }
-        Ok(self.commit(member, &event.player, after, before_extras, after_extras))
+        Ok(self.commit(member, &event.player, step.after, before_extras, step.extras))
     }
 
     /// Recomputes a player's aggregate from their remaining valid events (after an

@@ -147,7 +147,7 @@ impl<'a> EntryInfo<'a> {
 ///
 /// `current` is the aggregate before, `replaces` whether the fold took the event's standing,
 /// `held` the metadata behind the aggregate now. O(length of the ids).
-pub(crate) fn counts_for_metadata(
+fn counts_for_metadata(
     rules: &BoardRules,
     current: Option<Standing>,
     replaces: bool,
@@ -181,6 +181,63 @@ pub(crate) fn counts_for_metadata(
                 || (event.achieved_at == current.achieved_at && preferred_in_tie(false))
         }
     }
+}
+
+/// What one event does to one member: the fold and the metadata decision together, shared by
+/// [`crate::Board::apply_as`] and [`crate::Replay::push_as`] so that a replay counts exactly the
+/// changes the live board makes.
+pub(crate) struct Step {
+    /// The aggregate after (the one before when the fold kept it).
+    pub(crate) after: Option<Standing>,
+    /// What the member holds besides its standing after.
+    pub(crate) extras: Extras,
+    /// Whether the fold took the event's standing (a `latest` board then keeps its id).
+    pub(crate) replaced: bool,
+    /// Whether anything a query sees changed: the standing, or the event behind the metadata.
+    pub(crate) changed: bool,
+}
+
+/// Folds `event` into a member at `current` (`current_id` the event behind a `latest`
+/// aggregate) holding `held`; `profile` is the player's profile in the game, taken when the
+/// event ranks them. `None` when the event changes nothing at all. O(length of the ids).
+pub(crate) fn step(
+    rules: &BoardRules,
+    current: Option<Standing>,
+    current_id: Option<&str>,
+    held: Option<&Extras>,
+    event: &ScoreEvent,
+    profile: Option<&Arc<Profile>>,
+) -> Result<Option<Step>, crate::error::ApplyError> {
+    let folded = rules.fold(current, current_id, event)?;
+    let counts = counts_for_metadata(
+        rules,
+        current,
+        folded.is_some(),
+        held.and_then(|e| e.metadata.as_deref()),
+        event,
+    );
+    if folded.is_none() && !counts {
+        return Ok(None);
+    }
+    let mut extras = held.cloned().unwrap_or_default();
+    if current.is_none() {
+        // A profile that says nothing is held as none, as `set_profile` holds it (a checkpoint
+        // has no way to write one).
+        extras.profile = profile.filter(|p| !p.is_empty()).cloned();
+    }
+    if counts {
+        extras.metadata = metadata_of(event);
+    }
+    let after = folded.or(current);
+    // A `latest` event with the same time and value but a greater id takes over the aggregate
+    // without changing anything a query can see, unless it brings other metadata.
+    let changed = current != after || held.and_then(Extras::metadata_event) != extras.metadata_event();
+    Ok(Some(Step {
+        after,
+        extras,
+        replaced: folded.is_some(),
+        changed,
+    }))
 }
 
 /// The metadata an event leaves behind the aggregate when it counts. O(length).

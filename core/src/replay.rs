@@ -11,7 +11,7 @@ use crate::event::PlayerId;
 use crate::event::ScoreEvent;
 use crate::index::RankedIndex;
 use crate::interner::MemberId;
-use crate::profile::{Extras, Metadata, Profile, counts_for_metadata, metadata_of};
+use crate::profile::{Extras, Metadata, Profile, step};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
 /// Folds a board's events, in log order, into per-player aggregates and counts the changes
@@ -76,31 +76,21 @@ impl Replay {
         } else {
             None
         };
-        let folded = self.rules.fold(current, current_id, event)?;
-        let held = self.extras.get(&member);
-        let counts = counts_for_metadata(
+        let Some(step) = step(
             &self.rules,
             current,
-            folded.is_some(),
-            held.and_then(|e| e.metadata.as_deref()),
+            current_id,
+            self.extras.get(&member),
             event,
-        );
-        if folded.is_none() && !counts {
+            profile,
+        )?
+        else {
             return Ok(false);
-        }
-        let before_event = held.and_then(Extras::metadata_event).map(Box::<str>::from);
-        let mut extras = held.cloned().unwrap_or_default();
-        if latest && folded.is_some() {
+        };
+        if latest && step.replaced {
             self.latest_event[m] = Some(event.event_id.as_str().into());
         }
-        if current.is_none() {
-            extras.profile = profile.filter(|p| !p.is_empty()).cloned();
-        }
-        if counts {
-            extras.metadata = metadata_of(event);
-        }
-        let after = folded.or(current);
-        let changed = current != after || before_event.as_deref() != extras.metadata_event();
+        let (after, extras, changed) = (step.after, step.extras, step.changed);
         self.aggregates[m] = after;
         self.keep(member, extras);
         self.changes += u64::from(changed);
