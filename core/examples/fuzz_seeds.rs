@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use standings_core::{
-    Board, BoardId, BoardRules, ChunkingOptions, CursorBinding, ScoreEvent, ScoreMode, Snapshot,
+    Board, BoardId, BoardRules, ChunkingOptions, CursorBinding, Profile, ScoreEvent, ScoreMode, Snapshot,
 };
 
 fn main() {
@@ -36,9 +36,20 @@ fn main() {
             for i in 0..players * 2 {
                 let player = format!("p-{:03}", i % players.max(1));
                 let value = (i as i64 * 7919) % 1000 - 100;
-                let event =
-                    ScoreEvent::new(&format!("e-{i}"), &player, value, 1_760_000_000_000 + i as i64).unwrap();
-                let _ = board.apply(&event);
+                // Every third event carries metadata and every other player a profile, so the
+                // seeds hold the extras' encodings too (snapshot and checkpoint format 3).
+                let metadata = (i % 3 == 0).then(|| format!(r#"{{"car":"c{i}"}}"#).into_boxed_str());
+                let event = ScoreEvent::new(&format!("e-{i}"), &player, value, 1_760_000_000_000 + i as i64)
+                    .unwrap()
+                    .with_metadata(metadata);
+                let profile = (i % 2 == 0).then(|| {
+                    std::sync::Arc::new(Profile {
+                        display_name: Some(format!("Zoë {i}").into()),
+                        country: Some("DE".into()),
+                        anonymous: i % 4 == 0,
+                    })
+                });
+                let _ = board.apply_as(&event, profile.as_ref());
             }
             let name = format!("{mode:?}-{players}").to_lowercase();
             let snapshot = Snapshot::build_with(&board, options);

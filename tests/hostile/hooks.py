@@ -133,13 +133,13 @@ def _varint(data, at):
 
 def _manifest_chunk_hashes(data):
     """The rank and lookup chunk hashes a manifest names, as hex. The layout is the core's
-    format 2 (core/src/snapshot/mod.rs): a u16 version, the tag `M`, then postcard: rules (score
+    format 3 (core/src/snapshot/mod.rs): a u16 version, the tag `M`, then postcard: rules (score
     mode, value_min, value_max), board_version, total_players, the 32-byte digest, the rank
-    chunk refs (count, distinct_values, first_value, last entry, hash) and the lookup chunk
-    refs (count, hash). Only the hashes are wanted, and they are checked: every part named is
+    chunk refs (count, distinct_values, first_value, last entry with its optional extras, hash)
+    and the lookup chunk refs (count, hash). Only the hashes are wanted, and they are checked: every part named is
     fetched and must hash to its name, so a reading that drifted from the format fails the run
     rather than passing quietly."""
-    if data[:3] != b"\x02\x00M":
+    if data[:3] != b"\x03\x00M":
         raise AssertionError(f"a manifest of another format or tag: {data[:3]!r}")
     at = 3
     for _ in range(5):  # score mode, value_min, value_max, board_version, total_players
@@ -154,6 +154,15 @@ def _manifest_chunk_hashes(data):
         at += length
         for _ in range(2):  # its value and achieved_at
             _, at = _varint(data, at)
+        has_extras = data[at]  # an Option: 0 none, 1 some
+        at += 1
+        if has_extras:
+            for _ in range(3):  # display_name, country, metadata: each an optional string
+                present = data[at]
+                at += 1
+                if present:
+                    length, at = _varint(data, at)
+                    at += length
         rank.append(data[at : at + 32].hex())
         at += 32
     lookup = []
