@@ -387,6 +387,14 @@ impl ClosedCache {
         held.cells.remove(&(board.clone(), period_key.to_owned()));
     }
 
+    /// Forgets every instance of `game`: an erasure rewrote their stored snapshots, so the
+    /// copies held would still show what it erased; the next read restores the rewritten one.
+    /// O(capacity).
+    pub fn forget_game(&self, game: &str) {
+        let mut held = self.held.lock_unpoisoned();
+        held.cells.retain(|(board, _), _| board.game != game);
+    }
+
     /// How many instances are held (restored or being restored).
     pub fn len(&self) -> usize {
         self.held.lock_unpoisoned().cells.len()

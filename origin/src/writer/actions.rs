@@ -37,6 +37,9 @@ impl Writer {
     /// checkpoint).
     async fn erase_stored(&mut self, game: &str, player: &str, seq: i64) -> Result<(), WriterError> {
         let rows = self.store.erase_player(game, player, seq).await?;
+        // Closed periods that left memory are held as restored from the rows before the
+        // rewrite: they go, so the next read restores the erased ones.
+        self.registry.closed.forget_game(game);
         self.write_checkpoint().await?;
         // With no checkpoint as of the erasure (a broken board rules one out), none is kept:
         // the next start replays the whole, rewritten log.
