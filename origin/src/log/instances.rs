@@ -89,7 +89,16 @@ fn changed_rank(
     erase: bool,
 ) -> Option<(u64, u64)> {
     let applied = if erase {
-        board.erase(player)
+        let applied = board.erase(player);
+        if matches!(applied, Applied::Changed(_)) {
+            // The board's recent deltas hold what the entry showed before, and a page or a
+            // catch-up of an older version would show it again: they go, so such a read is
+            // answered as of a version no longer held (410, a live snapshot, a whole publication).
+            let limit = board.history_limit();
+            board.set_history_limit(0);
+            board.set_history_limit(limit);
+        }
+        applied
     } else {
         board.set_profile(player, profile)
     };
