@@ -306,12 +306,29 @@ impl Snapshots {
         }
     }
 
-    /// Stops serving the parts of `game` that no current head names (an erasure): they are
-    /// dropped now, and for [`ERASED_RETENTION_MS`] every part of the game that a new
-    /// publication stops naming is dropped at once instead of being kept for its retention.
-    /// O(parts held).
+    /// Stops serving the parts of `game` (an erasure): every followed instance of the game is
+    /// forgotten, so the next head of each publishes it anew from what the boards and the
+    /// rewritten storage show now (a closed period never changes, so a round would never
+    /// publish it again; a live one would name its old parts until the next round), and the
+    /// parts no head names any more are dropped now. For [`ERASED_RETENTION_MS`] every part of
+    /// the game that a new publication stops naming is dropped at once instead of being kept
+    /// for its retention. O(instances + parts held).
     pub fn forget_parts_of(&self, game: &str) {
         let now = self.clock.now_ms();
+        let of_game: Vec<Arc<Instance>> = {
+            let mut followed = self.instances.lock_unpoisoned();
+            let mut of_game: Vec<Arc<Instance>> = followed
+                .by_board
+                .iter()
+                .filter(|(board, _)| board.game == game)
+                .flat_map(|(_, periods)| periods.values().cloned())
+                .collect();
+            of_game.retain(|instance| self.unfollow(&mut followed, instance));
+            of_game
+        };
+        for instance in &of_game {
+            self.forget(instance, now);
+        }
         self.parts
             .lock_unpoisoned()
             .forget_game(game, now, ERASED_RETENTION_MS);
