@@ -2,7 +2,7 @@
 // applied only when it names the period instance held (its period_key) and its base_version is
 // the version held; anything else means a message was missed or belongs to another instance, and
 // the view is fetched again (from the held instance and version when the server still has them).
-import { parseExact } from "./exact.js";
+import { parseExact, stringifyExact } from "./exact.js";
 import { LiveView } from "./standings_wasm.js";
 /**
  * A view of a board (`view=top:N`, `around:P:R` or `player:P`) in one period instance, kept
@@ -217,8 +217,8 @@ export class LiveBoard extends EventTarget {
         switch (message.type) {
             case "snapshot": {
                 const { type: _, entries, ...period } = message;
-                const [ranks, players, values, times] = columnsOf(entries ?? []);
-                const view = new LiveView(period.period_key ?? "", message.board_version ?? 0, ranks, players, values, times);
+                const [ranks, players, values, times, names, countries, metadata] = columnsOf(entries ?? []);
+                const view = new LiveView(period.period_key ?? "", message.board_version ?? 0, ranks, players, values, times, names, countries, metadata);
                 this.#view?.free();
                 this.#view = view;
                 this.#entries = entriesOf(view);
@@ -228,12 +228,12 @@ export class LiveBoard extends EventTarget {
                 break;
             }
             case "delta": {
-                const [ranks, players, values, times] = columnsOf(message.changed ?? []);
+                const [ranks, players, values, times, names, countries, metadata] = columnsOf(message.changed ?? []);
                 const left = message.left ?? [];
                 try {
                     if (!this.#view)
                         throw new Error("no view held");
-                    this.#view.apply(message.period_key ?? "", message.base_version ?? -1, message.board_version ?? -1, ranks, players, values, times, left.join("\n"), left.length);
+                    this.#view.apply(message.period_key ?? "", message.base_version ?? -1, message.board_version ?? -1, ranks, players, values, times, names, countries, metadata, left.join("\n"), left.length);
                 }
                 catch {
                     // The core refused it, changing nothing: a message was missed, or this one is of
@@ -304,16 +304,28 @@ export class LiveBoard extends EventTarget {
         this.dispatchEvent(new CustomEvent("change", { detail: { kind, boardVersion: this.#version, periodKey: this.periodKey } }));
     }
 }
-/** Entries as the columns the WebAssembly view takes: ranks, ids and times joined by "\n", values. */
+/**
+ * Entries as the columns the WebAssembly view takes: ranks, ids and times joined by "\n", values,
+ * then display names, countries and metadata JSON texts joined by "\n", an empty line where an
+ * entry has none. No name or country holds a line break (the service refuses control
+ * characters), and `stringifyExact` writes no whitespace.
+ */
 function columnsOf(entries) {
     return [
         Float64Array.from(entries, (e) => e.rank),
         entries.map((e) => e.player_id).join("\n"),
         BigInt64Array.from(entries, (e) => BigInt(e.value)),
         entries.map((e) => e.achieved_at).join("\n"),
+        entries.map((e) => e.display_name ?? "").join("\n"),
+        entries.map((e) => e.country ?? "").join("\n"),
+        entries.map((e) => (e.metadata === undefined ? "" : stringifyExact(e.metadata))).join("\n"),
     ];
 }
-/** The entries the WebAssembly view holds, in rank order, times as the service prints them. */
+/**
+ * The entries the WebAssembly view holds, in rank order, times as the service prints them, and
+ * each extra only when set, in the order the service prints an entry's fields (so an entry
+ * equals the same entry of a fresh read parsed with `parseExact`).
+ */
 function entriesOf(view) {
     const ranks = view.ranks();
     if (ranks.length === 0)
@@ -321,5 +333,17 @@ function entriesOf(view) {
     const players = view.players().split("\n");
     const values = view.values();
     const times = view.achievedAt().split("\n");
-    return Array.from(ranks, (rank, i) => ({ rank, player_id: players[i], value: values[i], achieved_at: times[i] }));
+    const names = view.displayNames().split("\n");
+    const countries = view.countries().split("\n");
+    const metadata = view.metadata().split("\n");
+    return Array.from(ranks, (rank, i) => {
+        const entry = { rank, player_id: players[i], value: values[i], achieved_at: times[i] };
+        if (names[i])
+            entry.display_name = names[i];
+        if (countries[i])
+            entry.country = countries[i];
+        if (metadata[i])
+            entry.metadata = parseExact(metadata[i]);
+        return entry;
+    });
 }

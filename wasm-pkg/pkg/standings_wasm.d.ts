@@ -56,13 +56,27 @@ export class LiveView {
     /**
      * Applies a delta message with the core's checks; refused (changing nothing) when it is
      * of another instance, does not start at the version held, or does not fit the entries.
+     * The changed entries cross as the constructor's do.
      */
-    apply(period_key: string, base_version: number, board_version: number, ranks: Float64Array | number[], players: string, values: BigInt64Array | bigint[], achieved_at: string, left: string, left_count: number): void;
+    apply(period_key: string, base_version: number, board_version: number, ranks: Float64Array | number[], players: string, values: BigInt64Array | bigint[], achieved_at: string, display_names: string, countries: string, metadata: string, left: string, left_count: number): void;
     /**
-     * The view of a snapshot message: its instance, version and entries as columns (ids and
-     * times joined by `\n`).
+     * The countries of the entries, joined by `\n` (an empty line for none).
      */
-    constructor(period_key: string, board_version: number, ranks: Float64Array | number[], players: string, values: BigInt64Array | bigint[], achieved_at: string);
+    countries(): string;
+    /**
+     * The display names of the entries, joined by `\n` (an empty line for none).
+     */
+    displayNames(): string;
+    /**
+     * The metadata of the entries as JSON texts, joined by `\n` (an empty line for none).
+     */
+    metadata(): string;
+    /**
+     * The view of a snapshot message: its instance, version and entries as columns (ids,
+     * times, display names, countries and metadata JSON texts joined by `\n`, an empty line
+     * for an extra that is not set).
+     */
+    constructor(period_key: string, board_version: number, ranks: Float64Array | number[], players: string, values: BigInt64Array | bigint[], achieved_at: string, display_names: string, countries: string, metadata: string);
     /**
      * The ids of the entries, joined by `\n`.
      */
@@ -179,9 +193,12 @@ export interface InitOutput {
     readonly headfields_periodStart: (a: number, b: number) => void;
     readonly headfields_publishedAt: (a: number, b: number) => void;
     readonly liveview_achievedAt: (a: number, b: number) => void;
-    readonly liveview_apply: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number) => void;
+    readonly liveview_apply: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number, s: number, t: number, u: number, v: number, w: number) => void;
     readonly liveview_boardVersion: (a: number) => number;
-    readonly liveview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number) => void;
+    readonly liveview_countries: (a: number, b: number) => void;
+    readonly liveview_displayNames: (a: number, b: number) => void;
+    readonly liveview_metadata: (a: number, b: number) => void;
+    readonly liveview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number) => void;
     readonly liveview_players: (a: number, b: number) => void;
     readonly liveview_ranks: (a: number, b: number) => void;
     readonly liveview_values: (a: number, b: number) => void;

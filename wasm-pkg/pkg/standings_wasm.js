@@ -197,6 +197,7 @@ export class LiveView {
     /**
      * Applies a delta message with the core's checks; refused (changing nothing) when it is
      * of another instance, does not start at the version held, or does not fit the entries.
+     * The changed entries cross as the constructor's do.
      * @param {string} period_key
      * @param {number} base_version
      * @param {number} board_version
@@ -204,16 +205,19 @@ export class LiveView {
      * @param {string} players
      * @param {BigInt64Array | bigint[]} values
      * @param {string} achieved_at
+     * @param {string} display_names
+     * @param {string} countries
+     * @param {string} metadata
      * @param {string} left
      * @param {number} left_count
      */
-    apply(period_key, base_version, board_version, ranks, players, values, achieved_at, left, left_count) {
+    apply(period_key, base_version, board_version, ranks, players, values, achieved_at, display_names, countries, metadata, left, left_count) {
         try {
             const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-            const val7 = +base_version;
-            const val8 = +board_version;
-            const val9 = +left_count;
-            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5;
+            const val10 = +base_version;
+            const val11 = +board_version;
+            const val12 = +left_count;
+            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7, ptr8, len8;
             try {
                 ptr0 = passStringToWasm0(period_key, wasm.__wbindgen_export, wasm.__wbindgen_export2);
                 len0 = WASM_VECTOR_LEN;
@@ -225,9 +229,18 @@ export class LiveView {
                 len3 = WASM_VECTOR_LEN;
                 ptr4 = passStringToWasm0(achieved_at, wasm.__wbindgen_export, wasm.__wbindgen_export2);
                 len4 = WASM_VECTOR_LEN;
-                ptr5 = passStringToWasm0(left, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                ptr5 = passStringToWasm0(display_names, wasm.__wbindgen_export, wasm.__wbindgen_export2);
                 len5 = WASM_VECTOR_LEN;
+                ptr6 = passStringToWasm0(countries, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len6 = WASM_VECTOR_LEN;
+                ptr7 = passStringToWasm0(metadata, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len7 = WASM_VECTOR_LEN;
+                ptr8 = passStringToWasm0(left, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len8 = WASM_VECTOR_LEN;
             } catch (e) {
+                if (ptr8) { wasm.__wbindgen_export3(ptr8, len8 * 1, 1); }
+                if (ptr7) { wasm.__wbindgen_export3(ptr7, len7 * 1, 1); }
+                if (ptr6) { wasm.__wbindgen_export3(ptr6, len6 * 1, 1); }
                 if (ptr5) { wasm.__wbindgen_export3(ptr5, len5 * 1, 1); }
                 if (ptr4) { wasm.__wbindgen_export3(ptr4, len4 * 1, 1); }
                 if (ptr3) { wasm.__wbindgen_export3(ptr3, len3 * 8, 8); }
@@ -236,7 +249,7 @@ export class LiveView {
                 if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
                 throw e;
             }
-            wasm.liveview_apply(retptr, this.__wbg_ptr, ptr0, len0, val7, val8, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, val9);
+            wasm.liveview_apply(retptr, this.__wbg_ptr, ptr0, len0, val10, val11, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7, ptr8, len8, val12);
             var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
             var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
             if (r1) {
@@ -255,20 +268,84 @@ export class LiveView {
         return ret;
     }
     /**
-     * The view of a snapshot message: its instance, version and entries as columns (ids and
-     * times joined by `\n`).
+     * The countries of the entries, joined by `\n` (an empty line for none).
+     * @returns {string}
+     */
+    countries() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.liveview_countries(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            deferred1_0 = r0;
+            deferred1_1 = r1;
+            return getStringFromWasm0(r0, r1);
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+            wasm.__wbindgen_export3(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * The display names of the entries, joined by `\n` (an empty line for none).
+     * @returns {string}
+     */
+    displayNames() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.liveview_displayNames(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            deferred1_0 = r0;
+            deferred1_1 = r1;
+            return getStringFromWasm0(r0, r1);
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+            wasm.__wbindgen_export3(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * The metadata of the entries as JSON texts, joined by `\n` (an empty line for none).
+     * @returns {string}
+     */
+    metadata() {
+        let deferred1_0;
+        let deferred1_1;
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.liveview_metadata(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            deferred1_0 = r0;
+            deferred1_1 = r1;
+            return getStringFromWasm0(r0, r1);
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+            wasm.__wbindgen_export3(deferred1_0, deferred1_1, 1);
+        }
+    }
+    /**
+     * The view of a snapshot message: its instance, version and entries as columns (ids,
+     * times, display names, countries and metadata JSON texts joined by `\n`, an empty line
+     * for an extra that is not set).
      * @param {string} period_key
      * @param {number} board_version
      * @param {Float64Array | number[]} ranks
      * @param {string} players
      * @param {BigInt64Array | bigint[]} values
      * @param {string} achieved_at
+     * @param {string} display_names
+     * @param {string} countries
+     * @param {string} metadata
      */
-    constructor(period_key, board_version, ranks, players, values, achieved_at) {
+    constructor(period_key, board_version, ranks, players, values, achieved_at, display_names, countries, metadata) {
         try {
             const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-            const val6 = +board_version;
-            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4;
+            const val9 = +board_version;
+            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7;
             try {
                 ptr0 = passStringToWasm0(period_key, wasm.__wbindgen_export, wasm.__wbindgen_export2);
                 len0 = WASM_VECTOR_LEN;
@@ -280,7 +357,16 @@ export class LiveView {
                 len3 = WASM_VECTOR_LEN;
                 ptr4 = passStringToWasm0(achieved_at, wasm.__wbindgen_export, wasm.__wbindgen_export2);
                 len4 = WASM_VECTOR_LEN;
+                ptr5 = passStringToWasm0(display_names, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len5 = WASM_VECTOR_LEN;
+                ptr6 = passStringToWasm0(countries, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len6 = WASM_VECTOR_LEN;
+                ptr7 = passStringToWasm0(metadata, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len7 = WASM_VECTOR_LEN;
             } catch (e) {
+                if (ptr7) { wasm.__wbindgen_export3(ptr7, len7 * 1, 1); }
+                if (ptr6) { wasm.__wbindgen_export3(ptr6, len6 * 1, 1); }
+                if (ptr5) { wasm.__wbindgen_export3(ptr5, len5 * 1, 1); }
                 if (ptr4) { wasm.__wbindgen_export3(ptr4, len4 * 1, 1); }
                 if (ptr3) { wasm.__wbindgen_export3(ptr3, len3 * 8, 8); }
                 if (ptr2) { wasm.__wbindgen_export3(ptr2, len2 * 1, 1); }
@@ -288,7 +374,7 @@ export class LiveView {
                 if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
                 throw e;
             }
-            wasm.liveview_new(retptr, ptr0, len0, val6, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4);
+            wasm.liveview_new(retptr, ptr0, len0, val9, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7);
             var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
             var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
             var r2 = getDataViewMemory0().getInt32(retptr + 4 * 2, true);

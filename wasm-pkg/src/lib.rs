@@ -262,9 +262,11 @@ pub struct LiveView(ViewState);
 
 #[wasm_bindgen(js_class = LiveView)]
 impl LiveView {
-    /// The view of a snapshot message: its instance, version and entries as columns (ids and
-    /// times joined by `\n`).
+    /// The view of a snapshot message: its instance, version and entries as columns (ids,
+    /// times, display names, countries and metadata JSON texts joined by `\n`, an empty line
+    /// for an extra that is not set).
     #[wasm_bindgen(constructor)]
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         period_key: String,
         board_version: f64,
@@ -272,15 +274,17 @@ impl LiveView {
         players: &str,
         values: &[i64],
         achieved_at: &str,
+        display_names: &str,
+        countries: &str,
+        metadata: &str,
     ) -> Result<LiveView, JsError> {
-        let empty = ranks.is_empty();
-        let entries = live::entries_of(
+        let entries = entries_js(
             ranks,
-            &split_lines(players, empty),
+            players,
             values,
-            &split_lines(achieved_at, empty),
-        )
-        .map_err(|e| JsError::new(&e.to_string()))?;
+            achieved_at,
+            [display_names, countries, metadata],
+        )?;
         Ok(LiveView(ViewState {
             period_key,
             board_version: board_version as u64,
@@ -290,6 +294,7 @@ impl LiveView {
 
     /// Applies a delta message with the core's checks; refused (changing nothing) when it is
     /// of another instance, does not start at the version held, or does not fit the entries.
+    /// The changed entries cross as the constructor's do.
     #[allow(clippy::too_many_arguments)]
     pub fn apply(
         &mut self,
@@ -300,17 +305,19 @@ impl LiveView {
         players: &str,
         values: &[i64],
         achieved_at: &str,
+        display_names: &str,
+        countries: &str,
+        metadata: &str,
         left: &str,
         left_count: u32,
     ) -> Result<(), JsError> {
-        let empty = ranks.is_empty();
-        let changed = live::entries_of(
+        let changed = entries_js(
             ranks,
-            &split_lines(players, empty),
+            players,
             values,
-            &split_lines(achieved_at, empty),
-        )
-        .map_err(|e| JsError::new(&e.to_string()))?;
+            achieved_at,
+            [display_names, countries, metadata],
+        )?;
         let delta = live::delta_of(
             period_key,
             base_version as u64,
@@ -348,6 +355,50 @@ impl LiveView {
     pub fn achieved_at(&self) -> String {
         live::columns(&self.0).3
     }
+
+    /// The display names of the entries, joined by `\n` (an empty line for none).
+    #[wasm_bindgen(js_name = displayNames)]
+    pub fn display_names(&self) -> String {
+        live::extra_column(&self.0, live::Extra::DisplayName)
+    }
+
+    /// The countries of the entries, joined by `\n` (an empty line for none).
+    pub fn countries(&self) -> String {
+        live::extra_column(&self.0, live::Extra::Country)
+    }
+
+    /// The metadata of the entries as JSON texts, joined by `\n` (an empty line for none).
+    pub fn metadata(&self) -> String {
+        live::extra_column(&self.0, live::Extra::Metadata)
+    }
+}
+
+/// Entries that crossed as columns, each `\n`-joined text split into one line per entry.
+fn entries_js(
+    ranks: &[f64],
+    players: &str,
+    values: &[i64],
+    achieved_at: &str,
+    [display_names, countries, metadata]: [&str; 3],
+) -> Result<Vec<standings_core::ViewEntry>, JsError> {
+    let empty = ranks.is_empty();
+    let (display_names, countries, metadata) = (
+        split_lines(display_names, empty),
+        split_lines(countries, empty),
+        split_lines(metadata, empty),
+    );
+    live::entries_of(
+        ranks,
+        &split_lines(players, empty),
+        values,
+        &split_lines(achieved_at, empty),
+        live::ExtraColumns {
+            display_names: &display_names,
+            countries: &countries,
+            metadata: &metadata,
+        },
+    )
+    .map_err(|e| JsError::new(&e.to_string()))
 }
 
 /// An error of the order's as JavaScript takes it.

@@ -261,13 +261,27 @@ fn or_null(step: Step<Option<Vec<u8>>>) -> Step<Vec<u8>> {
 mod tests {
     use super::*;
     use standings_core::json::{write_nearby_answer, write_rank_answer, write_top_answer};
-    use standings_core::{Board, BoardRules, ChunkingOptions, ScoreEvent, ScoreMode, Snapshot};
+    use standings_core::{Board, BoardRules, ChunkingOptions, Profile, ScoreEvent, ScoreMode, Snapshot};
 
+    /// 500 players; every third with a display name (some not ASCII) and every fifth a
+    /// country, every seventh event with metadata.
     fn board() -> Board {
         let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
         for i in 0..500i64 {
-            let event = ScoreEvent::new(&format!("e{i}"), &format!("p-{i:03}"), (i * 37) % 101, i).unwrap();
+            let metadata = (i % 7 == 0).then(|| format!(r#"{{"lap": {i}, "car":"R\u00e9"}}"#).into());
+            let event = ScoreEvent::new(&format!("e{i}"), &format!("p-{i:03}"), (i * 37) % 101, i)
+                .unwrap()
+                .with_metadata(metadata);
             board.apply(&event).unwrap();
+            let profile = Profile {
+                display_name: (i % 3 == 0).then(|| format!("Zoë \"{i}\" 🚀").into()),
+                country: (i % 5 == 0).then(|| "DE".into()),
+                anonymous: false,
+            };
+            if !profile.is_empty() {
+                let player = standings_core::PlayerId::new(&format!("p-{i:03}")).unwrap();
+                board.set_profile(&player, Some(std::sync::Arc::new(profile)));
+            }
         }
         board
     }
@@ -327,10 +341,12 @@ mod tests {
         (board, snapshot, id, period)
     }
 
-    /// Top pages (with a cursor), ranks and windows from the parts equal the board's own answers.
+    /// Top pages (with a cursor), ranks and windows from the parts equal the board's own
+    /// answers, names, countries and metadata included.
     #[test]
     fn reads_equal_the_boards() {
         let (board, snapshot, id, period) = setup();
+        assert!(board.players_with_extras() > 150);
         let fields = PeriodFields {
             kind: "all_time",
             key: "all_time",
@@ -369,6 +385,13 @@ mod tests {
             let mut expected = Vec::new();
             write_rank_answer(&mut expected, &fields, &board.player_rank(player).unwrap());
             assert_eq!(rank, expected, "{player}");
+            if player == "p-000" {
+                let text = String::from_utf8(rank.clone()).unwrap();
+                assert!(
+                    text.contains(r#","display_name":"Zoë \"0\" 🚀","country":"DE","metadata":{"lap": 0, "car":"R\u00e9"}"#),
+                    "{text}"
+                );
+            }
             let window = answer(&mut view, &snapshot, |v| v.nearby(player, 4));
             let mut expected = Vec::new();
             let entries = board.nearby(player, 4).unwrap();

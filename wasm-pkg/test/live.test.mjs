@@ -113,6 +113,42 @@ test("deltas chain, a gap reconnects from the held instance and version, resync 
   assert.equal(asked.length, 4, "an archived season is not subscribed to again");
 });
 
+test("names, countries and metadata come with the entries, and a rename is a delta that shows the new name", async (t) => {
+  const named = (rank, player_id, value, extras) => ({ ...entry(rank, player_id, value), ...extras });
+  const metadata = { car: "R8", value: 7n, laps: [1.5, { value: "gold" }], note: "line\nbreak" };
+  const { base } = await scriptedServer(t, [
+    [
+      {
+        type: "snapshot", view: "top:3", ...allTime, board_version: 5,
+        entries: [
+          named(1, "a", 30, { display_name: "Zoë 🚀", country: "DE", metadata }),
+          // A player who shows anonymously: no fields at all.
+          entry(2, "b", 20),
+          named(3, "c", 10, { country: "FR" }),
+        ],
+      },
+      // The rename of "a": the entry changed, nothing else about it.
+      { type: "delta", period_key: "all_time", base_version: 5, board_version: 6, changed: [named(1, "a", 30, { display_name: "Zoë 2", country: "DE", metadata })], left: [] },
+      // "c" loses their country and gets a name; "d" enters with metadata only.
+      { type: "delta", period_key: "all_time", base_version: 6, board_version: 7, changed: [named(3, "c", 10, { display_name: "\"quoted\" name" }), named(4, "d", 5, { metadata: {} })], left: [] },
+    ],
+  ]);
+  const board = new LiveBoard(`${base}?view=top:4`, { reconnectDelayMs: 10 });
+  t.after(() => board.close());
+  const names = [];
+  board.addEventListener("change", () => names.push(board.entries.map((e) => e.display_name ?? e.player_id).join()));
+  await until(() => board.boardVersion === 7);
+  assert.deepEqual(names, ["Zoë 🚀,b,c", "Zoë 2,b,c", 'Zoë 2,b,"quoted" name,d']);
+  assert.deepEqual(board.entries, [
+    named(1, "a", 30n, { display_name: "Zoë 2", country: "DE", metadata }),
+    entry(2, "b", 20n),
+    named(3, "c", 10n, { display_name: '"quoted" name' }),
+    named(4, "d", 5n, { metadata: {} }),
+  ]);
+  assert.deepEqual(Object.keys(board.entries[0]), ["rank", "player_id", "value", "achieved_at", "display_name", "country", "metadata"]);
+  assert.equal(board.gaps, 0);
+});
+
 test("a delta of another period instance is refused even when its base_version chains, and no instance mixes into another", async (t) => {
   const { base, asked } = await scriptedServer(t, [
     // 1: the 13th; its delta applies; then a delta of the 14th whose base_version is the one held.

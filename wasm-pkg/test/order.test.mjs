@@ -2,7 +2,7 @@
 // by UTF-8 bytes, values beyond 2^53, and the errors bad input gets.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { compare, rankFriends, parseExact, I64_MAX, I64_MIN } from "standings-wasm";
+import { compare, rankFriends, parseExact, stringifyExact, I64_MAX, I64_MIN } from "standings-wasm";
 
 const at = "2026-10-13T10:05:00Z";
 
@@ -159,4 +159,39 @@ test("parseExact reads every value as a bigint, and nothing else", () => {
   assert.equal(parsed.entries[0].value, 9223372036854775807n);
   assert.equal(parsed.entries[0].player_id, 'x"value":1');
   assert.equal(parsed.board_version, 7);
+});
+
+test("parseExact reads metadata as JSON.parse does, but for integer `value` fields, which are bigints", () => {
+  const text =
+    '{"rank":1,"player_id":"p","value":5,"achieved_at":"t","display_name":"Zoë \\"value\\":2 🚀","metadata":' +
+    '{"value": "gold", "laps":[{"value" : 12},{"value":1.5},{"value":1e3}], "i":"i7", "s":"", "car":"R\\u00e9\\n"}}';
+  const parsed = parseExact(text);
+  assert.equal(parsed.value, 5n);
+  assert.equal(parsed.display_name, 'Zoë "value":2 🚀');
+  assert.deepEqual(parsed.metadata, { value: "gold", laps: [{ value: 12n }, { value: 1.5 }, { value: 1000 }], i: "i7", s: "", car: "Ré\n" });
+  // stringifyExact is its inverse: one line, no whitespace, bigints as integers.
+  const text2 = stringifyExact(parsed);
+  assert.equal(text2.includes("\n"), false);
+  assert.deepEqual(parseExact(text2), parsed);
+  assert.equal(stringifyExact({ value: 2n ** 63n - 1n, a: [null, true, "x", { value: 3 }] }), '{"value":9223372036854775807,"a":[null,true,"x",{"value":3.0}]}');
+});
+
+test("rankFriends passes a friend's display name, country, metadata and anonymity through unchanged", () => {
+  const metadata = { car: "R8", value: 3n };
+  const ranked = rankFriends("highest", [
+    { player_id: "a", value: 1, achieved_at: at, display_name: "Zoë 🚀", country: "DE", metadata },
+    { player_id: "b", value: 2, achieved_at: at, display_name: "Bo", anonymous: true },
+    { player_id: "c", value: 0, achieved_at: at },
+    { player_id: "d", display_name: "No score" },
+  ]);
+  assert.deepEqual(ranked.entries, [
+    { rank: 1, player_id: "b", value: 2n, achieved_at: at, display_name: "Bo", anonymous: true },
+    { rank: 2, player_id: "a", value: 1n, achieved_at: at, display_name: "Zoë 🚀", country: "DE", metadata },
+    { rank: 3, player_id: "c", value: 0n, achieved_at: at },
+  ]);
+  assert.equal(ranked.entries[1].metadata, metadata, "the very object given");
+  assert.deepEqual(Object.keys(ranked.entries[1]), ["rank", "player_id", "value", "achieved_at", "display_name", "country", "metadata"]);
+  assert.deepEqual(ranked.unranked, ["d"]);
+  // The ids are still checked as the service checks them, names or not.
+  assert.throws(() => rankFriends("highest", [{ player_id: "", value: 1, achieved_at: at, display_name: "x" }]), /entries\[0\]: player_id must not be empty/);
 });

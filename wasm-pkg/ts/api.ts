@@ -1,5 +1,5 @@
 // The package's API, the same from both entries (index.ts for browsers, node.ts for Node).
-export { I64_MAX, I64_MIN, parseExact, type ExactValue, type Instant } from "./exact.js";
+export { I64_MAX, I64_MIN, parseExact, stringifyExact, type ExactValue, type Instant } from "./exact.js";
 export {
   compare,
   rankFriends,
@@ -13,6 +13,7 @@ export {
 export {
   SnapshotReader,
   type Entry,
+  type EntryExtras,
   type Fetch,
   type Head,
   type NearbyAnswer,

@@ -2,7 +2,8 @@
 // applied only when it names the period instance held (its period_key) and its base_version is
 // the version held; anything else means a message was missed or belongs to another instance, and
 // the view is fetched again (from the held instance and version when the server still has them).
-import { parseExact } from "./exact.js";
+import { parseExact, stringifyExact } from "./exact.js";
+import type { EntryExtras } from "./snapshot.js";
 import { LiveView } from "./standings_wasm.js";
 
 /** How to reach the subscribe endpoint. */
@@ -11,8 +12,12 @@ export type Transport = "sse" | "websocket";
 /** Where a live board is in its life. */
 export type LiveStatus = "connecting" | "live" | "reconnecting" | "closed";
 
-/** One entry of the view, value exact. */
-export interface LiveEntry {
+/**
+ * One entry of the view, value exact, with the player's display name, country and the entry's
+ * metadata when set (in public form: a player who shows anonymously has none of them). A rename
+ * comes as a delta like a score does, so `entries` always shows the names of `boardVersion`.
+ */
+export interface LiveEntry extends Omit<EntryExtras, "anonymous"> {
   rank: number;
   player_id: string;
   value: bigint;
@@ -275,8 +280,18 @@ export class LiveBoard extends EventTarget {
     switch (message.type) {
       case "snapshot": {
         const { type: _, entries, ...period } = message;
-        const [ranks, players, values, times] = columnsOf(entries ?? []);
-        const view = new LiveView(period.period_key ?? "", message.board_version ?? 0, ranks, players, values, times);
+        const [ranks, players, values, times, names, countries, metadata] = columnsOf(entries ?? []);
+        const view = new LiveView(
+          period.period_key ?? "",
+          message.board_version ?? 0,
+          ranks,
+          players,
+          values,
+          times,
+          names,
+          countries,
+          metadata,
+        );
         this.#view?.free();
         this.#view = view;
         this.#entries = entriesOf(view);
@@ -286,7 +301,7 @@ export class LiveBoard extends EventTarget {
         break;
       }
       case "delta": {
-        const [ranks, players, values, times] = columnsOf(message.changed ?? []);
+        const [ranks, players, values, times, names, countries, metadata] = columnsOf(message.changed ?? []);
         const left = message.left ?? [];
         try {
           if (!this.#view) throw new Error("no view held");
@@ -298,6 +313,9 @@ export class LiveBoard extends EventTarget {
             players,
             values,
             times,
+            names,
+            countries,
+            metadata,
             left.join("\n"),
             left.length,
           );
@@ -371,22 +389,45 @@ export class LiveBoard extends EventTarget {
   }
 }
 
-/** Entries as the columns the WebAssembly view takes: ranks, ids and times joined by "\n", values. */
-function columnsOf(entries: readonly LiveEntry[]): [Float64Array, string, BigInt64Array, string] {
+/**
+ * Entries as the columns the WebAssembly view takes: ranks, ids and times joined by "\n", values,
+ * then display names, countries and metadata JSON texts joined by "\n", an empty line where an
+ * entry has none. No name or country holds a line break (the service refuses control
+ * characters), and `stringifyExact` writes no whitespace.
+ */
+function columnsOf(
+  entries: readonly LiveEntry[],
+): [Float64Array, string, BigInt64Array, string, string, string, string] {
   return [
     Float64Array.from(entries, (e) => e.rank),
     entries.map((e) => e.player_id).join("\n"),
     BigInt64Array.from(entries, (e) => BigInt(e.value)),
     entries.map((e) => e.achieved_at).join("\n"),
+    entries.map((e) => e.display_name ?? "").join("\n"),
+    entries.map((e) => e.country ?? "").join("\n"),
+    entries.map((e) => (e.metadata === undefined ? "" : stringifyExact(e.metadata))).join("\n"),
   ];
 }
 
-/** The entries the WebAssembly view holds, in rank order, times as the service prints them. */
+/**
+ * The entries the WebAssembly view holds, in rank order, times as the service prints them, and
+ * each extra only when set, in the order the service prints an entry's fields (so an entry
+ * equals the same entry of a fresh read parsed with `parseExact`).
+ */
 function entriesOf(view: LiveView): LiveEntry[] {
   const ranks = view.ranks();
   if (ranks.length === 0) return [];
   const players = view.players().split("\n");
   const values = view.values();
   const times = view.achievedAt().split("\n");
-  return Array.from(ranks, (rank, i) => ({ rank, player_id: players[i], value: values[i], achieved_at: times[i] }));
+  const names = view.displayNames().split("\n");
+  const countries = view.countries().split("\n");
+  const metadata = view.metadata().split("\n");
+  return Array.from(ranks, (rank, i) => {
+    const entry: LiveEntry = { rank, player_id: players[i], value: values[i], achieved_at: times[i] };
+    if (names[i]) entry.display_name = names[i];
+    if (countries[i]) entry.country = countries[i];
+    if (metadata[i]) entry.metadata = parseExact<Record<string, unknown>>(metadata[i]);
+    return entry;
+  });
 }

@@ -3,6 +3,7 @@
 // 64-bit values, so a friend list ranks exactly as the server ranks the same players.
 import { checkPlayerId, compareStandings, rankOrder, rankOrderMs } from "./standings_wasm.js";
 import { type ExactValue, type Instant, toI64, toMs } from "./exact.js";
+import type { EntryExtras } from "./snapshot.js";
 
 /** How a board aggregates and which way it ranks. */
 export type ScoreMode = "highest" | "cumulative" | "fastest" | "latest";
@@ -17,20 +18,29 @@ export interface Standing {
   achieved_at: Instant;
 }
 
-/** A player of a friend list: with no `value` (null or absent), they have no score yet. */
-export interface Friend {
+/**
+ * A player of a friend list: with no `value` (null or absent), they have no score yet. An entry
+ * of a read answer is one, its display name, country and metadata included.
+ */
+export interface Friend extends EntryExtras {
   player_id: string;
   value?: ExactValue | null;
   achieved_at?: Instant | null;
 }
 
-/** One ranked friend: the rank among the list, the exact value, and the time as given. */
-export interface RankedFriend {
+/**
+ * One ranked friend: the rank among the list, the exact value, the time as given, and the
+ * friend's `display_name`, `country`, `metadata` and `anonymous` as given, when given.
+ */
+export interface RankedFriend extends EntryExtras {
   rank: number;
   player_id: string;
   value: bigint;
   achieved_at: Instant;
 }
+
+/** The extras a ranked friend carries over from the friend as given, in the API's order. */
+const EXTRAS = ["display_name", "country", "metadata", "anonymous"] as const;
 
 /** A friend list ranked: the ranked players in order, and those with no score, as asked. */
 export interface FriendsRanking {
@@ -83,7 +93,9 @@ export function compare(rules: Rules, a: Standing, b: Standing): -1 | 0 | 1 {
  * ranks 1..n in the total order, players with no value listed apart in the order asked. Every
  * entry's player id, scored or not, is checked as the service checks it; a player listed twice
  * is an error (which standing would count?), except one listed twice with no value. Errors
- * name the entry (`entries[3]: ...`). O(k log k) for k players, in one call into WebAssembly.
+ * name the entry (`entries[3]: ...`). A ranked entry keeps the friend's `display_name`,
+ * `country`, `metadata` and `anonymous` as given, so entries of a read answer rank with their
+ * names. O(k log k) for k players, in one call into WebAssembly.
  */
 export function rankFriends(rules: Rules, friends: readonly Friend[]): FriendsRanking {
   const mode = modeOf(rules);
@@ -141,7 +153,13 @@ export function rankFriends(rules: Rules, friends: readonly Friend[]): FriendsRa
   const entries = new Array<RankedFriend>(order.length);
   for (let r = 0; r < order.length; r++) {
     const i = order[r];
-    entries[r] = { rank: r + 1, player_id: ids[i], value: values[i], achieved_at: friends[i].achieved_at as Instant };
+    const friend = friends[i];
+    const entry: RankedFriend = { rank: r + 1, player_id: ids[i], value: values[i], achieved_at: friend.achieved_at as Instant };
+    // Passed through unchanged: what a player shows is not the order's to check.
+    for (const extra of EXTRAS) {
+      if (friend[extra] !== undefined) Object.assign(entry, { [extra]: friend[extra] });
+    }
+    entries[r] = entry;
   }
   return { entries, unranked };
 }

@@ -53,13 +53,50 @@ export function toMs(instant, what) {
     }
     throw new TypeError(`${what}: expected an RFC 3339 string, ms since the epoch or a Date`);
 }
-// A `"value":` key outside a string: inside one, its quotes would be escaped as \".
-const VALUE_FIELD = /"value":(-?[0-9]+)/g;
+// Each JSON string token (a key when a colon follows it), or a `"value"` key with an integer
+// (one that ends there: `1.5` and `1e3` stay numbers). Matching whole strings first means
+// nothing inside a string is ever taken for a field.
+const TOKENS = /"value"\s*:\s*(-?[0-9]+)(?=\s*[,}\]])|"(?:[^"\\]|\\.)*"(\s*:)?/g;
 /**
- * Parses a Standings JSON answer or message with every `value` as an exact bigint, where
- * JSON.parse would round values beyond 2^53.
+ * Parses a Standings JSON answer or message with every integer `value` as an exact bigint, where
+ * JSON.parse would round values beyond 2^53. Anything else is as JSON.parse reads it, entry
+ * metadata included (whose own `value` fields, at any depth, are read the same way: an integer
+ * as a bigint, a string or a fraction as it is).
  */
 export function parseExact(text) {
-    const quoted = text.replace(VALUE_FIELD, '"value":"$1"');
-    return JSON.parse(quoted, (key, v) => (key === "value" && typeof v === "string" ? BigInt(v) : v));
+    // Integers of `value` fields become strings marked "i", and every string value is marked
+    // "s", so the reviver tells them apart whatever a string holds.
+    const marked = text.replace(TOKENS, (token, digits, colon) => {
+        if (digits !== undefined)
+            return `"value":"i${digits}"`;
+        return colon !== undefined ? token : `"s${token.slice(1)}`;
+    });
+    return JSON.parse(marked, (key, v) => {
+        if (typeof v !== "string")
+            return v;
+        return key === "value" && v.startsWith("i") ? BigInt(v.slice(1)) : v.slice(1);
+    });
+}
+/**
+ * JSON text of a value `parseExact` read, on one line and without whitespace: bigints (its
+ * `value` fields, wherever they are) print as the integers they are, and a `value` field that
+ * was a Number (`1e3`, `2.0` in the text) as one that `parseExact` keeps a Number, so reading the
+ * text again gives the same value back.
+ */
+export function stringifyExact(value) {
+    return exactText(value, false);
+}
+function exactText(value, valueField) {
+    if (typeof value === "bigint")
+        return value.toString();
+    if (Array.isArray(value))
+        return `[${value.map((item) => exactText(item, false)).join(",")}]`;
+    if (typeof value === "object" && value !== null) {
+        return `{${Object.entries(value)
+            .map(([key, field]) => `${JSON.stringify(key)}:${exactText(field, key === "value")}`)
+            .join(",")}}`;
+    }
+    const text = JSON.stringify(value) ?? "null";
+    // parseExact takes a `value` field's integer digits for a bigint; a fraction keeps it a Number.
+    return valueField && typeof value === "number" && /^-?[0-9]+$/.test(text) ? `${text}.0` : text;
 }

@@ -1,9 +1,14 @@
+import type { EntryExtras } from "./snapshot.js";
 /** How to reach the subscribe endpoint. */
 export type Transport = "sse" | "websocket";
 /** Where a live board is in its life. */
 export type LiveStatus = "connecting" | "live" | "reconnecting" | "closed";
-/** One entry of the view, value exact. */
-export interface LiveEntry {
+/**
+ * One entry of the view, value exact, with the player's display name, country and the entry's
+ * metadata when set (in public form: a player who shows anonymously has none of them). A rename
+ * comes as a delta like a score does, so `entries` always shows the names of `boardVersion`.
+ */
+export interface LiveEntry extends Omit<EntryExtras, "anonymous"> {
     rank: number;
     player_id: string;
     value: bigint;

@@ -1,4 +1,5 @@
 import { type ExactValue, type Instant } from "./exact.js";
+import type { EntryExtras } from "./snapshot.js";
 /** How a board aggregates and which way it ranks. */
 export type ScoreMode = "highest" | "cumulative" | "fastest" | "latest";
 /** A board's rules: its score mode, or any object with `score_mode` (a board of `GET /v1/games/{game}/boards`). */
@@ -11,14 +12,20 @@ export interface Standing {
     value: ExactValue;
     achieved_at: Instant;
 }
-/** A player of a friend list: with no `value` (null or absent), they have no score yet. */
-export interface Friend {
+/**
+ * A player of a friend list: with no `value` (null or absent), they have no score yet. An entry
+ * of a read answer is one, its display name, country and metadata included.
+ */
+export interface Friend extends EntryExtras {
     player_id: string;
     value?: ExactValue | null;
     achieved_at?: Instant | null;
 }
-/** One ranked friend: the rank among the list, the exact value, and the time as given. */
-export interface RankedFriend {
+/**
+ * One ranked friend: the rank among the list, the exact value, the time as given, and the
+ * friend's `display_name`, `country`, `metadata` and `anonymous` as given, when given.
+ */
+export interface RankedFriend extends EntryExtras {
     rank: number;
     player_id: string;
     value: bigint;
@@ -40,6 +47,8 @@ export declare function compare(rules: Rules, a: Standing, b: Standing): -1 | 0 
  * ranks 1..n in the total order, players with no value listed apart in the order asked. Every
  * entry's player id, scored or not, is checked as the service checks it; a player listed twice
  * is an error (which standing would count?), except one listed twice with no value. Errors
- * name the entry (`entries[3]: ...`). O(k log k) for k players, in one call into WebAssembly.
+ * name the entry (`entries[3]: ...`). A ranked entry keeps the friend's `display_name`,
+ * `country`, `metadata` and `anonymous` as given, so entries of a read answer rank with their
+ * names. O(k log k) for k players, in one call into WebAssembly.
  */
 export declare function rankFriends(rules: Rules, friends: readonly Friend[]): FriendsRanking;

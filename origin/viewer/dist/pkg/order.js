@@ -3,6 +3,8 @@
 // 64-bit values, so a friend list ranks exactly as the server ranks the same players.
 import { checkPlayerId, compareStandings, rankOrder, rankOrderMs } from "./standings_wasm.js";
 import { toI64, toMs } from "./exact.js";
+/** The extras a ranked friend carries over from the friend as given, in the API's order. */
+const EXTRAS = ["display_name", "country", "metadata", "anonymous"];
 function modeOf(rules) {
     const mode = typeof rules === "string" ? rules : rules?.score_mode;
     if (typeof mode !== "string")
@@ -39,7 +41,9 @@ export function compare(rules, a, b) {
  * ranks 1..n in the total order, players with no value listed apart in the order asked. Every
  * entry's player id, scored or not, is checked as the service checks it; a player listed twice
  * is an error (which standing would count?), except one listed twice with no value. Errors
- * name the entry (`entries[3]: ...`). O(k log k) for k players, in one call into WebAssembly.
+ * name the entry (`entries[3]: ...`). A ranked entry keeps the friend's `display_name`,
+ * `country`, `metadata` and `anonymous` as given, so entries of a read answer rank with their
+ * names. O(k log k) for k players, in one call into WebAssembly.
  */
 export function rankFriends(rules, friends) {
     const mode = modeOf(rules);
@@ -104,7 +108,14 @@ export function rankFriends(rules, friends) {
     const entries = new Array(order.length);
     for (let r = 0; r < order.length; r++) {
         const i = order[r];
-        entries[r] = { rank: r + 1, player_id: ids[i], value: values[i], achieved_at: friends[i].achieved_at };
+        const friend = friends[i];
+        const entry = { rank: r + 1, player_id: ids[i], value: values[i], achieved_at: friend.achieved_at };
+        // Passed through unchanged: what a player shows is not the order's to check.
+        for (const extra of EXTRAS) {
+            if (friend[extra] !== undefined)
+                Object.assign(entry, { [extra]: friend[extra] });
+        }
+        entries[r] = entry;
     }
     return { entries, unranked };
 }

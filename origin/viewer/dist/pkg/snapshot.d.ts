@@ -11,8 +11,24 @@ export interface Head {
     published_at: string;
     interval_ms: number;
 }
-/** A ranked entry of an answer, value exact. */
-export interface Entry {
+/**
+ * What an entry shows besides its standing; each field is there only when it is set. A player
+ * who shows anonymously has none of them, except in the origin's answers to the game's own
+ * service, moderator and admin tokens, which also say `anonymous: true` (snapshots and live
+ * messages are public, so the edge, `SnapshotReader` and `LiveBoard` never carry them).
+ */
+export interface EntryExtras {
+    /** The player's display name (NFC, at most 32 graphemes). */
+    display_name?: string;
+    /** The player's country, ISO 3166-1 alpha-2 (`"DE"`). */
+    country?: string;
+    /** The metadata object of the event behind the entry, as `parseExact` reads it. */
+    metadata?: Record<string, unknown>;
+    /** Only for the game's trusted tokens: the player shows anonymously to everyone else. */
+    anonymous?: boolean;
+}
+/** A ranked entry of an answer, value exact, with its extras when set. */
+export interface Entry extends EntryExtras {
     rank: number;
     player_id: string;
     value: bigint;
