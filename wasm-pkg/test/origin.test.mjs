@@ -1,7 +1,10 @@
 // The package against a real origin (started by tests/src/bin/web.rs, which passes its address
 // and tokens in the environment): friend lists ranked as rank-players ranks them in all four
 // modes with extreme values; snapshot reads equal to the read API's answers; a LiveBoard through
-// a dropped connection, a lost message and a WebSocket, equal to fresh reads.
+// a dropped connection, a lost message and a WebSocket, equal to fresh reads. Players have
+// display names (not all ASCII), countries and event metadata, and one shows anonymously, so
+// every comparison carries them; the package is public (snapshots and live messages are), so it
+// is compared with what the API answers a player.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
@@ -33,6 +36,20 @@ const random = rng(Number(process.env.STANDINGS_SEED ?? 7));
 const below = (n) => Math.floor(random() * n);
 const pick = (list) => list[below(list.length)];
 
+/** A player JWT of the game for `sub`, valid for ten minutes. */
+function playerJwt(sub) {
+  const b64 = (v) => Buffer.from(JSON.stringify(v)).toString("base64url");
+  const unsigned = `${b64({ alg: "HS256", typ: "JWT" })}.${b64({ sub, games: [GAME], exp: Math.floor(Date.now() / 1000) + 600 })}`;
+  return `${unsigned}.${createHmac("sha256", JWT_SECRET).update(unsigned).digest("base64url")}`;
+}
+/** A player's token: the API answers it the public form, as snapshots and live messages carry. */
+const READER = playerJwt("p-reader");
+
+/** The display names players get (every fourth player), escapes and non-ASCII included. */
+const NAMES = ["Zoë 🚀", "Ava", 'the "quoted" one', "Łukasz", "李小龍", "back\\slash", "👩‍👩‍👧 family", "Ο Νίκος"];
+/** The player who shows anonymously, with a name and a country only trusted tokens see. */
+const ANONYMOUS = "p-013";
+
 async function call(method, path, token, body) {
   const headers = { authorization: `Bearer ${token}` };
   if (body !== undefined) headers["content-type"] = "application/json";
@@ -51,9 +68,9 @@ let eventSeq = 0;
 
 async function submit(mode, events) {
   const body = exactJson({
-    events: events.map(([player_id, value, achieved_at]) => ({
+    events: events.map(([player_id, value, achieved_at, metadata]) => ({
       event_id: `e-${mode}-${eventSeq++}`, player_id, game: GAME, mode, season: "s1", scopes: ["global"],
-      value, achieved_at: new Date(achieved_at).toISOString(),
+      value, achieved_at: new Date(achieved_at).toISOString(), ...(metadata === undefined ? {} : { metadata }),
     })),
   });
   const answer = await call("POST", "/v1/score-events/batch", WRITER, body);
@@ -78,11 +95,23 @@ before(async () => {
     for (let i = 0; i < PLAYERS; i++) {
       const value = random() < 0.7 ? pick(VALUES) : BigInt(below(1000)) - 500n;
       const at = random() < 0.6 ? pick(TIMES) : NOW - below(30 * 86_400_000);
-      events.push([player(i), value, at]);
+      // Every fifth event with metadata, a `value` field of its own included.
+      const metadata = i % 5 === 0 ? { car: "R8", lap: i, value: BigInt(i), note: "Zoë" } : undefined;
+      events.push([player(i), value, at, metadata]);
       held.set(player(i), { value, at });
     }
     for (let i = 0; i < events.length; i += 100) await submit(mode, events.slice(i, i + 100));
     standings.set(mode, held);
+  }
+  // Profiles belong to the game, so every board shows them.
+  for (let i = 0; i < PLAYERS; i++) {
+    const profile = {};
+    if (i % 4 === 0) profile.display_name = `${NAMES[(i / 4) % NAMES.length]} ${i}`;
+    if (i % 6 === 0) profile.country = ["DE", "FR", "JP", "BR"][(i / 6) % 4];
+    if (player(i) === ANONYMOUS) Object.assign(profile, { display_name: "Secret Sam", country: "SE", anonymous: true });
+    if (Object.keys(profile).length === 0) continue;
+    const set = await call("PUT", `/v1/games/${GAME}/players/${player(i)}/profile`, WRITER, JSON.stringify(profile));
+    assert.equal(set.status, 200, set.text);
   }
   // The live tests' board, climbed by ever higher values from an empty start.
   const live = await call("PUT", `/v1/boards/${GAME}/${LIVE}/s1/global`, ADMIN, '{"score_mode":"latest"}');
@@ -112,9 +141,27 @@ for (const mode of MODES) {
         `list ${list}: ${asked.join(",")}`,
       );
       assert.deepEqual(ours.unranked, theirs.unranked);
+      // The service's own entries, ranked again by the package, come back as they were (less
+      // the global rank), names, countries and metadata passed through.
+      const again = rankFriends(mode, [...theirs.entries, ...theirs.unranked.map((player_id) => ({ player_id }))]);
+      assert.deepEqual(again.entries, theirs.entries.map(({ global_rank: _, ...entry }) => entry));
+      assert.deepEqual(again.unranked, theirs.unranked);
     }
   });
 }
+
+test("the seeded names show in reads: in public form for a player, with the anonymous player's for a trusted token", async () => {
+  const path = `${board("highest")}/players/${ANONYMOUS}/rank`;
+  const trusted = (await call("GET", path, WRITER)).json();
+  assert.equal(trusted.display_name, "Secret Sam");
+  assert.equal(trusted.anonymous, true);
+  const asPlayer = (await call("GET", path, READER)).json();
+  for (const field of ["display_name", "country", "metadata", "anonymous"]) assert.equal(field in asPlayer, false, field);
+  const named = (await call("GET", `${board("highest")}/players/${player(4)}/rank`, READER)).json();
+  assert.equal(named.display_name, `${NAMES[1]} 4`);
+  const top = (await call("GET", `${board("highest")}/top?limit=300`, READER)).json();
+  assert.ok(top.entries.some((e) => e.metadata?.value !== undefined && typeof e.metadata.value === "bigint"), "metadata values read exactly");
+});
 
 test("SnapshotReader answers top pages, ranks and windows as the origin does at the same version", async () => {
   const mode = "highest";
@@ -131,20 +178,23 @@ test("SnapshotReader answers top pages, ranks and windows as the origin does at 
     await reader.refresh();
   }
   let cursor;
+  let named = 0;
   for (const limit of [10, 50, 120]) {
     const ours = await reader.top(limit, cursor);
-    const theirs = (await call("GET", `${board(mode)}/top?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`, WRITER)).json();
+    const theirs = (await call("GET", `${board(mode)}/top?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`, READER)).json();
+    named += ours.entries.filter((e) => e.display_name !== undefined).length;
     assert.deepEqual(ours, theirs, `top ${limit} after ${cursor}`);
     cursor = ours.next_cursor;
   }
+  assert.ok(named > 10, `${named} named entries in the pages read`);
   for (let n = 0; n < 25; n++) {
-    const id = n === 0 ? "nobody-at-all" : player(below(PLAYERS));
-    const rank = await call("GET", `${board(mode)}/players/${id}/rank`, WRITER);
+    const id = n === 0 ? "nobody-at-all" : n === 1 ? ANONYMOUS : n === 2 ? player(4) : player(below(PLAYERS));
+    const rank = await call("GET", `${board(mode)}/players/${id}/rank`, READER);
     const ours = await reader.rank(id);
     if (rank.status === 404) assert.equal(ours, null);
     else assert.deepEqual(ours, rank.json(), `rank of ${id}`);
     const radius = below(8);
-    const nearby = await call("GET", `${board(mode)}/players/${id}/nearby?radius=${radius}`, WRITER);
+    const nearby = await call("GET", `${board(mode)}/players/${id}/nearby?radius=${radius}`, READER);
     const window = await reader.nearby(id, radius);
     if (nearby.status === 404) assert.equal(window, null);
     else assert.deepEqual(window, nearby.json(), `nearby ${id} radius ${radius}`);
@@ -174,8 +224,8 @@ async function until(what, predicate, ms = 10_000) {
   }
 }
 
-/** The board's top `n` now, as the read API answers it. */
-const freshTop = async (mode, n) => (await call("GET", `${board(mode)}/top?limit=${n}`, WRITER)).json().entries;
+/** The board's top `n` now, as the read API answers a player (live views are public). */
+const freshTop = async (mode, n) => (await call("GET", `${board(mode)}/top?limit=${n}`, READER)).json().entries;
 
 /**
  * Waits until the live view equals a fresh read of the same top, once the last climber is
@@ -304,15 +354,46 @@ test("LiveBoard away longer than the board's history starts over from a fresh sn
 
 test("LiveBoard over a WebSocket with a player JWT", async () => {
   const mode = LIVE;
-  const b64 = (v) => Buffer.from(JSON.stringify(v)).toString("base64url");
-  const unsigned = `${b64({ alg: "HS256", typ: "JWT" })}.${b64({ sub: "p-000", games: [GAME], exp: Math.floor(Date.now() / 1000) + 600 })}`;
-  const jwt = `${unsigned}.${createHmac("sha256", JWT_SECRET).update(unsigned).digest("base64url")}`;
+  const jwt = playerJwt("p-000");
   const live = new LiveBoard(`${ORIGIN}${board(mode)}/subscribe?view=top:5`, { token: jwt, transport: "websocket", reconnectDelayMs: 50 });
   try {
     await until(() => `no snapshot (status ${live.status})`, () => live.boardVersion !== null);
     await submit(mode, climbers(2));
     await settles(live, mode, 5);
     assert.equal(live.gaps, 0);
+  } finally {
+    live.close();
+  }
+});
+
+test("LiveBoard shows names as a fresh read does, and a rename arrives as one delta with the new name", async () => {
+  const mode = LIVE;
+  const live = new LiveBoard(`${ORIGIN}${board(mode)}/subscribe?view=top:10`, { token: WRITER, reconnectDelayMs: 50 });
+  const kinds = [];
+  live.addEventListener("change", (e) => kinds.push([e.detail.kind, e.detail.boardVersion]));
+  try {
+    // The top holds named players, one of them anonymous (public form: no fields).
+    await submit(mode, climbers(6).map(([p, value, at], i) => [[ANONYMOUS, player(4), player(8)][i] ?? p, value, at, i === 1 ? { car: "R8", value: 3n } : undefined]));
+    await settles(live, mode, 10);
+    const anonymous = live.entries.find((e) => e.player_id === ANONYMOUS);
+    assert.ok(anonymous, exactJson(live.entries));
+    assert.deepEqual(Object.keys(anonymous), ["rank", "player_id", "value", "achieved_at"]);
+    const renamed = live.entries.find((e) => e.player_id === player(4));
+    assert.equal(renamed.display_name, `${NAMES[1]} 4`);
+    assert.deepEqual(renamed.metadata, { car: "R8", value: 3n });
+
+    const before = kinds.length;
+    const version = live.boardVersion;
+    const set = await call("PUT", `/v1/games/${GAME}/players/${player(4)}/profile`, WRITER, '{"display_name":"Zoë 🚀 renamed","country":"NZ"}');
+    assert.equal(set.status, 200, set.text);
+    await until(
+      () => `the rename never showed: ${exactJson(live.entries)}`,
+      () => live.entries.find((e) => e.player_id === player(4))?.display_name === "Zoë 🚀 renamed",
+    );
+    assert.deepEqual(kinds.slice(before), [["delta", version + 1]], "one delta, one version");
+    const entry = live.entries.find((e) => e.player_id === player(4));
+    assert.deepEqual([entry.rank, entry.value, entry.country], [renamed.rank, renamed.value, "NZ"]);
+    assert.equal(exactJson(live.entries), exactJson(await freshTop(mode, 10)));
   } finally {
     live.close();
   }
