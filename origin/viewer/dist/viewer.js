@@ -1,7 +1,9 @@
 // The board viewer: picks a board of a game, follows its top N live, follows a player's window
-// live, and ranks a pasted friend list by the board's rules. Everything comes from this origin. The token lives in
+// live (found by id or by exact display name), and ranks a pasted friend list by the board's
+// rules. Entries show the player's display name (the id on hover) and country flag; a player
+// who shows anonymously shows the id only. Everything comes from this origin. The token lives in
 // sessionStorage and in request headers only, never in a URL, so it stays out of history and logs.
-import { LiveBoard, parseExact, rankFriends } from "./pkg/index.js";
+import { LiveBoard, parseExact, rankFriends, stringifyExact } from "./pkg/index.js";
 /** Where the token is kept for the tab's lifetime. */
 const TOKEN_KEY = "standings.token";
 /** How many places either side of a player the search shows. */
@@ -14,6 +16,8 @@ const QUIET_AFTER_MS = 20_000;
 const FIGURES_RETRY_MS = 1_000;
 /** How long a row that a delta changed stays marked (the fade in viewer.css lasts as long). */
 const CHANGED_MS = 2_500;
+/** How many ranks a name search reads when the name is not among the entries on the page. */
+const NAME_SEARCH_RANKS = 1_000;
 const SCORE_MODES = ["highest", "cumulative", "fastest", "latest"];
 /** An answer that is not 2xx, with its problem document's code and detail when it has one. */
 class ApiError extends Error {
@@ -86,6 +90,8 @@ let shownEntries = [];
 const changedAt = new Map();
 /** When the friend list was last edited: the time of lines that give none. */
 let friendsEditedAt = null;
+/** Bumped by each search and each player followed, so that a search overtaken by either is dropped. */
+let searchGeneration = 0;
 // ---- Small helpers ----------------------------------------------------------------------------
 function say(target, text, kind = "info") {
     target.textContent = text;
@@ -203,11 +209,68 @@ function timeCell(instant) {
     td.append(time);
     return td;
 }
+/**
+ * The name an entry shows: its display name, or null when it has none or the player shows
+ * anonymously (a trusted token's answers carry the name with `anonymous: true`; the page shows
+ * such a player as everyone else sees them, by id).
+ */
+function shownName(entry) {
+    return entry.anonymous === true ? null : (entry.display_name ?? null);
+}
+/** The country an entry shows, under the same rule as its name. */
+function shownCountry(entry) {
+    return entry.anonymous === true ? null : (entry.country ?? null);
+}
+/**
+ * The flag of an ISO 3166-1 alpha-2 code: its two letters as regional indicator symbols, which
+ * fonts draw as the flag (and others as the two letters). Null for anything else.
+ */
+function flagOf(country) {
+    if (!/^[A-Z]{2}$/.test(country)) {
+        return null;
+    }
+    const base = 0x1f1e6 - "A".charCodeAt(0);
+    return String.fromCodePoint(base + country.charCodeAt(0), base + country.charCodeAt(1));
+}
+/**
+ * Who an entry is: the country's flag (the code as its title) and the display name (the player id
+ * as its title), or the player id alone when it shows no name. Text only, never markup.
+ */
+function playerLabel(entry) {
+    const parts = [];
+    const country = shownCountry(entry);
+    if (country !== null) {
+        const flag = document.createElement("span");
+        flag.className = "flag";
+        flag.dataset["country"] = country;
+        flag.title = country;
+        flag.setAttribute("role", "img");
+        flag.setAttribute("aria-label", country);
+        flag.textContent = flagOf(country) ?? country;
+        parts.push(flag);
+    }
+    const who = document.createElement("span");
+    const name = shownName(entry);
+    if (name !== null) {
+        who.className = "name";
+        who.textContent = name;
+        who.title = entry.player_id;
+    }
+    else {
+        who.className = "id";
+        who.textContent = entry.player_id;
+    }
+    parts.push(who);
+    return parts;
+}
 /** A table row of rank, player, value and achieved at; values print exactly, as bigints. */
 function entryRow(entry) {
     const row = document.createElement("tr");
     row.dataset["player"] = entry.player_id;
-    row.append(cell(String(entry.rank), "num"), cell(entry.player_id, "player"), cell(entry.value.toString(), "num"), timeCell(entry.achieved_at));
+    const player = document.createElement("td");
+    player.className = "player";
+    player.append(...playerLabel(entry));
+    row.append(cell(String(entry.rank), "num"), player, cell(entry.value.toString(), "num"), timeCell(entry.achieved_at));
     return row;
 }
 /** Seconds, minutes or hours, as a person reads an age. */
@@ -474,7 +537,9 @@ function applyChange(board, detail) {
             if (old === undefined ||
                 old.rank !== entry.rank ||
                 old.value !== entry.value ||
-                old.achieved_at !== entry.achieved_at) {
+                old.achieved_at !== entry.achieved_at ||
+                old.display_name !== entry.display_name ||
+                old.country !== entry.country) {
                 changedAt.set(entry.player_id, now);
             }
         }
@@ -569,16 +634,19 @@ class PlayerFollow {
     player;
     live;
     figures = null;
+    /** How the search found the player, when it did not take the text as the id. */
+    found;
     /** The last thing the subscription said that is not a change (closed, an error), if any. */
     note = null;
     #reading = false;
     #readAgain = false;
     #retry = null;
-    constructor(key, board, period, player) {
+    constructor(key, board, period, player, found) {
         this.key = key;
         this.board = board;
         this.period = period;
         this.player = player;
+        this.found = found;
         const params = new URLSearchParams({ view: `around:${player}:${NEARBY_RADIUS}` });
         if (period !== "") {
             params.set("period", period);
@@ -696,10 +764,14 @@ function stopPlayer() {
     playerFollow?.close();
     playerFollow = null;
 }
-/** Follows `player` on `board` in `period`, in place of whatever the panel followed. */
-function followPlayer(board, period, player) {
+/**
+ * Follows `player` on `board` in `period`, in place of whatever the panel followed; `found` says
+ * how the search found them, when not by their id.
+ */
+function followPlayer(board, period, player, found = null) {
     stopPlayer();
-    const follow = new PlayerFollow(playerKey(board, period, player), board, period, player);
+    searchGeneration++;
+    const follow = new PlayerFollow(playerKey(board, period, player), board, period, player, found);
     playerFollow = follow;
     renderPlayer(follow);
 }
@@ -720,7 +792,7 @@ function followPlayerSelection() {
         return;
     }
     if (playerKey(board, ui.period.value, follow.player) !== follow.key) {
-        followPlayer(board, ui.period.value, follow.player);
+        followPlayer(board, ui.period.value, follow.player, follow.found);
     }
 }
 /** Draws the player panel: the live window, the player's entry in it, and the figures last read. */
@@ -740,6 +812,9 @@ function renderPlayer(follow) {
         ? periodLabel(follow.period || "all_time")
         : `${periodLabel(period.period)}${period.period_key === period.period ? "" : ` ${period.period_key ?? ""}`}`;
     const parts = [];
+    if (follow.found !== null) {
+        parts.push(playerMessage(follow.found, "info"));
+    }
     if (live.boardVersion === null) {
         if (follow.note === null) {
             parts.push(playerMessage(`Following ${player}…`, "info"));
@@ -753,8 +828,17 @@ function renderPlayer(follow) {
         const title = document.createElement("p");
         title.className = "result-title";
         const name = document.createElement("strong");
-        name.textContent = player;
-        title.append(name, ` · ${periodText}`);
+        name.dataset["field"] = "player";
+        name.append(...playerLabel(self));
+        title.append(name);
+        if (shownName(self) !== null) {
+            const id = document.createElement("span");
+            id.className = "player-id";
+            id.dataset["field"] = "player_id";
+            id.textContent = player;
+            title.append(" ", id);
+        }
+        title.append(` · ${periodText}`);
         if (figures?.kind === "read" && figures.stale) {
             const badge = document.createElement("span");
             badge.className = "badge";
@@ -768,6 +852,9 @@ function renderPlayer(follow) {
         fact(facts, "Rank", "rank", String(self.rank));
         fact(facts, "Value", "value", self.value.toString());
         fact(facts, "Achieved at", "achieved_at", self.achieved_at);
+        if (self.metadata !== undefined) {
+            fact(facts, "Metadata", "metadata", stringifyExact(self.metadata));
+        }
         fact(facts, "Board version", "board_version", String(live.boardVersion));
         fact(facts, "Live", "live_status", live.status);
         // The figures come from a read, which may be of another version than the window's: each
@@ -790,18 +877,132 @@ function renderPlayer(follow) {
     }
     ui.playerResult.replaceChildren(...parts);
 }
-/** Follows the player entered, on the chosen board and period, closing what the panel followed. */
-function search() {
-    const player = ui.player.value.trim();
+/** The entries the page has read from the board: the live top and the followed player's window. */
+function entriesOnPage() {
+    return [...shownEntries, ...(playerFollow?.live.entries ?? [])];
+}
+/** The players of `entries` who show exactly `name`, each once, in the order met. */
+function playersNamed(entries, name) {
+    const found = new Map();
+    for (const entry of entries) {
+        if (shownName(entry) === name && !found.has(entry.player_id)) {
+            found.set(entry.player_id, entry);
+        }
+    }
+    return [...found.values()];
+}
+/** Whether `player` is an id the board ranks in `period` (a read of its rank). */
+async function isRanked(board, period, player) {
+    const query = new URLSearchParams();
+    if (period !== "") {
+        query.set("period", period);
+    }
+    try {
+        await read(`${boardPath(board)}/players/${encodeURIComponent(player)}/rank?${query.toString()}`);
+        return true;
+    }
+    catch (error) {
+        // No score, or not even an id the service takes (a name longer than any id, say).
+        if (error instanceof ApiError && (error.code === "PLAYER_NOT_RANKED" || error.code === "INVALID_REQUEST")) {
+            return false;
+        }
+        throw error;
+    }
+}
+/** Follows the one player named `name`, or lists them when several share it (names are not unique). */
+function followNamed(board, period, name, named) {
+    const [only] = named;
+    if (named.length === 1 && only !== undefined) {
+        followPlayer(board, period, only.player_id, `Found by display name: "${name}" is ${only.player_id}.`);
+        return;
+    }
+    stopPlayer();
+    ui.nearbyBody.replaceChildren();
+    const list = document.createElement("ul");
+    list.className = "choices";
+    list.id = "search-choices";
+    for (const entry of named) {
+        const choose = document.createElement("button");
+        choose.type = "button";
+        choose.dataset["player"] = entry.player_id;
+        const id = document.createElement("span");
+        id.className = "player-id";
+        id.textContent = entry.player_id;
+        choose.append(...playerLabel(entry), " ", id);
+        choose.addEventListener("click", () => {
+            followPlayer(board, period, entry.player_id, `Found by display name: "${name}" is ${entry.player_id}.`);
+        });
+        const item = document.createElement("li");
+        item.append(choose);
+        list.append(item);
+    }
+    ui.playerResult.replaceChildren(playerMessage(`${named.length} players are named "${name}"; choose one:`, "info"), list);
+}
+/**
+ * Follows the player entered, on the chosen board and period, closing what the panel followed:
+ * an id or an exact display name on the page first (no request), then an id the board ranks
+ * (a rank read), then a name among the board's first NAME_SEARCH_RANKS ranks (one top read);
+ * anything else is followed as an id, which shows once it scores.
+ */
+async function search() {
+    const text = ui.player.value.trim();
     const board = selectedBoard();
-    if (player === "" || board === null) {
+    if (text === "" || board === null) {
         stopPlayer();
         ui.nearbyBody.replaceChildren();
-        showPlayerMessage(player === "" ? "Enter a player id." : "Load a game and choose a board first.", "error");
+        showPlayerMessage(text === "" ? "Enter a player id or a display name." : "Load a game and choose a board first.", "error");
         return;
     }
     storeToken();
-    followPlayer(board, ui.period.value, player);
+    const period = ui.period.value;
+    // Names are kept in NFC, so a name typed in another normal form still finds them.
+    const name = text.normalize("NFC");
+    const onPage = entriesOnPage();
+    if (onPage.some((entry) => entry.player_id === text)) {
+        followPlayer(board, period, text);
+        return;
+    }
+    const named = playersNamed(onPage, name);
+    if (named.length > 0) {
+        followNamed(board, period, name, named);
+        return;
+    }
+    // The panel stops following whom it followed, so that their changes do not draw over the search.
+    stopPlayer();
+    ui.nearbyBody.replaceChildren();
+    const generation = ++searchGeneration;
+    showPlayerMessage(`Looking for ${text}…`, "info");
+    try {
+        const ranked = await isRanked(board, period, text);
+        if (generation !== searchGeneration) {
+            return;
+        }
+        if (ranked) {
+            followPlayer(board, period, text);
+            return;
+        }
+        const query = new URLSearchParams({ limit: String(NAME_SEARCH_RANKS) });
+        if (period !== "") {
+            query.set("period", period);
+        }
+        const { answer } = await read(`${boardPath(board)}/top?${query.toString()}`);
+        if (generation !== searchGeneration) {
+            return;
+        }
+        const found = playersNamed(answer.entries, name);
+        if (found.length > 0) {
+            followNamed(board, period, name, found);
+            return;
+        }
+        followPlayer(board, period, text, `No player on the page or in the first ${NAME_SEARCH_RANKS.toLocaleString("en")} ranks shows the name "${name}", and no ranked player has that id; following it as a player id.`);
+    }
+    catch (error) {
+        if (generation === searchGeneration) {
+            stopPlayer();
+            ui.nearbyBody.replaceChildren();
+            showPlayerMessage(`Cannot search for ${text}: ${messageOf(error)}`, "error");
+        }
+    }
 }
 // ---- Friends ----------------------------------------------------------------------------------
 /**
@@ -967,7 +1168,7 @@ ui.pickerForm.addEventListener("submit", (event) => {
 });
 ui.searchForm.addEventListener("submit", (event) => {
     event.preventDefault();
-    search();
+    void search();
 });
 ui.friendsInput.addEventListener("input", () => {
     friendsEditedAt = new Date();

@@ -1,10 +1,13 @@
 // The board viewer in a real headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core; never a downloaded browser), loaded from a running origin and through the
-// edge worker under `wrangler dev` (both started by tests/src/bin/web.rs): the top N appears, a
-// score submitted through the API shows within a second, a player search matches the API and
-// then follows the player live, a pasted friend list matches the package, and the page asks
-// nothing of any other host. A
-// screenshot of each is saved to $STANDINGS_ARTIFACTS.
+// edge worker under `wrangler dev` (both started by tests/src/bin/web.rs): the top N appears with
+// display names (the id as their title) and country flags (the code as their title), an
+// anonymous player by id only; a score submitted through the API shows within a second; a player
+// search by id matches the API and then follows the player live; a search by exact display name
+// finds a player on the page, one further down the board, and lets the user choose between
+// players who share a name; a rename shows in the live top; a pasted friend list matches the
+// package; and the page asks nothing of any other host. A screenshot of each is saved to
+// $STANDINGS_ARTIFACTS.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -31,9 +34,9 @@ async function call(base, method, path, body) {
 let seq = 0;
 async function submit(base, events) {
   const body = JSON.stringify({
-    events: events.map(([player_id, value]) => ({
+    events: events.map(([player_id, value, metadata]) => ({
       event_id: `viewer-${seq++}`, player_id, game: GAME, mode: MODE, season: "s1", scopes: ["global"],
-      value, achieved_at: new Date(Date.now() - 1000).toISOString(),
+      value, achieved_at: new Date(Date.now() - 1000).toISOString(), ...(metadata === undefined ? {} : { metadata }),
     })),
   });
   const answer = await call(base, "POST", "/v1/score-events/batch", body);
@@ -41,11 +44,26 @@ async function submit(base, events) {
   assert.equal((answer.text.match(/"ACCEPTED"/g) ?? []).length, events.length, answer.text);
 }
 
+/** The seeded profiles: names on the page and further down, a shared name, an anonymous player. */
+const PROFILES = {
+  "v-39": { display_name: "Zoë 🚀", country: "DE" },
+  "v-38": { display_name: "Ava", country: "FR" },
+  "v-37": { display_name: "Secret Sam", country: "SE", anonymous: true },
+  "v-36": { country: "JP" },
+  "v-05": { display_name: "Deep Dora", country: "BR" },
+  "v-06": { display_name: "Twin" },
+  "v-07": { display_name: "Twin", country: "NZ" },
+};
+
 let browser;
 before(async () => {
   const define = await call(ORIGIN, "PUT", `/v1/boards/${GAME}/${MODE}/s1/global`, '{"score_mode":"highest","periods":["all_time","daily"]}');
   assert.ok(define.status === 200 || define.status === 201, define.text);
-  await submit(ORIGIN, Array.from({ length: 40 }, (_, i) => [`v-${String(i).padStart(2, "0")}`, 100 + i * 10]));
+  await submit(ORIGIN, Array.from({ length: 40 }, (_, i) => [`v-${String(i).padStart(2, "0")}`, 100 + i * 10, i === 39 ? { car: "R8" } : undefined]));
+  for (const [player, profile] of Object.entries(PROFILES)) {
+    const set = await call(ORIGIN, "PUT", `/v1/games/${GAME}/players/${player}/profile`, JSON.stringify(profile));
+    assert.equal(set.status, 200, set.text);
+  }
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
@@ -90,6 +108,23 @@ for (const [tier, base] of [["origin", ORIGIN], ["edge", EDGE]]) {
       const shownVersion = Number(await page.textContent("#board-version"));
       assert.ok(Number.isInteger(shownVersion) && shownVersion > 0, `board_version shown: ${shownVersion}`);
       assert.equal(await page.getAttribute("#live-status", "data-status"), "live");
+
+      // Names show with the id as their title, countries as flags with the code as their title,
+      // and the anonymous player (whose name only a trusted token reads) by id alone.
+      const playerCell = (player) => page.$eval(`#top-table tbody tr[data-player="${player}"] td.player`, (td) => ({
+        text: td.textContent,
+        name: td.querySelector(".name")?.textContent ?? null,
+        nameTitle: td.querySelector(".name")?.title ?? null,
+        flag: td.querySelector(".flag")?.textContent ?? null,
+        flagTitle: td.querySelector(".flag")?.title ?? null,
+      }));
+      assert.deepEqual(await playerCell("v-39"), { text: "🇩🇪Zoë 🚀", name: "Zoë 🚀", nameTitle: "v-39", flag: "🇩🇪", flagTitle: "DE" });
+      assert.deepEqual(await playerCell("v-36"), { text: "🇯🇵v-36", name: null, nameTitle: null, flag: "🇯🇵", flagTitle: "JP" });
+      assert.deepEqual(await playerCell("v-37"), { text: "v-37", name: null, nameTitle: null, flag: null, flagTitle: null });
+      // The origin tells the page's token (the game's service) the hidden name; the edge answers
+      // everyone the public form. The page shows the id either way.
+      const hidden = (await call(base, "GET", `${BOARD}/players/v-37/rank`)).json();
+      assert.deepEqual([hidden.anonymous, hidden.display_name], tier === "origin" ? [true, "Secret Sam"] : [undefined, undefined]);
 
       // A score submitted through the API is on the page within a second of its acknowledgement.
       const newcomer = `new-${tier}`;
@@ -146,6 +181,44 @@ for (const [tier, base] of [["origin", ORIGIN], ["edge", EDGE]]) {
         ([competition, version]) => competition === String(passed.competition_rank) && version === String(passed.board_version),
       );
       assert.equal(await panel("live_status"), "live");
+
+      // A search by exact display name: a player in the live top (no request), ...
+      const following = async () => [
+        await page.textContent('#player-result [data-field="player_id"]').catch(() => null),
+        await page.getAttribute("#nearby-table tbody tr.self", "data-player").catch(() => null),
+      ];
+      await page.fill("#player", "Zoë 🚀");
+      await page.click("#search");
+      await eventually("Zoë 🚀 followed", following, ([id, self]) => id === "v-39" && self === "v-39");
+      assert.match(await page.textContent("#player-result"), /Found by display name: "Zoë 🚀" is v-39/);
+      assert.equal(await panel("metadata"), '{"car":"R8"}');
+      // ... one further down the board (a read of its first ranks), ...
+      await page.fill("#player", "Deep Dora");
+      await page.click("#search");
+      await eventually("Deep Dora followed", following, ([id, self]) => id === "v-05" && self === "v-05");
+      // ... and players who share a name, to choose from.
+      await page.fill("#player", "Twin");
+      await page.click("#search");
+      await page.waitForSelector("#search-choices button");
+      // In rank order.
+      assert.deepEqual(await page.$$eval("#search-choices button", (b) => b.map((x) => x.dataset.player)), ["v-07", "v-06"]);
+      await page.click('#search-choices button[data-player="v-07"]');
+      await eventually("the chosen twin followed", following, ([id, self]) => id === "v-07" && self === "v-07");
+      // An anonymous player's hidden name finds nobody: the text is followed as an id.
+      await page.fill("#player", "Secret Sam");
+      await page.click("#search");
+      await eventually("the hidden name not found", () => page.textContent("#player-result"), (t) => /No player on the page .* "Secret Sam"/.test(t) && /no score on this board/.test(t));
+
+      // A rename reaches the live top as a delta: the new name, at a new version.
+      const renamedFrom = Number(await page.textContent("#board-version"));
+      const renamed = `Ava ${tier}`;
+      const set = await call(base, "PUT", `/v1/games/${GAME}/players/v-38/profile`, JSON.stringify({ display_name: renamed }));
+      assert.equal(set.status, 200, set.text);
+      await eventually(
+        "the new name in the live top",
+        async () => [await page.textContent('#top-table tbody tr[data-player="v-38"] .name'), Number(await page.textContent("#board-version"))],
+        ([name, version]) => name === renamed && version > renamedFrom,
+      );
 
       // A pasted friend list is ranked in the page exactly as the package ranks it, values
       // beyond 2^53 included.
