@@ -1,9 +1,11 @@
 //! The edge against a fake origin that serves real snapshots of core boards: every read kind
-//! answers the bytes the core's JSON writers make from the `Board` itself, and the caching,
-//! stale, forwarding, auth and budget rules hold.
+//! answers the bytes the core's JSON writers make from the `Board` itself (display names,
+//! countries and metadata included; an anonymous player's never), and the caching, stale,
+//! forwarding, auth and budget rules hold.
 
 use std::cell::Cell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -11,7 +13,11 @@ use serde_json::json;
 use standings_core::json::{
     PeriodFields, write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer,
 };
-use standings_core::{Board, BoardId, BoardRules, Cursor, CursorBinding, ScoreMode, Standing};
+use standings_core::profile::Metadata;
+use standings_core::{
+    Audience, Board, BoardId, BoardRules, Cursor, CursorBinding, Extras, Profile, RankedEntry, ScoreMode,
+    Standing,
+};
 
 use crate::auth::sign_jwt;
 use crate::fake::{EDGE_TOKEN, FakeCache, FakeClock, FakeOrigin, ORIGIN, block_on};
@@ -140,7 +146,9 @@ fn send(edge: &TestEdge, method: &str, target: &str, token: Option<&str>, body: 
     block_on(edge.serve(request(method, target, token, body))).into()
 }
 
-/// A board of `n` players with many ties, some ids that JSON escapes, at `version`.
+/// A board of `n` players with many ties, some ids that JSON escapes, at `version`; every third
+/// player has a display name (some that JSON escapes, some not ASCII), every fifth a country,
+/// every seventh metadata as it was sent.
 fn board(n: usize, version: u64, shift: i64) -> Board {
     let mut players: Vec<String> = (0..n).map(|i| format!("p{i:04}")).collect();
     players.extend(["quote\"d", "ünï-cödé", "back\\slash"].map(String::from));
@@ -155,12 +163,31 @@ fn board(n: usize, version: u64, shift: i64) -> Board {
             (p, standing)
         })
         .collect();
-    Board::from_aggregates(
+    let mut board = Board::from_aggregates(
         BoardRules::new(ScoreMode::Highest),
         version,
         aggregates.iter().map(|(p, s)| (p.as_str(), *s, "")),
     )
-    .unwrap()
+    .unwrap();
+    for (i, (player, _)) in aggregates.iter().enumerate() {
+        let profile = Profile {
+            display_name: (i % 3 == 0).then(|| format!("Zoë \"{i}\" 🚀\\").into()),
+            country: (i % 5 == 0).then(|| "DE".into()),
+            anonymous: false,
+        };
+        let metadata = (i % 7 == 0).then(|| {
+            Arc::new(Metadata {
+                event_id: format!("e{i}").into(),
+                json: format!(r#"{{"lap": {i}, "car":"R\u00e9"}}"#).into(),
+            })
+        });
+        let extras = Extras {
+            profile: (!profile.is_empty()).then(|| Arc::new(profile)),
+            metadata,
+        };
+        board.restore_extras(player, extras);
+    }
+    board
 }
 
 fn binding(period: &PeriodFields<'_>) -> CursorBinding {
@@ -309,6 +336,75 @@ fn player_reads_equal_the_boards() {
     let body = serde_json::to_vec(&json!({ "player_ids": asked })).unwrap();
     let answer = world.send("POST", &format!("{base}/rank-players"), None, &body);
     assert_eq!(text(&answer), String::from_utf8(expected).unwrap());
+}
+
+/// A player who shows anonymously shows nothing besides the standing at the edge, to the
+/// public, a player and the game's service token alike (snapshots carry the public form): rank,
+/// nearby, a top page and rank-players are the core's answers for the public.
+#[test]
+fn an_anonymous_player_shows_only_the_standing() {
+    let world = World::new(&[]);
+    let mut b = board(300, 5, 0);
+    let hidden = "p0003";
+    b.restore_extras(
+        hidden,
+        Extras {
+            profile: Some(Arc::new(Profile {
+                display_name: Some("Hidden Hana".into()),
+                country: Some("SE".into()),
+                anonymous: true,
+            })),
+            metadata: Some(Arc::new(Metadata {
+                event_id: "e3".into(),
+                json: r#"{"secret":true}"#.into(),
+            })),
+        },
+    );
+    world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
+    world.origin.tokens.borrow_mut().insert(
+        "svc".into(),
+        r#"{"active":true,"role":"service","games":["g"],"player_id":null,"cache_seconds":60}"#.into(),
+    );
+    /// The entry as the public sees it.
+    fn public(mut entry: RankedEntry<'_>) -> RankedEntry<'_> {
+        entry.info = entry.info.for_audience(Audience::Public);
+        entry
+    }
+    let mut found = b.player_rank(hidden).unwrap();
+    assert!(found.entry.info.anonymous, "the board holds the trusted form");
+    found.entry = public(found.entry);
+    let mut rank = Vec::new();
+    write_rank_answer(&mut rank, &ALL_TIME, &found);
+    let window: Vec<_> = b.nearby(hidden, 2).unwrap().into_iter().map(public).collect();
+    let mut nearby = Vec::new();
+    write_nearby_answer(&mut nearby, &ALL_TIME, b.version(), window);
+    let mut players = b.rank_among(&[hidden, "p0006"]);
+    for entry in &mut players.entries {
+        entry.info = entry.info.for_audience(Audience::Public);
+    }
+    let mut rank_players = Vec::new();
+    write_friends_answer(&mut rank_players, &ALL_TIME, &players);
+    let base = "/v1/leaderboards/g/m/s/global";
+    let body = serde_json::to_vec(&json!({ "player_ids": [hidden, "p0006"] })).unwrap();
+    let player = jwt("p0001", &["g"], NOW / 1000 + 600);
+    for token in [None, Some(player.as_str()), Some("svc")] {
+        let read = |target: &str| text(&world.send("GET", target, token, b""));
+        assert_eq!(
+            read(&format!("{base}/players/{hidden}/rank")),
+            String::from_utf8(rank.clone()).unwrap()
+        );
+        assert_eq!(
+            read(&format!("{base}/players/{hidden}/nearby?radius=2")),
+            String::from_utf8(nearby.clone()).unwrap()
+        );
+        let top = read(&format!("{TOP}?limit=1000"));
+        assert!(top.contains(&format!("\"player_id\":\"{hidden}\"")) && top.contains("\"display_name\":"));
+        for hidden_text in ["Hidden Hana", "\"SE\"", "secret", "anonymous"] {
+            assert!(!top.contains(hidden_text), "{token:?}: {hidden_text} in {top}");
+        }
+        let answer = world.send("POST", &format!("{base}/rank-players"), token, &body);
+        assert_eq!(text(&answer), String::from_utf8(rank_players.clone()).unwrap());
+    }
 }
 
 /// Parameter errors are the origin's, in its order and words; board and period errors are the
