@@ -15,12 +15,16 @@
 //! gets the origin's URL as a variable and its secrets (the edge token, the player JWT secret)
 //! in an env file, and a fresh state folder, so its Cache API starts empty.
 //!
-//! The scenarios (module `scenarios`): a seeded board with a daily period and friend lists,
-//! whose every read kind answers byte for byte as the origin does at the same `board_version`;
-//! the edge catching up after new events; writes through the edge; a repeated top page is a
-//! cache HIT; the read auth cases (player JWT, public reads on a second worker, a static token
-//! through introspection, a bad token, another game's); `/edge/stats` against what the run did;
-//! and last the origin stopped (stale reads, 503 writes) and started again (fresh again).
+//! The scenarios (module `scenarios`): a seeded board with a daily period, friend lists,
+//! players' profiles (display names, not all ASCII, countries, one player anonymous) and event
+//! metadata, whose every read kind answers byte for byte as the origin does at the same
+//! `board_version` (read with player tokens and without one: the edge answers the public form);
+//! the edge catching up after new events and after a rename; the anonymous player's fields
+//! shown by the origin to the game's service token only, and by no answer of the edge; writes
+//! through the edge; a repeated top page is a cache HIT; the read auth cases (player JWT, public
+//! reads on a second worker, a static token through introspection, a bad token, another game's);
+//! `/edge/stats` against what the run did; and last the origin stopped (stale reads, 503
+//! writes) and started again (fresh again).
 #![forbid(unsafe_code)]
 
 #[path = "edge/scenarios.rs"]

@@ -29,6 +29,28 @@ const BIG_LIST_OWNER: &str = "p-00002";
 const DAY_MS: i64 = 86_400_000;
 /// Reads of the daily board at distinct `at`s, each compared edge against origin.
 const PERIOD_READS: usize = 240;
+/// The display names players get (every third player, with its number after it): escapes,
+/// accents, other scripts, emoji and a zero-width-joiner sequence, each printed by the core's
+/// JSON on both tiers.
+const NAMES: [&str; 8] = [
+    "Zoë 🚀",
+    "Łukasz",
+    "李小龍",
+    "the \"quoted\" one",
+    "back\\slash",
+    "Ο Νίκος",
+    "👩\u{200d}👩\u{200d}👧 family",
+    "Ava",
+];
+/// The countries players get (every fourth player).
+const COUNTRIES: [&str; 5] = ["DE", "FR", "JP", "BR", "NZ"];
+/// The player who shows anonymously: first on the board, in the reader's friend list, with a
+/// name, a country and metadata that only the origin's answers to trusted tokens show.
+const ANONYMOUS: &str = "p-00004";
+/// The anonymous player's name, which no answer of the edge may hold.
+const ANONYMOUS_NAME: &str = "Hidden Hana";
+/// The player renamed in the rename scenario (named, and ranked near the top).
+const RENAMED: &str = "p-00006";
 
 /// What the scenarios share: the stack, one client of each side, the seeded players and
 /// friend lists, and counts of what was asked of the edge.
@@ -52,6 +74,18 @@ struct Run<'a> {
     started_ms: i64,
     /// The event ids sent so far, to keep them unique.
     events_sent: u64,
+    /// Answers compared equal that carried a display name, a country and metadata.
+    extras_seen: Extras,
+    /// Edge answers that held the anonymous player's name (there must be none).
+    leaks: Vec<String>,
+}
+
+/// How many equal answers carried each of an entry's extras.
+#[derive(Clone, Copy, Debug, Default)]
+struct Extras {
+    display_name: u64,
+    country: u64,
+    metadata: u64,
 }
 
 /// Passed and failed scenarios.
@@ -94,6 +128,8 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
         first_top_cache: None,
         started_ms: now_ms(),
         events_sent: 0,
+        extras_seen: Extras::default(),
+        leaks: Vec::new(),
     };
     tally.record("the worker answers /edge/stats", smoke(&mut run).await);
     if args.smoke {
@@ -118,6 +154,10 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
     );
     tally.record("the edge catches up after new events", catch_up(&mut run).await);
     tally.record(
+        "a rename: the edge catches up to the new name at the new version",
+        rename(&mut run).await,
+    );
+    tally.record(
         "writes through the edge land at the origin",
         writes(&mut run).await,
     );
@@ -129,10 +169,23 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
         "read auth: public reads on a second worker",
         public_reads(&mut run).await,
     );
+    tally.record(
+        "an anonymous player: the edge answers every token the public form; the origin tells trusted tokens",
+        anonymity(&mut run).await,
+    );
     tally.record("/edge/stats agrees with what the run did", stats(&mut run).await);
     tally.record(
         "origin stopped: stale reads, 503 writes; restarted: fresh again",
         origin_outage(&mut run).await,
+    );
+    let leaks = std::mem::take(&mut run.leaks);
+    tally.record(
+        "no edge answer held the anonymous player's name",
+        if leaks.is_empty() {
+            Ok(format!("{} edge reads", run.edge_reads))
+        } else {
+            Err(format!("{} answers did: {}", leaks.len(), leaks.join(", ")))
+        },
     );
     if tally.failed > 0 {
         println!("edge: logs for the failures:\n{}", run.stack.logs());
@@ -195,6 +248,31 @@ fn event_json(id: &str, player: &str, value: i64, achieved_at: i64) -> String {
     .to_string()
 }
 
+/// `event` (an event's JSON object) with `metadata` added as this very text, which the service
+/// keeps and prints as sent (spaces and escapes included).
+fn with_metadata(event: String, metadata: &str) -> String {
+    let object = event.strip_suffix('}').unwrap_or(&event);
+    format!("{object},\"metadata\":{metadata}}}")
+}
+
+/// The metadata of an event: spaces, an escape, a nested array and a `value` field, as sent.
+fn metadata_text(n: u64) -> String {
+    format!(r#"{{"lap": {n}, "car":"R\u00e9 \"8\"", "splits":[1.5,2], "value": {n}}}"#)
+}
+
+/// The path of `player`'s profile.
+fn profile_path(player: &str) -> String {
+    format!("/v1/games/{GAME}/players/{player}/profile")
+}
+
+/// Counts the extras an answer's body carries.
+fn count_extras(seen: &mut Extras, body: &[u8]) {
+    let text = String::from_utf8_lossy(body);
+    seen.display_name += u64::from(text.contains("\"display_name\":"));
+    seen.country += u64::from(text.contains("\"country\":"));
+    seen.metadata += u64::from(text.contains("\"metadata\":"));
+}
+
 impl Run<'_> {
     /// An `achieved_at` of today (the daily period's), at most a few minutes ago.
     fn achieved_now(&mut self) -> i64 {
@@ -222,7 +300,13 @@ impl Run<'_> {
                 }
                 let id = self.event_id();
                 let at = self.achieved_now();
-                body.push_str(&event_json(&id, player, *value, at));
+                let event = event_json(&id, player, *value, at);
+                // Every seventh event carries metadata.
+                if self.events_sent.is_multiple_of(7) || player == ANONYMOUS {
+                    body.push_str(&with_metadata(event, &metadata_text(self.events_sent)));
+                } else {
+                    body.push_str(&event);
+                }
             }
             body.push_str("]}");
             let client = if to_edge { &mut self.edge } else { &mut self.origin };
@@ -256,6 +340,9 @@ impl Run<'_> {
         let reply = self.edge.request(method, path, token, body).await?;
         if reply.header("x-standings-cache") == Some("HIT") {
             self.hits_seen += 1;
+        }
+        if String::from_utf8_lossy(&reply.body).contains(ANONYMOUS_NAME) && self.leaks.len() < 5 {
+            self.leaks.push(format!("{method} {path}"));
         }
         Ok(reply)
     }
@@ -389,6 +476,7 @@ impl Run<'_> {
                 }
             }
             if edge.status == origin.status && edge.body == origin.body {
+                count_extras(&mut self.extras_seen, &edge.body);
                 return Ok(edge);
             }
             if !versioned && Instant::now() < deadline {
@@ -428,9 +516,12 @@ fn first_difference(edge: &[u8], origin: &[u8]) -> String {
     )
 }
 
-/// Defines the board (all time and daily), seeds `--players` players (with ties, and a second
-/// round of events for a tenth of them), sets friend lists (with unranked friends, and one list
-/// far longer than the rest), and waits until the edge serves the origin's versions.
+/// Defines the board (all time and daily), seeds `--players` players (with ties, a second
+/// round of events for a tenth of them, metadata on every seventh event, and the anonymous and
+/// renamed players near the top), sets friend lists (with unranked friends, the anonymous
+/// player in the reader's, and one list far longer than the rest) and profiles (a display name
+/// for every fifth player, a country for every tenth, the anonymous player's), and waits until
+/// the edge serves the origin's versions.
 async fn seed(run: &mut Run<'_>) -> Result<String, String> {
     let started = Instant::now();
     let reply = run
@@ -459,6 +550,8 @@ async fn seed(run: &mut Run<'_>) -> Result<String, String> {
         let who = run.rng.below(run.players.len() as u64) as usize;
         events.push((run.players[who].clone(), run.rng.below(3_000) as i64));
     }
+    events.push((ANONYMOUS.to_string(), 999_999));
+    events.push((RENAMED.to_string(), 999_000));
     run.submit(false, &events).await?;
     let with_lists = (run.players.len() / 20).max(10);
     for n in 0..with_lists {
@@ -483,6 +576,9 @@ async fn seed(run: &mut Run<'_>) -> Result<String, String> {
                 list.push(friend);
             }
         }
+        if n == 0 && !list.iter().any(|f| f == ANONYMOUS) {
+            list.push(ANONYMOUS.to_string());
+        }
         let body = json!({ "friends": list }).to_string();
         let path = format!("/v1/games/{GAME}/players/{owner}/friends");
         let reply = run.origin.put(&path, Some(WRITER_TOKEN), body.as_bytes()).await?;
@@ -490,6 +586,36 @@ async fn seed(run: &mut Run<'_>) -> Result<String, String> {
             return Err(format!("PUT {path} answered {}: {}", reply.status, reply.text()));
         }
         run.friends.insert(owner, list);
+    }
+    let mut profiles = 0;
+    for (i, player) in run.players.iter().enumerate() {
+        let mut profile = serde_json::Map::new();
+        if i % 5 == 0 || player == RENAMED {
+            let name = format!("{} {i}", NAMES[(i / 5) % NAMES.len()]);
+            profile.insert("display_name".into(), json!(name));
+        }
+        if i % 10 == 0 {
+            profile.insert("country".into(), json!(COUNTRIES[(i / 10) % COUNTRIES.len()]));
+        }
+        if player == ANONYMOUS {
+            profile.insert("display_name".into(), json!(ANONYMOUS_NAME));
+            profile.insert("country".into(), json!("SE"));
+            profile.insert("anonymous".into(), json!(true));
+        }
+        if profile.is_empty() {
+            continue;
+        }
+        let path = profile_path(player);
+        let body = serde_json::Value::Object(profile).to_string();
+        let reply = run.origin.put(&path, Some(WRITER_TOKEN), body.as_bytes()).await?;
+        if reply.status != 200 {
+            return Err(format!(
+                "PUT {path} {body} answered {}: {}",
+                reply.status,
+                reply.text()
+            ));
+        }
+        profiles += 1;
     }
     let seeded = started.elapsed();
     let mut waits = Vec::new();
@@ -503,7 +629,7 @@ async fn seed(run: &mut Run<'_>) -> Result<String, String> {
         ));
     }
     Ok(format!(
-        "{} events for {} players and {} friend lists in {seeded:.1?}; the edge served {}",
+        "{} events for {} players, {} friend lists and {profiles} profiles in {seeded:.1?}; the edge served {}",
         events.len(),
         run.players.len(),
         run.friends.len(),
@@ -566,6 +692,9 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
     let widest: Vec<String> = run.players.iter().take(1_000).cloned().collect();
     let widest = json!({ "player_ids": widest }).to_string();
     let player = run.players[run.players.len() / 2].clone();
+    // Friend lists are private: a player reads only its own, so friends-of is read with the
+    // owner's JWT; every other read with a static player token. Both get the public form.
+    let big_list_token = jwt(BIG_LIST_OWNER, &[GAME]);
     for daily in [false, true] {
         for (method, path, body) in [
             ("GET", format!("{BOARD}/top?limit=1000"), None),
@@ -580,8 +709,38 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
         ] {
             *asked.entry("widest reads").or_default() += 1;
             let path = with_period(&path, daily);
+            let token = if path.contains("/friends-of/") {
+                big_list_token.as_str()
+            } else {
+                READER_TOKEN
+            };
+            if let Err(why) = run.same(method, &path, body, Some(token), Some(token)).await {
+                failures.push(why);
+            }
+        }
+    }
+    // The reads that must show names: the anonymous and the renamed player (first and second
+    // on the board), a friend list holding the anonymous player, a rank-players call of named
+    // and unnamed players.
+    let named =
+        json!({ "player_ids": [ANONYMOUS, RENAMED, "p-00000", "p-00010", "p-00001", "ghost-3"] }).to_string();
+    for daily in [false, true] {
+        for (method, path, body) in [
+            ("GET", format!("{BOARD}/players/{ANONYMOUS}/rank"), None),
+            ("GET", format!("{BOARD}/players/{RENAMED}/rank"), None),
+            ("GET", format!("{BOARD}/players/{RENAMED}/nearby?radius=2"), None),
+            ("GET", format!("{BOARD}/top?limit=20"), None),
+            (
+                "GET",
+                format!("{BOARD}/friends-of/{READER_PLAYER}?include_self=true"),
+                None,
+            ),
+            ("POST", format!("{BOARD}/rank-players"), Some(named.as_bytes())),
+        ] {
+            *asked.entry("reads of named players").or_default() += 1;
+            let path = with_period(&path, daily);
             if let Err(why) = run
-                .same(method, &path, body, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+                .same(method, &path, body, Some(READER_TOKEN), Some(READER_TOKEN))
                 .await
             {
                 failures.push(why);
@@ -615,7 +774,7 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
     ] {
         *asked.entry("bad input").or_default() += 1;
         if let Err(why) = run
-            .same(method, &path, body, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+            .same(method, &path, body, Some(READER_TOKEN), Some(READER_TOKEN))
             .await
         {
             failures.push(why);
@@ -633,7 +792,7 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
                 let mut outcome = Ok(());
                 for _ in 0..3 {
                     match run
-                        .same("GET", &path, None, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+                        .same("GET", &path, None, Some(READER_TOKEN), Some(READER_TOKEN))
                         .await
                     {
                         Ok(reply) => {
@@ -663,7 +822,7 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
             1 => {
                 *asked.entry("rank").or_default() += 1;
                 let path = with_period(&format!("{BOARD}/players/{player}/rank"), daily);
-                run.same("GET", &path, None, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+                run.same("GET", &path, None, Some(READER_TOKEN), Some(READER_TOKEN))
                     .await
                     .map(drop)
             }
@@ -671,7 +830,7 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
                 *asked.entry("rank of an unranked player").or_default() += 1;
                 let ghost = format!("ghost-{}", run.rng.below(GHOSTS));
                 let path = with_period(&format!("{BOARD}/players/{ghost}/rank"), daily);
-                run.same("GET", &path, None, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+                run.same("GET", &path, None, Some(READER_TOKEN), Some(READER_TOKEN))
                     .await
                     .map(drop)
             }
@@ -679,7 +838,7 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
                 *asked.entry("nearby").or_default() += 1;
                 let radius = run.rng.below(26);
                 let path = with_period(&format!("{BOARD}/players/{player}/nearby?radius={radius}"), daily);
-                run.same("GET", &path, None, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+                run.same("GET", &path, None, Some(READER_TOKEN), Some(READER_TOKEN))
                     .await
                     .map(drop)
             }
@@ -691,7 +850,8 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
                     &format!("{BOARD}/friends-of/{owner}?include_self={include_self}"),
                     daily,
                 );
-                run.same("GET", &path, None, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+                let token = jwt(&owner, &[GAME]);
+                run.same("GET", &path, None, Some(&token), Some(&token))
                     .await
                     .map(drop)
             }
@@ -713,8 +873,8 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
                     "POST",
                     &path,
                     Some(body.as_bytes()),
-                    Some(WRITER_TOKEN),
-                    Some(WRITER_TOKEN),
+                    Some(READER_TOKEN),
+                    Some(READER_TOKEN),
                 )
                 .await
                 .map(drop)
@@ -722,7 +882,7 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
             _ => {
                 *asked.entry("boards list").or_default() += 1;
                 let path = format!("/v1/games/{GAME}/boards");
-                run.same("GET", &path, None, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+                run.same("GET", &path, None, Some(READER_TOKEN), Some(READER_TOKEN))
                     .await
                     .map(drop)
             }
@@ -731,13 +891,22 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
             failures.push(why);
         }
     }
+    let seen = run.extras_seen;
+    if seen.display_name == 0 || seen.country == 0 || seen.metadata == 0 {
+        failures.push(format!(
+            "the equal answers should carry names, countries and metadata; they carried {seen:?}"
+        ));
+    }
     let summary = asked
         .iter()
         .map(|(k, n)| format!("{n} {k}"))
         .collect::<Vec<_>>()
         .join(", ");
     if failures.is_empty() {
-        Ok(format!("all equal: {summary}"))
+        Ok(format!(
+            "all equal: {summary}; answers with display names {}, countries {}, metadata {}",
+            seen.display_name, seen.country, seen.metadata
+        ))
     } else {
         Err(format!(
             "{} of the reads differ ({summary}); the first few:\n  {}",
@@ -826,13 +995,16 @@ async fn period_instances(run: &mut Run<'_>) -> Result<String, String> {
                 body.push(',');
             }
             let id = run.event_id();
-            body.push_str(
-                &json!({
-                    "event_id": id, "player_id": player, "game": GAME, "mode": "solo", "season": "s1",
-                    "scopes": [scope], "value": run.rng.below(5_000) as i64, "achieved_at": rfc3339(achieved_at),
-                })
-                .to_string(),
-            );
+            let event = json!({
+                "event_id": id, "player_id": player, "game": GAME, "mode": "solo", "season": "s1",
+                "scopes": [scope], "value": run.rng.below(5_000) as i64, "achieved_at": rfc3339(achieved_at),
+            })
+            .to_string();
+            if i % 5 == 0 {
+                body.push_str(&with_metadata(event, &metadata_text(i)));
+            } else {
+                body.push_str(&event);
+            }
             players.push(player);
         }
         body.push_str("]}");
@@ -898,7 +1070,7 @@ async fn period_instances(run: &mut Run<'_>) -> Result<String, String> {
             ),
         };
         match run
-            .same("GET", &path, None, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+            .same("GET", &path, None, Some(READER_TOKEN), Some(READER_TOKEN))
             .await
         {
             Ok(reply) => forwarded += usize::from(reply.header("x-standings-fallback").is_some()),
@@ -1011,7 +1183,7 @@ async fn catch_up(run: &mut Run<'_>) -> Result<String, String> {
     // The old cursor is answered as the origin answers it (the edge may forward it).
     let path = format!("{BOARD}/top?limit=50&cursor={old_cursor}");
     let stale = run
-        .same("GET", &path, None, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+        .same("GET", &path, None, Some(READER_TOKEN), Some(READER_TOKEN))
         .await?;
     Ok(format!(
         "a cursor of the version before answered {} as at the origin; caught up in {} (bound {bound:?}: interval {} ms + head {HEAD_MAX_AGE_SECONDS} s + slack {} ms)",
@@ -1019,6 +1191,133 @@ async fn catch_up(run: &mut Run<'_>) -> Result<String, String> {
         took.join(", "),
         run.args.interval_ms,
         run.args.slack_ms
+    ))
+}
+
+/// A rename of a ranked player (a profile `PUT` at the origin) moves each board instance where
+/// they are ranked (all time and today) by exactly one version. The edge reaches that version
+/// within the catch-up bound, its answer there shows the new name and country, and the
+/// player's rank, window and a top page are byte for byte the origin's at that version.
+async fn rename(run: &mut Run<'_>) -> Result<String, String> {
+    let bound = run.catch_up_bound();
+    let new_name = "Zoë 🚀 renamed \"ß\"";
+    let printed = format!(
+        "\"display_name\":{},\"country\":\"IS\"",
+        serde_json::to_string(new_name).map_err(|e| e.to_string())?
+    );
+    let before = [run.origin_now(false).await?, run.origin_now(true).await?];
+    let body = json!({ "display_name": new_name, "country": "IS" }).to_string();
+    let reply = run
+        .origin
+        .put(&profile_path(RENAMED), Some(WRITER_TOKEN), body.as_bytes())
+        .await?;
+    if reply.status != 200 {
+        return Err(format!("the rename answered {}: {}", reply.status, reply.text()));
+    }
+    let renamed = Instant::now();
+    let mut reached = Vec::new();
+    for (daily, before) in [false, true].into_iter().zip(before) {
+        let rank = with_period(&format!("{BOARD}/players/{RENAMED}/rank"), daily);
+        // The rename is durable when answered and visible a moment later.
+        let visible_by = Instant::now() + Duration::from_secs(10);
+        let version = loop {
+            let reply = run.origin.get(&rank, Some(READER_TOKEN)).await?;
+            if reply.status == 200 && reply.text().contains(&printed) {
+                break origin_version(&reply)
+                    .ok_or_else(|| format!("{rank} at the origin has no board_version: {}", reply.text()))?;
+            }
+            if Instant::now() >= visible_by {
+                return Err(format!(
+                    "the origin's {rank} does not show the rename 10 s after it: {}",
+                    reply.text()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        if version != before + 1 {
+            return Err(format!(
+                "{rank}: the rename moved board_version from {before} to {version}, not by one"
+            ));
+        }
+        let (reply, _) = run.edge_reaches(&rank, version, bound * 4).await?;
+        let elapsed = renamed.elapsed();
+        if edge_version(&reply) != Some(version) || !reply.text().contains(&printed) {
+            return Err(format!(
+                "the edge's {rank} at version {:?} (the rename's is {version}) does not show the new name: {}",
+                edge_version(&reply),
+                reply.text()
+            ));
+        }
+        if elapsed > bound {
+            return Err(format!(
+                "{rank}: the edge showed the new name {elapsed:.0?} after the rename, past {bound:?}"
+            ));
+        }
+        for path in [
+            rank.clone(),
+            with_period(&format!("{BOARD}/players/{RENAMED}/nearby?radius=2"), daily),
+            with_period(&format!("{BOARD}/top?limit=5"), daily),
+        ] {
+            let reply = run
+                .same("GET", &path, None, Some(READER_TOKEN), Some(READER_TOKEN))
+                .await?;
+            if !reply.text().contains(&printed) {
+                return Err(format!("{path} does not show the new name: {}", reply.text()));
+            }
+        }
+        reached.push(format!(
+            "{} version {before} -> {version} at the edge after {elapsed:.0?}",
+            if daily { "daily" } else { "all time" }
+        ));
+    }
+    Ok(format!(
+        "{}; rank, window and top equal the origin's there (bound {bound:?})",
+        reached.join(", ")
+    ))
+}
+
+/// The anonymous player: the origin answers the game's service token their name, country and
+/// metadata with `"anonymous":true`, and a player none of them. The edge answers every caller
+/// the public form (snapshots carry nothing else), the service token included, byte for byte
+/// the origin's answer to a player.
+async fn anonymity(run: &mut Run<'_>) -> Result<String, String> {
+    let rank = format!("{BOARD}/players/{ANONYMOUS}/rank");
+    let trusted = run.origin.get(&rank, Some(WRITER_TOKEN)).await?.json()?;
+    if trusted["display_name"] != json!(ANONYMOUS_NAME)
+        || trusted["country"] != json!("SE")
+        || trusted["anonymous"] != json!(true)
+        || !trusted["metadata"].is_object()
+    {
+        return Err(format!(
+            "the origin's answer to the service token does not show the anonymous player's fields: {trusted}"
+        ));
+    }
+    let public = run
+        .same("GET", &rank, None, Some(READER_TOKEN), Some(READER_TOKEN))
+        .await?
+        .json()?;
+    let shown: Vec<&str> = ["display_name", "country", "metadata", "anonymous"]
+        .into_iter()
+        .filter(|field| public.get(field).is_some())
+        .collect();
+    if !shown.is_empty() {
+        return Err(format!(
+            "a player's answer shows the anonymous player's {shown:?}: {public}"
+        ));
+    }
+    let mut compared = 0;
+    for path in [
+        rank.clone(),
+        format!("{BOARD}/top?limit=3"),
+        format!("{BOARD}/players/{ANONYMOUS}/nearby?radius=1&period=daily"),
+    ] {
+        run.same("GET", &path, None, Some(WRITER_TOKEN), Some(READER_TOKEN))
+            .await?;
+        compared += 1;
+    }
+    Ok(format!(
+        "the origin shows the service token {ANONYMOUS_NAME:?} with \"anonymous\":true and a player nothing; \
+         {compared} reads of the service token at the edge equal the origin's answers to a player"
     ))
 }
 
@@ -1219,25 +1518,43 @@ async fn auth(run: &mut Run<'_>) -> Result<String, String> {
 }
 
 /// A second worker with `PUBLIC_READS=true` answers reads without a token as the origin
-/// answers them with one, and still refuses friends-of without a token (friend lists are
-/// private).
+/// answers a player (the public form: names, countries and metadata, none of the anonymous
+/// player's), and still refuses friends-of without a token (friend lists are private).
 async fn public_reads(run: &mut Run<'_>) -> Result<String, String> {
     let addr = run.stack.public_worker().await?.addr.clone();
     let mut public = Client::new(&addr);
-    let player = run.players[11].clone();
+    let player = run.players[10].clone();
     let mut compared = 0;
-    for path in [
-        format!("{BOARD}/top?limit=20"),
-        format!("{BOARD}/players/{player}/nearby?radius=4"),
+    let rank_players = json!({ "player_ids": [ANONYMOUS, RENAMED, player.clone(), "ghost-4"] }).to_string();
+    for (method, path, body) in [
+        ("GET", format!("{BOARD}/top?limit=20"), None),
+        ("GET", format!("{BOARD}/players/{player}/nearby?radius=4"), None),
+        ("GET", format!("{BOARD}/players/{player}/rank?period=daily"), None),
+        ("GET", format!("{BOARD}/players/{ANONYMOUS}/rank"), None),
+        (
+            "POST",
+            format!("{BOARD}/rank-players"),
+            Some(rank_players.as_bytes()),
+        ),
     ] {
         let deadline = Instant::now() + CONVERGE_TIMEOUT;
         loop {
-            let edge = public.get(&path, None).await?;
-            let origin = run.origin.get(&path, Some(ADMIN_TOKEN)).await?;
+            let edge = public.request(method, &path, None, body).await?;
+            if String::from_utf8_lossy(&edge.body).contains(ANONYMOUS_NAME) {
+                return Err(format!(
+                    "{path} without a token shows the anonymous player's name: {}",
+                    edge.text()
+                ));
+            }
+            let origin = run
+                .origin
+                .request(method, &path, Some(READER_TOKEN), body)
+                .await?;
             if edge.status == 200 && edge_version(&edge) == origin_version(&origin) {
                 if edge.body != origin.body {
                     return Err(format!("{path}: {}", first_difference(&edge.body, &origin.body)));
                 }
+                count_extras(&mut run.extras_seen, &edge.body);
                 compared += 1;
                 break;
             }
@@ -1349,7 +1666,7 @@ async fn origin_outage(run: &mut Run<'_>) -> Result<String, String> {
     let mut fresh = Vec::new();
     for (method, path, body) in &reads {
         fresh.push(
-            run.same(method, path, *body, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+            run.same(method, path, *body, Some(READER_TOKEN), Some(READER_TOKEN))
                 .await?,
         );
     }
@@ -1368,7 +1685,7 @@ async fn origin_outage(run: &mut Run<'_>) -> Result<String, String> {
             None => return Err(format!("{path}: the fresh answer is not a JSON object")),
         }
         loop {
-            let reply = run.edge_read(method, path, Some(WRITER_TOKEN), *body).await?;
+            let reply = run.edge_read(method, path, Some(READER_TOKEN), *body).await?;
             let stale = reply.header("x-standings-stale") == Some("true");
             if reply.status != 200 {
                 return Err(format!(
@@ -1465,7 +1782,7 @@ async fn origin_outage(run: &mut Run<'_>) -> Result<String, String> {
     }
     // The answers after the restart are the origin's again.
     for (method, path, body) in &reads {
-        run.same(method, path, *body, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
+        run.same(method, path, *body, Some(READER_TOKEN), Some(READER_TOKEN))
             .await?;
     }
     Ok(format!(
