@@ -137,7 +137,10 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
     }
     let seeded = seed(&mut run).await;
     let seeded_ok = seeded.is_ok();
-    tally.record("seed a board (daily period, friend lists) and converge", seeded);
+    tally.record(
+        "seed a board (daily period, friend lists, profiles, metadata) and converge",
+        seeded,
+    );
     if !seeded_ok {
         println!("edge: the rest needs a seeded board; {}", run.stack.logs());
         tally.failed += 1;
