@@ -78,6 +78,9 @@ pub struct Fallbacks {
     /// The origin refused the instance's head (`SNAPSHOT_INSTANCES_FULL`: it follows as many
     /// instances as its caps allow), so its read API answers instead.
     pub instances_full: u64,
+    /// A service, moderator or admin token, which sees anonymous players' names that snapshots
+    /// do not carry (`docs/players.md`).
+    pub trusted: u64,
 }
 
 /// Every counter.

@@ -339,8 +339,9 @@ fn player_reads_equal_the_boards() {
 }
 
 /// A player who shows anonymously shows nothing besides the standing at the edge, to the
-/// public, a player and the game's service token alike (snapshots carry the public form): rank,
-/// nearby, a top page and rank-players are the core's answers for the public.
+/// public and a player alike (snapshots carry the public form): rank, nearby, a top page and
+/// rank-players are the core's answers for the public; the game's service token is the origin's
+/// to answer.
 #[test]
 fn an_anonymous_player_shows_only_the_standing() {
     let world = World::new(&[]);
@@ -387,7 +388,7 @@ fn an_anonymous_player_shows_only_the_standing() {
     let base = "/v1/leaderboards/g/m/s/global";
     let body = serde_json::to_vec(&json!({ "player_ids": [hidden, "p0006"] })).unwrap();
     let player = jwt("p0001", &["g"], NOW / 1000 + 600);
-    for token in [None, Some(player.as_str()), Some("svc")] {
+    for token in [None, Some(player.as_str())] {
         let read = |target: &str| text(&world.send("GET", target, token, b""));
         assert_eq!(
             read(&format!("{base}/players/{hidden}/rank")),
@@ -405,6 +406,11 @@ fn an_anonymous_player_shows_only_the_standing() {
         let answer = world.send("POST", &format!("{base}/rank-players"), token, &body);
         assert_eq!(text(&answer), String::from_utf8(rank_players.clone()).unwrap());
     }
+    // The service token sees the anonymous player's fields, which only the origin holds: its
+    // reads are handed to the origin, whatever the snapshot could answer.
+    let answer = world.send("GET", &format!("{base}/players/{hidden}/rank"), Some("svc"), b"");
+    assert_eq!(answer.header("x-standings-fallback"), Some("trusted-caller"));
+    assert!(text(&answer).contains("\"echo\":\"GET\""), "the origin answered: {}", text(&answer));
 }
 
 /// Parameter errors are the origin's, in its order and words; board and period errors are the

@@ -104,7 +104,8 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         spend: &mut Spend,
     ) -> Result<(), Stop> {
         let caller = self.caller(headers, spend).await?;
-        Ok(access::reader(caller.as_ref(), self.config.public_reads, game)?)
+        access::reader(caller.as_ref(), self.config.public_reads, game)?;
+        trusted_go_to_the_origin(caller.as_ref())
     }
 
     /// The contract's friends-reader rule for this request's caller, `game` and `player`.
@@ -116,6 +117,17 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         spend: &mut Spend,
     ) -> Result<(), Stop> {
         let caller = self.caller(headers, spend).await?;
-        Ok(access::friends_reader(caller.as_ref(), game, player)?)
+        access::friends_reader(caller.as_ref(), game, player)?;
+        trusted_go_to_the_origin(caller.as_ref())
+    }
+}
+
+/// The game's service, moderator and admin tokens see anonymous players' names, which snapshots
+/// never carry: their reads are the origin's to answer, so the edge's answer is never another
+/// than the origin's for the same caller. Players and the public are answered here.
+fn trusted_go_to_the_origin(caller: Option<&Caller>) -> Result<(), Stop> {
+    match access::audience(caller) {
+        standings_core::Audience::Trusted => Err(Stop::Forward(Fallback::Trusted)),
+        _ => Ok(()),
     }
 }

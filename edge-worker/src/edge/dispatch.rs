@@ -112,6 +112,10 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 fallbacks.instances_full += 1;
                 "instances-full"
             }
+            Fallback::Trusted => {
+                fallbacks.trusted += 1;
+                "trusted-caller"
+            }
         }
     }
 

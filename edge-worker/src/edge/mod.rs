@@ -103,6 +103,9 @@ enum Fallback {
     Body,
     /// The origin follows as many instances as its caps allow and refused this one's head.
     InstancesFull,
+    /// A service, moderator or admin token: it sees anonymous players' names, which only the
+    /// origin holds.
+    Trusted,
 }
 
 /// What one read has spent and met.

@@ -1280,9 +1280,9 @@ async fn rename(run: &mut Run<'_>) -> Result<String, String> {
 }
 
 /// The anonymous player: the origin answers the game's service token their name, country and
-/// metadata with `"anonymous":true`, and a player none of them. The edge answers every caller
-/// the public form (snapshots carry nothing else), the service token included, byte for byte
-/// the origin's answer to a player.
+/// metadata with `"anonymous":true`, and a player none of them. The edge answers a player the
+/// public form from snapshots (which carry nothing else), and hands the service token's reads
+/// to the origin, so each caller gets the origin's own answer.
 async fn anonymity(run: &mut Run<'_>) -> Result<String, String> {
     let rank = format!("{BOARD}/players/{ANONYMOUS}/rank");
     let trusted = run.origin.get(&rank, Some(WRITER_TOKEN)).await?.json()?;
@@ -1314,13 +1314,19 @@ async fn anonymity(run: &mut Run<'_>) -> Result<String, String> {
         format!("{BOARD}/top?limit=3"),
         format!("{BOARD}/players/{ANONYMOUS}/nearby?radius=1&period=daily"),
     ] {
-        run.same("GET", &path, None, Some(WRITER_TOKEN), Some(READER_TOKEN))
+        let through = run
+            .same("GET", &path, None, Some(WRITER_TOKEN), Some(WRITER_TOKEN))
             .await?;
+        if through.header("x-standings-fallback") != Some("trusted-caller") {
+            return Err(format!(
+                "the edge answered the service token's {path} itself, not through the origin"
+            ));
+        }
         compared += 1;
     }
     Ok(format!(
         "the origin shows the service token {ANONYMOUS_NAME:?} with \"anonymous\":true and a player nothing; \
-         {compared} reads of the service token at the edge equal the origin's answers to a player"
+         {compared} reads of the service token through the edge are the origin's answers to it"
     ))
 }
 
