@@ -20,7 +20,8 @@
 //! metadata, whose every read kind answers byte for byte as the origin does at the same
 //! `board_version` (read with player tokens and without one: the edge answers the public form);
 //! the edge catching up after new events and after a rename; the anonymous player's fields
-//! shown by the origin to the game's service token only, and by no answer of the edge; writes
+//! shown to the game's service token only (its reads through the edge are handed to the
+//! origin), and by no answer the edge makes itself; writes
 //! through the edge; a repeated top page is a cache HIT; the read auth cases (player JWT, public
 //! reads on a second worker, a static token through introspection, a bad token, another game's);
 //! `/edge/stats` against what the run did; and last the origin stopped (stale reads, 503

@@ -173,7 +173,7 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
         public_reads(&mut run).await,
     );
     tally.record(
-        "an anonymous player: the edge answers every token the public form; the origin tells trusted tokens",
+        "an anonymous player: players get the public form at the edge; trusted tokens get the origin's answer",
         anonymity(&mut run).await,
     );
     tally.record("/edge/stats agrees with what the run did", stats(&mut run).await);
@@ -344,7 +344,9 @@ impl Run<'_> {
         if reply.header("x-standings-cache") == Some("HIT") {
             self.hits_seen += 1;
         }
-        if String::from_utf8_lossy(&reply.body).contains(ANONYMOUS_NAME) && self.leaks.len() < 5 {
+        // A trusted token's read is the origin's answer to it, which shows the name by design.
+        let trusted = reply.header("x-standings-fallback") == Some("trusted-caller");
+        if !trusted && String::from_utf8_lossy(&reply.body).contains(ANONYMOUS_NAME) && self.leaks.len() < 5 {
             self.leaks.push(format!("{method} {path}"));
         }
         Ok(reply)
@@ -391,7 +393,7 @@ impl Run<'_> {
     ) -> Result<(Reply, Duration), String> {
         let started = Instant::now();
         loop {
-            let reply = self.edge_get(path, Some(WRITER_TOKEN)).await;
+            let reply = self.edge_get(path, Some(READER_TOKEN)).await;
             let last;
             match reply {
                 Ok(reply) if reply.status == 200 => {
@@ -652,8 +654,8 @@ async fn cache_hit(run: &mut Run<'_>) -> Result<String, String> {
     for attempt in 0..VERSION_RETRIES {
         let limit = 37 + attempt;
         let path = format!("{BOARD}/top?limit={limit}");
-        let first = run.edge_get(&path, Some(WRITER_TOKEN)).await?;
-        let second = run.edge_get(&path, Some(WRITER_TOKEN)).await?;
+        let first = run.edge_get(&path, Some(READER_TOKEN)).await?;
+        let second = run.edge_get(&path, Some(READER_TOKEN)).await?;
         if first.status != 200 || second.status != 200 {
             return Err(format!(
                 "{path} answered {} then {}: {}",
@@ -1763,7 +1765,7 @@ async fn origin_outage(run: &mut Run<'_>) -> Result<String, String> {
         let version = run.origin_now(daily).await?;
         let path = with_period(&format!("{BOARD}/top?limit=10"), daily);
         loop {
-            let reply = run.edge_get(&path, Some(WRITER_TOKEN)).await?;
+            let reply = run.edge_get(&path, Some(READER_TOKEN)).await?;
             if reply.status == 200
                 && reply.header("x-standings-stale") != Some("true")
                 && edge_version(&reply) == Some(version)
