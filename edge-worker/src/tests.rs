@@ -410,7 +410,11 @@ fn an_anonymous_player_shows_only_the_standing() {
     // reads are handed to the origin, whatever the snapshot could answer.
     let answer = world.send("GET", &format!("{base}/players/{hidden}/rank"), Some("svc"), b"");
     assert_eq!(answer.header("x-standings-fallback"), Some("trusted-caller"));
-    assert!(text(&answer).contains("\"echo\":\"GET\""), "the origin answered: {}", text(&answer));
+    assert!(
+        text(&answer).contains("\"echo\":\"GET\""),
+        "the origin answered: {}",
+        text(&answer)
+    );
 }
 
 /// Parameter errors are the origin's, in its order and words; board and period errors are the
