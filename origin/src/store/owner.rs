@@ -305,15 +305,30 @@ async fn retake(url: &str, node: &Node, database: &str) -> Result<Option<AnyConn
     Ok(Some(conn))
 }
 
+/// How long a start tries again for a PostgreSQL lock held by another session, which may be a
+/// killed holder's that has not ended yet.
+const LINGERING_HOLDER: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Takes the log's advisory lock on PostgreSQL, or says who holds it.
 async fn claim_postgres(url: &str, shown: &str, node: Node) -> Result<LogOwner, ClaimError> {
     sqlx::any::install_default_drivers();
     let mut conn = AnyConnection::connect(url)
         .await
         .map_err(|e| db_error("cannot connect to the database to take its lock", e))?;
-    let taken = try_lock(&mut conn)
+    let mut taken = try_lock(&mut conn)
         .await
         .map_err(|e| db_error("cannot take the database's lock", e))?;
+    // A holder killed a moment ago keeps the lock until its server session notices the closed
+    // socket and ends, which a busy server can take a while to do: the lock is tried again for
+    // a few seconds before the holder is named. Nothing is done without it meanwhile.
+    let deadline = std::time::Instant::now() + LINGERING_HOLDER;
+    let clustered = cluster_nodes(&mut conn).await.is_some();
+    while !taken && !clustered && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        taken = try_lock(&mut conn)
+            .await
+            .map_err(|e| db_error("cannot take the database's lock", e))?;
+    }
     if let Some(nodes) = cluster_nodes(&mut conn).await {
         return Err(ClaimError::Clustered {
             database: shown.to_string(),
