@@ -948,3 +948,30 @@ fn an_erasure_leaves_no_text() {
         assert_eq!(info.display_name, None, "{mode}");
     }
 }
+
+/// A board read back from its checkpoint holds copies of its players' profiles; sharing them
+/// with the game's own makes them the same allocations, and changes nothing a query sees.
+#[test]
+fn shared_profiles_replace_a_checkpoints_copies() {
+    let ava = profile(Some("Ava"), Some("DE"), false);
+    let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
+    board
+        .apply_as(&event("e1", "p-ava", 10, 1_000, None), Some(&ava))
+        .unwrap();
+    board.apply(&event("e2", "p-bo", 5, 1_000, None)).unwrap();
+    let mut bytes = Vec::new();
+    board.write_checkpoint(&mut bytes);
+    let mut back = Board::read_checkpoint(&bytes).unwrap();
+    let copy = back.extras_of("p-ava").profile.unwrap();
+    assert!(!Arc::ptr_eq(&copy, &ava), "read back as a copy");
+    let other = profile(Some("Other"), None, false);
+    back.share_profiles(|player| match player {
+        "p-ava" => Some(ava.clone()),
+        // A profile that differs from the held one is not taken.
+        _ => Some(other.clone()),
+    });
+    assert!(Arc::ptr_eq(&back.extras_of("p-ava").profile.unwrap(), &ava));
+    assert_eq!(back.extras_of("p-bo").profile, None);
+    assert_eq!(entries(&back), entries(&board));
+    assert_eq!(back.version(), board.version());
+}

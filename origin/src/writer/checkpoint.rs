@@ -519,5 +519,13 @@ async fn load(store: &Store) -> Result<Option<(Registry, Domain, i64)>, String> 
             log::note_profile(&domain, &row.game, action);
         }
     }
+    // The boards' profiles were read back as copies; they share the book's, as live boards do.
+    for entry in registry.all() {
+        let game = &entry.def.id.game;
+        for slot in entry.instances() {
+            slot.write()
+                .share_profiles(|player| domain.profiles.shown(game, player));
+        }
+    }
     Ok(Some((registry, domain, seq)))
 }
