@@ -76,12 +76,8 @@ pub(super) struct BoardFields {
     grace_seconds: i64,
     timezone: String,
     /// Absent in exports of builds before profiles: every board then took up to 256 bytes.
-    #[serde(default = "metadata_cap")]
+    #[serde(default = "crate::domain::profiles::default_metadata_cap")]
     metadata_max_bytes: i64,
-}
-
-fn metadata_cap() -> i64 {
-    crate::domain::profiles::MAX_METADATA_BYTES as i64
 }
 
 impl BoardFields {
@@ -112,13 +108,8 @@ impl BoardFields {
         let calendar =
             crate::domain::periods::Calendar::new(&self.periods, &self.timezone, self.grace_seconds)
                 .map_err(|e| format!("board {id}: {e}"))?;
-        if !(0..=metadata_cap()).contains(&self.metadata_max_bytes) {
-            return Err(format!(
-                "board {id}: metadata_max_bytes {} must be from 0 to {}",
-                self.metadata_max_bytes,
-                metadata_cap()
-            ));
-        }
+        crate::domain::profiles::check_metadata_cap(self.metadata_max_bytes)
+            .map_err(|e| format!("board {id}: {e}"))?;
         Ok(BoardDef {
             id,
             rules,

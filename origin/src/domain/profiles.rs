@@ -28,11 +28,24 @@ use unicode_segmentation::UnicodeSegmentation;
 /// The most extended grapheme clusters a display name may have.
 pub const MAX_DISPLAY_NAME_GRAPHEMES: usize = 32;
 
-/// The most UTF-8 bytes a display name may have, counted in its NFC form.
-pub const MAX_DISPLAY_NAME_BYTES: usize = 128;
+/// The most UTF-8 bytes a display name may have, counted in its NFC form, and the largest
+/// metadata cap a board may set: the core's limits, which its decoders hold parts to.
+pub use standings_core::profile::{MAX_DISPLAY_NAME_BYTES, MAX_METADATA_BYTES};
 
-/// The largest metadata cap a board may set, in bytes of the JSON text as sent.
-pub const MAX_METADATA_BYTES: usize = 256;
+/// A board's `metadata_max_bytes` when its definition gives none: the largest.
+pub fn default_metadata_cap() -> i64 {
+    MAX_METADATA_BYTES as i64
+}
+
+/// Checks a board's `metadata_max_bytes`: 0 (no metadata) to [`MAX_METADATA_BYTES`]. O(1).
+pub fn check_metadata_cap(cap: i64) -> Result<(), String> {
+    if (0..=default_metadata_cap()).contains(&cap) {
+        return Ok(());
+    }
+    Err(format!(
+        "metadata_max_bytes {cap} must be from 0 (no metadata) to {MAX_METADATA_BYTES}"
+    ))
+}
 
 /// A player's display name that passed every rule, held in NFC.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

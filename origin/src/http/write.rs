@@ -50,12 +50,8 @@ struct BoardBody {
     grace_seconds: i64,
     #[serde(default = "utc")]
     timezone: String,
-    #[serde(default = "metadata_cap")]
+    #[serde(default = "crate::domain::profiles::default_metadata_cap")]
     metadata_max_bytes: i64,
-}
-
-fn metadata_cap() -> i64 {
-    crate::domain::profiles::MAX_METADATA_BYTES as i64
 }
 
 fn all_time_only() -> Vec<String> {
@@ -151,13 +147,7 @@ async fn define_board(
     // is stored.
     let calendar = crate::domain::periods::Calendar::new(&body.periods, &body.timezone, body.grace_seconds)
         .map_err(AppError::InvalidBoard)?;
-    if !(0..=metadata_cap()).contains(&body.metadata_max_bytes) {
-        return Err(AppError::InvalidBoard(format!(
-            "metadata_max_bytes {} must be from 0 (no metadata) to {}",
-            body.metadata_max_bytes,
-            metadata_cap()
-        )));
-    }
+    crate::domain::profiles::check_metadata_cap(body.metadata_max_bytes).map_err(AppError::InvalidBoard)?;
     let def = BoardDef {
         id,
         rules,
