@@ -489,15 +489,7 @@ impl Board {
             return Applied::Unchanged;
         };
         let before_extras = self.extras.get(&member).cloned().unwrap_or_default();
-        let after_extras = Extras {
-            profile: None,
-            metadata: before_extras.metadata.as_ref().map(|m| {
-                Arc::new(crate::profile::Metadata {
-                    event_id: m.event_id.clone(),
-                    json: "".into(),
-                })
-            }),
-        };
+        let after_extras = before_extras.erased();
         self.commit(member, player, Some(standing), before_extras, after_extras)
     }
 

@@ -81,6 +81,21 @@ impl Extras {
         }
     }
 
+    /// What an erasure leaves: no profile, and the metadata's text emptied while the event
+    /// behind it stays the same event, so later choices between events and the versions they
+    /// count do not change. O(1).
+    pub(crate) fn erased(&self) -> Extras {
+        Extras {
+            profile: None,
+            metadata: self.metadata.as_ref().map(|m| {
+                Arc::new(Metadata {
+                    event_id: m.event_id.clone(),
+                    json: "".into(),
+                })
+            }),
+        }
+    }
+
     /// The id of the event behind the metadata, which is what versions compare. O(1).
     pub(crate) fn metadata_event(&self) -> Option<&str> {
         self.metadata.as_deref().map(|m| &*m.event_id)

@@ -11,7 +11,7 @@ use crate::event::PlayerId;
 use crate::event::ScoreEvent;
 use crate::index::RankedIndex;
 use crate::interner::MemberId;
-use crate::profile::{Extras, Metadata, Profile, step};
+use crate::profile::{Extras, Profile, step};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
 /// Folds a board's events, in log order, into per-player aggregates and counts the changes
@@ -116,16 +116,7 @@ impl Replay {
         let Some(member) = self.ranked_member(player) else {
             return false;
         };
-        let held = self.extras.get(&member).cloned().unwrap_or_default();
-        let extras = Extras {
-            profile: None,
-            metadata: held.metadata.map(|m| {
-                Arc::new(Metadata {
-                    event_id: m.event_id.clone(),
-                    json: "".into(),
-                })
-            }),
-        };
+        let extras = self.extras.get(&member).map(Extras::erased).unwrap_or_default();
         self.keep(member, extras);
         self.changes += 1;
         true
