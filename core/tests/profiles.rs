@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use standings_core::snapshot::read::{Parts, SnapshotReader, Step};
+use standings_core::snapshot::read::{SnapshotReader, Step};
 use standings_core::snapshot::{FullBuildReason, PublishPath};
 use standings_core::{
     ALL_TIME_KEY, Applied, Board, BoardDigest, BoardRules, ChunkHash, ChunkingOptions, EntryInfo, Extras,
@@ -17,7 +17,7 @@ use standings_core::{
     ScoreMode, Snapshot, Standing, View, ViewDelta, ViewState,
 };
 
-use common::mode_strategy;
+use common::{AllParts, mode_strategy};
 
 const T0: i64 = 1_760_349_600_000; // 2025-10-13T10:00:00Z
 
@@ -628,41 +628,6 @@ fn publications_with_profile_changes_equal_full_builds() {
             "{mode}"
         );
         assert!(!contains(&erased.manifest_bytes, "Name 30"), "{mode}");
-    }
-}
-
-/// Every part of a snapshot, decoded.
-struct AllParts {
-    rank: Vec<RankChunk>,
-    lookup: Vec<LookupChunk>,
-}
-
-impl AllParts {
-    fn of(snapshot: &Snapshot) -> AllParts {
-        let manifest = &snapshot.manifest;
-        AllParts {
-            rank: snapshot
-                .rank_chunks
-                .iter()
-                .zip(&manifest.rank_chunks)
-                .map(|(bytes, r)| RankChunk::decode(bytes, &r.hash).unwrap())
-                .collect(),
-            lookup: snapshot
-                .lookup_chunks
-                .iter()
-                .zip(&manifest.lookup_chunks)
-                .map(|(bytes, r)| LookupChunk::decode(bytes, &r.hash).unwrap())
-                .collect(),
-        }
-    }
-}
-
-impl Parts for AllParts {
-    fn rank(&self, i: usize) -> Option<&RankChunk> {
-        self.rank.get(i)
-    }
-    fn lookup(&self, partition: usize) -> Option<&LookupChunk> {
-        self.lookup.get(partition)
     }
 }
 

@@ -14,42 +14,7 @@ use standings_core::{
     ScoreEvent, Snapshot,
 };
 
-use common::mode_strategy;
-
-/// Every part of a snapshot, decoded.
-struct AllParts {
-    rank: Vec<RankChunk>,
-    lookup: Vec<LookupChunk>,
-}
-
-impl AllParts {
-    fn of(snapshot: &Snapshot) -> AllParts {
-        let manifest = &snapshot.manifest;
-        AllParts {
-            rank: snapshot
-                .rank_chunks
-                .iter()
-                .zip(&manifest.rank_chunks)
-                .map(|(bytes, r)| RankChunk::decode(bytes, &r.hash).unwrap())
-                .collect(),
-            lookup: snapshot
-                .lookup_chunks
-                .iter()
-                .zip(&manifest.lookup_chunks)
-                .map(|(bytes, r)| LookupChunk::decode(bytes, &r.hash).unwrap())
-                .collect(),
-        }
-    }
-}
-
-impl Parts for AllParts {
-    fn rank(&self, i: usize) -> Option<&RankChunk> {
-        self.rank.get(i)
-    }
-    fn lookup(&self, partition: usize) -> Option<&LookupChunk> {
-        self.lookup.get(partition)
-    }
-}
+use common::{AllParts, mode_strategy};
 
 /// Parts held only once fetched, as a driver holds them.
 #[derive(Default)]

@@ -1,7 +1,8 @@
 //! Strategies shared by the core's property tests.
 
 use proptest::prelude::*;
-use standings_core::ScoreMode;
+use standings_core::snapshot::read::Parts;
+use standings_core::{LookupChunk, RankChunk, ScoreMode, Snapshot};
 
 /// Any of the four score modes.
 pub(crate) fn mode_strategy() -> impl Strategy<Value = ScoreMode> {
@@ -35,4 +36,42 @@ pub(crate) fn op_strategy(
         4 => (0..players, values, times).prop_map(|(player, value, at)| Op::Apply { player, value, at }),
         1 => any::<usize>().prop_map(|pick| Op::Invalidate { pick }),
     ]
+}
+
+/// Every part of a snapshot, decoded (for the reader's tests).
+// Not every test binary that includes this module reads snapshots.
+#[allow(dead_code)]
+pub(crate) struct AllParts {
+    pub(crate) rank: Vec<RankChunk>,
+    pub(crate) lookup: Vec<LookupChunk>,
+}
+
+#[allow(dead_code)]
+impl AllParts {
+    pub(crate) fn of(snapshot: &Snapshot) -> AllParts {
+        let manifest = &snapshot.manifest;
+        AllParts {
+            rank: snapshot
+                .rank_chunks
+                .iter()
+                .zip(&manifest.rank_chunks)
+                .map(|(bytes, r)| RankChunk::decode(bytes, &r.hash).unwrap())
+                .collect(),
+            lookup: snapshot
+                .lookup_chunks
+                .iter()
+                .zip(&manifest.lookup_chunks)
+                .map(|(bytes, r)| LookupChunk::decode(bytes, &r.hash).unwrap())
+                .collect(),
+        }
+    }
+}
+
+impl Parts for AllParts {
+    fn rank(&self, i: usize) -> Option<&RankChunk> {
+        self.rank.get(i)
+    }
+    fn lookup(&self, partition: usize) -> Option<&LookupChunk> {
+        self.lookup.get(partition)
+    }
 }
