@@ -689,6 +689,12 @@ impl Board {
         self.history.shrink_to(limit);
     }
 
+    /// Drops every delta held, keeping the limit: no version before the current one can be
+    /// paged or caught up from any more. O(deltas held).
+    pub fn forget_history(&mut self) {
+        self.history.clear();
+    }
+
     /// The oldest version whose pages this board can still answer: the current version minus
     /// the deltas held. Equal to [`Board::version`] when nothing is held. O(1).
     pub fn oldest_held_version(&self) -> u64 {

@@ -94,9 +94,7 @@ fn changed_rank(
             // The board's recent deltas hold what the entry showed before, and a page or a
             // catch-up of an older version would show it again: they go, so such a read is
             // answered as of a version no longer held (410, a live snapshot, a whole publication).
-            let limit = board.history_limit();
-            board.set_history_limit(0);
-            board.set_history_limit(limit);
+            board.forget_history();
         }
         applied
     } else {
