@@ -6,12 +6,15 @@
 //! map, and looking a player up there is one atomic load. A profile is shared (an `Arc`) with
 //! every board entry that shows it, so a name costs its bytes once per game.
 
-use std::collections::HashMap;
+use std::borrow::Borrow;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use standings_core::Profile;
 
+use crate::FastHash;
 use crate::sync::RwLockUnpoisoned;
 
 /// What the book holds of one player.
@@ -40,10 +43,40 @@ impl Held {
     }
 }
 
+/// One held player, boxed so that the game's table holds a pointer per player: a table of a
+/// million players has two million buckets, and a bucket of the id and `Held` inline is four
+/// times the size.
+#[derive(Debug)]
+struct Named {
+    player: Box<str>,
+    held: Held,
+}
+
+/// Equal and hashed by the player id alone, as `str` is, so the table is looked up by `&str`.
+impl PartialEq for Named {
+    fn eq(&self, other: &Named) -> bool {
+        self.player == other.player
+    }
+}
+
+impl Eq for Named {}
+
+impl Hash for Named {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.player.hash(state);
+    }
+}
+
+impl Borrow<str> for Box<Named> {
+    fn borrow(&self) -> &str {
+        &self.player
+    }
+}
+
 /// Every game's profiles.
 #[derive(Default)]
 pub struct ProfileBook {
-    games: RwLock<HashMap<String, HashMap<String, Held>>>,
+    games: RwLock<HashMap<String, HashSet<Box<Named>, FastHash>, FastHash>>,
     /// Whether any player of any game has a profile: events of services that never set one skip
     /// the look-up.
     any: AtomicBool,
@@ -73,7 +106,7 @@ impl ProfileBook {
             .read_unpoisoned()
             .get(game)
             .and_then(|players| players.get(player))
-            .cloned()
+            .map(|named| named.held.clone())
             .unwrap_or_default()
     }
 
@@ -87,6 +120,7 @@ impl ProfileBook {
             .read_unpoisoned()
             .get(game)?
             .get(player)?
+            .held
             .profile
             .clone()
     }
@@ -101,18 +135,23 @@ impl ProfileBook {
         self.update(game, player, |held| held.name_locked = locked);
     }
 
+    /// A set hands out no mutable entries, so a change takes the player out and puts them back
+    /// unless nothing is left to hold.
     fn update(&self, game: &str, player: &str, change: impl FnOnce(&mut Held)) {
         let mut games = self.games.write_unpoisoned();
         let players = games.entry(game.to_owned()).or_default();
-        let held = players.entry(player.to_owned()).or_default();
-        change(held);
-        if *held == Held::default() {
-            players.remove(player);
-            if players.is_empty() {
-                games.remove(game);
-            }
-        } else {
+        let mut named = players.take(player).unwrap_or_else(|| {
+            Box::new(Named {
+                player: player.into(),
+                held: Held::default(),
+            })
+        });
+        change(&mut named.held);
+        if named.held != Held::default() {
+            players.insert(named);
             self.any.store(true, Ordering::Release);
+        } else if players.is_empty() {
+            games.remove(game);
         }
     }
 }
