@@ -7,7 +7,7 @@
 //!
 //! Versions never depend on what a name or a metadata object says, only on whether the
 //! profile was set or which event is behind the entry. That keeps a rebuild's `board_version`
-//! equal to the live one after an erasure rewrote the text (see `docs/privacy.md`).
+//! equal to the live one after an erasure rewrote the text (see `docs/players.md`).
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;

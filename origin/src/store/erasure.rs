@@ -149,7 +149,7 @@ impl Store {
     /// truncates the WAL, so that the rewritten rows' old images are gone from both files
     /// (`secure_delete` overwrote what the rewrites freed). Readers can keep it from finishing:
     /// it is tried a few times, and answers whether it did. PostgreSQL keeps dead row versions
-    /// until a vacuum reuses their space (see `docs/privacy.md`); nothing is done there.
+    /// until a vacuum reuses their space (see `docs/players.md`); nothing is done there.
     pub async fn scrub(&self) -> Result<bool, StoreError> {
         if self.backend != Backend::Sqlite {
             return Ok(true);
