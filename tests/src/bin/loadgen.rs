@@ -166,25 +166,33 @@ struct Common {
     /// An existing database to create ours from (on 127.0.0.1).
     #[arg(long, value_name = "URL", default_value = "postgres://postgres@127.0.0.1:5432/test", value_parser = local_postgres)]
     postgres_url: String,
-    /// The generator's threads; 1 = a current-thread runtime.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
-    client_threads: usize,
-    /// The seed of every draw.
-    #[arg(long, value_name = "N", default_value = "1")]
-    seed: u64,
-    /// How long a start may take.
-    #[arg(long = "ready-timeout-seconds", value_name = "S", default_value = "600", value_parser = harness::seconds)]
-    ready_timeout: Duration,
-    /// How long loading the service may take.
-    #[arg(long = "load-timeout-seconds", value_name = "S", default_value = "7200", value_parser = harness::seconds)]
-    load_timeout: Duration,
     /// Before each measurement, wait up to S seconds for the machine to be quiet (< 0.2 cores
     /// busy outside the generator); 0 = do not wait.
     #[arg(long = "quiet-wait-seconds", value_name = "S", default_value = "120", value_parser = harness::seconds)]
     quiet_wait: Duration,
-    /// Keep the temp folder (config, log, SQLite file).
+    #[command(flatten)]
+    run: Run,
+}
+
+/// The options of every mode that starts its own service: the generator's runtime and draws,
+/// and the service's time limits and temp folder.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Run {
+    /// The generator's threads; 1 = a current-thread runtime.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
+    pub(crate) client_threads: usize,
+    /// The seed of every draw.
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub(crate) seed: u64,
+    /// How long a start may take.
+    #[arg(long = "ready-timeout-seconds", value_name = "S", default_value = "600", value_parser = harness::seconds)]
+    pub(crate) ready_timeout: Duration,
+    /// How long loading (or seeding) the service may take.
+    #[arg(long = "load-timeout-seconds", value_name = "S", default_value = "7200", value_parser = harness::seconds)]
+    pub(crate) load_timeout: Duration,
+    /// Keep the temp folder (config, logs, database).
     #[arg(long)]
-    keep: bool,
+    pub(crate) keep: bool,
 }
 
 /// `--batch`: 1 to 1000, the service's batch limit.
@@ -210,7 +218,7 @@ pub(crate) fn local_addr(value: &str) -> Result<String, String> {
 }
 
 /// `--postgres-url`, which must point at 127.0.0.1.
-fn local_postgres(value: &str) -> Result<String, String> {
+pub(crate) fn local_postgres(value: &str) -> Result<String, String> {
     if value.contains("@127.0.0.1") {
         Ok(value.to_string())
     } else {
@@ -221,24 +229,24 @@ fn local_postgres(value: &str) -> Result<String, String> {
 fn main() -> ExitCode {
     let cli: Cli = harness::options();
     match &cli.mode {
-        None => harness::block_on("loadgen", cli.bench.common.client_threads, async {
+        None => harness::block_on("loadgen", cli.bench.common.run.client_threads, async {
             run(&cli.bench).await.map(|()| None)
         }),
-        Some(Mode::Live(args)) => harness::block_on("loadgen live", args.client_threads, async {
+        Some(Mode::Live(args)) => harness::block_on("loadgen live", args.run.client_threads, async {
             live::run(args).await.map(|()| None)
         }),
-        Some(Mode::Edge(args)) => harness::block_on("loadgen edge", args.client_threads, async {
+        Some(Mode::Edge(args)) => harness::block_on("loadgen edge", args.run.client_threads, async {
             edge::run(args).await.map(|()| None)
         }),
-        Some(Mode::Closed(args)) => harness::block_on("loadgen closed", args.client_threads, async {
+        Some(Mode::Closed(args)) => harness::block_on("loadgen closed", args.run.client_threads, async {
             closed::run(args).await.map(|()| None)
         }),
         Some(Mode::Cluster(args)) => {
-            harness::block_on("loadgen cluster", args.common.client_threads, async {
+            harness::block_on("loadgen cluster", args.common.run.client_threads, async {
                 cluster::run(args).await.map(|()| None)
             })
         }
-        Some(Mode::Names(args)) => harness::block_on("loadgen names", args.client_threads, async {
+        Some(Mode::Names(args)) => harness::block_on("loadgen names", args.run.client_threads, async {
             names::run(args).await.map(|()| None)
         }),
     }
@@ -280,7 +288,7 @@ struct Report {
 }
 
 async fn run(args: &Args) -> Result<(), String> {
-    let population = workload::Population::new(args.common.members, args.common.seed)?;
+    let population = workload::Population::new(args.common.members, args.common.run.seed)?;
     // One key per run, so two generators on one machine never delete each other's set.
     let redis_key = format!("standings-loadgen:{}:loadgen/bench/s1/global", std::process::id()).into_bytes();
     let database = if args.database == "postgres" {
@@ -291,7 +299,7 @@ async fn run(args: &Args) -> Result<(), String> {
     } else {
         Database::Sqlite
     };
-    let mut service = Service::prepare(&args.common.standings_bin, database, args.common.keep)?;
+    let mut service = Service::prepare(&args.common.standings_bin, database, args.common.run.keep)?;
     eprintln!(
         "loadgen: {} members, {} connections, {}s per measurement; service on {} ({}), Redis on {}",
         args.common.members,
@@ -333,7 +341,7 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
     bench::redis_delete(&plan.redis_addr, &plan.redis_key).await?;
     let redis_used_before = bench::redis_used_memory(&plan.redis_addr).await?;
 
-    let first_ready = service.start(args.common.ready_timeout).await?;
+    let first_ready = service.start(args.common.run.ready_timeout).await?;
     bench::define_board(&service.addr).await?;
     let (rss_empty, _) = service.resident()?;
     let watched = cpu::Watched {
@@ -350,7 +358,7 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
         plan,
         args.common.batch,
         args.common.load_connections,
-        args.common.load_timeout,
+        args.common.run.load_timeout,
     )
     .await?;
     let load_cpu = load_from.until(&cpu::Snapshot::take(watched));
@@ -429,7 +437,7 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
     let stop_took = stop_started.elapsed();
     eprintln!("loadgen: the service stopped {stop_took:.2?} after SIGINT (it writes a checkpoint)");
     let database_bytes = service.database_bytes();
-    let restart_ready = service.start(args.common.ready_timeout).await?;
+    let restart_ready = service.start(args.common.run.ready_timeout).await?;
     let digest_started = Instant::now();
     let after = board_digest(&service.addr).await?;
     let digest_took = digest_started.elapsed();
@@ -504,12 +512,12 @@ async fn crash(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Result<C
         bench::Batches::Tail(tail),
         args.common.batch,
         args.common.load_connections,
-        args.common.load_timeout,
+        args.common.run.load_timeout,
     )
     .await?;
     let before = board_digest(&service.addr).await?;
     service.kill()?;
-    let ready = service.start(args.common.ready_timeout).await?;
+    let ready = service.start(args.common.run.ready_timeout).await?;
     let after = board_digest(&service.addr).await?;
     if before.digest != after.digest || before.total_players != after.total_players {
         return Err(format!(
@@ -615,7 +623,7 @@ fn print_report(args: &Args, r: &Report) {
         args.common.connections,
         args.common.seconds,
         args.common.warmup_seconds,
-        args.common.client_threads,
+        args.common.run.client_threads,
         args.database
     );
     println!();
@@ -809,7 +817,7 @@ mod tests {
         else {
             panic!("not the live mode");
         };
-        assert_eq!(live.client_threads, 1);
+        assert_eq!(live.run.client_threads, 1);
         let Some(Mode::Edge(edge)) = parse(
             "edge --standings-bin target/release/standings --connections 1 --asking-players 100 --seconds 20",
         )
@@ -823,6 +831,14 @@ mod tests {
             parse("closed --no-restart").unwrap().mode,
             Some(Mode::Closed(_))
         ));
+        let Some(Mode::Names(names)) =
+            parse("names --members 1000000 --renames 2000 --connections 8 --database postgres")
+                .unwrap()
+                .mode
+        else {
+            panic!("not the names mode");
+        };
+        assert_eq!((names.run.seed, names.run.keep), (1, false));
     }
 
     /// The hand-written parser's refusals stay refusals: a bad value, a flag of another mode, a
@@ -841,6 +857,7 @@ mod tests {
             "--members 5 live",
             "edge --members 10 --friend-lists 11",
             "closed --crash-tail 1",
+            "names --postgres-url postgres://postgres@db:5432/test",
         ] {
             assert!(parse(line).is_err(), "{line}");
         }
@@ -855,6 +872,7 @@ mod tests {
             ("edge --help", "--asking-players"),
             ("closed --help", "--close-after-seconds"),
             ("cluster --help", "--takeover-tail"),
+            ("names --help", "--renames"),
         ] {
             let help = parse(line).unwrap_err();
             assert!(help.contains(flag), "{line}: {help}");

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use standings_tests::harness;
 
+use crate::Run;
 use crate::bench::{self, BOARD_PATH, Batches, DEFINE_PATH, EventIds, Measured, Plan};
 use crate::cpu;
 use crate::http::HttpConn;
@@ -87,21 +88,8 @@ pub(crate) struct Args {
     /// The service binary.
     #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
     standings_bin: PathBuf,
-    /// The generator's threads; 1 = a current-thread runtime.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
-    pub(crate) client_threads: usize,
-    /// The seed of every draw.
-    #[arg(long, value_name = "N", default_value = "1")]
-    seed: u64,
-    /// How long a start may take.
-    #[arg(long = "ready-timeout-seconds", value_name = "S", default_value = "600", value_parser = harness::seconds)]
-    ready_timeout: Duration,
-    /// How long loading may take.
-    #[arg(long = "load-timeout-seconds", value_name = "S", default_value = "7200", value_parser = harness::seconds)]
-    load_timeout: Duration,
-    /// Keep the temp folder (config, log, SQLite file).
-    #[arg(long)]
-    keep: bool,
+    #[command(flatten)]
+    pub(crate) run: Run,
 }
 
 impl Args {
@@ -233,11 +221,11 @@ struct Round {
 }
 
 pub(crate) async fn run(args: &Args) -> Result<(), String> {
-    let population = Population::new(args.members, args.seed)?;
+    let population = Population::new(args.members, args.run.seed)?;
     let mut service = Service::prepare_with(
         &args.standings_bin,
         Database::Sqlite,
-        args.keep,
+        args.run.keep,
         "loadgen-closed",
         "closed_period_retention_seconds = 0\n",
     )?;
@@ -266,7 +254,7 @@ struct Report {
 }
 
 async fn measure(args: &Args, population: Population, service: &mut Service) -> Result<Report, String> {
-    service.start(args.ready_timeout).await?;
+    service.start(args.run.ready_timeout).await?;
     let now = now_ms();
     let today_start = now - now.rem_euclid(DAY_MS);
     let yesterday_start = today_start - DAY_MS;
@@ -300,7 +288,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         },
         args.batch,
         args.load_connections,
-        args.load_timeout,
+        args.run.load_timeout,
     )
     .await
     .map_err(|e| {
@@ -318,7 +306,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         },
         args.batch,
         args.load_connections,
-        args.load_timeout,
+        args.run.load_timeout,
     )
     .await?;
     eprintln!(
@@ -359,7 +347,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
     if args.restart {
         eprintln!("loadgen closed: restarting the service (SIGINT, then start on the same database)");
         service.stop(Duration::from_secs(120))?;
-        service.start(args.ready_timeout).await?;
+        service.start(args.run.ready_timeout).await?;
         rounds.push(
             round(
                 args,

@@ -258,7 +258,7 @@ impl Cluster {
         checkpoint_every: Option<u64>,
     ) -> Result<Cluster, String> {
         let common = &args.common;
-        wait_for_room(&common.postgres_url, count.max(1), common.load_timeout).await?;
+        wait_for_room(&common.postgres_url, count.max(1), common.run.load_timeout).await?;
         let database = FreshDatabase::create(&common.postgres_url, label)?;
         // Several processes share the machine's cores, so none pins its threads.
         let mut settings = String::from("pin_http_threads = false\n");
@@ -269,7 +269,7 @@ impl Cluster {
             nodes: Vec::with_capacity(count),
             database,
             partitions: args.partitions,
-            ready_timeout: common.ready_timeout,
+            ready_timeout: common.run.ready_timeout,
             owns: Vec::new(),
         };
         for i in 0..count.max(1) {
@@ -277,7 +277,7 @@ impl Cluster {
             let service = Service::prepare_with(
                 &common.standings_bin,
                 Database::Shared(cluster.database.url.clone()),
-                common.keep,
+                common.run.keep,
                 &format!("loadgen-cluster-{id}"),
                 &settings,
             )?;
@@ -289,7 +289,7 @@ impl Cluster {
                 ))?;
             }
             let mut node = Node { id, service };
-            node.service.start(common.ready_timeout).await?;
+            node.service.start(common.run.ready_timeout).await?;
             cluster.nodes.push(node);
         }
         if count == 0 {
@@ -479,7 +479,7 @@ async fn quiet(args: &Args, processes: &Processes, what: &str) -> f64 {
 /// A plan of the board under test, sent to `addr`. `nonce` keeps each side's event ids apart.
 fn plan(common: &Common, members: u64, addr: &str, nonce: u64) -> Result<Arc<Plan>, String> {
     Ok(Arc::new(Plan {
-        population: Population::new(members, common.seed)?,
+        population: Population::new(members, common.run.seed)?,
         standings_addr: addr.to_string(),
         redis_addr: String::new(),
         redis_key: Vec::new(),
@@ -530,7 +530,7 @@ async fn load_board(args: &Args, cluster: &Cluster, via: usize, members: u64) ->
         &plan(common, members, addr, now_ms())?,
         common.batch,
         common.load_connections,
-        common.load_timeout,
+        common.run.load_timeout,
     )
     .await?;
     cluster.check_partitions(&[GAME.to_string()]).await?;
@@ -539,7 +539,7 @@ async fn load_board(args: &Args, cluster: &Cluster, via: usize, members: u64) ->
         members as f64 / load.as_secs_f64()
     );
     let p = partition_of(GAME, args.partitions);
-    let deadline = Instant::now() + common.load_timeout;
+    let deadline = Instant::now() + common.run.load_timeout;
     while cluster.checkpoint_and_end(p).await?.0 < members as i64 {
         if Instant::now() > deadline {
             return Err(format!("no checkpoint of partition {p} after the load"));
@@ -812,7 +812,7 @@ async fn takeover(args: &Args, standby: bool) -> Result<Takeovers, String> {
                 Batches::Tail(args.takeover_tail),
                 common.batch,
                 common.load_connections,
-                common.load_timeout,
+                common.run.load_timeout,
             )
             .await?;
         }
@@ -850,7 +850,10 @@ async fn takeover(args: &Args, standby: bool) -> Result<Takeovers, String> {
             brought_up: Duration::from_secs_f64(brought_up.max(0.0)),
             refused,
         });
-        cluster.nodes[owner].service.start(common.ready_timeout).await?;
+        cluster.nodes[owner]
+            .service
+            .start(common.run.ready_timeout)
+            .await?;
         cluster.settle().await?;
     }
     Ok(Takeovers {
@@ -1056,7 +1059,7 @@ async fn writes(args: &Args, count: usize) -> Result<Writes, String> {
         owners,
         to_owner: args.send_to == "owner",
         batch: args.write_batch,
-        population: Population::new(args.players_per_game, common.seed)?,
+        population: Population::new(args.players_per_game, common.run.seed)?,
         nonce: now_ms(),
     });
     let measured_from = Instant::now() + Duration::from_secs_f64(common.warmup_seconds);

@@ -26,6 +26,7 @@ use standings_tests::edge::{Worker, WorkerSpec, numbers};
 use standings_tests::harness;
 use standings_tests::http::Client;
 
+use crate::Run;
 use crate::bench::{self, BOARD_PATH, EventIds, Plan};
 use crate::latency::Histogram;
 use crate::scrape::Scrape;
@@ -86,21 +87,8 @@ pub(crate) struct Args {
     /// The worker's wrangler.toml [default: beside --worker-dir].
     #[arg(long, value_name = "PATH")]
     wrangler_config: Option<PathBuf>,
-    /// The generator's threads; 1 = a current-thread runtime.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
-    pub(crate) client_threads: usize,
-    /// The seed of every draw.
-    #[arg(long, value_name = "N", default_value = "1")]
-    seed: u64,
-    /// How long a start may take.
-    #[arg(long = "ready-timeout-seconds", value_name = "S", default_value = "600", value_parser = harness::seconds)]
-    ready_timeout: Duration,
-    /// How long seeding may take.
-    #[arg(long = "load-timeout-seconds", value_name = "S", default_value = "7200", value_parser = harness::seconds)]
-    load_timeout: Duration,
-    /// Keep the temp folder (config, logs, SQLite file).
-    #[arg(long)]
-    keep: bool,
+    #[command(flatten)]
+    pub(crate) run: Run,
 }
 
 impl Args {
@@ -163,7 +151,7 @@ impl Side {
 
 /// Runs the benchmark.
 pub(crate) async fn run(args: &Args) -> Result<(), String> {
-    let population = Population::new(args.members, args.seed)?;
+    let population = Population::new(args.members, args.run.seed)?;
     let extra = format!(
         "pin_http_threads = false\n\n[snapshots]\ninterval_ms = {}\n\n\
          [[tokens]]\nname = \"loadgen-edge\"\nsecret = \"{EDGE_TOKEN}\"\nrole = \"edge\"\ngames = [\"loadgen\"]\n",
@@ -182,11 +170,11 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
     let mut service = Service::prepare_with(
         &args.standings_bin,
         Database::Sqlite,
-        args.keep,
+        args.run.keep,
         "loadgen-edge",
         &extra,
     )?;
-    service.start(args.ready_timeout).await?;
+    service.start(args.run.ready_timeout).await?;
     bench::define_board(&service.addr).await?;
     let plan = Arc::new(Plan {
         population,
@@ -205,7 +193,8 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
         "loadgen edge: seeding {} members on {}",
         args.members, service.addr
     );
-    let seeded = bench::load_standings(&plan, args.batch, args.load_connections, args.load_timeout).await?;
+    let seeded =
+        bench::load_standings(&plan, args.batch, args.load_connections, args.run.load_timeout).await?;
     eprintln!("loadgen edge: seeded in {seeded:.1?}");
     let owners = set_friends(args, &service.addr).await?;
 
@@ -214,7 +203,7 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
         ("PUBLIC_READS".into(), "false".into()),
     ];
     spec.dir = service.dir.join("worker");
-    let worker = Worker::start(&spec, args.ready_timeout).await?;
+    let worker = Worker::start(&spec, args.run.ready_timeout).await?;
     eprintln!("loadgen edge: worker on {}", worker.addr);
     let result = measure(args, &plan, &service, &worker, &owners).await;
     if result.is_err() {
@@ -229,7 +218,7 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
 
 /// Gives `--friend-lists` random members `--friends` random friends each. Returns the owners.
 async fn set_friends(args: &Args, addr: &str) -> Result<Vec<String>, String> {
-    let mut rng = Rng::stream(args.seed, 0x0066_7269);
+    let mut rng = Rng::stream(args.run.seed, 0x0066_7269);
     let mut client = Client::new(addr);
     let mut owners = Vec::with_capacity(args.friend_lists as usize);
     for _ in 0..args.friend_lists {
@@ -281,10 +270,10 @@ async fn measure(
         if reply.status == 200 && at >= Some(version) {
             break;
         }
-        if started.elapsed() > args.ready_timeout {
+        if started.elapsed() > args.run.ready_timeout {
             return Err(format!(
                 "the edge did not reach version {version} within {:?}: {} {:?}",
-                args.ready_timeout,
+                args.run.ready_timeout,
                 reply.status,
                 reply.text()
             ));
@@ -402,7 +391,7 @@ async fn drive(args: &Args, addr: &str, owners: &[String], members: u64) -> Resu
     for connection in 0..args.connections {
         let addr = addr.to_string();
         let owners = owners.clone();
-        let mut rng = Rng::stream(args.seed, 0x0065_0000 + connection as u64);
+        let mut rng = Rng::stream(args.run.seed, 0x0065_0000 + connection as u64);
         let asking = args.asking_players;
         tasks.push(tokio::spawn(async move {
             let mut client = Client::new(&addr);

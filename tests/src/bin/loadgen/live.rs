@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 
 use standings_tests::harness;
 
+use crate::Run;
 use crate::bench::{self, BOARD_PATH, EventIds};
 use crate::cpu;
 use crate::http::HttpConn;
@@ -137,21 +138,8 @@ pub(crate) struct Args {
     /// The Redis peer (on 127.0.0.1).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:6379", value_parser = crate::local_addr)]
     redis: String,
-    /// The generator's threads; 1 = a current-thread runtime.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
-    pub(crate) client_threads: usize,
-    /// The seed of every draw.
-    #[arg(long, value_name = "N", default_value = "1")]
-    seed: u64,
-    /// How long a start may take.
-    #[arg(long = "ready-timeout-seconds", value_name = "S", default_value = "600", value_parser = harness::seconds)]
-    ready_timeout: Duration,
-    /// How long seeding may take.
-    #[arg(long = "load-timeout-seconds", value_name = "S", default_value = "7200", value_parser = harness::seconds)]
-    load_timeout: Duration,
-    /// Keep the temp folder (config, log, SQLite file).
-    #[arg(long)]
-    keep: bool,
+    #[command(flatten)]
+    pub(crate) run: Run,
 }
 
 impl Args {
@@ -352,7 +340,7 @@ fn descriptors(needed: u64) -> Result<u64, String> {
 /// The subscribers: transports and views spread by the weights, so every pairing occurs;
 /// the players of `around` and `player` views drawn from the members (or a pool of them).
 fn specs(args: &Args, population: &Population) -> Vec<Spec> {
-    let mut rng = Rng::stream(args.seed, 0x0076_6965_7773);
+    let mut rng = Rng::stream(args.run.seed, 0x0076_6965_7773);
     let pool: Vec<u64> = (0..args.view_players)
         .map(|_| rng.below(population.members))
         .collect();
@@ -674,7 +662,7 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
     let plain = args.plain();
     let needed = (args.subscribers + plain + args.connections) as u64 + 512;
     let limit = descriptors(needed)?;
-    let population = Population::new(args.members, args.seed)?;
+    let population = Population::new(args.members, args.run.seed)?;
     let extra = format!(
         "max_connections = {}\n\n[live]\n{}",
         args.subscribers + plain + args.connections + 256,
@@ -683,7 +671,7 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
     let mut service = Service::prepare_with(
         &args.standings_bin,
         Database::Sqlite,
-        args.keep,
+        args.run.keep,
         "loadgen-live",
         &extra,
     )?;
@@ -807,7 +795,7 @@ impl Report {
 }
 
 async fn measure(args: &Args, population: Population, service: &mut Service) -> Result<Report, String> {
-    service.start(args.ready_timeout).await?;
+    service.start(args.run.ready_timeout).await?;
     bench::define_board(&service.addr).await?;
     let watched_pids = cpu::Watched {
         standings: service.pid().ok_or("the service is not running")?,
@@ -832,7 +820,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         args.members, args.batch
     );
     let load_took =
-        bench::load_standings(&plan, args.batch, args.load_connections, args.load_timeout).await?;
+        bench::load_standings(&plan, args.batch, args.load_connections, args.run.load_timeout).await?;
     eprintln!(
         "loadgen live: seeded in {load_took:.2?} = {:.0} events/s",
         args.members as f64 / load_took.as_secs_f64()

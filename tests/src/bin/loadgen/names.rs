@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use standings_tests::harness;
 
+use crate::Run;
 use crate::bench::{self, BOARD_PATH, EventIds, Plan};
 use crate::http::HttpConn;
 use crate::latency::Histogram;
@@ -41,12 +42,9 @@ pub(crate) struct Args {
     /// The service's database.
     #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = ["sqlite", "postgres"])]
     database: String,
-    /// A URL of an existing PostgreSQL database, to create and drop the run's own from.
-    #[arg(
-        long,
-        value_name = "URL",
-        default_value = "postgres://postgres@127.0.0.1:5432/test"
-    )]
+    /// A URL of an existing PostgreSQL database on 127.0.0.1, to create and drop the run's own
+    /// from.
+    #[arg(long, value_name = "URL", default_value = "postgres://postgres@127.0.0.1:5432/test", value_parser = crate::local_postgres)]
     postgres_url: String,
     /// Concurrent batch uploads while loading.
     #[arg(long, value_name = "N", default_value = "8", value_parser = harness::at_least_one::<usize>)]
@@ -57,21 +55,8 @@ pub(crate) struct Args {
     /// The service binary.
     #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
     standings_bin: PathBuf,
-    /// The generator's threads; 1 = a current-thread runtime.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
-    pub(crate) client_threads: usize,
-    /// The seed of every draw.
-    #[arg(long, value_name = "N", default_value = "1")]
-    seed: u64,
-    /// How long a start may take.
-    #[arg(long = "ready-timeout-seconds", value_name = "S", default_value = "600", value_parser = harness::seconds)]
-    ready_timeout: Duration,
-    /// How long loading may take.
-    #[arg(long = "load-timeout-seconds", value_name = "S", default_value = "7200", value_parser = harness::seconds)]
-    load_timeout: Duration,
-    /// Keep the temp folder (config, log, database).
-    #[arg(long)]
-    keep: bool,
+    #[command(flatten)]
+    pub(crate) run: Run,
 }
 
 /// The figures of a run.
@@ -86,7 +71,7 @@ struct Report {
 }
 
 pub(crate) async fn run(args: &Args) -> Result<(), String> {
-    let population = Population::new(args.members, args.seed)?;
+    let population = Population::new(args.members, args.run.seed)?;
     let database = if args.database == "postgres" {
         Database::Postgres {
             admin_url: args.postgres_url.clone(),
@@ -95,7 +80,8 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
     } else {
         Database::Sqlite
     };
-    let mut service = Service::prepare_with(&args.standings_bin, database, args.keep, "loadgen-names", "")?;
+    let mut service =
+        Service::prepare_with(&args.standings_bin, database, args.run.keep, "loadgen-names", "")?;
     eprintln!(
         "loadgen names: {} members, {} renames over {} connection(s); service on {}",
         args.members, args.renames, args.connections, service.addr
@@ -110,7 +96,7 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
 }
 
 async fn measure(args: &Args, population: Population, service: &mut Service) -> Result<Report, String> {
-    service.start(args.ready_timeout).await?;
+    service.start(args.run.ready_timeout).await?;
     bench::define_board(&service.addr).await?;
     let plan = Arc::new(Plan {
         population,
@@ -123,7 +109,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         event_ids: EventIds::Member,
         nonce: 1,
     });
-    let load = bench::load_standings(&plan, args.batch, args.load_connections, args.load_timeout).await?;
+    let load = bench::load_standings(&plan, args.batch, args.load_connections, args.run.load_timeout).await?;
     eprintln!("loadgen names: loaded in {load:.2?}");
     tokio::time::sleep(crate::REST_AFTER_LOAD).await;
     let (rss_loaded, _) = service.resident()?;
@@ -137,7 +123,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         let members = args.members;
         let first = c * per_connection;
         let last = (first + per_connection).min(args.renames);
-        let seed = args.seed;
+        let seed = args.run.seed;
         tasks.push(tokio::spawn(async move {
             let mut conn = HttpConn::connect(&addr, SERVICE_TOKEN).await?;
             let mut rng = Rng(seed ^ RENAME_STREAM ^ c);
@@ -202,7 +188,7 @@ async fn board_version(addr: &str) -> Result<u64, String> {
 
 /// The last renamed player's rank answer carries its name.
 async fn check_a_name(addr: &str, args: &Args) -> Result<(), String> {
-    let mut rng = Rng(args.seed ^ RENAME_STREAM);
+    let mut rng = Rng(args.run.seed ^ RENAME_STREAM);
     let member = rng.below(args.members);
     let id = String::from_utf8_lossy(&player_id(member)).into_owned();
     let mut conn = HttpConn::connect(addr, SERVICE_TOKEN).await?;
