@@ -628,6 +628,133 @@ async fn epochs(url: &str, sql: &str) -> Vec<i64> {
         .collect()
 }
 
+impl Cluster {
+    /// Waits until node `standby`'s copy of partition `p` has applied its log's end.
+    async fn followed(&self, standby: usize, p: u32) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let status = self.status(standby).await;
+            let lease = &status["leases"][p as usize];
+            let caught_up =
+                lease["standbys"].as_array().unwrap().iter().any(|s| {
+                    s["node_id"] == self.nodes[standby].id.as_str() && s["applied"] == lease["log_end"]
+                });
+            if caught_up {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the standby did not follow: {status}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// Polls `path` on `addr` through a takeover by node `new_owner`: `503 PARTITION_MOVING` while
+/// it moves, and the old owner's answers while it hands over; returns the first answer of any
+/// other kind.
+async fn after_takeover(addr: &str, path: &str, token: &str, new_owner: &str) -> Reply {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let answer = call(addr, "GET", path, Some(token), None).await;
+        let moving = answer.status == 503 && answer.json().is_ok_and(|j| j["code"] == "PARTITION_MOVING");
+        let old_owner = answer.status == 200 && answer.header("x-standings-served-by") != Some(new_owner);
+        if !moving && !old_owner {
+            return answer;
+        }
+        assert!(Instant::now() < deadline, "no takeover of {path}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// What an owner acknowledged outside its event log after the standby last moved (a board
+/// definition, a friend list) is served by the node that takes its partition over, after a
+/// SIGKILL and after a SIGTERM hand-over alike: reads and events of the new board are answered,
+/// not refused as `UNKNOWN_BOARD`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn definitions_acknowledged_after_the_last_log_entry_survive_a_takeover() {
+    let mut cluster = Cluster::start(2).await;
+    let game = games()[0].clone();
+    let p = partition_of(&game, PARTITIONS);
+    for (round, signal) in ["-KILL", "-TERM"].into_iter().enumerate() {
+        let owner = cluster.index_of(&cluster.owner_of(&game).await);
+        let standby = 1 - owner;
+        let addr = cluster.nodes[owner].addr.clone();
+        define(&addr, &game).await;
+        let e = event(&game, &format!("first-{round}"), "p-ava", 10);
+        let sent = call(&addr, "POST", "/v1/score-events", Some(ADMIN), Some(&e)).await;
+        assert_eq!(sent.status, 202, "{}", sent.text());
+        cluster.followed(standby, p).await;
+        // Acknowledged now, with no log entry after them.
+        let season = format!("S-next-{round}");
+        let board = format!("/v1/boards/{game}/solo/{season}/global");
+        let defined = call(
+            &addr,
+            "PUT",
+            &board,
+            Some(ADMIN),
+            Some(&json!({"score_mode": "fastest"})),
+        )
+        .await;
+        assert_eq!(defined.status, 201, "{}", defined.text());
+        let friends = format!("/v1/games/{game}/players/p-ava/friends");
+        let put = call(
+            &addr,
+            "PUT",
+            &friends,
+            Some(ADMIN),
+            Some(&json!({"friends": ["p-ben"]})),
+        )
+        .await;
+        assert!(put.status < 300, "{}", put.text());
+
+        cluster.signal(owner, signal);
+        let survivor = cluster.nodes[standby].addr.clone();
+        let new_owner = cluster.nodes[standby].id.clone();
+        let top = after_takeover(
+            &survivor,
+            &format!("/v1/leaderboards/{game}/solo/{season}/global/top"),
+            ADMIN,
+            &new_owner,
+        )
+        .await;
+        assert_eq!(top.status, 200, "after {signal}: {}", top.text());
+        assert_eq!(
+            top.header("x-standings-served-by"),
+            Some(cluster.nodes[standby].id.as_str())
+        );
+        let again = call(
+            &survivor,
+            "PUT",
+            &board,
+            Some(ADMIN),
+            Some(&json!({"score_mode": "fastest"})),
+        )
+        .await;
+        assert_eq!(again.status, 200, "the definition is known: {}", again.text());
+        let mut e = event(&game, &format!("next-{round}"), "p-ben", 7);
+        e["season"] = json!(season);
+        let sent = call(&survivor, "POST", "/v1/score-events", Some(ADMIN), Some(&e)).await;
+        assert_eq!(sent.status, 202, "after {signal}: {}", sent.text());
+        let friends_of = after_takeover(
+            &survivor,
+            &format!("/v1/leaderboards/{game}/solo/{season}/global/friends-of/p-ava"),
+            ADMIN,
+            &new_owner,
+        )
+        .await;
+        assert_eq!(friends_of.status, 200, "{}", friends_of.text());
+        assert_eq!(friends_of.json().unwrap()["entries"][0]["player_id"], "p-ben");
+
+        // The stopped node comes back for the next round.
+        if let Some(running) = cluster.nodes[owner].running.take() {
+            drop(running);
+        }
+        let mut child = spawn(&cluster.nodes[owner].config);
+        wait_ready(&cluster.nodes[owner].addr, &mut child).await;
+        cluster.nodes[owner].running = Some(Running(child));
+        cluster.settled().await;
+    }
+}
+
 /// SIGTERM on a node while writes flow through both: its partitions are handed over and every
 /// write is answered 2xx, none 5xx.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -53,16 +53,24 @@ impl Follower {
         self.catch_up_to(end).await
     }
 
-    /// [`Follower::catch_up`] to `end`, a `seq` the log is known to reach.
-    async fn catch_up_to(&mut self, end: i64) -> Result<i64, String> {
-        if end <= self.applied {
-            return Ok(0);
-        }
+    /// Registers every board defined in the partition's store that the copy does not know. A
+    /// definition is a row, not a log entry, so a copy whose log has not moved since would
+    /// otherwise never learn it.
+    async fn learn_boards(&mut self) -> Result<(), String> {
         for def in self.store.boards().await.map_err(|e| Chain(&e).to_string())? {
             if self.registry.entry(&def.id).is_none() {
                 self.registry.add(&def)?;
             }
         }
+        Ok(())
+    }
+
+    /// [`Follower::catch_up`] to `end`, a `seq` the log is known to reach.
+    async fn catch_up_to(&mut self, end: i64) -> Result<i64, String> {
+        if end <= self.applied {
+            return Ok(0);
+        }
+        self.learn_boards().await?;
         let mut live = LiveInstances {
             registry: &self.registry,
             store: &self.store,
@@ -93,6 +101,8 @@ pub(super) async fn promote(
 ) -> Result<(Registry, Domain, Restored), String> {
     // The engine's store proves the lease; the copy's read with none.
     follower.store = store.clone();
+    // Definitions acknowledged after the copy's last log entry are in the store only.
+    follower.learn_boards().await?;
     follower.catch_up().await?;
     Ok((follower.registry, follower.domain, follower.restored))
 }
