@@ -12,7 +12,7 @@
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 use serde::Deserialize;
-use standings_core::contract::access::{Role, Subject};
+use standings_core::contract::access::{self, Role, Subject};
 
 use crate::problem::Problem;
 
@@ -34,12 +34,7 @@ pub fn presented(headers: &HeaderMap) -> Result<Presented<'_>, Problem> {
     let Ok(value) = value.to_str() else {
         return Err(Problem::unauthenticated("the Authorization header is not text"));
     };
-    let Some(secret) = value.strip_prefix("Bearer ") else {
-        return Err(Problem::unauthenticated(
-            "the Authorization header must be `Bearer <token>`",
-        ));
-    };
-    Ok(Presented::Bearer(secret.trim()))
+    Ok(Presented::Bearer(access::bearer_token(value)?))
 }
 
 /// Whether the edge verifies `token` itself as a player JWT: it holds the secret and the token

@@ -1,6 +1,7 @@
 //! The service's TOML configuration. Its keys are a contract: operators and tests rely on them.
 //!
-//! The first start writes `./standings-data/standings.toml` (mode 0600) with fresh random tokens,
+//! The first start writes `./standings-data/standings.toml` (mode 0600) with fresh random tokens
+//! and a player JWT secret (for `standings viewer-link`),
 //! so a service never starts with a default secret.
 //!
 //! ```toml
@@ -503,6 +504,28 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Checks a `listen` address (an IP address and a port), as the config and `--listen` take it.
+pub fn check_listen(listen: &str) -> Result<(), String> {
+    listen
+        .parse::<std::net::SocketAddr>()
+        .map(|_| ())
+        .map_err(|e| format!("listen = {listen:?} is not an address with a port (as 127.0.0.1:7400): {e}"))
+}
+
+/// Checks a `database` URL's scheme, as the config and `--database` take it.
+pub fn check_database(database: &str) -> Result<(), String> {
+    if ["sqlite:", "postgres:", "postgresql:"]
+        .iter()
+        .any(|scheme| database.starts_with(scheme))
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "database = {database:?} must start with sqlite://, postgres:// or postgresql://"
+        ))
+    }
+}
+
 impl Config {
     /// Parses and checks a configuration.
     pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
@@ -522,18 +545,8 @@ impl Config {
     }
 
     fn check(&self) -> Result<(), String> {
-        self.listen
-            .parse::<std::net::SocketAddr>()
-            .map_err(|e| format!("listen = {:?} is not an address: {e}", self.listen))?;
-        if !["sqlite:", "postgres:", "postgresql:"]
-            .iter()
-            .any(|scheme| self.database.starts_with(scheme))
-        {
-            return Err(format!(
-                "database = {:?} must start with sqlite://, postgres:// or postgresql://",
-                self.database
-            ));
-        }
+        check_listen(&self.listen)?;
+        check_database(&self.database)?;
         if self.closed_periods_cached == 0 {
             return Err("closed_periods_cached must be at least 1".into());
         }
@@ -626,7 +639,9 @@ impl Config {
             listen: DEFAULT_LISTEN.into(),
             database: format!("sqlite://{}", db.display()),
             public_reads: false,
-            player_jwt_hs256_secret: None,
+            // So that the viewer can read with a short-lived player token (`viewer-link`)
+            // rather than a static token that writes.
+            player_jwt_hs256_secret: Some(random_secret()?),
             player_jwt_max_lifetime_seconds: DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
             closed_period_retention_seconds: DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS,
             closed_periods_cached: crate::boards::DEFAULT_CLOSED_CACHE,

@@ -60,6 +60,10 @@ pub(crate) enum IntakeError {
     /// `INVALID_EVENT`).
     #[error(transparent)]
     Shape(#[from] serde_json::Error),
+    /// The event is JSON but not an object (422 `INVALID_EVENT`); the text names what it is
+    /// and, for an array, where several events go.
+    #[error("{0}")]
+    NotAnObject(&'static str),
     /// An id is empty, too long or holds a control character (422 `INVALID_EVENT`).
     #[error(transparent)]
     Id(#[from] IdError),
@@ -127,6 +131,19 @@ pub(crate) fn validate_event(
     raw: serde_json::Value,
     now: i64,
 ) -> Result<NewEvent, IntakeError> {
+    let not_an_object = match &raw {
+        serde_json::Value::Object(_) => None,
+        serde_json::Value::Array(_) => Some(
+            "an event is one JSON object, not an array; send several events as {\"events\": [...]} to POST /v1/score-events/batch",
+        ),
+        serde_json::Value::String(_) => Some("an event is one JSON object, not a string"),
+        serde_json::Value::Number(_) => Some("an event is one JSON object, not a number"),
+        serde_json::Value::Bool(_) => Some("an event is one JSON object, not a boolean"),
+        serde_json::Value::Null => Some("an event is one JSON object, not null"),
+    };
+    if let Some(why) = not_an_object {
+        return Err(IntakeError::NotAnObject(why));
+    }
     let body: EventBody = serde_json::from_value(raw)?;
     validate_body(registry, submitter, body, now)
 }

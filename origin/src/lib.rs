@@ -22,6 +22,7 @@ mod metrics;
 pub mod snapshots;
 pub mod store;
 mod sync;
+mod words;
 pub mod writer;
 
 use std::future::Future;

@@ -1484,3 +1484,133 @@ async fn the_contracts_bad_parameters_are_refused_in_its_words(db: Db) {
         );
     }
 }
+
+/// What a newcomer and an attacker tripped on, each answered plainly (issue 36's defects): a
+/// wrong method and an unknown route are problem documents; a JSON array sent as one event says
+/// where several go; the `Bearer` scheme is read in any case; a `game` given twice in a query is
+/// refused rather than read one way by one layer and the other way by another; a player reading
+/// another's profile hears about profiles; an edge token never reads an anonymous player's name
+/// or country from the profile.
+#[tokio::test]
+async fn what_a_newcomer_and_an_attacker_trip_on_is_answered_plainly() {
+    let db = TestDb::new(Db::Sqlite).await;
+    let mut config = config(&db.url);
+    config.tokens.push(standings_origin::config::TokenConfig {
+        name: "arena-edge".into(),
+        secret: "arena-edge-secret-00000000000".into(),
+        role: standings_origin::config::Role::Edge,
+        games: vec!["*".into()],
+        player_id: None,
+        rate_limit_per_second: None,
+    });
+    let service = TestService::start_with_config(db, &config, standings_origin::clock::Clock::System).await;
+    service.define(BOARD, "highest").await;
+
+    let (status, content_type, body) = service
+        .call_full(Method::POST, &format!("/v1/boards/{BOARD}"), Some(ADMIN), None)
+        .await;
+    assert_eq!(
+        (status, content_type.as_str(), body["code"].as_str()),
+        (
+            StatusCode::METHOD_NOT_ALLOWED,
+            "application/problem+json",
+            Some("METHOD_NOT_ALLOWED")
+        )
+    );
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("POST is not allowed on /v1/boards/"),
+        "{body}"
+    );
+    let (_, headers, _) = service.get_raw("/v1/score-events", Some(SERVICE), &[]).await;
+    assert_eq!(headers.get("allow").map(|v| v.to_str().unwrap()), Some("POST"));
+    let (status, content_type, body) = service
+        .call_full(Method::GET, "/v1/nothing-here", None, None)
+        .await;
+    assert_eq!(
+        (status, content_type.as_str(), body["code"].as_str()),
+        (
+            StatusCode::NOT_FOUND,
+            "application/problem+json",
+            Some("NOT_FOUND")
+        )
+    );
+
+    let one = event("evt-1", "p-ava", 10, "2026-10-13T10:00:00Z");
+    let (status, body) = service
+        .call(
+            Method::POST,
+            "/v1/score-events",
+            Some(SERVICE),
+            Some(&json!([one])),
+        )
+        .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("INVALID_EVENT"))
+    );
+    assert_eq!(
+        body["detail"],
+        "an event is one JSON object, not an array; send several events as {\"events\": [...]} to POST /v1/score-events/batch"
+    );
+
+    for scheme in ["bearer", "BEARER", "Bearer"] {
+        let (status, _, _) = service
+            .get_raw(
+                &format!("{LB}/top"),
+                None,
+                &[("authorization", &format!("{scheme} {SERVICE}"))],
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{scheme}");
+    }
+
+    let (status, body) = service
+        .call(
+            Method::GET,
+            "/v1/audit?game=other-game&game=arena-clash",
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("INVALID_REQUEST"))
+    );
+    assert_eq!(
+        body["detail"],
+        "the query parameter \"game\" is given more than once; give it once"
+    );
+
+    let profile = "/v1/games/arena-clash/players/p-ben/profile";
+    let (status, _) = service
+        .call(
+            Method::PUT,
+            profile,
+            Some(SERVICE),
+            Some(&json!({"display_name": "Ben", "country": "DE", "anonymous": true})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = service.call(Method::GET, profile, Some(PLAYER), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        body["detail"],
+        "a player token reads only its own player's profile, not \"p-ben\"'s"
+    );
+    let (status, body) = service
+        .call(Method::GET, profile, Some("arena-edge-secret-00000000000"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({"anonymous": true, "game": "arena-clash", "name_locked": false, "player_id": "p-ben"})
+    );
+    let (_, body) = service.call(Method::GET, profile, Some(SERVICE), None).await;
+    assert_eq!(
+        (body["display_name"].as_str(), body["country"].as_str()),
+        (Some("Ben"), Some("DE"))
+    );
+}

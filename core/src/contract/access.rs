@@ -41,6 +41,17 @@ impl Role {
         }
     }
 
+    /// "a service token", "an edge token": the role with its article, for refusals' words.
+    pub fn a_token(self) -> &'static str {
+        match self {
+            Role::Player => "a player token",
+            Role::Service => "a service token",
+            Role::Moderator => "a moderator token",
+            Role::Admin => "an admin token",
+            Role::Edge => "an edge token",
+        }
+    }
+
     /// The role named `name`, if any. O(1).
     pub fn parse(name: &str) -> Option<Role> {
         Some(match name {
@@ -115,6 +126,18 @@ impl From<Problem> for Denied {
     }
 }
 
+/// The token of an `Authorization` header's text: the scheme `Bearer` in any case (RFC 9110
+/// §11.1 makes schemes case-insensitive), a space, then the token, trimmed. O(header length).
+pub fn bearer_token(value: &str) -> Result<&str, Problem> {
+    let scheme = "bearer ";
+    match value.get(..scheme.len()) {
+        Some(head) if head.eq_ignore_ascii_case(scheme) => Ok(value[scheme.len()..].trim()),
+        _ => Err(Problem::unauthenticated(
+            "the Authorization header must be `Bearer <token>`",
+        )),
+    }
+}
+
 /// The 403 for a caller of other games.
 fn other_game(caller: &impl Subject, game: &str) -> Denied {
     match caller.name() {
@@ -150,12 +173,25 @@ pub fn audience<S: Subject>(caller: Option<&S>) -> crate::Audience {
 pub fn friends_reader<S: Subject>(caller: Option<&S>, game: &str, player: &str) -> Result<(), Denied> {
     let caller = caller
         .ok_or_else(|| Problem::unauthenticated("a friend list is private: friends-of needs a token"))?;
+    own_or_game(caller, game, player, "friends")
+}
+
+/// Who may read `player`'s profile in `game`: a caller of the game, and a player only its own;
+/// `public_reads` never opens it. What an anonymous profile shows is [`audience`]'s to say.
+/// O(the caller's games).
+pub fn profile_reader<S: Subject>(caller: Option<&S>, game: &str, player: &str) -> Result<(), Denied> {
+    let caller = caller.ok_or_else(|| Problem::unauthenticated("a profile read needs a token"))?;
+    own_or_game(caller, game, player, "profile")
+}
+
+/// A caller of `game`, and a player token only for its own player's `what`.
+fn own_or_game<S: Subject>(caller: &S, game: &str, player: &str, what: &str) -> Result<(), Denied> {
     if !caller.allows_game(game) {
         return Err(other_game(caller, game));
     }
     if caller.role() == Role::Player && caller.player_id() != Some(player) {
         return Err(Problem::forbidden(format!(
-            "a player token reads only its own player's friends, not {player:?}'s"
+            "a player token reads only its own player's {what}, not {player:?}'s"
         ))
         .into());
     }
@@ -197,6 +233,21 @@ mod tests {
         }
     }
 
+    /// The scheme is case-insensitive; anything but `Bearer` is refused with the header's form.
+    #[test]
+    fn a_bearer_token_is_read_in_any_case() {
+        for header in ["Bearer abc", "bearer abc", "BEARER  abc ", "bEaReR abc"] {
+            assert_eq!(bearer_token(header), Ok("abc"), "{header}");
+        }
+        for header in ["Basic abc", "Bearerabc", "Bear", "", "Token abc"] {
+            assert_eq!(
+                detail(bearer_token(header).unwrap_err().into()),
+                "401 the Authorization header must be `Bearer <token>`",
+                "{header}"
+            );
+        }
+    }
+
     /// The read rules and their words: public reads open reads but never a friend list; a
     /// caller of another game is refused by name, or handed to the origin when its name is not
     /// known; a player reads only its own friends.
@@ -234,6 +285,15 @@ mod tests {
             "401 a friend list is private: friends-of needs a token"
         );
         assert_eq!(friends_reader(Some(&ava), "g", "p-ava"), Ok(()));
+        assert_eq!(profile_reader(Some(&ava), "g", "p-ava"), Ok(()));
+        assert_eq!(
+            detail(profile_reader(Some(&ava), "g", "p-ben").unwrap_err()),
+            "403 a player token reads only its own player's profile, not \"p-ben\"'s"
+        );
+        assert_eq!(
+            detail(profile_reader::<Token>(None, "g", "p-ava").unwrap_err()),
+            "401 a profile read needs a token"
+        );
         assert_eq!(
             detail(friends_reader(Some(&ava), "g", "p-ben").unwrap_err()),
             "403 a player token reads only its own player's friends, not \"p-ben\"'s"

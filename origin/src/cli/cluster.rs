@@ -22,17 +22,20 @@ enum ClusterCommand {
         /// Print the table as JSON, as `GET /v1/cluster` answers it.
         #[arg(long)]
         json: bool,
+        /// Also say which partition this game is in and which node owns it.
+        #[arg(long, value_name = "GAME")]
+        game: Option<String>,
     },
 }
 
 pub(super) async fn cluster(global: &Global, args: &ClusterArgs) -> Result<ExitCode, String> {
-    let ClusterCommand::Status { json } = &args.command;
+    let ClusterCommand::Status { json, game } = &args.command;
     let (config, _, _) = load_config(global)?;
     let shown = redact(&config.database);
     let store = ClusterStore::existing(&config.database, &shown)
         .await
         .map_err(|e| Chain(&e).to_string())?;
-    let status = crate::cluster::status::read(&store, None)
+    let status = crate::cluster::status::read(&store, None, game.as_deref())
         .await
         .map_err(|e| Chain(&e).to_string())?;
     if *json {

@@ -203,7 +203,11 @@ pub(super) async fn import(global: &Global, args: &ImportArgs) -> Result<ExitCod
         actions_already,
     } = totals;
     let others = if boards + actions > 0 {
-        format!("; {boards} boards defined, {actions} actions ({actions_already} performed before)")
+        format!(
+            "; {} defined, {} ({actions_already} performed before)",
+            crate::words::counted(boards, "board", "boards"),
+            crate::words::counted(actions, "action", "actions")
+        )
     } else {
         String::new()
     };

@@ -1,4 +1,5 @@
-//! The command line: `serve`, `rebuild`, `import` and `export`, one file each, with what they share
+//! The command line: `serve`, `rebuild`, `import`, `export`, `cluster` and `viewer-link`, one
+//! file each, with what they share
 //! here (the clap definition, the config and its overrides, redaction, the log subscriber).
 //!
 //! Every option can also be set in the environment (`STANDINGS_CONFIG`, `STANDINGS_LISTEN`,
@@ -24,6 +25,7 @@ mod import;
 mod progress;
 mod rebuild;
 mod serve;
+mod viewer_link;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -101,6 +103,9 @@ enum Command {
     Export(export::ExportArgs),
     /// The cluster of origins over the database (PostgreSQL, with [cluster]).
     Cluster(cluster::ClusterArgs),
+    /// Print a link to the board viewer that reads with a short-lived player token (needs
+    /// player_jwt_hs256_secret, which a first start writes).
+    ViewerLink(viewer_link::ViewerLinkArgs),
 }
 
 /// Runs the command line (`args` starts with the program's name) and returns the process's
@@ -133,6 +138,7 @@ pub fn main(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> Exit
         Command::Import(args) => runtime.block_on(import::import(global, args)),
         Command::Export(args) => runtime.block_on(export::export(global, args)),
         Command::Cluster(args) => runtime.block_on(cluster::cluster(global, args)),
+        Command::ViewerLink(args) => viewer_link::viewer_link(global, args),
     };
     match result {
         Ok(code) => code,
@@ -162,6 +168,14 @@ fn init_logs(format: LogFormat) {
 /// The config file (or the embedded default), with `--listen` and `--database` applied.
 /// Returns it with its path and whether it was written just now.
 fn load_config(global: &Global) -> Result<(Config, PathBuf, bool), String> {
+    // Before anything is written: a first start would otherwise write a config and print fresh
+    // tokens for a service that then cannot start.
+    if let Some(listen) = &global.listen {
+        crate::config::check_listen(listen).map_err(|e| format!("--listen: {e}"))?;
+    }
+    if let Some(database) = &global.database {
+        crate::config::check_database(database).map_err(|e| format!("--database: {e}"))?;
+    }
     let (mut config, path, fresh) =
         Config::load_or_init(global.config.as_deref()).map_err(|e| e.to_string())?;
     if let Some(listen) = &global.listen {
@@ -217,14 +231,23 @@ fn host_name() -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
-/// The database's kind, from its URL's scheme.
+/// The database's kind, from its URL's scheme (`sqlite:/path` has no `//`).
 fn backend(url: &str) -> &str {
-    url.split_once("://").map_or("unknown", |(scheme, _)| scheme)
+    url.split_once(':').map_or("unknown", |(scheme, _)| scheme)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every URL form the config takes names its backend, `sqlite:/path` included.
+    #[test]
+    fn the_backend_is_the_scheme() {
+        assert_eq!(backend("sqlite:/var/lib/standings.db"), "sqlite");
+        assert_eq!(backend("sqlite://./data/standings.db"), "sqlite");
+        assert_eq!(backend("postgres://db/standings"), "postgres");
+        assert_eq!(backend("postgresql://db/standings"), "postgresql");
+    }
 
     #[test]
     fn a_shown_database_url_has_no_password() {

@@ -115,8 +115,8 @@ async fn rebuild_store(
         .collect();
     checked.boards += boards.len();
     println!(
-        "rebuilt {} boards from the event log in {replayed:.2?}",
-        boards.len()
+        "rebuilt {} from the event log in {replayed:.2?}",
+        crate::words::counted(boards.len() as u64, "board", "boards")
     );
     let mut mismatches = 0;
     // Results: every stored snapshot must be reproduced with the same digest.

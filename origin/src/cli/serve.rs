@@ -22,6 +22,11 @@ pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
                 token.name, token.role, token.secret
             );
         }
+        // A read-only way into the viewer; `standings viewer-link` makes another later.
+        match super::viewer_link::link(&config, None, None, 3600, crate::clock::now_ms() / 1000) {
+            Ok(link) => println!("standings: the board viewer, reading for an hour: {link}"),
+            Err(why) => println!("standings: no viewer link: {why}"),
+        }
     }
     let started = Instant::now();
     if config.cluster.is_some() {
@@ -85,9 +90,14 @@ pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
     );
     // The same summary for a person (and the scripts that read it), on stdout.
     println!(
-        "standings: serving on http://{addr} with {} connection threads, at most {} connections ({boards} boards ready in {ready_in:.2?}, {wording}; config {}; database {database})",
-        threads.resolved(),
-        limits.max_connections,
+        "standings: serving on http://{addr} with {}, at most {} ({} ready in {ready_in:.2?}, {wording}; config {}; database {database})",
+        crate::words::counted(
+            threads.resolved() as u64,
+            "connection thread",
+            "connection threads"
+        ),
+        crate::words::counted(limits.max_connections as u64, "connection", "connections"),
+        crate::words::counted(boards as u64, "board", "boards"),
         path.display(),
     );
     let shutdown = async {

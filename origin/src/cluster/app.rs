@@ -102,13 +102,21 @@ async fn handle(node: Arc<Node>, request: Request) -> Response {
             .or_else(|| route::query_game(asked.parts.uri.query()))
             .map_or(Target::Any, Target::Game)
     });
-    match target {
+    let mut response = match target {
         Target::Node => node_route(&node, &asked).await,
         Target::Game(game) => to_partition(&node, node.partition_of(&game), asked).await,
         Target::Any => to_any(&node, asked).await,
         Target::Part => to_part(&node, asked).await,
         Target::Batch => batch(&node, asked).await,
+    };
+    // Every answer names a node: the owner's carry the owner, and what this node answers itself
+    // (a partition still moving) carries this one.
+    if !response.headers().contains_key(SERVED_BY)
+        && let Ok(id) = HeaderValue::from_str(&node.id)
+    {
+        response.headers_mut().insert(SERVED_BY, id);
     }
+    response
 }
 
 /// Answers on engine `engine` of partition `p`, counting the request as in flight on it.
@@ -387,13 +395,17 @@ async fn node_route(node: &Arc<Node>, asked: &Asked) -> Response {
             super::render_metrics(node, &mut text);
             ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
         }
-        _ => match node.auth.admin(&asked.parts.headers, "*") {
-            Err(e) => e.into_response(),
-            Ok(_) => match super::status::read(&node.store, Some(&node.id)).await {
-                Ok(status) => crate::http::json(StatusCode::OK, &status),
-                Err(e) => AppError::from(e).into_response(),
-            },
-        },
+        _ => {
+            match node.auth.admin(&asked.parts.headers, "*").and_then(|_| {
+                crate::http::unique_query(asked.parts.uri.query()).map(|mut q| q.remove("game"))
+            }) {
+                Err(e) => e.into_response(),
+                Ok(game) => match super::status::read(&node.store, Some(&node.id), game.as_deref()).await {
+                    Ok(status) => crate::http::json(StatusCode::OK, &status),
+                    Err(e) => AppError::from(e).into_response(),
+                },
+            }
+        }
     };
     if let Ok(id) = HeaderValue::from_str(&node.id) {
         response.headers_mut().insert(SERVED_BY, id);

@@ -51,11 +51,12 @@ pub(super) fn target(method: &Method, path: &str, query: Option<&str>) -> Option
     }
 }
 
-/// The `game` of a query string.
+/// The `game` of a query string; `None` when it names none, or more than one, which any
+/// engine refuses as the handler does (a `game` given twice is a 400 there).
 pub(super) fn query_game(query: Option<&str>) -> Option<String> {
-    form_urlencoded::parse(query?.as_bytes())
-        .find(|(k, _)| k == "game")
-        .map(|(_, v)| v.into_owned())
+    let mut games = form_urlencoded::parse(query?.as_bytes()).filter(|(k, _)| k == "game");
+    let game = games.next()?.1.into_owned();
+    games.next().is_none().then_some(game)
 }
 
 /// The game a body names at its top level, if it is a JSON object with a string `game`.
@@ -168,6 +169,10 @@ mod tests {
         assert_eq!(target(&Method::POST, "/v1/moderation-actions", None), None);
         assert_eq!(target(&Method::POST, "/v1/late-events/e1/decision", None), None);
         assert_eq!(target(&get, "/v1/late-events", Some("game=g2")), game("g2"));
+        assert_eq!(
+            target(&get, "/v1/audit", Some("game=g6&game=g1")),
+            Some(Target::Any)
+        );
         assert_eq!(target(&get, "/v1/audit", None), Some(Target::Any));
         assert_eq!(target(&get, "/metrics", None), Some(Target::Node));
         assert_eq!(target(&get, "/v1/cluster", None), Some(Target::Node));

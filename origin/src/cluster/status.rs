@@ -14,10 +14,24 @@ pub struct Status {
     pub node_id: Option<String>,
     /// How many partitions the games are hashed to.
     pub partitions: u32,
+    /// Where the game asked about lives, when one was asked about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub game: Option<GamePlacement>,
     /// The nodes registered.
     pub nodes: Vec<NodeStatus>,
     /// Every partition.
     pub leases: Vec<PartitionStatus>,
+}
+
+/// A game's partition and that partition's owner now.
+#[derive(Debug, Serialize)]
+pub struct GamePlacement {
+    /// The game.
+    pub game: String,
+    /// Its partition (the games' hash, fixed for the cluster's life).
+    pub partition: u32,
+    /// The partition's owner, when its lease is held.
+    pub owner: Option<String>,
 }
 
 /// A node.
@@ -67,8 +81,12 @@ pub struct StandbyStatus {
     pub age_ms: i64,
 }
 
-/// Reads the table from the database.
-pub async fn read(store: &ClusterStore, node_id: Option<&str>) -> Result<Status, StoreError> {
+/// Reads the table from the database; with `game`, where that game lives too.
+pub async fn read(
+    store: &ClusterStore,
+    node_id: Option<&str>,
+    game: Option<&str>,
+) -> Result<Status, StoreError> {
     let leases = store.leases().await?;
     let nodes = store.nodes().await?;
     let followers = store.followers().await?;
@@ -77,9 +95,21 @@ pub async fn read(store: &ClusterStore, node_id: Option<&str>) -> Result<Status,
     // lease time); the exact lease time is each node's own setting.
     let live_within = 10_000;
     let held = |l: &crate::store::cluster::LeaseRow| l.expires_in_ms > 0;
+    let game = game.map(|game| {
+        let partition = super::lease::partition_of(game, store.partitions());
+        GamePlacement {
+            game: game.to_string(),
+            partition,
+            owner: leases
+                .iter()
+                .find(|l| l.partition == partition && held(l))
+                .and_then(|l| l.node.clone()),
+        }
+    });
     Ok(Status {
         node_id: node_id.map(str::to_string),
         partitions: store.partitions(),
+        game,
         nodes: nodes
             .iter()
             .map(|n| NodeStatus {
@@ -126,10 +156,19 @@ pub fn table(status: &Status) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} partitions, {} nodes",
-        status.partitions,
-        status.nodes.len()
+        "{}, {}",
+        crate::words::counted(status.partitions, "partition", "partitions"),
+        crate::words::counted(status.nodes.len() as u64, "node", "nodes")
     );
+    if let Some(placed) = &status.game {
+        let _ = writeln!(
+            out,
+            "game {:?} is in partition {}, owned by {}",
+            placed.game,
+            placed.partition,
+            placed.owner.as_deref().unwrap_or("no node now (it is moving)")
+        );
+    }
     let _ = writeln!(
         out,
         "\n{:<20} {:<32} {:>5} {:>10} {:>6}",

@@ -174,6 +174,7 @@ impl From<IntakeError> for AppError {
         let detail = refusal.to_string();
         match refusal {
             IntakeError::Shape(_)
+            | IntakeError::NotAnObject(_)
             | IntakeError::Id(_)
             | IntakeError::NoScopes
             | IntakeError::TooManyScopes

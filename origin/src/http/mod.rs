@@ -40,7 +40,7 @@ use crate::boards::{BoardSlot, Registry, Resolved};
 use crate::clock::Clock;
 use crate::domain::periods::PeriodKind;
 use crate::http::auth::Auth;
-use crate::http::error::{AppError, ErrorCode};
+use crate::http::error::{AppError, ErrorCode, Problem};
 use crate::log::Domain;
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -124,6 +124,18 @@ pub(crate) fn router(state: Shared) -> Router {
         .merge(snapshots::router())
         .merge(viewer::router())
         .fallback(|| async { AppError::NotFound("no such route".into()) })
+        // axum answers an empty 405 by default; ours is a problem document like every refusal
+        // (axum still adds the `Allow` header).
+        .method_not_allowed_fallback(|method: axum::http::Method, uri: axum::http::Uri| async move {
+            AppError::Contract(Problem::new(
+                405,
+                "METHOD_NOT_ALLOWED",
+                format!(
+                    "{method} is not allowed on {}; the Allow header lists the methods that are",
+                    uri.path()
+                ),
+            ))
+        })
         .with_state(state)
 }
 
@@ -202,6 +214,34 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
         let RawBody(bytes) = RawBody::from_request(req, state).await?;
         parse_json(&bytes).map(JsonBody)
     }
+}
+
+/// A query string of named parameters, each given at most once: a repeated one (`?game=a&game=b`)
+/// is refused, so no layer can read one value where another reads the other (the cluster routes
+/// on the game the handler answers for).
+pub(crate) struct UniqueQuery(pub std::collections::HashMap<String, String>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for UniqueQuery {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, AppError> {
+        unique_query(parts.uri.query()).map(UniqueQuery)
+    }
+}
+
+/// The parameters of `query`, or a 400 naming the first one given twice. O(query length).
+pub(crate) fn unique_query(
+    query: Option<&str>,
+) -> Result<std::collections::HashMap<String, String>, AppError> {
+    let mut params = std::collections::HashMap::new();
+    for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        if params.insert(name.to_string(), value.into_owned()).is_some() {
+            return Err(AppError::InvalidRequest(format!(
+                "the query parameter {name:?} is given more than once; give it once"
+            )));
+        }
+    }
+    Ok(params)
 }
 
 /// A request body read with the size limit (413 past it), not yet parsed: for a handler with a

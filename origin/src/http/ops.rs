@@ -100,6 +100,19 @@ const AUTH_ERRORS: [(u16, &str); 3] = [
     (429, "RATE_LIMITED"),
 ];
 
+/// The operations only a cluster node answers (`docs/cluster.md`); a single origin answers them
+/// 404. Described in the same document, apart from [`OPERATIONS`], which the single node's
+/// router is checked against.
+pub const CLUSTER_OPERATIONS: &[Operation] = &[Operation {
+    method: "get",
+    path: "/v1/cluster",
+    summary: "Cluster nodes only: the nodes, and every partition's owner, epoch, lease, log end and standbys; ?game= adds where that game lives (admin).",
+    security: "admin",
+    body: None,
+    ok: (200, "ClusterStatus"),
+    errors: &[(400, "INVALID_REQUEST"), (503, "DATABASE_UNAVAILABLE")],
+}];
+
 /// Every operation of the API.
 pub const OPERATIONS: &[Operation] = &[
     Operation {
@@ -746,6 +759,15 @@ fn schemas() -> Value {
         "LiveMessage": live_message,
         "OpenApi": {"type": "object"}
     });
+    let cluster_status = json!({"type": "object", "properties": {
+        "node_id": {"type": "string"}, "partitions": {"type": "integer"},
+        "game": {"type": "object", "description": "with ?game=: the game, its partition and the partition's owner",
+                 "properties": {"game": {"type": "string"}, "partition": {"type": "integer"}, "owner": {"type": ["string", "null"]}}},
+        "nodes": {"type": "array", "items": {"type": "object"}},
+        "leases": {"type": "array", "items": {"type": "object"}}}});
+    if let Some(all) = all.as_object_mut() {
+        all.insert("ClusterStatus".into(), cluster_status);
+    }
     if let (Some(all), Value::Object(more)) = (all.as_object_mut(), profile_schemas()) {
         all.extend(more);
     }
@@ -756,7 +778,7 @@ fn schemas() -> Value {
 pub fn openapi_document() -> Value {
     let mut paths: std::collections::BTreeMap<&str, serde_json::Map<String, Value>> =
         std::collections::BTreeMap::new();
-    for op in OPERATIONS {
+    for op in OPERATIONS.iter().chain(CLUSTER_OPERATIONS) {
         let mut parameters: Vec<Value> = op
             .path
             .split('/')

@@ -14,7 +14,7 @@ use axum::response::Response;
 use axum::routing::{post, put};
 use serde::Serialize;
 use serde_json::Value;
-use standings_core::check_id;
+use standings_core::{Audience, check_id};
 
 use super::time_and_trust::check_part;
 use super::{JsonBody, RawBody, Shared, json, parse_json};
@@ -69,19 +69,22 @@ fn check_path(game: &str, player_id: &str) -> AppResult<()> {
 }
 
 /// `GET .../profile`: the player's profile as the log holds it (an empty one when never set).
-/// A player token reads only its own, as with friend lists.
+/// A player token reads only its own, as with friend lists; an anonymous profile's name and
+/// country show only to the game's service, moderator and admin tokens, as on every read.
 async fn profile(
     State(state): State<Shared>,
     Path((game, player_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> AppResult<Response> {
     check_path(&game, &player_id)?;
-    state.auth.friends_reader(&headers, &game, &player_id)?;
+    let audience = state.auth.profile_reader(&headers, &game, &player_id)?;
     let held = state.domain.profiles.get(&game, &player_id);
-    Ok(json(
-        StatusCode::OK,
-        &ProfileView::of(&game, &player_id, &held, None),
-    ))
+    let mut view = ProfileView::of(&game, &player_id, &held, None);
+    if view.anonymous && audience == Audience::Public {
+        view.display_name = None;
+        view.country = None;
+    }
+    Ok(json(StatusCode::OK, &view))
 }
 
 /// One field of the body: absent keeps it, `null` clears it, a string sets it.

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use axum::Router;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post, put};
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use standings_core::{BoardId, check_id};
 
-use super::{JsonBody, Shared, json};
+use super::{JsonBody, Shared, UniqueQuery, json};
 use crate::clock::format_rfc3339;
 use crate::domain::seasons::SeasonState;
 use crate::domain::{ActionResult, Change, Correction, EventStatus, RankedEntry};
@@ -266,7 +266,7 @@ fn game_param(params: &HashMap<String, String>) -> AppResult<String> {
 
 async fn late_events(
     State(state): State<Shared>,
-    Query(params): Query<HashMap<String, String>>,
+    UniqueQuery(params): UniqueQuery,
     headers: HeaderMap,
 ) -> AppResult<Response> {
     let game = game_param(&params)?;
@@ -309,7 +309,7 @@ struct DecisionBody {
 async fn decide_late(
     State(state): State<Shared>,
     Path(event_id): Path<String>,
-    Query(params): Query<HashMap<String, String>>,
+    UniqueQuery(params): UniqueQuery,
     headers: HeaderMap,
     JsonBody(raw): JsonBody,
 ) -> AppResult<Response> {
@@ -371,7 +371,7 @@ async fn decide_late(
 
 async fn audit(
     State(state): State<Shared>,
-    Query(params): Query<HashMap<String, String>>,
+    UniqueQuery(params): UniqueQuery,
     headers: HeaderMap,
 ) -> AppResult<Response> {
     let game = game_param(&params)?;
@@ -396,7 +396,7 @@ async fn audit(
 async fn results(
     State(state): State<Shared>,
     Path((game, mode, season)): Path<(String, String, String)>,
-    Query(params): Query<HashMap<String, String>>,
+    UniqueQuery(params): UniqueQuery,
     headers: HeaderMap,
 ) -> AppResult<Response> {
     let audience = state.auth.reader(&headers, &game)?;

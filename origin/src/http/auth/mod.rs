@@ -88,12 +88,7 @@ impl Auth {
         let value = value
             .to_str()
             .map_err(|_| AppError::Unauthenticated("the Authorization header is not text".into()))?;
-        let Some(secret) = value.strip_prefix("Bearer ") else {
-            return Err(AppError::Unauthenticated(
-                "the Authorization header must be `Bearer <token>`".into(),
-            ));
-        };
-        let secret = secret.trim();
+        let secret = access::bearer_token(value)?;
         if let Some(token) = self.tokens.get(secret) {
             if !token.take() {
                 return Err(AppError::RateLimited(format!(
@@ -137,8 +132,8 @@ impl Auth {
             .ok_or_else(|| AppError::Unauthenticated(format!("this needs {needs}")))?;
         if !allowed(principal.role) {
             return Err(AppError::Forbidden(format!(
-                "a {} token cannot do this; it needs {needs}",
-                principal.role
+                "{} cannot do this; it needs {needs}",
+                principal.role.a_token()
             )));
         }
         if let Some(game) = game
@@ -247,6 +242,19 @@ impl Auth {
     ) -> Result<Audience, AppError> {
         let caller = self.caller(headers)?;
         access::friends_reader(caller.as_deref(), game, player).map_err(denied)?;
+        Ok(access::audience(caller.as_deref()))
+    }
+
+    /// Checks that the caller may read `player`'s profile in `game` (as a friend list: a player
+    /// token only its own), and says what it is shown of an anonymous profile.
+    pub(crate) fn profile_reader(
+        &self,
+        headers: &HeaderMap,
+        game: &str,
+        player: &str,
+    ) -> Result<Audience, AppError> {
+        let caller = self.caller(headers)?;
+        access::profile_reader(caller.as_deref(), game, player).map_err(denied)?;
         Ok(access::audience(caller.as_deref()))
     }
 }

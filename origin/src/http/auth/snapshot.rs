@@ -26,8 +26,8 @@ impl Auth {
                 "a player token cannot read snapshots: they hold every player's score; read the board through the read API or the edge".to_string()
             } else {
                 format!(
-                    "a {} token cannot read snapshots; they need an edge or admin token",
-                    caller.role
+                    "{} cannot read snapshots; they need an edge or admin token",
+                    caller.role.a_token()
                 )
             };
             return Err(AppError::Forbidden(detail));

@@ -304,6 +304,34 @@ fn an_edge_token_reads_and_introspects_but_never_writes() {
     assert_eq!(other.status_and_code().1, "FORBIDDEN");
     assert_eq!(code(auth.introspector(&edge)), Ok(()));
     assert_eq!(code(auth.writer(&edge, Some("arena-clash"))), Err("FORBIDDEN"));
+    assert_eq!(
+        auth.writer(&edge, Some("arena-clash")).unwrap_err().to_string(),
+        "FORBIDDEN: an edge token cannot do this; it needs a service token"
+    );
+    // A profile is a player's own: the edge reads it, and the rule is the profile's, in its words.
+    assert!(auth.profile_reader(&edge, "arena-clash", "p-ben").is_ok());
+    let ava = bearer(&player_jwt(&["arena-clash"]));
+    assert_eq!(
+        auth.profile_reader(&ava, "arena-clash", "p-ben")
+            .unwrap_err()
+            .to_string(),
+        "FORBIDDEN: a player token reads only its own player's profile, not \"p-ben\"'s"
+    );
+    assert_eq!(
+        auth.writer(&bearer("Bearer-less"), None)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Err("UNAUTHENTICATED: the token is not known".to_string())
+    );
+    let mut lower = HeaderMap::new();
+    lower.insert(
+        axum::http::header::AUTHORIZATION,
+        axum::http::HeaderValue::from_static("bearer arena-edge-secret-000000"),
+    );
+    assert!(
+        auth.reader(&lower, "arena-clash").is_ok(),
+        "the scheme is case-insensitive"
+    );
     assert_eq!(code(auth.moderator(&edge, Some("arena-clash"))), Err("FORBIDDEN"));
     assert_eq!(code(auth.admin(&edge, "arena-clash")), Err("FORBIDDEN"));
     let service = bearer("arena-service-secret-0000");
