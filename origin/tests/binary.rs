@@ -354,7 +354,80 @@ async fn first_start_writes_a_private_config() {
     .await;
     assert_eq!((status, body["boards"].clone()), (200, json!([])));
     assert!(db.dir.join("standings-data/standings.db").exists());
+    // The first start prints a viewer link that reads with a player token, never writes.
+    assert!(
+        config
+            .player_jwt_hs256_secret
+            .as_ref()
+            .is_some_and(|s| s.len() == 64)
+    );
+    let mut running = running;
+    let stdout = std::io::BufReader::new(running.0.stdout.take().unwrap());
+    let printed: Vec<String> = std::io::BufRead::lines(stdout)
+        .map_while(Result::ok)
+        .take_while(|line| !line.starts_with("standings: serving"))
+        .collect();
+    let link = printed
+        .iter()
+        .find_map(|line| line.strip_prefix("standings: the board viewer, reading for an hour: "))
+        .unwrap_or_else(|| panic!("no viewer link in {printed:?}"));
+    let token = link.strip_prefix("http://127.0.0.1:7400/#token=").unwrap();
+    let (status, _) = http(
+        "127.0.0.1:7400",
+        "GET",
+        "/v1/games/arena-clash/boards",
+        Some(token),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, body) = http(
+        "127.0.0.1:7400",
+        "PUT",
+        "/v1/boards/arena-clash/solo/S1/global",
+        Some(token),
+        Some(&json!({"score_mode": "highest"})),
+    )
+    .await;
+    assert_eq!((status, body["code"].as_str()), (403, Some("FORBIDDEN")));
     drop(running);
+}
+
+/// A `--listen` or `--database` the service cannot use is refused before a first start writes
+/// anything: no config with fresh tokens printed for a service that never ran, no database.
+#[tokio::test]
+async fn a_bad_listen_address_is_refused_before_anything_is_written() {
+    let db = TestDb::new(Db::Sqlite).await;
+    for (flag, value, says) in [
+        (
+            "--listen",
+            "localhost",
+            "--listen: listen = \"localhost\" is not an address with a port",
+        ),
+        (
+            "--database",
+            "mysql://db/x",
+            "--database: database = \"mysql://db/x\" must start with",
+        ),
+    ] {
+        let output = Command::new(BIN)
+            .args(["serve", flag, value])
+            .current_dir(&db.dir)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{flag}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{flag}: {stderr}");
+        assert!(
+            output.stdout.is_empty(),
+            "{flag}: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+        assert!(
+            !db.dir.join("standings-data").exists(),
+            "{flag}: something was written"
+        );
+    }
 }
 
 /// A `postgresql://` URL (the scheme libpq documents first) is served like a `postgres://` one.

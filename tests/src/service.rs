@@ -222,6 +222,28 @@ impl Service {
         Ok(took)
     }
 
+    /// `standings viewer-link` on this service's config, with `args` (`--game`, `--board`):
+    /// the link it prints, as an operator would paste it.
+    pub fn viewer_link(&self, args: &[&str]) -> Result<String, String> {
+        let output = Command::new(&self.binary)
+            .arg("viewer-link")
+            .arg("--config")
+            .arg(&self.config)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {} viewer-link: {e}", self.binary.display()))?;
+        let link = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        if !output.status.success() || !link.starts_with("http://") {
+            return Err(format!(
+                "viewer-link failed ({}): {link}{}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        Ok(link)
+    }
+
     /// The process id of the running service.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)

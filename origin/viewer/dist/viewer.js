@@ -2,7 +2,9 @@
 // live (found by id or by exact display name), and ranks a pasted friend list by the board's
 // rules. Entries show the player's display name (the id on hover) and country flag; a player
 // who shows anonymously shows the id only. Everything comes from this origin. The token lives in
-// sessionStorage and in request headers only, never in a URL, so it stays out of history and logs.
+// sessionStorage and in request headers only, never in a URL, so it stays out of history and logs;
+// a link `standings serve` prints may carry one in its fragment (`#token=`), which no browser
+// sends to a server, and the page moves it to sessionStorage and drops the fragment at once.
 import { LiveBoard, parseExact, rankFriends, stringifyExact } from "./pkg/index.js";
 /** Where the token is kept for the tab's lifetime. */
 const TOKEN_KEY = "standings.token";
@@ -82,6 +84,9 @@ let loadGeneration = 0;
 let live = null;
 let liveFollows = "";
 let liveStartedAt = 0;
+/** When the followed view last moved: the last delta's arrival; null until one arrives (a
+ * snapshot says what the board is, not when it last changed). */
+let boardChangedAt = null;
 /** The player followed in the player panel, if any (see `PlayerFollow`). */
 let playerFollow = null;
 /** The entries on screen, to tell which rows the next delta changed. */
@@ -450,6 +455,7 @@ function startLive(board, period, n) {
     live = next;
     liveFollows = liveKey(board, period, n);
     liveStartedAt = Date.now();
+    boardChangedAt = null;
     shownEntries = [];
     changedAt.clear();
     const watching = `Top ${n} of ${boardLabel(board)}, ${periodLabel(period || "all_time")}.`;
@@ -457,6 +463,9 @@ function startLive(board, period, n) {
     // deliver an event that was already queued.
     next.addEventListener("change", (event) => {
         if (live === next) {
+            if (event.detail.kind === "delta") {
+                boardChangedAt = Date.now();
+            }
             applyChange(next, event.detail);
         }
     });
@@ -578,7 +587,8 @@ function expireChanged() {
         }
     }
 }
-/** "last change 3 s ago · last message 1 s ago", marked when no message came for too long. */
+/** "last change 3 s ago · last message 1 s ago" (or "no change since you started watching 1 min
+ * ago"), marked when no message came for too long. */
 function showStaleness() {
     if (live === null) {
         ui.staleness.textContent = "not watching";
@@ -587,10 +597,11 @@ function showStaleness() {
         return;
     }
     const now = Date.now();
-    const change = live.lastChangeAt;
     const message = live.lastMessageAt;
     ui.staleness.textContent = [
-        change === null ? "no change yet" : `last change ${ago(now - change)}`,
+        boardChangedAt === null
+            ? `no change since you started watching ${ago(now - liveStartedAt)}`
+            : `last change ${ago(now - boardChangedAt)}`,
         message === null ? "no message yet" : `last message ${ago(now - message)}`,
     ].join(" · ");
     const quiet = live.status !== "closed" && now - (message ?? liveStartedAt) > QUIET_AFTER_MS;
@@ -1126,7 +1137,19 @@ function writeQuery() {
     history.replaceState(history.state, "", address);
 }
 // ---- Wiring -----------------------------------------------------------------------------------
+/** A token handed over in the address's fragment (`#token=...`, as `standings serve` prints a
+ * link): kept like a typed one, and the fragment dropped so it stays out of history. */
+function takeTokenFromFragment() {
+    const handed = new URLSearchParams(location.hash.slice(1)).get("token");
+    if (handed === null || handed.trim() === "") {
+        return;
+    }
+    ui.token.value = handed.trim();
+    storeToken();
+    history.replaceState(history.state, "", `${location.pathname}${location.search}`);
+}
 ui.token.value = storedToken();
+takeTokenFromFragment();
 ui.token.addEventListener("change", storeToken);
 ui.game.addEventListener("change", () => {
     // The listed boards belong to the game they were loaded for; another game lists none until loaded.

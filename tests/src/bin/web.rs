@@ -154,6 +154,10 @@ async fn run(args: &Args) -> Result<Counts, String> {
         ("STANDINGS_WRITER_TOKEN", SERVICE_TOKEN.to_string()),
         ("STANDINGS_JWT_SECRET", JWT_SECRET.to_string()),
         ("STANDINGS_GAME", GAME.to_string()),
+        (
+            "STANDINGS_VIEWER_LINK",
+            origin.viewer_link(&["--game", GAME, "--board", "viewer/s1/global", "--minutes", "30"])?,
+        ),
     ];
     let mut counts = Counts::default();
     println!("web: the package's Node tests");

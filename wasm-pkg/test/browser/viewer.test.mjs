@@ -20,6 +20,7 @@ const ADMIN = env("STANDINGS_ADMIN_TOKEN");
 const WRITER = env("STANDINGS_WRITER_TOKEN");
 const ARTIFACTS = env("STANDINGS_ARTIFACTS");
 const GAME = env("STANDINGS_GAME");
+const VIEWER_LINK = env("STANDINGS_VIEWER_LINK");
 const MODE = "viewer";
 const BOARD = `/v1/leaderboards/${GAME}/${MODE}/s1/global`;
 
@@ -88,6 +89,33 @@ async function eventually(what, probe, check, ms = 15_000) {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+// The first minute: the link `standings viewer-link` prints opens the board, watched live, with
+// the read-only player token of its fragment (no write token pasted anywhere); the token leaves
+// the address at once; "last change" is never claimed before the board is seen to move.
+test("the viewer from a printed link: watched at once with a read-only token", async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  try {
+    assert.ok(VIEWER_LINK.startsWith(`${ORIGIN}/?game=${GAME}&mode=${MODE}&season=s1&scope=global#token=`), VIEWER_LINK);
+    await page.goto(VIEWER_LINK);
+    const expected = (await call(ORIGIN, "GET", `${BOARD}/top?limit=10`)).json().entries.map((e) => e.player_id);
+    await eventually("the top shown", () => rowsOf(page, "top-table"), (rows) => rows.slice(0, 10).join() === expected.join());
+    assert.equal(await page.getAttribute("#live-status", "data-status"), "live");
+    assert.equal(new URL(page.url()).hash, "", "the token left the address");
+    const token = await page.evaluate(() => sessionStorage.getItem("standings.token"));
+    assert.equal(token.split(".").length, 3, "a JWT, not a static token");
+    const write = await fetch(`${ORIGIN}/v1/boards/${GAME}/${MODE}/s1/global`, {
+      method: "PUT", headers: { authorization: `Bearer ${token}` }, body: '{"score_mode":"highest"}',
+    });
+    assert.equal(write.status, 403, "the link's token cannot write");
+    assert.match(await page.textContent("#staleness"), /^no change since you started watching/);
+    await submit(ORIGIN, [["link-mover", 700]]);
+    await eventually("a change seen", () => page.textContent("#staleness"), (t) => /^last change \d+ s ago/.test(t));
+  } finally {
+    await context.close();
+  }
+});
 
 for (const [tier, base] of [["origin", ORIGIN], ["edge", EDGE]]) {
   test(`the viewer from the ${tier}: live top 10, a new score within a second, a player followed live, friends`, async () => {
