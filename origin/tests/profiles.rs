@@ -597,6 +597,24 @@ async fn every_profile_refusal_answers_its_code_and_changes_nothing(db: Db) {
             "DISPLAY_NAME_SURROUNDING_SPACE",
         ),
         (
+            "a RENAME to a letter under 60 accents",
+            Sent::Rename(json!({"display_name": format!("a{}", "\u{301}".repeat(60))})),
+            400,
+            "DISPLAY_NAME_TOO_MANY_MARKS",
+        ),
+        (
+            "a name of a Hangul filler",
+            Sent::Put(json!({"display_name": "\u{3164}"})),
+            400,
+            "DISPLAY_NAME_FORBIDDEN_CHARACTER",
+        ),
+        (
+            "a name of a lone accent",
+            Sent::Put(json!({"display_name": "\u{301}"})),
+            400,
+            "DISPLAY_NAME_INVISIBLE",
+        ),
+        (
             "a RENAME to 33 clusters",
             Sent::Rename(json!({"display_name": "b".repeat(33)})),
             400,

@@ -8,13 +8,21 @@
 //! stored once. Its length is counted in extended grapheme clusters (what a reader sees as one
 //! character: "é", "🇩🇪", "👩‍💻") and also bounded in UTF-8 bytes, because a single cluster can be
 //! arbitrarily long. The checks run in this order and the first that fails is reported: empty,
-//! a forbidden character, surrounding whitespace, too many clusters, too many bytes.
+//! a forbidden character or too many marks on one cluster (cluster by cluster), surrounding
+//! whitespace, nothing visible, too many clusters, too many bytes.
 //!
 //! Invisible and unassigned characters are refused because they make two names that read alike
 //! compare unequal (impersonation) or render unpredictably. The one exception is a format
 //! character that only joins inside a cluster: U+200D ZERO WIDTH JOINER strictly inside a
 //! cluster (emoji ZWJ sequences, Indic conjuncts) and the tag characters of the subdivision flags
 //! (🏴 followed by tags); a joiner at either end of its cluster joins nothing and is refused.
+//!
+//! Two rules keep a name drawable in a row of a table: a cluster carries at most
+//! [`MAX_MARKS_PER_GRAPHEME`] combining marks (a letter with 60 accents draws over the rows above
+//! it), and a name must show something: characters that draw nothing though they are letters or
+//! symbols by category (the Hangul fillers, the blank Braille pattern) are refused anywhere, and a
+//! name of only marks and spaces is refused as invisible. The rules apply when a name is set;
+//! names already in the log replay as they were.
 //!
 //! Each refusal is its own `ProfileError` variant with a stable `code` and the field it concerns,
 //! so `http/` only translates; the domain knows no HTTP.
@@ -27,6 +35,10 @@ use unicode_segmentation::UnicodeSegmentation;
 
 /// The most extended grapheme clusters a display name may have.
 pub const MAX_DISPLAY_NAME_GRAPHEMES: usize = 32;
+
+/// The most combining marks (`Mn`, `Me`) one grapheme cluster of a display name may carry: enough
+/// for Vietnamese or pointed Hebrew, too few to draw outside its row.
+pub const MAX_MARKS_PER_GRAPHEME: usize = 4;
 
 /// The most UTF-8 bytes a display name may have, counted in its NFC form, and the largest
 /// metadata cap a board may set: the core's limits, which its decoders hold parts to.
@@ -61,9 +73,18 @@ impl DisplayName {
         let name: String = input.nfc().collect();
         let mut graphemes = 0;
         let mut char_index = 0;
+        let mut visible = false;
         for (cluster_start, cluster) in name.grapheme_indices(true) {
             graphemes += 1;
             let last = cluster.chars().count() - 1;
+            let marks = cluster.chars().filter(|c| is_mark(*c)).count();
+            if marks > MAX_MARKS_PER_GRAPHEME {
+                return Err(ProfileError::DisplayNameTooManyMarks {
+                    grapheme_index: graphemes - 1,
+                    marks,
+                });
+            }
+            visible |= cluster.chars().any(|c| !is_mark(c) && !c.is_whitespace());
             for (position, (offset, c)) in cluster.char_indices().enumerate() {
                 if let Some(category) = ForbiddenCategory::of(c)
                     && !joins_inside(c, cluster, position, last)
@@ -95,6 +116,9 @@ impl DisplayName {
                 code_point: last,
             });
         }
+        if !visible {
+            return Err(ProfileError::DisplayNameInvisible);
+        }
         if graphemes > MAX_DISPLAY_NAME_GRAPHEMES {
             return Err(ProfileError::DisplayNameTooLong { graphemes });
         }
@@ -108,6 +132,15 @@ impl DisplayName {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// Whether `c` is a combining mark (`Mn` nonspacing, `Me` enclosing), which draws on the
+/// character before it. O(log n) in the category table.
+fn is_mark(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::NonspacingMark | GeneralCategory::EnclosingMark
+    )
 }
 
 /// Whether the format character `c`, at `position` of the `last + 1` characters of `cluster`, only
@@ -143,6 +176,9 @@ pub enum ForbiddenCategory {
     LineSeparator,
     /// `Zp`: U+2029 PARAGRAPH SEPARATOR.
     ParagraphSeparator,
+    /// A letter or symbol by category that draws nothing: the Hangul fillers (U+115F, U+1160,
+    /// U+3164, U+FFA0) and the blank Braille pattern (U+2800), used for blank or look-alike names.
+    Blank,
 }
 
 impl ForbiddenCategory {
@@ -153,6 +189,9 @@ impl ForbiddenCategory {
         // Noncharacters are `Cn` too; named apart because they are never going to be assigned.
         if (0xFDD0..=0xFDEF).contains(&code) || code & 0xFFFE == 0xFFFE {
             return Some(ForbiddenCategory::Noncharacter);
+        }
+        if matches!(c, '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}') {
+            return Some(ForbiddenCategory::Blank);
         }
         Some(match c.general_category() {
             GeneralCategory::Control => ForbiddenCategory::Control,
@@ -178,6 +217,7 @@ impl fmt::Display for ForbiddenCategory {
             ForbiddenCategory::Noncharacter => "Cn, noncharacter",
             ForbiddenCategory::LineSeparator => "Zl, line separator",
             ForbiddenCategory::ParagraphSeparator => "Zp, paragraph separator",
+            ForbiddenCategory::Blank => "a blank filler that draws nothing",
         })
     }
 }
@@ -315,7 +355,7 @@ pub enum ProfileError {
     /// The display name holds a character of a forbidden kind; positions count in its NFC form,
     /// which is the text as sent whenever that was NFC already.
     #[error(
-        "display_name contains {} ({category}) at char index {char_index} (byte {byte_index}); control, format, private-use, unassigned, noncharacter and line or paragraph separator characters are not allowed, except a joiner inside an emoji sequence",
+        "display_name contains {} ({category}) at char index {char_index} (byte {byte_index}); control, format, private-use, unassigned, noncharacter, blank filler and line or paragraph separator characters are not allowed, except a joiner inside an emoji sequence",
         u_plus(.code_point)
     )]
     DisplayNameForbiddenCharacter {
@@ -328,6 +368,23 @@ pub enum ProfileError {
         /// How many bytes precede it.
         byte_index: usize,
     },
+    /// A grapheme cluster of the display name carries more than `MAX_MARKS_PER_GRAPHEME`
+    /// combining marks.
+    #[error(
+        "display_name's character {grapheme_index} (extended grapheme cluster) carries {marks} combining marks; at most {max} are allowed",
+        max = MAX_MARKS_PER_GRAPHEME
+    )]
+    DisplayNameTooManyMarks {
+        /// How many clusters precede it.
+        grapheme_index: usize,
+        /// How many marks it carries.
+        marks: usize,
+    },
+    /// The display name has nothing to show: only combining marks and whitespace.
+    #[error(
+        "display_name shows nothing: it has only combining marks and whitespace; a name needs a visible character"
+    )]
+    DisplayNameInvisible,
     /// The display name starts or ends with a White_Space character.
     #[error(
         "display_name {edge} with whitespace ({}); leading and trailing whitespace is not allowed",
@@ -394,6 +451,8 @@ impl ProfileError {
             ProfileError::DisplayNameTooManyBytes { .. } => "DISPLAY_NAME_TOO_MANY_BYTES",
             ProfileError::DisplayNameForbiddenCharacter { .. } => "DISPLAY_NAME_FORBIDDEN_CHARACTER",
             ProfileError::DisplayNameSurroundingSpace { .. } => "DISPLAY_NAME_SURROUNDING_SPACE",
+            ProfileError::DisplayNameTooManyMarks { .. } => "DISPLAY_NAME_TOO_MANY_MARKS",
+            ProfileError::DisplayNameInvisible => "DISPLAY_NAME_INVISIBLE",
             ProfileError::CountryNotIso3166 { .. } => "COUNTRY_NOT_ISO_3166",
             ProfileError::MetadataNotAllowed => "METADATA_NOT_ALLOWED",
             ProfileError::MetadataTooLarge { .. } => "METADATA_TOO_LARGE",
@@ -412,7 +471,9 @@ impl ProfileError {
             | ProfileError::DisplayNameTooLong { .. }
             | ProfileError::DisplayNameTooManyBytes { .. }
             | ProfileError::DisplayNameForbiddenCharacter { .. }
-            | ProfileError::DisplayNameSurroundingSpace { .. } => "display_name",
+            | ProfileError::DisplayNameSurroundingSpace { .. }
+            | ProfileError::DisplayNameTooManyMarks { .. }
+            | ProfileError::DisplayNameInvisible => "display_name",
             ProfileError::CountryNotIso3166 { .. } => "country",
             ProfileError::MetadataNotAllowed
             | ProfileError::MetadataTooLarge { .. }
@@ -559,6 +620,49 @@ mod tests {
             name_error(&one_over),
             ProfileError::DisplayNameTooManyBytes { bytes: 129 }
         );
+    }
+
+    /// A letter under 60 accents (one cluster, 121 bytes) is refused by its mark count, and a
+    /// name that draws nothing (fillers, a blank Braille pattern, a lone accent) is refused;
+    /// Vietnamese and pointed Hebrew, with their two or three marks, pass.
+    #[test]
+    fn names_that_draw_outside_their_row_or_show_nothing_are_refused() {
+        // NFC composes the first accent with the letter (á), which leaves 59 marks.
+        let zalgo = format!("a{}", "\u{301}".repeat(60));
+        let e = name_error(&zalgo);
+        assert_eq!(
+            e,
+            ProfileError::DisplayNameTooManyMarks {
+                grapheme_index: 0,
+                marks: 59
+            }
+        );
+        assert_eq!(
+            (e.code(), e.field()),
+            ("DISPLAY_NAME_TOO_MANY_MARKS", "display_name")
+        );
+        assert!(e.to_string().contains("59 combining marks; at most 4"), "{e}");
+        let e = name_error(&format!("Ava x{}", "\u{301}\u{302}\u{303}\u{304}\u{306}"));
+        assert_eq!(
+            e,
+            ProfileError::DisplayNameTooManyMarks {
+                grapheme_index: 4,
+                marks: 5
+            }
+        );
+        for ok in ["Nguyễn Thị Ánh", "שָׁלוֹם", "a\u{301}\u{302}\u{303}\u{304}"] {
+            assert!(DisplayName::parse(ok).is_ok(), "{ok}");
+        }
+        use ForbiddenCategory::Blank;
+        assert_eq!(forbidden_at("\u{3164}"), ('\u{3164}', Blank, 0, 0));
+        assert_eq!(forbidden_at("\u{2800}"), ('\u{2800}', Blank, 0, 0));
+        assert_eq!(forbidden_at("\u{115F}\u{1160}"), ('\u{115F}', Blank, 0, 0));
+        assert_eq!(forbidden_at("Ava\u{FFA0}"), ('\u{FFA0}', Blank, 3, 3));
+        for invisible in ["\u{301}", "\u{301}\u{302}", "\u{301} \u{302}"] {
+            let e = name_error(invisible);
+            assert_eq!(e, ProfileError::DisplayNameInvisible, "{invisible:?}");
+            assert_eq!(e.code(), "DISPLAY_NAME_INVISIBLE");
+        }
     }
 
     /// Control, format, private-use, unassigned, noncharacter and separator characters are
