@@ -2008,6 +2008,17 @@ async fn an_erasure_leaves_the_name_and_metadata_nowhere_and_the_rank_as_it_was(
         Vec::<String>::new(),
         "the database right after the erasure's answer"
     );
+    // The RENAME resent under its moderation id is still the same request, and answers as a
+    // replay, telling nothing of the erased name.
+    let (status, replayed) = names
+        .moderate(
+            json!({"moderation_id": "r1", "action_type": "RENAME", "reason": "their wish",
+                   "game": "arena-clash", "target_player_id": "p-ava", "display_name": NAME}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{replayed}");
+    assert_eq!(replayed["replayed"], true, "{replayed}");
+    assert_eq!(found_in(replayed.to_string().as_bytes(), &needles), nothing);
 
     // Right after the erasure, and after a round of publication, every head names parts without
     // the fields, and no part that held them is served.

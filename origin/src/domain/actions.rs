@@ -1,6 +1,7 @@
 //! Actions and finalized results, as logged.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use standings_core::BoardId;
 
 use crate::domain::seasons::SeasonState;
@@ -368,5 +369,52 @@ impl Action {
             | Action::Erase { target_player_id } => Some(target_player_id),
             _ => None,
         }
+    }
+}
+
+/// What an erasure leaves of a request a `PROFILE` or `RENAME` of the player was sent with: its
+/// kind and target, and that it was erased.
+pub(crate) fn erased_request(action_type: &str, target_player_id: &str) -> Value {
+    serde_json::json!({"action_type": action_type, "target_player_id": target_player_id, "erased": true})
+}
+
+/// Whether `sent`, resent under a moderation id, is the request stored under it. An erased one
+/// ([`erased_request`]) agrees with any request of its kind for its player, so a retry across an
+/// erasure is still answered `replayed` and learns nothing of what was erased. O(request size).
+pub(crate) fn same_request(stored: &Value, sent: &Value) -> bool {
+    if stored.get("erased") == Some(&Value::Bool(true)) {
+        let field = |v: &Value, name: &str| v.get(name).cloned();
+        return field(stored, "action_type") == field(sent, "action_type")
+            && field(stored, "target_player_id") == field(sent, "target_player_id");
+    }
+    stored == sent
+}
+
+#[cfg(test)]
+mod request_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A request agrees with itself; after an erasure, with any request of its kind and player;
+    /// never with another kind, another player, or a request that differs before an erasure.
+    #[test]
+    fn a_retry_across_an_erasure_is_the_same_request() {
+        let rename = json!({"action_type": "RENAME", "target_player_id": "p-ava", "display_name": "Zed", "reason": "r"});
+        assert!(same_request(&rename, &rename));
+        let mut other = rename.clone();
+        other["display_name"] = json!("Ann");
+        assert!(!same_request(&rename, &other));
+        let erased = erased_request("RENAME", "p-ava");
+        assert!(same_request(&erased, &rename));
+        assert!(same_request(&erased, &other));
+        assert!(!same_request(
+            &erased,
+            &json!({"action_type": "RENAME", "target_player_id": "p-ben"})
+        ));
+        assert!(!same_request(
+            &erased,
+            &json!({"action_type": "CLEAR_NAME", "target_player_id": "p-ava"})
+        ));
     }
 }

@@ -15,6 +15,7 @@ pub(crate) mod seasons;
 
 pub(crate) use actions::{
     Action, ActionResult, ActionRow, Change, Correction, RankedEntry, ResultRow, UnreadableAction,
+    erased_request, same_request,
 };
 pub(crate) use boards::BoardDef;
 pub use events::EventStatus;

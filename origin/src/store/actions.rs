@@ -225,7 +225,7 @@ pub(super) fn erased_body(seq: i64, kind: String, body: &str, player: &str) -> R
         },
         other => other,
     };
-    let request = serde_json::json!({"action_type": kind, "target_player_id": player, "erased": true});
+    let request = crate::domain::erased_request(&kind, player);
     serde_json::to_string(&Body {
         action: &action,
         request: std::borrow::Cow::Borrowed(&request),

@@ -79,7 +79,7 @@ async fn act(writer: &mut Writer, mut request: ActionRequest) -> Result<ActionAn
     if let Some(id) = &request.action_id
         && let Some(existing) = store.find_action(&request.game, id).await?
     {
-        if existing.request != request.request {
+        if !crate::domain::same_request(&existing.request, &request.request) {
             return Err(ActionRefusal::ModerationIdConflict(id.clone()).into());
         }
         return Ok(ActionAnswer {
