@@ -175,11 +175,22 @@ impl ClusterConfig {
                 self.node_id
             ));
         }
+        let uri = self.advertise_url.parse::<axum::http::Uri>();
         if !(self.advertise_url.starts_with("http://") || self.advertise_url.starts_with("https://"))
-            || self.advertise_url.parse::<axum::http::Uri>().is_err()
+            || uri.is_err()
         {
             return Err(format!(
                 "cluster.advertise_url = {:?} must be an http:// URL the other nodes can reach",
+                self.advertise_url
+            ));
+        }
+        // The other nodes append the request's path and query to it, so it names a host and
+        // port and nothing else.
+        if let Ok(uri) = uri
+            && (uri.query().is_some() || !matches!(uri.path(), "" | "/"))
+        {
+            return Err(format!(
+                "cluster.advertise_url = {:?} must be a scheme, host and port only (as http://10.0.0.5:7400), with no path or query",
                 self.advertise_url
             ));
         }
@@ -728,6 +739,35 @@ mod tests {
 
     fn parse(extra: &str) -> Result<Config, ConfigError> {
         Config::parse(&format!("{BASE}{extra}"), Path::new("standings.toml"))
+    }
+
+    /// A `[cluster]` table's settings are checked at start, each refusal naming the setting; an
+    /// advertised URL is a scheme, host and port, since the other nodes append paths to it.
+    #[test]
+    fn cluster_settings_are_checked_at_start() {
+        let cluster = |line: &str| {
+            Config::parse(
+                &format!(
+                    "database = \"postgres://db/x\"\n[cluster]\nnode_id = \"a\"\nsecret = \"a-cluster-secret-of-some-length\"\n{line}\n"
+                ),
+                Path::new("s.toml"),
+            )
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(cluster("advertise_url = \"http://10.0.0.5:7400\""), Ok(()));
+        assert_eq!(cluster("advertise_url = \"http://10.0.0.5:7400/\""), Ok(()));
+        for (url, says) in [
+            ("http://10.0.0.5:7400/standings", "no path or query"),
+            ("http://10.0.0.5:7400/?x=1", "no path or query"),
+            ("ftp://10.0.0.5", "must be an http:// URL"),
+        ] {
+            let refused = cluster(&format!("advertise_url = {url:?}")).unwrap_err();
+            assert!(
+                refused.contains(says) && refused.contains(url),
+                "{url}: {refused}"
+            );
+        }
     }
 
     /// A database URL names SQLite or PostgreSQL by either of PostgreSQL's schemes (libpq and

@@ -839,6 +839,28 @@ async fn the_unsafe_starts_are_refused_with_what_to_do() {
         "{said}"
     );
 
+    // Another live node's address.
+    let twin = node_config(&cluster.db, "node-t", &free_addr(), true);
+    let text = std::fs::read_to_string(&twin).unwrap();
+    let own = text
+        .lines()
+        .find(|l| l.starts_with("advertise_url"))
+        .unwrap()
+        .to_string();
+    let text = text.replace(
+        &own,
+        &format!("advertise_url = \"http://{}\"", cluster.nodes[0].addr),
+    );
+    std::fs::write(&twin, text).unwrap();
+    let said = refused(&twin);
+    assert!(
+        said.contains(&format!(
+            "cluster.advertise_url \"http://{}\" is the address of the running node \"node-a\"",
+            cluster.nodes[0].addr
+        )),
+        "{said}"
+    );
+
     // Another partition count.
     let other = node_config(&cluster.db, "node-x", &free_addr(), true);
     let text = std::fs::read_to_string(&other)
@@ -863,6 +885,44 @@ async fn the_unsafe_starts_are_refused_with_what_to_do() {
         "{said}"
     );
     assert!(said.contains(&format!("listening on {addr}")), "{said}");
+}
+
+/// A node paused past its heartbeat while an orchestrator starts a new process under its id: the
+/// new process is the node (its row, its address), and the paused one, once resumed, finds its
+/// id taken over and exits rather than answering for partitions it no longer holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_node_whose_id_was_taken_over_exits_when_it_resumes() {
+    let mut cluster = Cluster::start(2).await;
+    cluster.signal(0, "-STOP");
+    let addr = free_addr();
+    let config = node_config(&cluster.db, "node-a", &addr, true);
+    let mut child = spawn(&config);
+    wait_ready(&addr, &mut child).await;
+    let replacement = Running(child);
+    let status = cluster.status(1).await;
+    let node_a = status["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["node_id"] == "node-a")
+        .unwrap()
+        .clone();
+    assert_eq!(node_a["advertise_url"], format!("http://{addr}"), "{status}");
+    cluster.signal(0, "-CONT");
+    let paused = &mut cluster.nodes[0].running.as_mut().unwrap().0;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exited = loop {
+        if let Some(exited) = paused.try_wait().unwrap() {
+            break exited;
+        }
+        assert!(Instant::now() < deadline, "the resumed process did not exit");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(exited.code(), Some(1));
+    // The new process serves as node-a, and the cluster settles on it.
+    cluster.nodes[0].addr = addr;
+    cluster.nodes[0].running = Some(replacement);
+    cluster.settled().await;
 }
 
 /// Reads an SSE stream until its text holds `needle`, within a deadline; returns all read.

@@ -133,6 +133,14 @@ async fn serve_cluster(
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     node.start();
+    // A process whose node id another process took over exits at once, as a crash would:
+    // the other process is the node now.
+    let superseded = node.clone();
+    tokio::spawn(async move {
+        superseded.superseded().await;
+        eprintln!("standings: another process runs as this node now; exiting");
+        std::process::exit(1);
+    });
     let threads = Threads {
         count: config.http_threads,
         pin: config.pin_http_threads,

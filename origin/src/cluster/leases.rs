@@ -27,8 +27,14 @@ pub(super) async fn run(node: Arc<Node>) {
 /// One tick.
 async fn once(node: &Arc<Node>) -> Result<(), crate::store::StoreError> {
     let draining = node.draining.load(Ordering::Acquire);
+    if *node.superseded.borrow() {
+        return Ok(());
+    }
     renew_all(node).await;
-    node.store.heartbeat(draining).await?;
+    if !node.store.heartbeat(&node.incarnation, draining).await? {
+        supersede(node);
+        return Ok(());
+    }
     let leases = node.store.leases().await?;
     let nodes = node.store.nodes().await?;
     let live_within = lease::live_within_ms(node.ttl_ms());
@@ -162,6 +168,24 @@ fn lose(node: &Arc<Node>, p: u32) {
         let node = node.clone();
         tokio::spawn(async move { standby::warm(&node, p).await });
     }
+}
+
+/// Another process runs as this node now (its row names another incarnation): this one gives up
+/// serving every partition it held, turns unready, and says so for the process to exit. Its
+/// leases may be the other's by now, so it gives nothing back; the fence refuses its writes.
+fn supersede(node: &Arc<Node>) {
+    tracing::error!(
+        node_id = %node.id,
+        incarnation = %node.incarnation,
+        "another process took this node's id over while this one was not heartbeating (paused?); serving nothing more and exiting"
+    );
+    node.ready.store(false, Ordering::Release);
+    for p in 0..node.cluster.partitions {
+        if node.state_of(p).held().is_some() {
+            lose(node, p);
+        }
+    }
+    node.superseded.send_replace(true);
 }
 
 /// Learns the owner of every partition this node does not hold, from the leases and the nodes.

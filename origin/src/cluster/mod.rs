@@ -128,6 +128,11 @@ pub struct Node {
     draining: AtomicBool,
     ready: AtomicBool,
     forwarder: Forwarder,
+    /// This process among the processes that ever ran as this node, as its row records it.
+    incarnation: String,
+    /// Turns true when another process took this node's id over (this one was paused past its
+    /// heartbeat and a new one started): this process must serve nothing more.
+    superseded: watch::Sender<bool>,
 }
 
 /// How long a request for a moving partition waits for an owner before it is answered 503.
@@ -178,6 +183,8 @@ impl Node {
             changes: watch::channel(0).0,
             draining: AtomicBool::new(false),
             ready: AtomicBool::new(false),
+            incarnation,
+            superseded: watch::channel(false).0,
         });
         if node.cluster.standby {
             standby::warm_all(&node).await;
@@ -197,6 +204,13 @@ impl Node {
     /// This node's id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Waits until another process has taken this node's id over; this one then serves
+    /// nothing and should exit.
+    pub async fn superseded(&self) {
+        let mut told = self.superseded.subscribe();
+        let _ = told.wait_for(|superseded| *superseded).await;
     }
 
     /// The service that answers this node's requests.
@@ -275,7 +289,7 @@ impl Node {
     /// Called on `SIGTERM`, before the server stops taking requests.
     pub async fn drain(self: &Arc<Node>) {
         self.draining.store(true, Ordering::Release);
-        let _ = self.store.heartbeat(true).await;
+        let _ = self.store.heartbeat(&self.incarnation, true).await;
         let owned: Vec<u32> = (0..self.cluster.partitions)
             .filter(|p| self.state_of(*p).held().is_some())
             .collect();

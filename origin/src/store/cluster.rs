@@ -157,6 +157,17 @@ pub enum JoinError {
         /// Where it is.
         url: String,
     },
+    /// Another live node advertises the same address, so requests meant for one would reach
+    /// the other.
+    #[error(
+        "cluster.advertise_url {url:?} is the address of the running node {node:?}; every node needs an address of its own, where it listens"
+    )]
+    AdvertiseUrlInUse {
+        /// The address.
+        url: String,
+        /// The node that advertises it.
+        node: String,
+    },
     /// A single-node origin holds the database.
     #[error(
         "the database {database} is served by a single-node Standings origin ({holder}); stop it before starting cluster nodes on it"
@@ -404,6 +415,22 @@ impl ClusterStore {
                 });
             }
         }
+        let twin: Option<AnyRow> = sqlx::query(&format!(
+            "SELECT node_id FROM standings_cluster.nodes \
+             WHERE advertise_url = $1 AND node_id <> $2 AND {NOW_MS} - heartbeat_ms < $3"
+        ))
+        .bind(advertise_url)
+        .bind(&self.node)
+        .bind(live_within_ms)
+        .fetch_optional(&self.base.pool)
+        .await
+        .map_err(db_err("cannot read the nodes"))?;
+        if let Some(twin) = twin {
+            return Err(JoinError::AdvertiseUrlInUse {
+                url: advertise_url.to_string(),
+                node: twin.try_get("node_id").map_err(db_err("bad node"))?,
+            });
+        }
         sqlx::query(&format!(
             "INSERT INTO standings_cluster.nodes (node_id, advertise_url, incarnation, started_ms, heartbeat_ms, draining) \
              VALUES ($1, $2, $3, {NOW_MS}, {NOW_MS}, FALSE) \
@@ -419,17 +446,20 @@ impl ClusterStore {
         Ok(())
     }
 
-    /// Says this node is alive (and whether it is draining).
-    pub async fn heartbeat(&self, draining: bool) -> Result<(), StoreError> {
-        sqlx::query(&format!(
-            "UPDATE standings_cluster.nodes SET heartbeat_ms = {NOW_MS}, draining = $2 WHERE node_id = $1"
+    /// Says this process, `incarnation` of its node, is alive (and whether it is draining).
+    /// Answers false when the node's row names another incarnation: a process started with this
+    /// node's id while this one was paused took the id over.
+    pub async fn heartbeat(&self, incarnation: &str, draining: bool) -> Result<bool, StoreError> {
+        let beat = sqlx::query(&format!(
+            "UPDATE standings_cluster.nodes SET heartbeat_ms = {NOW_MS}, draining = $2 WHERE node_id = $1 AND incarnation = $3"
         ))
         .bind(&self.node)
         .bind(draining)
+        .bind(incarnation)
         .execute(&self.base.pool)
         .await
         .map_err(db_err("cannot record the node's heartbeat"))?;
-        Ok(())
+        Ok(beat.rows_affected() == 1)
     }
 
     /// Every partition's lease, with its time left on the database's clock.
