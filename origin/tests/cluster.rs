@@ -794,6 +794,70 @@ async fn a_node_stopped_with_sigterm_hands_over_with_no_5xx() {
     );
 }
 
+/// SIGTERM on a node while writes are sent straight to it: until it stops listening, every
+/// request it takes is answered 2xx (served by it, or by the next owner once a partition moved),
+/// never 503.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_sent_to_a_draining_node_are_answered_by_the_next_owner() {
+    let mut cluster = Cluster::start(2).await;
+    let games = games();
+    for game in &games {
+        define(&cluster.nodes[0].addr, game).await;
+    }
+    // Several clients at once, single events and batches across every partition.
+    let writers: Vec<_> = (0..6)
+        .map(|w| {
+            let stopping = cluster.nodes[0].addr.clone();
+            let games = games.clone();
+            tokio::spawn(async move {
+                let mut answers = Vec::new();
+                for n in 0.. {
+                    let (path, body) = if w % 2 == 0 {
+                        let game = &games[n % games.len()];
+                        (
+                            "/v1/score-events",
+                            event(game, &format!("d-{w}-{n}"), &format!("p-{n}"), n as i64),
+                        )
+                    } else {
+                        let events: Vec<Value> = games
+                            .iter()
+                            .map(|g| event(g, &format!("b-{w}-{n}-{g}"), &format!("p-{n}"), n as i64))
+                            .collect();
+                        ("/v1/score-events/batch", json!({ "events": events }))
+                    };
+                    let body = body.to_string();
+                    match Client::new(&stopping)
+                        .request("POST", path, Some(ADMIN), Some(body.as_bytes()))
+                        .await
+                    {
+                        Ok(reply) => answers.push((reply.status, reply.text())),
+                        // It stopped listening: the load balancer's cue.
+                        Err(_) => break,
+                    }
+                }
+                answers
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    terminate(cluster.nodes[0].running.take().unwrap());
+    let mut answers = Vec::new();
+    for writer in writers {
+        answers.extend(writer.await.unwrap());
+    }
+    let refused: Vec<_> = answers
+        .iter()
+        .filter(|(status, _)| *status != 202 && *status != 200)
+        .collect();
+    assert!(answers.len() > 10, "{answers:?}");
+    assert!(
+        refused.is_empty(),
+        "{} of {}: {refused:?}",
+        refused.len(),
+        answers.len()
+    );
+}
+
 /// The single-node modes refuse what would be unsafe: `[cluster]` on SQLite; a single-node
 /// origin on a clustered database (naming its nodes); a node on a database a single-node origin
 /// serves (naming it); a node whose partition count differs from the database's; a second live
