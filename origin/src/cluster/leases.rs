@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::lease::{self, Held};
+use super::members::{self, Change, TakenFrom};
 use super::{Engine, Node, Peer, SlotState, standby};
 use crate::chain::Chain;
 use crate::store::cluster::LeaseRow;
@@ -44,6 +45,7 @@ async fn once(node: &Arc<Node>) -> Result<(), crate::store::StoreError> {
         .count()
         .max(usize::from(!draining));
     learn_owners(node, &leases, &nodes);
+    tell_changes(node, &nodes, live_within);
     let plan = lease::plan(
         &node.id,
         &leases
@@ -58,11 +60,24 @@ async fn once(node: &Arc<Node>) -> Result<(), crate::store::StoreError> {
         draining,
         &node.warm().await,
     );
-    for p in plan.release {
-        if matches!(node.state_of(p), SlotState::Owned(..)) {
-            tokio::spawn(release(node.clone(), p));
-        }
+    let releasing: Vec<u32> = plan
+        .release
+        .into_iter()
+        .filter(|p| matches!(node.state_of(*p), SlotState::Owned(..)))
+        .collect();
+    if !releasing.is_empty() && !draining {
+        tracing::info!(
+            partitions = ?releasing,
+            live_nodes = live,
+            "handing {} over to even the shares",
+            crate::words::counted(releasing.len() as u64, "partition", "partitions")
+        );
     }
+    for p in releasing {
+        tokio::spawn(release(node.clone(), p));
+    }
+    let mut taken: Vec<(u32, TakenFrom)> = Vec::new();
+    let mut takeovers = Vec::new();
     for p in plan.take {
         if !matches!(node.state_of(p), SlotState::Elsewhere(_)) {
             continue;
@@ -72,13 +87,68 @@ async fn once(node: &Arc<Node>) -> Result<(), crate::store::StoreError> {
             Ok(Some(epoch)) => {
                 let held = Held::renewed(epoch, sent, node.ttl_ms());
                 node.set_state(p, SlotState::Taking(held));
-                tokio::spawn(takeover(node.clone(), p, held));
+                taken.push((
+                    p,
+                    TakenFrom::of(leases.iter().find(|l| l.partition == p), &node.id),
+                ));
+                takeovers.push(tokio::spawn(takeover(node.clone(), p, held)));
             }
             Ok(None) => {}
             Err(e) => tracing::warn!(partition = p, "taking a lease failed: {}", Chain(&e)),
         }
     }
+    if !taken.is_empty() {
+        tell_takeovers(taken, takeovers);
+    }
     Ok(())
+}
+
+/// Logs what changed among the other nodes since the last tick, one line a change.
+fn tell_changes(node: &Node, nodes: &[crate::store::cluster::NodeRow], live_within: i64) {
+    let mut seen = node.seen.lock().unwrap_or_else(|e| e.into_inner());
+    let (changes, now) = members::changes(seen.as_ref(), nodes, live_within, &node.id);
+    *seen = Some(now);
+    for change in changes {
+        match change {
+            Change::Silent { .. } => tracing::warn!("{change}"),
+            _ => tracing::info!("{change}"),
+        }
+    }
+}
+
+/// One line for the partitions taken in a tick and where each came from, and one once they
+/// all serve, rather than a line a partition.
+fn tell_takeovers(taken: Vec<(u32, TakenFrom)>, takeovers: Vec<tokio::task::JoinHandle<bool>>) {
+    let mut from: Vec<(String, Vec<u32>)> = Vec::new();
+    for (p, source) in &taken {
+        let source = source.to_string();
+        match from.iter_mut().find(|(s, _)| *s == source) {
+            Some((_, ps)) => ps.push(*p),
+            None => from.push((source, vec![*p])),
+        }
+    }
+    let sources: Vec<String> = from
+        .iter()
+        .map(|(source, ps)| format!("{ps:?} {source}"))
+        .collect();
+    tracing::info!(
+        "taking {}: {}",
+        crate::words::counted(taken.len() as u64, "partition", "partitions"),
+        sources.join("; ")
+    );
+    let began = Instant::now();
+    tokio::spawn(async move {
+        let mut up = 0u64;
+        for takeover in takeovers {
+            up += u64::from(takeover.await.unwrap_or(false));
+        }
+        tracing::info!(
+            took_ms = began.elapsed().as_millis() as u64,
+            "{} up of {} taken",
+            crate::words::counted(up, "partition", "partitions"),
+            taken.len()
+        );
+    });
 }
 
 /// Renews every lease this node holds, in one statement; one that is no longer this node's, or
@@ -221,7 +291,8 @@ fn learn_owners(node: &Node, leases: &[LeaseRow], nodes: &[crate::store::cluster
 
 /// Brings partition `p`'s engine up under the lease just taken: the standby copy caught up to
 /// the log's end, or the newest checkpoint and the log after it.
-pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) {
+/// Brings partition `p` up under the lease just taken; true once its engine serves.
+pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) -> bool {
     let began = Instant::now();
     let store = node.store.partition(p);
     if let Some(scope) = store.scope() {
@@ -272,13 +343,14 @@ pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) {
             if now {
                 node.stats.takeovers.add(1);
                 node.stats.takeover_seconds.observe(super::took(began));
-                tracing::info!(
+                tracing::debug!(
                     partition = p,
                     epoch = held.epoch,
                     took_ms = began.elapsed().as_millis() as u64,
                     "took over a partition"
                 );
             }
+            now
         }
         Err(why) => {
             tracing::error!(
@@ -290,6 +362,7 @@ pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) {
             }
             let _ = node.store.release(p, held.epoch).await;
             node.set_state(p, SlotState::Elsewhere(None));
+            false
         }
     }
 }
@@ -346,7 +419,10 @@ async fn hand_over(node: &Arc<Node>, p: u32, held: Held, engine: Arc<Engine>) {
     }
     let epoch = node.state_of(p).held().map_or(held.epoch, |h| h.epoch);
     match node.store.release(p, epoch).await {
-        Ok(_) => node.stats.releases.add(1),
+        Ok(_) => {
+            node.stats.releases.add(1);
+            tracing::debug!(partition = p, epoch, "handed a partition over");
+        }
         Err(e) => tracing::warn!(
             partition = p,
             "giving the lease back failed (it expires instead): {}",

@@ -16,6 +16,7 @@ mod app;
 mod forward;
 pub mod lease;
 mod leases;
+mod members;
 mod route;
 mod standby;
 pub mod status;
@@ -130,6 +131,9 @@ pub struct Node {
     forwarder: Forwarder,
     /// This process among the processes that ever ran as this node, as its row records it.
     incarnation: String,
+    /// How the other nodes looked at the last tick, to log what changed (`None` before the
+    /// first).
+    seen: std::sync::Mutex<Option<members::Seens>>,
     /// Turns true when another process took this node's id over (this one was paused past its
     /// heartbeat and a new one started): this process must serve nothing more.
     superseded: watch::Sender<bool>,
@@ -184,6 +188,7 @@ impl Node {
             draining: AtomicBool::new(false),
             ready: AtomicBool::new(false),
             incarnation,
+            seen: std::sync::Mutex::new(None),
             superseded: watch::channel(false).0,
         });
         if node.cluster.standby {
@@ -293,6 +298,12 @@ impl Node {
         let owned: Vec<u32> = (0..self.cluster.partitions)
             .filter(|p| self.state_of(*p).held().is_some())
             .collect();
+        tracing::info!(
+            partitions = ?owned,
+            "draining: handing {} over before stopping",
+            crate::words::counted(owned.len() as u64, "partition", "partitions")
+        );
+        let began = Instant::now();
         let releases: Vec<_> = owned
             .iter()
             .map(|p| tokio::spawn(leases::release(self.clone(), *p)))
@@ -300,6 +311,11 @@ impl Node {
         for r in releases {
             let _ = r.await;
         }
+        tracing::info!(
+            took_ms = began.elapsed().as_millis() as u64,
+            "handed {} over",
+            crate::words::counted(owned.len() as u64, "partition", "partitions")
+        );
         let deadline = Instant::now() + hold_for(self.cluster.lease_ttl_ms);
         let mut changes = self.changes.subscribe();
         while Instant::now() < deadline {

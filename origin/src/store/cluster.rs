@@ -228,6 +228,12 @@ impl ClusterStore {
             node: node.to_string(),
         };
         this.create_shared(shown).await?;
+        // A first start creates every partition's schema, which takes seconds: say so.
+        tracing::info!(
+            partitions,
+            "checking (on a first start, creating) every partition's schema"
+        );
+        let began = std::time::Instant::now();
         for p in 0..partitions {
             let store = this.partition(p);
             store.migrate_to(i64::MAX).await?;
@@ -241,6 +247,11 @@ impl ClusterStore {
                 .await
                 .map_err(db_err("cannot add the epoch to a partition's log"))?;
         }
+        tracing::info!(
+            partitions,
+            took_ms = began.elapsed().as_millis() as u64,
+            "every partition's schema is ready"
+        );
         Ok(this)
     }
 
