@@ -264,7 +264,7 @@ async fn rebuild_and_import(db: Db) {
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        output.status.success() && stdout.contains("rebuilt 1 boards"),
+        output.status.success() && stdout.contains("rebuilt 1 board from the event log"),
         "{stdout}"
     );
 
@@ -295,6 +295,24 @@ async fn rebuild_and_import(db: Db) {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("stop it before importing"));
     drop(running);
+
+    // With the service stopped nothing can be compared: the rebuild says so, and exits 4 only
+    // when the comparison was required.
+    for (flags, code) in [(&[][..], 0), (&["--require-live"][..], 4)] {
+        let output = Command::new(BIN)
+            .arg("rebuild")
+            .args(flags)
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(code), "{flags:?}: {stdout}");
+        assert!(
+            stdout.contains("2 boards were not compared with a running service"),
+            "{stdout}"
+        );
+    }
 
     let output = Command::new(BIN)
         .args(["import", "--config"])

@@ -26,6 +26,10 @@ pub(super) struct RebuildArgs {
     /// Rebuild one board only.
     #[arg(long, value_name = "GAME/MODE/SEASON/SCOPE", value_parser = parse_board)]
     board: Option<BoardId>,
+    /// Exit 4 when a board could not be compared with the running service (it is stopped, or
+    /// did not answer): for scripts that must know the comparison happened.
+    #[arg(long)]
+    require_live: bool,
 }
 
 fn parse_board(spec: &str) -> Result<BoardId, String> {
@@ -69,10 +73,23 @@ pub(super) async fn rebuild(global: &Global, args: &RebuildArgs) -> Result<ExitC
     {
         return Err(format!("no board {id}"));
     }
-    Ok(if checked.mismatches == 0 {
-        ExitCode::SUCCESS
-    } else {
+    if checked.not_compared > 0 {
+        println!(
+            "{} not compared with a running service{}",
+            crate::words::counted(checked.not_compared as u64, "board was", "boards were"),
+            if args.require_live {
+                "; exiting 4 (--require-live)"
+            } else {
+                " (--require-live makes this exit 4)"
+            }
+        );
+    }
+    Ok(if checked.mismatches > 0 {
         ExitCode::from(3)
+    } else if args.require_live && checked.not_compared > 0 {
+        ExitCode::from(4)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 
@@ -83,6 +100,8 @@ struct Checked {
     boards: usize,
     /// Results, boards and index runs that differ from the live service or the store.
     mismatches: usize,
+    /// Boards not compared with the running service.
+    not_compared: usize,
 }
 
 /// Rebuilds one log (a single node's, or a partition's) and compares what it builds.
@@ -172,7 +191,10 @@ async fn rebuild_store(
                 mismatches += 1;
                 format!("DIFFERS from the live board ({live})")
             }
-            Err(why) => format!("not compared: {why}"),
+            Err(why) => {
+                checked.not_compared += 1;
+                format!("not compared: {why}")
+            }
         };
         println!(
             "{} [{}]: {} players, board_version {}, digest {digest} ({took:.2?}); {verdict}",
