@@ -126,6 +126,7 @@ pub fn reason_phrase(status: u16) -> &'static str {
         401 => "Unauthorized",
         403 => "Forbidden",
         404 => "Not Found",
+        405 => "Method Not Allowed",
         409 => "Conflict",
         410 => "Gone",
         413 => "Payload Too Large",

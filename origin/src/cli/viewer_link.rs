@@ -29,6 +29,13 @@ pub(super) struct ViewerLinkArgs {
 }
 
 pub(super) fn viewer_link(global: &Global, args: &ViewerLinkArgs) -> Result<ExitCode, String> {
+    // A link for a service that never started would read nothing: make no config here.
+    if global.config.is_none() && !std::path::Path::new(crate::config::DEFAULT_CONFIG_PATH).exists() {
+        return Err(format!(
+            "no config at {}: start `standings serve` once (it writes one), or give --config",
+            crate::config::DEFAULT_CONFIG_PATH
+        ));
+    }
     let (config, _, _) = load_config(global)?;
     let board = match &args.board {
         None => None,
