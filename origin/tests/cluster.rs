@@ -989,6 +989,45 @@ async fn a_paused_node_whose_id_was_taken_over_exits_when_it_resumes() {
     cluster.settled().await;
 }
 
+/// A read forwarded to an owner that is paused as it arrives is answered by the node that takes
+/// the partition over, once the paused owner's lease expired, not refused after the forward's
+/// timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_forwarded_to_a_paused_owner_is_answered_by_the_next_one() {
+    let mut cluster = Cluster::start(2).await;
+    let games = games();
+    let owner = cluster.owner_of(&games[0]).await;
+    let o = cluster.index_of(&owner);
+    define(&cluster.nodes[o].addr, &games[0]).await;
+    let e = event(&games[0], "before-pause", "p-ava", 10);
+    let sent = call(
+        &cluster.nodes[o].addr,
+        "POST",
+        "/v1/score-events",
+        Some(ADMIN),
+        Some(&e),
+    )
+    .await;
+    assert_eq!(sent.status, 202, "{}", sent.text());
+    let other = cluster.nodes[1 - o].addr.clone();
+    let other_id = cluster.nodes[1 - o].id.clone();
+    cluster.followed(1 - o, partition_of(&games[0], PARTITIONS)).await;
+    cluster.signal(o, "-STOP");
+    let top = call(
+        &other,
+        "GET",
+        &format!("/v1/leaderboards/{}/solo/S1/global/top", games[0]),
+        Some(ADMIN),
+        None,
+    )
+    .await;
+    cluster.signal(o, "-CONT");
+    assert_eq!(top.status, 200, "{}", top.text());
+    assert_eq!(top.header("x-standings-served-by"), Some(other_id.as_str()));
+    assert_eq!(top.json().unwrap()["entries"][0]["player_id"], "p-ava");
+    let _ = cluster.nodes[o].running.take();
+}
+
 /// Reads an SSE stream until its text holds `needle`, within a deadline; returns all read.
 async fn read_until(stream: &mut tokio::net::TcpStream, seen: &mut String, needle: &str) {
     use tokio::io::AsyncReadExt;

@@ -171,11 +171,21 @@ async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
                 if is_upgrade(&asked.parts) {
                     return upgrade_through(node, p, &peer.url, asked).await;
                 }
-                match node
+                let sent = node
                     .forwarder
-                    .send(&peer.url, &asked.parts, asked.body.clone(), asked.client())
-                    .await
-                {
+                    .send(&peer.url, &asked.parts, asked.body.clone(), asked.client());
+                // A read whose owner loses the partition while it waits (paused, cut off) is
+                // sent again to the next owner rather than waiting out the forward's timeout; a
+                // write is not, as the old owner may still commit it.
+                let answered = if asked.parts.method.is_safe() {
+                    tokio::select! {
+                        answered = sent => answered,
+                        () = owner_moved(node, p, &peer.node) => Forwarded::NotOwner,
+                    }
+                } else {
+                    sent.await
+                };
+                match answered {
                     Forwarded::Answer(response) => {
                         node.stats.forwarded_ok.add(1);
                         return response;
@@ -214,6 +224,21 @@ async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
             return moving(p);
         }
         let _ = tokio::time::timeout(deadline - now, changes.changed()).await;
+    }
+}
+
+/// Resolves once the lease table no longer names `owner` as `p`'s owner (its lease expired, or
+/// another node took it).
+async fn owner_moved(node: &Node, p: u32, owner: &str) {
+    let mut changes = node.changes.subscribe();
+    loop {
+        match node.state_of(p) {
+            SlotState::Elsewhere(Some(peer)) if peer.node == owner => {}
+            _ => return,
+        }
+        if changes.changed().await.is_err() {
+            return std::future::pending().await;
+        }
     }
 }
 
