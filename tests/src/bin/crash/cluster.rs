@@ -635,7 +635,17 @@ async fn chaos(
         let from = Instant::now();
         match kind {
             PhaseKind::Kill => {
-                let kill = kill_an_owner(origins, leases, &mut rng, ttl, true, None).await?;
+                let round = done.kills.len();
+                let kill = kill_an_owner(
+                    origins,
+                    leases,
+                    &mut rng,
+                    ttl,
+                    true,
+                    None,
+                    Some((&watch.games, round)),
+                )
+                .await?;
                 done.kills.push(kill);
             }
             PhaseKind::Zombie => {
@@ -682,7 +692,10 @@ async fn chaos(
 
 /// SIGKILLs a node that owns a partition and restarts it: with `sometimes_at_once`, half the
 /// time at once (its partitions are taken over while it starts, by it or another node),
-/// otherwise once they were taken over.
+/// otherwise once they were taken over. With `acked` (the games and the kill's number), the
+/// owner first acknowledges what it keeps outside the log (a board definition, a friend list)
+/// for a game of each of its partitions, and every one is checked through another node once
+/// the partitions moved.
 async fn kill_an_owner(
     origins: &mut Origins,
     leases: &Leases,
@@ -690,9 +703,24 @@ async fn kill_an_owner(
     ttl: Duration,
     sometimes_at_once: bool,
     owning: Option<u32>,
+    acked: Option<(&HashMap<String, u32>, usize)>,
 ) -> Result<Kill, String> {
     let table = leases.observe().await?;
     let (node, partitions) = an_owner(&table, leases, rng, owning)?;
+    let outside_the_log: Vec<String> = match acked {
+        None => Vec::new(),
+        Some((games, round)) => {
+            let mut of_victim: Vec<String> = partitions
+                .iter()
+                .filter_map(|(p, _)| games.iter().find(|(_, gp)| *gp == p).map(|(g, _)| g.clone()))
+                .collect();
+            of_victim.sort();
+            for game in &of_victim {
+                acknowledge_outside_the_log(&origins.addrs()[node], game, round).await?;
+            }
+            of_victim.into_iter().map(|g| format!("{g}#{round}")).collect()
+        }
+    };
     let at = Instant::now();
     origins.nodes[node].kill()?;
     leases.note(format!("{} SIGKILL, owning {partitions:?}", origins.ids[node]));
@@ -709,7 +737,69 @@ async fn kill_an_owner(
         origins.nodes[node].start(READY_TIMEOUT).await?;
         leases.state(node, UP);
     }
+    leases.settled(table.leases.len() as u32).await?;
+    let other = &origins.addrs()[(node + 1) % origins.nodes.len()];
+    for acked in &outside_the_log {
+        let (game, round) = acked.split_once('#').unwrap_or((acked, "0"));
+        check_acknowledged_outside_the_log(other, game, round).await?;
+    }
     Ok(Kill { at, partitions })
+}
+
+/// The board and the friend list an owner acknowledges for `game` before it is killed in kill
+/// number `round`: neither is a log entry.
+async fn acknowledge_outside_the_log(addr: &str, game: &str, round: usize) -> Result<(), String> {
+    let mut conn = HttpConn::connect(addr, ADMIN_TOKEN).await?;
+    for (path, body, wanted) in [
+        (
+            format!("/v1/boards/{game}/acked/k{round}/global"),
+            r#"{"score_mode":"highest"}"#,
+            201,
+        ),
+        (
+            format!("/v1/games/{game}/players/acked-{round}/friends"),
+            r#"{"friends":["acked-friend"]}"#,
+            200,
+        ),
+    ] {
+        let answer = conn.put(&path, body.as_bytes()).await?;
+        if answer.status != wanted {
+            return Err(format!(
+                "PUT {path} to the owner about to be killed answered {}: {}",
+                answer.status,
+                conn.body_text(&answer)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What [`acknowledge_outside_the_log`] wrote, read through `addr` after the takeover: the
+/// board is known (its top answers, the same definition is answered 200) and the friend list
+/// is the one acknowledged.
+async fn check_acknowledged_outside_the_log(addr: &str, game: &str, round: &str) -> Result<(), String> {
+    let mut conn = HttpConn::connect(addr, ADMIN_TOKEN).await?;
+    let board = format!("{game}/acked/k{round}/global");
+    let top = conn.get(&format!("/v1/leaderboards/{board}/top")).await?;
+    let again = conn
+        .put(&format!("/v1/boards/{board}"), br#"{"score_mode":"highest"}"#)
+        .await?;
+    let again_text = conn.body_text(&again);
+    let friends = conn
+        .get(&format!("/v1/leaderboards/{board}/friends-of/acked-{round}"))
+        .await?;
+    let friends_text = conn.body_text(&friends);
+    if top.status != 200
+        || again.status != 200
+        || friends.status != 200
+        || !friends_text.contains("acked-friend")
+    {
+        return Err(format!(
+            "after a takeover, what the killed owner acknowledged outside the log is not served: top of {board} {}, its definition again {} ({again_text}), friends-of {} ({friends_text})",
+            top.status, again.status, friends.status
+        ));
+    }
+    Ok(())
 }
 
 /// SIGSTOPs a node that owns a partition for at least two lease times and until each of its
@@ -854,6 +944,7 @@ pub(super) async fn run(args: &Args) -> Result<String, String> {
         Duration::from_millis(args.lease_ttl_ms),
         false,
         Some(partition_of(GAME, args.partitions)),
+        None,
     )
     .await?;
     leases.settled(args.partitions).await?;
