@@ -1614,3 +1614,44 @@ async fn what_a_newcomer_and_an_attacker_trip_on_is_answered_plainly() {
         (Some("Ben"), Some("DE"))
     );
 }
+
+/// The browser example of docs/live.md, pasted as written (with a player JWT where it says
+/// `jwt`), subscribes: its path is the board's, not one that answers 404.
+#[tokio::test]
+async fn the_browser_example_of_the_live_docs_subscribes() {
+    use axum::body::Body;
+    use tower::ServiceExt;
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/live.md")).unwrap();
+    let line = docs
+        .lines()
+        .find(|l| l.trim_start().starts_with("const url = `"))
+        .expect("the browser example's URL");
+    let url = line.split('`').nth(1).unwrap();
+    let jwt = player_jwt("p-ava", &["arena-clash"]);
+    let url = url.replace("${encodeURIComponent(jwt)}", &jwt);
+    assert!(!url.contains("${"), "{url}");
+    let service = TestService::start(Db::Sqlite).await;
+    let (status, body) = service
+        .call(
+            Method::PUT,
+            "/v1/boards/arena-clash/ranked/s1/global",
+            Some(ADMIN),
+            Some(&json!({"score_mode": "highest", "periods": ["all_time", "daily"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let request = axum::http::Request::builder()
+        .uri(&url)
+        .body(Body::empty())
+        .unwrap();
+    let response = service.app.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{url}");
+    assert_eq!(
+        response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap()),
+        Some("text/event-stream"),
+        "{url}"
+    );
+}

@@ -540,6 +540,11 @@ async fn a_killed_owner_is_taken_over_and_a_paused_one_is_fenced() {
             (top.status, top.json().unwrap()["code"].clone()),
             (503, json!("PARTITION_MOVING"))
         );
+        // A node's own refusal names it too, as every answer does.
+        assert_eq!(
+            top.header("x-standings-served-by"),
+            Some(cluster.nodes[1 - v].id.as_str())
+        );
         assert!(killed_at.elapsed() < Duration::from_secs(15), "no takeover");
     }
     // The killed node comes back and takes its share again.
