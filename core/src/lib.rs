@@ -39,6 +39,7 @@ pub mod json;
 #[cfg(feature = "jwt")]
 pub mod jwt;
 mod live;
+pub mod partition;
 pub mod profile;
 mod replay;
 mod rules;
@@ -51,7 +52,7 @@ pub use board::{
 };
 pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 pub use client::ClientView;
-pub use digest::{BoardDigest, ChunkHash};
+pub use digest::{BoardDigest, ChunkHash, Fnv1a, fnv1a};
 pub use error::{ApplyError, CapacityError, DecodeError, DeltaError, IdError, QueryError};
 pub use event::{EventId, MAX_ID_BYTES, PlayerId, ScoreEvent, check_id};
 pub use index::{MemoryUsage, RankedEntry, RankedIndex, ValueRanks};

@@ -143,24 +143,6 @@ impl Cluster {
     }
 }
 
-/// The harnesses place games as the origin does (they cannot call the origin's code).
-#[test]
-fn the_harnesses_place_games_as_the_origin_does() {
-    for n in 0..2_000 {
-        let game = format!("game-{n}");
-        for partitions in [1, 4, 8, 64] {
-            assert_eq!(
-                standings_tests::cluster::partition_of(&game, partitions),
-                partition_of(&game, partitions)
-            );
-        }
-    }
-    assert_eq!(
-        standings_tests::cluster::schema_of(7),
-        standings_origin::store::cluster::schema_of(7)
-    );
-}
-
 /// A game of each partition, named `g-N`.
 fn games() -> Vec<String> {
     let mut found: Vec<Option<String>> = vec![None; PARTITIONS as usize];

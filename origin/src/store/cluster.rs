@@ -32,10 +32,8 @@ pub(crate) const FENCED_CODE: &str = "SF001";
 /// The database's clock in milliseconds since the epoch; every lease time is on it.
 const NOW_MS: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
 
-/// The schema of partition `p`.
-pub fn schema_of(partition: u32) -> String {
-    format!("standings_p{partition:04}")
-}
+/// The schema of a partition (`standings_p0007`), the core's name for it.
+pub use standings_core::partition::schema_of;
 
 /// The statements that begin every write of a partition: its schema, then the lease's proof.
 /// Node ids are checked to `[A-Za-z0-9._-]` by the configuration, so quoting them is exact.

@@ -32,17 +32,13 @@ const ENTRY_BYTES: usize = 12;
 /// field's length (4 bytes, little-endian) and bytes. Stored in pages, so it never changes.
 /// O(length of the fields).
 pub(crate) fn player_key(game: &str, player: &str, mode: &str, season: &str) -> i64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut hash = OFFSET;
+    let mut hash = standings_core::Fnv1a::new();
     for field in [game, player, mode, season] {
         let length = u32::try_from(field.len()).unwrap_or(u32::MAX);
-        for &byte in length.to_le_bytes().iter().chain(field.as_bytes()) {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(PRIME);
-        }
+        hash.write(&length.to_le_bytes());
+        hash.write(field.as_bytes());
     }
-    hash as i64
+    hash.finish() as i64
 }
 
 /// Cuts the entries `(key, seq)` of the run starting at `run` into pages, in key order:

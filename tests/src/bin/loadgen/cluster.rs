@@ -439,15 +439,15 @@ impl Cluster {
         Ok((number(checkpoint)?, number(end)?))
     }
 
-    /// Checks the copy of `partition_of`: after `games` were written to, exactly their
-    /// partitions' logs have entries.
+    /// Checks `partition_of` against the running nodes: after `games` were written to, exactly
+    /// their partitions' logs have entries.
     async fn check_partitions(&self, games: &[String]) -> Result<(), String> {
         let leases = self.leases().await?;
         for (p, lease) in leases.iter().enumerate() {
             let ours = games.iter().any(|g| partition_of(g, self.partitions) == p as u32);
             if ours != (lease.log_end > 0) {
                 return Err(format!(
-                    "partition {p}'s log ends at {} but the copy of partition_of says it holds {} of our games",
+                    "partition {p}'s log ends at {} but partition_of says it holds {} of our games",
                     lease.log_end,
                     if ours { "one" } else { "none" }
                 ));
