@@ -683,13 +683,8 @@ impl Membership {
         let mut conn = AnyConnection::connect(url)
             .await
             .map_err(|e| db_error("cannot connect to the database to join its cluster", e))?;
-        let row = sqlx::query("SELECT pg_try_advisory_lock_shared($1) AS taken")
-            .bind(owner::LOG_LOCK)
-            .fetch_one(&mut conn)
+        let taken = owner::try_lock_in(&mut conn, owner::LockMode::Shared)
             .await
-            .map_err(|e| db_error("cannot take the cluster's hold on the log", e))?;
-        let taken: bool = row
-            .try_get("taken")
             .map_err(|e| db_error("cannot take the cluster's hold on the log", e))?;
         if !taken {
             let holder = owner::holder_on(&mut conn).await.map_or_else(
@@ -704,30 +699,10 @@ impl Membership {
         Ok(Membership { conn })
     }
 
-    /// Keeps the hold until the process ends, taking it back whenever its connection breaks.
-    pub async fn hold(mut self, url: String) {
-        loop {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            if self.conn.ping().await.is_ok() {
-                continue;
-            }
-            loop {
-                tokio::time::sleep(Duration::from_millis(350)).await;
-                let Ok(mut conn) = AnyConnection::connect(&url).await else {
-                    continue;
-                };
-                let taken = sqlx::query("SELECT pg_try_advisory_lock_shared($1) AS taken")
-                    .bind(owner::LOG_LOCK)
-                    .fetch_one(&mut conn)
-                    .await
-                    .ok()
-                    .and_then(|r| r.try_get::<bool, _>("taken").ok());
-                if taken == Some(true) {
-                    self.conn = conn;
-                    break;
-                }
-            }
-        }
+    /// Keeps the hold until the process ends, taking it back whenever its connection breaks
+    /// (`store::owner`'s checks and waits, as a single-node origin keeps its lock).
+    pub async fn hold(self, url: String) {
+        owner::hold_shared(self.conn, &url).await
     }
 }
 

@@ -250,8 +250,7 @@ impl LogOwner {
                 return std::future::pending().await;
             };
             tokio::time::sleep(CHECK_EVERY).await;
-            let alive = tokio::time::timeout(CHECK_TIMEOUT, conn.execute("SELECT 1")).await;
-            if matches!(alive, Ok(Ok(_))) {
+            if alive(conn).await {
                 continue;
             }
             FENCED.store(true, Ordering::Release);
@@ -278,18 +277,15 @@ impl LogOwner {
 /// Takes the advisory lock back on a new connection. `Ok(None)`: the database cannot be
 /// reached yet; an error: somebody else holds it or held it since (the row is not ours).
 async fn retake(url: &str, node: &Node, database: &str) -> Result<Option<AnyConnection>, ClaimError> {
-    let Ok(Ok(mut conn)) = tokio::time::timeout(CHECK_TIMEOUT, AnyConnection::connect(url)).await else {
-        return Ok(None);
-    };
     let deposed = |holder| ClaimError::Deposed {
         database: database.to_string(),
         holder,
     };
-    match try_lock(&mut conn).await {
-        Ok(true) => {}
-        Ok(false) => return Err(deposed(current_holder(&mut conn).await)),
-        Err(_) => return Ok(None),
-    }
+    let mut conn = match reconnect_and_lock(url, LockMode::Exclusive).await {
+        None => return Ok(None),
+        Some((mut conn, false)) => return Err(deposed(current_holder(&mut conn).await)),
+        Some((conn, true)) => conn,
+    };
     let Ok(recorded) = recorded(&mut conn).await else {
         return Ok(None);
     };
@@ -384,13 +380,65 @@ async fn cluster_nodes(conn: &mut AnyConnection) -> Option<String> {
     })
 }
 
+/// How a process holds the log's advisory lock: a single-node origin alone, cluster nodes
+/// together (so that neither kind starts beside the other).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LockMode {
+    /// `pg_try_advisory_lock`: the single-node origin's.
+    Exclusive,
+    /// `pg_try_advisory_lock_shared`: every cluster node's.
+    Shared,
+}
+
 /// `pg_try_advisory_lock` on the log: whether this session holds it now.
 async fn try_lock(conn: &mut AnyConnection) -> Result<bool, sqlx::Error> {
-    let row: AnyRow = sqlx::query("SELECT pg_try_advisory_lock($1) AS taken")
-        .bind(LOG_LOCK)
-        .fetch_one(&mut *conn)
-        .await?;
+    try_lock_in(conn, LockMode::Exclusive).await
+}
+
+/// Tries the log's advisory lock in `mode` on `conn`: whether this session holds it now.
+pub(super) async fn try_lock_in(conn: &mut AnyConnection, mode: LockMode) -> Result<bool, sqlx::Error> {
+    let sql = match mode {
+        LockMode::Exclusive => "SELECT pg_try_advisory_lock($1) AS taken",
+        LockMode::Shared => "SELECT pg_try_advisory_lock_shared($1) AS taken",
+    };
+    let row: AnyRow = sqlx::query(sql).bind(LOG_LOCK).fetch_one(&mut *conn).await?;
     row.try_get("taken")
+}
+
+/// Whether the connection holding the lock still answers, within [`CHECK_TIMEOUT`].
+pub(super) async fn alive(conn: &mut AnyConnection) -> bool {
+    matches!(
+        tokio::time::timeout(CHECK_TIMEOUT, conn.execute("SELECT 1")).await,
+        Ok(Ok(_))
+    )
+}
+
+/// After the lock's connection was lost: a new connection (within [`CHECK_TIMEOUT`]) and whether
+/// it took the lock in `mode`; `None` while the database cannot be reached or does not answer.
+pub(super) async fn reconnect_and_lock(url: &str, mode: LockMode) -> Option<(AnyConnection, bool)> {
+    let Ok(Ok(mut conn)) = tokio::time::timeout(CHECK_TIMEOUT, AnyConnection::connect(url)).await else {
+        return None;
+    };
+    let taken = try_lock_in(&mut conn, mode).await.ok()?;
+    Some((conn, taken))
+}
+
+/// Keeps a cluster node's shared hold of the lock for the rest of the process, taking it back
+/// on a new connection whenever its connection is lost: the same checks and waits as
+/// [`LogOwner::hold`]'s, without the fence (a node's writes are fenced by its leases).
+pub(super) async fn hold_shared(mut conn: AnyConnection, url: &str) -> ! {
+    loop {
+        tokio::time::sleep(CHECK_EVERY).await;
+        if alive(&mut conn).await {
+            continue;
+        }
+        conn = loop {
+            tokio::time::sleep(RETAKE_EVERY).await;
+            if let Some((conn, true)) = reconnect_and_lock(url, LockMode::Shared).await {
+                break conn;
+            }
+        };
+    }
 }
 
 /// The recorded holder, if the session that recorded it holds the lock now (a row left by a
