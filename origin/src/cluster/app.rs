@@ -482,12 +482,14 @@ mod tests {
     #[test]
     fn a_request_dropped_unanswered_is_no_longer_in_flight() {
         let inflight = AtomicUsize::new(0);
-        let answering = async {
+        let mut answering = Box::pin(async {
             let _counted = InFlight::count(&inflight);
             std::future::pending::<()>().await;
-        };
-        assert!(answering.now_or_never().is_none());
-        assert_eq!(inflight.load(Ordering::Acquire), 0);
+        });
+        assert!((&mut answering).now_or_never().is_none());
+        assert_eq!(inflight.load(Ordering::Acquire), 1, "counted while it waits");
+        drop(answering);
+        assert_eq!(inflight.load(Ordering::Acquire), 0, "no longer once dropped");
         drop(InFlight::count(&inflight));
         assert_eq!(inflight.load(Ordering::Acquire), 0);
     }
