@@ -1,10 +1,15 @@
 //! Where a request goes in a cluster, pure: from its method, path, query and (for the writes that
 //! name their game in the body) its body, the game whose partition answers it; or that it is the
 //! node's own (health, metrics, the cluster's table), content-addressed (snapshot parts, which
-//! any partition may hold), or a batch whose events may belong to several partitions.
+//! any partition may hold), or a batch whose events may belong to several partitions. Which of
+//! these an operation is, the operations' table says (`http::ops::OPERATIONS`, the same table
+//! that writes the API document and drives the access tests), so a route added there is routed
+//! here with nothing else to change.
 
 use axum::http::Method;
 use serde::Deserialize;
+
+use crate::http::ops::{CLUSTER_OPERATIONS, OPERATIONS, Partition};
 use serde_json::value::RawValue;
 
 /// What a request is for.
@@ -24,31 +29,59 @@ pub(super) enum Target {
 }
 
 /// Where the request goes, when the body is not needed to tell (`None`: read the body and ask
-/// [`game_in_body`]).
+/// [`game_in_body`]), from the operations' table (`http::ops`): the operation matched by
+/// method and path says where its partition comes from. A path or method no operation has is
+/// any engine's to refuse. O(path length).
 pub(super) fn target(method: &Method, path: &str, query: Option<&str>) -> Option<Target> {
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let decoded = |i: usize| -> Option<String> {
-        let raw = segments.get(i)?;
-        percent_encoding::percent_decode_str(raw)
-            .decode_utf8()
-            .ok()
-            .map(|s| s.into_owned())
+    let table = table();
+    let Ok(matched) = table.at(path) else {
+        return Some(Target::Any);
     };
-    let game_at = |i: usize| Some(decoded(i).map_or(Target::Any, Target::Game));
-    match segments.as_slice() {
-        ["healthz"] | ["readyz"] | ["metrics"] | ["v1", "cluster"] => Some(Target::Node),
-        ["v1", "leaderboards" | "boards" | "games" | "seasons", _, ..] => game_at(2),
-        ["v1", "snapshots", "manifests" | "chunks", ..] => Some(Target::Part),
-        ["v1", "snapshots", _, _, _, _, "head"] => game_at(2),
-        ["v1", "score-events", "batch"] if method == Method::POST => Some(Target::Batch),
-        ["v1", "score-events"] | ["v1", "moderation-actions"] if method == Method::POST => None,
-        ["v1", "late-events", _, "decision"] if method == Method::POST => {
-            // The body's game comes first; the query's when the body has none.
-            None
-        }
-        ["v1", "late-events"] | ["v1", "audit"] => Some(query_game(query).map_or(Target::Any, Target::Game)),
-        _ => Some(Target::Any),
+    let Some((_, partition)) = matched
+        .value
+        .iter()
+        .find(|(m, _)| m.eq_ignore_ascii_case(method.as_str()))
+    else {
+        return Some(Target::Any);
+    };
+    let game = || {
+        matched
+            .params
+            .get("game")
+            .and_then(|raw| percent_encoding::percent_decode_str(raw).decode_utf8().ok())
+            .map_or(Target::Any, |game| Target::Game(game.into_owned()))
+    };
+    match partition {
+        Partition::PathGame => Some(game()),
+        Partition::QueryGame => Some(query_game(query).map_or(Target::Any, Target::Game)),
+        Partition::BodyGame => None,
+        Partition::Batch => Some(Target::Batch),
+        Partition::Part => Some(Target::Part),
+        Partition::Node => Some(Target::Node),
+        Partition::Any => Some(Target::Any),
     }
+}
+
+/// The operations (the single node's and the cluster's own) by path, each path with its
+/// methods; built once.
+fn table() -> &'static matchit::Router<Vec<(&'static str, Partition)>> {
+    static TABLE: std::sync::OnceLock<matchit::Router<Vec<(&'static str, Partition)>>> =
+        std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut by_path: Vec<(&'static str, Vec<(&'static str, Partition)>)> = Vec::new();
+        for op in OPERATIONS.iter().chain(CLUSTER_OPERATIONS) {
+            match by_path.iter_mut().find(|(path, _)| *path == op.path) {
+                Some((_, methods)) => methods.push((op.method, op.partition)),
+                None => by_path.push((op.path, vec![(op.method, op.partition)])),
+            }
+        }
+        let mut router = matchit::Router::new();
+        for (path, methods) in by_path {
+            // The table's paths are the router's, so they insert; a test walks every one.
+            let _ = router.insert(path, methods);
+        }
+        router
+    })
 }
 
 /// The `game` of a query string; `None` when it names none, or more than one, which any
@@ -138,46 +171,52 @@ pub(super) fn merged_answer(results: &[&RawValue]) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    /// Every operation of the table, with its path filled in and `game=q` in the query, goes
+    /// where its row says: to the path's game, the query's, the body's, split as a batch, to
+    /// the part's holder, the node itself, or any engine; and each row's kind fits its path.
     #[test]
-    fn every_route_is_told_where_it_goes() {
+    fn every_operation_is_routed_where_the_table_says() {
+        let mut seen = 0;
+        for op in OPERATIONS.iter().chain(CLUSTER_OPERATIONS) {
+            let path = op
+                .path
+                .replace("{game}", "a%20b")
+                .replace('{', "x")
+                .replace('}', "");
+            let method = Method::from_bytes(op.method.to_uppercase().as_bytes()).unwrap();
+            let routed = target(&method, &path, Some("game=q"));
+            let expected = match op.partition {
+                Partition::PathGame => Some(Target::Game("a b".into())),
+                Partition::QueryGame => Some(Target::Game("q".into())),
+                Partition::BodyGame => None,
+                Partition::Batch => Some(Target::Batch),
+                Partition::Part => Some(Target::Part),
+                Partition::Node => Some(Target::Node),
+                Partition::Any => Some(Target::Any),
+            };
+            assert_eq!(routed, expected, "{} {}", op.method, op.path);
+            assert_eq!(
+                op.partition == Partition::PathGame,
+                op.path.contains("{game}"),
+                "{} {}: a path naming the game routes by it",
+                op.method,
+                op.path
+            );
+            seen += 1;
+        }
+        assert!(seen >= 30, "{seen} operations");
         let get = Method::GET;
-        let game = |g: &str| Some(Target::Game(g.into()));
-        assert_eq!(
-            target(&get, "/v1/leaderboards/arena/m/s/global/top", None),
-            game("arena")
-        );
-        assert_eq!(
-            target(&Method::PUT, "/v1/boards/a%20b/m/s/global", None),
-            game("a b")
-        );
-        assert_eq!(target(&get, "/v1/games/g1/players/p/friends", None), game("g1"));
-        assert_eq!(target(&get, "/v1/seasons/g1/s1/state", None), game("g1"));
-        assert_eq!(target(&get, "/v1/snapshots/g1/m/s/global/head", None), game("g1"));
-        assert_eq!(
-            target(&get, "/v1/snapshots/manifests/abc", None),
-            Some(Target::Part)
-        );
-        assert_eq!(
-            target(&get, "/v1/snapshots/chunks", Some("h=1")),
-            Some(Target::Part)
-        );
-        assert_eq!(
-            target(&Method::POST, "/v1/score-events/batch", None),
-            Some(Target::Batch)
-        );
-        assert_eq!(target(&Method::POST, "/v1/score-events", None), None);
-        assert_eq!(target(&Method::POST, "/v1/moderation-actions", None), None);
-        assert_eq!(target(&Method::POST, "/v1/late-events/e1/decision", None), None);
-        assert_eq!(target(&get, "/v1/late-events", Some("game=g2")), game("g2"));
+        // A query's game given twice, none, an unknown path or method: any engine refuses.
         assert_eq!(
             target(&get, "/v1/audit", Some("game=g6&game=g1")),
             Some(Target::Any)
         );
         assert_eq!(target(&get, "/v1/audit", None), Some(Target::Any));
-        assert_eq!(target(&get, "/metrics", None), Some(Target::Node));
-        assert_eq!(target(&get, "/v1/cluster", None), Some(Target::Node));
-        assert_eq!(target(&get, "/openapi.json", None), Some(Target::Any));
         assert_eq!(target(&get, "/nowhere", None), Some(Target::Any));
+        assert_eq!(
+            target(&Method::DELETE, "/v1/score-events", None),
+            Some(Target::Any)
+        );
     }
 
     #[test]

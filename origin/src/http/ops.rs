@@ -86,6 +86,8 @@ pub struct Operation {
     /// `edge` (an edge or admin token, answered for the caller's games); `snapshot` (an edge
     /// or admin token of the game, or anyone with `public_reads`).
     pub security: &'static str,
+    /// Where a cluster finds the partition that answers it (`cluster/route.rs` routes by this).
+    pub partition: Partition,
     /// The request body schema name, if any.
     pub body: Option<&'static str>,
     /// The success status and schema name.
@@ -100,6 +102,26 @@ const AUTH_ERRORS: [(u16, &str); 3] = [
     (429, "RATE_LIMITED"),
 ];
 
+/// Where the partition of a request comes from, so that a cluster sends it to the node that
+/// owns it: each operation of the table says it, and the cluster routes from the table alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Partition {
+    /// The `{game}` segment of the path.
+    PathGame,
+    /// The query's `game` (any engine answers without one, or with it repeated: a refusal).
+    QueryGame,
+    /// The body's top-level `game`, else the query's.
+    BodyGame,
+    /// Each event's `game`: a batch is split by partition.
+    Batch,
+    /// A content-addressed snapshot part: whichever partition holds it.
+    Part,
+    /// The node's own: health, readiness, metrics, the cluster's table.
+    Node,
+    /// Any engine answers alike.
+    Any,
+}
+
 /// The operations only a cluster node answers (`docs/cluster.md`); a single origin answers them
 /// 404. Described in the same document, apart from [`OPERATIONS`], which the single node's
 /// router is checked against.
@@ -108,6 +130,7 @@ pub const CLUSTER_OPERATIONS: &[Operation] = &[Operation {
     path: "/v1/cluster",
     summary: "Cluster nodes only: the nodes, and every partition's owner, epoch, lease, log end and standbys; ?game= adds where that game lives (admin).",
     security: "admin",
+    partition: Partition::Node,
     body: None,
     ok: (200, "ClusterStatus"),
     errors: &[(400, "INVALID_REQUEST"), (503, "DATABASE_UNAVAILABLE")],
@@ -120,6 +143,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/boards/{game}/{mode}/{season}/{scope}",
         summary: "Define a board (admin). 201 created, 200 identical, 409 when it exists with other rules.",
         security: "admin",
+        partition: Partition::PathGame,
         body: Some("BoardDefinition"),
         ok: (201, "Board"),
         errors: &[
@@ -134,6 +158,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/score-events",
         summary: "Submit one verified score event; 202 ACCEPTED (or LATE, queued for a closed period or a season that left active) only once durably committed, 200 DUPLICATE for a retry.",
         security: "service",
+        partition: Partition::BodyGame,
         body: Some("ScoreEvent"),
         ok: (202, "EventResult"),
         errors: &[
@@ -158,6 +183,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/score-events/batch",
         summary: "Submit up to 1,000 events; per-event results in order.",
         security: "service",
+        partition: Partition::Batch,
         body: Some("EventBatch"),
         ok: (200, "BatchResults"),
         errors: &[
@@ -172,6 +198,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/games/{game}/players/{player_id}/friends",
         summary: "Replace a player's friend list in a game (up to 1,000); only that game's friends-of reads it.",
         security: "service",
+        partition: Partition::PathGame,
         body: Some("FriendList"),
         ok: (200, "FriendList"),
         errors: &[
@@ -186,6 +213,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/top",
         summary: "A page of the top (limit 1..=1000, opaque cursor), all from one board_version. Every read takes ?period=all_time|daily|weekly|monthly and ?at=RFC3339 and answers period_key, period_start, period_end.",
         security: "read",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "TopPage"),
         errors: &[
@@ -201,6 +229,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/players/{player_id}/rank",
         summary: "A player's rank, competition and dense rank, and percentile.",
         security: "read",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "PlayerRank"),
         errors: &[
@@ -214,6 +243,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/players/{player_id}/nearby",
         summary: "The window of ranks around a player (radius 0..=100, default 5).",
         security: "read",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "Entries"),
         errors: &[
@@ -228,6 +258,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/friends-of/{player_id}",
         summary: "A player's friends in this game ranked among themselves (include_self=true adds the player). A player token may ask only for itself (403 FORBIDDEN otherwise); a service, moderator, admin or edge token of the game for anyone; a token is needed even with public_reads.",
         security: "read-own",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "FriendsBoard"),
         errors: &[
@@ -242,6 +273,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/rank-players",
         summary: "The given players ranked among themselves; players with no score are listed as unranked.",
         security: "read",
+        partition: Partition::PathGame,
         body: Some("PlayerIds"),
         ok: (200, "FriendsBoard"),
         errors: &[
@@ -256,6 +288,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/subscribe",
         summary: "Follow a view of the board live (docs/live.md): Server-Sent Events by default, a WebSocket when the request asks to upgrade (101), the same JSON messages on both: snapshot, delta, heartbeat, resync, closed, going_away. ?since_version=N (or Last-Event-ID) catches up in one delta when the board still holds N. A player JWT may come as ?access_token= for clients that cannot set headers; a static token may not. Refusals come before the stream starts.",
         security: "read",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "EventStream"),
         errors: &[
@@ -272,6 +305,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/digest",
         summary: "The board digest (SHA-256 over the entries in rank order) with its board_version.",
         security: "read",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "Digest"),
         errors: &[(404, "UNKNOWN_BOARD"), (503, "BOARD_BROKEN")],
@@ -281,6 +315,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/games/{game}/boards",
         summary: "The boards of a game (scope discovery).",
         security: "read",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "GameBoards"),
         errors: &[],
@@ -290,6 +325,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/seasons/{game}/{season}/state",
         summary: "Move a season one step: open -> active -> frozen -> finalized -> published -> archived (admin). Finalizing snapshots every board's results.",
         security: "admin",
+        partition: Partition::PathGame,
         body: Some("SeasonStateChange"),
         ok: (200, "SeasonState"),
         errors: &[
@@ -304,6 +340,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/seasons/{game}/{season}/state",
         summary: "A season's state (a season never set is active).",
         security: "read",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "SeasonState"),
         errors: &[],
@@ -313,6 +350,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/moderation-actions",
         summary: "INVALIDATE / RESTORE an event, DISQUALIFY / REINSTATE a player on a board, or RENAME / CLEAR_NAME / LOCK_NAME / UNLOCK_NAME a player's display name (moderator). A retry with the same moderation_id answers the same (200).",
         security: "moderator",
+        partition: Partition::BodyGame,
         body: Some("ModerationAction"),
         ok: (201, "ModerationResult"),
         errors: &[
@@ -338,6 +376,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/late-events",
         summary: "Events waiting for a late decision (?game=, moderator).",
         security: "moderator",
+        partition: Partition::QueryGame,
         body: None,
         ok: (200, "LateEvents"),
         errors: &[(400, "INVALID_REQUEST"), (503, "DATABASE_UNAVAILABLE")],
@@ -347,6 +386,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/late-events/{event_id}/decision",
         summary: "Apply or reject a late event (moderator); applying after finalization writes a correction.",
         security: "moderator",
+        partition: Partition::BodyGame,
         body: Some("LateDecision"),
         ok: (200, "ModerationResult"),
         errors: &[
@@ -363,6 +403,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/audit",
         summary: "Every action of a game (?game=): who, when, why and what it changed (moderator).",
         security: "moderator",
+        partition: Partition::QueryGame,
         body: None,
         ok: (200, "Audit"),
         errors: &[(400, "INVALID_REQUEST"), (503, "DATABASE_UNAVAILABLE")],
@@ -372,6 +413,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/results",
         summary: "A published season's result snapshot (?scope=global, ?correction=N; the latest correction by default).",
         security: "read",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "Results"),
         errors: &[
@@ -385,6 +427,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/auth/introspect",
         summary: "What a bearer token is, for an edge that holds no static secrets (edge or admin token): {\"active\": true, \"role\", \"games\" (only the caller's), \"player_id\" (null for a non-player), \"cache_seconds\"} -- 60 for a static token, a player JWT's remaining life up to 300 -- or, for an unknown, malformed, expired, forged token or one of none of the caller's games, 200 {\"active\": false, \"cache_seconds\": 10}; 401 and 403 are about the caller's own token.",
         security: "edge",
+        partition: Partition::Any,
         body: Some("IntrospectionRequest"),
         ok: (200, "Introspection"),
         errors: &[(400, "INVALID_JSON"), (400, "INVALID_REQUEST")],
@@ -394,6 +437,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/snapshots/{game}/{mode}/{season}/{scope}/head",
         summary: "The latest snapshot of a board instance, for the edge (docs/snapshots.md): {period fields, board_version, manifest (its hash, 64 hex digits), published_at, interval_ms}, Cache-Control: public, max-age=head_max_age_seconds. ?period= and ?at= as in reads. The first request for an instance publishes it; after that it is published again at most every interval_ms while it changes and while its head is asked for. An edge or admin token of the game (a player token is 403: a snapshot holds every player's score), or anyone with public_reads.",
         security: "snapshot",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "SnapshotHead"),
         errors: &[
@@ -407,6 +451,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/snapshots/manifests/{hash}",
         summary: "A snapshot manifest by its hash (standings_core::snapshot, format 2): the bytes, Cache-Control: public, max-age=31536000, immutable, ETag \"<hash>\" (If-None-Match answers 304). Fetchable while a head names it and retention_seconds after. An edge or admin token of a game that published it, or anyone with public_reads.",
         security: "snapshot",
+        partition: Partition::Part,
         body: None,
         ok: (200, "SnapshotPart"),
         errors: &[(400, "INVALID_REQUEST"), (404, "SNAPSHOT_PART_NOT_FOUND")],
@@ -416,6 +461,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/snapshots/chunks",
         summary: "Several snapshot chunks in one answer: ?hashes=H1,H2,... (at most 200, as manifests name them); the body is each chunk in that order, preceded by its length as 4 bytes big-endian. Immutable, as single chunks are; for an edge whose read needs more chunks than it may fetch one by one.",
         security: "snapshot",
+        partition: Partition::Part,
         body: None,
         ok: (200, "SnapshotPart"),
         errors: &[(400, "INVALID_REQUEST"), (404, "SNAPSHOT_PART_NOT_FOUND")],
@@ -425,6 +471,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/snapshots/chunks/{hash}",
         summary: "A snapshot rank or lookup chunk by its hash, as a manifest names it: bytes, immutable, ETag \"<hash>\", as manifests are.",
         security: "snapshot",
+        partition: Partition::Part,
         body: None,
         ok: (200, "SnapshotPart"),
         errors: &[(400, "INVALID_REQUEST"), (404, "SNAPSHOT_PART_NOT_FOUND")],
@@ -434,6 +481,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/games/{game}/players/{player_id}/friends",
         summary: "A player's friend list in a game, in its stored order, readable as friends-of is: a player token only its own; a service, moderator, admin or edge token of the game anyone's; a token is needed even with public_reads.",
         security: "read-own",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "FriendList"),
         errors: &[(400, "INVALID_REQUEST"), (503, "DATABASE_UNAVAILABLE")],
@@ -443,6 +491,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/games/{game}/players/{player_id}/profile",
         summary: "Set a player's display name, country and anonymity in a game (service, moderator, admin); each field optional, null clears. Logged before it is answered; the same profile again changes nothing (changed: false). A name a moderator locked is refused to a service token (409 NAME_LOCKED).",
         security: "service",
+        partition: Partition::PathGame,
         body: Some("ProfileChange"),
         ok: (200, "Profile"),
         errors: &[
@@ -468,6 +517,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/games/{game}/players/{player_id}/profile",
         summary: "A player's profile in a game as the log holds it (empty when never set): a player token only its own; a service, moderator, admin or edge token of the game anyone's.",
         security: "read-own",
+        partition: Partition::PathGame,
         body: None,
         ok: (200, "Profile"),
         errors: &[(400, "INVALID_REQUEST")],
@@ -477,6 +527,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/games/{game}/players/{player_id}/erase",
         summary: "Erase a player's display name, country and entry metadata everywhere (admin): answers, snapshot parts, live messages, exports, checkpoints, results and the database files. Scores and ranks stay. The optional body gives a reason for the audit log.",
         security: "admin",
+        partition: Partition::PathGame,
         body: Some("Erasure"),
         ok: (200, "Erased"),
         errors: &[
@@ -490,6 +541,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/healthz",
         summary: "Liveness.",
         security: "none",
+        partition: Partition::Node,
         body: None,
         ok: (200, "Status"),
         errors: &[],
@@ -499,6 +551,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/readyz",
         summary: "Readiness: start-up done and the database answers; `degraded` (still 200) lists the boards a log entry could not be carried out on at start, which answer 503 BOARD_BROKEN.",
         security: "none",
+        partition: Partition::Node,
         body: None,
         ok: (200, "Status"),
         errors: &[(503, "UNAVAILABLE")],
@@ -508,6 +561,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/metrics",
         summary: "Prometheus metrics: durable-ack latency, event-to-visible lag, query latency by kind, duplicates, rejections by code, members per board, broken boards.",
         security: "none",
+        partition: Partition::Node,
         body: None,
         ok: (200, "Metrics"),
         errors: &[],
@@ -517,6 +571,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/openapi.json",
         summary: "This document.",
         security: "none",
+        partition: Partition::Any,
         body: None,
         ok: (200, "OpenApi"),
         errors: &[],
