@@ -1655,3 +1655,32 @@ async fn the_browser_example_of_the_live_docs_subscribes() {
         "{url}"
     );
 }
+
+/// The moderation request of docs/players.md, sent as written after the player's profile was
+/// set, answers exactly the line the page shows.
+#[tokio::test]
+async fn the_moderation_example_of_the_players_docs_answers_as_shown() {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/players.md")).unwrap();
+    let section = &docs[docs.find("## Moderated names").unwrap()..];
+    let body = section.split("-d '").nth(1).unwrap().split('\'').next().unwrap();
+    let shown = section
+        .lines()
+        .find_map(|l| l.strip_prefix("# {"))
+        .map(|rest| format!("{{{rest}"))
+        .unwrap();
+    let service = TestService::start(Db::Sqlite).await;
+    let (status, _) = service
+        .call(
+            Method::PUT,
+            "/v1/games/arena-clash/players/p-ava/profile",
+            Some(SERVICE),
+            Some(&json!({"display_name": "Ava"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, answer) = service
+        .call_raw(Method::POST, "/v1/moderation-actions", Some(ADMIN), body)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer, serde_json::from_str::<Value>(&shown).unwrap(), "{body}");
+}

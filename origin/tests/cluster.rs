@@ -1015,6 +1015,25 @@ async fn a_read_forwarded_to_a_paused_owner_is_answered_by_the_next_one() {
     let _ = cluster.nodes[o].running.take();
 }
 
+/// A `game` given twice in a query is refused by whichever node is asked, so no node routes by
+/// one value while the engine answers for the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_given_twice_is_refused_by_every_node() {
+    let cluster = Cluster::start(2).await;
+    let games = games();
+    for node in &cluster.nodes {
+        let path = format!("/v1/audit?game={}&game={}", games[0], games[1]);
+        let answer = call(&node.addr, "GET", &path, Some(ADMIN), None).await;
+        assert_eq!(answer.status, 400, "{}", answer.text());
+        let body = answer.json().unwrap();
+        assert_eq!(body["code"], "INVALID_REQUEST");
+        assert_eq!(
+            body["detail"],
+            "the query parameter \"game\" is given more than once; give it once"
+        );
+    }
+}
+
 /// Reads an SSE stream until its text holds `needle`, within a deadline; returns all read.
 async fn read_until(stream: &mut tokio::net::TcpStream, seen: &mut String, needle: &str) {
     use tokio::io::AsyncReadExt;

@@ -240,9 +240,7 @@ impl Auth {
         game: &str,
         player: &str,
     ) -> Result<Audience, AppError> {
-        let caller = self.caller(headers)?;
-        access::friends_reader(caller.as_deref(), game, player).map_err(denied)?;
-        Ok(access::audience(caller.as_deref()))
+        self.own_reader(headers, game, player, access::friends_reader)
     }
 
     /// Checks that the caller may read `player`'s profile in `game` (as a friend list: a player
@@ -253,8 +251,19 @@ impl Auth {
         game: &str,
         player: &str,
     ) -> Result<Audience, AppError> {
+        self.own_reader(headers, game, player, access::profile_reader)
+    }
+
+    /// A read of something of `player`'s that `rule` guards, and what the caller is shown.
+    fn own_reader(
+        &self,
+        headers: &HeaderMap,
+        game: &str,
+        player: &str,
+        rule: fn(Option<&Principal>, &str, &str) -> Result<(), Denied>,
+    ) -> Result<Audience, AppError> {
         let caller = self.caller(headers)?;
-        access::profile_reader(caller.as_deref(), game, player).map_err(denied)?;
+        rule(caller.as_deref(), game, player).map_err(denied)?;
         Ok(access::audience(caller.as_deref()))
     }
 }
