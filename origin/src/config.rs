@@ -20,21 +20,10 @@
 //! # rate_limit_per_second = 1000    # optional, per token
 //! ```
 //!
-//! Optional tuning keys: `closed_period_retention_seconds`, `checkpoint_every_events`,
-//! `http_threads` and `pin_http_threads`.
-//!
-//! Connection limits: `header_read_timeout_seconds` (default 10), `idle_timeout_seconds`
-//! (default 60) and `max_connections` (default 0: the descriptor limit less those open at start
-//! and a reserve of 64).
-//!
-//! Live subscriptions, in an optional `[live]` table (see [`LiveConfig`] and `docs/live.md`):
-//! `window_ms` (250), `heartbeat_seconds` (15), `queue_messages` (64),
-//! `max_subscribers_per_token` (1,000), `max_subscribers_per_board` (20,000) and
-//! `max_subscribers` (50,000).
-//!
-//! Snapshots for the edge, in an optional `[snapshots]` table (see [`SnapshotsConfig`] and
-//! `docs/snapshots.md`): `interval_ms` (1,000), `retention_seconds` (60),
-//! `head_max_age_seconds` (1) and `idle_seconds` (600).
+//! Every other key is optional, and its default is written once, in the code below: the tuning
+//! keys, the connection limits, and the `[live]`, `[snapshots]` and `[cluster]` tables
+//! (`docs/configuration.md`, `docs/live.md` and `docs/snapshots.md` show them, and a test holds
+//! those pages to the code).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -739,6 +728,68 @@ mod tests {
 
     fn parse(extra: &str) -> Result<Config, ConfigError> {
         Config::parse(&format!("{BASE}{extra}"), Path::new("standings.toml"))
+    }
+
+    /// The TOML blocks of a page of the docs.
+    fn toml_blocks(page: &str) -> Vec<toml::Table> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs").join(page);
+        let text = std::fs::read_to_string(&path).unwrap();
+        text.split("```toml\n")
+            .skip(1)
+            .map(|rest| rest.split("```").next().unwrap())
+            .map(|block| toml::from_str(block).unwrap_or_else(|e| panic!("{page}: {e}\n{block}")))
+            .collect()
+    }
+
+    /// Every default the docs show in a TOML block (configuration.md, live.md, snapshots.md) is
+    /// the code's, and every key they show in `[live]`, `[snapshots]` and `[cluster]` is a
+    /// setting: the defaults are written in the code, and the pages are held to them here.
+    #[test]
+    fn the_documented_defaults_are_the_code_s() {
+        let cluster: ClusterConfig =
+            toml::from_str("node_id = \"a\"\nadvertise_url = \"http://a:1\"\nsecret = \"s\"\n").unwrap();
+        let config = parse("").unwrap();
+        fn table<T: Serialize>(section: &T) -> toml::Table {
+            toml::Table::try_from(section).unwrap()
+        }
+        let sections: [(&str, toml::Table); 3] = [
+            ("live", table(&config.live)),
+            ("snapshots", table(&config.snapshots)),
+            ("cluster", table(&cluster)),
+        ];
+        let mut checked = 0;
+        for page in ["configuration.md", "live.md", "snapshots.md"] {
+            for block in toml_blocks(page) {
+                for (section, code) in &sections {
+                    let Some(toml::Value::Table(shown)) = block.get(*section) else {
+                        continue;
+                    };
+                    for (key, value) in shown {
+                        let default = code
+                            .get(key)
+                            .unwrap_or_else(|| panic!("{page}: [{section}] {key} is not a setting"));
+                        // Per-node values (an id, an address, a secret) are examples, not defaults.
+                        if !(*section == "cluster" && value.is_str()) {
+                            assert_eq!(value, default, "{page}: [{section}] {key}");
+                            checked += 1;
+                        }
+                    }
+                }
+                if let Some(shown) = block.get("player_jwt_max_lifetime_seconds") {
+                    assert_eq!(
+                        shown.as_integer(),
+                        Some(config.player_jwt_max_lifetime_seconds),
+                        "{page}"
+                    );
+                    checked += 1;
+                }
+                if let Some(shown) = block.get("public_reads") {
+                    assert_eq!(shown.as_bool(), Some(config.public_reads), "{page}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 20, "{checked} documented defaults checked");
     }
 
     /// A `[cluster]` table's settings are checked at start, each refusal naming the setting; an
