@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::error::TakeoverError;
 use super::lease::{self, Held};
 use super::members::{self, Change, TakenFrom};
 use super::{Engine, Node, Peer, SlotState, standby};
@@ -299,29 +300,25 @@ pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) -> bool {
         scope.set_epoch(held.epoch);
     }
     let follower = node.slot(p).standby.lock().await.take();
-    let restored = match follower {
-        Some(follower) => standby::promote(follower, &store, node.clock.now_ms()).await,
-        None => crate::writer::checkpoint::restore(&store, node.clock.now_ms())
-            .await
-            .map_err(|e| Chain(&e).to_string()),
-    };
-    let started = match restored {
-        Ok((registry, domain, restored)) => {
-            registry.closed.set_capacity(node.config.closed_periods_cached);
-            crate::serve_restored(
-                &node.config,
-                store.clone(),
-                node.clock.clone(),
-                node.metrics.clone(),
-                registry,
-                domain,
-                restored,
-            )
-            .await
-            .map_err(|e| Chain(&e).to_string())
-        }
-        Err(e) => Err(e),
-    };
+    let started = async {
+        let (registry, domain, restored) = match follower {
+            Some(follower) => standby::promote(follower, &store, node.clock.now_ms()).await?,
+            None => crate::writer::checkpoint::restore(&store, node.clock.now_ms()).await?,
+        };
+        registry.closed.set_capacity(node.config.closed_periods_cached);
+        let started = crate::serve_restored(
+            &node.config,
+            store.clone(),
+            node.clock.clone(),
+            node.metrics.clone(),
+            registry,
+            domain,
+            restored,
+        )
+        .await?;
+        Ok::<_, TakeoverError>(started)
+    }
+    .await;
     match started {
         Ok((state, evictor)) => {
             let engine = Arc::new(Engine {
@@ -355,7 +352,8 @@ pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) -> bool {
         Err(why) => {
             tracing::error!(
                 partition = p,
-                "the partition could not be brought up ({why}); giving its lease back"
+                "the partition could not be brought up ({}); giving its lease back",
+                Chain(&why)
             );
             if let Some(scope) = store.scope() {
                 scope.set_epoch(0);

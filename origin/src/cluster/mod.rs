@@ -13,6 +13,7 @@
 //! other nodes; `status` is `GET /v1/cluster` and `standings cluster status`.
 
 mod app;
+mod error;
 mod forward;
 pub mod lease;
 mod leases;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use super::error::TakeoverError;
 use super::{Node, SlotState};
 use crate::boards::Registry;
 use crate::chain::Chain;
@@ -32,11 +33,10 @@ pub(super) struct Follower {
 
 impl Follower {
     /// A copy of the partition of `store` as of its log's end now.
-    async fn restore(store: Store, now_ms: i64) -> Result<Follower, String> {
-        let end = store.next_seq().await.map_err(|e| Chain(&e).to_string())? - 1;
-        let (registry, domain, restored) = crate::writer::checkpoint::restore_until(&store, now_ms, end)
-            .await
-            .map_err(|e| Chain(&e).to_string())?;
+    async fn restore(store: Store, now_ms: i64) -> Result<Follower, TakeoverError> {
+        let end = store.next_seq().await? - 1;
+        let (registry, domain, restored) =
+            crate::writer::checkpoint::restore_until(&store, now_ms, end).await?;
         Ok(Follower {
             store,
             registry,
@@ -48,25 +48,28 @@ impl Follower {
 
     /// Applies the log's entries after the last applied, up to its end now (new boards first,
     /// as their events may follow). Returns how many entries the copy was behind.
-    async fn catch_up(&mut self) -> Result<i64, String> {
-        let end = self.store.next_seq().await.map_err(|e| Chain(&e).to_string())? - 1;
+    async fn catch_up(&mut self) -> Result<i64, TakeoverError> {
+        let end = self.store.next_seq().await? - 1;
         self.catch_up_to(end).await
     }
 
     /// Registers every board defined in the partition's store that the copy does not know. A
     /// definition is a row, not a log entry, so a copy whose log has not moved since would
     /// otherwise never learn it.
-    async fn learn_boards(&mut self) -> Result<(), String> {
-        for def in self.store.boards().await.map_err(|e| Chain(&e).to_string())? {
+    async fn learn_boards(&mut self) -> Result<(), TakeoverError> {
+        for def in self.store.boards().await? {
             if self.registry.entry(&def.id).is_none() {
-                self.registry.add(&def)?;
+                self.registry.add(&def).map_err(|why| TakeoverError::Board {
+                    board: def.id.to_string(),
+                    why,
+                })?;
             }
         }
         Ok(())
     }
 
     /// [`Follower::catch_up`] to `end`, a `seq` the log is known to reach.
-    async fn catch_up_to(&mut self, end: i64) -> Result<i64, String> {
+    async fn catch_up_to(&mut self, end: i64) -> Result<i64, TakeoverError> {
         if end <= self.applied {
             return Ok(0);
         }
@@ -84,8 +87,7 @@ impl Follower {
             end,
             &mut |_| {},
         )
-        .await
-        .map_err(|e| Chain(&e).to_string())?;
+        .await?;
         let behind = end - self.applied;
         self.applied = end;
         Ok(behind)
@@ -98,7 +100,7 @@ pub(super) async fn promote(
     mut follower: Follower,
     store: &Store,
     _now_ms: i64,
-) -> Result<(Registry, Domain, Restored), String> {
+) -> Result<(Registry, Domain, Restored), TakeoverError> {
     // The engine's store proves the lease; the copy's read with none.
     follower.store = store.clone();
     // Definitions acknowledged after the copy's last log entry are in the store only.
@@ -124,7 +126,8 @@ pub(super) async fn warm(node: &Arc<Node>, p: u32) {
         Ok(follower) => *standby = Some(follower),
         Err(why) => tracing::warn!(
             partition = p,
-            "a standby copy could not be built ({why}); a takeover will restore instead"
+            "a standby copy could not be built ({}); a takeover will restore instead",
+            Chain(&why)
         ),
     }
 }
@@ -155,7 +158,8 @@ pub(super) async fn run(node: Arc<Node>) {
                 Err(why) => {
                     tracing::warn!(
                         partition = p,
-                        "a standby copy could not follow its log ({why}); it is rebuilt"
+                        "a standby copy could not follow its log ({}); it is rebuilt",
+                        Chain(&why)
                     );
                     *standby = None;
                     drop(standby);
