@@ -244,10 +244,7 @@ async fn owner_moved(node: &Node, p: u32, owner: &str) {
 
 /// The owner this node knew for `p` did not answer for it: forget it until the leases say again.
 fn forget_owner(node: &Node, p: u32, owner: &str) {
-    let mut state = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
-    if matches!(&*state, SlotState::Elsewhere(Some(peer)) if peer.node == owner) {
-        *state = SlotState::Elsewhere(None);
-    }
+    node.update(p, super::slot::Transition::Forgot(owner.to_string()));
 }
 
 /// A request any engine answers alike: the first one this node owns, else another node's.

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::error::TakeoverError;
 use super::lease::{self, Held};
 use super::members::{self, Change, TakenFrom};
+use super::slot::Transition;
 use super::{Engine, Node, Peer, SlotState, standby};
 use crate::chain::Chain;
 use crate::store::cluster::LeaseRow;
@@ -87,7 +88,7 @@ async fn once(node: &Arc<Node>) -> Result<(), crate::store::StoreError> {
         match node.store.take(p, node.ttl_ms()).await {
             Ok(Some(epoch)) => {
                 let held = Held::renewed(epoch, sent, node.ttl_ms());
-                node.set_state(p, SlotState::Taking(held));
+                node.update(p, Transition::Taken(held));
                 taken.push((
                     p,
                     TakenFrom::of(leases.iter().find(|l| l.partition == p), &node.id),
@@ -200,18 +201,9 @@ async fn renew_all(node: &Arc<Node>) {
 /// Extends the lease of partition `p` if the slot still holds the same one (a release may have
 /// finished meanwhile).
 fn extend(node: &Node, p: u32, renewed: Held) {
-    {
-        let mut slot = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
-        *slot = match slot.clone() {
-            SlotState::Taking(h) if h.epoch == renewed.epoch => SlotState::Taking(renewed),
-            SlotState::Owned(h, e) if h.epoch == renewed.epoch => SlotState::Owned(renewed, e),
-            SlotState::Releasing(h, e) if h.epoch == renewed.epoch => SlotState::Releasing(renewed, e),
-            other => other,
-        };
-    }
-    // Requests held while a late renewal left the partition briefly unserved are answered now,
-    // not at the end of their wait.
-    node.changes.send_modify(|n| *n += 1);
+    // Requests held while a late renewal left the partition briefly unserved are woken by the
+    // change, not left to the end of their wait.
+    node.update(p, Transition::Renewed(renewed));
 }
 
 /// Stops serving partition `p` at once (its lease is gone): its engine's writes are refused
@@ -234,7 +226,7 @@ fn lose(node: &Arc<Node>, p: u32) {
                 .await;
         });
     }
-    node.set_state(p, SlotState::Elsewhere(None));
+    node.update(p, Transition::Dropped);
     if node.cluster.standby {
         let node = node.clone();
         tokio::spawn(async move { standby::warm(&node, p).await });
@@ -262,9 +254,9 @@ fn supersede(node: &Arc<Node>) {
 /// Learns the owner of every partition this node does not hold, from the leases and the nodes.
 fn learn_owners(node: &Node, leases: &[LeaseRow], nodes: &[crate::store::cluster::NodeRow]) {
     for l in leases {
-        let Some(slot) = node.slots.get(l.partition as usize) else {
+        if l.partition >= node.cluster.partitions {
             continue;
-        };
+        }
         let owner = match &l.node {
             Some(n) if *n != node.id && l.expires_in_ms > 0 => {
                 nodes.iter().find(|row| row.node_id == *n).map(|row| Peer {
@@ -274,25 +266,12 @@ fn learn_owners(node: &Node, leases: &[LeaseRow], nodes: &[crate::store::cluster
             }
             _ => None,
         };
-        let changed = {
-            let mut state = slot.state.write().unwrap_or_else(|e| e.into_inner());
-            match &*state {
-                SlotState::Elsewhere(known) if *known != owner => {
-                    *state = SlotState::Elsewhere(owner);
-                    true
-                }
-                _ => false,
-            }
-        };
-        if changed {
-            node.changes.send_modify(|n| *n += 1);
-        }
+        node.update(l.partition, Transition::Learned(owner));
     }
 }
 
-/// Brings partition `p`'s engine up under the lease just taken: the standby copy caught up to
-/// the log's end, or the newest checkpoint and the log after it.
-/// Brings partition `p` up under the lease just taken; true once its engine serves.
+/// Brings partition `p`'s engine up under the lease just taken (the standby copy caught up to
+/// the log's end, or the newest checkpoint and the log after it); true once it serves.
 pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) -> bool {
     let began = Instant::now();
     let store = node.store.partition(p);
@@ -326,17 +305,13 @@ pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) -> bool {
                 state,
                 evictor,
             });
-            let now = {
-                let mut slot = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
-                match slot.clone() {
-                    SlotState::Taking(h) if h.epoch == held.epoch => {
-                        *slot = SlotState::Owned(h, engine);
-                        true
-                    }
-                    _ => false,
-                }
-            };
-            node.changes.send_modify(|n| *n += 1);
+            let now = node.update(
+                p,
+                Transition::Up {
+                    epoch: held.epoch,
+                    engine,
+                },
+            );
             if now {
                 node.stats.takeovers.add(1);
                 node.stats.takeover_seconds.observe(super::took(began));
@@ -359,7 +334,7 @@ pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) -> bool {
                 scope.set_epoch(0);
             }
             let _ = node.store.release(p, held.epoch).await;
-            node.set_state(p, SlotState::Elsewhere(None));
+            node.update(p, Transition::Dropped);
             false
         }
     }
@@ -401,7 +376,7 @@ async fn hand_over(node: &Arc<Node>, p: u32, held: Held, engine: Arc<Engine>) {
             Chain(&e)
         );
     }
-    node.set_state(p, SlotState::Releasing(held, engine.clone()));
+    node.update(p, Transition::Releasing { epoch: held.epoch });
     let waited = Instant::now();
     while node.slot(p).inflight.load(Ordering::Acquire) > 0 && waited.elapsed() < INFLIGHT_WAIT {
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -429,17 +404,7 @@ async fn hand_over(node: &Arc<Node>, p: u32, held: Held, engine: Arc<Engine>) {
     }
     // Only the lease handed over leaves: had it been lost and taken again meanwhile, the new
     // one stays served.
-    let released = {
-        let mut slot = node.slot(p).state.write().unwrap_or_else(|e| e.into_inner());
-        let ours = matches!(&*slot, SlotState::Releasing(h, _) if h.epoch == epoch);
-        if ours {
-            *slot = SlotState::Elsewhere(None);
-        }
-        ours
-    };
-    if released {
-        node.changes.send_modify(|n| *n += 1);
-    }
+    node.update(p, Transition::Released { epoch });
     drop(engine);
     if node.cluster.standby && !node.draining.load(Ordering::Acquire) {
         standby::warm(node, p).await;

@@ -19,6 +19,7 @@ pub mod lease;
 mod leases;
 mod members;
 mod route;
+mod slot;
 mod standby;
 pub mod status;
 
@@ -32,7 +33,6 @@ use tokio::task::JoinHandle;
 
 pub use self::app::ClusterApp;
 use self::forward::Forwarder;
-use self::lease::Held;
 use crate::clock::Clock;
 use crate::config::{ClusterConfig, Config};
 use crate::http::auth::Auth;
@@ -63,28 +63,8 @@ impl Drop for Engine {
     }
 }
 
-/// A partition as this node sees it.
-#[derive(Clone)]
-pub enum SlotState {
-    /// Another node owns it (`None`: none known now).
-    Elsewhere(Option<Peer>),
-    /// This node took its lease and is bringing its engine up: requests wait.
-    Taking(Held),
-    /// This node owns it and its engine answers.
-    Owned(Held, Arc<Engine>),
-    /// This node is handing it over: requests wait for the next owner.
-    Releasing(Held, Arc<Engine>),
-}
-
-impl SlotState {
-    /// The lease this node holds on it, if any.
-    fn held(&self) -> Option<Held> {
-        match self {
-            SlotState::Elsewhere(_) => None,
-            SlotState::Taking(h) | SlotState::Owned(h, _) | SlotState::Releasing(h, _) => Some(*h),
-        }
-    }
-}
+/// A partition as this node sees it, with this node's engine (`slot.rs` has its transitions).
+pub type SlotState = slot::SlotState<Arc<Engine>>;
 
 /// One partition's place on this node.
 pub struct Slot {
@@ -256,9 +236,23 @@ impl Node {
         self.slot(p).state.read_unpoisoned().clone()
     }
 
-    fn set_state(&self, p: u32, state: SlotState) {
-        *self.slot(p).state.write_unpoisoned() = state;
-        self.changes.send_modify(|n| *n += 1);
+    /// Applies `transition` to partition `p`'s slot under its lock and, when it changed the
+    /// slot, wakes the requests waiting on a moving partition. Returns whether it changed.
+    fn update(&self, p: u32, transition: slot::Transition<Arc<Engine>>) -> bool {
+        let changed = {
+            let mut state = self.slot(p).state.write_unpoisoned();
+            match slot::next(&state, transition) {
+                Some(next) => {
+                    *state = next;
+                    true
+                }
+                None => false,
+            }
+        };
+        if changed {
+            self.changes.send_modify(|n| *n += 1);
+        }
+        changed
     }
 
     /// The partitions this node owns and serves now.
