@@ -86,21 +86,9 @@ impl Forwarder {
         body: Bytes,
         client: Option<SocketAddr>,
     ) -> Forwarded {
-        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-        let uri = format!("{}{path}", base_url.trim_end_matches('/'));
-        let mut request = Request::builder().method(parts.method.clone()).uri(&uri);
-        let Some(headers) = request.headers_mut() else {
-            return Forwarded::Unreachable(format!("{uri} is not a URL"));
-        };
-        copy_end_to_end(&parts.headers, headers);
-        headers.insert(FORWARDED_BY, self.node.clone());
-        headers.insert(CLUSTER_SECRET, self.secret.clone());
-        if let Some(addr) = client.and_then(|a| HeaderValue::from_str(&a.to_string()).ok()) {
-            headers.insert(CLIENT_ADDR, addr);
-        }
-        let request = match request.body(Full::new(body)) {
+        let request = match self.outbound(base_url, parts, client, false, body) {
             Ok(request) => request,
-            Err(e) => return Forwarded::Unreachable(format!("cannot forward to {uri}: {e}")),
+            Err(why) => return Forwarded::Unreachable(why),
         };
         let answer = match tokio::time::timeout(ANSWER_TIMEOUT, self.client.request(request)).await {
             Ok(Ok(answer)) => answer,
@@ -139,26 +127,7 @@ impl Forwarder {
         parts: &axum::http::request::Parts,
         client: Option<SocketAddr>,
     ) -> Result<(Response<Body>, Option<hyper::upgrade::OnUpgrade>), String> {
-        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-        let uri = format!("{}{path}", base_url.trim_end_matches('/'));
-        let mut request = Request::builder().method(parts.method.clone()).uri(&uri);
-        let headers = request
-            .headers_mut()
-            .ok_or_else(|| format!("{uri} is not a URL"))?;
-        copy_end_to_end(&parts.headers, headers);
-        for name in [header::UPGRADE, header::CONNECTION] {
-            if let Some(v) = parts.headers.get(&name) {
-                headers.insert(name, v.clone());
-            }
-        }
-        headers.insert(FORWARDED_BY, self.node.clone());
-        headers.insert(CLUSTER_SECRET, self.secret.clone());
-        if let Some(addr) = client.and_then(|a| HeaderValue::from_str(&a.to_string()).ok()) {
-            headers.insert(CLIENT_ADDR, addr);
-        }
-        let request = request
-            .body(Full::new(Bytes::new()))
-            .map_err(|e| format!("cannot forward to {uri}: {e}"))?;
+        let request = self.outbound(base_url, parts, client, true, Bytes::new())?;
         let mut answer = tokio::time::timeout(ANSWER_TIMEOUT, self.client.request(request))
             .await
             .map_err(|_| format!("{base_url} did not answer within {ANSWER_TIMEOUT:?}"))?
@@ -177,6 +146,43 @@ impl Forwarder {
             }
         }
         Ok((response, switched))
+    }
+}
+
+impl Forwarder {
+    /// The request to send the node at `base_url` for the client's `parts`: the same method,
+    /// path and query, the message's own headers (with `Upgrade` and `Connection` when it asks
+    /// for a WebSocket), this node's name and the cluster's secret, and the client's address.
+    fn outbound(
+        &self,
+        base_url: &str,
+        parts: &axum::http::request::Parts,
+        client: Option<SocketAddr>,
+        upgrade: bool,
+        body: Bytes,
+    ) -> Result<Request<Full<Bytes>>, String> {
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        let uri = format!("{}{path}", base_url.trim_end_matches('/'));
+        let mut request = Request::builder().method(parts.method.clone()).uri(&uri);
+        let headers = request
+            .headers_mut()
+            .ok_or_else(|| format!("{uri} is not a URL"))?;
+        copy_end_to_end(&parts.headers, headers);
+        if upgrade {
+            for name in [header::UPGRADE, header::CONNECTION] {
+                if let Some(v) = parts.headers.get(&name) {
+                    headers.insert(name, v.clone());
+                }
+            }
+        }
+        headers.insert(FORWARDED_BY, self.node.clone());
+        headers.insert(CLUSTER_SECRET, self.secret.clone());
+        if let Some(addr) = client.and_then(|a| HeaderValue::from_str(&a.to_string()).ok()) {
+            headers.insert(CLIENT_ADDR, addr);
+        }
+        request
+            .body(Full::new(body))
+            .map_err(|e| format!("cannot forward to {uri}: {e}"))
     }
 }
 
