@@ -398,15 +398,13 @@ async fn node_route(node: &Arc<Node>, asked: &Asked) -> Response {
     let mut response = match asked.parts.uri.path() {
         "/healthz" => crate::http::json(StatusCode::OK, &json!({ "status": "ok" })),
         "/readyz" => {
-            if !node.ready.load(Ordering::Acquire) || node.draining.load(Ordering::Acquire) {
-                AppError::Unavailable("starting up or handing its partitions over".into()).into_response()
-            } else if !node.store.ping().await {
-                AppError::Unavailable("the database does not answer".into()).into_response()
-            } else {
-                crate::http::json(
+            let serving = node.ready.load(Ordering::Acquire) && !node.draining.load(Ordering::Acquire);
+            match crate::http::ops::readiness(serving, node.store.ping()).await {
+                Err(e) => e.into_response(),
+                Ok(()) => crate::http::json(
                     StatusCode::OK,
                     &json!({ "status": "ready", "node_id": node.id, "partitions_owned": node.owned().len() }),
-                )
+                ),
             }
         }
         "/metrics" => {

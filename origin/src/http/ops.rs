@@ -36,12 +36,7 @@ async fn healthz() -> Response {
 /// so a balancer that took the service out of rotation would only take those boards down too.
 /// `standings_broken_boards` in `/metrics` is the alert.
 async fn readyz(State(state): State<Shared>) -> Result<Response, AppError> {
-    if !state.ready.load(Ordering::Acquire) {
-        return Err(AppError::Unavailable("starting up or shutting down".into()));
-    }
-    if !state.store.ping().await {
-        return Err(AppError::Unavailable("the database does not answer".into()));
-    }
+    readiness(state.ready.load(Ordering::Acquire), state.store.ping()).await?;
     let broken = state.registry.broken();
     if broken.is_empty() {
         return Ok(super::json(StatusCode::OK, &json!({ "status": "ready" })));
@@ -57,6 +52,22 @@ async fn readyz(State(state): State<Shared>) -> Result<Response, AppError> {
         StatusCode::OK,
         &json!({ "status": "degraded", "broken_boards": boards }),
     ))
+}
+
+/// The readiness rule a single origin and a cluster node share, in `/readyz`'s words: `serving`
+/// (started, and not stopping or handing partitions over), then the database answers (asked
+/// only then).
+pub(crate) async fn readiness(
+    serving: bool,
+    database_answers: impl std::future::Future<Output = bool>,
+) -> Result<(), AppError> {
+    if !serving {
+        return Err(AppError::Unavailable("starting up or shutting down".into()));
+    }
+    if !database_answers.await {
+        return Err(AppError::Unavailable("the database does not answer".into()));
+    }
+    Ok(())
 }
 
 async fn metrics(State(state): State<Shared>) -> Response {
