@@ -5,25 +5,32 @@
 
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, StatusCode};
-pub use standings_core::contract::Problem;
+pub use standings_core::contract::{Code, Problem};
 
 use crate::platform::Response;
 
 /// 503 `ORIGIN_UNAVAILABLE`: the origin cannot be reached and the edge holds nothing that
 /// answers the request.
-pub fn origin_unavailable(detail: impl Into<String>) -> Problem {
-    Problem::new(503, "ORIGIN_UNAVAILABLE", detail)
-}
-
+pub const ORIGIN_UNAVAILABLE: Code = Code::new(503, "ORIGIN_UNAVAILABLE");
 /// 502 `BAD_ORIGIN_ANSWER`: the origin answered something the edge cannot use (a part that does
 /// not match its hash, a head that is not a head).
-pub fn bad_origin_answer(detail: impl Into<String>) -> Problem {
-    Problem::new(502, "BAD_ORIGIN_ANSWER", detail)
+pub const BAD_ORIGIN_ANSWER: Code = Code::new(502, "BAD_ORIGIN_ANSWER");
+/// 500 `EDGE_MISCONFIGURED`: a worker var cannot be read.
+pub const EDGE_MISCONFIGURED: Code = Code::new(500, "EDGE_MISCONFIGURED");
+
+/// The origin cannot be reached ([`ORIGIN_UNAVAILABLE`]).
+pub fn origin_unavailable(detail: impl Into<String>) -> Problem {
+    Problem::new(ORIGIN_UNAVAILABLE, detail)
 }
 
-/// 500 `EDGE_MISCONFIGURED`: a worker var cannot be read.
+/// The origin answered something the edge cannot use ([`BAD_ORIGIN_ANSWER`]).
+pub fn bad_origin_answer(detail: impl Into<String>) -> Problem {
+    Problem::new(BAD_ORIGIN_ANSWER, detail)
+}
+
+/// A worker var cannot be read ([`EDGE_MISCONFIGURED`]).
 pub fn misconfigured(detail: impl Into<String>) -> Problem {
-    Problem::new(500, "EDGE_MISCONFIGURED", detail)
+    Problem::new(EDGE_MISCONFIGURED, detail)
 }
 
 /// The answer carrying `problem`: its status, `content-type: application/problem+json` and the
@@ -63,7 +70,7 @@ mod tests {
             ),
             (Problem::unauthenticated("reads need a token"), "Unauthorized"),
             (
-                Problem::new(413, "PAYLOAD_TOO_LARGE", "at most 1000"),
+                Problem::new(Code::PAYLOAD_TOO_LARGE, "at most 1000"),
                 "Payload Too Large",
             ),
             (origin_unavailable("down\n"), "Service Unavailable"),

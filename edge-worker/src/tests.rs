@@ -22,7 +22,7 @@ use standings_core::{
 use crate::auth::sign_jwt;
 use crate::fake::{EDGE_TOKEN, FakeCache, FakeClock, FakeOrigin, ORIGIN, block_on};
 use crate::platform::{Request, Response};
-use crate::problem::Problem;
+use crate::problem::{Code, Problem};
 use crate::{Config, Edge};
 
 const NOW: i64 = 1_792_000_000_000;
@@ -535,7 +535,7 @@ fn the_contracts_bad_parameters_are_refused_in_its_words() {
         );
         assert_eq!(
             text(&answer),
-            String::from_utf8(Problem::new(*status, code, *detail).body()).unwrap(),
+            String::from_utf8(Problem::new(Code::new(*status, code), *detail).body()).unwrap(),
             "{target}"
         );
     }

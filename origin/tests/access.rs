@@ -14,8 +14,8 @@ use common::*;
 use serde_json::{Value, json};
 use standings_origin::clock::Clock;
 use standings_origin::config::{Role, TokenConfig};
+use standings_origin::http::api::{OPERATIONS, Operation};
 use standings_origin::http::auth::sign_jwt;
-use standings_origin::http::ops::{OPERATIONS, Operation};
 
 on_both_databases!(every_operation_answers_every_caller_as_promised);
 

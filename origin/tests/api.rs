@@ -703,7 +703,7 @@ async fn boards_and_operations(db: Db) {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(doc["openapi"], "3.1.0");
     // Every documented operation is routed: calling it never hits the not-found fallback.
-    for op in standings_origin::http::ops::OPERATIONS {
+    for op in standings_origin::http::api::OPERATIONS {
         let path = op
             .path
             .replace("{game}", "arena-clash")

@@ -11,6 +11,7 @@
 
 pub mod access;
 pub mod answer;
+pub mod code;
 pub mod head;
 pub mod query;
 
@@ -18,6 +19,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::json::{write_str, write_u64};
+
+pub use code::Code;
 
 /// The most entries one top page, one `rank-players` call or one friends-of may hold.
 pub const MAX_LIMIT: usize = 1_000;
@@ -44,43 +47,48 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// A problem of `status` and `code`. O(1).
-    pub fn new(status: u16, code: &'static str, detail: impl Into<String>) -> Problem {
+    /// A problem of `code`. O(1).
+    pub fn new(code: Code, detail: impl Into<String>) -> Problem {
         Problem {
-            status,
-            code,
+            status: code.status,
+            code: code.name,
             detail: detail.into(),
         }
     }
 
+    /// The problem's code. O(1).
+    pub fn code(&self) -> Code {
+        Code::new(self.status, self.code)
+    }
+
     /// 400 `INVALID_REQUEST`: a malformed query parameter or path segment.
     pub fn invalid_request(detail: impl Into<String>) -> Problem {
-        Problem::new(400, "INVALID_REQUEST", detail)
+        Problem::new(Code::INVALID_REQUEST, detail)
     }
 
     /// 400 `INVALID_CURSOR`: a cursor this service did not make for this board instance.
     pub fn invalid_cursor(detail: impl Into<String>) -> Problem {
-        Problem::new(400, "INVALID_CURSOR", detail)
+        Problem::new(Code::INVALID_CURSOR, detail)
     }
 
     /// 401 `UNAUTHENTICATED`.
     pub fn unauthenticated(detail: impl Into<String>) -> Problem {
-        Problem::new(401, "UNAUTHENTICATED", detail)
+        Problem::new(Code::UNAUTHENTICATED, detail)
     }
 
     /// 403 `FORBIDDEN`.
     pub fn forbidden(detail: impl Into<String>) -> Problem {
-        Problem::new(403, "FORBIDDEN", detail)
+        Problem::new(Code::FORBIDDEN, detail)
     }
 
     /// 404 `PLAYER_NOT_RANKED`.
     pub fn player_not_ranked(detail: impl Into<String>) -> Problem {
-        Problem::new(404, "PLAYER_NOT_RANKED", detail)
+        Problem::new(Code::PLAYER_NOT_RANKED, detail)
     }
 
     /// 413 `PAYLOAD_TOO_LARGE`.
     pub fn payload_too_large(detail: impl Into<String>) -> Problem {
-        Problem::new(413, "PAYLOAD_TOO_LARGE", detail)
+        Problem::new(Code::PAYLOAD_TOO_LARGE, detail)
     }
 
     /// The reason phrase of the status, as the `http` crate names it. O(1).

@@ -15,7 +15,7 @@ use super::dispatch::pass_through;
 use super::{DEFAULT_HEAD_LIFETIME_MS, Edge, FOREVER_SECONDS, Fallback, Spend, Stop, make_room};
 use crate::instances::Range;
 use crate::platform::{Cache, Clock, Origin, Response, Unavailable};
-use crate::problem;
+use crate::problem::{self, Code};
 use crate::route::BoardPath;
 
 /// How long other reads wait on one read's head refresh before asking the origin themselves.
@@ -349,7 +349,7 @@ fn instances_full(answer: &Response) -> Option<i64> {
         return None;
     }
     let problem: Coded = serde_json::from_slice(answer.body()).ok()?;
-    if problem.code != "SNAPSHOT_INSTANCES_FULL" {
+    if problem.code != Code::SNAPSHOT_INSTANCES_FULL.name {
         return None;
     }
     let seconds = answer

@@ -14,7 +14,7 @@ use standings_core::{BoardDigest, ChunkHash, DecodeError, LookupChunk, Manifest,
 use super::{Edge, FOREVER_SECONDS, Fallback, Spend, Stop};
 use crate::decoded::{Decoded, QueryParts};
 use crate::platform::{Cache, Clock, Origin};
-use crate::problem::{self, Problem};
+use crate::problem::{self, Code, Problem};
 
 /// The most chunks one bundle (`GET /v1/snapshots/chunks?hashes=`) may name at the origin.
 const MAX_BUNDLE_CHUNKS: usize = 200;
@@ -125,8 +125,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             }
             .ok_or_else(|| {
                 Problem::new(
-                    500,
-                    "INTERNAL",
+                    Code::INTERNAL,
                     format!("the snapshot reader asked for {part:?}, which the manifest does not have"),
                 )
             })?;

@@ -22,7 +22,7 @@ use super::forward::{self, Forwarded, NOT_OWNER, SERVED_BY};
 use super::route::{self, Target};
 use super::{Engine, Node, SlotState, hold_for};
 use crate::http::MAX_BODY_BYTES;
-use crate::http::error::AppError;
+use crate::http::error::{AppError, Code};
 use crate::http::serve::PeerAddr;
 
 /// The service; cheap to clone (one `Arc`).
@@ -88,8 +88,11 @@ async fn handle(node: Arc<Node>, request: Request) -> Response {
     let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
         Ok(body) => body,
         Err(_) => {
-            return AppError::PayloadTooLarge(format!("the body is larger than {MAX_BODY_BYTES} bytes"))
-                .into_response();
+            return AppError::new(
+                Code::PAYLOAD_TOO_LARGE,
+                format!("the body is larger than {MAX_BODY_BYTES} bytes"),
+            )
+            .into_response();
         }
     };
     let asked = Asked {
@@ -151,9 +154,10 @@ impl Drop for InFlight<'_> {
 
 /// The partition is moving and no node answers for it within the wait.
 fn moving(p: u32) -> Response {
-    AppError::PartitionMoving(format!(
-        "the game's partition {p} is moving between nodes; retry shortly"
-    ))
+    AppError::new(
+        Code::PARTITION_MOVING,
+        format!("the game's partition {p} is moving between nodes; retry shortly"),
+    )
     .into_response()
 }
 
@@ -363,19 +367,22 @@ async fn batch(node: &Arc<Node>, asked: Asked) -> Response {
         match axum::body::to_bytes(answer.into_body(), usize::MAX).await {
             Ok(bytes) => bodies.push(bytes),
             Err(e) => {
-                return AppError::PartitionMoving(format!("a part of the batch was cut short: {e}"))
-                    .into_response();
+                return AppError::new(
+                    Code::PARTITION_MOVING,
+                    format!("a part of the batch was cut short: {e}"),
+                )
+                .into_response();
             }
         }
     }
     let mut results = vec![None; split.events.len()];
     for ((_, members), bytes) in groups.iter().zip(&bodies) {
         let Some(answered) = route::batch_results(bytes) else {
-            return AppError::Internal("a part of a batch was answered in another shape".into())
+            return AppError::new(Code::INTERNAL, "a part of a batch was answered in another shape")
                 .into_response();
         };
         if answered.len() != members.len() {
-            return AppError::Internal("a part of a batch was answered for other events".into())
+            return AppError::new(Code::INTERNAL, "a part of a batch was answered for other events")
                 .into_response();
         }
         for (i, r) in members.iter().zip(answered) {
@@ -441,7 +448,7 @@ fn is_upgrade(parts: &Parts) -> bool {
 /// and once both sides switched, the two connections are joined byte for byte.
 async fn upgrade_through(node: &Arc<Node>, p: u32, url: &str, mut asked: Asked) -> Response {
     let Some(client_side) = asked.parts.extensions.remove::<hyper::upgrade::OnUpgrade>() else {
-        return AppError::InvalidRequest("the connection cannot be upgraded".into()).into_response();
+        return AppError::new(Code::INVALID_REQUEST, "the connection cannot be upgraded").into_response();
     };
     let answer = node.forwarder.upgrade(url, &asked.parts, asked.client()).await;
     let (response, owner_side) = match answer {

@@ -2,14 +2,14 @@
 //! name their game in the body) its body, the game whose partition answers it; or that it is the
 //! node's own (health, metrics, the cluster's table), content-addressed (snapshot parts, which
 //! any partition may hold), or a batch whose events may belong to several partitions. Which of
-//! these an operation is, the operations' table says (`http::ops::OPERATIONS`, the same table
+//! these an operation is, the operations' table says (`http::api::OPERATIONS`, the same table
 //! that writes the API document and drives the access tests), so a route added there is routed
 //! here with nothing else to change.
 
 use axum::http::Method;
 use serde::Deserialize;
 
-use crate::http::ops::{CLUSTER_OPERATIONS, OPERATIONS, Partition};
+use crate::http::api::{CLUSTER_OPERATIONS, OPERATIONS, Partition};
 use serde_json::value::RawValue;
 
 /// What a request is for.

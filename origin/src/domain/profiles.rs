@@ -29,6 +29,7 @@
 
 use std::fmt;
 
+use standings_core::contract::Code;
 use unicode_normalization::UnicodeNormalization;
 use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 use unicode_segmentation::UnicodeSegmentation;
@@ -442,25 +443,75 @@ pub enum ProfileError {
     },
 }
 
+/// The codes of the profile's rules, one per rule: a display name's and a country's are 400;
+/// metadata's 422, refused as the event that carries it is.
+pub mod rule {
+    use standings_core::contract::Code;
+
+    /// The display name is empty.
+    pub const DISPLAY_NAME_EMPTY: Code = Code::new(400, "DISPLAY_NAME_EMPTY");
+    /// The display name has more grapheme clusters than allowed.
+    pub const DISPLAY_NAME_TOO_LONG: Code = Code::new(400, "DISPLAY_NAME_TOO_LONG");
+    /// The display name is longer in UTF-8 than allowed.
+    pub const DISPLAY_NAME_TOO_MANY_BYTES: Code = Code::new(400, "DISPLAY_NAME_TOO_MANY_BYTES");
+    /// The display name holds a character no name may hold.
+    pub const DISPLAY_NAME_FORBIDDEN_CHARACTER: Code = Code::new(400, "DISPLAY_NAME_FORBIDDEN_CHARACTER");
+    /// The display name starts or ends with whitespace.
+    pub const DISPLAY_NAME_SURROUNDING_SPACE: Code = Code::new(400, "DISPLAY_NAME_SURROUNDING_SPACE");
+    /// A grapheme cluster of the display name carries too many combining marks.
+    pub const DISPLAY_NAME_TOO_MANY_MARKS: Code = Code::new(400, "DISPLAY_NAME_TOO_MANY_MARKS");
+    /// The display name shows nothing.
+    pub const DISPLAY_NAME_INVISIBLE: Code = Code::new(400, "DISPLAY_NAME_INVISIBLE");
+    /// The profile body's `display_name` is neither a string nor `null`.
+    pub const DISPLAY_NAME_NOT_TEXT: Code = Code::new(400, "DISPLAY_NAME_NOT_TEXT");
+    /// The country is not an assigned ISO 3166-1 alpha-2 code in upper case.
+    pub const COUNTRY_NOT_ISO_3166: Code = Code::new(400, "COUNTRY_NOT_ISO_3166");
+    /// The profile body's `anonymous` is not a boolean.
+    pub const ANONYMOUS_NOT_BOOLEAN: Code = Code::new(400, "ANONYMOUS_NOT_BOOLEAN");
+    /// The board takes no metadata.
+    pub const METADATA_NOT_ALLOWED: Code = Code::new(422, "METADATA_NOT_ALLOWED");
+    /// The metadata is longer than the board allows.
+    pub const METADATA_TOO_LARGE: Code = Code::new(422, "METADATA_TOO_LARGE");
+    /// The metadata is not a JSON object with each key once.
+    pub const METADATA_NOT_OBJECT: Code = Code::new(422, "METADATA_NOT_OBJECT");
+
+    /// Every rule's code.
+    pub const ALL: &[Code] = &[
+        DISPLAY_NAME_EMPTY,
+        DISPLAY_NAME_TOO_LONG,
+        DISPLAY_NAME_TOO_MANY_BYTES,
+        DISPLAY_NAME_FORBIDDEN_CHARACTER,
+        DISPLAY_NAME_SURROUNDING_SPACE,
+        DISPLAY_NAME_TOO_MANY_MARKS,
+        DISPLAY_NAME_INVISIBLE,
+        DISPLAY_NAME_NOT_TEXT,
+        COUNTRY_NOT_ISO_3166,
+        ANONYMOUS_NOT_BOOLEAN,
+        METADATA_NOT_ALLOWED,
+        METADATA_TOO_LARGE,
+        METADATA_NOT_OBJECT,
+    ];
+}
+
 impl ProfileError {
-    /// The stable machine-readable code, one per rule. O(1).
-    pub fn code(&self) -> &'static str {
+    /// The refusal's code, one per rule. O(1).
+    pub fn code(&self) -> Code {
         match self {
-            ProfileError::DisplayNameEmpty => "DISPLAY_NAME_EMPTY",
-            ProfileError::DisplayNameTooLong { .. } => "DISPLAY_NAME_TOO_LONG",
-            ProfileError::DisplayNameTooManyBytes { .. } => "DISPLAY_NAME_TOO_MANY_BYTES",
-            ProfileError::DisplayNameForbiddenCharacter { .. } => "DISPLAY_NAME_FORBIDDEN_CHARACTER",
-            ProfileError::DisplayNameSurroundingSpace { .. } => "DISPLAY_NAME_SURROUNDING_SPACE",
-            ProfileError::DisplayNameTooManyMarks { .. } => "DISPLAY_NAME_TOO_MANY_MARKS",
-            ProfileError::DisplayNameInvisible => "DISPLAY_NAME_INVISIBLE",
-            ProfileError::CountryNotIso3166 { .. } => "COUNTRY_NOT_ISO_3166",
-            ProfileError::MetadataNotAllowed => "METADATA_NOT_ALLOWED",
-            ProfileError::MetadataTooLarge { .. } => "METADATA_TOO_LARGE",
+            ProfileError::DisplayNameEmpty => rule::DISPLAY_NAME_EMPTY,
+            ProfileError::DisplayNameTooLong { .. } => rule::DISPLAY_NAME_TOO_LONG,
+            ProfileError::DisplayNameTooManyBytes { .. } => rule::DISPLAY_NAME_TOO_MANY_BYTES,
+            ProfileError::DisplayNameForbiddenCharacter { .. } => rule::DISPLAY_NAME_FORBIDDEN_CHARACTER,
+            ProfileError::DisplayNameSurroundingSpace { .. } => rule::DISPLAY_NAME_SURROUNDING_SPACE,
+            ProfileError::DisplayNameTooManyMarks { .. } => rule::DISPLAY_NAME_TOO_MANY_MARKS,
+            ProfileError::DisplayNameInvisible => rule::DISPLAY_NAME_INVISIBLE,
+            ProfileError::CountryNotIso3166 { .. } => rule::COUNTRY_NOT_ISO_3166,
+            ProfileError::MetadataNotAllowed => rule::METADATA_NOT_ALLOWED,
+            ProfileError::MetadataTooLarge { .. } => rule::METADATA_TOO_LARGE,
             // Unreadable text, another JSON type and a repeated key all break the one rule that
             // metadata is a JSON object; the message says which.
             ProfileError::MetadataNotJson { .. }
             | ProfileError::MetadataNotObject { .. }
-            | ProfileError::MetadataRepeatedKey { .. } => "METADATA_NOT_OBJECT",
+            | ProfileError::MetadataRepeatedKey { .. } => rule::METADATA_NOT_OBJECT,
         }
     }
 
@@ -568,7 +619,7 @@ mod tests {
     fn empty_is_refused() {
         let e = name_error("");
         assert_eq!(e, ProfileError::DisplayNameEmpty);
-        assert_eq!((e.code(), e.field()), ("DISPLAY_NAME_EMPTY", "display_name"));
+        assert_eq!((e.code().name, e.field()), ("DISPLAY_NAME_EMPTY", "display_name"));
         assert!(e.to_string().contains("null"));
     }
 
@@ -578,7 +629,7 @@ mod tests {
         assert!(DisplayName::parse(&"a".repeat(32)).is_ok());
         let e = name_error(&"a".repeat(33));
         assert_eq!(e, ProfileError::DisplayNameTooLong { graphemes: 33 });
-        assert_eq!(e.code(), "DISPLAY_NAME_TOO_LONG");
+        assert_eq!(e.code().name, "DISPLAY_NAME_TOO_LONG");
         assert!(
             e.to_string().contains("33") && e.to_string().contains("32"),
             "{e}"
@@ -604,7 +655,7 @@ mod tests {
         assert_eq!(over.graphemes(true).count(), 32);
         let e = name_error(&over);
         assert_eq!(e, ProfileError::DisplayNameTooManyBytes { bytes: 352 });
-        assert_eq!(e.code(), "DISPLAY_NAME_TOO_MANY_BYTES");
+        assert_eq!(e.code().name, "DISPLAY_NAME_TOO_MANY_BYTES");
         assert!(
             e.to_string().contains("352") && e.to_string().contains("128"),
             "{e}"
@@ -638,7 +689,7 @@ mod tests {
             }
         );
         assert_eq!(
-            (e.code(), e.field()),
+            (e.code().name, e.field()),
             ("DISPLAY_NAME_TOO_MANY_MARKS", "display_name")
         );
         assert!(e.to_string().contains("59 combining marks; at most 4"), "{e}");
@@ -661,7 +712,7 @@ mod tests {
         for invisible in ["\u{301}", "\u{301}\u{302}", "\u{301} \u{302}"] {
             let e = name_error(invisible);
             assert_eq!(e, ProfileError::DisplayNameInvisible, "{invisible:?}");
-            assert_eq!(e.code(), "DISPLAY_NAME_INVISIBLE");
+            assert_eq!(e.code().name, "DISPLAY_NAME_INVISIBLE");
         }
     }
 
@@ -689,7 +740,7 @@ mod tests {
 
         let e = name_error("Ava\u{200B}");
         assert_eq!(
-            (e.code(), e.field()),
+            (e.code().name, e.field()),
             ("DISPLAY_NAME_FORBIDDEN_CHARACTER", "display_name")
         );
         let message = e.to_string();
@@ -725,7 +776,7 @@ mod tests {
         ] {
             let e = name_error(input);
             assert_eq!(e, ProfileError::DisplayNameSurroundingSpace { edge, code_point });
-            assert_eq!(e.code(), "DISPLAY_NAME_SURROUNDING_SPACE");
+            assert_eq!(e.code().name, "DISPLAY_NAME_SURROUNDING_SPACE");
         }
         assert!(name_error("\u{3000}Ava").to_string().contains("U+3000"));
         assert!(DisplayName::parse("Ava\u{3000}Lee").is_ok());
@@ -757,7 +808,7 @@ mod tests {
                     suggestion: Some(Country(*b"DE")),
                 }
             );
-            assert_eq!((e.code(), e.field()), ("COUNTRY_NOT_ISO_3166", "country"));
+            assert_eq!((e.code().name, e.field()), ("COUNTRY_NOT_ISO_3166", "country"));
             assert!(e.to_string().contains("send \"DE\""), "{e}");
         }
         for given in ["XX", "xx", "DEU", "D", "", "UK", "EU", "é", "D1", "DE ", "ÄÖ"] {
@@ -783,11 +834,11 @@ mod tests {
         for (raw, found) in [("[1]", "an array"), ("\"R8\"", "a string"), ("null", "null")] {
             let e = check_metadata(raw, 256).unwrap_err();
             assert_eq!(e, ProfileError::MetadataNotObject { found });
-            assert_eq!((e.code(), e.field()), ("METADATA_NOT_OBJECT", "metadata"));
+            assert_eq!((e.code().name, e.field()), ("METADATA_NOT_OBJECT", "metadata"));
         }
         let e = check_metadata("{\"car\":", 256).unwrap_err();
         assert!(matches!(e, ProfileError::MetadataNotJson { .. }), "{e:?}");
-        assert_eq!(e.code(), "METADATA_NOT_OBJECT");
+        assert_eq!(e.code().name, "METADATA_NOT_OBJECT");
 
         let e = check_metadata(r#"{"car":"R8","car":"A4"}"#, 256).unwrap_err();
         assert_eq!(
@@ -797,7 +848,7 @@ mod tests {
                 path: "$".into()
             }
         );
-        assert_eq!(e.code(), "METADATA_NOT_OBJECT");
+        assert_eq!(e.code().name, "METADATA_NOT_OBJECT");
         assert!(e.to_string().contains("repeats the key \"car\""), "{e}");
 
         let at_cap = format!(r#"{{"note":"{}"}}"#, "x".repeat(256 - 11));
@@ -812,7 +863,7 @@ mod tests {
                 max_bytes: 256
             }
         );
-        assert_eq!(e.code(), "METADATA_TOO_LARGE");
+        assert_eq!(e.code().name, "METADATA_TOO_LARGE");
         assert!(
             e.to_string().contains("257") && e.to_string().contains("256"),
             "{e}"
@@ -823,7 +874,7 @@ mod tests {
         for raw in ["{}", r#"{"car":"R8"}"#, ""] {
             let e = check_metadata(raw, 0).unwrap_err();
             assert_eq!(e, ProfileError::MetadataNotAllowed);
-            assert_eq!((e.code(), e.field()), ("METADATA_NOT_ALLOWED", "metadata"));
+            assert_eq!((e.code().name, e.field()), ("METADATA_NOT_ALLOWED", "metadata"));
         }
     }
 }

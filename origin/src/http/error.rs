@@ -27,93 +27,15 @@ use crate::writer::checkpoint::CheckpointError;
 /// Every error the API answers with.
 #[derive(Clone, Debug)]
 pub enum AppError {
-    /// A refusal of the read contract the tiers share (`standings_core::contract`), with its
-    /// own status, code and words.
-    Contract(Problem),
-    /// 401: no credentials, or credentials that match nothing.
-    Unauthenticated(String),
-    /// 403: the credentials do not allow this (wrong role, or a game not in the token's list).
-    Forbidden(String),
-    /// 404: the board does not exist.
-    UnknownBoard(String),
-    /// 404: the player has no score on the board.
-    PlayerNotRanked(String),
-    /// 404: no such route or resource.
-    NotFound(String),
-    /// 400: the body is not JSON.
-    InvalidJson(String),
-    /// 400: a query parameter or path segment is malformed.
-    InvalidRequest(String),
-    /// 400: the cursor is not one this service made.
-    InvalidCursor(String),
-    /// 410: the cursor's version is no longer held.
-    StaleCursor(String),
-    /// 422: an event is malformed (missing or bad field, bad id, time too far in the future).
-    InvalidEvent(String),
-    /// 422: a board definition is malformed.
-    InvalidBoard(String),
-    /// 422: a value is outside the board's range (or would overflow a total).
-    ValueOutOfRange(String),
-    /// 409: the same event id was already used with a different payload.
-    EventIdConflict(String),
-    /// 409: the board exists with other rules; rules are fixed.
-    BoardRulesConflict(String),
-    /// 409: the event was invalidated by a moderator; resubmitting it changes nothing.
-    EventInvalidated(String),
-    /// 409: the season takes no events now.
-    SeasonNotActive(String),
-    /// 409: the player is disqualified from the board.
-    PlayerDisqualified(String),
-    /// 409: the season cannot move to that state now.
-    InvalidTransition(String),
-    /// 409: the moderation id was already used for another action.
-    ModerationIdConflict(String),
-    /// 409: the event is not waiting for a late decision.
-    NotLate(String),
-    /// 409: a moderator locked the player's name; the game's service cannot change it.
-    NameLocked(String),
-    /// A field broke one of its rules (a display name, a country, an event's metadata): the
-    /// status, and a code that names the field and the rule.
-    Rule(StatusCode, &'static str, String),
-    /// 409: the season is archived; nothing about it changes any more.
-    SeasonArchived(String),
-    /// 404: no such event.
-    UnknownEvent(String),
-    /// 404: the season's results are not published.
-    ResultsNotPublished(String),
-    /// 404: no snapshot part (manifest or chunk) has this hash, or its retention is over.
-    SnapshotPartNotFound(String),
-    /// 413: the body or batch is too large.
-    PayloadTooLarge(String),
-    /// 429: the token's rate limit is exhausted.
-    RateLimited(String),
-    /// 429: the token, or the board, has as many live subscriptions open as allowed.
-    TooManySubscriptions(String),
-    /// 503: the service has as many live subscribers as it serves in all.
-    SubscribersFull(String),
-    /// 503: the live windows are busy; a subscription that adds a view is refused for now.
-    LiveBusy(String),
-    /// 503: as many board instances are followed for the edge as allowed; a new closed one is
-    /// refused for now.
-    SnapshotInstancesFull(String),
-    /// 503: the service is not ready (still rebuilding, or shutting down).
-    Unavailable(String),
-    /// 503: the database cannot be reached or cannot serve now (stopped, restarting, locked
-    /// past the wait); nothing of the request is known to have been stored, and a retry is
-    /// safe.
-    DatabaseUnavailable(String),
-    /// 503: the board could not be rebuilt from the log at start; other boards are served.
-    BoardBroken(String),
-    /// 503: in a cluster, the game's partition is moving between nodes (its owner stopped or
-    /// is handing it over) and no node answers for it yet; nothing was done, a retry is safe.
-    PartitionMoving(String),
-    /// 500: a bug or a failing dependency; the detail is logged, never answered.
-    Internal(String),
+    /// A refusal: its code and its words. The words of `INTERNAL` and `DATABASE_UNAVAILABLE`
+    /// are logged and never answered.
+    Refused(Code, String),
     /// 500: what a lower layer failed with; logged with its whole chain of sources, never
     /// answered. Shared, so that every submitter of a failed group hears it.
     Failure(Arc<dyn std::error::Error + Send + Sync>),
-    /// What the store met: 503 `DATABASE_UNAVAILABLE` when the database is away, 500
-    /// `INTERNAL` otherwise. Shared, so that every submitter of a failed group hears it.
+    /// What the store met: 503 `DATABASE_UNAVAILABLE` when the database is away, 503
+    /// `PARTITION_MOVING` when this node no longer owns the partition, 500 `INTERNAL` otherwise.
+    /// Shared, so that every submitter of a failed group hears it.
     Store(Arc<StoreError>),
 }
 
@@ -127,12 +49,12 @@ impl From<Refusal> for AppError {
     fn from(refusal: Refusal) -> AppError {
         let detail = refusal.to_string();
         match refusal {
-            Refusal::SeasonNotActive { .. } => AppError::SeasonNotActive(detail),
-            Refusal::PlayerDisqualified { .. } => AppError::PlayerDisqualified(detail),
-            Refusal::UnknownBoard(_) => AppError::UnknownBoard(detail),
-            Refusal::EventIdConflict(_) => AppError::EventIdConflict(detail),
-            Refusal::EventInvalidated(_) => AppError::EventInvalidated(detail),
-            Refusal::TotalOverflow { .. } => AppError::ValueOutOfRange(detail),
+            Refusal::SeasonNotActive { .. } => AppError::new(Code::SEASON_NOT_ACTIVE, detail),
+            Refusal::PlayerDisqualified { .. } => AppError::new(Code::PLAYER_DISQUALIFIED, detail),
+            Refusal::UnknownBoard(_) => AppError::new(Code::UNKNOWN_BOARD, detail),
+            Refusal::EventIdConflict(_) => AppError::new(Code::EVENT_ID_CONFLICT, detail),
+            Refusal::EventInvalidated(_) => AppError::new(Code::EVENT_INVALIDATED, detail),
+            Refusal::TotalOverflow { .. } => AppError::new(Code::VALUE_OUT_OF_RANGE, detail),
         }
     }
 }
@@ -143,10 +65,10 @@ impl From<SubscribeError> for AppError {
         match refusal {
             SubscribeError::PerToken { .. }
             | SubscribeError::PerBoard { .. }
-            | SubscribeError::PerAddress { .. } => AppError::TooManySubscriptions(detail),
-            SubscribeError::Busy { .. } => AppError::LiveBusy(detail),
-            SubscribeError::Total { .. } => AppError::SubscribersFull(detail),
-            SubscribeError::Stopping => AppError::Unavailable(detail),
+            | SubscribeError::PerAddress { .. } => AppError::new(Code::TOO_MANY_SUBSCRIPTIONS, detail),
+            SubscribeError::Busy { .. } => AppError::new(Code::LIVE_BUSY, detail),
+            SubscribeError::Total { .. } => AppError::new(Code::SUBSCRIBERS_FULL, detail),
+            SubscribeError::Stopping => AppError::new(Code::UNAVAILABLE, detail),
         }
     }
 }
@@ -155,16 +77,16 @@ impl From<ActionRefusal> for AppError {
     fn from(refusal: ActionRefusal) -> AppError {
         let detail = refusal.to_string();
         match refusal {
-            ActionRefusal::ModerationIdConflict(_) => AppError::ModerationIdConflict(detail),
+            ActionRefusal::ModerationIdConflict(_) => AppError::new(Code::MODERATION_ID_CONFLICT, detail),
             ActionRefusal::AlreadyInState { .. } | ActionRefusal::InvalidTransition { .. } => {
-                AppError::InvalidTransition(detail)
+                AppError::new(Code::INVALID_TRANSITION, detail)
             }
-            ActionRefusal::UnknownEvent { .. } => AppError::UnknownEvent(detail),
-            ActionRefusal::UnknownBoard(_) => AppError::UnknownBoard(detail),
-            ActionRefusal::SeasonArchived { .. } => AppError::SeasonArchived(detail),
-            ActionRefusal::NotLate { .. } => AppError::NotLate(detail),
-            ActionRefusal::NameLocked { .. } => AppError::NameLocked(detail),
-            ActionRefusal::TotalOverflow { .. } => AppError::ValueOutOfRange(detail),
+            ActionRefusal::UnknownEvent { .. } => AppError::new(Code::UNKNOWN_EVENT, detail),
+            ActionRefusal::UnknownBoard(_) => AppError::new(Code::UNKNOWN_BOARD, detail),
+            ActionRefusal::SeasonArchived { .. } => AppError::new(Code::SEASON_ARCHIVED, detail),
+            ActionRefusal::NotLate { .. } => AppError::new(Code::NOT_LATE, detail),
+            ActionRefusal::NameLocked { .. } => AppError::new(Code::NAME_LOCKED, detail),
+            ActionRefusal::TotalOverflow { .. } => AppError::new(Code::VALUE_OUT_OF_RANGE, detail),
         }
     }
 }
@@ -180,21 +102,19 @@ impl From<IntakeError> for AppError {
             | IntakeError::TooManyScopes
             | IntakeError::RepeatedScope(_)
             | IntakeError::AchievedAt(_)
-            | IntakeError::InFuture { .. } => AppError::InvalidEvent(detail),
-            IntakeError::Forbidden { .. } => AppError::Forbidden(detail),
-            IntakeError::UnknownBoard(_) => AppError::UnknownBoard(detail),
-            IntakeError::NotServed(_) => AppError::BoardBroken(detail),
-            IntakeError::OutOfRange { .. } => AppError::ValueOutOfRange(detail),
-            IntakeError::Metadata { why, .. } => {
-                AppError::Rule(StatusCode::UNPROCESSABLE_ENTITY, why.code(), detail)
-            }
+            | IntakeError::InFuture { .. } => AppError::new(Code::INVALID_EVENT, detail),
+            IntakeError::Forbidden { .. } => AppError::new(Code::FORBIDDEN, detail),
+            IntakeError::UnknownBoard(_) => AppError::new(Code::UNKNOWN_BOARD, detail),
+            IntakeError::NotServed(_) => AppError::new(Code::BOARD_BROKEN, detail),
+            IntakeError::OutOfRange { .. } => AppError::new(Code::VALUE_OUT_OF_RANGE, detail),
+            IntakeError::Metadata { why, .. } => AppError::new(why.code(), detail),
         }
     }
 }
 
 impl From<BoardBroken> for AppError {
     fn from(broken: BoardBroken) -> AppError {
-        AppError::BoardBroken(broken.to_string())
+        AppError::new(Code::BOARD_BROKEN, broken.to_string())
     }
 }
 
@@ -226,7 +146,9 @@ impl From<LogError> for AppError {
 impl From<SnapshotsError> for AppError {
     fn from(e: SnapshotsError) -> AppError {
         match e {
-            SnapshotsError::InstancesFull { .. } => AppError::SnapshotInstancesFull(e.to_string()),
+            SnapshotsError::InstancesFull { .. } => {
+                AppError::new(Code::SNAPSHOT_INSTANCES_FULL, e.to_string())
+            }
             failed @ SnapshotsError::Publish { .. } => AppError::Failure(Arc::new(failed)),
         }
     }
@@ -248,19 +170,20 @@ impl From<CheckpointError> for AppError {
 impl From<WriterError> for AppError {
     fn from(e: WriterError) -> AppError {
         match e {
-            WriterError::Stopped => AppError::Unavailable(e.to_string()),
+            WriterError::Stopped => AppError::new(Code::UNAVAILABLE, e.to_string()),
             WriterError::Store(e) => AppError::Store(e),
             WriterError::Group(failed) => match &*failed {
                 WriterError::Store(e) => AppError::Store(e.clone()),
-                WriterError::CommitDidNotTake => {
-                    AppError::DatabaseUnavailable(Chain(&WriterError::Group(failed)).to_string())
-                }
+                WriterError::CommitDidNotTake => AppError::new(
+                    Code::DATABASE_UNAVAILABLE,
+                    Chain(&WriterError::Group(failed)).to_string(),
+                ),
                 _ => AppError::Failure(Arc::new(WriterError::Group(failed))),
             },
             WriterError::ActionRefused(refusal) => refusal.into(),
             WriterError::Action(e) => e.into(),
             WriterError::Checkpoint(e) => e.into(),
-            WriterError::CommitDidNotTake => AppError::DatabaseUnavailable(e.to_string()),
+            WriterError::CommitDidNotTake => AppError::new(Code::DATABASE_UNAVAILABLE, e.to_string()),
             failed @ (WriterError::Dropped(_)
             | WriterError::CommitTask(_)
             | WriterError::StoredThoughNotFound(_)) => AppError::Failure(Arc::new(failed)),
@@ -269,154 +192,75 @@ impl From<WriterError> for AppError {
 }
 
 impl From<crate::domain::profiles::ProfileError> for AppError {
-    /// A profile's field is 400; an event's metadata is refused as the event is, 422.
+    /// A profile's field is 400; an event's metadata is refused as the event is, 422 (the
+    /// rule's code says which).
     fn from(e: crate::domain::profiles::ProfileError) -> Self {
-        let status = if e.field() == "metadata" {
-            StatusCode::UNPROCESSABLE_ENTITY
-        } else {
-            StatusCode::BAD_REQUEST
-        };
-        AppError::Rule(status, e.code(), e.to_string())
+        AppError::new(e.code(), e.to_string())
     }
 }
 
 impl AppError {
-    /// The HTTP status and the stable code.
-    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
-        use AppError::*;
+    /// A refusal of `code` in these words. O(1).
+    pub fn new(code: Code, detail: impl Into<String>) -> AppError {
+        AppError::Refused(code, detail.into())
+    }
+
+    /// The code it is answered with. O(1).
+    pub fn code(&self) -> Code {
         match self {
-            Unauthenticated(_) => (StatusCode::UNAUTHORIZED, "UNAUTHENTICATED"),
-            Forbidden(_) => (StatusCode::FORBIDDEN, "FORBIDDEN"),
-            UnknownBoard(_) => (StatusCode::NOT_FOUND, "UNKNOWN_BOARD"),
-            PlayerNotRanked(_) => (StatusCode::NOT_FOUND, "PLAYER_NOT_RANKED"),
-            NotFound(_) => (StatusCode::NOT_FOUND, "NOT_FOUND"),
-            InvalidJson(_) => (StatusCode::BAD_REQUEST, "INVALID_JSON"),
-            InvalidRequest(_) => (StatusCode::BAD_REQUEST, "INVALID_REQUEST"),
-            InvalidCursor(_) => (StatusCode::BAD_REQUEST, "INVALID_CURSOR"),
-            StaleCursor(_) => (StatusCode::GONE, "STALE_CURSOR"),
-            InvalidEvent(_) => (StatusCode::UNPROCESSABLE_ENTITY, "INVALID_EVENT"),
-            InvalidBoard(_) => (StatusCode::UNPROCESSABLE_ENTITY, "INVALID_BOARD"),
-            ValueOutOfRange(_) => (StatusCode::UNPROCESSABLE_ENTITY, "VALUE_OUT_OF_RANGE"),
-            EventIdConflict(_) => (StatusCode::CONFLICT, "EVENT_ID_CONFLICT"),
-            BoardRulesConflict(_) => (StatusCode::CONFLICT, "BOARD_RULES_CONFLICT"),
-            EventInvalidated(_) => (StatusCode::CONFLICT, "EVENT_INVALIDATED"),
-            SeasonNotActive(_) => (StatusCode::CONFLICT, "SEASON_NOT_ACTIVE"),
-            PlayerDisqualified(_) => (StatusCode::CONFLICT, "PLAYER_DISQUALIFIED"),
-            InvalidTransition(_) => (StatusCode::CONFLICT, "INVALID_TRANSITION"),
-            ModerationIdConflict(_) => (StatusCode::CONFLICT, "MODERATION_ID_CONFLICT"),
-            NotLate(_) => (StatusCode::CONFLICT, "NOT_LATE"),
-            NameLocked(_) => (StatusCode::CONFLICT, "NAME_LOCKED"),
-            Rule(status, code, _) => (*status, code),
-            SeasonArchived(_) => (StatusCode::CONFLICT, "SEASON_ARCHIVED"),
-            UnknownEvent(_) => (StatusCode::NOT_FOUND, "UNKNOWN_EVENT"),
-            ResultsNotPublished(_) => (StatusCode::NOT_FOUND, "RESULTS_NOT_PUBLISHED"),
-            SnapshotPartNotFound(_) => (StatusCode::NOT_FOUND, "SNAPSHOT_PART_NOT_FOUND"),
-            PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
-            RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED"),
-            TooManySubscriptions(_) => (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_SUBSCRIPTIONS"),
-            SubscribersFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "SUBSCRIBERS_FULL"),
-            LiveBusy(_) => (StatusCode::SERVICE_UNAVAILABLE, "LIVE_BUSY"),
-            SnapshotInstancesFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "SNAPSHOT_INSTANCES_FULL"),
-            Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
-            DatabaseUnavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
-            BoardBroken(_) => (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN"),
-            PartitionMoving(_) => (StatusCode::SERVICE_UNAVAILABLE, "PARTITION_MOVING"),
-            Internal(_) | Failure(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
-            Contract(problem) => (
-                StatusCode::from_u16(problem.status).unwrap_or(StatusCode::BAD_REQUEST),
-                problem.code,
-            ),
-            Store(e) if e.is_fenced() => (StatusCode::SERVICE_UNAVAILABLE, "PARTITION_MOVING"),
-            Store(e) if e.is_unavailable() => (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE"),
-            Store(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
+            AppError::Refused(code, _) => *code,
+            AppError::Failure(_) => Code::INTERNAL,
+            AppError::Store(e) if e.is_fenced() => Code::PARTITION_MOVING,
+            AppError::Store(e) if e.is_unavailable() => Code::DATABASE_UNAVAILABLE,
+            AppError::Store(_) => Code::INTERNAL,
         }
     }
 
-    /// What went wrong, for the log; a store error shows its whole chain of sources.
+    /// What went wrong, for the log; a failure shows its whole chain of sources.
     fn detail(&self) -> std::borrow::Cow<'_, str> {
-        use AppError::*;
-        std::borrow::Cow::Borrowed(match self {
-            Store(e) => return std::borrow::Cow::Owned(Chain(e.as_ref()).to_string()),
-            Failure(e) => return std::borrow::Cow::Owned(Chain(e.as_ref()).to_string()),
-            Unauthenticated(d)
-            | Forbidden(d)
-            | UnknownBoard(d)
-            | PlayerNotRanked(d)
-            | NotFound(d)
-            | InvalidJson(d)
-            | InvalidRequest(d)
-            | InvalidCursor(d)
-            | StaleCursor(d)
-            | InvalidEvent(d)
-            | EventInvalidated(d)
-            | SeasonNotActive(d)
-            | PlayerDisqualified(d)
-            | InvalidTransition(d)
-            | ModerationIdConflict(d)
-            | NotLate(d)
-            | NameLocked(d)
-            | Rule(_, _, d)
-            | SeasonArchived(d)
-            | UnknownEvent(d)
-            | ResultsNotPublished(d)
-            | SnapshotPartNotFound(d)
-            | InvalidBoard(d)
-            | ValueOutOfRange(d)
-            | EventIdConflict(d)
-            | BoardRulesConflict(d)
-            | PayloadTooLarge(d)
-            | RateLimited(d)
-            | TooManySubscriptions(d)
-            | SubscribersFull(d)
-            | LiveBusy(d)
-            | SnapshotInstancesFull(d)
-            | Unavailable(d)
-            | DatabaseUnavailable(d)
-            | BoardBroken(d)
-            | PartitionMoving(d)
-            | Internal(d) => d,
-            Contract(problem) => &problem.detail,
-        })
+        match self {
+            AppError::Refused(_, detail) => std::borrow::Cow::Borrowed(detail),
+            AppError::Store(e) => std::borrow::Cow::Owned(Chain(e.as_ref()).to_string()),
+            AppError::Failure(e) => std::borrow::Cow::Owned(Chain(e.as_ref()).to_string()),
+        }
     }
 
     /// The `Retry-After` of an answer that a client should retry later, in seconds: the
     /// refusals that pass once load or caps have room again. O(1).
     pub fn retry_after_seconds(&self) -> Option<u32> {
-        match self {
-            AppError::SubscribersFull(_) | AppError::LiveBusy(_) => Some(5),
-            AppError::SnapshotInstancesFull(_) => Some(10),
-            AppError::PartitionMoving(_) => Some(1),
-            AppError::Store(e) if e.is_fenced() => Some(1),
+        match self.code() {
+            Code::SUBSCRIBERS_FULL | Code::LIVE_BUSY => Some(5),
+            Code::SNAPSHOT_INSTANCES_FULL => Some(10),
+            Code::PARTITION_MOVING => Some(1),
             _ => None,
         }
     }
 
     /// The problem document this error is answered with.
     pub fn problem(&self) -> Problem {
-        let (status, code) = self.status_and_code();
+        let code = self.code();
         let detail = match (self, code) {
-            (_, "INTERNAL") => "an internal error occurred; it has been logged".to_string(),
-            (_, "DATABASE_UNAVAILABLE") => "the database is unavailable; retry shortly".to_string(),
-            (AppError::Store(_), "PARTITION_MOVING") => {
+            (_, Code::INTERNAL) => "an internal error occurred; it has been logged".to_string(),
+            (_, Code::DATABASE_UNAVAILABLE) => "the database is unavailable; retry shortly".to_string(),
+            (AppError::Store(_), Code::PARTITION_MOVING) => {
                 "the game's partition is moving to another node; retry shortly".to_string()
             }
             (other, _) => other.detail().into_owned(),
         };
-        Problem::new(status.as_u16(), code, detail)
+        Problem::new(code, detail)
     }
 }
 
 impl fmt::Display for AppError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (_, code) = self.status_and_code();
-        write!(f, "{code}: {}", self.detail())
+        write!(f, "{}: {}", self.code().name, self.detail())
     }
 }
 
 impl std::error::Error for AppError {}
 
 /// The problem document of every refusal, printed by the core for every tier alike.
-pub use standings_core::contract::Problem;
+pub use standings_core::contract::{Code, Problem};
 
 /// The problem document `error` is answered with: for a report in the API's words, as
 /// `standings import` gives of what it refused.
@@ -428,23 +272,18 @@ pub fn problem_of(error: impl Into<AppError>) -> Problem {
 /// words, the ones every tier answers with.
 impl From<Problem> for AppError {
     fn from(problem: Problem) -> AppError {
-        AppError::Contract(problem)
+        AppError::Refused(problem.code(), problem.detail)
     }
 }
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        match &self {
-            AppError::Internal(context) => tracing::error!("internal error: {context}"),
+        match (&self, self.code()) {
             // The database's own error stays in the log; the answer names only the code.
-            AppError::DatabaseUnavailable(context) => {
-                tracing::error!("the database is unavailable: {context}")
+            (_, Code::DATABASE_UNAVAILABLE) => {
+                tracing::error!("the database is unavailable: {}", self.detail())
             }
-            AppError::Store(e) if e.is_unavailable() => {
-                tracing::error!("the database is unavailable: {}", Chain(e.as_ref()))
-            }
-            AppError::Store(e) => tracing::error!("internal error: {}", Chain(e.as_ref())),
-            AppError::Failure(e) => tracing::error!("internal error: {}", Chain(e.as_ref())),
+            (_, Code::INTERNAL) => tracing::error!("internal error: {}", self.detail()),
             _ => {}
         }
         let problem = self.problem();
@@ -477,13 +316,20 @@ pub type AppResult<T> = Result<T, AppError>;
 mod tests {
     use super::*;
 
+    /// The status and the name an error is answered with, to compare with the literals the
+    /// docs promise.
+    fn status_and_code(error: &AppError) -> (StatusCode, &'static str) {
+        let code = error.code();
+        (StatusCode::from_u16(code.status).unwrap(), code.name)
+    }
+
     /// A store error is answered with today's status, code and detail (the database's absence
     /// 503, anything else 500, neither with internals), while the log sees its whole chain.
     #[test]
     fn a_store_error_keeps_its_code_and_shows_its_source_in_the_log() {
         let away: AppError = StoreError::unavailable_for_tests("cannot append events").into();
         assert_eq!(
-            away.status_and_code(),
+            status_and_code(&away),
             (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE")
         );
         assert_eq!(
@@ -499,7 +345,7 @@ mod tests {
         let failed: AppError =
             StoreError::Corrupt("the board g/m/s/x has an unknown score mode".into()).into();
         assert_eq!(
-            failed.status_and_code(),
+            status_and_code(&failed),
             (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL")
         );
         assert_eq!(
@@ -553,7 +399,7 @@ mod tests {
         ] {
             let detail = refusal.to_string();
             let error = AppError::from(refusal);
-            assert_eq!(error.status_and_code(), (status, code));
+            assert_eq!(status_and_code(&error), (status, code));
             assert_eq!(error.problem().detail, detail);
         }
     }
@@ -561,12 +407,12 @@ mod tests {
     /// The refusals that pass once there is room again say when to retry; others do not.
     #[test]
     fn busy_refusals_carry_retry_after() {
-        let busy = AppError::LiveBusy("busy".into()).into_response();
+        let busy = AppError::new(Code::LIVE_BUSY, "busy").into_response();
         assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(busy.headers()[header::RETRY_AFTER], "5");
-        let full = AppError::SnapshotInstancesFull("full".into()).into_response();
+        let full = AppError::new(Code::SNAPSHOT_INSTANCES_FULL, "full").into_response();
         assert_eq!(full.headers()[header::RETRY_AFTER], "10");
-        let bad = AppError::InvalidRequest("bad".into()).into_response();
+        let bad = AppError::new(Code::INVALID_REQUEST, "bad").into_response();
         assert!(bad.headers().get(header::RETRY_AFTER).is_none());
     }
 
@@ -580,7 +426,7 @@ mod tests {
         }
         .into();
         assert_eq!(
-            refused.status_and_code(),
+            status_and_code(&refused),
             (StatusCode::CONFLICT, "SEASON_NOT_ACTIVE")
         );
         assert_eq!(
@@ -674,7 +520,7 @@ mod tests {
             let through_writer = AppError::from(WriterError::ActionRefused(refusal.clone()));
             let through_log = AppError::from(WriterError::Action(LogError::ActionRefused(refusal.clone())));
             for error in [AppError::from(refusal), through_writer, through_log] {
-                assert_eq!(error.status_and_code(), (status, code));
+                assert_eq!(status_and_code(&error), (status, code));
                 assert_eq!(error.problem().detail, detail);
             }
         }
@@ -751,7 +597,7 @@ mod tests {
             ),
         ] {
             let error = AppError::from(refusal);
-            assert_eq!(error.status_and_code(), (status, code));
+            assert_eq!(status_and_code(&error), (status, code));
             assert_eq!(error.problem().detail, detail);
         }
     }
@@ -764,7 +610,7 @@ mod tests {
     fn a_writer_error_keeps_its_status_and_its_chain() {
         let stopped = AppError::from(WriterError::Stopped);
         assert_eq!(
-            stopped.status_and_code(),
+            status_and_code(&stopped),
             (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE")
         );
         assert_eq!(
@@ -779,7 +625,7 @@ mod tests {
         for shared in [away, not_taken] {
             let error = AppError::from(WriterError::Group(shared));
             assert_eq!(
-                error.status_and_code(),
+                status_and_code(&error),
                 (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE")
             );
             assert_eq!(
@@ -794,7 +640,7 @@ mod tests {
 
         let bug = AppError::from(WriterError::Group(Arc::new(WriterError::StoredThoughNotFound(3))));
         assert_eq!(
-            bug.status_and_code(),
+            status_and_code(&bug),
             (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL")
         );
         assert_eq!(
@@ -807,7 +653,7 @@ mod tests {
         );
         let dropped = AppError::from(WriterError::Dropped("a submission"));
         assert_eq!(
-            dropped.status_and_code(),
+            status_and_code(&dropped),
             (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL")
         );
         assert_eq!(dropped.to_string(), "INTERNAL: the writer dropped a submission");
@@ -818,7 +664,7 @@ mod tests {
     fn a_log_error_keeps_its_code_or_logs_its_source() {
         let unknown = AppError::from(LogError::from(Refusal::UnknownBoard(*board("x"))));
         assert_eq!(
-            unknown.status_and_code(),
+            status_and_code(&unknown),
             (StatusCode::NOT_FOUND, "UNKNOWN_BOARD")
         );
         assert_eq!(unknown.problem().detail, "no board g/m/s/x");
@@ -827,7 +673,7 @@ mod tests {
             seq: 9,
         }));
         assert_eq!(
-            broken.status_and_code(),
+            status_and_code(&broken),
             (StatusCode::SERVICE_UNAVAILABLE, "BOARD_BROKEN")
         );
         let failed = AppError::from(LogError::Recompute {
@@ -837,7 +683,7 @@ mod tests {
             source: standings_core::ApplyError::ValueOverflow,
         });
         assert_eq!(
-            failed.status_and_code(),
+            status_and_code(&failed),
             (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL")
         );
         assert_eq!(
@@ -846,7 +692,7 @@ mod tests {
         );
         let away = AppError::from(LogError::Store(StoreError::unavailable_for_tests("cannot read")));
         assert_eq!(
-            away.status_and_code(),
+            status_and_code(&away),
             (StatusCode::SERVICE_UNAVAILABLE, "DATABASE_UNAVAILABLE")
         );
     }
@@ -863,7 +709,7 @@ mod tests {
         let detail = full.to_string();
         let error = AppError::from(full);
         assert_eq!(
-            error.status_and_code(),
+            status_and_code(&error),
             (StatusCode::SERVICE_UNAVAILABLE, "SNAPSHOT_INSTANCES_FULL")
         );
         assert_eq!(

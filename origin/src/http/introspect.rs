@@ -11,7 +11,7 @@ use axum::routing::post;
 use serde::Deserialize;
 
 use super::{JsonBody, Shared, json};
-use crate::http::error::{AppError, AppResult};
+use crate::http::error::{AppError, AppResult, Code};
 
 pub(super) fn router() -> Router<Shared> {
     Router::new().route("/v1/auth/introspect", post(introspect))
@@ -36,13 +36,15 @@ async fn introspect(
     let caller = state.auth.introspector(&headers)?;
     // serde's messages name the field, never a string's content, so no token reaches an answer.
     let body: IntrospectBody = serde_json::from_value(body).map_err(|e| {
-        AppError::InvalidRequest(format!(
-            "bad introspection request: {e}; send {{\"token\": \"<bearer token>\"}}"
-        ))
+        AppError::new(
+            Code::INVALID_REQUEST,
+            format!("bad introspection request: {e}; send {{\"token\": \"<bearer token>\"}}"),
+        )
     })?;
     if body.token.trim().is_empty() {
-        return Err(AppError::InvalidRequest(
-            "token is empty; send the bearer token to ask about".into(),
+        return Err(AppError::new(
+            Code::INVALID_REQUEST,
+            "token is empty; send the bearer token to ask about",
         ));
     }
     // The clock JWTs are checked against when they authenticate, so an answer agrees with what

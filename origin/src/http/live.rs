@@ -24,7 +24,7 @@ use standings_core::{Position, View};
 use super::read::{BoardPath, board_parts};
 use super::serve::{PeerAddr, Streaming};
 use super::{ReadQuery, Shared, board_of};
-use crate::http::error::{AppError, AppResult};
+use crate::http::error::{AppError, AppResult, Code};
 use crate::live::{Kind, Outgoing, Subscription, Watch};
 
 /// The header `EventSource` sends its last `id:` in when it reconnects.
@@ -99,10 +99,13 @@ async fn subscribe(
 /// The `view` parameter, required.
 fn view_of(params: &ReadQuery<'_>) -> AppResult<View> {
     let raw = params.get("view").ok_or_else(|| {
-        AppError::InvalidRequest("view is required: top:N, around:PLAYER:R or player:PLAYER".into())
+        AppError::new(
+            Code::INVALID_REQUEST,
+            "view is required: top:N, around:PLAYER:R or player:PLAYER",
+        )
     })?;
     raw.parse()
-        .map_err(|e| AppError::InvalidRequest(format!("view={raw:?} is not valid: {e}")))
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, format!("view={raw:?} is not valid: {e}")))
 }
 
 /// Where the client holds its view: `since_version`, or when the query has none, the
@@ -111,10 +114,12 @@ fn view_of(params: &ReadQuery<'_>) -> AppResult<View> {
 /// `standings_core::Position`). An empty `Last-Event-ID` is none, as an empty `id:` resets it.
 fn since_of(params: &ReadQuery<'_>, headers: &HeaderMap) -> AppResult<Option<Position>> {
     if let Some(raw) = params.get("since_version") {
-        return raw
-            .parse()
-            .map(Some)
-            .map_err(|e| AppError::InvalidRequest(format!("since_version={raw:?} is not valid; {e}")));
+        return raw.parse().map(Some).map_err(|e| {
+            AppError::new(
+                Code::INVALID_REQUEST,
+                format!("since_version={raw:?} is not valid; {e}"),
+            )
+        });
     }
     let Some(value) = headers.get(LAST_EVENT_ID) else {
         return Ok(None);
@@ -123,9 +128,12 @@ fn since_of(params: &ReadQuery<'_>, headers: &HeaderMap) -> AppResult<Option<Pos
     if text.is_empty() {
         return Ok(None);
     }
-    text.parse()
-        .map(Some)
-        .map_err(|e| AppError::InvalidRequest(format!("the Last-Event-ID header {text:?} is not valid; {e}")))
+    text.parse().map(Some).map_err(|e| {
+        AppError::new(
+            Code::INVALID_REQUEST,
+            format!("the Last-Event-ID header {text:?} is not valid; {e}"),
+        )
+    })
 }
 
 /// A subscription request carries no body: the stream is the whole exchange, and a body (or
@@ -136,8 +144,9 @@ fn no_body(headers: &HeaderMap) -> AppResult<()> {
             .get(header::CONTENT_LENGTH)
             .is_some_and(|length| length.as_bytes() != b"0");
     if has_body {
-        return Err(AppError::InvalidRequest(
-            "a subscription request has no body; send the view and the version held in the query".into(),
+        return Err(AppError::new(
+            Code::INVALID_REQUEST,
+            "a subscription request has no body; send the view and the version held in the query",
         ));
     }
     Ok(())
@@ -154,17 +163,18 @@ fn websocket_of(
         .get(header::UPGRADE)
         .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"websocket"));
     if asks && !valid_websocket_key(headers.get(header::SEC_WEBSOCKET_KEY)) {
-        return Err(AppError::InvalidRequest(
-            "the WebSocket upgrade cannot be made: Sec-WebSocket-Key must be 16 random bytes in base64 (RFC 6455, 4.1)".into(),
+        return Err(AppError::new(
+            Code::INVALID_REQUEST,
+            "the WebSocket upgrade cannot be made: Sec-WebSocket-Key must be 16 random bytes in base64 (RFC 6455, 4.1)",
         ));
     }
     match upgrade {
         Ok(upgrade) => Ok(Some(upgrade)),
         Err(_) if !asks => Ok(None),
-        Err(rejection) => Err(AppError::InvalidRequest(format!(
-            "the WebSocket upgrade cannot be made: {}",
-            rejection.body_text()
-        ))),
+        Err(rejection) => Err(AppError::new(
+            Code::INVALID_REQUEST,
+            format!("the WebSocket upgrade cannot be made: {}", rejection.body_text()),
+        )),
     }
 }
 

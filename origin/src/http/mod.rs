@@ -6,6 +6,7 @@
 //! request changes nothing but balance: state is shared through `Arc`s and locks, never thread
 //! locals.
 
+pub mod api;
 pub mod auth;
 pub mod error;
 mod introspect;
@@ -40,7 +41,7 @@ use crate::boards::{BoardSlot, Registry, Resolved};
 use crate::clock::Clock;
 use crate::domain::periods::PeriodKind;
 use crate::http::auth::Auth;
-use crate::http::error::{AppError, ErrorCode, Problem};
+use crate::http::error::{AppError, Code, ErrorCode};
 use crate::log::Domain;
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -123,18 +124,17 @@ pub(crate) fn router(state: Shared) -> Router {
         .merge(introspect::router())
         .merge(snapshots::router())
         .merge(viewer::router())
-        .fallback(|| async { AppError::NotFound("no such route".into()) })
+        .fallback(|| async { AppError::new(Code::NOT_FOUND, "no such route") })
         // axum answers an empty 405 by default; ours is a problem document like every refusal
         // (axum still adds the `Allow` header).
         .method_not_allowed_fallback(|method: axum::http::Method, uri: axum::http::Uri| async move {
-            AppError::Contract(Problem::new(
-                405,
-                "METHOD_NOT_ALLOWED",
+            AppError::new(
+                Code::METHOD_NOT_ALLOWED,
                 format!(
                     "{method} is not allowed on {}; the Allow header lists the methods that are",
                     uri.path()
                 ),
-            ))
+            )
         })
         .with_state(state)
 }
@@ -236,9 +236,10 @@ pub(crate) fn unique_query(
     let mut params = std::collections::HashMap::new();
     for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
         if params.insert(name.to_string(), value.into_owned()).is_some() {
-            return Err(AppError::InvalidRequest(format!(
-                "the query parameter {name:?} is given more than once; give it once"
-            )));
+            return Err(AppError::new(
+                Code::INVALID_REQUEST,
+                format!("the query parameter {name:?} is given more than once; give it once"),
+            ));
         }
     }
     Ok(params)
@@ -254,9 +255,12 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         Bytes::from_request(req, state).await.map(RawBody).map_err(|e| {
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                AppError::PayloadTooLarge(format!("the body is larger than {MAX_BODY_BYTES} bytes"))
+                AppError::new(
+                    Code::PAYLOAD_TOO_LARGE,
+                    format!("the body is larger than {MAX_BODY_BYTES} bytes"),
+                )
             } else {
-                AppError::InvalidJson(format!("the body cannot be read: {e}"))
+                AppError::new(Code::INVALID_JSON, format!("the body cannot be read: {e}"))
             }
         })
     }
@@ -266,14 +270,14 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
 /// key (the answer names the key and where it is). Every `Value` read from a request comes from
 /// here; see `crate::json_value`.
 pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, AppError> {
-    crate::json_value::read_value(bytes).map_err(|e| AppError::InvalidJson(e.to_string()))
+    crate::json_value::read_value(bytes).map_err(|e| AppError::new(Code::INVALID_JSON, e.to_string()))
 }
 
 /// A JSON answer with a status.
 pub(crate) fn json<T: Serialize>(status: StatusCode, body: &T) -> Response {
     match serde_json::to_vec(body) {
         Ok(bytes) => json_bytes(status, Bytes::from(bytes)),
-        Err(e) => AppError::Internal(format!("cannot serialize an answer: {e}")).into_response(),
+        Err(e) => AppError::new(Code::INTERNAL, format!("cannot serialize an answer: {e}")).into_response(),
     }
 }
 
@@ -310,15 +314,25 @@ pub(crate) async fn resolve(
     [game, mode, season, scope]: [&str; 4],
     params: &ReadQuery<'_>,
 ) -> Result<Resolved, AppError> {
-    let id = BoardId::new(game, mode, season, scope)
-        .map_err(|e| AppError::UnknownBoard(format!("no board {game}/{mode}/{season}/{scope}: {e}")))?;
+    let id = BoardId::new(game, mode, season, scope).map_err(|e| {
+        AppError::new(
+            Code::UNKNOWN_BOARD,
+            format!("no board {game}/{mode}/{season}/{scope}: {e}"),
+        )
+    })?;
     let entry = state.registry.entry(&id).ok_or_else(|| {
-        AppError::UnknownBoard(format!("no board {id}; define it with PUT /v1/boards/{id}"))
+        AppError::new(
+            Code::UNKNOWN_BOARD,
+            format!("no board {id}; define it with PUT /v1/boards/{id}"),
+        )
     })?;
     if entry.is_archived() {
-        return Err(AppError::UnknownBoard(format!(
-            "board {id} belongs to an archived season; its results stay readable at /v1/leaderboards/{game}/{mode}/{season}/results"
-        )));
+        return Err(AppError::new(
+            Code::UNKNOWN_BOARD,
+            format!(
+                "board {id} belongs to an archived season; its results stay readable at /v1/leaderboards/{game}/{mode}/{season}/results"
+            ),
+        ));
     }
     entry.check_not_broken()?;
     let kind = match params.get("period") {
@@ -326,20 +340,25 @@ pub(crate) async fn resolve(
         Some(name) => PeriodKind::parse(&name)
             .filter(|k| entry.keeps(*k))
             .ok_or_else(|| {
-                AppError::InvalidRequest(format!(
-                    "period={name:?} is not kept by board {id}; it keeps {}",
-                    entry.def.periods.join(", ")
-                ))
+                AppError::new(
+                    Code::INVALID_REQUEST,
+                    format!(
+                        "period={name:?} is not kept by board {id}; it keeps {}",
+                        entry.def.periods.join(", ")
+                    ),
+                )
             })?,
     };
     let at = match params.get("at") {
         None => state.clock.now_ms(),
-        Some(raw) => crate::clock::parse_rfc3339(&raw).map_err(AppError::InvalidRequest)?,
+        Some(raw) => {
+            crate::clock::parse_rfc3339(&raw).map_err(|e| AppError::new(Code::INVALID_REQUEST, e))?
+        }
     };
     let period = entry
         .calendar
         .period_of(kind, at)
-        .map_err(AppError::InvalidRequest)?;
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, e))?;
     if let Some(slot) = entry.instance(&period.key) {
         return Ok(Resolved::Held(slot));
     }

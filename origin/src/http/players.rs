@@ -20,8 +20,8 @@ use super::time_and_trust::check_part;
 use super::{JsonBody, RawBody, Shared, json, parse_json};
 use crate::config::Role;
 use crate::domain::profile_book::{Held, Patch, ProfilePatch};
-use crate::domain::profiles::{Country, DisplayName};
-use crate::http::error::{AppError, AppResult};
+use crate::domain::profiles::{Country, DisplayName, rule};
+use crate::http::error::{AppError, AppResult, Code};
 use crate::log::Action;
 use crate::writer::ActionRequest;
 
@@ -65,7 +65,7 @@ impl<'a> ProfileView<'a> {
 
 fn check_path(game: &str, player_id: &str) -> AppResult<()> {
     check_part("game", game)?;
-    check_id("player_id", player_id).map_err(|e| AppError::InvalidRequest(e.to_string()))
+    check_id("player_id", player_id).map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))
 }
 
 /// `GET .../profile`: the player's profile as the log holds it (an empty one when never set).
@@ -93,12 +93,11 @@ fn field(body: &serde_json::Map<String, Value>, name: &str) -> AppResult<Patch<S
         None => Ok(Patch::Keep),
         Some(Value::Null) => Ok(Patch::Clear),
         Some(Value::String(text)) => Ok(Patch::Set(text.clone())),
-        Some(other) => Err(AppError::Rule(
-            StatusCode::BAD_REQUEST,
+        Some(other) => Err(AppError::new(
             if name == "country" {
-                "COUNTRY_NOT_ISO_3166"
+                rule::COUNTRY_NOT_ISO_3166
             } else {
-                "DISPLAY_NAME_NOT_TEXT"
+                rule::DISPLAY_NAME_NOT_TEXT
             },
             format!("{name} must be a string or null, not {other}"),
         )),
@@ -116,17 +115,19 @@ async fn set_profile(
     check_path(&game, &player_id)?;
     let principal = state.auth.writer(&headers, Some(&game))?;
     let Value::Object(body) = &raw else {
-        return Err(AppError::InvalidRequest(
-            "the body must be an object: {\"display_name\", \"country\", \"anonymous\"}".into(),
+        return Err(AppError::new(
+            Code::INVALID_REQUEST,
+            "the body must be an object: {\"display_name\", \"country\", \"anonymous\"}",
         ));
     };
     if let Some(unknown) = body
         .keys()
         .find(|k| !matches!(k.as_str(), "display_name" | "country" | "anonymous"))
     {
-        return Err(AppError::InvalidRequest(format!(
-            "unknown field {unknown:?}: a profile has display_name, country and anonymous"
-        )));
+        return Err(AppError::new(
+            Code::INVALID_REQUEST,
+            format!("unknown field {unknown:?}: a profile has display_name, country and anonymous"),
+        ));
     }
     let display_name = match field(body, "display_name")? {
         Patch::Set(name) => Patch::Set(DisplayName::parse(&name)?.as_str().to_owned()),
@@ -140,9 +141,8 @@ async fn set_profile(
         None => None,
         Some(Value::Bool(flag)) => Some(*flag),
         Some(other) => {
-            return Err(AppError::Rule(
-                StatusCode::BAD_REQUEST,
-                "ANONYMOUS_NOT_BOOLEAN",
+            return Err(AppError::new(
+                rule::ANONYMOUS_NOT_BOOLEAN,
                 format!("anonymous must be true or false, not {other}"),
             ));
         }
@@ -209,14 +209,16 @@ async fn erase(
             (Some(Value::String(reason)), 1) => reason.clone(),
             (None, 0) => String::new(),
             _ => {
-                return Err(AppError::InvalidRequest(
-                    "the body is optional and may only give {\"reason\": \"...\"}".into(),
+                return Err(AppError::new(
+                    Code::INVALID_REQUEST,
+                    "the body is optional and may only give {\"reason\": \"...\"}",
                 ));
             }
         },
         Some(_) => {
-            return Err(AppError::InvalidRequest(
-                "the body is optional and may only give {\"reason\": \"...\"}".into(),
+            return Err(AppError::new(
+                Code::INVALID_REQUEST,
+                "the body is optional and may only give {\"reason\": \"...\"}",
             ));
         }
     };

@@ -20,7 +20,7 @@ use standings_core::json::{write_friends_answer, write_nearby_answer, write_rank
 
 use super::write::BoardView;
 use super::{JsonBody, PeriodView, QueryTimer, ReadQuery, Shared, board_of, json, json_bytes};
-use crate::http::error::{AppError, AppResult};
+use crate::http::error::{AppError, AppResult, Code};
 
 /// The four board parts of a `/v1/leaderboards/{game}/{mode}/{season}/{scope}/...` path.
 pub(super) type BoardPath = (String, String, String, String);
@@ -38,8 +38,9 @@ fn player_path(params: &RawPathParams) -> AppResult<([&str; 4], &str)> {
         [Some(game), Some(mode), Some(season), Some(scope), Some(player)] => {
             Ok(([game, mode, season, scope], player))
         }
-        _ => Err(AppError::Internal(
-            "a player route lost its path parameters".into(),
+        _ => Err(AppError::new(
+            Code::INTERNAL,
+            "a player route lost its path parameters",
         )),
     }
 }
@@ -104,7 +105,10 @@ fn read_answer(bytes: Bytes, board_version: u64) -> Response {
 }
 
 fn stale(e: QueryError) -> AppError {
-    AppError::StaleCursor(format!("{e}; start again from the first page"))
+    AppError::new(
+        Code::STALE_CURSOR,
+        format!("{e}; start again from the first page"),
+    )
 }
 
 /// The top answer on the wire: the contract the core's `write_top_answer` is pinned to.
@@ -169,7 +173,10 @@ async fn rank(State(state): State<Shared>, path: RawPathParams, request: Request
     query::player_id(player_id)?;
     let board = slot.read();
     let mut found = board.player_rank(player_id).ok_or_else(|| {
-        AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
+        AppError::new(
+            Code::PLAYER_NOT_RANKED,
+            format!("player {player_id:?} has no score on board {}", slot.id),
+        )
     })?;
     found.entry.info = found.entry.info.for_audience(audience);
     let mut out = Vec::with_capacity(384);
@@ -192,7 +199,10 @@ async fn nearby(State(state): State<Shared>, path: RawPathParams, request: Reque
     let radius = params.radius()?;
     let board = slot.read();
     let mut window = board.nearby(player_id, radius).ok_or_else(|| {
-        AppError::PlayerNotRanked(format!("player {player_id:?} has no score on board {}", slot.id))
+        AppError::new(
+            Code::PLAYER_NOT_RANKED,
+            format!("player {player_id:?} has no score on board {}", slot.id),
+        )
     })?;
     for_audience(&mut window, audience);
     let mut out = Vec::with_capacity(256 + 112 * window.len());
@@ -303,8 +313,12 @@ async fn rank_players(
     let audience = state.auth.reader(&headers, &path.0)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
     let slot = board_of(&state, board_parts(&path), &ReadQuery(uri.query())).await?;
-    let body: RankPlayersBody = serde_json::from_value(body)
-        .map_err(|e| AppError::InvalidRequest(format!("the body must be {{\"player_ids\": [...]}}: {e}")))?;
+    let body: RankPlayersBody = serde_json::from_value(body).map_err(|e| {
+        AppError::new(
+            Code::INVALID_REQUEST,
+            format!("the body must be {{\"player_ids\": [...]}}: {e}"),
+        )
+    })?;
     query::rank_players(&body.player_ids)?;
     Ok(rank_among(&slot, &body.player_ids, audience))
 }

@@ -14,7 +14,7 @@ use standings_core::ChunkHash;
 
 use super::read::{BoardPath, board_parts};
 use super::{ReadQuery, Shared, json, resolve};
-use crate::http::error::{AppError, AppResult};
+use crate::http::error::{AppError, AppResult, Code};
 use crate::snapshots::{Head, PartKind};
 
 /// Parts never change (their name is their hash), so any cache may keep them for a year.
@@ -52,7 +52,7 @@ async fn head(
     response.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_str(&format!("public, max-age={max_age}"))
-            .map_err(|e| AppError::Internal(format!("a Cache-Control value: {e}")))?,
+            .map_err(|e| AppError::new(Code::INTERNAL, format!("a Cache-Control value: {e}")))?,
     );
     Ok(response)
 }
@@ -108,39 +108,48 @@ async fn chunks(State(state): State<Shared>, uri: Uri, headers: HeaderMap) -> Ap
     let mut named = None;
     for (key, value) in form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes()) {
         if key != "hashes" {
-            return Err(AppError::InvalidRequest(format!(
-                "unknown query parameter {key:?}; this endpoint takes only hashes=H1,H2,... (or GET /v1/snapshots/chunks/{{hash}} for one)"
-            )));
+            return Err(AppError::new(
+                Code::INVALID_REQUEST,
+                format!(
+                    "unknown query parameter {key:?}; this endpoint takes only hashes=H1,H2,... (or GET /v1/snapshots/chunks/{{hash}} for one)"
+                ),
+            ));
         }
         if named.replace(value).is_some() {
-            return Err(AppError::InvalidRequest(
-                "hashes is given more than once; name every chunk in one comma-separated hashes".into(),
+            return Err(AppError::new(
+                Code::INVALID_REQUEST,
+                "hashes is given more than once; name every chunk in one comma-separated hashes",
             ));
         }
     }
     let named = named.ok_or_else(|| {
-        AppError::InvalidRequest(
-            "hashes=H1,H2,... is required: the chunks to send, each as a manifest names it".into(),
+        AppError::new(
+            Code::INVALID_REQUEST,
+            "hashes=H1,H2,... is required: the chunks to send, each as a manifest names it",
         )
     })?;
     let raws: Vec<&str> = named.split(',').collect();
     if raws.len() > MAX_BUNDLE_CHUNKS {
-        return Err(AppError::InvalidRequest(format!(
-            "hashes names {} chunks; at most {MAX_BUNDLE_CHUNKS} per request",
-            raws.len()
-        )));
+        return Err(AppError::new(
+            Code::INVALID_REQUEST,
+            format!(
+                "hashes names {} chunks; at most {MAX_BUNDLE_CHUNKS} per request",
+                raws.len()
+            ),
+        ));
     }
     let mut found = Vec::with_capacity(raws.len());
     let mut asked = std::collections::HashSet::with_capacity(raws.len());
     for raw in &raws {
         let hash = parse_hash(raw)?;
         if !asked.insert(hash) {
-            return Err(AppError::InvalidRequest(format!(
-                "hashes names chunk {raw} more than once; name each chunk once"
-            )));
+            return Err(AppError::new(
+                Code::INVALID_REQUEST,
+                format!("hashes names chunk {raw} more than once; name each chunk once"),
+            ));
         }
         let part = state.snapshots.part(&hash, PartKind::Chunk).ok_or_else(|| {
-            AppError::SnapshotPartNotFound(format!(
+            AppError::new(Code::SNAPSHOT_PART_NOT_FOUND, format!(
                 "no snapshot chunk {raw}: it was never published, or no head has named it for longer than the retention; ask the board's head again"
             ))
         })?;
@@ -150,7 +159,7 @@ async fn chunks(State(state): State<Shared>, uri: Uri, headers: HeaderMap) -> Ap
     let mut body = Vec::with_capacity(found.iter().map(|b| b.len() + 4).sum());
     for bytes in &found {
         let length = u32::try_from(bytes.len())
-            .map_err(|_| AppError::Internal("a snapshot chunk of 4 GiB or more".into()))?;
+            .map_err(|_| AppError::new(Code::INTERNAL, "a snapshot chunk of 4 GiB or more"))?;
         body.extend_from_slice(&length.to_be_bytes());
         body.extend_from_slice(bytes);
     }
@@ -179,13 +188,13 @@ fn part(state: &Shared, raw: &str, kind: PartKind, headers: &HeaderMap) -> AppRe
         PartKind::Chunk => "chunk",
     };
     let found = state.snapshots.part(&hash, kind).ok_or_else(|| {
-        AppError::SnapshotPartNotFound(format!(
+        AppError::new(Code::SNAPSHOT_PART_NOT_FOUND, format!(
             "no snapshot {what} {raw}: it was never published, or no head has named it for longer than the retention; ask the board's head again"
         ))
     })?;
     reader.check(found.games.iter().map(|g| &**g), "this snapshot part")?;
     let etag = HeaderValue::from_str(&format!("\"{raw}\""))
-        .map_err(|e| AppError::Internal(format!("an ETag value: {e}")))?;
+        .map_err(|e| AppError::new(Code::INTERNAL, format!("an ETag value: {e}")))?;
     let cached = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -212,9 +221,12 @@ fn part(state: &Shared, raw: &str, kind: PartKind, headers: &HeaderMap) -> AppRe
 /// A hash as the head names it: 64 lowercase hex digits. 400 with what is wrong otherwise.
 fn parse_hash(raw: &str) -> AppResult<ChunkHash> {
     let bad = |why: String| {
-        AppError::InvalidRequest(format!(
-            "{why}; a snapshot part is named by its SHA-256 as 64 lowercase hex digits, as a head's manifest field and a manifest's chunks name it"
-        ))
+        AppError::new(
+            Code::INVALID_REQUEST,
+            format!(
+                "{why}; a snapshot part is named by its SHA-256 as 64 lowercase hex digits, as a head's manifest field and a manifest's chunks name it"
+            ),
+        )
     };
     if !raw.is_ascii() {
         return Err(bad("the hash is not ASCII".into()));
@@ -259,7 +271,8 @@ async fn friends(
 ) -> AppResult<Response> {
     state.auth.friends_reader(&headers, &game, &player_id)?;
     super::time_and_trust::check_part("game", &game)?;
-    standings_core::check_id("player_id", &player_id).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+    standings_core::check_id("player_id", &player_id)
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))?;
     let friends = state.store.friends(&game, &player_id).await?;
     Ok(json(
         StatusCode::OK,
@@ -291,7 +304,7 @@ mod tests {
         let digest = ChunkHash::of(b"part");
         assert_eq!(parse_hash(&digest.to_string()).unwrap(), digest);
         let detail = |raw: &str| match parse_hash(raw) {
-            Err(AppError::InvalidRequest(detail)) => detail,
+            Err(AppError::Refused(Code::INVALID_REQUEST, detail)) => detail,
             other => panic!("{raw}: {other:?}"),
         };
         assert!(detail("abc").starts_with("the hash has 3 characters"));

@@ -15,7 +15,7 @@ use super::{JsonBody, Shared, UniqueQuery, json};
 use crate::clock::format_rfc3339;
 use crate::domain::seasons::SeasonState;
 use crate::domain::{ActionResult, Change, Correction, EventStatus, RankedEntry};
-use crate::http::error::{AppError, AppResult};
+use crate::http::error::{AppError, AppResult, Code};
 use crate::log::Action;
 use crate::writer::ActionRequest;
 
@@ -36,7 +36,7 @@ pub(super) fn router() -> Router<Shared> {
 pub(super) fn check_part(what: &'static str, value: &str) -> AppResult<()> {
     BoardId::new(value, "m", "s", "x")
         .map(|_| ())
-        .map_err(|e| AppError::InvalidRequest(e.to_string().replace("game", what)))
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string().replace("game", what)))
 }
 
 async fn season_state(
@@ -72,8 +72,9 @@ async fn set_season_state(
         .and_then(|body| SeasonStateBody::deserialize(body).ok())
         .and_then(|body| SeasonState::parse(&body.state))
         .ok_or_else(|| {
-            AppError::InvalidRequest(
-                "the body must be {\"state\": \"open|active|frozen|finalized|published|archived\"}".into(),
+            AppError::new(
+                Code::INVALID_REQUEST,
+                "the body must be {\"state\": \"open|active|frozen|finalized|published|archived\"}",
             )
         })?;
     let from = state.domain.seasons.get(&game, &season).state;
@@ -139,27 +140,32 @@ async fn moderate(
     // The role is checked before the body is read, the game once it is known.
     state.auth.moderator(&headers, None)?;
     let body: ModerationBody = serde_json::from_value(raw.clone())
-        .map_err(|e| AppError::InvalidRequest(format!("bad moderation action: {e}")))?;
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, format!("bad moderation action: {e}")))?;
     let principal = state.auth.moderator(&headers, Some(&body.game))?;
-    check_id("moderation_id", &body.moderation_id).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+    check_id("moderation_id", &body.moderation_id)
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))?;
     if body.reason.trim().is_empty() {
-        return Err(AppError::InvalidRequest(
-            "reason is required and must not be empty".into(),
+        return Err(AppError::new(
+            Code::INVALID_REQUEST,
+            "reason is required and must not be empty",
         ));
     }
     let need = |field: &Option<String>, name: &str| {
-        field
-            .clone()
-            .ok_or_else(|| AppError::InvalidRequest(format!("{} needs {name}", body.action_type)))
+        field.clone().ok_or_else(|| {
+            AppError::new(
+                Code::INVALID_REQUEST,
+                format!("{} needs {name}", body.action_type),
+            )
+        })
     };
     let action = match body.action_type.as_str() {
         "INVALIDATE" | "RESTORE" => {
             let target_event_id = need(&body.target_event_id, "target_event_id")?;
             if body.target_player_id.is_some() || body.scope.is_some() {
-                return Err(AppError::InvalidRequest(format!(
-                    "{} names an event: give target_event_id only",
-                    body.action_type
-                )));
+                return Err(AppError::new(
+                    Code::INVALID_REQUEST,
+                    format!("{} names an event: give target_event_id only", body.action_type),
+                ));
             }
             if body.action_type == "INVALIDATE" {
                 Action::Invalidate { target_event_id }
@@ -174,10 +180,10 @@ async fn moderate(
                 &need(&body.season, "season")?,
                 &need(&body.scope, "scope")?,
             )
-            .map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+            .map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))?;
             let target_player_id = need(&body.target_player_id, "target_player_id")?;
             check_id("target_player_id", &target_player_id)
-                .map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+                .map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))?;
             if body.action_type == "DISQUALIFY" {
                 Action::Disqualify {
                     board,
@@ -193,18 +199,21 @@ async fn moderate(
         "RENAME" | "CLEAR_NAME" | "LOCK_NAME" | "UNLOCK_NAME" => {
             let target_player_id = need(&body.target_player_id, "target_player_id")?;
             check_id("target_player_id", &target_player_id)
-                .map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+                .map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))?;
             if body.target_event_id.is_some() || body.scope.is_some() || body.mode.is_some() {
-                return Err(AppError::InvalidRequest(format!(
-                    "{} names a player of the game: give target_player_id (and display_name for RENAME)",
-                    body.action_type
-                )));
+                return Err(AppError::new(
+                    Code::INVALID_REQUEST,
+                    format!(
+                        "{} names a player of the game: give target_player_id (and display_name for RENAME)",
+                        body.action_type
+                    ),
+                ));
             }
             if body.action_type != "RENAME" && body.display_name.is_some() {
-                return Err(AppError::InvalidRequest(format!(
-                    "{} takes no display_name",
-                    body.action_type
-                )));
+                return Err(AppError::new(
+                    Code::INVALID_REQUEST,
+                    format!("{} takes no display_name", body.action_type),
+                ));
             }
             match body.action_type.as_str() {
                 "RENAME" => {
@@ -221,10 +230,13 @@ async fn moderate(
             }
         }
         other => {
-            return Err(AppError::InvalidRequest(format!(
-                "action_type {other:?} is not one of INVALIDATE, RESTORE, DISQUALIFY, REINSTATE, \
+            return Err(AppError::new(
+                Code::INVALID_REQUEST,
+                format!(
+                    "action_type {other:?} is not one of INVALIDATE, RESTORE, DISQUALIFY, REINSTATE, \
                  RENAME, CLEAR_NAME, LOCK_NAME, UNLOCK_NAME"
-            )));
+                ),
+            ));
         }
     };
     let answer = state
@@ -259,7 +271,7 @@ async fn moderate(
 fn game_param(params: &HashMap<String, String>) -> AppResult<String> {
     let game = params
         .get("game")
-        .ok_or_else(|| AppError::InvalidRequest("the game query parameter is required".into()))?;
+        .ok_or_else(|| AppError::new(Code::INVALID_REQUEST, "the game query parameter is required"))?;
     check_part("game", game)?;
     Ok(game.clone())
 }
@@ -315,25 +327,27 @@ async fn decide_late(
 ) -> AppResult<Response> {
     state.auth.moderator(&headers, None)?;
     let body: DecisionBody = serde_json::from_value(raw.clone())
-        .map_err(|e| AppError::InvalidRequest(format!("bad decision: {e}")))?;
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, format!("bad decision: {e}")))?;
     let game = body
         .game
         .clone()
         .or_else(|| params.get("game").cloned())
-        .ok_or_else(|| AppError::InvalidRequest("name the event's game (body or ?game=)".into()))?;
+        .ok_or_else(|| AppError::new(Code::INVALID_REQUEST, "name the event's game (body or ?game=)"))?;
     let principal = state.auth.moderator(&headers, Some(&game))?;
     let apply = match body.decision.as_str() {
         "apply" => true,
         "reject" => false,
         other => {
-            return Err(AppError::InvalidRequest(format!(
-                "decision {other:?} is not apply or reject"
-            )));
+            return Err(AppError::new(
+                Code::INVALID_REQUEST,
+                format!("decision {other:?} is not apply or reject"),
+            ));
         }
     };
     if body.reason.trim().is_empty() {
-        return Err(AppError::InvalidRequest(
-            "reason is required and must not be empty".into(),
+        return Err(AppError::new(
+            Code::INVALID_REQUEST,
+            "reason is required and must not be empty",
         ));
     }
     let answer = state
@@ -401,29 +415,40 @@ async fn results(
 ) -> AppResult<Response> {
     let audience = state.auth.reader(&headers, &game)?;
     let scope = params.get("scope").map(String::as_str).unwrap_or("global");
-    let board =
-        BoardId::new(&game, &mode, &season, scope).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+    let board = BoardId::new(&game, &mode, &season, scope)
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))?;
     if state.registry.entry(&board).is_none() {
-        return Err(AppError::UnknownBoard(format!("no board {board}")));
+        return Err(AppError::new(Code::UNKNOWN_BOARD, format!("no board {board}")));
     }
     let record = state.domain.seasons.get(&game, &season);
     if !matches!(record.state, SeasonState::Published | SeasonState::Archived) {
-        return Err(AppError::ResultsNotPublished(format!(
-            "season {game}/{season} is {}; results are readable once it is published",
-            record.state
-        )));
+        return Err(AppError::new(
+            Code::RESULTS_NOT_PUBLISHED,
+            format!(
+                "season {game}/{season} is {}; results are readable once it is published",
+                record.state
+            ),
+        ));
     }
     let all = state.store.results(&board).await?;
     let wanted = match params.get("correction") {
         None => all.last(),
         Some(raw) => {
-            let n: i64 = raw
-                .parse()
-                .map_err(|_| AppError::InvalidRequest(format!("correction={raw:?} is not a number")))?;
+            let n: i64 = raw.parse().map_err(|_| {
+                AppError::new(
+                    Code::INVALID_REQUEST,
+                    format!("correction={raw:?} is not a number"),
+                )
+            })?;
             all.iter().find(|r| r.correction == n)
         }
     }
-    .ok_or_else(|| AppError::ResultsNotPublished(format!("board {board} has no such result")))?;
+    .ok_or_else(|| {
+        AppError::new(
+            Code::RESULTS_NOT_PUBLISHED,
+            format!("board {board} has no such result"),
+        )
+    })?;
     let entries: Vec<_> = wanted.entries.iter().map(|e| e.for_audience(audience)).collect();
     Ok(json(
         StatusCode::OK,

@@ -14,7 +14,7 @@ use standings_core::BoardDigest;
 
 use super::Shared;
 use super::snapshots::names_etag;
-use crate::http::error::{AppError, AppResult};
+use crate::http::error::{AppError, AppResult, Code};
 
 /// The page may run only its own module and the package's WebAssembly, style itself only from its
 /// own stylesheet, and talk only to this origin, so an injected string can do nothing.
@@ -156,7 +156,7 @@ async fn asset(uri: Uri, headers: HeaderMap) -> AppResult<Response> {
     let asset = ASSETS
         .iter()
         .find(|asset| asset.path == path)
-        .ok_or_else(|| AppError::NotFound(format!("the viewer has no file {path}")))?;
+        .ok_or_else(|| AppError::new(Code::NOT_FOUND, format!("the viewer has no file {path}")))?;
     let etag = asset.etag();
     let unchanged = headers
         .get(header::IF_NONE_MATCH)

@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use super::{JsonBody, RawBody, Shared, json, parse_json};
 use crate::domain::{BoardDef, NewEvent};
 use crate::http::auth::Principal;
-use crate::http::error::{AppError, AppResult};
+use crate::http::error::{AppError, AppResult, Code};
 use crate::intake::{Checked, EventBody, MAX_BATCH, check_value, validate_body, validate_event};
 use crate::store::Defined;
 use crate::writer::Outcome;
@@ -127,27 +127,34 @@ async fn define_board(
     JsonBody(body): JsonBody,
 ) -> AppResult<Response> {
     state.auth.admin(&headers, &game)?;
-    let id =
-        BoardId::new(&game, &mode, &season, &scope).map_err(|e| AppError::InvalidBoard(e.to_string()))?;
+    let id = BoardId::new(&game, &mode, &season, &scope)
+        .map_err(|e| AppError::new(Code::INVALID_BOARD, e.to_string()))?;
     let body: BoardBody = serde_json::from_value(body)
-        .map_err(|e| AppError::InvalidBoard(format!("bad board definition: {e}")))?;
+        .map_err(|e| AppError::new(Code::INVALID_BOARD, format!("bad board definition: {e}")))?;
     let score_mode = ScoreMode::parse(&body.score_mode).ok_or_else(|| {
-        AppError::InvalidBoard(format!(
-            "score_mode {:?} is not one of highest, cumulative, fastest, latest",
-            body.score_mode
-        ))
+        AppError::new(
+            Code::INVALID_BOARD,
+            format!(
+                "score_mode {:?} is not one of highest, cumulative, fastest, latest",
+                body.score_mode
+            ),
+        )
     })?;
     let rules = BoardRules::with_range(score_mode, body.value_min, body.value_max).ok_or_else(|| {
-        AppError::InvalidBoard(format!(
-            "value_min {} is greater than value_max {}",
-            body.value_min, body.value_max
-        ))
+        AppError::new(
+            Code::INVALID_BOARD,
+            format!(
+                "value_min {} is greater than value_max {}",
+                body.value_min, body.value_max
+            ),
+        )
     })?;
     // The calendar is checked (and its period names put in canonical order) before anything
     // is stored.
     let calendar = crate::domain::periods::Calendar::new(&body.periods, &body.timezone, body.grace_seconds)
-        .map_err(AppError::InvalidBoard)?;
-    crate::domain::profiles::check_metadata_cap(body.metadata_max_bytes).map_err(AppError::InvalidBoard)?;
+        .map_err(|e| AppError::new(Code::INVALID_BOARD, e))?;
+    crate::domain::profiles::check_metadata_cap(body.metadata_max_bytes)
+        .map_err(|e| AppError::new(Code::INVALID_BOARD, e))?;
     let def = BoardDef {
         id,
         rules,
@@ -160,21 +167,27 @@ async fn define_board(
         Defined::Created => StatusCode::CREATED,
         Defined::Identical => StatusCode::OK,
         Defined::Conflict(existing) => {
-            return Err(AppError::BoardRulesConflict(format!(
-                "board {} exists with score_mode {}, range {}..={}, periods {}, grace {} s, timezone {}, \
+            return Err(AppError::new(
+                Code::BOARD_RULES_CONFLICT,
+                format!(
+                    "board {} exists with score_mode {}, range {}..={}, periods {}, grace {} s, timezone {}, \
                  metadata_max_bytes {}; a board's definition is fixed",
-                existing.id,
-                existing.rules.score_mode,
-                existing.rules.value_min,
-                existing.rules.value_max,
-                existing.periods.join(","),
-                existing.grace_seconds,
-                existing.timezone,
-                existing.metadata_max_bytes
-            )));
+                    existing.id,
+                    existing.rules.score_mode,
+                    existing.rules.value_min,
+                    existing.rules.value_max,
+                    existing.periods.join(","),
+                    existing.grace_seconds,
+                    existing.timezone,
+                    existing.metadata_max_bytes
+                ),
+            ));
         }
     };
-    state.registry.add(&def).map_err(AppError::InvalidBoard)?;
+    state
+        .registry
+        .add(&def)
+        .map_err(|e| AppError::new(Code::INVALID_BOARD, e))?;
     Ok(json(status, &BoardView::of(&def)))
 }
 
@@ -245,7 +258,7 @@ async fn submit_event(
             },
         )),
         Some(Outcome::Refused(refusal)) => Err(refusal.into()),
-        None => Err(AppError::Internal("the writer answered no outcome".into())),
+        None => Err(AppError::new(Code::INTERNAL, "the writer answered no outcome")),
     }
 }
 
@@ -311,19 +324,22 @@ async fn submit_batch(
     let body = parse_json(&bytes)?;
     let principal = state.auth.writer(&headers, None)?;
     let serde_json::Value::Object(mut object) = body else {
-        return Err(AppError::InvalidEvent(
-            "the body must be {\"events\": [...]}".into(),
+        return Err(AppError::new(
+            Code::INVALID_EVENT,
+            "the body must be {\"events\": [...]}",
         ));
     };
     let Some(serde_json::Value::Array(events)) = object.remove("events") else {
-        return Err(AppError::InvalidEvent(
-            "the body must be {\"events\": [...]}".into(),
+        return Err(AppError::new(
+            Code::INVALID_EVENT,
+            "the body must be {\"events\": [...]}",
         ));
     };
     if let Some(other) = object.keys().next() {
-        return Err(AppError::InvalidEvent(format!(
-            "unknown field {other:?}; the body is {{\"events\": [...]}}"
-        )));
+        return Err(AppError::new(
+            Code::INVALID_EVENT,
+            format!("unknown field {other:?}; the body is {{\"events\": [...]}}"),
+        ));
     }
     check_batch_size(events.len())?;
     let results = submit_many(&state, &principal, events).await?;
@@ -339,9 +355,10 @@ struct BatchAnswer {
 
 fn check_batch_size(events: usize) -> Result<(), AppError> {
     if events > MAX_BATCH {
-        return Err(AppError::PayloadTooLarge(format!(
-            "a batch holds at most {MAX_BATCH} events; this one has {events}"
-        )));
+        return Err(AppError::new(
+            Code::PAYLOAD_TOO_LARGE,
+            format!("a batch holds at most {MAX_BATCH} events; this one has {events}"),
+        ));
     }
     Ok(())
 }
@@ -384,7 +401,7 @@ pub(crate) async fn submit_checked<E: Into<AppError>>(
             }
             Err((event_id, e)) => {
                 let e: AppError = e.into();
-                let (_, code) = e.status_and_code();
+                let code = e.code().name;
                 answers.push(Some(EventAnswer {
                     event_id,
                     status: "REJECTED",
@@ -407,7 +424,7 @@ pub(crate) async fn submit_checked<E: Into<AppError>>(
             Outcome::Late => ("LATE", None, None),
             Outcome::Refused(refusal) => {
                 let e = AppError::from(refusal);
-                let (_, code) = e.status_and_code();
+                let code = e.code().name;
                 ("REJECTED", Some(code), Some(e.problem().detail))
             }
         };
@@ -438,19 +455,22 @@ async fn set_friends(
 ) -> AppResult<Response> {
     state.auth.writer(&headers, Some(&game))?;
     super::time_and_trust::check_part("game", &game)?;
-    check_id("player_id", &player_id).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+    check_id("player_id", &player_id).map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))?;
     let body: FriendsBody = serde_json::from_value(body)
-        .map_err(|e| AppError::InvalidRequest(format!("bad friend list: {e}")))?;
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, format!("bad friend list: {e}")))?;
     if body.friends.len() > MAX_FRIENDS {
-        return Err(AppError::PayloadTooLarge(format!(
-            "a friend list holds at most {MAX_FRIENDS} players; this one has {}",
-            body.friends.len()
-        )));
+        return Err(AppError::new(
+            Code::PAYLOAD_TOO_LARGE,
+            format!(
+                "a friend list holds at most {MAX_FRIENDS} players; this one has {}",
+                body.friends.len()
+            ),
+        ));
     }
     let mut friends: Vec<String> = Vec::with_capacity(body.friends.len());
     let mut seen = std::collections::HashSet::new();
     for friend in body.friends {
-        check_id("friend", &friend).map_err(|e| AppError::InvalidRequest(e.to_string()))?;
+        check_id("friend", &friend).map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))?;
         if friend != player_id && seen.insert(friend.clone()) {
             friends.push(friend);
         }

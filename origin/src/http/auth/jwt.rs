@@ -1,7 +1,7 @@
 //! Player JWTs (HS256), checked by the core's rule (`standings_core::jwt`), which the edge
 //! worker applies too.
 
-use crate::http::error::AppError;
+use crate::http::error::{AppError, Code};
 
 /// What a verified player JWT says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub(super) fn verify_jwt_expiring(
     max_lifetime_secs: i64,
 ) -> Result<(PlayerClaims, i64), AppError> {
     let jwt = standings_core::jwt::verify(key, token, now_secs, max_lifetime_secs)
-        .map_err(|refusal| AppError::Unauthenticated(refusal.to_string()))?;
+        .map_err(|refusal| AppError::new(Code::UNAUTHENTICATED, refusal.to_string()))?;
     Ok((
         PlayerClaims {
             player: jwt.player,

@@ -35,14 +35,14 @@ use self::principal::Caller;
 pub(crate) use self::principal::Principal;
 use self::tokens::StaticToken;
 use crate::config::{Config, Role, TokenConfig};
-use crate::http::error::AppError;
+use crate::http::error::{AppError, Code};
 
 /// A refusal of the read-access rules. Every origin caller has a name, so none is handed on
 /// (that is the edge's case).
 fn denied(denied: Denied) -> AppError {
     match denied {
         Denied::Problem(problem) => problem.into(),
-        Denied::AskOrigin => AppError::Internal("the origin was asked to ask the origin".into()),
+        Denied::AskOrigin => AppError::new(Code::INTERNAL, "the origin was asked to ask the origin"),
     }
 }
 
@@ -87,21 +87,24 @@ impl Auth {
         };
         let value = value
             .to_str()
-            .map_err(|_| AppError::Unauthenticated("the Authorization header is not text".into()))?;
+            .map_err(|_| AppError::new(Code::UNAUTHENTICATED, "the Authorization header is not text"))?;
         let secret = access::bearer_token(value)?;
         if let Some(token) = self.tokens.get(secret) {
             if !token.take() {
-                return Err(AppError::RateLimited(format!(
-                    "token {:?} is over its rate limit; retry shortly",
-                    token.principal.name
-                )));
+                return Err(AppError::new(
+                    Code::RATE_LIMITED,
+                    format!(
+                        "token {:?} is over its rate limit; retry shortly",
+                        token.principal.name
+                    ),
+                ));
             }
             return Ok(Some(Caller::Token(&token.principal)));
         }
         if let Some(claims) = self.player_jwt(secret) {
             return Ok(Some(Caller::Player(claims?.into())));
         }
-        Err(AppError::Unauthenticated("the token is not known".into()))
+        Err(AppError::new(Code::UNAUTHENTICATED, "the token is not known"))
     }
 
     /// The claims of `secret` when player JWTs are on and it has a JWT's shape; `None` when it
@@ -129,20 +132,20 @@ impl Auth {
     ) -> Result<Principal, AppError> {
         let principal = self
             .authenticate(headers)?
-            .ok_or_else(|| AppError::Unauthenticated(format!("this needs {needs}")))?;
+            .ok_or_else(|| AppError::new(Code::UNAUTHENTICATED, format!("this needs {needs}")))?;
         if !allowed(principal.role) {
-            return Err(AppError::Forbidden(format!(
-                "{} cannot do this; it needs {needs}",
-                principal.role.a_token()
-            )));
+            return Err(AppError::new(
+                Code::FORBIDDEN,
+                format!("{} cannot do this; it needs {needs}", principal.role.a_token()),
+            ));
         }
         if let Some(game) = game
             && !principal.allows_game(game)
         {
-            return Err(AppError::Forbidden(format!(
-                "token {:?} may not touch game {game:?}",
-                principal.name
-            )));
+            return Err(AppError::new(
+                Code::FORBIDDEN,
+                format!("token {:?} may not touch game {game:?}", principal.name),
+            ));
         }
         Ok(principal)
     }
@@ -195,39 +198,42 @@ impl Auth {
         let caller = match access_token {
             None => match self.caller(headers)? {
                 None if self.public_reads => return Ok(None),
-                None => return Err(AppError::Unauthenticated("reads need a token".into())),
+                None => return Err(AppError::new(Code::UNAUTHENTICATED, "reads need a token")),
                 Some(caller) => caller,
             },
             Some(_) if headers.contains_key(header::AUTHORIZATION) => {
-                return Err(AppError::InvalidRequest(
-                    "the request has both an Authorization header and access_token; send the token once"
-                        .into(),
+                return Err(AppError::new(
+                    Code::INVALID_REQUEST,
+                    "the request has both an Authorization header and access_token; send the token once",
                 ));
             }
             Some(token) if self.tokens.contains_key(token.trim()) => {
-                return Err(AppError::Unauthenticated(
-                    "access_token takes only a player JWT; send a static token in the Authorization header, as a URL is written down by proxies and browsers".into(),
+                return Err(AppError::new(
+                    Code::UNAUTHENTICATED,
+                    "access_token takes only a player JWT; send a static token in the Authorization header, as a URL is written down by proxies and browsers",
                 ));
             }
             Some(token) => match self.player_jwt(token.trim()) {
                 Some(claims) => Caller::Player(claims?.into()),
                 None if self.jwt_secret.is_none() => {
-                    return Err(AppError::Unauthenticated(
-                        "access_token takes only a player JWT, and this service takes none (player_jwt_hs256_secret is not set); send a token in the Authorization header".into(),
+                    return Err(AppError::new(
+                        Code::UNAUTHENTICATED,
+                        "access_token takes only a player JWT, and this service takes none (player_jwt_hs256_secret is not set); send a token in the Authorization header",
                     ));
                 }
                 None => {
-                    return Err(AppError::Unauthenticated(
-                        "access_token is not a player JWT (header.payload.signature)".into(),
+                    return Err(AppError::new(
+                        Code::UNAUTHENTICATED,
+                        "access_token is not a player JWT (header.payload.signature)",
                     ));
                 }
             },
         };
         if !caller.allows_game(game) {
-            return Err(AppError::Forbidden(format!(
-                "token {:?} may not read game {game:?}",
-                caller.name
-            )));
+            return Err(AppError::new(
+                Code::FORBIDDEN,
+                format!("token {:?} may not read game {game:?}", caller.name),
+            ));
         }
         Ok(Some(caller.holder()))
     }

@@ -4,7 +4,7 @@ use axum::http::HeaderMap;
 
 use super::Auth;
 use crate::config::Role;
-use crate::http::error::AppError;
+use crate::http::error::{AppError, Code};
 
 impl Auth {
     /// Who may read snapshots, checked before the board or part is looked up: with
@@ -15,8 +15,9 @@ impl Auth {
         let caller = match self.caller(headers)? {
             None if self.public_reads => return Ok(SnapshotReader::Anyone),
             None => {
-                return Err(AppError::Unauthenticated(
-                    "snapshots need an edge or admin token".into(),
+                return Err(AppError::new(
+                    Code::UNAUTHENTICATED,
+                    "snapshots need an edge or admin token",
                 ));
             }
             Some(caller) => caller,
@@ -30,7 +31,7 @@ impl Auth {
                     caller.role.a_token()
                 )
             };
-            return Err(AppError::Forbidden(detail));
+            return Err(AppError::new(Code::FORBIDDEN, detail));
         }
         Ok(SnapshotReader::Games {
             name: caller.name.clone(),
@@ -70,9 +71,12 @@ impl SnapshotReader {
         if published_by.any(|game| games.iter().any(|g| g == "*" || g == game)) {
             return Ok(());
         }
-        Err(AppError::Forbidden(match first {
-            Some(game) => format!("token {name:?} may not read {what} of game {game:?}"),
-            None => format!("token {name:?} may not read {what}"),
-        }))
+        Err(AppError::new(
+            Code::FORBIDDEN,
+            match first {
+                Some(game) => format!("token {name:?} may not read {what} of game {game:?}"),
+                None => format!("token {name:?} may not read {what}"),
+            },
+        ))
     }
 }

@@ -89,13 +89,13 @@ fn a_subscriber_is_refused_as_a_reader_would_be_and_more() {
     let none = HeaderMap::new();
     let refusal = |headers: &HeaderMap, query: Option<&str>| {
         let error = auth.subscriber(headers, query, "arena-clash").unwrap_err();
-        (error.status_and_code().1, error.to_string())
+        (error.code().name, error.to_string())
     };
     assert_eq!(refusal(&none, None).0, "UNAUTHENTICATED");
     let other_game = auth
         .subscriber(&bearer("arena-service-secret-0000"), None, "other-game")
         .unwrap_err();
-    assert_eq!(other_game.status_and_code().1, "FORBIDDEN");
+    assert_eq!(other_game.code().name, "FORBIDDEN");
     let elsewhere = player_jwt(&["other-game"]);
     assert_eq!(refusal(&none, Some(&elsewhere)).0, "FORBIDDEN");
     let expired = sign_jwt(
@@ -297,11 +297,11 @@ fn introspection_does_not_charge_the_token_asked_about() {
 fn an_edge_token_reads_and_introspects_but_never_writes() {
     let auth = edge_auth();
     let edge = bearer("arena-edge-secret-000000");
-    let code = |result: Result<Principal, AppError>| result.map(|_| ()).map_err(|e| e.status_and_code().1);
+    let code = |result: Result<Principal, AppError>| result.map(|_| ()).map_err(|e| e.code().name);
     assert!(auth.reader(&edge, "arena-clash").is_ok());
     assert!(auth.friends_reader(&edge, "arena-clash", "p-ben").is_ok());
     let other = auth.reader(&edge, "other-game").unwrap_err();
-    assert_eq!(other.status_and_code().1, "FORBIDDEN");
+    assert_eq!(other.code().name, "FORBIDDEN");
     assert_eq!(code(auth.introspector(&edge)), Ok(()));
     assert_eq!(code(auth.writer(&edge, Some("arena-clash"))), Err("FORBIDDEN"));
     assert_eq!(
@@ -345,12 +345,12 @@ fn an_edge_token_reads_and_introspects_but_never_writes() {
 #[test]
 fn snapshots_are_read_by_the_edge_of_their_game() {
     let auth = edge_auth();
-    let code = |result: Result<SnapshotReader, AppError>| result.map_err(|e| e.status_and_code().1);
+    let code = |result: Result<SnapshotReader, AppError>| result.map_err(|e| e.code().name);
     let edge = auth.snapshot_reader(&bearer("arena-edge-secret-000000")).unwrap();
     assert!(edge.check(["arena-clash"], "snapshots").is_ok());
     assert!(edge.check(["other-game", "arena-clash"], "this part").is_ok());
     let refused = edge.check(["other-game"], "this part").unwrap_err();
-    assert_eq!(refused.status_and_code().1, "FORBIDDEN");
+    assert_eq!(refused.code().name, "FORBIDDEN");
     assert!(
         refused
             .to_string()
@@ -364,7 +364,7 @@ fn snapshots_are_read_by_the_edge_of_their_game() {
         ),
     ] {
         let refused = auth.snapshot_reader(&bearer(secret)).unwrap_err();
-        assert_eq!(refused.status_and_code().1, "FORBIDDEN");
+        assert_eq!(refused.code().name, "FORBIDDEN");
         assert!(refused.to_string().contains(says), "{refused}");
     }
     assert_eq!(
