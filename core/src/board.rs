@@ -15,21 +15,18 @@
 
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, VecDeque};
-use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
-
+use crate::cursor::Cursor;
 use crate::digest::{BoardDigest, DigestWriter};
-use crate::error::{ApplyError, CapacityError, DecodeError, DeltaError, QueryError};
+use crate::error::{ApplyError, CapacityError, DeltaError, QueryError};
 use crate::event::{PlayerId, ScoreEvent};
 use crate::index::{RankedEntry, RankedIndex};
 use crate::interner::MemberId;
 use crate::profile::{EntryInfo, Extras, Profile, recompute_with_metadata, step};
-use crate::rules::{BoardId, BoardRules, ScoreMode, Standing};
+use crate::rules::{BoardRules, ScoreMode, Standing};
 
 /// How many deltas a board keeps by default: enough for a client paging a busy board for a
 /// while, at about 0.55 MiB per board with 23-byte player ids (see [`Board::set_history_limit`]).
@@ -67,84 +64,6 @@ impl Delta {
     /// The version the delta applies to.
     pub fn base_version(&self) -> u64 {
         self.board_version - 1
-    }
-}
-
-/// A position in a board's total order, and the version it was made at. Opaque to clients.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Cursor {
-    /// The version whose order the cursor pages through.
-    pub board_version: u64,
-    /// The value of the last entry returned.
-    pub value: i64,
-    /// The time of the last entry returned.
-    pub achieved_at: i64,
-    /// The player of the last entry returned.
-    pub player: String,
-}
-
-/// Which board instance a cursor belongs to: the first 8 bytes of a SHA-256 over the board id
-/// and the key of the period instance. The core has no notion of periods, so the driver names
-/// the instance; it is the same on every tier that holds the same board id and period key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CursorBinding([u8; 8]);
-
-impl CursorBinding {
-    /// The binding of the instance `period_key` (e.g. `all_time`, `2026-10-13`) of `board`.
-    /// O(length of the ids).
-    pub fn of(board: &BoardId, period_key: &str) -> CursorBinding {
-        let mut hasher = Sha256::new();
-        hasher.update(b"standings-cursor-binding-v1\0");
-        // Ids hold no NUL (no control characters), so NUL-separated parts cannot run together.
-        for part in [
-            board.game.as_str(),
-            &board.mode,
-            &board.season,
-            &board.scope,
-            period_key,
-        ] {
-            hasher.update(part.as_bytes());
-            hasher.update([0]);
-        }
-        let digest: [u8; 32] = hasher.finalize().into();
-        let mut binding = [0; 8];
-        binding.copy_from_slice(&digest[..8]);
-        CursorBinding(binding)
-    }
-}
-
-/// The format tag that starts an encoded cursor. Format 1 carried no binding and is refused.
-const CURSOR_FORMAT: u8 = 2;
-
-impl Cursor {
-    /// Encodes the cursor for the board instance `binding`: a format tag, the binding, then
-    /// postcard.
-    pub fn encode(&self, binding: CursorBinding) -> Vec<u8> {
-        let mut out = alloc::vec![CURSOR_FORMAT];
-        out.extend_from_slice(&binding.0);
-        // Serializing plain integers and a string into a Vec cannot fail.
-        if let Ok(body) = postcard::to_allocvec(self) {
-            out.extend_from_slice(&body);
-        }
-        out
-    }
-
-    /// Decodes untrusted cursor bytes sent to the board instance `binding`; a cursor made for
-    /// another board or period is [`DecodeError::OtherBoard`]. Never panics.
-    pub fn decode(bytes: &[u8], binding: CursorBinding) -> Result<Cursor, DecodeError> {
-        match bytes.split_first() {
-            Some((&CURSOR_FORMAT, rest)) => {
-                let (made_for, body) = rest.split_at_checked(8).ok_or(DecodeError::Malformed)?;
-                if made_for != binding.0 {
-                    return Err(DecodeError::OtherBoard);
-                }
-                crate::snapshot::decode_exact(body)
-            }
-            Some((&other, _)) => Err(DecodeError::UnsupportedFormat {
-                found: Some(u16::from(other)),
-            }),
-            None => Err(DecodeError::UnsupportedFormat { found: None }),
-        }
     }
 }
 
@@ -545,19 +464,19 @@ impl Board {
 
     /// Holds the extras a snapshot showed for a ranked player (a board restored from a
     /// snapshot). O(log m).
-    pub(crate) fn hold_extras(&mut self, player: &str, extras: &crate::snapshot::SnapshotExtras) {
+    pub(crate) fn hold_extras(&mut self, player: &str, extras: EntryInfo<'_>) {
         let Some(member) = self.index.member(player) else {
             return;
         };
         let profile = (extras.display_name.is_some() || extras.country.is_some()).then(|| {
             Arc::new(Profile {
-                display_name: extras.display_name.as_deref().map(Box::from),
-                country: extras.country.as_deref().map(Box::from),
+                display_name: extras.display_name.map(Box::from),
+                country: extras.country.map(Box::from),
                 anonymous: false,
             })
         });
         // The event behind restored metadata is unknown: a restored board is for reading.
-        let metadata = extras.metadata.as_deref().map(|json| {
+        let metadata = extras.metadata.map(|json| {
             Arc::new(crate::profile::Metadata {
                 event_id: "".into(),
                 json: json.into(),

@@ -41,6 +41,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::board::Board;
+use crate::codec::{country, text};
 use crate::error::DecodeError;
 use crate::event::{MAX_ID_BYTES, check_id};
 use crate::index::RankedIndex;
@@ -367,28 +368,6 @@ fn read_extras(
         extras.insert(member, Extras { profile, metadata });
     }
     Ok(extras)
-}
-
-/// UTF-8 text with no control characters: what the origin let into a name or metadata.
-pub(crate) fn text(bytes: &[u8]) -> Result<&str, DecodeError> {
-    let text = core::str::from_utf8(bytes).map_err(|_| DecodeError::Malformed)?;
-    if text
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
-    {
-        return Err(DecodeError::Inconsistent("text with control characters"));
-    }
-    Ok(text)
-}
-
-/// A country code: two ASCII capital letters.
-pub(crate) fn country(bytes: &[u8]) -> Result<&str, DecodeError> {
-    if bytes.len() != 2 || !bytes.iter().all(u8::is_ascii_uppercase) {
-        return Err(DecodeError::Inconsistent(
-            "a country that is not two capital letters",
-        ));
-    }
-    core::str::from_utf8(bytes).map_err(|_| DecodeError::Malformed)
 }
 
 fn mode_code(mode: ScoreMode) -> u8 {

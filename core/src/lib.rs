@@ -27,8 +27,10 @@ extern crate std;
 mod board;
 mod checkpoint;
 mod client;
+mod codec;
 #[cfg(feature = "contract")]
 pub mod contract;
+mod cursor;
 mod digest;
 mod error;
 mod event;
@@ -47,11 +49,11 @@ pub mod snapshot;
 mod tree;
 
 pub use board::{
-    Applied, Board, Cursor, CursorBinding, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page,
-    PlayerRank, Repacked,
+    Applied, Board, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerRank, Repacked,
 };
 pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 pub use client::ClientView;
+pub use cursor::{Cursor, CursorBinding};
 pub use digest::{BoardDigest, ChunkHash, Fnv1a, fnv1a};
 pub use error::{ApplyError, CapacityError, DecodeError, DeltaError, IdError, QueryError};
 pub use event::{EventId, MAX_ID_BYTES, PlayerId, ScoreEvent, check_id};

@@ -6,7 +6,8 @@
 use alloc::vec::Vec;
 
 use super::query::cursor_text;
-use crate::board::{Cursor, CursorBinding};
+use crate::cursor::Cursor;
+use crate::cursor::CursorBinding;
 use crate::error::QueryError;
 use crate::json::{
     PeriodFields, write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer,

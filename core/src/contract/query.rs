@@ -12,7 +12,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::{DEFAULT_LIMIT, DEFAULT_RADIUS, MAX_LIMIT, MAX_RADIUS, Problem};
-use crate::board::{Cursor, CursorBinding};
+use crate::cursor::Cursor;
+use crate::cursor::CursorBinding;
 use crate::error::DecodeError;
 use crate::event::check_id;
 

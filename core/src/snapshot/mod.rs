@@ -31,6 +31,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::board::Board;
+use crate::codec::decode_exact;
 use sha2::{Digest as _, Sha256};
 
 use crate::digest::{BoardDigest, ChunkHash, fnv1a};
@@ -143,16 +144,16 @@ impl SnapshotEntry {
             if name.is_empty() || name.len() > crate::profile::MAX_DISPLAY_NAME_BYTES {
                 return Err(DecodeError::Inconsistent("a display name of a bad length"));
             }
-            crate::checkpoint::text(name.as_bytes())?;
+            crate::codec::text(name.as_bytes())?;
         }
         if let Some(country) = &extras.country {
-            crate::checkpoint::country(country.as_bytes())?;
+            crate::codec::country(country.as_bytes())?;
         }
         if let Some(metadata) = &extras.metadata {
             if metadata.is_empty() || metadata.len() > crate::profile::MAX_METADATA_BYTES {
                 return Err(DecodeError::Inconsistent("metadata of a bad length"));
             }
-            crate::checkpoint::text(metadata.as_bytes())?;
+            crate::codec::text(metadata.as_bytes())?;
         }
         Ok(())
     }
@@ -450,15 +451,6 @@ fn push_varint(bytes: &mut Vec<u8>, mut n: u64) {
 /// A guess of an encoded entry's size: the id, its length byte and two varints.
 fn entry_size_guess(player: &str) -> usize {
     player.len() + 12
-}
-
-/// Decodes a postcard body that must fill `bytes` exactly.
-pub(crate) fn decode_exact<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
-    let (value, rest) = postcard::take_from_bytes::<T>(bytes).map_err(|_| DecodeError::Malformed)?;
-    if !rest.is_empty() {
-        return Err(DecodeError::TrailingBytes);
-    }
-    Ok(value)
 }
 
 fn decode_part<T: DeserializeOwned>(tag: u8, bytes: &[u8]) -> Result<T, DecodeError> {
@@ -806,7 +798,7 @@ impl Snapshot {
             .map_err(|_| DecodeError::Inconsistent("snapshot larger than a board can hold"))?;
         for entry in chunks.iter().flat_map(|c| c.entries.iter()) {
             if let Some(extras) = &entry.extras {
-                board.hold_extras(&entry.player, extras);
+                board.hold_extras(&entry.player, extras.info());
             }
         }
         if board.total_players() != manifest.total_players {

@@ -30,7 +30,8 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 use super::{LookupChunk, Manifest, RankChunk, SnapshotEntry};
-use crate::board::{Cursor, FriendEntry, FriendsBoard, Page, PlayerRank};
+use crate::board::{FriendEntry, FriendsBoard, Page, PlayerRank};
+use crate::cursor::Cursor;
 use crate::error::QueryError;
 use crate::index::RankedEntry;
 use crate::profile::EntryInfo;
