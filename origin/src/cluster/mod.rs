@@ -37,6 +37,7 @@ use crate::clock::Clock;
 use crate::config::{ClusterConfig, Config};
 use crate::http::auth::Auth;
 use crate::http::{App, Shared};
+use crate::metrics::instruments::{family, sample};
 use crate::metrics::{Counter, Metrics, SlowHistogram};
 use crate::store::cluster::{ClusterStore, JoinError};
 use crate::sync::RwLockUnpoisoned;
@@ -399,14 +400,14 @@ fn render_metrics(node: &Node, out: &mut String) {
         ),
     ];
     for (name, kind, help, value) in lines {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        let _ = writeln!(out, "{name} {value}");
+        sample(out, name, help, kind, value);
     }
-    out.push_str(
-        "# HELP standings_cluster_forwarded_total Requests forwarded to the owner of their partition, by outcome.\n",
+    family(
+        out,
+        "standings_cluster_forwarded_total",
+        "Requests forwarded to the owner of their partition, by outcome.",
+        "counter",
     );
-    out.push_str("# TYPE standings_cluster_forwarded_total counter\n");
     for (outcome, counter) in [
         ("answered", &node.stats.forwarded_ok),
         ("moving", &node.stats.forwarded_moving),
@@ -418,8 +419,12 @@ fn render_metrics(node: &Node, out: &mut String) {
             counter.get()
         );
     }
-    out.push_str("# HELP standings_cluster_takeover_seconds A lease taken to the partition served.\n");
-    out.push_str("# TYPE standings_cluster_takeover_seconds histogram\n");
+    family(
+        out,
+        "standings_cluster_takeover_seconds",
+        "A lease taken to the partition served.",
+        "histogram",
+    );
     node.stats
         .takeover_seconds
         .render(out, "standings_cluster_takeover_seconds", "");

@@ -29,6 +29,7 @@
 
 mod admission;
 mod message;
+pub(crate) mod metrics;
 mod outgoing;
 mod queue;
 mod reports;

@@ -28,6 +28,7 @@
 //! then the part store, then an instance's head.
 
 mod error;
+pub(crate) mod metrics;
 mod parts;
 mod schedule;
 
