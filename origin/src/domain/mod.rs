@@ -8,6 +8,7 @@ mod boards;
 mod events;
 mod moderation;
 pub(crate) mod periods;
+pub(crate) mod player_pages;
 pub mod profile_book;
 pub mod profiles;
 mod refusals;

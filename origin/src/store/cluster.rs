@@ -26,9 +26,6 @@ use sqlx::{AnyConnection, Connection, Executor, Row};
 use super::error::{db_err, db_error};
 use super::{Scope, Store, StoreError, owner};
 
-/// The SQLSTATE the fence raises when a write's lease is not held (a class of our own).
-pub(crate) const FENCED_CODE: &str = "SF001";
-
 /// The database's clock in milliseconds since the epoch; every lease time is on it.
 const NOW_MS: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
 

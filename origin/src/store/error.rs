@@ -5,6 +5,9 @@
 //! database is answered 503 `DATABASE_UNAVAILABLE` and retried by clients; a commit whose answer
 //! was lost is an unknown outcome, which the writer resolves from the log.
 
+/// The SQLSTATE the fence raises when a write's lease is not held (a class of our own).
+pub(crate) const FENCED_CODE: &str = "SF001";
+
 /// Why the store could not do what it was asked.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -89,7 +92,7 @@ pub(super) fn db_err(context: &'static str) -> impl Fn(sqlx::Error) -> StoreErro
 pub(super) fn db_error(context: impl Into<String>, source: sqlx::Error) -> StoreError {
     let context = context.into();
     if let sqlx::Error::Database(db) = &source
-        && db.code().as_deref() == Some(super::cluster::FENCED_CODE)
+        && db.code().as_deref() == Some(FENCED_CODE)
     {
         return StoreError::Fenced { context, source };
     }

@@ -18,12 +18,9 @@ use standings_core::BoardId;
 
 use super::StoreError;
 use super::error::{db_err, db_error, outcome_unknown};
-use super::statements::{Statement, statement_sizes};
-use super::{Backend, Store, Transaction, player_index};
-use crate::domain::{EventStatus, LoggedEvent, NewEvent};
-
-pub(super) const EVENT_COLUMNS: &str =
-    "seq, game, event_id, player_id, mode, season, scopes, value, achieved_at, received_at, source, status";
+use super::statements::{EVENT_COLUMNS, Statement, statement_sizes};
+use super::{Backend, Store, Transaction};
+use crate::domain::{EventStatus, LoggedEvent, NewEvent, player_pages};
 
 /// What became of [`Store::insert_events_at_once`].
 pub enum AtOnce {
@@ -270,7 +267,7 @@ impl Store {
         player: &str,
         before_seq: i64,
     ) -> Result<Vec<LoggedEvent>, StoreError> {
-        let key = player_index::player_key(&board.game, player, &board.mode, &board.season);
+        let key = player_pages::player_key(&board.game, player, &board.mode, &board.season);
         // Per run, the page whose first key is the greatest not above the player's: the only
         // one that can hold it (a key's entries never straddle pages).
         let runs = sqlx::query(
@@ -290,7 +287,7 @@ impl Store {
             sealed_below = sealed_below.max(end);
             let page: Option<Vec<u8>> = row.try_get("entries").map_err(db_err("bad page"))?;
             if let Some(page) = page.filter(|_| start < before_seq) {
-                let found = player_index::seqs_on_page(start, &page, key).map_err(StoreError::Corrupt)?;
+                let found = player_pages::seqs_on_page(start, &page, key).map_err(StoreError::Corrupt)?;
                 seqs.extend(found.into_iter().filter(|&seq| seq < before_seq));
             }
         }

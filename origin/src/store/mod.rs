@@ -50,8 +50,8 @@ pub use self::error::StoreError;
 use self::error::{db_err, db_error, outcome_unknown};
 pub use self::events::AtOnce;
 pub use self::owner::{ClaimError, LogOwner, Node};
-pub use self::player_index::RUN_SEQS;
 pub use self::statements::AT_ONCE_ROWS;
+pub use crate::domain::player_pages::RUN_SEQS;
 
 /// The numbered migrations, applied in order and never edited after they land.
 const MIGRATIONS: &[(i64, &str, &str)] = &[

@@ -9,8 +9,11 @@
 //! goes as one statement in a transaction of its own (one round trip instead of begin, insert,
 //! commit); a stored id aborts it whole and the group is decided again.
 
-use super::events::EVENT_COLUMNS;
 use super::{Backend, Store};
+
+/// The columns of an event row, in the order every read of events takes them.
+pub(super) const EVENT_COLUMNS: &str =
+    "seq, game, event_id, player_id, mode, season, scopes, value, achieved_at, received_at, source, status";
 
 /// Rows per multi-row statement: within SQLite's 32,766 and PostgreSQL's 65,535 bound
 /// parameters at 12 columns.

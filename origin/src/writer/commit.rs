@@ -45,9 +45,9 @@ use standings_core::{BoardId, ScoreMode};
 
 use crate::FastHash;
 use crate::boards::{BoardEntry, Registry};
+use crate::domain::player_pages;
 use crate::domain::{EventStatus, LoggedEvent, NewEvent, Refusal};
 use crate::log::{Domain, targets};
-use crate::store::player_index;
 
 /// What became of one submitted event.
 #[derive(Clone, Debug)]
@@ -199,7 +199,7 @@ pub(super) fn unknown_commit_landed(first_seq: Option<i64>, log_next_seq: i64) -
 
 /// An event's key in the player index.
 pub(crate) fn index_key(e: &NewEvent) -> i64 {
-    player_index::player_key(&e.game, &e.player_id, &e.mode, &e.season)
+    player_pages::player_key(&e.game, &e.player_id, &e.mode, &e.season)
 }
 
 impl GroupCommit {
