@@ -16,6 +16,22 @@ pub type Request = http::Request<Vec<u8>>;
 /// crate keeps them).
 pub type Response = http::Response<Vec<u8>>;
 
+/// The origin's answer as the edge passes it on: status, body and the headers that describe
+/// the content, not the hop.
+pub fn pass_through(mut answer: Response) -> Response {
+    let headers = answer.headers_mut();
+    for hop in [
+        http::header::CONTENT_LENGTH,
+        http::header::TRANSFER_ENCODING,
+        http::header::CONNECTION,
+        http::HeaderName::from_static("keep-alive"),
+        http::header::CONTENT_ENCODING,
+    ] {
+        headers.remove(hop);
+    }
+    answer
+}
+
 /// The origin could not be reached (connection refused, DNS, timeout), or its request could not
 /// be made: no HTTP answer at all.
 #[derive(Clone, Debug, PartialEq, Eq)]

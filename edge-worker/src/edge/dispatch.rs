@@ -1,15 +1,13 @@
 //! A request routed: to the read that answers it, or forwarded to the origin; a read's stop
 //! turned into its answer; the origin's answers passed on.
 
-use http::header::{
-    CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HOST, TE, TRANSFER_ENCODING,
-};
+use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, TE, TRANSFER_ENCODING};
 use http::{HeaderName, HeaderValue, StatusCode};
 use serde::Deserialize;
 
 use super::reads::PlayerRead;
 use super::{BOARD_VERSION, CACHE_STATUS, Edge, FALLBACK, Fallback, JSON, SNAPSHOT_AGE, Spend, Stop};
-use crate::platform::{Cache, Clock, Origin, Request, Response, Unavailable};
+use crate::platform::{Cache, Clock, Origin, Request, Response, Unavailable, pass_through};
 use crate::problem;
 use crate::route::Route;
 
@@ -209,20 +207,4 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             .map_or(parts.uri.path(), |p| p.as_str());
         self.origin_request(parts.method, path_and_query, headers, body)
     }
-}
-
-/// The origin's answer as the edge passes it on: status, body and the headers that describe
-/// the content, not the hop.
-pub(super) fn pass_through(mut answer: Response) -> Response {
-    let headers = answer.headers_mut();
-    for hop in [
-        CONTENT_LENGTH,
-        TRANSFER_ENCODING,
-        CONNECTION,
-        KEEP_ALIVE,
-        CONTENT_ENCODING,
-    ] {
-        headers.remove(hop);
-    }
-    answer
 }

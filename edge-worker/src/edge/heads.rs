@@ -11,10 +11,9 @@ use standings_core::contract::head::Head;
 use standings_core::contract::query::Query;
 use standings_core::json::{RFC3339_RANGE_MS, parse_rfc3339, write_rfc3339};
 
-use super::dispatch::pass_through;
 use super::{DEFAULT_HEAD_LIFETIME_MS, Edge, FOREVER_SECONDS, Fallback, Spend, Stop, make_room};
 use crate::instances::Range;
-use crate::platform::{Cache, Clock, Origin, Response, Unavailable};
+use crate::platform::{Cache, Clock, Origin, Response, Unavailable, pass_through};
 use crate::problem::{self, Code};
 use crate::route::BoardPath;
 

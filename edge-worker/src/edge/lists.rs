@@ -8,9 +8,8 @@ use http::StatusCode;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Deserialize;
 
-use super::dispatch::pass_through;
 use super::{Edge, Held, Spend, Stop, make_room};
-use crate::platform::{Cache, Clock, Origin, Response, Unavailable};
+use crate::platform::{Cache, Clock, Origin, Response, Unavailable, pass_through};
 use crate::problem;
 use crate::stats::Stats;
 

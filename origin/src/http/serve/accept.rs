@@ -19,6 +19,7 @@ use tokio::time::Instant;
 use tower::Service;
 
 use super::connection::connection;
+use super::ledger::OpenConnection;
 use super::{Limits, StreamRoutes};
 use crate::metrics::Metrics;
 
@@ -191,22 +192,6 @@ pub(super) fn notice_vanished_peers(stream: &TcpStream, idle_timeout: Duration) 
     let _ = socket.set_tcp_keepalive(&keepalive);
     #[cfg(target_os = "linux")]
     let _ = socket.set_tcp_user_timeout(Some(idle_timeout));
-}
-
-/// One open connection in `connections_open`, until it is dropped.
-pub(super) struct OpenConnection(Arc<Metrics>);
-
-impl OpenConnection {
-    fn new(metrics: Arc<Metrics>) -> OpenConnection {
-        metrics.connections_open.fetch_add(1, Ordering::Relaxed);
-        OpenConnection(metrics)
-    }
-}
-
-impl Drop for OpenConnection {
-    fn drop(&mut self) {
-        self.0.connections_open.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 /// One connection thread: serves each connection handed to it, until the acceptor is gone and

@@ -17,8 +17,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tower::{Service, ServiceExt};
 
-use super::accept::OpenConnection;
 use super::deadline::{ANSWERING, FirstByte, IDLE, Phase, STREAMING, StreamingBody, min_deadline};
+use super::ledger::{OpenConnection, RequestLog};
 use super::stream::{self, Head};
 use super::{Limits, PeerAddr, StreamRoutes, Streaming};
 use crate::metrics::Metrics;
@@ -142,34 +142,5 @@ where
             phase.enter(IDLE);
         }
         Ok(response)
-    }
-}
-
-/// What the debug line of one request says: its method and path, never its query string
-/// (which may carry a token) nor its headers. Only taken when debug events are on, so that at
-/// the default level a request costs one cached level check.
-pub(super) struct RequestLog {
-    method: hyper::Method,
-    path: String,
-    started: std::time::Instant,
-}
-
-impl RequestLog {
-    pub(super) fn begin<B>(request: &hyper::Request<B>) -> Option<RequestLog> {
-        tracing::enabled!(tracing::Level::DEBUG).then(|| RequestLog {
-            method: request.method().clone(),
-            path: request.uri().path().to_string(),
-            started: std::time::Instant::now(),
-        })
-    }
-
-    pub(super) fn end(self, response: &Response) {
-        tracing::debug!(
-            method = %self.method,
-            path = %self.path,
-            status = response.status().as_u16(),
-            latency_us = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX),
-            "request"
-        );
     }
 }

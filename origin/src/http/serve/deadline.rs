@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Instant;
 
 use super::Limits;
-use super::accept::OpenConnection;
+use super::ledger::OpenConnection;
 
 /// The earlier of two optional deadlines.
 pub(super) fn min_deadline(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {

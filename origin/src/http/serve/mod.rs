@@ -36,6 +36,7 @@
 mod accept;
 mod connection;
 mod deadline;
+mod ledger;
 mod limits;
 mod stream;
 #[cfg(test)]

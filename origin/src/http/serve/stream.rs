@@ -30,7 +30,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tower::{Service, ServiceExt};
 
-use super::connection::RequestLog;
+use super::ledger::RequestLog;
 use super::{Limits, Streaming};
 use crate::metrics::Metrics;
 
