@@ -20,12 +20,29 @@ use standings_core::BoardId;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Outcome;
-use super::driver::Submission;
+use super::commit::Events;
+use super::error::WriterError;
 use crate::boards::Registry;
-use crate::domain::LoggedEvent;
+use crate::domain::{LoggedEvent, NewEvent};
 use crate::log::{Domain, LiveInstances, apply_event};
 use crate::metrics::Metrics;
 use crate::store::Store;
+
+/// One submission of events and whom to answer.
+pub(super) struct Submission {
+    pub(super) events: Vec<NewEvent>,
+    pub(super) received: Instant,
+    pub(super) reply: oneshot::Sender<Result<Vec<Outcome>, WriterError>>,
+}
+
+impl Events for Submission {
+    fn events(&self) -> &[NewEvent] {
+        &self.events
+    }
+    fn events_mut(&mut self) -> &mut Vec<NewEvent> {
+        &mut self.events
+    }
+}
 
 /// Groups handed over and not yet taken by the thread. A full queue makes the writer wait, so
 /// the lag between commit and visibility stays a few groups long.

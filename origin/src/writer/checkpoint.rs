@@ -28,12 +28,13 @@ use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION, reads_checkpoint
 use super::WriterError;
 use super::applier::Group;
 use super::driver::Writer;
+pub use super::error::CheckpointError;
 use crate::boards::{BoardSlot, Registry};
 use crate::chain::Chain;
 use crate::clock::Clock;
 use crate::domain::periods::PeriodKind;
 use crate::log::{self, Domain, DomainState, LiveInstances, LogError};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 
 /// The manifest's format version.
 const MANIFEST_FORMAT: u32 = 1;
@@ -42,19 +43,6 @@ const MANIFEST_FORMAT: u32 = 1;
 /// Above glibc's largest mmap threshold (32 MiB), so every buffer of a part is mapped and
 /// unmapped on its own instead of staying in the heap after a start.
 const PART_BYTES: usize = 48 << 20;
-
-/// Why a checkpoint could not be written. The log is intact either way: the next start replays
-/// it from the checkpoint before, or from the start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum CheckpointError {
-    /// The manifest cannot be encoded.
-    #[error("cannot encode the checkpoint manifest")]
-    Manifest(#[source] serde_json::Error),
-    /// The store failed to take a part.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
 
 /// What part 0 holds: where each instance's bytes are, and the derived state beside them.
 #[derive(Serialize, Deserialize)]

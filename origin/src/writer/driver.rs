@@ -20,17 +20,18 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
+use super::applier::Submission;
 use super::applier::{Applier, Boards, Group, answer};
-use super::commit::{Decided, Events, GroupCommit, Outcome, Seal, Seasons, Totals, Write, ids_to_look_up};
+use super::commit::{Decided, GroupCommit, Outcome, Seal, Seasons, Totals, Write, ids_to_look_up};
 use super::error::WriterError;
 use super::rhythm::{Idle, Rhythm, gathers_more};
 use super::{Command, MAX_GROUP_EVENTS, WriterParts, checkpoint, rest};
 use crate::boards::{BoardEntry, Registry};
 use crate::chain::Chain;
 use crate::clock::Clock;
-use crate::domain::{LoggedEvent, NewEvent};
+use crate::domain::LoggedEvent;
 use crate::log::Domain;
 use crate::metrics::Metrics;
 use crate::store::{AT_ONCE_ROWS, AtOnce, CommitFailed, RUN_SEQS, Store, Transaction};
@@ -38,22 +39,6 @@ use crate::store::{AT_ONCE_ROWS, AtOnce, CommitFailed, RUN_SEQS, Store, Transact
 /// Past this many pending totals the writer waits for the applier to catch up and clears them,
 /// so that a long cumulative load, with the applier never found idle, does not grow them.
 const MAX_PENDING_TOTALS: usize = 1 << 20;
-
-/// One submission of events and whom to answer.
-pub(super) struct Submission {
-    pub(super) events: Vec<NewEvent>,
-    pub(super) received: Instant,
-    pub(super) reply: oneshot::Sender<Result<Vec<Outcome>, WriterError>>,
-}
-
-impl Events for Submission {
-    fn events(&self) -> &[NewEvent] {
-        &self.events
-    }
-    fn events_mut(&mut self) -> &mut Vec<NewEvent> {
-        &mut self.events
-    }
-}
 
 /// The live boards' totals, read under each instance's read lock.
 struct LiveTotals;

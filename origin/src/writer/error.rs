@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use super::checkpoint::CheckpointError;
 use crate::domain::ActionRefusal;
 use crate::log::LogError;
 use crate::store::StoreError;
@@ -55,4 +54,17 @@ impl From<StoreError> for WriterError {
     fn from(e: StoreError) -> WriterError {
         WriterError::Store(Arc::new(e))
     }
+}
+
+/// Why a checkpoint could not be written. The log is intact either way: the next start replays
+/// it from the checkpoint before, or from the start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// The manifest cannot be encoded.
+    #[error("cannot encode the checkpoint manifest")]
+    Manifest(#[source] serde_json::Error),
+    /// The store failed to take a part.
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
