@@ -95,7 +95,7 @@ pub(crate) async fn serve_restored(
     clock: Clock,
     metrics: Arc<Metrics>,
     registry: boards::Registry,
-    domain: log::Domain,
+    domain: domain::Moderation,
     restored: writer::checkpoint::Restored,
 ) -> Result<(Shared, tokio::task::JoinHandle<()>), StartError> {
     let checkpoint_seq = match &restored {

@@ -22,8 +22,8 @@ use standings_core::{BoardId, BoardRules, ScoreMode};
 
 use super::{Global, load_config};
 use crate::clock::format_rfc3339;
+use crate::domain::Action;
 use crate::domain::{ActionRow, BoardDef, LoggedEvent};
-use crate::log::Action;
 use crate::store::Store;
 
 pub(super) const LONG_ABOUT: &str = "\

@@ -19,7 +19,7 @@ use serde_json::json;
 use tower::{Service, ServiceExt};
 
 use super::forward::{self, Forwarded, NOT_OWNER, SERVED_BY};
-use super::route::{self, Target};
+use super::route::{self, Destination};
 use super::{Engine, Node, SlotState, hold_for};
 use crate::http::MAX_BODY_BYTES;
 use crate::http::error::{AppError, Code};
@@ -103,14 +103,14 @@ async fn handle(node: Arc<Node>, request: Request) -> Response {
     let target = target.unwrap_or_else(|| {
         route::game_in_body(&asked.body)
             .or_else(|| route::query_game(asked.parts.uri.query()))
-            .map_or(Target::Any, Target::Game)
+            .map_or(Destination::Any, Destination::Game)
     });
     let mut response = match target {
-        Target::Node => node_route(&node, &asked).await,
-        Target::Game(game) => to_partition(&node, node.partition_of(&game), asked).await,
-        Target::Any => to_any(&node, asked).await,
-        Target::Part => to_part(&node, asked).await,
-        Target::Batch => batch(&node, asked).await,
+        Destination::Node => node_route(&node, &asked).await,
+        Destination::Game(game) => to_partition(&node, node.partition_of(&game), asked).await,
+        Destination::Any => to_any(&node, asked).await,
+        Destination::Part => to_part(&node, asked).await,
+        Destination::Batch => batch(&node, asked).await,
     };
     // Every answer names a node: the owner's carry the owner, and what this node answers itself
     // (a partition still moving) carries this one.

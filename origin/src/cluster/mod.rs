@@ -3,10 +3,10 @@
 //! Games are hashed to a fixed number of partitions ([`lease::partition_of`]); each partition is
 //! a single node's whole log in a schema of its own (`store::cluster`), served by the node that
 //! holds its lease, through the same engine a single node runs (`crate::serve_restored`). A
-//! [`Node`] keeps one [`Slot`] per partition: owned (an engine answers), elsewhere (requests are
+//! [`Node`] keeps one [`PartitionSlot`] per partition: owned (an engine answers), elsewhere (requests are
 //! forwarded to the owner), or moving (requests wait briefly, then 503 `PARTITION_MOVING`).
 //!
-//! The parts, one job each: `lease` decides (pure), `leases.rs` runs the decisions against the
+//! The parts, one job each: `lease` decides (pure), `lease_loop.rs` runs the decisions against the
 //! database once per tick and moves partitions in and out (`takeover`, `release`); `standby`
 //! keeps the partitions owned elsewhere warm by following their logs; `route` tells where a
 //! request goes (pure), `app` is the service that sends it there, `forward` the client to the
@@ -16,7 +16,7 @@ mod app;
 mod error;
 mod forward;
 pub mod lease;
-mod leases;
+mod lease_loop;
 mod members;
 mod route;
 mod slot;
@@ -68,7 +68,7 @@ impl Drop for Engine {
 pub type SlotState = slot::SlotState<Arc<Engine>>;
 
 /// One partition's place on this node.
-pub struct Slot {
+pub struct PartitionSlot {
     state: std::sync::RwLock<SlotState>,
     /// Requests its engine is answering now (a hand-over waits for them).
     inflight: AtomicUsize,
@@ -103,7 +103,7 @@ pub struct Node {
     metrics: Arc<Metrics>,
     stats: ClusterMetrics,
     auth: Auth,
-    slots: Vec<Slot>,
+    slots: Vec<PartitionSlot>,
     /// The origin of this node's monotonic milliseconds.
     born: Instant,
     /// Moves whenever a slot changes, for the requests waiting on a moving partition.
@@ -147,7 +147,7 @@ impl Node {
             )
             .await?;
         let slots = (0..cluster.partitions)
-            .map(|_| Slot {
+            .map(|_| PartitionSlot {
                 state: std::sync::RwLock::new(SlotState::Elsewhere(None)),
                 inflight: AtomicUsize::new(0),
                 handing_over: AtomicBool::new(false),
@@ -182,7 +182,7 @@ impl Node {
     /// Starts the lease loop and the standbys' loop; the node takes its share within a tick or
     /// two of the leases being free.
     pub fn start(self: &Arc<Node>) {
-        tokio::spawn(leases::run(self.clone()));
+        tokio::spawn(lease_loop::run(self.clone()));
         if self.cluster.standby {
             tokio::spawn(standby::run(self.clone()));
         }
@@ -229,7 +229,7 @@ impl Node {
         lease::partition_of(game, self.cluster.partitions)
     }
 
-    fn slot(&self, p: u32) -> &Slot {
+    fn slot(&self, p: u32) -> &PartitionSlot {
         &self.slots[p as usize]
     }
 
@@ -302,7 +302,7 @@ impl Node {
         let began = Instant::now();
         let releases: Vec<_> = owned
             .iter()
-            .map(|p| tokio::spawn(leases::release(self.clone(), *p)))
+            .map(|p| tokio::spawn(lease_loop::release(self.clone(), *p)))
             .collect();
         for r in releases {
             let _ = r.await;

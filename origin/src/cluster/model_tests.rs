@@ -106,7 +106,7 @@ enum Event {
 
 /// The partition as a node sees it (`SlotState`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Slot {
+enum ModelSlot {
     #[default]
     Elsewhere,
     Taking(Held),
@@ -114,11 +114,11 @@ enum Slot {
     Releasing(Held),
 }
 
-impl Slot {
+impl ModelSlot {
     fn held(self) -> Option<Held> {
         match self {
-            Slot::Elsewhere => None,
-            Slot::Taking(h) | Slot::Owned(h) | Slot::Releasing(h) => Some(h),
+            ModelSlot::Elsewhere => None,
+            ModelSlot::Taking(h) | ModelSlot::Owned(h) | ModelSlot::Releasing(h) => Some(h),
         }
     }
 }
@@ -126,7 +126,7 @@ impl Slot {
 #[derive(Default)]
 struct Node {
     clock: Clock,
-    slot: Slot,
+    slot: ModelSlot,
     /// Its copy of the log: a takeover's catch-up, then its own commits.
     view: Vec<Entry>,
     /// Its write transaction in flight (one writer per partition).
@@ -401,7 +401,7 @@ impl Model {
         }
     }
 
-    // The nodes: the lease loop (`leases::once`), the takeover and hand-over, the writer, reads.
+    // The nodes: the lease loop (`lease_loop::once`), the takeover and hand-over, the writer, reads.
 
     fn tick(&mut self, n: usize) {
         self.nodes[n].tick_began = self.local(n);
@@ -431,21 +431,23 @@ impl Model {
                 // refused drops the partition; one for a lease since given up changes nothing.
                 let slot = &mut self.nodes[n].slot;
                 *slot = match *slot {
-                    Slot::Taking(h) if h.epoch == epoch && held => Slot::Taking(renewed(epoch)),
-                    Slot::Owned(h) if h.epoch == epoch && held => Slot::Owned(renewed(epoch)),
-                    Slot::Releasing(h) if h.epoch == epoch && held => Slot::Releasing(renewed(epoch)),
-                    s if s.held().is_some_and(|h| h.epoch == epoch) => Slot::Elsewhere,
+                    ModelSlot::Taking(h) if h.epoch == epoch && held => ModelSlot::Taking(renewed(epoch)),
+                    ModelSlot::Owned(h) if h.epoch == epoch && held => ModelSlot::Owned(renewed(epoch)),
+                    ModelSlot::Releasing(h) if h.epoch == epoch && held => {
+                        ModelSlot::Releasing(renewed(epoch))
+                    }
+                    s if s.held().is_some_and(|h| h.epoch == epoch) => ModelSlot::Elsewhere,
                     s => s,
                 };
                 self.send(n, Stmt::ReadLease);
             }
             Answer::Lease(row) => self.plan(n, row),
             Answer::Took(Some(epoch)) if self.flawed(Flaw::ServeBeforeCatchUp) => {
-                self.nodes[n].slot = Slot::Owned(renewed(epoch));
+                self.nodes[n].slot = ModelSlot::Owned(renewed(epoch));
                 self.next_tick(n);
             }
             Answer::Took(Some(epoch)) => {
-                self.nodes[n].slot = Slot::Taking(renewed(epoch));
+                self.nodes[n].slot = ModelSlot::Taking(renewed(epoch));
                 self.send(n, Stmt::ReadLog(epoch));
                 self.next_tick(n);
             }
@@ -453,14 +455,14 @@ impl Model {
             Answer::Log(epoch, log) => {
                 // Only the catch-up of the lease still being taken brings the partition up.
                 let node = &mut self.nodes[n];
-                if let Slot::Taking(held) = node.slot
+                if let ModelSlot::Taking(held) = node.slot
                     && held.epoch == epoch
                 {
-                    (node.view, node.slot) = (log, Slot::Owned(held));
+                    (node.view, node.slot) = (log, ModelSlot::Owned(held));
                 }
             }
-            // Whatever the slot became meanwhile, as `leases::hand_over` does.
-            Answer::Released => self.nodes[n].slot = Slot::Elsewhere,
+            // Whatever the slot became meanwhile, as `lease_loop::hand_over` does.
+            Answer::Released => self.nodes[n].slot = ModelSlot::Elsewhere,
             Answer::Fenced(true) => {
                 let entry = self.nodes[n].writing.expect("a write in flight");
                 if self.flawed(Flaw::AckBeforeCommit) {
@@ -491,17 +493,17 @@ impl Model {
             .count();
         let live = live.max(usize::from(!draining));
         let plan = lease::plan(&name(n), &[row], live, draining, &BTreeSet::from([0]));
-        if let Slot::Owned(held) = self.nodes[n].slot
+        if let ModelSlot::Owned(held) = self.nodes[n].slot
             && plan.release.contains(&0)
         {
             // The hand-over stops serving at once and gives the lease back after the write in
             // flight.
-            self.nodes[n].slot = Slot::Releasing(held);
+            self.nodes[n].slot = ModelSlot::Releasing(held);
             if self.nodes[n].writing.is_none() {
                 self.send(n, Stmt::Release(held.epoch));
             }
         }
-        if plan.take.contains(&0) && self.nodes[n].slot == Slot::Elsewhere {
+        if plan.take.contains(&0) && self.nodes[n].slot == ModelSlot::Elsewhere {
             self.send(n, Stmt::Take);
         } else {
             self.next_tick(n);
@@ -511,7 +513,7 @@ impl Model {
     fn submit(&mut self, n: usize) {
         let local = self.local(n);
         let node = &mut self.nodes[n];
-        let Slot::Owned(held) = node.slot else {
+        let ModelSlot::Owned(held) = node.slot else {
             return;
         };
         if node.writing.is_some() || !held.serving(local) {
@@ -544,13 +546,13 @@ impl Model {
 
     fn write_done(&mut self, n: usize) {
         self.nodes[n].writing = None;
-        if let Slot::Releasing(held) = self.nodes[n].slot {
+        if let ModelSlot::Releasing(held) = self.nodes[n].slot {
             self.send(n, Stmt::Release(held.epoch));
         }
     }
 
     fn read(&mut self, n: usize) {
-        let Slot::Owned(held) = self.nodes[n].slot else {
+        let ModelSlot::Owned(held) = self.nodes[n].slot else {
             return;
         };
         if !held.serving(self.local(n)) {

@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 
 /// What a request is for.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Target {
+pub(super) enum Destination {
     /// A game's: its partition's owner answers.
     Game(String),
     /// The node's own: health, readiness, metrics, the cluster's table.
@@ -32,33 +32,33 @@ pub(super) enum Target {
 /// [`game_in_body`]), from the operations' table (`http::ops`): the operation matched by
 /// method and path says where its partition comes from. A path or method no operation has is
 /// any engine's to refuse. O(path length).
-pub(super) fn target(method: &Method, path: &str, query: Option<&str>) -> Option<Target> {
+pub(super) fn target(method: &Method, path: &str, query: Option<&str>) -> Option<Destination> {
     let table = table();
     let Ok(matched) = table.at(path) else {
-        return Some(Target::Any);
+        return Some(Destination::Any);
     };
     let Some((_, partition)) = matched
         .value
         .iter()
         .find(|(m, _)| m.eq_ignore_ascii_case(method.as_str()))
     else {
-        return Some(Target::Any);
+        return Some(Destination::Any);
     };
     let game = || {
         matched
             .params
             .get("game")
             .and_then(|raw| percent_encoding::percent_decode_str(raw).decode_utf8().ok())
-            .map_or(Target::Any, |game| Target::Game(game.into_owned()))
+            .map_or(Destination::Any, |game| Destination::Game(game.into_owned()))
     };
     match partition {
         Partition::PathGame => Some(game()),
-        Partition::QueryGame => Some(query_game(query).map_or(Target::Any, Target::Game)),
+        Partition::QueryGame => Some(query_game(query).map_or(Destination::Any, Destination::Game)),
         Partition::BodyGame => None,
-        Partition::Batch => Some(Target::Batch),
-        Partition::Part => Some(Target::Part),
-        Partition::Node => Some(Target::Node),
-        Partition::Any => Some(Target::Any),
+        Partition::Batch => Some(Destination::Batch),
+        Partition::Part => Some(Destination::Part),
+        Partition::Node => Some(Destination::Node),
+        Partition::Any => Some(Destination::Any),
     }
 }
 
@@ -186,13 +186,13 @@ mod tests {
             let method = Method::from_bytes(op.method.to_uppercase().as_bytes()).unwrap();
             let routed = target(&method, &path, Some("game=q"));
             let expected = match op.partition {
-                Partition::PathGame => Some(Target::Game("a b".into())),
-                Partition::QueryGame => Some(Target::Game("q".into())),
+                Partition::PathGame => Some(Destination::Game("a b".into())),
+                Partition::QueryGame => Some(Destination::Game("q".into())),
                 Partition::BodyGame => None,
-                Partition::Batch => Some(Target::Batch),
-                Partition::Part => Some(Target::Part),
-                Partition::Node => Some(Target::Node),
-                Partition::Any => Some(Target::Any),
+                Partition::Batch => Some(Destination::Batch),
+                Partition::Part => Some(Destination::Part),
+                Partition::Node => Some(Destination::Node),
+                Partition::Any => Some(Destination::Any),
             };
             assert_eq!(routed, expected, "{} {}", op.method, op.path);
             assert_eq!(
@@ -209,13 +209,13 @@ mod tests {
         // A query's game given twice, none, an unknown path or method: any engine refuses.
         assert_eq!(
             target(&get, "/v1/audit", Some("game=g6&game=g1")),
-            Some(Target::Any)
+            Some(Destination::Any)
         );
-        assert_eq!(target(&get, "/v1/audit", None), Some(Target::Any));
-        assert_eq!(target(&get, "/nowhere", None), Some(Target::Any));
+        assert_eq!(target(&get, "/v1/audit", None), Some(Destination::Any));
+        assert_eq!(target(&get, "/nowhere", None), Some(Destination::Any));
         assert_eq!(
             target(&Method::DELETE, "/v1/score-events", None),
-            Some(Target::Any)
+            Some(Destination::Any)
         );
     }
 

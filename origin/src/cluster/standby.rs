@@ -11,7 +11,8 @@ use super::error::TakeoverError;
 use super::{Node, SlotState};
 use crate::boards::Registry;
 use crate::chain::Chain;
-use crate::log::{Domain, LiveInstances};
+use crate::domain::Moderation;
+use crate::log::LiveInstances;
 use crate::store::Store;
 use crate::writer::checkpoint::Restored;
 
@@ -25,7 +26,7 @@ const RECORD_EVERY: Duration = Duration::from_secs(1);
 pub(super) struct Follower {
     store: Store,
     registry: Registry,
-    domain: Domain,
+    domain: Moderation,
     restored: Restored,
     /// The last `seq` applied.
     applied: i64,
@@ -100,7 +101,7 @@ pub(super) async fn promote(
     mut follower: Follower,
     store: &Store,
     _now_ms: i64,
-) -> Result<(Registry, Domain, Restored), TakeoverError> {
+) -> Result<(Registry, Moderation, Restored), TakeoverError> {
     // The engine's store proves the lease; the copy's read with none.
     follower.store = store.clone();
     // Definitions acknowledged after the copy's last log entry are in the store only.

@@ -21,5 +21,5 @@ pub(crate) use actions::{
 pub(crate) use boards::BoardDef;
 pub use events::EventStatus;
 pub(crate) use events::{InvalidLoggedEvent, LoggedEvent, NewEvent};
-pub use moderation::{Domain, DomainState};
+pub use moderation::{Moderation, ModerationState};
 pub(crate) use refusals::{ActionRefusal, Refusal};

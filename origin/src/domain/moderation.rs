@@ -15,9 +15,10 @@ use crate::domain::seasons::{Arrival, Routing, SeasonBook, SeasonRecord};
 use crate::domain::{LoggedEvent, NewEvent, Refusal};
 use crate::sync::RwLockUnpoisoned;
 
-/// Moderation and late-decision state derived from the action log.
+/// What the action log decided: seasons' states, invalidations, disqualifications, late
+/// decisions, result corrections and profiles.
 #[derive(Default)]
-pub struct Domain {
+pub struct Moderation {
     /// Every season's state.
     pub(crate) seasons: SeasonBook,
     invalidated: RwLock<HashSet<(String, String)>>,
@@ -26,16 +27,16 @@ pub struct Domain {
     decisions: RwLock<HashMap<(String, String), bool>>,
     /// The next correction number of each board with results.
     next_correction: RwLock<HashMap<BoardId, i64>>,
-    /// Players' profiles. Not part of [`DomainState`]: a checkpoint's restart reads them from
+    /// Players' profiles. Not part of [`ModerationState`]: a checkpoint's restart reads them from
     /// the log's profile actions up to its `seq` (they can be many, and a trial of an action
     /// must not copy them).
     pub(crate) profiles: crate::domain::profile_book::ProfileBook,
 }
 
-/// [`Domain`] as plain data, for a checkpoint. Every list is sorted, so equal states encode
+/// [`Moderation`] as plain data, for a checkpoint. Every list is sorted, so equal states encode
 /// equally.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DomainState {
+pub struct ModerationState {
     seasons: Vec<(String, String, SeasonRecord)>,
     invalidated: Vec<(String, String)>,
     disqualified: Vec<(BoardId, String)>,
@@ -43,15 +44,15 @@ pub struct DomainState {
     next_correction: Vec<(BoardId, i64)>,
 }
 
-impl Domain {
+impl Moderation {
     /// The state as plain data.
     /// O(the state), sorted.
-    pub fn state(&self) -> DomainState {
+    pub fn state(&self) -> ModerationState {
         fn sorted<T: Ord>(mut items: Vec<T>) -> Vec<T> {
             items.sort();
             items
         }
-        DomainState {
+        ModerationState {
             seasons: self.seasons.records(),
             invalidated: sorted(self.invalidated.read_unpoisoned().iter().cloned().collect()),
             disqualified: sorted(self.disqualified.read_unpoisoned().iter().cloned().collect()),
@@ -74,8 +75,8 @@ impl Domain {
 
     /// A domain holding `state`.
     /// O(the state).
-    pub(crate) fn from_state(state: DomainState) -> Domain {
-        let domain = Domain::default();
+    pub(crate) fn from_state(state: ModerationState) -> Moderation {
+        let domain = Moderation::default();
         for (game, season, record) in state.seasons {
             domain.seasons.set(&game, &season, record);
         }

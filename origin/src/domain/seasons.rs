@@ -5,7 +5,7 @@
 //! reproduces it; the writer is the only one that changes it.
 //!
 //! Season lateness has one rule, `SeasonRecord::late_for_season`: the writer's decision (through
-//! `route`) and every application (through `Domain::season_late`) ask it, and a test checks that
+//! `route`) and every application (through `Moderation::season_late`) ask it, and a test checks that
 //! they agree, so a rebuild decides lateness exactly as the live writer did.
 
 use crate::sync::RwLockUnpoisoned;

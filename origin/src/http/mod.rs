@@ -39,10 +39,10 @@ use tower::{Layer, Service};
 
 use crate::boards::{BoardSlot, Registry, Resolved};
 use crate::clock::Clock;
+use crate::domain::Moderation;
 use crate::domain::periods::PeriodKind;
 use crate::http::auth::Auth;
 use crate::http::error::{AppError, Code, ErrorCode};
-use crate::log::Domain;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::writer::Ingest;
@@ -67,7 +67,7 @@ pub struct AppState {
     /// The snapshots published for the edge.
     pub(crate) snapshots: Arc<crate::snapshots::Snapshots>,
     /// Seasons and moderation state.
-    pub(crate) domain: Arc<Domain>,
+    pub(crate) domain: Arc<Moderation>,
     /// The service's clock.
     pub(crate) clock: Clock,
     /// False until start-up finished, and again while shutting down.
@@ -98,7 +98,7 @@ impl AppState {
     }
 
     /// Seasons and moderation state.
-    pub fn domain(&self) -> &Domain {
+    pub fn domain(&self) -> &Moderation {
         &self.domain
     }
 

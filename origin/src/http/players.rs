@@ -19,10 +19,10 @@ use standings_core::{Audience, check_id};
 use super::time_and_trust::check_part;
 use super::{JsonBody, RawBody, Shared, json, parse_json};
 use crate::config::Role;
+use crate::domain::Action;
 use crate::domain::profile_book::{Held, Patch, ProfilePatch};
 use crate::domain::profiles::{Country, DisplayName, rule};
 use crate::http::error::{AppError, AppResult, Code};
-use crate::log::Action;
 use crate::writer::ActionRequest;
 
 pub(super) fn router() -> Router<Shared> {

@@ -13,10 +13,10 @@ use standings_core::{BoardId, check_id};
 
 use super::{JsonBody, Shared, UniqueQuery, json};
 use crate::clock::format_rfc3339;
+use crate::domain::Action;
 use crate::domain::seasons::SeasonState;
 use crate::domain::{ActionResult, Change, Correction, EventStatus, RankedEntry};
 use crate::http::error::{AppError, AppResult, Code};
-use crate::log::Action;
 use crate::writer::ActionRequest;
 
 pub(super) fn router() -> Router<Shared> {

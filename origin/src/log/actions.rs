@@ -17,7 +17,7 @@ use crate::boards::Registry;
 use crate::domain::periods::Period;
 use crate::domain::profile_book::profile_of;
 use crate::domain::seasons::SeasonState;
-use crate::domain::{Action, ActionRefusal, ActionRow, BoardDef, Change, Domain, ResultRow};
+use crate::domain::{Action, ActionRefusal, ActionRow, BoardDef, Change, Moderation, ResultRow};
 use crate::store::Store;
 
 /// Decides whether an action can be carried out on the current state: performs it on a copy of
@@ -28,7 +28,7 @@ use crate::store::Store;
 pub async fn try_perform(
     store: &Store,
     registry: &Registry,
-    domain: &Domain,
+    domain: &Moderation,
     row: &ActionRow,
     action: &Action,
 ) -> Result<(), LogError> {
@@ -37,7 +37,7 @@ pub async fn try_perform(
     {
         entry.check_not_broken()?;
     }
-    let copy = Domain::from_state(domain.state());
+    let copy = Moderation::from_state(domain.state());
     perform(store, registry, &copy, &mut Trial { registry }, row, action).await?;
     Ok(())
 }
@@ -46,7 +46,7 @@ pub async fn try_perform(
 async fn valid_events(
     store: &Store,
     registry: &Registry,
-    domain: &Domain,
+    domain: &Moderation,
     board: &BoardId,
     period: &Period,
     player: &str,
@@ -92,7 +92,7 @@ pub struct Performed {
 pub async fn perform(
     store: &Store,
     registry: &Registry,
-    domain: &Domain,
+    domain: &Moderation,
     instances: &mut impl Instances,
     row: &ActionRow,
     action: &Action,
@@ -242,7 +242,7 @@ pub async fn perform(
 /// was taken with. O(the game's instances x log n).
 fn set_profile(
     registry: &Registry,
-    domain: &Domain,
+    domain: &Moderation,
     instances: &mut impl Instances,
     row: &ActionRow,
     action: &Action,
@@ -282,7 +282,7 @@ fn set_profile(
 /// Writes a profile action into the profile book and answers the profile the player's entries
 /// show after it: the book's part of the action, also what a restart from a checkpoint reads
 /// the profiles with. O(1).
-pub fn note_profile(domain: &Domain, game: &str, action: &Action) -> Option<Arc<Profile>> {
+pub fn note_profile(domain: &Moderation, game: &str, action: &Action) -> Option<Arc<Profile>> {
     let player = action.profile_target()?;
     let held = domain.profiles.get(game, player);
     let profile = match action {

@@ -21,11 +21,8 @@ pub use self::error::LogError;
 pub use self::instances::{Instances, LiveInstances, Phase, RebuildInstances, Tolerant, result_entries};
 pub use self::rebuild::{rebuild, rebuild_until, replay_log};
 use crate::boards::Registry;
-// The writer names these through `log` as before the domain owned them.
-pub(crate) use crate::domain::Action;
 use crate::domain::periods::Period;
-pub use crate::domain::{Domain, DomainState};
-use crate::domain::{LoggedEvent, NewEvent, Refusal};
+use crate::domain::{LoggedEvent, Moderation, NewEvent, Refusal};
 
 /// One instance an event feeds, and whether the event is late there.
 #[derive(Clone, Debug)]
@@ -69,7 +66,7 @@ pub fn targets(
 /// O(targets x the board's update cost).
 pub fn apply_event(
     registry: &Registry,
-    domain: &Domain,
+    domain: &Moderation,
     instances: &mut impl Instances,
     e: &LoggedEvent,
 ) -> Result<bool, LogError> {

@@ -15,7 +15,7 @@ use standings_core::BoardId;
 use super::instances::{Instances, Phase, RebuildInstances, Tolerant};
 use super::{LogError, apply_event, perform};
 use crate::boards::Registry;
-use crate::domain::{ActionRow, Domain, ResultRow};
+use crate::domain::{ActionRow, Moderation, ResultRow};
 use crate::store::Store;
 
 /// Rebuilds every board (or only `only`) and the season and moderation state from the log:
@@ -30,7 +30,7 @@ pub async fn rebuild(
     only: Option<&BoardId>,
     now: i64,
     progress: impl FnMut(u64),
-) -> Result<(Registry, Domain, Vec<ResultRow>), LogError> {
+) -> Result<(Registry, Moderation, Vec<ResultRow>), LogError> {
     rebuild_until(store, only, now, i64::MAX, progress).await
 }
 
@@ -42,7 +42,7 @@ pub async fn rebuild_until(
     now: i64,
     until: i64,
     mut progress: impl FnMut(u64),
-) -> Result<(Registry, Domain, Vec<ResultRow>), LogError> {
+) -> Result<(Registry, Moderation, Vec<ResultRow>), LogError> {
     let registry = Registry::default();
     for def in store.boards().await? {
         registry.add(&def).map_err(|why| LogError::InvalidStoredBoard {
@@ -83,8 +83,8 @@ async fn replay_pass(
     phase: Phase,
     until: i64,
     progress: &mut impl FnMut(u64),
-) -> Result<(Domain, Vec<ResultRow>), LogError> {
-    let domain = Domain::default();
+) -> Result<(Moderation, Vec<ResultRow>), LogError> {
+    let domain = Moderation::default();
     let mut instances = RebuildInstances::new(registry, only.cloned(), phase);
     let (results, _) = replay_log(store, registry, &domain, &mut instances, 0, until, progress).await?;
     instances.install();
@@ -103,7 +103,7 @@ const REPLAY_PAGE_EVENTS: i64 = 20_000;
 pub async fn replay_log(
     store: &Store,
     registry: &Registry,
-    domain: &Domain,
+    domain: &Moderation,
     instances: &mut (impl Instances + Send),
     after: i64,
     until: i64,
@@ -171,7 +171,7 @@ pub async fn replay_log(
 async fn replay_action<I: Instances + Send>(
     store: &Store,
     registry: &Registry,
-    domain: &Domain,
+    domain: &Moderation,
     instances: &mut Tolerant<'_, '_, I>,
     row: &ActionRow,
 ) -> Vec<ResultRow> {

@@ -40,7 +40,7 @@ pub struct Metrics {
     pub rests: Counter,
     /// Board instances repacked at those times.
     pub boards_repacked: Counter,
-    /// Connections open now (see `http.rs`).
+    /// Connections open now (see `http::serve`).
     pub connections_open: AtomicU64,
     /// Connections closed at once because `max_connections` were open.
     pub connections_refused: Counter,

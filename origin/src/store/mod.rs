@@ -227,7 +227,7 @@ async fn connect(
         // Every connection is opened here, at start, on the main runtime, and kept: on SQLite
         // each has a worker thread, and a thread inherits the CPU pin of the thread that starts
         // it, which for a connection opened on demand would be a pinned connection thread
-        // (`http.rs`). Only a connection that broke is reopened on demand, by whichever
+        // (`http::serve`). Only a connection that broke is reopened on demand, by whichever
         // thread asks next.
         // A cluster node (PostgreSQL only, whose connections are tasks, not threads) opens them
         // as its partitions need them and closes idle ones: a node that owns little holds few

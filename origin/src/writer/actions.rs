@@ -12,8 +12,9 @@ use super::commit::unknown_commit_landed;
 use super::driver::Writer;
 use super::{ActionAnswer, ActionRequest, WriterError};
 use crate::boards::Registry;
+use crate::domain::{Action, Moderation};
 use crate::domain::{ActionRefusal, ActionResult, ActionRow, Correction, EventStatus};
-use crate::log::{self, Action, Domain, LiveInstances, perform};
+use crate::log::{self, LiveInstances, perform};
 use crate::store::{CommitFailed, Store};
 
 impl Writer {
@@ -202,7 +203,7 @@ async fn act(writer: &mut Writer, mut request: ActionRequest) -> Result<ActionAn
 async fn validate(
     store: &Store,
     registry: &Registry,
-    domain: &Domain,
+    domain: &Moderation,
     request: &ActionRequest,
 ) -> Result<(), WriterError> {
     let game = &request.game;
@@ -274,7 +275,7 @@ fn unknown_event(game: &str, event_id: &str) -> WriterError {
 
 /// An archived season's live boards are freed, so nothing may change them: a correction would
 /// be computed from an empty board.
-fn not_archived(domain: &Domain, game: &str, season: &str) -> Result<(), ActionRefusal> {
+fn not_archived(domain: &Moderation, game: &str, season: &str) -> Result<(), ActionRefusal> {
     if domain.seasons.get(game, season).state == crate::domain::seasons::SeasonState::Archived {
         return Err(ActionRefusal::SeasonArchived {
             game: game.to_owned(),

@@ -23,8 +23,9 @@ use super::Outcome;
 use super::commit::Events;
 use super::error::WriterError;
 use crate::boards::Registry;
+use crate::domain::Moderation;
 use crate::domain::{LoggedEvent, NewEvent};
-use crate::log::{Domain, LiveInstances, apply_event};
+use crate::log::{LiveInstances, apply_event};
 use crate::metrics::Metrics;
 use crate::store::Store;
 
@@ -53,7 +54,7 @@ const QUEUE_GROUPS: usize = 8;
 pub(super) struct Boards {
     pub(super) store: Store,
     pub(super) registry: Arc<Registry>,
-    pub(super) domain: Arc<Domain>,
+    pub(super) domain: Arc<Moderation>,
     pub(super) metrics: Arc<Metrics>,
     pub(super) live: Arc<crate::live::Hub>,
 }

@@ -33,7 +33,8 @@ use crate::boards::{BoardSlot, Registry};
 use crate::chain::Chain;
 use crate::clock::Clock;
 use crate::domain::periods::PeriodKind;
-use crate::log::{self, Domain, DomainState, LiveInstances, LogError};
+use crate::domain::{Moderation, ModerationState};
+use crate::log::{self, LiveInstances, LogError};
 use crate::store::Store;
 
 /// The manifest's format version.
@@ -50,7 +51,7 @@ struct Manifest {
     format: u32,
     core_format: u16,
     seq: i64,
-    domain: DomainState,
+    domain: ModerationState,
     archived: Vec<BoardId>,
     instances: Vec<InstanceEntry>,
 }
@@ -104,7 +105,7 @@ impl Encoded {
 pub(crate) async fn write(
     store: &Store,
     registry: &Registry,
-    domain: &Domain,
+    domain: &Moderation,
     seq: i64,
 ) -> Result<Written, CheckpointError> {
     self::store(store, encode(registry, domain, seq)?, Pace::Alone).await
@@ -126,7 +127,7 @@ pub(crate) enum Pace {
 /// changes meanwhile (the writer calls it, and writes wait): O(n) in the members held, with
 /// sequential memory access (the core's format 2). Each board is encoded under its read lock,
 /// so reads go on.
-pub(crate) fn encode(registry: &Registry, domain: &Domain, seq: i64) -> Result<Encoded, CheckpointError> {
+pub(crate) fn encode(registry: &Registry, domain: &Moderation, seq: i64) -> Result<Encoded, CheckpointError> {
     let started = Instant::now();
     let mut bytes = Vec::new();
     let mut instances = Vec::new();
@@ -375,7 +376,7 @@ pub enum Restored {
 /// Restores the live boards and the season and moderation state: from the checkpoint and the
 /// log after it when there is a usable one, else by replaying the whole log. O(members held +
 /// log entries replayed).
-pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Domain, Restored), LogError> {
+pub async fn restore(store: &Store, now: i64) -> Result<(Registry, Moderation, Restored), LogError> {
     restore_until(store, now, i64::MAX).await
 }
 
@@ -384,7 +385,7 @@ pub async fn restore_until(
     store: &Store,
     now: i64,
     until: i64,
-) -> Result<(Registry, Domain, Restored), LogError> {
+) -> Result<(Registry, Moderation, Restored), LogError> {
     let unusable = match load(store).await {
         Ok(None) => None,
         Ok(Some((registry, domain, seq))) => {
@@ -406,7 +407,7 @@ pub async fn restore_until(
 /// The checkpoint's boards (installed into a fresh registry of every defined board), domain
 /// and `seq`; `Ok(None)` without one, `Err(why)` when it cannot be used. Storage errors are
 /// reasons too: the log is still there to replay.
-async fn load(store: &Store) -> Result<Option<(Registry, Domain, i64)>, String> {
+async fn load(store: &Store) -> Result<Option<(Registry, Moderation, i64)>, String> {
     let Some((seq, count)) = store.checkpoint_head().await.map_err(|e| e.to_string())? else {
         return Ok(None);
     };
@@ -496,7 +497,7 @@ async fn load(store: &Store) -> Result<Option<(Registry, Domain, i64)>, String> 
             .ok_or_else(|| format!("it names {board}, a board that is not defined"))?
             .archive();
     }
-    let domain = Domain::from_state(manifest.domain);
+    let domain = Moderation::from_state(manifest.domain);
     // Profiles are not in the checkpoint's domain: they are read from the log up to its seq.
     for row in store
         .profile_actions_until(seq)

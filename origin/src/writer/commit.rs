@@ -45,9 +45,10 @@ use standings_core::{BoardId, ScoreMode};
 
 use crate::FastHash;
 use crate::boards::{BoardEntry, Registry};
+use crate::domain::Moderation;
 use crate::domain::player_pages;
 use crate::domain::{EventStatus, LoggedEvent, NewEvent, Refusal};
-use crate::log::{Domain, targets};
+use crate::log::targets;
 
 /// What became of one submitted event.
 #[derive(Clone, Debug)]
@@ -260,7 +261,7 @@ impl GroupCommit {
         received_at: i64,
         found: Option<&[LoggedEvent]>,
         registry: &Registry,
-        domain: &Domain,
+        domain: &Moderation,
         boards: &impl Totals,
     ) -> Decided {
         debug_assert!(!self.blocked(), "nothing is decided after an unknown commit");
@@ -520,7 +521,7 @@ fn numbered(event: NewEvent, seq: i64, late: bool, received_at: i64) -> LoggedEv
 /// then on the boards.
 fn decide_event(
     registry: &Registry,
-    domain: &Domain,
+    domain: &Moderation,
     boards: &impl Totals,
     e: &NewEvent,
     received_at: i64,
@@ -602,11 +603,11 @@ mod tests {
         }
     }
 
-    fn world() -> (Registry, Domain) {
+    fn world() -> (Registry, Moderation) {
         let registry = Registry::default();
         registry.add(&board("s")).unwrap();
         registry.add(&board("f")).unwrap();
-        let domain = Domain::default();
+        let domain = Moderation::default();
         let frozen = SeasonRecord {
             state: SeasonState::Frozen,
             explicit: true,
@@ -704,7 +705,7 @@ mod tests {
     struct Harness {
         machine: GroupCommit,
         registry: Registry,
-        domain: Domain,
+        domain: Moderation,
         /// The log: every stored event, in `seq` order.
         log: Vec<LoggedEvent>,
         stored: HashMap<String, LoggedEvent>,

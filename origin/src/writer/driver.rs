@@ -32,7 +32,7 @@ use crate::boards::{BoardEntry, Registry};
 use crate::chain::Chain;
 use crate::clock::Clock;
 use crate::domain::LoggedEvent;
-use crate::log::Domain;
+use crate::domain::Moderation;
 use crate::metrics::Metrics;
 use crate::store::{AT_ONCE_ROWS, AtOnce, CommitFailed, RUN_SEQS, Store, Transaction};
 
@@ -121,7 +121,7 @@ enum Landed {
 pub(super) struct Writer {
     pub(super) store: Store,
     pub(super) registry: Arc<Registry>,
-    pub(super) domain: Arc<Domain>,
+    pub(super) domain: Arc<Moderation>,
     pub(super) metrics: Arc<Metrics>,
     pub(super) live: Arc<crate::live::Hub>,
     pub(super) clock: Clock,

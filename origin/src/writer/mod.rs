@@ -37,8 +37,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::boards::Registry;
 use crate::clock::Clock;
+use crate::domain::{Action, Moderation};
 use crate::domain::{ActionResult, NewEvent};
-use crate::log::{Action, Domain};
 use crate::metrics::Metrics;
 use crate::store::Store;
 
@@ -120,7 +120,7 @@ pub(crate) struct WriterParts {
     /// The live boards.
     pub(crate) registry: Arc<Registry>,
     /// Seasons and moderation state.
-    pub(crate) domain: Arc<Domain>,
+    pub(crate) domain: Arc<Moderation>,
     /// The metrics.
     pub(crate) metrics: Arc<Metrics>,
     /// The live subscriptions, told which boards each applied change touched.
