@@ -20,6 +20,7 @@ use tower::{Service, ServiceExt};
 
 use super::forward::{self, Forwarded, NOT_OWNER, SERVED_BY};
 use super::route::{self, Destination};
+use super::step::{self, AfterForward, Sent, Step};
 use super::{Engine, Node, SlotState, hold_for};
 use crate::http::MAX_BODY_BYTES;
 use crate::http::error::{AppError, Code};
@@ -162,26 +163,25 @@ fn moving(p: u32) -> Response {
 }
 
 /// Sends a request for partition `p` where it is served: here, at its owner, or (while it
-/// moves) wherever it lands within the wait.
+/// moves) wherever it lands within the wait. What to do is `step`'s decision; this carries it out.
 async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
     let deadline = Instant::now() + hold_for(node.cluster.lease_ttl_ms);
     let mut changes = node.changes.subscribe();
     loop {
-        match node.state_of(p) {
-            SlotState::Owned(held, engine) if held.serving(node.now()) => {
-                return local(node, p, &engine, asked.request()).await;
-            }
-            SlotState::Elsewhere(Some(peer)) if !asked.from_peer => {
+        match step::next(&node.state_of(p), node.now(), asked.from_peer) {
+            Step::Serve(engine) => return local(node, p, &engine, asked.request()).await,
+            Step::Forward(peer) => {
                 if is_upgrade(&asked.parts) {
                     return upgrade_through(node, p, &peer.url, asked).await;
                 }
+                let safe = asked.parts.method.is_safe();
                 let sent = node
                     .forwarder
                     .send(&peer.url, &asked.parts, asked.body.clone(), asked.client());
                 // A read whose owner loses the partition while it waits (paused, cut off) is
                 // sent again to the next owner rather than waiting out the forward's timeout; a
                 // write is not, as the old owner may still commit it.
-                let answered = if asked.parts.method.is_safe() {
+                let answered = if safe {
                     tokio::select! {
                         answered = sent => answered,
                         () = owner_moved(node, p, &peer.node) => Forwarded::NotOwner,
@@ -189,39 +189,39 @@ async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
                 } else {
                     sent.await
                 };
-                match answered {
+                let ended = match answered {
                     Forwarded::Answer(response) => {
                         node.stats.forwarded_ok.add(1);
                         return response;
                     }
-                    Forwarded::NotOwner => node.stats.forwarded_moving.add(1),
+                    Forwarded::NotOwner => {
+                        node.stats.forwarded_moving.add(1);
+                        Sent::NotOwner
+                    }
                     Forwarded::NotSent(why) => {
-                        // An owner that just exited: nothing was sent, so the request waits for
-                        // the next owner like any other of a moving partition.
                         node.stats.forwarded_unreachable.add(1);
                         tracing::debug!(partition = p, "the owner could not be connected to: {why}");
+                        Sent::NotSent
                     }
                     Forwarded::Unreachable(why) => {
                         node.stats.forwarded_unreachable.add(1);
                         tracing::debug!(partition = p, "the owner could not be reached: {why}");
-                        if !asked.parts.method.is_safe() {
-                            // A write may have been received and committed: the client retries
-                            // with the same ids and learns which (DUPLICATE).
-                            forget_owner(node, p, &peer.node);
-                            return moving(p);
-                        }
+                        Sent::Unreachable
                     }
-                }
+                };
                 forget_owner(node, p, &peer.node);
+                if step::after_forward(ended, safe) == AfterForward::GiveUp {
+                    return moving(p);
+                }
             }
-            _ if asked.from_peer => {
+            Step::NotOwner => {
                 let mut response = moving(p);
                 response
                     .headers_mut()
                     .insert(NOT_OWNER, HeaderValue::from_static("1"));
                 return response;
             }
-            _ => {}
+            Step::Wait => {}
         }
         let now = Instant::now();
         if now >= deadline {

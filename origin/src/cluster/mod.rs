@@ -22,6 +22,7 @@ mod route;
 mod slot;
 mod standby;
 pub mod status;
+mod step;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -1,0 +1,118 @@
+//! The decisions of a request for a partition, without IO: serve it here, send it to the owner,
+//! wait for the partition to land, or give up; and after a forward, whether to answer, look again
+//! or give up. `app::to_partition` carries them out, as the core's `SnapshotReader` returns its
+//! `Step` for the tiers to fetch.
+
+use super::Peer;
+use super::slot::SlotState;
+
+/// What to do with a request for a partition, given what this node knows of it now.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Step<E> {
+    /// This node owns it and its lease is good now: its engine answers.
+    Serve(E),
+    /// Another node owns it: send the request there.
+    Forward(Peer),
+    /// A peer sent it here and this node does not serve it: tell the peer so (it asks again
+    /// once the leases say who does), rather than forwarding on.
+    NotOwner,
+    /// Nobody answers for it now: wait for its slot to change, until the deadline.
+    Wait,
+}
+
+/// The step for a request, from the slot's state at `now` (the node's monotonic milliseconds)
+/// and whether a peer sent it. O(1).
+pub(super) fn next<E: Clone>(state: &SlotState<E>, now: i64, from_peer: bool) -> Step<E> {
+    match state {
+        SlotState::Owned(held, engine) if held.serving(now) => Step::Serve(engine.clone()),
+        SlotState::Elsewhere(Some(peer)) if !from_peer => Step::Forward(peer.clone()),
+        _ if from_peer => Step::NotOwner,
+        _ => Step::Wait,
+    }
+}
+
+/// How a forward ended without an answer to pass on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Sent {
+    /// The node asked does not own the partition.
+    NotOwner,
+    /// Nothing reached the node: the request may go elsewhere.
+    NotSent,
+    /// The node got the request and did not answer in time.
+    Unreachable,
+}
+
+/// What follows a forward that brought no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AfterForward {
+    /// Forget that owner and look again (within the deadline).
+    LookAgain,
+    /// Forget that owner and answer `PARTITION_MOVING`: a write may have been committed, so
+    /// the client retries with the same ids and learns which (`DUPLICATE`).
+    GiveUp,
+}
+
+/// What follows a forward that ended as `sent` without an answer, for a request that is `safe` (a read). O(1).
+pub(super) fn after_forward(sent: Sent, safe: bool) -> AfterForward {
+    match sent {
+        Sent::Unreachable if !safe => AfterForward::GiveUp,
+        Sent::NotOwner | Sent::NotSent | Sent::Unreachable => AfterForward::LookAgain,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::lease::Held;
+
+    fn peer() -> Peer {
+        Peer {
+            node: "n2".into(),
+            url: "http://127.0.0.1:2".into(),
+        }
+    }
+
+    /// Every state, from a client and from a peer, at a time the lease serves and one past it.
+    #[test]
+    fn each_state_has_its_step() {
+        let held = Held::renewed(1, 0, 10_000);
+        let past = 1_000_000;
+        let cases: [(SlotState<&str>, i64, bool, Step<&str>); 12] = [
+            (SlotState::Owned(held, "e"), 1, false, Step::Serve("e")),
+            (SlotState::Owned(held, "e"), 1, true, Step::Serve("e")),
+            (SlotState::Owned(held, "e"), past, false, Step::Wait),
+            (SlotState::Owned(held, "e"), past, true, Step::NotOwner),
+            (
+                SlotState::Elsewhere(Some(peer())),
+                1,
+                false,
+                Step::Forward(peer()),
+            ),
+            (SlotState::Elsewhere(Some(peer())), 1, true, Step::NotOwner),
+            (SlotState::Elsewhere(None), 1, false, Step::Wait),
+            (SlotState::Elsewhere(None), 1, true, Step::NotOwner),
+            (SlotState::Taking(held), 1, false, Step::Wait),
+            (SlotState::Taking(held), 1, true, Step::NotOwner),
+            (SlotState::Releasing(held, "e"), 1, false, Step::Wait),
+            (SlotState::Releasing(held, "e"), 1, true, Step::NotOwner),
+        ];
+        for (state, now, from_peer, step) in cases {
+            assert_eq!(
+                next(&state, now, from_peer),
+                step,
+                "{state:?} at {now}, from a peer: {from_peer}"
+            );
+        }
+    }
+
+    /// Only a write the owner may have received gives up; everything else looks again.
+    #[test]
+    fn only_a_write_that_may_have_landed_gives_up() {
+        for safe in [true, false] {
+            assert_eq!(after_forward(Sent::NotOwner, safe), AfterForward::LookAgain);
+            assert_eq!(after_forward(Sent::NotSent, safe), AfterForward::LookAgain);
+        }
+        assert_eq!(after_forward(Sent::Unreachable, true), AfterForward::LookAgain);
+        assert_eq!(after_forward(Sent::Unreachable, false), AfterForward::GiveUp);
+    }
+}
