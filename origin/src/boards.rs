@@ -126,7 +126,7 @@ pub struct Broken {
 impl BoardEntry {
     /// A new entry with no instances.
     pub fn new(def: BoardDef) -> Result<BoardEntry, String> {
-        let calendar = Calendar::new(&def.periods, &def.timezone, def.grace_seconds)?;
+        let calendar = def.calendar()?;
         Ok(BoardEntry {
             def,
             calendar,

@@ -18,12 +18,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
-use standings_core::{BoardId, BoardRules, ScoreMode};
+use standings_core::BoardId;
 
 use super::{Global, load_config};
 use crate::clock::format_rfc3339;
-use crate::domain::Action;
-use crate::domain::{ActionRow, BoardDef, LoggedEvent};
+
+use crate::domain::{Action, ActionRow, BoardDef, LoggedEvent, Proposed};
 use crate::store::Store;
 
 pub(super) const LONG_ABOUT: &str = "\
@@ -101,23 +101,19 @@ impl BoardFields {
     pub(super) fn definition(self) -> Result<BoardDef, String> {
         let id =
             BoardId::new(&self.game, &self.mode, &self.season, &self.scope).map_err(|e| e.to_string())?;
-        let score_mode = ScoreMode::parse(&self.score_mode)
-            .ok_or_else(|| format!("board {id}: score_mode {:?} is unknown", self.score_mode))?;
-        let rules = BoardRules::with_range(score_mode, self.value_min, self.value_max)
-            .ok_or_else(|| format!("board {id}: value_min is greater than value_max"))?;
-        let calendar =
-            crate::domain::periods::Calendar::new(&self.periods, &self.timezone, self.grace_seconds)
-                .map_err(|e| format!("board {id}: {e}"))?;
-        crate::domain::profiles::check_metadata_cap(self.metadata_max_bytes)
-            .map_err(|e| format!("board {id}: {e}"))?;
-        Ok(BoardDef {
-            id,
-            rules,
-            periods: calendar.kinds().iter().map(|k| k.as_str().to_string()).collect(),
-            grace_seconds: self.grace_seconds,
-            timezone: self.timezone,
-            metadata_max_bytes: self.metadata_max_bytes,
-        })
+        BoardDef::checked(
+            id.clone(),
+            Proposed {
+                score_mode: &self.score_mode,
+                value_min: self.value_min,
+                value_max: self.value_max,
+                periods: &self.periods,
+                timezone: &self.timezone,
+                grace_seconds: self.grace_seconds,
+                metadata_max_bytes: self.metadata_max_bytes,
+            },
+        )
+        .map_err(|e| format!("board {id}: {e}"))
     }
 }
 

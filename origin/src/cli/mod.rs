@@ -177,7 +177,7 @@ fn load_config(global: &Global) -> Result<(Config, PathBuf, bool), String> {
         crate::config::check_database(database).map_err(|e| format!("--database: {e}"))?;
     }
     let (mut config, path, fresh) =
-        Config::load_or_init(global.config.as_deref()).map_err(|e| e.to_string())?;
+        Config::load_or_init(global.config.as_deref()).map_err(|e| crate::chain::Chain(&e).to_string())?;
     if let Some(listen) = &global.listen {
         config.listen = listen.clone();
     }

@@ -22,6 +22,7 @@ use super::forward::{self, Forwarded, NOT_OWNER, SERVED_BY};
 use super::route::{self, Destination};
 use super::step::{self, AfterForward, Sent, Step};
 use super::{Engine, Node, SlotState, hold_for};
+use crate::chain::Chain;
 use crate::http::MAX_BODY_BYTES;
 use crate::http::error::{AppError, Code};
 use crate::http::serve::PeerAddr;
@@ -200,12 +201,16 @@ async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
                     }
                     Forwarded::NotSent(why) => {
                         node.stats.forwarded_unreachable.add(1);
-                        tracing::debug!(partition = p, "the owner could not be connected to: {why}");
+                        tracing::debug!(
+                            partition = p,
+                            "the owner could not be connected to: {}",
+                            Chain(&why)
+                        );
                         Sent::NotSent
                     }
                     Forwarded::Unreachable(why) => {
                         node.stats.forwarded_unreachable.add(1);
-                        tracing::debug!(partition = p, "the owner could not be reached: {why}");
+                        tracing::debug!(partition = p, "the owner could not be reached: {}", Chain(&why));
                         Sent::Unreachable
                     }
                 };
@@ -455,7 +460,7 @@ async fn upgrade_through(node: &Arc<Node>, p: u32, url: &str, mut asked: Asked) 
         Ok(pair) => pair,
         Err(why) => {
             node.stats.forwarded_unreachable.add(1);
-            tracing::debug!("an upgrade could not be forwarded: {why}");
+            tracing::debug!("an upgrade could not be forwarded: {}", Chain(&why));
             return moving(p);
         }
     };

@@ -27,6 +27,41 @@ pub(super) const CLIENT_ADDR: HeaderName = HeaderName::from_static("x-standings-
 /// On an answer between nodes: the node asked does not own the partition (any more).
 pub(super) const NOT_OWNER: HeaderName = HeaderName::from_static("x-standings-not-owner");
 
+/// Why a request could not be forwarded, with the client's error beneath.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ForwardError {
+    /// The request could not be made (a peer's address that is not a URL).
+    #[error("cannot forward to {url}")]
+    Request {
+        /// The URL it was to go to.
+        url: String,
+        /// Why it could not be made.
+        #[source]
+        source: axum::http::Error,
+    },
+    /// The connection failed or broke.
+    #[error("{url}")]
+    Client {
+        /// The peer.
+        url: String,
+        /// The HTTP client's error.
+        #[source]
+        source: hyper_util::client::legacy::Error,
+    },
+    /// No answer within the wait.
+    #[error("{url} did not answer within {ANSWER_TIMEOUT:?}")]
+    Timeout {
+        /// The peer.
+        url: String,
+    },
+    /// The peer does not own the partition.
+    #[error("{url} does not own the partition")]
+    NotOwner {
+        /// The peer.
+        url: String,
+    },
+}
+
 /// How long a peer may take to accept a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -52,10 +87,10 @@ pub(super) enum Forwarded {
     /// The node asked does not own the partition: ask again once the leases say who does.
     NotOwner,
     /// The node could not be connected to: nothing was sent, so the request may go elsewhere.
-    NotSent(String),
+    NotSent(ForwardError),
     /// The node was sent the request and did not answer (in time): a write may have been
     /// carried out (why).
-    Unreachable(String),
+    Unreachable(ForwardError),
 }
 
 /// The HTTP client the nodes forward through.
@@ -92,12 +127,22 @@ impl Forwarder {
         };
         let answer = match tokio::time::timeout(ANSWER_TIMEOUT, self.client.request(request)).await {
             Ok(Ok(answer)) => answer,
-            Ok(Err(e)) if e.is_connect() => return Forwarded::NotSent(format!("{base_url}: {e}")),
-            Ok(Err(e)) => return Forwarded::Unreachable(format!("{base_url}: {e}")),
+            Ok(Err(source)) => {
+                let connect = source.is_connect();
+                let why = ForwardError::Client {
+                    url: base_url.to_string(),
+                    source,
+                };
+                return if connect {
+                    Forwarded::NotSent(why)
+                } else {
+                    Forwarded::Unreachable(why)
+                };
+            }
             Err(_) => {
-                return Forwarded::Unreachable(format!(
-                    "{base_url} did not answer within {ANSWER_TIMEOUT:?}"
-                ));
+                return Forwarded::Unreachable(ForwardError::Timeout {
+                    url: base_url.to_string(),
+                });
             }
         };
         if answer.headers().contains_key(NOT_OWNER) {
@@ -126,14 +171,15 @@ impl Forwarder {
         base_url: &str,
         parts: &axum::http::request::Parts,
         client: Option<SocketAddr>,
-    ) -> Result<(Response<Body>, Option<hyper::upgrade::OnUpgrade>), String> {
+    ) -> Result<(Response<Body>, Option<hyper::upgrade::OnUpgrade>), ForwardError> {
         let request = self.outbound(base_url, parts, client, true, Bytes::new())?;
+        let url = || base_url.to_string();
         let mut answer = tokio::time::timeout(ANSWER_TIMEOUT, self.client.request(request))
             .await
-            .map_err(|_| format!("{base_url} did not answer within {ANSWER_TIMEOUT:?}"))?
-            .map_err(|e| format!("{base_url}: {e}"))?;
+            .map_err(|_| ForwardError::Timeout { url: url() })?
+            .map_err(|source| ForwardError::Client { url: url(), source })?;
         if answer.headers().contains_key(NOT_OWNER) {
-            return Err(format!("{base_url} does not own the partition"));
+            return Err(ForwardError::NotOwner { url: url() });
         }
         let switched = (answer.status() == axum::http::StatusCode::SWITCHING_PROTOCOLS)
             .then(|| hyper::upgrade::on(&mut answer));
@@ -160,13 +206,16 @@ impl Forwarder {
         client: Option<SocketAddr>,
         upgrade: bool,
         body: Bytes,
-    ) -> Result<Request<Full<Bytes>>, String> {
+    ) -> Result<Request<Full<Bytes>>, ForwardError> {
         let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
         let uri = format!("{}{path}", base_url.trim_end_matches('/'));
         let mut request = Request::builder().method(parts.method.clone()).uri(&uri);
-        let headers = request
-            .headers_mut()
-            .ok_or_else(|| format!("{uri} is not a URL"))?;
+        let Some(headers) = request.headers_mut() else {
+            // The builder keeps its first error; `body` below returns it.
+            return request
+                .body(Full::new(body))
+                .map_err(|source| ForwardError::Request { url: uri, source });
+        };
         copy_end_to_end(&parts.headers, headers);
         if upgrade {
             for name in [header::UPGRADE, header::CONNECTION] {
@@ -182,7 +231,7 @@ impl Forwarder {
         }
         request
             .body(Full::new(body))
-            .map_err(|e| format!("cannot forward to {uri}: {e}"))
+            .map_err(|source| ForwardError::Request { url: uri, source })
     }
 }
 

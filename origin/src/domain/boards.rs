@@ -1,6 +1,9 @@
 //! Board definitions as the origin keeps them.
 
-use standings_core::{BoardId, BoardRules};
+use standings_core::{BoardId, BoardRules, ScoreMode};
+
+use super::periods::Calendar;
+use super::profiles::check_metadata_cap;
 
 /// A board as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,4 +20,58 @@ pub struct BoardDef {
     pub(crate) timezone: String,
     /// The largest metadata its events may carry, 0 (none) to 256 bytes.
     pub(crate) metadata_max_bytes: i64,
+}
+
+/// A board definition's fields as sent (`PUT /v1/boards/...`, an import's board line), before
+/// they are checked.
+pub(crate) struct Proposed<'a> {
+    /// `highest`, `cumulative`, `fastest` or `latest`.
+    pub score_mode: &'a str,
+    /// The smallest value an event may carry.
+    pub value_min: i64,
+    /// The largest.
+    pub value_max: i64,
+    /// Period kinds, in any order.
+    pub periods: &'a [String],
+    /// The IANA time zone.
+    pub timezone: &'a str,
+    /// The grace after a period's end.
+    pub grace_seconds: i64,
+    /// The metadata cap.
+    pub metadata_max_bytes: i64,
+}
+
+impl BoardDef {
+    /// The definition of `id` from the fields sent, checked (the period names put in canonical
+    /// order); every way a board is defined goes through here. The error is in the API's words.
+    pub(crate) fn checked(id: BoardId, sent: Proposed<'_>) -> Result<BoardDef, String> {
+        let score_mode = ScoreMode::parse(sent.score_mode).ok_or_else(|| {
+            format!(
+                "score_mode {:?} is not one of highest, cumulative, fastest, latest",
+                sent.score_mode
+            )
+        })?;
+        let rules = BoardRules::with_range(score_mode, sent.value_min, sent.value_max).ok_or_else(|| {
+            format!(
+                "value_min {} is greater than value_max {}",
+                sent.value_min, sent.value_max
+            )
+        })?;
+        let calendar = Calendar::new(sent.periods, sent.timezone, sent.grace_seconds)?;
+        check_metadata_cap(sent.metadata_max_bytes)?;
+        Ok(BoardDef {
+            id,
+            rules,
+            periods: calendar.kinds().iter().map(|k| k.as_str().to_string()).collect(),
+            grace_seconds: sent.grace_seconds,
+            timezone: sent.timezone.to_string(),
+            metadata_max_bytes: sent.metadata_max_bytes,
+        })
+    }
+
+    /// The calendar of its periods. Errors only for a definition that was never checked (a
+    /// corrupt row). O(periods).
+    pub(crate) fn calendar(&self) -> Result<Calendar, String> {
+        Calendar::new(&self.periods, &self.timezone, self.grace_seconds)
+    }
 }

@@ -12,12 +12,12 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{post, put};
 use serde::{Deserialize, Serialize};
-use standings_core::{BoardId, BoardRules, ScoreMode, check_id};
+use standings_core::{BoardId, check_id};
 
 use serde_json::value::RawValue;
 
 use super::{JsonBody, RawBody, Shared, json, parse_json};
-use crate::domain::{BoardDef, NewEvent};
+use crate::domain::{BoardDef, NewEvent, Proposed};
 use crate::http::auth::Principal;
 use crate::http::error::{AppError, AppResult, Code};
 use crate::intake::{Checked, EventBody, MAX_BATCH, check_value, validate_body, validate_event};
@@ -131,38 +131,20 @@ async fn define_board(
         .map_err(|e| AppError::new(Code::INVALID_BOARD, e.to_string()))?;
     let body: BoardBody = serde_json::from_value(body)
         .map_err(|e| AppError::new(Code::INVALID_BOARD, format!("bad board definition: {e}")))?;
-    let score_mode = ScoreMode::parse(&body.score_mode).ok_or_else(|| {
-        AppError::new(
-            Code::INVALID_BOARD,
-            format!(
-                "score_mode {:?} is not one of highest, cumulative, fastest, latest",
-                body.score_mode
-            ),
-        )
-    })?;
-    let rules = BoardRules::with_range(score_mode, body.value_min, body.value_max).ok_or_else(|| {
-        AppError::new(
-            Code::INVALID_BOARD,
-            format!(
-                "value_min {} is greater than value_max {}",
-                body.value_min, body.value_max
-            ),
-        )
-    })?;
-    // The calendar is checked (and its period names put in canonical order) before anything
-    // is stored.
-    let calendar = crate::domain::periods::Calendar::new(&body.periods, &body.timezone, body.grace_seconds)
-        .map_err(|e| AppError::new(Code::INVALID_BOARD, e))?;
-    crate::domain::profiles::check_metadata_cap(body.metadata_max_bytes)
-        .map_err(|e| AppError::new(Code::INVALID_BOARD, e))?;
-    let def = BoardDef {
+    // Checked (and its period names put in canonical order) before anything is stored.
+    let def = BoardDef::checked(
         id,
-        rules,
-        periods: calendar.kinds().iter().map(|k| k.as_str().to_string()).collect(),
-        grace_seconds: body.grace_seconds,
-        timezone: body.timezone,
-        metadata_max_bytes: body.metadata_max_bytes,
-    };
+        Proposed {
+            score_mode: &body.score_mode,
+            value_min: body.value_min,
+            value_max: body.value_max,
+            periods: &body.periods,
+            timezone: &body.timezone,
+            grace_seconds: body.grace_seconds,
+            metadata_max_bytes: body.metadata_max_bytes,
+        },
+    )
+    .map_err(|e| AppError::new(Code::INVALID_BOARD, e))?;
     let status = match state.store.define_board(&def).await? {
         Defined::Created => StatusCode::CREATED,
         Defined::Identical => StatusCode::OK,

@@ -25,10 +25,22 @@
 //! (`docs/configuration.md`, `docs/live.md` and `docs/snapshots.md` show them, and a test holds
 //! those pages to the code).
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+mod cluster;
+mod error;
+mod live;
+mod snapshots;
+mod tokens;
+
+pub use self::cluster::ClusterConfig;
+pub use self::error::ConfigError;
+pub use self::live::LiveConfig;
+pub use self::snapshots::SnapshotsConfig;
+use self::tokens::all_games;
+pub use self::tokens::{Role, TokenConfig};
 
 /// The default data folder of the embedded setup.
 pub const DEFAULT_DATA_DIR: &str = "./standings-data";
@@ -119,267 +131,6 @@ pub struct Config {
     pub tokens: Vec<TokenConfig>,
 }
 
-/// The `[cluster]` table: this origin is one node of several over one PostgreSQL database.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClusterConfig {
-    /// This node's name: unique among the nodes and stable across its restarts.
-    pub node_id: String,
-    /// How the other nodes reach this one (`http://host:port`).
-    pub advertise_url: String,
-    /// How many partitions the games are hashed to; fixed when the database is first clustered.
-    #[serde(default = "default_partitions")]
-    pub partitions: u32,
-    /// How long a partition's lease lasts unless its owner renews it (renewed every third).
-    #[serde(default = "default_lease_ttl_ms")]
-    pub lease_ttl_ms: u64,
-    /// Keep the partitions owned elsewhere warm by following their logs, so that a takeover
-    /// only catches up instead of restoring.
-    #[serde(default = "default_true")]
-    pub standby: bool,
-    /// The secret the nodes show each other on forwarded requests (at least 16 characters,
-    /// the same on every node).
-    pub secret: String,
-}
-
-fn default_partitions() -> u32 {
-    64
-}
-
-fn default_lease_ttl_ms() -> u64 {
-    3_000
-}
-
-impl ClusterConfig {
-    fn check(&self) -> Result<(), String> {
-        let id_ok = !self.node_id.is_empty()
-            && self.node_id.len() <= 64
-            && self
-                .node_id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
-        if !id_ok {
-            return Err(format!(
-                "cluster.node_id = {:?} must be 1 to 64 of A-Z a-z 0-9 . _ -",
-                self.node_id
-            ));
-        }
-        let uri = self.advertise_url.parse::<axum::http::Uri>();
-        if !(self.advertise_url.starts_with("http://") || self.advertise_url.starts_with("https://"))
-            || uri.is_err()
-        {
-            return Err(format!(
-                "cluster.advertise_url = {:?} must be an http:// URL the other nodes can reach",
-                self.advertise_url
-            ));
-        }
-        // The other nodes append the request's path and query to it, so it names a host and
-        // port and nothing else.
-        if let Ok(uri) = uri
-            && (uri.query().is_some() || !matches!(uri.path(), "" | "/"))
-        {
-            return Err(format!(
-                "cluster.advertise_url = {:?} must be a scheme, host and port only (as http://10.0.0.5:7400), with no path or query",
-                self.advertise_url
-            ));
-        }
-        if !(1..=4_096).contains(&self.partitions) {
-            return Err(format!(
-                "cluster.partitions = {} must be from 1 to 4096",
-                self.partitions
-            ));
-        }
-        if !(300..=600_000).contains(&self.lease_ttl_ms) {
-            return Err(format!(
-                "cluster.lease_ttl_ms = {} must be from 300 to 600000",
-                self.lease_ttl_ms
-            ));
-        }
-        if self.secret.len() < 16 {
-            return Err("cluster.secret must be at least 16 characters".into());
-        }
-        Ok(())
-    }
-}
-
-/// The `[live]` table: how subscriptions are coalesced and fed, and how many may be open.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LiveConfig {
-    /// The coalescing window: the changes within one go out as one delta per view.
-    pub window_ms: u64,
-    /// How often an otherwise quiet stream gets a `heartbeat`, so proxies keep it open.
-    pub heartbeat_seconds: u64,
-    /// Messages queued for one subscriber; one more and it is sent `resync` and closed.
-    pub queue_messages: usize,
-    /// Subscriptions open at once under one token (a static token's name, or a player's JWT
-    /// subject); one more is answered 429.
-    pub max_subscribers_per_token: usize,
-    /// Subscriptions open at once on one board (all its periods and views); one more is 429.
-    pub max_subscribers_per_board: usize,
-    /// Subscriptions open at once in all; one more is answered 503.
-    pub max_subscribers: usize,
-    /// Subscriptions without a token (with `public_reads`) open at once from one address; one
-    /// more is answered 429.
-    pub max_subscribers_per_address: usize,
-    /// The share of each window (1 to 100 %) the windows' work may take on average before a
-    /// subscription that adds a view nobody watches yet is answered 503 `LIVE_BUSY`.
-    pub max_window_share_percent: u8,
-    /// How long a stop gives streams after `going_away` before it drops their connections.
-    pub stop_grace_seconds: u64,
-}
-
-impl Default for LiveConfig {
-    fn default() -> Self {
-        LiveConfig {
-            window_ms: 250,
-            heartbeat_seconds: 15,
-            queue_messages: 64,
-            max_subscribers_per_token: 1_000,
-            max_subscribers_per_board: 20_000,
-            max_subscribers: 50_000,
-            max_subscribers_per_address: 100,
-            max_window_share_percent: 50,
-            stop_grace_seconds: 3,
-        }
-    }
-}
-
-impl LiveConfig {
-    fn is_default(&self) -> bool {
-        *self == LiveConfig::default()
-    }
-
-    fn check(&self) -> Result<(), String> {
-        if !(10..=60_000).contains(&self.window_ms) {
-            return Err(format!(
-                "live.window_ms = {} must be from 10 to 60000",
-                self.window_ms
-            ));
-        }
-        if !(1..=3_600).contains(&self.heartbeat_seconds) {
-            return Err(format!(
-                "live.heartbeat_seconds = {} must be from 1 to 3600",
-                self.heartbeat_seconds
-            ));
-        }
-        if !(2..=65_536).contains(&self.queue_messages) {
-            return Err(format!(
-                "live.queue_messages = {} must be from 2 to 65536",
-                self.queue_messages
-            ));
-        }
-        for (key, n) in [
-            ("max_subscribers_per_token", self.max_subscribers_per_token),
-            ("max_subscribers_per_board", self.max_subscribers_per_board),
-            ("max_subscribers", self.max_subscribers),
-            ("max_subscribers_per_address", self.max_subscribers_per_address),
-        ] {
-            if n == 0 {
-                return Err(format!("live.{key} must be at least 1"));
-            }
-        }
-        if !(1..=100).contains(&self.max_window_share_percent) {
-            return Err(format!(
-                "live.max_window_share_percent = {} must be from 1 to 100",
-                self.max_window_share_percent
-            ));
-        }
-        if !(1..=60).contains(&self.stop_grace_seconds) {
-            return Err(format!(
-                "live.stop_grace_seconds = {} must be from 1 to 60",
-                self.stop_grace_seconds
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// The `[snapshots]` table: how board instances are published for the edge (`docs/snapshots.md`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SnapshotsConfig {
-    /// The shortest time between two publications of one board instance; a changing board is
-    /// published about this often (its head says so as `interval_ms`).
-    pub interval_ms: u64,
-    /// How long a part (manifest or chunk) stays fetchable after no current head names it, so
-    /// an edge in the middle of a read of the version before can finish it.
-    pub retention_seconds: u64,
-    /// The `max-age` of a head answer.
-    pub head_max_age_seconds: u64,
-    /// A board instance whose head nobody asked for this long stops being published, and its
-    /// parts go on their retention.
-    pub idle_seconds: u64,
-    /// The most board instances followed at once, in all. A head that would follow one more
-    /// closed period is answered 503 `SNAPSHOT_INSTANCES_FULL`; one of a current period takes
-    /// the place of the closed instance asked for least recently.
-    pub max_instances: usize,
-    /// The most instances of one board followed at once (its current periods and the closed
-    /// ones edges read), under the same rule.
-    pub max_instances_per_board: usize,
-}
-
-impl Default for SnapshotsConfig {
-    fn default() -> Self {
-        SnapshotsConfig {
-            interval_ms: 1_000,
-            retention_seconds: 60,
-            head_max_age_seconds: 1,
-            idle_seconds: 600,
-            max_instances: 1_024,
-            max_instances_per_board: 16,
-        }
-    }
-}
-
-impl SnapshotsConfig {
-    fn is_default(&self) -> bool {
-        *self == SnapshotsConfig::default()
-    }
-
-    fn check(&self) -> Result<(), String> {
-        if !(10..=600_000).contains(&self.interval_ms) {
-            return Err(format!(
-                "snapshots.interval_ms = {} must be from 10 to 600000",
-                self.interval_ms
-            ));
-        }
-        if self.head_max_age_seconds > 3_600 {
-            return Err(format!(
-                "snapshots.head_max_age_seconds = {} must be at most 3600",
-                self.head_max_age_seconds
-            ));
-        }
-        // An edge may hold a head for its max-age and then fetch the parts it names; a
-        // retention shorter than that would answer 404 to a read begun on a valid head.
-        if self.retention_seconds < self.head_max_age_seconds.max(1) {
-            return Err(format!(
-                "snapshots.retention_seconds = {} must be at least 1 and at least head_max_age_seconds ({}), so that a part named by a cached head is still fetchable",
-                self.retention_seconds, self.head_max_age_seconds
-            ));
-        }
-        if self.retention_seconds > 86_400 {
-            return Err(format!(
-                "snapshots.retention_seconds = {} must be at most 86400",
-                self.retention_seconds
-            ));
-        }
-        if self.max_instances == 0 || self.max_instances_per_board == 0 {
-            return Err(format!(
-                "snapshots.max_instances = {} and snapshots.max_instances_per_board = {} must each be at least 1",
-                self.max_instances, self.max_instances_per_board
-            ));
-        }
-        if self.idle_seconds == 0 || self.idle_seconds > 30 * 86_400 {
-            return Err(format!(
-                "snapshots.idle_seconds = {} must be from 1 to 2592000",
-                self.idle_seconds
-            ));
-        }
-        Ok(())
-    }
-}
-
 /// The most connection threads a config may ask for.
 pub const MAX_HTTP_THREADS: usize = 1024;
 
@@ -452,57 +203,17 @@ fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
     *n == T::default()
 }
 
-fn default_true() -> bool {
+pub(super) fn default_true() -> bool {
     true
 }
 
-fn is_true(b: &bool) -> bool {
+pub(super) fn is_true(b: &bool) -> bool {
     *b
 }
 
 fn default_listen() -> String {
     DEFAULT_LISTEN.into()
 }
-
-/// What a token may do: the role the tiers share (`standings_core::contract::access`).
-pub use standings_core::contract::access::Role;
-
-/// One static token.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TokenConfig {
-    /// The token's name, recorded as the source of the events it submits.
-    pub name: String,
-    /// The bearer secret.
-    pub secret: String,
-    /// What it may do.
-    pub role: Role,
-    /// The games it may touch; `["*"]` for all.
-    #[serde(default = "all_games")]
-    pub games: Vec<String>,
-    /// For `role = "player"`: the player it reads as.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub player_id: Option<String>,
-    /// Requests per second allowed to this token (a token bucket with one second of burst).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_limit_per_second: Option<u32>,
-}
-
-fn all_games() -> Vec<String> {
-    vec!["*".into()]
-}
-
-/// A configuration that cannot be used, with the reason.
-#[derive(Debug)]
-pub struct ConfigError(pub String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// Checks a `listen` address (an IP address and a port), as the config and `--listen` take it.
 pub fn check_listen(listen: &str) -> Result<(), String> {
@@ -529,18 +240,23 @@ pub fn check_database(database: &str) -> Result<(), String> {
 impl Config {
     /// Parses and checks a configuration.
     pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
-        let config: Config =
-            toml::from_str(text).map_err(|e| ConfigError(format!("{}: {e}", origin.display())))?;
-        config
-            .check()
-            .map_err(|e| ConfigError(format!("{}: {e}", origin.display())))?;
+        let config: Config = toml::from_str(text).map_err(|source| ConfigError::Parse {
+            path: origin.to_path_buf(),
+            source,
+        })?;
+        config.check().map_err(|why| ConfigError::Invalid {
+            path: origin.to_path_buf(),
+            why,
+        })?;
         Ok(config)
     }
 
     /// Reads a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError(format!("cannot read {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Config::parse(&text, path)
     }
 
@@ -687,10 +403,12 @@ impl Config {
             return Ok((Config::load(&path)?, path, false));
         }
         let dir = PathBuf::from(DEFAULT_DATA_DIR);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| ConfigError(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir).map_err(|source| ConfigError::Create {
+            path: dir.clone(),
+            source,
+        })?;
         let config = Config::fresh_default(&dir)?;
-        let text = toml::to_string_pretty(&config).map_err(|e| ConfigError(e.to_string()))?;
+        let text = toml::to_string_pretty(&config).map_err(ConfigError::Serialize)?;
         write_private(&path, &text)?;
         Ok((config, path, true))
     }
@@ -705,18 +423,22 @@ fn write_private(path: &Path, text: &str) -> Result<(), ConfigError> {
     options.write(true).create_new(true);
     #[cfg(unix)]
     options.mode(0o600);
-    let mut file = options
-        .open(path)
-        .map_err(|e| ConfigError(format!("cannot create {}: {e}", path.display())))?;
+    let mut file = options.open(path).map_err(|source| ConfigError::Create {
+        path: path.to_path_buf(),
+        source,
+    })?;
     file.write_all(text.as_bytes())
         .and_then(|()| file.sync_all())
-        .map_err(|e| ConfigError(format!("cannot write {}: {e}", path.display())))
+        .map_err(|source| ConfigError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// 32 random bytes from the operating system, as 64 hex characters.
 pub fn random_secret() -> Result<String, ConfigError> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| ConfigError(format!("no randomness from the OS: {e}")))?;
+    getrandom::fill(&mut bytes).map_err(ConfigError::Random)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
@@ -830,8 +552,8 @@ mod tests {
             assert_eq!(config.database, url);
         }
         let refused = Config::parse("database = \"mysql://db/x\"\n", Path::new("s.toml"))
-            .unwrap_err()
-            .to_string();
+            .map_err(|e| crate::chain::Chain(&e).to_string())
+            .unwrap_err();
         assert!(
             refused.contains("must start with sqlite://, postgres:// or postgresql://"),
             "{refused}"
@@ -861,7 +583,9 @@ mod tests {
                 "live.max_subscribers_per_address must be at least 1",
             ),
         ] {
-            let refused = parse(&format!("[live]\n{table}\n")).unwrap_err().to_string();
+            let refused = parse(&format!("[live]\n{table}\n"))
+                .map_err(|e| crate::chain::Chain(&e).to_string())
+                .unwrap_err();
             assert!(refused.contains(says), "{table}: {refused}");
         }
     }
@@ -881,8 +605,8 @@ mod tests {
             assert!(!other.can_introspect(), "{other}");
         }
         let with_player = parse(&format!("{token}player_id = \"p-ava\"\n"))
-            .unwrap_err()
-            .to_string();
+            .map_err(|e| crate::chain::Chain(&e).to_string())
+            .unwrap_err();
         assert!(
             with_player.contains("only player tokens carry a player_id"),
             "{with_player}"
@@ -922,7 +646,9 @@ mod tests {
             ("max_instances_per_board = 0", "must each be at least 1"),
             ("interval = 5", "unknown field `interval`"),
         ] {
-            let refused = parse(&format!("[snapshots]\n{table}\n")).unwrap_err().to_string();
+            let refused = parse(&format!("[snapshots]\n{table}\n"))
+                .map_err(|e| crate::chain::Chain(&e).to_string())
+                .unwrap_err();
             assert!(refused.contains(says), "{table}: {refused}");
         }
     }
@@ -936,12 +662,16 @@ mod tests {
         let config = parse("http_threads = 3\npin_http_threads = false\n").unwrap();
         assert_eq!((config.http_threads, config.pin_http_threads), (3, false));
 
-        let too_many = parse("http_threads = 5000\n").unwrap_err().to_string();
+        let too_many = parse("http_threads = 5000\n")
+            .map_err(|e| crate::chain::Chain(&e).to_string())
+            .unwrap_err();
         assert!(
             too_many.contains("http_threads = 5000 is more than 1024"),
             "{too_many}"
         );
-        let negative = parse("http_threads = -1\n").unwrap_err().to_string();
+        let negative = parse("http_threads = -1\n")
+            .map_err(|e| crate::chain::Chain(&e).to_string())
+            .unwrap_err();
         assert!(negative.contains("http_threads"), "{negative}");
     }
 
@@ -953,8 +683,8 @@ mod tests {
         let config = parse("player_jwt_max_lifetime_seconds = 600\n").unwrap();
         assert_eq!(config.player_jwt_max_lifetime_seconds, 600);
         let zero = parse("player_jwt_max_lifetime_seconds = 0\n")
-            .unwrap_err()
-            .to_string();
+            .map_err(|e| crate::chain::Chain(&e).to_string())
+            .unwrap_err();
         assert!(
             zero.contains("player_jwt_max_lifetime_seconds must be at least 1"),
             "{zero}"
@@ -987,7 +717,9 @@ mod tests {
             (1, 2, 50)
         );
         for key in ["header_read_timeout_seconds", "idle_timeout_seconds"] {
-            let zero = parse(&format!("{key} = 0\n")).unwrap_err().to_string();
+            let zero = parse(&format!("{key} = 0\n"))
+                .map_err(|e| crate::chain::Chain(&e).to_string())
+                .unwrap_err();
             assert!(zero.contains(&format!("{key} must be at least 1")), "{zero}");
         }
     }
