@@ -664,13 +664,7 @@ impl Board {
     pub fn top(&self, limit: usize, cursor: Option<&Cursor>) -> Result<Page<'_>, QueryError> {
         match cursor {
             None => self.page_at(self.version, limit, None),
-            Some(c) => {
-                let at = Standing {
-                    value: c.value,
-                    achieved_at: c.achieved_at,
-                };
-                self.page_at(c.board_version, limit, Some((at, c.player.as_str())))
-            }
+            Some(c) => self.page_at(c.board_version, limit, Some((c.standing(), c.player.as_str()))),
         }
     }
 
@@ -759,11 +753,7 @@ impl Board {
         while entries.len() < limit {
             let from_then = match (current.peek(), then.peek()) {
                 (Some(c), Some(&(&(at, player), _))) => {
-                    let c_at = Standing {
-                        value: c.value,
-                        achieved_at: c.achieved_at,
-                    };
-                    rules.compare((&at, player), (&c_at, c.player)) == Ordering::Less
+                    rules.compare((&at, player), (&c.standing(), c.player)) == Ordering::Less
                 }
                 (None, Some(_)) => true,
                 (Some(_), None) => false,
@@ -880,10 +870,7 @@ impl Board {
         // position (at most `now_before` of those read are changed players, skipped) and the
         // last changed players before it by their standing then.
         let is_changed = |e: &RankedEntry<'_>| {
-            let s = Standing {
-                value: e.value,
-                achieved_at: e.achieved_at,
-            };
+            let s = e.standing();
             changed
                 .now
                 .binary_search_by(|(cs, cp)| rules.compare((cs, cp), (&s, e.player)))
@@ -911,17 +898,7 @@ impl Board {
                     info,
                 }),
         );
-        before.sort_unstable_by(|a, b| {
-            let sa = Standing {
-                value: a.value,
-                achieved_at: a.achieved_at,
-            };
-            let sb = Standing {
-                value: b.value,
-                achieved_at: b.achieved_at,
-            };
-            rules.compare((&sa, a.player), (&sb, b.player))
-        });
+        before.sort_unstable_by(|a, b| rules.compare((&a.standing(), a.player), (&b.standing(), b.player)));
         let mut window: Vec<RankedEntry<'_>> = before.split_off(before.len() - want);
         for (i, entry) in window.iter_mut().enumerate() {
             entry.rank = rank - want as u64 + i as u64;

@@ -10,7 +10,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::codec::decode_exact;
 use crate::error::DecodeError;
-use crate::rules::BoardId;
+use crate::rules::{BoardId, Standing};
 
 /// A position in a board's total order, and the version it was made at. Opaque to clients.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,6 +30,16 @@ pub struct Cursor {
 /// the instance; it is the same on every tier that holds the same board id and period key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CursorBinding([u8; 8]);
+
+impl Cursor {
+    /// The standing of the last entry returned. O(1).
+    pub fn standing(&self) -> Standing {
+        Standing {
+            value: self.value,
+            achieved_at: self.achieved_at,
+        }
+    }
+}
 
 impl CursorBinding {
     /// The binding of the instance `period_key` (e.g. `all_time`, `2026-10-13`) of `board`.

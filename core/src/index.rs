@@ -24,6 +24,16 @@ pub struct RankedEntry<'a> {
     pub info: EntryInfo<'a>,
 }
 
+impl RankedEntry<'_> {
+    /// The entry's place in the order, without its player. O(1).
+    pub fn standing(&self) -> Standing {
+        Standing {
+            value: self.value,
+            achieved_at: self.achieved_at,
+        }
+    }
+}
+
 /// Where a value sits by value alone, ignoring time and player: what "tied" means to a person.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ValueRanks {

@@ -33,7 +33,7 @@ mod parts;
 mod schedule;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -79,6 +79,14 @@ type InstanceKey = (BoardId, String);
 struct Followed {
     by_board: HashMap<BoardId, HashMap<String, Arc<Instance>, FastHash>, FastHash>,
     count: usize,
+}
+
+impl Followed {
+    /// Sets how many instances are followed, and the gauge that shows it. O(1).
+    fn set_count(&mut self, count: usize, gauge: &AtomicU64) {
+        self.count = count;
+        gauge.store(count as u64, Ordering::Relaxed);
+    }
 }
 
 /// One followed board instance.
@@ -419,11 +427,8 @@ impl Snapshots {
                         .entry(slot.id.clone())
                         .or_default()
                         .insert(slot.period.key.clone(), instance.clone());
-                    followed.count += 1;
-                    self.metrics
-                        .snapshots
-                        .instances
-                        .store(followed.count as u64, Ordering::Relaxed);
+                    let count = followed.count + 1;
+                    followed.set_count(count, &self.metrics.snapshots.instances);
                     instance
                 }
             }
@@ -453,11 +458,8 @@ impl Snapshots {
         });
         if removed {
             followed.by_board.retain(|_, periods| !periods.is_empty());
-            followed.count -= 1;
-            self.metrics
-                .snapshots
-                .instances
-                .store(followed.count as u64, Ordering::Relaxed);
+            let count = followed.count - 1;
+            followed.set_count(count, &self.metrics.snapshots.instances);
         }
         removed
     }
@@ -483,11 +485,7 @@ impl Snapshots {
                 });
             }
             followed.by_board.retain(|_, periods| !periods.is_empty());
-            followed.count = kept.len();
-            self.metrics
-                .snapshots
-                .instances
-                .store(kept.len() as u64, Ordering::Relaxed);
+            followed.set_count(kept.len(), &self.metrics.snapshots.instances);
             (kept, forgotten)
         };
         for instance in forgotten {

@@ -63,6 +63,17 @@ pub(crate) enum Outcome {
     Refused(Refusal),
 }
 
+impl Outcome {
+    /// Whether the event is to be stored, and then whether late: `Some(late)`. O(1).
+    pub(crate) fn stored(&self) -> Option<bool> {
+        match self {
+            Outcome::Accepted => Some(false),
+            Outcome::Late => Some(true),
+            Outcome::Duplicate | Outcome::Refused(_) => None,
+        }
+    }
+}
+
 /// Cumulative totals a group's accepted events leave, by (board, period key, player), before
 /// the boards show them.
 pub(crate) type PendingTotals = HashMap<(BoardId, String, String), i64, FastHash>;
@@ -103,8 +114,6 @@ impl Events for Vec<NewEvent> {
 pub(crate) struct Decided {
     /// The outcome of every event, per submission.
     outcomes: Vec<Vec<Outcome>>,
-    /// Per event, `Some(late)` when it is to be stored.
-    flags: Vec<Vec<Option<bool>>>,
     /// The cumulative totals it leaves.
     totals: PendingTotals,
     /// When the writer took it.
@@ -120,7 +129,7 @@ impl Decided {
     /// Whether every event is to be stored: only then would looking its ids up have decided
     /// the same as not. O(events).
     pub(crate) fn stores_all(&self) -> bool {
-        self.flags.iter().flatten().all(Option::is_some)
+        self.outcomes.iter().flatten().all(|o| o.stored().is_some())
     }
 }
 
@@ -279,11 +288,9 @@ impl GroupCommit {
         let prior = self.flight.as_ref().map_or(&no_totals, |f| &f.totals);
         let mut totals = PendingTotals::default();
         let mut outcomes: Vec<Vec<Outcome>> = Vec::with_capacity(group.len());
-        let mut flags: Vec<Vec<Option<bool>>> = Vec::with_capacity(group.len());
         for submission in group {
             let submitted = submission.events();
             let mut these = Vec::with_capacity(submitted.len());
-            let mut keep = Vec::with_capacity(submitted.len());
             for e in submitted {
                 let key = (e.game.as_str(), e.event_id.as_str());
                 if let Some(stored) = known.get(&key) {
@@ -294,7 +301,6 @@ impl GroupCommit {
                     } else {
                         Outcome::Duplicate
                     });
-                    keep.push(None);
                     continue;
                 }
                 match decide_event(
@@ -309,20 +315,16 @@ impl GroupCommit {
                     Ok(late) => {
                         known.insert(key, e);
                         these.push(if late { Outcome::Late } else { Outcome::Accepted });
-                        keep.push(Some(late));
                     }
                     Err(refusal) => {
                         these.push(Outcome::Refused(refusal));
-                        keep.push(None);
                     }
                 }
             }
             outcomes.push(these);
-            flags.push(keep);
         }
         Decided {
             outcomes,
-            flags,
             totals,
             received_at,
             lookup: found.is_some(),
@@ -345,7 +347,6 @@ impl GroupCommit {
         );
         let Decided {
             outcomes,
-            flags,
             totals,
             received_at,
             lookup,
@@ -355,10 +356,10 @@ impl GroupCommit {
         let lengths: Vec<usize> = group.iter().map(|s| s.events().len()).collect();
         let first_seq = self.next_seq;
         let mut seq = first_seq;
-        let mut fresh = Vec::with_capacity(flags.iter().map(Vec::len).sum());
-        for (submission, flags) in group.iter_mut().zip(flags) {
-            for (e, late) in submission.events_mut().drain(..).zip(flags) {
-                let Some(late) = late else { continue };
+        let mut fresh = Vec::with_capacity(outcomes.iter().map(Vec::len).sum());
+        for (submission, outcomes) in group.iter_mut().zip(&outcomes) {
+            for (e, outcome) in submission.events_mut().drain(..).zip(outcomes) {
+                let Some(late) = outcome.stored() else { continue };
                 fresh.push(numbered(e, seq, late, received_at));
                 seq += 1;
             }
