@@ -24,7 +24,7 @@ use standings_core::{Board, BoardId, BoardRules, CursorBinding};
 
 use standings_core::CapacityError;
 
-use crate::FastHash;
+use crate::fast_hash::FastHash;
 use crate::domain::periods::{Calendar, Period, PeriodKind};
 use crate::domain::{BoardDef, RankedEntry};
 use crate::sync::{LockUnpoisoned, RwLockUnpoisoned};

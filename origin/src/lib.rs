@@ -8,6 +8,7 @@
 
 pub mod boards;
 mod chain;
+mod fast_hash;
 pub mod cli;
 pub mod clock;
 pub mod cluster;
@@ -42,10 +43,6 @@ use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
 use crate::writer::{Ingest, WriterError, WriterParts};
 
-/// The hasher of the maps looked up per event or per request (the writer's per-event maps, the
-/// board registry): faster than the standard SipHash on these short keys, and seeded per process
-/// like it.
-pub(crate) type FastHash = foldhash::fast::RandomState;
 
 /// How often closed periods past their retention are moved out of memory (ms).
 const EVICT_EVERY_MS: i64 = 60_000;

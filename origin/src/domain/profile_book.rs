@@ -14,7 +14,7 @@ use std::sync::{Arc, RwLock};
 
 use standings_core::Profile;
 
-use crate::FastHash;
+use crate::fast_hash::FastHash;
 use crate::sync::RwLockUnpoisoned;
 
 /// What the book holds of one player.

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use standings_core::ChunkHash;
 
-use crate::FastHash;
+use crate::fast_hash::FastHash;
 
 /// What a part is, which names the path it is fetched at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

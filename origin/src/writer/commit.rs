@@ -43,7 +43,7 @@ use std::collections::{HashMap, HashSet};
 
 use standings_core::{BoardId, ScoreMode};
 
-use crate::FastHash;
+use crate::fast_hash::FastHash;
 use crate::boards::{BoardEntry, Registry};
 use crate::domain::Moderation;
 use crate::domain::player_pages;
