@@ -24,9 +24,9 @@ use standings_core::{Board, BoardId, BoardRules, CursorBinding};
 
 use standings_core::CapacityError;
 
-use crate::fast_hash::FastHash;
 use crate::domain::periods::{Calendar, Period, PeriodKind};
 use crate::domain::{BoardDef, RankedEntry};
+use crate::fast_hash::FastHash;
 use crate::sync::{LockUnpoisoned, RwLockUnpoisoned};
 
 /// How many distinct top-N pages one instance keeps cached for its current version.

@@ -8,12 +8,12 @@
 
 pub mod boards;
 mod chain;
-mod fast_hash;
 pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod domain;
+mod fast_hash;
 pub mod http;
 mod intake;
 mod json_value;
@@ -42,7 +42,6 @@ use crate::log::LogError;
 use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
 use crate::writer::{Ingest, WriterError, WriterParts};
-
 
 /// How often closed periods past their retention are moved out of memory (ms).
 const EVICT_EVERY_MS: i64 = 60_000;

@@ -149,6 +149,44 @@ pub struct FriendsBoard<'q> {
     pub unranked: Vec<&'q str>,
 }
 
+impl<'q> FriendsBoard<'q> {
+    /// The board of the players found (global rank, player, standing, extras) and those not
+    /// (the place they were asked at, player), as the board and a snapshot's reader answer it:
+    /// ranked by global rank, unranked in the order first asked, each player once.
+    /// O(k log k).
+    pub(crate) fn of(
+        board_version: u64,
+        mut ranked: Vec<(u64, &'q str, Standing, EntryInfo<'q>)>,
+        mut unranked: Vec<(usize, &'q str)>,
+    ) -> FriendsBoard<'q> {
+        // Global ranks are unique positions in the total order, so sorting by them is sorting
+        // by the board's comparator; equal ranks can only be the same player asked twice.
+        ranked.sort_unstable_by_key(|&(global_rank, _, _, _)| global_rank);
+        ranked.dedup_by_key(|&mut (global_rank, _, _, _)| global_rank);
+        // Keep each unranked player once, at the place it was first asked.
+        unranked.sort_unstable_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
+        unranked.dedup_by(|a, b| a.1 == b.1);
+        unranked.sort_unstable_by_key(|&(asked_at, _)| asked_at);
+        let entries = ranked
+            .into_iter()
+            .enumerate()
+            .map(|(i, (global_rank, player, s, info))| FriendEntry {
+                rank: i as u64 + 1,
+                global_rank,
+                player,
+                value: s.value,
+                achieved_at: s.achieved_at,
+                info,
+            })
+            .collect();
+        FriendsBoard {
+            board_version,
+            entries,
+            unranked: unranked.into_iter().map(|(_, p)| p).collect(),
+        }
+    }
+}
+
 /// One board: rules, version, ranked index, and the most recent deltas.
 #[derive(Clone)]
 pub struct Board {
@@ -671,32 +709,7 @@ impl Board {
                 None => unranked.push((asked_at, player)),
             }
         }
-        // Global ranks are unique positions in the total order, so sorting by them is sorting
-        // by the board's comparator; equal ranks can only be the same player asked twice.
-        ranked.sort_unstable_by_key(|&(global_rank, _, _, _)| global_rank);
-        ranked.dedup_by_key(|&mut (global_rank, _, _, _)| global_rank);
-        // Keep each unranked player once, at the place it was first asked.
-        unranked.sort_unstable_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
-        unranked.dedup_by(|a, b| a.1 == b.1);
-        unranked.sort_unstable_by_key(|&(asked_at, _)| asked_at);
-        let unranked = unranked.into_iter().map(|(_, p)| p).collect();
-        let entries = ranked
-            .into_iter()
-            .enumerate()
-            .map(|(i, (global_rank, player, s, info))| FriendEntry {
-                rank: i as u64 + 1,
-                global_rank,
-                player,
-                value: s.value,
-                achieved_at: s.achieved_at,
-                info,
-            })
-            .collect();
-        FriendsBoard {
-            board_version: self.version,
-            entries,
-            unranked,
-        }
+        FriendsBoard::of(self.version, ranked, unranked)
     }
 
     /// The board digest: a SHA-256 over the score mode and the entries in rank order. Two boards

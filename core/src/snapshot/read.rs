@@ -30,7 +30,7 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 use super::{LookupChunk, Manifest, RankChunk, SnapshotEntry};
-use crate::board::{FriendEntry, FriendsBoard, Page, PlayerRank};
+use crate::board::{FriendsBoard, Page, PlayerRank};
 use crate::cursor::Cursor;
 use crate::error::QueryError;
 use crate::index::RankedEntry;
@@ -273,31 +273,7 @@ impl<'m> SnapshotReader<'m> {
                 None => unranked.push((asked_at, player)),
             }
         }
-        needs.step(|| {
-            // As `Board::rank_among` orders and deduplicates them.
-            ranked.sort_unstable_by_key(|&(global_rank, _, _, _)| global_rank);
-            ranked.dedup_by_key(|&mut (global_rank, _, _, _)| global_rank);
-            unranked.sort_unstable_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
-            unranked.dedup_by(|a, b| a.1 == b.1);
-            unranked.sort_unstable_by_key(|&(asked_at, _)| asked_at);
-            let entries = ranked
-                .into_iter()
-                .enumerate()
-                .map(|(i, (global_rank, player, s, info))| FriendEntry {
-                    rank: i as u64 + 1,
-                    global_rank,
-                    player,
-                    value: s.value,
-                    achieved_at: s.achieved_at,
-                    info,
-                })
-                .collect();
-            FriendsBoard {
-                board_version: self.manifest.board_version,
-                entries,
-                unranked: unranked.into_iter().map(|(_, p)| p).collect(),
-            }
-        })
+        needs.step(|| FriendsBoard::of(self.manifest.board_version, ranked, unranked))
     }
 
     /// The player's entry from their lookup chunk, `None` when unranked (without fetching the

@@ -54,11 +54,11 @@ pub(crate) use self::outgoing::{Kind, Outgoing};
 use self::queue::Queue;
 use self::reports::Reports;
 pub(crate) use self::subscribe::{SubscribeError, Subscription, Watch};
-use crate::fast_hash::FastHash;
 use crate::boards::{BoardSlot, Registry};
 use crate::clock::Clock;
 use crate::config::LiveConfig;
 use crate::domain::periods::Period;
+use crate::fast_hash::FastHash;
 use crate::metrics::Metrics;
 use crate::sync::LockUnpoisoned;
 

@@ -44,10 +44,10 @@ pub use self::error::SnapshotsError;
 pub use self::parts::PartKind;
 use self::parts::PartStore;
 use self::schedule::{Caps, Due, Published, Room, Timing};
-use crate::fast_hash::FastHash;
 use crate::boards::{BoardSlot, Registry, Resolved};
 use crate::clock::Clock;
 use crate::config::SnapshotsConfig;
+use crate::fast_hash::FastHash;
 use crate::metrics::Metrics;
 use crate::sync::LockUnpoisoned;
 

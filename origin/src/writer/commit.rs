@@ -43,11 +43,11 @@ use std::collections::{HashMap, HashSet};
 
 use standings_core::{BoardId, ScoreMode};
 
-use crate::fast_hash::FastHash;
 use crate::boards::{BoardEntry, Registry};
 use crate::domain::Moderation;
 use crate::domain::player_pages;
 use crate::domain::{EventStatus, LoggedEvent, NewEvent, Refusal};
+use crate::fast_hash::FastHash;
 use crate::log::targets;
 
 /// What became of one submitted event.
