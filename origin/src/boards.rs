@@ -126,7 +126,7 @@ pub struct Broken {
 impl BoardEntry {
     /// A new entry with no instances.
     pub fn new(def: BoardDef) -> Result<BoardEntry, String> {
-        let calendar = def.calendar()?;
+        let calendar = def.calendar().map_err(|e| e.to_string())?;
         Ok(BoardEntry {
             def,
             calendar,

@@ -2,7 +2,7 @@
 
 use standings_core::{BoardId, BoardRules, ScoreMode};
 
-use super::periods::Calendar;
+use super::periods::{Calendar, PeriodError};
 use super::profiles::check_metadata_cap;
 
 /// A board as stored.
@@ -57,7 +57,8 @@ impl BoardDef {
                 sent.value_min, sent.value_max
             )
         })?;
-        let calendar = Calendar::new(sent.periods, sent.timezone, sent.grace_seconds)?;
+        let calendar =
+            Calendar::new(sent.periods, sent.timezone, sent.grace_seconds).map_err(|e| e.to_string())?;
         check_metadata_cap(sent.metadata_max_bytes)?;
         Ok(BoardDef {
             id,
@@ -71,7 +72,7 @@ impl BoardDef {
 
     /// The calendar of its periods. Errors only for a definition that was never checked (a
     /// corrupt row). O(periods).
-    pub(crate) fn calendar(&self) -> Result<Calendar, String> {
+    pub(crate) fn calendar(&self) -> Result<Calendar, PeriodError> {
         Calendar::new(&self.periods, &self.timezone, self.grace_seconds)
     }
 }

@@ -189,36 +189,41 @@ impl Calendar {
     ///
     /// Cost: one lookup in the bundled database, which parses the zone's rules; build a calendar
     /// once per board configuration, not per event.
-    pub(crate) fn new(periods: &[String], timezone: &str, grace_seconds: i64) -> Result<Calendar, String> {
+    pub(crate) fn new(
+        periods: &[String],
+        timezone: &str,
+        grace_seconds: i64,
+    ) -> Result<Calendar, PeriodError> {
         if periods.is_empty() {
-            return Err("periods must list at least one of all_time, daily, weekly, monthly".to_owned());
+            return Err(PeriodError::NoPeriods);
         }
         let mut kinds = Vec::with_capacity(periods.len());
         for name in periods {
-            let kind = PeriodKind::parse(name).ok_or_else(|| {
-                format!("unknown period {name:?}: expected one of all_time, daily, weekly, monthly")
-            })?;
+            let kind = PeriodKind::parse(name).ok_or_else(|| PeriodError::UnknownPeriod(name.clone()))?;
             if kinds.contains(&kind) {
-                return Err(format!("period {name:?} is listed more than once"));
+                return Err(PeriodError::RepeatedPeriod(name.clone()));
             }
             kinds.push(kind);
         }
         kinds.sort_unstable();
 
-        let unknown_zone =
-            || format!("unknown time zone {timezone:?}: expected an IANA name like \"Europe/Berlin\"");
-        let time_zone = TimeZone::get(timezone).map_err(|_| unknown_zone())?;
+        let unknown_zone = |source| PeriodError::UnknownZone {
+            name: timezone.to_string(),
+            source,
+        };
+        let time_zone = TimeZone::get(timezone).map_err(|e| unknown_zone(Some(e)))?;
         // `Etc/Unknown` is found, but it is jiff's placeholder for a zone it could not determine,
         // not a real zone, and it has no IANA name; nothing else in the database lacks one.
-        let timezone_name = time_zone.iana_name().ok_or_else(unknown_zone)?.to_owned();
+        let timezone_name = time_zone
+            .iana_name()
+            .ok_or_else(|| unknown_zone(None))?
+            .to_owned();
 
         if grace_seconds < 0 {
-            return Err(format!("grace_seconds must not be negative, got {grace_seconds}"));
+            return Err(PeriodError::NegativeGrace(grace_seconds));
         }
         if grace_seconds > MAX_GRACE_SECONDS {
-            return Err(format!(
-                "grace_seconds must be at most {MAX_GRACE_SECONDS} (31 days), got {grace_seconds}"
-            ));
+            return Err(PeriodError::GraceTooLong(grace_seconds));
         }
         Ok(Calendar {
             kinds,
@@ -258,12 +263,14 @@ impl Calendar {
     /// Errors only when `at_ms`, or a bound of its period, is outside the range jiff represents
     /// (about years -9999 to 9999); `AllTime` never errors. Cost: O(log t) for a zone with t
     /// transitions (a few binary searches), and one small allocation for the key.
-    pub(crate) fn period_of(&self, kind: PeriodKind, at_ms: i64) -> Result<Period, String> {
+    pub(crate) fn period_of(&self, kind: PeriodKind, at_ms: i64) -> Result<Period, PeriodError> {
         if kind == PeriodKind::AllTime {
             return Ok(Period::all_time());
         }
-        let at = Timestamp::from_millisecond(at_ms)
-            .map_err(|_| format!("timestamp {at_ms} ms is {OUT_OF_RANGE}"))?;
+        let at = Timestamp::from_millisecond(at_ms).map_err(|source| PeriodError::OutOfRange {
+            what: format!("timestamp {at_ms} ms"),
+            source,
+        })?;
         let local_date = self.time_zone.to_datetime(at).date();
         let mut first = first_date_of(kind, local_date)?;
         let mut period = self.period_starting(kind, first)?;
@@ -316,12 +323,10 @@ impl Calendar {
     /// [`Calendar::period_of`] produces is accepted (`2026-10-13`, `2026-W42`, `2026-10`,
     /// `all_time`); anything else, including dates that do not exist such as `2026-02-30` or
     /// `2026-W54`, is an error naming the key. Cost: as [`Calendar::period_of`].
-    pub(crate) fn parse_key(&self, kind: PeriodKind, key: &str) -> Result<Period, String> {
-        let malformed = || {
-            format!(
-                "{key:?} is not a {kind} period key (expected one like {:?})",
-                kind.example_key()
-            )
+    pub(crate) fn parse_key(&self, kind: PeriodKind, key: &str) -> Result<Period, PeriodError> {
+        let malformed = || PeriodError::MalformedKey {
+            key: key.to_string(),
+            kind,
         };
         if kind == PeriodKind::AllTime {
             return if key == ALL_TIME_KEY {
@@ -341,7 +346,7 @@ impl Calendar {
     }
 
     /// The period of `kind` (not `AllTime`) whose first local date is `first`.
-    fn period_starting(&self, kind: PeriodKind, first: Date) -> Result<Period, String> {
+    fn period_starting(&self, kind: PeriodKind, first: Date) -> Result<Period, PeriodError> {
         let next = next_first_date(kind, first)?;
         Ok(Period {
             kind,
@@ -354,50 +359,100 @@ impl Calendar {
     /// The first instant of the local date `date`, in ms since the Unix epoch: local midnight, or
     /// when a DST gap swallows midnight, the end of the gap; when midnight happens twice, the
     /// first one. (That is jiff's "compatible" disambiguation.)
-    fn first_instant_of(&self, date: Date) -> Result<i64, String> {
+    fn first_instant_of(&self, date: Date) -> Result<i64, PeriodError> {
         self.time_zone
             .to_timestamp(date.to_datetime(jiff::civil::Time::midnight()))
             .map(|ts| ts.as_millisecond())
-            .map_err(|_| format!("the start of {date} is {OUT_OF_RANGE}"))
+            .map_err(|source| PeriodError::OutOfRange {
+                what: format!("the start of {date}"),
+                source,
+            })
     }
 }
 
 /// The first local date of the period of `kind` that contains the local date `date`.
-fn first_date_of(kind: PeriodKind, date: Date) -> Result<Date, String> {
+fn first_date_of(kind: PeriodKind, date: Date) -> Result<Date, PeriodError> {
     match kind {
         PeriodKind::AllTime | PeriodKind::Daily => Ok(date),
         PeriodKind::Weekly => date
             .checked_sub(Span::new().days(date.weekday().to_monday_zero_offset()))
-            .map_err(|_| out_of_range(date)),
+            .map_err(|source| out_of_range(date, source)),
         PeriodKind::Monthly => Ok(date.first_of_month()),
     }
 }
 
 /// The first local date of the period after the one that starts on `first`.
-fn next_first_date(kind: PeriodKind, first: Date) -> Result<Date, String> {
+fn next_first_date(kind: PeriodKind, first: Date) -> Result<Date, PeriodError> {
     match kind {
         PeriodKind::AllTime | PeriodKind::Daily => first.tomorrow(),
         PeriodKind::Weekly => first.checked_add(Span::new().days(7)),
         PeriodKind::Monthly => first.last_of_month().tomorrow(),
     }
-    .map_err(|_| out_of_range(first))
+    .map_err(|source| out_of_range(first, source))
 }
 
 /// The first local date of the period before the one that starts on `first`.
-fn previous_first_date(kind: PeriodKind, first: Date) -> Result<Date, String> {
+fn previous_first_date(kind: PeriodKind, first: Date) -> Result<Date, PeriodError> {
     match kind {
         PeriodKind::AllTime | PeriodKind::Daily => first.yesterday(),
         PeriodKind::Weekly => first.checked_sub(Span::new().days(7)),
         PeriodKind::Monthly => first.yesterday().map(Date::first_of_month),
     }
-    .map_err(|_| out_of_range(first))
+    .map_err(|source| out_of_range(first, source))
 }
 
-/// Why a period of an instant or a date has no representation.
-const OUT_OF_RANGE: &str = "outside the supported range (years -9999 to 9999)";
+fn out_of_range(date: Date, source: jiff::Error) -> PeriodError {
+    PeriodError::OutOfRange {
+        what: format!("the period around {date}"),
+        source,
+    }
+}
 
-fn out_of_range(date: Date) -> String {
-    format!("the period around {date} is {OUT_OF_RANGE}")
+/// Why a calendar cannot be made or a period cannot be named; the words are the API's, and a
+/// date out of jiff's range keeps jiff's error beneath them.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PeriodError {
+    /// A definition without periods.
+    #[error("periods must list at least one of all_time, daily, weekly, monthly")]
+    NoPeriods,
+    /// A period name that is not a kind.
+    #[error("unknown period {0:?}: expected one of all_time, daily, weekly, monthly")]
+    UnknownPeriod(String),
+    /// A period listed twice.
+    #[error("period {0:?} is listed more than once")]
+    RepeatedPeriod(String),
+    /// A time zone the bundled IANA database does not know.
+    #[error("unknown time zone {name:?}: expected an IANA name like \"Europe/Berlin\"")]
+    UnknownZone {
+        /// The name given.
+        name: String,
+        /// jiff's error, when it gave one.
+        #[source]
+        source: Option<jiff::Error>,
+    },
+    /// A negative grace.
+    #[error("grace_seconds must not be negative, got {0}")]
+    NegativeGrace(i64),
+    /// A grace longer than [`MAX_GRACE_SECONDS`].
+    #[error("grace_seconds must be at most {MAX_GRACE_SECONDS} (31 days), got {0}")]
+    GraceTooLong(i64),
+    /// An instant or a period bound outside the years jiff represents.
+    #[error("{what} is outside the supported range (years -9999 to 9999)")]
+    OutOfRange {
+        /// What is out of range, in words.
+        what: String,
+        /// jiff's error.
+        #[source]
+        source: jiff::Error,
+    },
+    /// A period key not in its kind's canonical form.
+    #[error("{key:?} is not a {kind} period key (expected one like {:?})", kind.example_key())]
+    MalformedKey {
+        /// The key given.
+        key: String,
+        /// The kind it was read as.
+        kind: PeriodKind,
+    },
 }
 
 /// The key of the period of `kind` whose first local date is `first`.
@@ -594,7 +649,9 @@ mod tests {
     #[test]
     fn calendar_new_rejects_bad_configuration() {
         let error = |periods: &[&str], zone: &str, grace: i64| {
-            Calendar::new(&names(periods), zone, grace).unwrap_err()
+            Calendar::new(&names(periods), zone, grace)
+                .unwrap_err()
+                .to_string()
         };
         assert!(error(&[], "UTC", 300).contains("at least one"));
         assert!(error(&["daily", "hourly"], "UTC", 300).contains("unknown period \"hourly\""));
@@ -992,8 +1049,8 @@ mod tests {
             ] {
                 for period in calendar.periods_of(ms(at)) {
                     assert_eq!(
-                        calendar.parse_key(period.kind, &period.key),
-                        Ok(period.clone()),
+                        calendar.parse_key(period.kind, &period.key).ok(),
+                        Some(period.clone()),
                         "{zone} {at}"
                     );
                 }
@@ -1040,7 +1097,7 @@ mod tests {
             (PeriodKind::AllTime, "2026-10-13"),
         ];
         for (kind, key) in bad {
-            let message = berlin.parse_key(kind, key).unwrap_err();
+            let message = berlin.parse_key(kind, key).unwrap_err().to_string();
             assert!(
                 message.contains(&format!("{key:?} is not a {kind} period key")),
                 "{message}"
@@ -1076,6 +1133,7 @@ mod tests {
         assert!(
             utc.period_of(PeriodKind::Daily, i64::MAX)
                 .unwrap_err()
+                .to_string()
                 .contains("outside the supported range")
         );
         assert_eq!(utc.periods_of(i64::MIN), [Period::all_time()]);
@@ -1084,6 +1142,7 @@ mod tests {
         assert!(
             utc.period_of(PeriodKind::Daily, last)
                 .unwrap_err()
+                .to_string()
                 .contains("9999-12-31")
         );
         assert_eq!(
@@ -1123,8 +1182,8 @@ mod tests {
                         let next = calendar.period_of(kind, period.end_ms.unwrap()).unwrap();
                         assert_eq!(next.start_ms, period.end_ms, "{zone}: {period:?} then {next:?}");
                         assert_eq!(
-                            calendar.parse_key(kind, &period.key).as_ref(),
-                            Ok(&period),
+                            calendar.parse_key(kind, &period.key).ok().as_ref(),
+                            Some(&period),
                             "{zone}"
                         );
                         checked += 1;

@@ -358,7 +358,7 @@ pub(crate) async fn resolve(
     let period = entry
         .calendar
         .period_of(kind, at)
-        .map_err(|e| AppError::new(Code::INVALID_REQUEST, e))?;
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))?;
     if let Some(slot) = entry.instance(&period.key) {
         return Ok(Resolved::Held(slot));
     }
