@@ -20,7 +20,7 @@ use tower::{Service, ServiceExt};
 
 use super::forward::{self, Forwarded, NOT_OWNER, SERVED_BY};
 use super::route::{self, Destination};
-use super::step::{self, AfterForward, Sent, Step};
+use super::step::{self, AfterForward, Step, Unanswered};
 use super::{Engine, Node, SlotState, hold_for};
 use crate::chain::Chain;
 use crate::http::MAX_BODY_BYTES;
@@ -197,7 +197,7 @@ async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
                     }
                     Forwarded::NotOwner => {
                         node.stats.forwarded_moving.add(1);
-                        Sent::NotOwner
+                        Unanswered::NotOwner
                     }
                     Forwarded::NotSent(why) => {
                         node.stats.forwarded_unreachable.add(1);
@@ -206,12 +206,12 @@ async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
                             "the owner could not be connected to: {}",
                             Chain(&why)
                         );
-                        Sent::NotSent
+                        Unanswered::NotConnected
                     }
                     Forwarded::Unreachable(why) => {
                         node.stats.forwarded_unreachable.add(1);
                         tracing::debug!(partition = p, "the owner could not be reached: {}", Chain(&why));
-                        Sent::Unreachable
+                        Unanswered::Unreachable
                     }
                 };
                 forget_owner(node, p, &peer.node);

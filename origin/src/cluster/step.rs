@@ -33,11 +33,11 @@ pub(super) fn next<E: Clone>(state: &SlotState<E>, now: i64, from_peer: bool) ->
 
 /// How a forward ended without an answer to pass on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Sent {
+pub(super) enum Unanswered {
     /// The node asked does not own the partition.
     NotOwner,
     /// Nothing reached the node: the request may go elsewhere.
-    NotSent,
+    NotConnected,
     /// The node got the request and did not answer in time.
     Unreachable,
 }
@@ -53,10 +53,10 @@ pub(super) enum AfterForward {
 }
 
 /// What follows a forward that ended as `sent` without an answer, for a request that is `safe` (a read). O(1).
-pub(super) fn after_forward(sent: Sent, safe: bool) -> AfterForward {
+pub(super) fn after_forward(sent: Unanswered, safe: bool) -> AfterForward {
     match sent {
-        Sent::Unreachable if !safe => AfterForward::GiveUp,
-        Sent::NotOwner | Sent::NotSent | Sent::Unreachable => AfterForward::LookAgain,
+        Unanswered::Unreachable if !safe => AfterForward::GiveUp,
+        Unanswered::NotOwner | Unanswered::NotConnected | Unanswered::Unreachable => AfterForward::LookAgain,
     }
 }
 
@@ -109,10 +109,19 @@ mod tests {
     #[test]
     fn only_a_write_that_may_have_landed_gives_up() {
         for safe in [true, false] {
-            assert_eq!(after_forward(Sent::NotOwner, safe), AfterForward::LookAgain);
-            assert_eq!(after_forward(Sent::NotSent, safe), AfterForward::LookAgain);
+            assert_eq!(after_forward(Unanswered::NotOwner, safe), AfterForward::LookAgain);
+            assert_eq!(
+                after_forward(Unanswered::NotConnected, safe),
+                AfterForward::LookAgain
+            );
         }
-        assert_eq!(after_forward(Sent::Unreachable, true), AfterForward::LookAgain);
-        assert_eq!(after_forward(Sent::Unreachable, false), AfterForward::GiveUp);
+        assert_eq!(
+            after_forward(Unanswered::Unreachable, true),
+            AfterForward::LookAgain
+        );
+        assert_eq!(
+            after_forward(Unanswered::Unreachable, false),
+            AfterForward::GiveUp
+        );
     }
 }
