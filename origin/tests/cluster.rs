@@ -394,6 +394,21 @@ async fn every_kind_answers_the_same_through_any_node() {
     );
     let refused = call(&cluster.nodes[0].addr, "GET", "/v1/cluster", Some(SERVICE), None).await;
     assert_eq!(refused.status, 403);
+    for node in &cluster.nodes {
+        let alive = call(&node.addr, "GET", "/healthz", None, None).await;
+        assert_eq!(
+            (alive.status, alive.text()),
+            (200, r#"{"status":"ok"}"#.to_string())
+        );
+        let ready = call(&node.addr, "GET", "/readyz", None, None).await;
+        assert_eq!(ready.status, 200, "{}", ready.text());
+        assert!(
+            ready.text().contains(&format!("\"node_id\":\"{}\"", node.id)),
+            "{}",
+            ready.text()
+        );
+        assert_eq!(ready.header("x-standings-served-by"), Some(node.id.as_str()));
+    }
 }
 
 /// A live subscription (SSE and WebSocket) and a snapshot head through a node that does not own

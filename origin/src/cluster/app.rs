@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -405,44 +405,63 @@ async fn batch(node: &Arc<Node>, asked: Asked) -> Response {
     response
 }
 
-/// The node's own routes: health, readiness, metrics and the cluster's table.
+/// The node's own routes: health, readiness, metrics and the cluster's table, the operations the
+/// table marks `Partition::Node`, each answered by this node about itself.
+fn node_routes() -> axum::Router<Arc<Node>> {
+    use axum::routing::get;
+    axum::Router::new()
+        .route("/healthz", get(crate::http::ops::healthz))
+        .route("/readyz", get(node_readyz))
+        .route("/metrics", get(node_metrics))
+        .route("/v1/cluster", get(cluster_status))
+}
+
 async fn node_route(node: &Arc<Node>, asked: &Asked) -> Response {
-    let mut response = match asked.parts.uri.path() {
-        "/healthz" => crate::http::json(StatusCode::OK, &json!({ "status": "ok" })),
-        "/readyz" => {
-            let serving = node.ready.load(Ordering::Acquire) && !node.draining.load(Ordering::Acquire);
-            match crate::http::ops::readiness(serving, node.store.ping()).await {
-                Err(e) => e.into_response(),
-                Ok(()) => crate::http::json(
-                    StatusCode::OK,
-                    &json!({ "status": "ready", "node_id": node.id, "partitions_owned": node.owned().len() }),
-                ),
-            }
-        }
-        "/metrics" => {
-            let engines = node.engines();
-            let registries: Vec<&crate::boards::Registry> =
-                engines.iter().map(|(_, e)| &*e.state.registry).collect();
-            let mut text = node.metrics.render_all(&registries);
-            super::render_metrics(node, &mut text);
-            ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
-        }
-        _ => {
-            match node.auth.admin(&asked.parts.headers, "*").and_then(|_| {
-                crate::http::unique_query(asked.parts.uri.query()).map(|mut q| q.remove("game"))
-            }) {
-                Err(e) => e.into_response(),
-                Ok(game) => match super::status::read(&node.store, Some(&node.id), game.as_deref()).await {
-                    Ok(status) => crate::http::json(StatusCode::OK, &status),
-                    Err(e) => AppError::from(e).into_response(),
-                },
-            }
-        }
-    };
+    let Ok(mut response) = node_routes()
+        .with_state(node.clone())
+        .oneshot(asked.request())
+        .await;
     if let Ok(id) = HeaderValue::from_str(&node.id) {
         response.headers_mut().insert(SERVED_BY, id);
     }
     response
+}
+
+/// Ready: as a single origin's `/readyz` (`http::ops::readiness`), and not draining; names the
+/// node and how many partitions it owns.
+async fn node_readyz(State(node): State<Arc<Node>>) -> Response {
+    let serving = node.ready.load(Ordering::Acquire) && !node.draining.load(Ordering::Acquire);
+    match crate::http::ops::readiness(serving, node.store.ping()).await {
+        Err(e) => e.into_response(),
+        Ok(()) => crate::http::json(
+            StatusCode::OK,
+            &json!({ "status": "ready", "node_id": node.id, "partitions_owned": node.owned().len() }),
+        ),
+    }
+}
+
+/// Every engine's metrics, then the cluster's.
+async fn node_metrics(State(node): State<Arc<Node>>) -> Response {
+    let engines = node.engines();
+    let registries: Vec<&crate::boards::Registry> = engines.iter().map(|(_, e)| &*e.state.registry).collect();
+    let mut text = node.metrics.render_all(&registries);
+    super::render_metrics(&node, &mut text);
+    crate::http::ops::exposition(text)
+}
+
+/// `GET /v1/cluster` (admin): the nodes and partitions, and with `?game=` where it lives.
+async fn cluster_status(State(node): State<Arc<Node>>, request: Request) -> Response {
+    let answer = node
+        .auth
+        .admin(request.headers(), "*")
+        .and_then(|_| crate::http::unique_query(request.uri().query()).map(|mut q| q.remove("game")));
+    match answer {
+        Err(e) => e.into_response(),
+        Ok(game) => match super::status::read(&node.store, Some(&node.id), game.as_deref()).await {
+            Ok(status) => crate::http::json(StatusCode::OK, &status),
+            Err(e) => AppError::from(e).into_response(),
+        },
+    }
 }
 
 fn is_upgrade(parts: &Parts) -> bool {

@@ -21,8 +21,8 @@ pub(super) fn router() -> Router<Shared> {
         .route("/openapi.json", get(openapi))
 }
 
-/// Alive: the process answers.
-async fn healthz() -> Response {
+/// Alive: the process answers (a cluster node's too).
+pub(crate) async fn healthz() -> Response {
     super::json(StatusCode::OK, &json!({ "status": "ok" }))
 }
 
@@ -67,11 +67,12 @@ pub(crate) async fn readiness(
 }
 
 async fn metrics(State(state): State<Shared>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics.render(&state.registry),
-    )
-        .into_response()
+    exposition(state.metrics.render(&state.registry))
+}
+
+/// The Prometheus text exposition as an answer, a single origin's or a cluster node's.
+pub(crate) fn exposition(text: String) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
 async fn openapi() -> Response {
