@@ -4,26 +4,10 @@
 //! and a player JWT secret (for `standings viewer-link`),
 //! so a service never starts with a default secret.
 //!
-//! ```toml
-//! listen = "127.0.0.1:7400"
-//! database = "sqlite://./standings-data/standings.db"   # or "postgres://user@host:5432/db"
-//! public_reads = false
-//! player_jwt_hs256_secret = "..."   # optional
-//! player_jwt_max_lifetime_seconds = 86400   # optional: the longest `exp` a player JWT may carry
-//!
-//! [[tokens]]
-//! name = "game-server-07"
-//! secret = "..."
-//! role = "service"                  # service | moderator | admin | player | edge
-//! games = ["arena-clash"]           # or ["*"]
-//! # player_id = "p-ava"             # for role = "player"
-//! # rate_limit_per_second = 1000    # optional, per token
-//! ```
-//!
-//! Every other key is optional, and its default is written once, in the code below: the tuning
-//! keys, the connection limits, and the `[live]`, `[snapshots]` and `[cluster]` tables
-//! (`docs/configuration.md`, `docs/live.md` and `docs/snapshots.md` show them, and a test holds
-//! those pages to the code).
+//! The keys and their defaults are documented in `docs/configuration.md` (the `[live]`,
+//! `[snapshots]` and `[cluster]` tables also in `docs/live.md`, `docs/snapshots.md` and
+//! `docs/cluster.md`), and the defaults are written once, in the code below; a test holds the
+//! TOML of the first three pages to the code. Each table has a file of its own here.
 
 use std::path::{Path, PathBuf};
 
