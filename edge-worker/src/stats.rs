@@ -81,6 +81,9 @@ pub struct Fallbacks {
     /// A service, moderator or admin token, which sees anonymous players' names that snapshots
     /// do not carry (`docs/players.md`).
     pub trusted: u64,
+    /// A read handed back a write's position (`min_position`): only the origin knows whether
+    /// its boards reached it, and it waits for them (`docs/api.md`).
+    pub min_position: u64,
 }
 
 /// Every counter.

@@ -417,6 +417,39 @@ fn an_anonymous_player_shows_only_the_standing() {
     );
 }
 
+/// A read that hands back a write's position is the origin's to answer (only it can wait for
+/// its boards to reach the position), by the parameter or the header; one without is the edge's.
+#[test]
+fn a_read_with_a_position_goes_to_the_origin() {
+    let world = World::new(&[]);
+    world
+        .origin
+        .publish(BOARD, "", &board(50, 5, 0), &ALL_TIME, PUBLISHED);
+    let plain = world.send("GET", TOP, None, b"");
+    assert_eq!(plain.header("x-standings-fallback"), None);
+    let by_query = world.send(
+        "GET",
+        &format!("{TOP}?limit=3&min_position=p1-00000000-7"),
+        None,
+        b"",
+    );
+    assert_eq!(by_query.header("x-standings-fallback"), Some("min-position"));
+    assert!(
+        text(&by_query).contains("\"echo\":\"GET\""),
+        "{}",
+        text(&by_query)
+    );
+    let mut asked = request("GET", TOP, None, b"");
+    asked.headers_mut().insert(
+        "x-standings-min-position",
+        http::HeaderValue::from_static("p1-00000000-7"),
+    );
+    let by_header: Answer = block_on(world.edge.serve(asked)).into();
+    assert_eq!(by_header.header("x-standings-fallback"), Some("min-position"));
+    let stats: serde_json::Value = serde_json::from_slice(&world.get("/edge/stats").body).unwrap();
+    assert_eq!(stats["fallbacks"]["min_position"], 2);
+}
+
 /// Parameter errors are the origin's, in its order and words; board and period errors are the
 /// origin's own answer to the head.
 #[test]

@@ -438,6 +438,40 @@ pub struct Registry {
     boards: RwLock<HashMap<BoardId, Arc<BoardEntry>, FastHash>>,
     /// Closed instances that left memory, restored (see the module doc).
     pub closed: ClosedCache,
+    /// How far the log is committed and how far the boards show it, for read-your-writes.
+    pub positions: Positions,
+}
+
+/// How far this log is committed, and how far the boards show it: a write's acknowledgement
+/// names the first (`x-standings-position`), and a read that hands it back waits for the second
+/// to reach it. Both only grow.
+#[derive(Default)]
+pub struct Positions {
+    committed: std::sync::atomic::AtomicI64,
+    visible: std::sync::atomic::AtomicI64,
+}
+
+impl Positions {
+    /// Everything through `seq` is durably committed. O(1).
+    pub fn committed_through(&self, seq: i64) {
+        self.committed.fetch_max(seq, Ordering::AcqRel);
+    }
+
+    /// Everything through `seq` is carried out on the boards (or was refused, or skipped). O(1).
+    pub fn visible_through(&self, seq: i64) {
+        self.visible.fetch_max(seq, Ordering::AcqRel);
+        self.committed_through(seq);
+    }
+
+    /// The last committed seq. O(1).
+    pub fn committed(&self) -> i64 {
+        self.committed.load(Ordering::Acquire)
+    }
+
+    /// The last seq the boards show. O(1).
+    pub fn visible(&self) -> i64 {
+        self.visible.load(Ordering::Acquire)
+    }
 }
 
 impl Registry {

@@ -171,6 +171,7 @@ pub(crate) async fn serve_restored(
         clock,
         ready: AtomicBool::new(true),
         restored,
+        min_position_wait: std::time::Duration::from_millis(config.min_position_wait_ms),
     });
     Ok((state, evicting))
 }

@@ -32,7 +32,12 @@ async fn canonical(service: &TestService) {
     ] {
         let (status, body) = service.submit(&event(id, player, value, at)).await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
-        assert_eq!(body, json!({"event_id": id, "status": "ACCEPTED"}));
+        let position = body["position"].as_str().unwrap_or_default().to_string();
+        assert!(position.starts_with("p1-"), "{body}");
+        assert_eq!(
+            body,
+            json!({"event_id": id, "status": "ACCEPTED", "position": position})
+        );
     }
 }
 
@@ -57,7 +62,105 @@ on_both_databases!(
     a_pause_in_writes_repacks_boards_and_changes_no_answer,
     the_log_reads_back_page_by_page_exactly_as_stored,
     a_total_that_would_overflow_is_refused_while_earlier_groups_wait_to_be_applied,
+    a_read_given_a_writes_position_answers_at_or_after_it,
 );
+
+/// Read-your-writes: a write names its position (header and body), a read that hands it back
+/// (parameter or header) answers with the write in it, one ahead of the log is refused 503
+/// `POSITION_NOT_REACHED` after the wait (never older), and a token of another game or none
+/// this service gave is a 400 naming it.
+async fn a_read_given_a_writes_position_answers_at_or_after_it(db: Db) {
+    use standings_core::contract::position::Position;
+    let service = TestService::start(db).await;
+    service.define("arena-clash/solo/S7/global", "highest").await;
+    let (status, body) = service
+        .submit(&event("ryw-1", "p-ava", 10, "2026-10-13T10:00:00Z"))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let token = body["position"].as_str().unwrap().to_string();
+    let top = "/v1/leaderboards/arena-clash/solo/S7/global/top";
+    let (status, page) = service.get(&format!("{top}?min_position={token}")).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["entries"][0]["player_id"], "p-ava", "{page}");
+    let (status, _, bytes) = service
+        .get_raw(top, Some(SERVICE), &[("x-standings-min-position", &token)])
+        .await;
+    let page: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        (status, page["entries"][0]["player_id"].as_str()),
+        (StatusCode::OK, Some("p-ava"))
+    );
+
+    // A batch of one game names its position too, in the header as in the body.
+    let (status, batch) = service
+        .submit_batch(&[event("ryw-2", "p-ben", 20, "2026-10-13T10:00:00Z")])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{batch}");
+    let later = batch["position"].as_str().unwrap();
+    assert_ne!(later, token, "the log moved on");
+    let (status, rank) = service
+        .get(&format!(
+            "/v1/leaderboards/arena-clash/solo/S7/global/players/p-ben/rank?min_position={later}"
+        ))
+        .await;
+    assert_eq!(
+        (status, rank["rank"].clone()),
+        (StatusCode::OK, json!(1)),
+        "{rank}"
+    );
+
+    // Any other write to a route that names its game names the position in its header: a
+    // profile, then a read handed that position shows the name.
+    let request = axum::http::Request::builder()
+        .method(Method::PUT)
+        .uri("/v1/games/arena-clash/players/p-ava/profile")
+        .header("authorization", format!("Bearer {SERVICE}"))
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(r#"{"display_name":"Ava"}"#))
+        .unwrap();
+    let named = tower::ServiceExt::oneshot(service.app.clone(), request)
+        .await
+        .unwrap();
+    assert_eq!(named.status(), StatusCode::OK);
+    let after_name = named.headers()["x-standings-position"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let (status, page) = service.get(&format!("{top}?min_position={after_name}")).await;
+    assert_eq!(
+        (status, page["entries"][1]["display_name"].as_str()),
+        (StatusCode::OK, Some("Ava")),
+        "{page}"
+    );
+
+    let ahead = Position::new("arena-clash", 1_000_000).token();
+    let (status, headers, bytes) = service
+        .get_raw(&format!("{top}?min_position={ahead}"), Some(SERVICE), &[])
+        .await;
+    let refused: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("POSITION_NOT_REACHED")),
+        "{refused}"
+    );
+    assert_eq!(headers["retry-after"], "1");
+    let other = Position::new("other-game", 1).token();
+    let (status, refused) = service.get(&format!("{top}?min_position={other}")).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("INVALID_REQUEST"))
+    );
+    assert!(
+        refused["detail"].as_str().unwrap().contains("another game"),
+        "{refused}"
+    );
+    let (status, refused) = service.get(&format!("{top}?min_position=yesterday")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(
+        refused["detail"].as_str().unwrap().contains("\"yesterday\""),
+        "{refused}"
+    );
+}
 
 /// The canonical board over HTTP, and the core scenarios: Dev's 9,700 to #2, a late lower score
 /// as a no-op, nearby, cumulative and fastest boards.
@@ -145,7 +248,10 @@ async fn retries_and_conflicts(db: Db) {
     assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
     let (status, body) = service.submit(&e).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(body, json!({"event_id": "evt-1", "status": "DUPLICATE"}));
+    assert_eq!(
+        body,
+        json!({"event_id": "evt-1", "status": "DUPLICATE", "position": body["position"]})
+    );
     let mut changed = e.clone();
     changed["value"] = json!(101);
     let (status, body) = service.submit(&changed).await;

@@ -104,6 +104,8 @@ codes! {
     BOARD_BROKEN = 503;
     /// In a cluster, the game's partition is moving between nodes; a retry is safe.
     PARTITION_MOVING = 503;
+    /// A read's `min_position` was not reached within the wait; a retry is safe.
+    POSITION_NOT_REACHED = 503;
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod access;
 pub mod answer;
 pub mod code;
 pub mod head;
+pub mod position;
 pub mod query;
 
 use alloc::string::String;

@@ -10,6 +10,8 @@ use super::{BOARD_VERSION, CACHE_STATUS, Edge, FALLBACK, Fallback, JSON, SNAPSHO
 use crate::platform::{Cache, Clock, Origin, Request, Response, Unavailable, pass_through};
 use crate::problem;
 use crate::route::Route;
+use standings_core::contract::position::{MIN_POSITION_HEADER, Position};
+use standings_core::contract::query::Query;
 
 /// `keep-alive`, which the `http` crate does not name: a hop's header.
 const KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
@@ -56,8 +58,17 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             Route::Stats => s.requests.stats += 1,
         });
         let mut spend = Spend::default();
+        let asks_position = Position::asked(
+            Query(request.uri().query()),
+            request
+                .headers()
+                .get(MIN_POSITION_HEADER)
+                .and_then(|value| value.to_str().ok()),
+        )
+        .is_some();
         let read = match &route {
             Route::Stats => return Outcome::Answer(self.stats_answer()),
+            _ if asks_position => Err(Stop::Forward(Fallback::MinPosition)),
             Route::Top(board) => self.top(&request, board, &mut spend).await,
             Route::Rank(board, player) => {
                 self.player_read(&request, board, player, PlayerRead::Rank, &mut spend)
@@ -113,6 +124,10 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             Fallback::Trusted => {
                 fallbacks.trusted += 1;
                 "trusted-caller"
+            }
+            Fallback::MinPosition => {
+                fallbacks.min_position += 1;
+                "min-position"
             }
         }
     }

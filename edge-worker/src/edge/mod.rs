@@ -106,6 +106,8 @@ enum Fallback {
     /// A service, moderator or admin token: it sees anonymous players' names, which only the
     /// origin holds.
     Trusted,
+    /// A read asks for a write's position, which only the origin can wait for.
+    MinPosition,
 }
 
 /// What one read has spent and met.

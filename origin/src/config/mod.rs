@@ -65,6 +65,13 @@ pub struct Config {
         skip_serializing_if = "is_default_closed_periods_cached"
     )]
     pub closed_periods_cached: usize,
+    /// How long a read given `min_position` waits for the boards to reach it before it is
+    /// answered 503 `POSITION_NOT_REACHED` (read-your-writes, `docs/api.md`).
+    #[serde(
+        default = "default_min_position_wait",
+        skip_serializing_if = "is_default_min_position_wait"
+    )]
+    pub min_position_wait_ms: u64,
     /// Besides the checkpoint written at every clean shutdown, begin one each time the log has
     /// grown by this many entries (default [`DEFAULT_CHECKPOINT_EVERY_EVENTS`]), which bounds the
     /// replay after a crash; 0 writes them only at shutdown. Writes wait while the boards are
@@ -164,6 +171,17 @@ fn default_checkpoint_every() -> u64 {
 
 fn is_default_checkpoint_every(events: &u64) -> bool {
     *events == DEFAULT_CHECKPOINT_EVERY_EVENTS
+}
+
+/// The default of `min_position_wait_ms`.
+pub const DEFAULT_MIN_POSITION_WAIT_MS: u64 = 1_000;
+
+fn default_min_position_wait() -> u64 {
+    DEFAULT_MIN_POSITION_WAIT_MS
+}
+
+fn is_default_min_position_wait(ms: &u64) -> bool {
+    *ms == DEFAULT_MIN_POSITION_WAIT_MS
 }
 
 fn default_closed_periods_cached() -> usize {
@@ -345,6 +363,7 @@ impl Config {
             player_jwt_max_lifetime_seconds: DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
             closed_period_retention_seconds: DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS,
             closed_periods_cached: crate::boards::DEFAULT_CLOSED_CACHE,
+            min_position_wait_ms: DEFAULT_MIN_POSITION_WAIT_MS,
             checkpoint_every_events: DEFAULT_CHECKPOINT_EVERY_EVENTS,
             http_threads: 0,
             pin_http_threads: true,

@@ -36,6 +36,34 @@ pub struct Operation {
 
 const AUTH_ERRORS: [Code; 3] = [Code::UNAUTHENTICATED, Code::FORBIDDEN, Code::RATE_LIMITED];
 
+/// What a read of a game may also answer: it may hand back a write's position (`min_position`,
+/// `http/position.rs`); one that is not a position of the game is refused, and one the boards
+/// do not reach in time too.
+const POSITION_ERRORS: [Code; 2] = [Code::INVALID_REQUEST, Code::POSITION_NOT_REACHED];
+
+impl Operation {
+    /// Whether it is a read of one game, which takes `min_position`. O(path length).
+    pub fn reads_a_game(&self) -> bool {
+        self.method == "get" && self.path.contains("{game}")
+    }
+
+    /// The codes it answers: its own, the auth codes when it needs a token, and the position's
+    /// when it reads a game.
+    pub fn all_errors(&self) -> impl Iterator<Item = &Code> {
+        let auth: &[Code] = if self.security == "none" {
+            &[]
+        } else {
+            &AUTH_ERRORS
+        };
+        let position: &[Code] = if self.reads_a_game() {
+            &POSITION_ERRORS
+        } else {
+            &[]
+        };
+        self.errors.iter().chain(auth).chain(position)
+    }
+}
+
 /// The codes any operation may be answered with, listed once in the `Problem` schema rather
 /// than on each operation: no such route or method, a bug, a service starting or stopping, and
 /// in a cluster a partition between owners.
@@ -831,10 +859,14 @@ pub fn openapi_document() -> Value {
             op.ok.0.to_string(),
             json!({"description": "success", "content": ok_content}),
         );
-        let auth_errors: &[Code] = if op.security == "none" { &[] } else { &AUTH_ERRORS };
+        if op.reads_a_game() {
+            parameters.push(json!({"name": "min_position", "in": "query", "required": false, "schema": {"type": "string"},
+                "description": "a write's x-standings-position: answered at or after it, or 503 POSITION_NOT_REACHED"}));
+            parameters.push(json!({"name": "x-standings-min-position", "in": "header", "required": false, "schema": {"type": "string"}}));
+        }
         // Each error status is described by its codes, in the order listed.
         let mut codes: Vec<(u16, Vec<&str>)> = Vec::new();
-        for &Code { status, name: code } in op.errors.iter().chain(auth_errors) {
+        for &Code { status, name: code } in op.all_errors() {
             match codes.iter_mut().find(|(s, _)| *s == status) {
                 Some((_, listed)) => listed.push(code),
                 None => codes.push((status, vec![code])),
@@ -895,7 +927,7 @@ mod tests {
         let listed: Vec<Code> = OPERATIONS
             .iter()
             .chain(CLUSTER_OPERATIONS)
-            .flat_map(|op| op.errors.iter().chain(&AUTH_ERRORS))
+            .flat_map(|op| op.all_errors())
             .copied()
             .collect();
         for code in &every {
@@ -976,10 +1008,29 @@ mod tests {
             assert!(description.contains(code), "{status}: {description}");
         }
         let top = &doc["paths"]["/v1/leaderboards/{game}/{mode}/{season}/{scope}/top"]["get"];
+        let names: Vec<&str> = top["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
         assert_eq!(
-            top["parameters"].as_array().unwrap().len(),
-            4,
-            "other operations keep their path parameters only"
+            names,
+            [
+                "game",
+                "mode",
+                "season",
+                "scope",
+                "min_position",
+                "x-standings-min-position"
+            ],
+            "other reads keep their path parameters and the position only"
+        );
+        assert!(
+            top["responses"]["503"]["description"]
+                .as_str()
+                .unwrap()
+                .contains("POSITION_NOT_REACHED")
         );
         assert!(top["responses"]["101"].is_null());
     }

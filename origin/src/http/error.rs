@@ -231,7 +231,7 @@ impl AppError {
         match self.code() {
             Code::SUBSCRIBERS_FULL | Code::LIVE_BUSY => Some(5),
             Code::SNAPSHOT_INSTANCES_FULL => Some(10),
-            Code::PARTITION_MOVING => Some(1),
+            Code::PARTITION_MOVING | Code::POSITION_NOT_REACHED => Some(1),
             _ => None,
         }
     }

@@ -13,6 +13,7 @@ mod introspect;
 mod live;
 pub mod ops;
 mod players;
+mod position;
 mod read;
 pub mod serve;
 mod snapshots;
@@ -74,6 +75,8 @@ pub struct AppState {
     pub(crate) ready: AtomicBool,
     /// How start-up restored the live state.
     pub(crate) restored: crate::writer::checkpoint::Restored,
+    /// How long a read waits for its `min_position` (`position.rs`).
+    pub(crate) min_position_wait: std::time::Duration,
 }
 
 impl AppState {
@@ -124,6 +127,11 @@ pub(crate) fn router(state: Shared) -> Router {
         .merge(introspect::router())
         .merge(snapshots::router())
         .merge(viewer::router())
+        // Read-your-writes on every route that names a game (`position.rs`).
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            position::positions,
+        ))
         .fallback(|| async { AppError::new(Code::NOT_FOUND, "no such route") })
         // axum answers an empty 405 by default; ours is a problem document like every refusal
         // (axum still adds the `Allow` header).

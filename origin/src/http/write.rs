@@ -16,9 +16,9 @@ use standings_core::{BoardId, check_id};
 
 use serde_json::value::RawValue;
 
-use super::{JsonBody, RawBody, Shared, json, parse_json};
+use super::position::{position_of, with_position};
+use super::{AppState, JsonBody, RawBody, Shared, json, parse_json};
 use crate::domain::{BoardDef, NewEvent, Proposed};
-use crate::http::auth::Principal;
 use crate::http::error::{AppError, AppResult, Code};
 use crate::intake::{Checked, EventBody, MAX_BATCH, check_value, validate_body, validate_event};
 use crate::store::Defined;
@@ -186,6 +186,9 @@ pub(crate) struct EventAnswer {
     /// For a rejection, what was wrong.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// For a single event stored or found stored, the position a read hands back to see it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<String>,
 }
 
 async fn submit_event(
@@ -210,38 +213,27 @@ async fn submit_event(
         Err(value) => validate_event(&state.registry, &principal, value, now)?,
     };
     let event_id = event.event_id.clone();
+    let game = event.game.clone();
     let outcome = state.ingest.submit(vec![event]).await?.pop();
-    match outcome {
-        Some(Outcome::Accepted) => Ok(json(
-            StatusCode::ACCEPTED,
-            &EventAnswer {
-                event_id,
-                status: "ACCEPTED",
-                code: None,
-                detail: None,
-            },
-        )),
-        Some(Outcome::Duplicate) => Ok(json(
-            StatusCode::OK,
-            &EventAnswer {
-                event_id,
-                status: "DUPLICATE",
-                code: None,
-                detail: None,
-            },
-        )),
-        Some(Outcome::Late) => Ok(json(
-            StatusCode::ACCEPTED,
-            &EventAnswer {
-                event_id,
-                status: "LATE",
-                code: None,
-                detail: None,
-            },
-        )),
-        Some(Outcome::Refused(refusal)) => Err(refusal.into()),
-        None => Err(AppError::new(Code::INTERNAL, "the writer answered no outcome")),
-    }
+    let (status, answered) = match outcome {
+        Some(Outcome::Accepted) => (StatusCode::ACCEPTED, "ACCEPTED"),
+        Some(Outcome::Duplicate) => (StatusCode::OK, "DUPLICATE"),
+        Some(Outcome::Late) => (StatusCode::ACCEPTED, "LATE"),
+        Some(Outcome::Refused(refusal)) => return Err(refusal.into()),
+        None => return Err(AppError::new(Code::INTERNAL, "the writer answered no outcome")),
+    };
+    let position = position_of(&state.registry, &game);
+    let answer = json(
+        status,
+        &EventAnswer {
+            event_id,
+            status: answered,
+            code: None,
+            detail: None,
+            position: Some(position.clone()),
+        },
+    );
+    Ok(with_position(answer, &position))
 }
 
 /// A batch body as the fast path reads it: each event stays raw JSON text until it is parsed
@@ -299,8 +291,9 @@ async fn submit_batch(
                     }
                 })
                 .collect::<Vec<_>>();
+            let games = games_of(&checked);
             let results = submit_checked(&state, checked).await?;
-            return Ok(json(StatusCode::OK, &BatchAnswer { results }));
+            return Ok(BatchAnswer::with_positions(&state, results, games));
         }
     }
     let body = parse_json(&bytes)?;
@@ -324,15 +317,65 @@ async fn submit_batch(
         ));
     }
     check_batch_size(events.len())?;
-    let results = submit_many(&state, &principal, events).await?;
-    Ok(json(StatusCode::OK, &BatchAnswer { results }))
+    let now = state.clock.now_ms();
+    let checked: Vec<_> = events
+        .into_iter()
+        .map(|raw| check_value(&state.registry, &principal, raw, now))
+        .collect();
+    let games = games_of(&checked);
+    let results = submit_checked(&state, checked).await?;
+    Ok(BatchAnswer::with_positions(&state, results, games))
+}
+
+/// The games of a batch's valid events, each once, in order of name.
+fn games_of<E>(checked: &[Result<NewEvent, E>]) -> std::collections::BTreeSet<String> {
+    checked.iter().flatten().map(|e| e.game.clone()).collect()
 }
 
 /// A batch's answer, serialized straight from the per-event answers (through a
-/// `serde_json::Value` it was five allocations per event).
+/// `serde_json::Value` it was five allocations per event), with the position of each game it
+/// wrote to: `position` (and `x-standings-position`) when it is one game, `positions` by game
+/// when several.
 #[derive(Serialize)]
 struct BatchAnswer {
     results: Vec<EventAnswer>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    position: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    positions: Option<std::collections::BTreeMap<String, String>>,
+}
+
+impl BatchAnswer {
+    fn with_positions(
+        state: &AppState,
+        results: Vec<EventAnswer>,
+        games: std::collections::BTreeSet<String>,
+    ) -> Response {
+        let mut tokens: std::collections::BTreeMap<String, String> = games
+            .into_iter()
+            .map(|game| {
+                let token = position_of(&state.registry, &game);
+                (game, token)
+            })
+            .collect();
+        let (position, positions) = match tokens.len() {
+            0 => (None, None),
+            1 => (tokens.pop_first().map(|(_, token)| token), None),
+            _ => (None, Some(tokens)),
+        };
+        let answer = json(
+            StatusCode::OK,
+            &BatchAnswer {
+                results,
+                position: position.clone(),
+                positions,
+            },
+        );
+        match position {
+            Some(token) => with_position(answer, &token),
+            None => answer,
+        }
+    }
 }
 
 fn check_batch_size(events: usize) -> Result<(), AppError> {
@@ -348,20 +391,6 @@ fn check_batch_size(events: usize) -> Result<(), AppError> {
 /// An intake refusal with its event id, as the batch answers it.
 fn refused_as_answered(checked: Checked) -> Result<NewEvent, (String, AppError)> {
     checked.map_err(|(event_id, e)| (event_id, e.into()))
-}
-
-/// Validates and submits many events as one group commit, answering each in order.
-async fn submit_many(
-    state: &Shared,
-    principal: &Principal,
-    events: Vec<serde_json::Value>,
-) -> AppResult<Vec<EventAnswer>> {
-    let now = state.clock.now_ms();
-    let checked = events
-        .into_iter()
-        .map(|raw| check_value(&state.registry, principal, raw, now))
-        .collect();
-    submit_checked(state, checked).await
 }
 
 /// Submits the valid events of a batch as one group commit and answers every event in order,
@@ -389,6 +418,7 @@ pub(crate) async fn submit_checked<E: Into<AppError>>(
                     status: "REJECTED",
                     code: Some(code),
                     detail: Some(e.problem().detail),
+                    position: None,
                 }));
             }
         }
@@ -415,6 +445,7 @@ pub(crate) async fn submit_checked<E: Into<AppError>>(
             status,
             code,
             detail,
+            position: None,
         });
     }
     Ok(answers.into_iter().flatten().collect())

@@ -153,6 +153,7 @@ async fn act(writer: &mut Writer, mut request: ActionRequest) -> Result<ActionAn
         }
     }
     machine.take_action_seq();
+    registry.positions.committed_through(logged.seq);
 
     // Decided above, it can fail now only on a failing database; then the boards it failed on
     // no longer show the log and are marked broken rather than served wrong (all of the game's
@@ -165,9 +166,12 @@ async fn act(writer: &mut Writer, mut request: ActionRequest) -> Result<ActionAn
             for entry in registry.of_game(&request.game) {
                 live.break_board(&entry.def.id, &e);
             }
+            // The boards it broke answer BOARD_BROKEN; a reader of this position waits no more.
+            registry.positions.visible_through(logged.seq);
             return Err(e.into());
         }
     };
+    registry.positions.visible_through(logged.seq);
     // Moderation, late decisions and season transitions reach subscribers like any change;
     // an action is rare, so every board of its game is marked rather than only those it moved.
     if hub.is_watched() {

@@ -64,6 +64,9 @@ pub(super) struct Boards {
 pub(super) struct Group {
     pub(super) fresh: Vec<LoggedEvent>,
     pub(super) committed: Instant,
+    /// The log's last committed seq with it: the boards show the log through it once it is
+    /// applied.
+    pub(super) through: i64,
     pub(super) answers: Option<(Vec<Submission>, Vec<Vec<Outcome>>)>,
 }
 
@@ -86,6 +89,7 @@ impl Group {
             }
         }
         metrics.visible_lag.observe(self.committed.elapsed());
+        registry.positions.visible_through(self.through);
         if let Some((group, outcomes)) = self.answers {
             answer(metrics, self.fresh.len(), group, outcomes);
         }

@@ -306,10 +306,11 @@ impl Writer {
     ) -> Option<Storing> {
         let parts = self;
         // Their submitters were answered; their totals stay pending until they are applied.
-        for (fresh, committed) in std::mem::take(&mut parts.backlog.groups) {
+        for (fresh, committed, through) in std::mem::take(&mut parts.backlog.groups) {
             let group = Group {
                 fresh,
                 committed,
+                through,
                 answers: None,
             };
             parts.applier().apply(group).await;

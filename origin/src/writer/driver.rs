@@ -59,7 +59,7 @@ impl Totals for LiveTotals {
 pub(super) struct Backlog {
     pub(super) encoding: Option<checkpoint::Encoding>,
     /// Each group's new events held during an encoding, with the moment they were committed.
-    pub(super) groups: Vec<(Vec<LoggedEvent>, Instant)>,
+    pub(super) groups: Vec<(Vec<LoggedEvent>, Instant, i64)>,
     /// The applying thread, started with the first group.
     applier: Option<Applier>,
 }
@@ -75,6 +75,8 @@ struct Committed {
     committed: Instant,
     /// The cumulative totals it reaches.
     totals: super::commit::PendingTotals,
+    /// The log's last committed seq with it.
+    through: i64,
 }
 
 /// A written group whose insert and commit run on the database's thread, and whom to answer
@@ -154,6 +156,8 @@ impl Writer {
             unsealed,
             event_seasons,
         } = parts;
+        // The boards were rebuilt through the log's end before the writer starts.
+        registry.positions.visible_through(next_seq - 1);
         Writer {
             store,
             registry,
@@ -488,12 +492,15 @@ impl Writer {
                 .durable_ack
                 .observe(committed.duration_since(submission.received));
         }
+        let through = self.machine.next_seq() - 1;
+        self.registry.positions.committed_through(through);
         Committed {
             group,
             outcomes,
             fresh,
             committed,
             totals,
+            through,
         }
     }
 
@@ -572,11 +579,12 @@ impl Writer {
             fresh,
             committed,
             totals,
+            through,
         } = done;
         if self.backlog.encoding.is_some() {
             self.machine.pend(totals);
             answer(&self.metrics, fresh.len(), group, outcomes);
-            self.backlog.groups.push((fresh, committed));
+            self.backlog.groups.push((fresh, committed, through));
             return;
         }
         if self.machine.pending_totals() >= MAX_PENDING_TOTALS {
@@ -589,6 +597,7 @@ impl Writer {
         let group = Group {
             fresh,
             committed,
+            through,
             answers: Some((group, outcomes)),
         };
         self.applier().apply(group).await;

@@ -134,6 +134,7 @@ pub fn config(url: &str) -> Config {
         player_jwt_max_lifetime_seconds: standings_origin::config::DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
         closed_period_retention_seconds: 86_400,
         closed_periods_cached: 16,
+        min_position_wait_ms: 200,
         checkpoint_every_events: 0,
         http_threads: 0,
         pin_http_threads: true,

@@ -1,0 +1,111 @@
+//! Read-your-writes at the origin: a write's acknowledgement names the position of its game's
+//! log (`x-standings-position`, and `position` in its body), and a read that hands it back
+//! (`min_position`, or `x-standings-min-position`) is answered only once the boards show the log
+//! through it: it waits up to `min_position_wait_ms`, then is refused 503
+//! `POSITION_NOT_REACHED` with `Retry-After`, never answered older. The token is the core's
+//! (`contract::position`), so every tier reads it alike.
+
+use std::time::Instant;
+
+use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::http::{HeaderValue, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use standings_core::contract::position::{MIN_POSITION_HEADER, POSITION_HEADER, Position};
+use standings_core::contract::query::Query;
+
+use super::Shared;
+use super::error::{AppError, Code};
+use crate::boards::Registry;
+
+/// How often a waiting read looks again: the applying thread makes a group visible every few
+/// milliseconds under load, and a read that waits is rare.
+const POLL: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// The position of `game`'s log as committed now: every write acknowledged before this call is
+/// at or before it. O(length of the id).
+pub(crate) fn position_of(registry: &Registry, game: &str) -> String {
+    Position::new(game, u64::try_from(registry.positions.committed()).unwrap_or(0)).token()
+}
+
+/// `response` with the position header. O(1).
+pub(crate) fn with_position(mut response: Response, token: &str) -> Response {
+    if let Ok(value) = HeaderValue::from_str(token) {
+        response.headers_mut().insert(POSITION_HEADER, value);
+    }
+    response
+}
+
+/// The middleware, on every routed request: a `GET` of a route with a `{game}` that asks for a
+/// position waits for it; any other request to a route with a `{game}` that succeeds names the
+/// position of that game's log in `x-standings-position` (the event endpoints, whose game is in
+/// the body, name it themselves).
+pub(super) async fn positions(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    let reads = request.method() == Method::GET;
+    let asked = if reads {
+        let header = request
+            .headers()
+            .get(MIN_POSITION_HEADER)
+            .and_then(|value| value.to_str().ok());
+        match Position::asked(Query(request.uri().query()), header) {
+            Some(token) => Some(token.into_owned()),
+            // A read that asks for nothing needs nothing here.
+            None => return next.run(request).await,
+        }
+    } else {
+        None
+    };
+    // A route without captures has no path parameters to extract: nothing names a game there.
+    let (mut parts, body) = request.into_parts();
+    let game = RawPathParams::from_request_parts(&mut parts, &state)
+        .await
+        .ok()
+        .and_then(|path| {
+            path.iter().find(|(name, _)| *name == "game").map(|(_, game)| {
+                percent_encoding::percent_decode_str(game)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
+        });
+    let request = Request::from_parts(parts, body);
+    let Some(game) = game else {
+        return next.run(request).await;
+    };
+    if let Some(token) = asked {
+        let wanted = match Position::parse(&token, &game) {
+            Ok(position) => position,
+            Err(problem) => return AppError::from(problem).into_response(),
+        };
+        if let Err(refused) = reached(&state.registry, wanted.seq, state.min_position_wait).await {
+            return refused.into_response();
+        }
+        return next.run(request).await;
+    }
+    let response = next.run(request).await;
+    if response.status().is_success() {
+        let token = position_of(&state.registry, &game);
+        return with_position(response, &token);
+    }
+    response
+}
+
+/// Waits until the boards show the log through `seq`, at most `wait`.
+async fn reached(registry: &Registry, seq: u64, wait: std::time::Duration) -> Result<(), AppError> {
+    let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+    let deadline = Instant::now() + wait;
+    loop {
+        let visible = registry.positions.visible();
+        if visible >= seq {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(AppError::new(
+                Code::POSITION_NOT_REACHED,
+                format!(
+                    "the boards show this game's log through {visible}, not yet the position asked for ({seq}); retry shortly"
+                ),
+            ));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
