@@ -366,6 +366,24 @@ async fn every_kind_answers_the_same_through_any_node() {
         results.iter().filter(|r| r["event_id"] == "b-1").count(),
         games.len()
     );
+    // It names each game's position; a read through another node handed one answers with the
+    // write in it.
+    let positions = batch.json().unwrap()["positions"].clone();
+    for game in &games {
+        let token = positions[game.as_str()]
+            .as_str()
+            .unwrap_or_else(|| panic!("{game}: {positions}"));
+        let rank = call(
+            &cluster.nodes[1].addr,
+            "GET",
+            &format!("/v1/leaderboards/{game}/solo/S1/global/players/p-zoe/rank?min_position={token}"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+        assert_eq!(rank.status, 200, "{}", rank.text());
+        assert_eq!(rank.json().unwrap()["value"], 7, "{}", rank.text());
+    }
     // `export` of a clustered database writes every partition's log.
     let export = Command::new(BIN)
         .args(["export", "--config"])

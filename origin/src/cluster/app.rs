@@ -381,11 +381,21 @@ async fn batch(node: &Arc<Node>, asked: Asked) -> Response {
         }
     }
     let mut results = vec![None; split.events.len()];
+    let mut positions = std::collections::BTreeMap::new();
     for ((_, members), bytes) in groups.iter().zip(&bodies) {
-        let Some(answered) = route::batch_results(bytes) else {
+        let Some(part) = route::batch_results(bytes) else {
             return AppError::new(Code::INTERNAL, "a part of a batch was answered in another shape")
                 .into_response();
         };
+        // A part of one game names its position without the game: the part's events name it.
+        if let Some(token) = part.position {
+            let mut games = members.iter().filter_map(|i| split.events[*i].1.clone());
+            if let Some(game) = games.next() {
+                positions.insert(game, token);
+            }
+        }
+        positions.extend(part.positions);
+        let answered = part.results;
         if answered.len() != members.len() {
             return AppError::new(Code::INTERNAL, "a part of a batch was answered for other events")
                 .into_response();
@@ -395,7 +405,7 @@ async fn batch(node: &Arc<Node>, asked: Asked) -> Response {
         }
     }
     let results: Vec<_> = results.into_iter().flatten().collect();
-    let mut response = (StatusCode::OK, route::merged_answer(&results)).into_response();
+    let mut response = (StatusCode::OK, route::merged_answer(&results, &positions)).into_response();
     response
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));

@@ -143,18 +143,29 @@ pub(super) fn batch_body(events: &[&RawValue]) -> Vec<u8> {
 }
 
 /// The per-event results of a batch's answer (`{"results": [...]}`), raw.
-pub(super) fn batch_results(answer: &[u8]) -> Option<Vec<&RawValue>> {
-    #[derive(Deserialize)]
-    struct Answer<'a> {
-        #[serde(borrow)]
-        results: Vec<&'a RawValue>,
-    }
-    serde_json::from_slice::<Answer>(answer).ok().map(|a| a.results)
+pub(super) fn batch_results(answer: &[u8]) -> Option<BatchPart<'_>> {
+    serde_json::from_slice::<BatchPart>(answer).ok()
 }
 
-/// A batch's answer from results gathered in the request's order, printed as a single node
-/// prints it.
-pub(super) fn merged_answer(results: &[&RawValue]) -> Vec<u8> {
+/// What a partition answered for its part of a batch: the results, and the position of the
+/// game it wrote to (`position`) or of each (`positions`).
+#[derive(Deserialize)]
+pub(super) struct BatchPart<'a> {
+    #[serde(borrow)]
+    pub(super) results: Vec<&'a RawValue>,
+    #[serde(default)]
+    pub(super) position: Option<String>,
+    #[serde(default)]
+    pub(super) positions: std::collections::BTreeMap<String, String>,
+}
+
+/// A batch's answer from results gathered in the request's order and the positions of the
+/// games written to, printed as a single node prints it (`position` for one game, `positions`
+/// for several).
+pub(super) fn merged_answer(
+    results: &[&RawValue],
+    positions: &std::collections::BTreeMap<String, String>,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(results.iter().map(|r| r.get().len() + 1).sum::<usize>() + 16);
     out.extend_from_slice(b"{\"results\":[");
     for (i, r) in results.iter().enumerate() {
@@ -163,7 +174,20 @@ pub(super) fn merged_answer(results: &[&RawValue]) -> Vec<u8> {
         }
         out.extend_from_slice(r.get().as_bytes());
     }
-    out.extend_from_slice(b"]}");
+    out.push(b']');
+    match positions.len() {
+        0 => {}
+        1 => {
+            out.extend_from_slice(b",\"position\":");
+            let (_, token) = positions.iter().next().expect("one");
+            out.extend_from_slice(&serde_json::to_vec(token).unwrap_or_default());
+        }
+        _ => {
+            out.extend_from_slice(b",\"positions\":");
+            out.extend_from_slice(&serde_json::to_vec(positions).unwrap_or_default());
+        }
+    }
+    out.push(b'}');
     out
 }
 
@@ -228,8 +252,20 @@ mod tests {
         let sub = batch_body(&[split.events[0].0, split.events[3].0]);
         assert_eq!(sub, br#"{"events":[{"game":"a","event_id":"1"},7]}"#);
         let answer = br#"{"results":[{"event_id":"1","status":"ACCEPTED"},{"x":2}]}"#;
-        let results = batch_results(answer).unwrap();
-        assert_eq!(merged_answer(&results), answer);
+        let part = batch_results(answer).unwrap();
+        assert_eq!(merged_answer(&part.results, &part.positions), answer);
+        let one = br#"{"results":[{"x":1}],"position":"p1-0000000a-3"}"#;
+        let part = batch_results(one).unwrap();
+        assert_eq!(part.position.as_deref(), Some("p1-0000000a-3"));
+        let both = [
+            ("a".to_string(), "p1-0000000a-3".to_string()),
+            ("b".into(), "p1-0000000b-9".into()),
+        ]
+        .into();
+        assert_eq!(
+            merged_answer(&part.results, &both),
+            br#"{"results":[{"x":1}],"positions":{"a":"p1-0000000a-3","b":"p1-0000000b-9"}}"#
+        );
         assert!(split_batch(b"{\"events\":[],\"more\":1}").is_none());
         assert_eq!(game_in_body(br#"{"game":"g\u0041"}"#).as_deref(), Some("gA"));
         assert_eq!(game_in_body(br#"{"game":7}"#), None);
