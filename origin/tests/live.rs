@@ -1849,10 +1849,23 @@ async fn malformed_subscriptions_are_refused_before_the_stream(db: Db, transport
         "view=top:3&since_version=-1",
         "view=top:3&period=hourly",
         "view=top:3&at=yesterday",
+        // A position of another game, and text this service did not give.
+        "view=top:3&min_position=p1-00000000-1",
+        "view=top:3&min_position=soon",
     ] {
         let sub = Sub::new("global", "top:1").raw_query(query);
         assert_eq!(live.open(&sub).await.err().as_ref(), Some(&invalid), "{query:?}");
     }
+    // A position the boards do not reach in time: never a stream older than it.
+    let ahead = standings_core::contract::position::Position::new("arena-clash", 1_000_000).token();
+    let sub = Sub::new("global", "top:1").raw_query(&format!("view=top:3&min_position={ahead}"));
+    assert_eq!(
+        live.open(&sub).await.err(),
+        Some(Refused {
+            status: 503,
+            code: "POSITION_NOT_REACHED".into()
+        })
+    );
     assert_eq!(
         live.open(&Sub::new("nowhere", "top:3")).await.err(),
         Some(Refused {
