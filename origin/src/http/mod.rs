@@ -128,10 +128,7 @@ pub(crate) fn router(state: Shared) -> Router {
         .merge(snapshots::router())
         .merge(viewer::router())
         // Read-your-writes on every route that names a game (`position.rs`).
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            position::positions,
-        ))
+        .route_layer(position::Positions(state.clone()))
         .fallback(|| async { AppError::new(Code::NOT_FOUND, "no such route") })
         // axum answers an empty 405 by default; ours is a problem document like every refusal
         // (axum still adds the `Allow` header).

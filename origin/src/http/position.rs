@@ -7,12 +7,16 @@
 
 use std::time::Instant;
 
-use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use std::convert::Infallible;
+use std::task::{Context, Poll};
+
+use axum::extract::{FromRequestParts, RawPathParams, Request};
 use axum::http::{HeaderValue, Method};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures_util::future::{BoxFuture, Either};
 use standings_core::contract::position::{MIN_POSITION_HEADER, POSITION_HEADER, Position};
 use standings_core::contract::query::Query;
+use tower::{Layer, Service};
 
 use super::Shared;
 use super::error::{AppError, Code};
@@ -36,25 +40,74 @@ pub(crate) fn with_position(mut response: Response, token: &str) -> Response {
     response
 }
 
-/// The middleware, on every routed request: a `GET` of a route with a `{game}` that asks for a
+/// The layer, on every routed request: a `GET` of a route with a `{game}` that asks for a
 /// position waits for it; any other request to a route with a `{game}` that succeeds names the
 /// position of that game's log in `x-standings-position` (the event endpoints, whose game is in
-/// the body, name it themselves).
-pub(super) async fn positions(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    let reads = request.method() == Method::GET;
-    let asked = if reads {
-        let header = request
-            .headers()
-            .get(MIN_POSITION_HEADER)
-            .and_then(|value| value.to_str().ok());
-        match Position::asked(Query(request.uri().query()), header) {
-            Some(token) => Some(token.into_owned()),
-            // A read that asks for nothing needs nothing here.
-            None => return next.run(request).await,
+/// the body, name it themselves). A read that asks for nothing goes straight to its handler,
+/// with no future of the layer's own around it: reads are the hot path.
+#[derive(Clone)]
+pub(super) struct Positions(pub(super) Shared);
+
+impl<S> Layer<S> for Positions {
+    type Service = PositionsService<S>;
+
+    fn layer(&self, inner: S) -> PositionsService<S> {
+        PositionsService {
+            state: self.0.clone(),
+            inner,
         }
-    } else {
-        None
-    };
+    }
+}
+
+/// The service of [`Positions`] around a route.
+#[derive(Clone)]
+pub(super) struct PositionsService<S> {
+    state: Shared,
+    inner: S,
+}
+
+impl<S> Service<Request> for PositionsService<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<S::Future, BoxFuture<'static, Result<Response, Infallible>>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let asked = if request.method() == Method::GET {
+            let header = request
+                .headers()
+                .get(MIN_POSITION_HEADER)
+                .and_then(|value| value.to_str().ok());
+            match Position::asked(Query(request.uri().query()), header) {
+                Some(token) => Some(token.into_owned()),
+                // A read that asks for nothing needs nothing here.
+                None => return Either::Left(self.inner.call(request)),
+            }
+        } else {
+            None
+        };
+        // The inner service was made ready for this call; a clone takes its place.
+        let ready = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, ready);
+        let state = self.state.clone();
+        Either::Right(Box::pin(async move {
+            Ok(positions(state, asked, request, inner).await)
+        }))
+    }
+}
+
+/// A request that asks for a position (`asked`), or a write: what the layer does around it.
+async fn positions<S>(state: Shared, asked: Option<String>, request: Request, mut inner: S) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
     // A route without captures has no path parameters to extract: nothing names a game there.
     let (mut parts, body) = request.into_parts();
     let game = RawPathParams::from_request_parts(&mut parts, &state)
@@ -69,7 +122,8 @@ pub(super) async fn positions(State(state): State<Shared>, request: Request, nex
         });
     let request = Request::from_parts(parts, body);
     let Some(game) = game else {
-        return next.run(request).await;
+        let Ok(response) = inner.call(request).await;
+        return response;
     };
     if let Some(token) = asked {
         let wanted = match Position::parse(&token, &game) {
@@ -79,9 +133,10 @@ pub(super) async fn positions(State(state): State<Shared>, request: Request, nex
         if let Err(refused) = reached(&state.registry, wanted.seq, state.min_position_wait).await {
             return refused.into_response();
         }
-        return next.run(request).await;
+        let Ok(response) = inner.call(request).await;
+        return response;
     }
-    let response = next.run(request).await;
+    let Ok(response) = inner.call(request).await;
     if response.status().is_success() {
         let token = position_of(&state.registry, &game);
         return with_position(response, &token);
