@@ -440,6 +440,8 @@ pub struct Registry {
     pub closed: ClosedCache,
     /// How far the log is committed and how far the boards show it, for read-your-writes.
     pub positions: Positions,
+    /// Where work over many of its boards takes its turn beside the applier (`turns.rs`).
+    pub(crate) turns: crate::turns::Turns,
 }
 
 /// How far this log is committed, and how far the boards show it: a write's acknowledgement

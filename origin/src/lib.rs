@@ -23,6 +23,7 @@ mod metrics;
 pub mod snapshots;
 pub mod store;
 mod sync;
+mod turns;
 mod words;
 pub mod writer;
 
@@ -73,8 +74,8 @@ pub async fn start_with_clock(config: &Config, clock: Clock) -> Result<Shared, S
         store,
         clock,
         Arc::new(Metrics::default()),
-        registry,
-        domain,
+        Arc::new(registry),
+        Arc::new(domain),
         restored,
     )
     .await?;
@@ -90,8 +91,8 @@ pub(crate) async fn serve_restored(
     store: Store,
     clock: Clock,
     metrics: Arc<Metrics>,
-    registry: boards::Registry,
-    domain: domain::Moderation,
+    registry: Arc<boards::Registry>,
+    domain: Arc<domain::Moderation>,
     restored: writer::checkpoint::Restored,
 ) -> Result<(Shared, tokio::task::JoinHandle<()>), StartError> {
     let checkpoint_seq = match &restored {
@@ -111,8 +112,6 @@ pub(crate) async fn serve_restored(
         );
     }
     registry.closed.set_capacity(config.closed_periods_cached);
-    let registry = Arc::new(registry);
-    let domain = Arc::new(domain);
     let next_seq = store.next_seq().await?;
     let sealed_below = store.sealed_below().await?;
     let unsealed = store.tail_keys(sealed_below).await?;

@@ -2,30 +2,39 @@
 //!
 //! A window reads every watched view whose board moved, so its work grows with the distinct
 //! views watched, not with the subscribers (a view's delta is computed once and its bytes
-//! shared). While that work stays a share of the window, the window keeps its rhythm and the
-//! applier, which waits at most one hold of a board's read lock per hold, keeps its latency.
-//! Past the share, a subscription that would add a view nobody watches yet is refused with 503
-//! `LIVE_BUSY` and `Retry-After`; joining a view already watched costs the window nothing and
-//! is still taken. The work is a moving average over windows, so one slow window (a long
-//! top page, a busy machine) does not turn subscribers away.
+//! shared). Once writes flow, every board moves every window and every view is read: that is
+//! what a view costs, whatever the windows did while the boards were still. So admission keeps
+//! the cost of one view read and sent (a moving average over the windows that read any, and over
+//! each new view's first read, so it is known before any window has run), and
+//! projects the work of a window that reads every view, the new one included. While that stays
+//! a share of the window, the applier (which gives the window its turns) keeps its pace and the
+//! window its rhythm. Past the share, a subscription that would add a view nobody watches yet is
+//! refused with 503 `LIVE_BUSY` and `Retry-After`; joining a view already watched costs the
+//! window nothing and is still taken.
 
 use std::time::Duration;
 
-/// The weight of the newest window in the moving average of the work: about the last eight
-/// windows count (two seconds at the default window).
+/// The weight of the newest window in the moving average of a view's cost: about the last eight
+/// windows that read views count (two seconds at the default window).
 const NEWEST_WEIGHT: u64 = 8;
 
-/// The moving average of a window's work, in µs, after a window that took `work`. O(1).
-pub(crate) fn average_work_us(previous_us: u64, work: Duration) -> u64 {
-    let newest = u64::try_from(work.as_micros()).unwrap_or(u64::MAX);
-    previous_us
+/// The moving average of one view's cost in ns, after a window whose reading and sending of
+/// `views` (at least one) took `work`. O(1).
+pub(crate) fn average_view_cost_ns(previous_ns: u64, work: Duration, views: usize) -> u64 {
+    let newest = u64::try_from(work.as_nanos()).unwrap_or(u64::MAX) / (views.max(1) as u64);
+    previous_ns
         .saturating_mul(NEWEST_WEIGHT - 1)
         .saturating_add(newest)
         / NEWEST_WEIGHT
 }
 
-/// Whether a new view may be added while windows of `window_ms` take `work_us` on average: while
-/// that work is under `share_percent` of the window. O(1).
+/// The work in µs of a window that reads each of `views` at `view_cost_ns`. O(1).
+pub(crate) fn projected_work_us(view_cost_ns: u64, views: usize) -> u64 {
+    view_cost_ns.saturating_mul(views as u64) / 1_000
+}
+
+/// Whether a new view may be added while windows of `window_ms` would take `work_us` with it:
+/// while that work is under `share_percent` of the window. O(1).
 pub(crate) fn admits_new_view(work_us: u64, window_ms: u64, share_percent: u8) -> bool {
     let budget_us = window_ms
         .saturating_mul(10)
@@ -37,17 +46,32 @@ pub(crate) fn admits_new_view(work_us: u64, window_ms: u64, share_percent: u8) -
 mod tests {
     use super::*;
 
-    /// The average moves an eighth of the way to each window's work, so one slow window
-    /// lifts it a little and a run of them lifts it to their level.
+    /// A view's cost is a window's work over the views it read; the average moves an eighth of
+    /// the way to each window's, so one slow window lifts it a little and a run of them lifts it
+    /// to their level.
     #[test]
-    fn the_work_is_a_moving_average() {
-        assert_eq!(average_work_us(0, Duration::from_millis(80)), 10_000);
+    fn a_views_cost_is_a_moving_average() {
+        assert_eq!(average_view_cost_ns(0, Duration::from_millis(80), 1_000), 10_000);
         let mut average = 0;
         for _ in 0..60 {
-            average = average_work_us(average, Duration::from_millis(100));
+            average = average_view_cost_ns(average, Duration::from_millis(100), 10);
         }
-        assert!((99_000..=100_000).contains(&average), "{average}");
-        assert_eq!(average_work_us(u64::MAX, Duration::MAX), u64::MAX / NEWEST_WEIGHT);
+        assert!((9_900_000..=10_000_000).contains(&average), "{average}");
+        assert_eq!(
+            average_view_cost_ns(u64::MAX, Duration::MAX, 0),
+            u64::MAX / NEWEST_WEIGHT
+        );
+    }
+
+    /// A window that read a few views of many (the boards were still) does not make the others
+    /// look free: the projection counts every view watched.
+    #[test]
+    fn the_work_is_projected_over_every_view() {
+        let cost = average_view_cost_ns(0, Duration::from_micros(80), 1) * NEWEST_WEIGHT;
+        assert_eq!(projected_work_us(cost, 2_500), 200_000);
+        assert!(!admits_new_view(projected_work_us(cost, 2_500), 250, 50));
+        assert!(admits_new_view(projected_work_us(cost, 1_000), 250, 50));
+        assert_eq!(projected_work_us(u64::MAX, usize::MAX), u64::MAX / 1_000);
     }
 
     /// New views are admitted while the work is under the share of the window, and not from

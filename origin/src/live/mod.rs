@@ -174,8 +174,9 @@ struct Shared {
     /// How many windows were flushed, so a test knows when the one it moved the clock for
     /// is done.
     windows: tokio::sync::watch::Sender<u64>,
-    /// The moving average of a window's work in µs, which admission reads (`admission`).
-    window_work_us: AtomicU64,
+    /// The moving average of one view's cost in a window in ns, which admission reads
+    /// (`admission`).
+    view_cost_ns: AtomicU64,
     metrics: Arc<Metrics>,
 }
 
@@ -216,7 +217,7 @@ impl Hub {
                 stopping: AtomicBool::new(false),
                 all_gone: Notify::new(),
                 windows: tokio::sync::watch::Sender::new(0),
-                window_work_us: AtomicU64::new(0),
+                view_cost_ns: AtomicU64::new(0),
                 metrics,
             }),
             resync,

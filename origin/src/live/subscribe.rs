@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use standings_core::{Position, View, ViewState};
 
@@ -209,7 +210,8 @@ impl Hub {
                 topic.clone()
             }
             None => {
-                let work_us = self.shared.window_work_us.load(Ordering::Relaxed);
+                let view_cost_ns = self.shared.view_cost_ns.load(Ordering::Relaxed);
+                let work_us = admission::projected_work_us(view_cost_ns, members.topics.len() + 1);
                 if !admission::admits_new_view(work_us, config.window_ms, config.max_window_share_percent) {
                     self.shared.metrics.live.busy_refusals.add(1);
                     return Err(SubscribeError::Busy {
@@ -227,7 +229,14 @@ impl Hub {
                     .get(&key.0)
                     .map_or(0, |reported| reported.next);
                 let key = Arc::new(key);
+                // The view's first read is a sample of what each window will pay for it, so
+                // admission knows a view's cost before any window has read one.
+                let began = Instant::now();
                 let topic = Arc::new(Topic::new(key.clone(), slot, seen));
+                let cost = &self.shared.view_cost_ns;
+                let average =
+                    admission::average_view_cost_ns(cost.load(Ordering::Relaxed), began.elapsed(), 1);
+                cost.store(average, Ordering::Relaxed);
                 members.topics.insert(key, (topic.clone(), 1));
                 topic
             }

@@ -747,8 +747,9 @@ async fn busy_windows_refuse_new_views_only() {
     });
     let slot = world.all_time();
     let _watched = world.subscribe(&slot, "top:10");
-    let work = &world.hub.shared.window_work_us;
-    work.store(200_000, std::sync::atomic::Ordering::Relaxed);
+    // Two views (the one watched and the new one) at 100 ms each.
+    let cost = &world.hub.shared.view_cost_ns;
+    cost.store(100_000_000, std::sync::atomic::Ordering::Relaxed);
     assert_eq!(
         world.hub.subscribe(world.watch(&slot, "player:p", None)).err(),
         Some(SubscribeError::Busy {
@@ -758,7 +759,7 @@ async fn busy_windows_refuse_new_views_only() {
     );
     assert_eq!(world.metrics.live.busy_refusals.get(), 1);
     let _joined = world.hub.subscribe(world.watch(&slot, "top:10", None)).unwrap();
-    work.store(1_000, std::sync::atomic::Ordering::Relaxed);
+    cost.store(1_000_000, std::sync::atomic::Ordering::Relaxed);
     let _new = world.hub.subscribe(world.watch(&slot, "player:p", None)).unwrap();
 }
 

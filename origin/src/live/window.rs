@@ -12,7 +12,7 @@ use standings_core::{ViewDelta, ViewState};
 use super::message::{self, CloseReason};
 use super::outgoing::plain;
 use super::queue::{Pushed, Queue};
-use super::{Hub, Joining, Kind, Outgoing, Topic, TopicState, admission, topic};
+use super::{Hub, Joining, Kind, Outgoing, Shared, Topic, TopicState, admission, topic};
 use crate::boards::BoardSlot;
 use crate::sync::LockUnpoisoned;
 
@@ -79,12 +79,14 @@ impl Hub {
                 let work = tokio::task::spawn_blocking(move || {
                     if flush {
                         let began = Instant::now();
-                        hub.flush(now);
-                        let took = began.elapsed();
-                        hub.shared.metrics.live.window.observe(took);
-                        let work = &hub.shared.window_work_us;
-                        let average = admission::average_work_us(work.load(Ordering::Relaxed), took);
-                        work.store(average, Ordering::Relaxed);
+                        let (read, work) = hub.flush(now);
+                        hub.shared.metrics.live.window.observe(began.elapsed());
+                        if read > 0 {
+                            let cost = &hub.shared.view_cost_ns;
+                            let average =
+                                admission::average_view_cost_ns(cost.load(Ordering::Relaxed), work, read);
+                            cost.store(average, Ordering::Relaxed);
+                        }
                     }
                     if beat {
                         hub.beat();
@@ -104,13 +106,18 @@ impl Hub {
     /// joining it), and the net change since its last message goes to its subscribers; topics
     /// of archived boards and closed periods are ended. Every topic is looked at, not only
     /// those of boards marked changed, so a change that was not reported is still sent.
-    /// O(topics + moved views x their size + subscribers of changed views).
-    fn flush(&self, now_ms: i64) {
+    /// Returns how many views were read and the work of reading and sending them (without the
+    /// waits for the applier's turns). O(topics + moved views x their size + subscribers of
+    /// changed views).
+    fn flush(&self, now_ms: i64) -> (usize, Duration) {
         for board in self.shared.reports.lock_unpoisoned().values_mut() {
             board.forget_read();
         }
-        let topics = self.topics();
+        let topics: Arc<[Arc<Topic>]> = self.topics().into();
+        let (mut start, mut read, mut work) = (0, 0, Duration::ZERO);
         for group in topics.chunk_by(|a, b| a.key.0 == b.key.0 && a.key.1 == b.key.1) {
+            let range = start..start + group.len();
+            start = range.end;
             let (id, period_key) = (&group[0].key.0, &group[0].key.1);
             let entry = match self.registry.entry(id) {
                 Some(entry) if !entry.is_archived() => entry,
@@ -123,9 +130,14 @@ impl Hub {
             };
             // An instance that left memory (evicted once closed) has not changed since.
             if let Some(slot) = entry.instance(period_key) {
-                let mut rest = group;
-                while !rest.is_empty() {
-                    rest = self.refresh(&slot, rest);
+                let mut from = range.start;
+                while from < range.end {
+                    let Some((reached, views, took)) = self.refresh(&slot, &topics, from..range.end) else {
+                        break;
+                    };
+                    from += reached;
+                    read += views;
+                    work += took;
                 }
             }
             if entry.calendar.is_closed(&group[0].period, now_ms) {
@@ -134,56 +146,40 @@ impl Hub {
                 }
             }
         }
+        (read, work)
     }
 
-    /// Reads again, under one hold of the board's read lock, the views of the first topics of
-    /// `topics` whose board moved or that have subscribers joining, for up to [`HOLD`] or
-    /// [`VIEWS_PER_HOLD`] views, then (with the lock released) sends each view's net change
-    /// since its last message to its subscribers. Returns the topics not reached.
+    /// Reads again, in one turn beside the applier (`crate::turns`), the views of the first
+    /// topics of `topics[range]` whose board moved or that have subscribers joining, for up to
+    /// [`HOLD`] or [`VIEWS_PER_HOLD`] views, then (off the applying thread) sends each view's net
+    /// change since its last message to its subscribers. Returns how many topics it reached, how
+    /// many views it read, and the time reading and sending took; `None` when the turn was not
+    /// run (the writer stopped).
     ///
-    /// The applier takes the write lock per event. Each time the lock passes between it and the
-    /// window, one of the two threads sleeps until the other wakes it, which on a busy machine
-    /// costs more than many view reads; so the window reads in holds of a bounded time rather
-    /// than per view, and the applier waits at most one hold. O(views read x (log n + k)), plus
-    /// the subscribers of the views that changed.
-    fn refresh<'t>(&self, slot: &BoardSlot, topics: &'t [Arc<Topic>]) -> &'t [Arc<Topic>] {
-        let mut moved = Vec::new();
-        let mut reached = 0;
-        {
-            let board = slot.read();
-            let held = Instant::now();
-            let version = board.version();
-            for topic in topics {
-                if moved.len() >= VIEWS_PER_HOLD || held.elapsed() >= HOLD {
-                    break;
-                }
-                reached += 1;
-                let board_moved = topic.checked.swap(version, Ordering::Relaxed) != version;
-                if board_moved || topic.has_joining.load(Ordering::Acquire) {
-                    moved.push((topic, ViewState::read(&board, topic.view(), &topic.key.1), None));
-                }
-            }
-            // Still under the read lock: every change reported by now was applied before the
-            // lock was taken, so the views just read hold it.
-            let mut reports = self.shared.reports.lock_unpoisoned();
-            if let Some(reported) = reports.get_mut(&slot.id) {
-                for (topic, _, committed) in &mut moved {
-                    *committed = reported.earliest_from(topic.seen.load(Ordering::Relaxed));
-                }
-                for topic in &topics[..reached] {
-                    topic.seen.store(reported.next, Ordering::Relaxed);
-                }
-                reported.read_up_to(reported.next);
-            }
-        }
+    /// The turn is short so that groups queued behind it wait little; the window's next turn
+    /// queues behind the groups that came meanwhile, so views keep moving under any write load.
+    /// O(views read x (log n + k)), plus the subscribers of the views that changed.
+    fn refresh(
+        &self,
+        slot: &Arc<BoardSlot>,
+        topics: &Arc<[Arc<Topic>]>,
+        range: std::ops::Range<usize>,
+    ) -> Option<(usize, usize, Duration)> {
+        let (slot, topics, shared) = (slot.clone(), topics.clone(), self.shared.clone());
+        let (moved, reached, reading) = self.registry.turns.run(move || {
+            let began = Instant::now();
+            let (moved, reached) = read_moved(&slot, &topics[range], &shared);
+            (moved, reached, began.elapsed())
+        })?;
+        let (views, sending) = (moved.len(), Instant::now());
         for (topic, now, committed) in moved {
             let mut state = topic.state.lock_unpoisoned();
             if state.ended.is_some() {
                 continue;
             }
-            self.send_window(topic, &mut state, now, committed);
+            self.send_window(&topic, &mut state, now, committed);
         }
-        &topics[reached..]
+        Some((reached, views, reading + sending.elapsed()))
     }
 
     /// Sends a topic what its window read `now` brings: the net change since `last` to its
@@ -292,6 +288,48 @@ impl Hub {
             }
         }
     }
+}
+
+/// A view read again in a window, and when the oldest change it carries was committed.
+type Moved = (Arc<Topic>, ViewState, Option<Instant>);
+
+/// Under one hold of `slot`'s read lock, reads the views of the first `topics` whose board moved
+/// or that have subscribers joining, for up to [`HOLD`] or [`VIEWS_PER_HOLD`] views, and dates
+/// each with the oldest reported change it carries. Returns them and how many topics it reached.
+/// O(views read x (log n + k)).
+fn read_moved(slot: &BoardSlot, topics: &[Arc<Topic>], shared: &Shared) -> (Vec<Moved>, usize) {
+    let mut moved: Vec<Moved> = Vec::new();
+    let mut reached = 0;
+    let board = slot.read();
+    let held = Instant::now();
+    let version = board.version();
+    for topic in topics {
+        if moved.len() >= VIEWS_PER_HOLD || held.elapsed() >= HOLD {
+            break;
+        }
+        reached += 1;
+        let board_moved = topic.checked.swap(version, Ordering::Relaxed) != version;
+        if board_moved || topic.has_joining.load(Ordering::Acquire) {
+            moved.push((
+                topic.clone(),
+                ViewState::read(&board, topic.view(), &topic.key.1),
+                None,
+            ));
+        }
+    }
+    // Still under the read lock: every change reported by now was applied before the lock was
+    // taken, so the views just read hold it.
+    let mut reports = shared.reports.lock_unpoisoned();
+    if let Some(reported) = reports.get_mut(&slot.id) {
+        for (topic, _, committed) in &mut moved {
+            *committed = reported.earliest_from(topic.seen.load(Ordering::Relaxed));
+        }
+        for topic in &topics[..reached] {
+            topic.seen.store(reported.next, Ordering::Relaxed);
+        }
+        reported.read_up_to(reported.next);
+    }
+    (moved, reached)
 }
 
 impl Topic {

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use standings_core::BoardId;
 use tokio::sync::{mpsc, oneshot};
@@ -28,6 +28,7 @@ use crate::domain::{LoggedEvent, NewEvent};
 use crate::log::{LiveInstances, apply_event};
 use crate::metrics::Metrics;
 use crate::store::Store;
+use crate::turns::{TakesTurns, Turn};
 
 /// One submission of events and whom to answer.
 pub(super) struct Submission {
@@ -141,6 +142,77 @@ enum Job {
     Apply(Group),
     /// Answered once every group handed over before it is applied.
     Drain(oneshot::Sender<()>),
+    /// Board work taking its turn between groups (`crate::turns`).
+    Turn(Turn),
+}
+
+/// The applier's queue as the registry's turns see it. Weak, so that the thread still ends
+/// when the writer drops its end.
+struct Turns(mpsc::WeakSender<Job>);
+
+impl TakesTurns for Turns {
+    fn queue(&self, turn: Turn) -> Result<(), Turn> {
+        let Some(queue) = self.0.upgrade() else {
+            return Err(turn);
+        };
+        queue
+            .blocking_send(Job::Turn(turn))
+            .map_err(|refused| match refused.0 {
+                Job::Turn(turn) => turn,
+                _ => unreachable!("the job sent is the turn"),
+            })
+    }
+}
+
+/// How long a turn set aside for the groups waits at most before it runs anyway, so that views
+/// keep moving while groups keep coming.
+const TURN_WAITS_AT_MOST: Duration = Duration::from_millis(10);
+
+/// The applying thread: groups in order, each answered once applied; a turn (`crate::turns`)
+/// is set aside while groups wait behind it, and runs once none waits or it has waited
+/// [`TURN_WAITS_AT_MOST`]. Writes come first, and views still get a share of the thread.
+fn run(mut rx: mpsc::Receiver<Job>, boards: &Boards, applied: &AtomicU64) {
+    let mut set_aside: Option<(Turn, Instant)> = None;
+    loop {
+        let job = match set_aside.take() {
+            None => match rx.blocking_recv() {
+                Some(job) => job,
+                None => return,
+            },
+            Some((turn, since)) => {
+                if since.elapsed() >= TURN_WAITS_AT_MOST {
+                    turn();
+                    continue;
+                }
+                match rx.try_recv() {
+                    Ok(job) => {
+                        set_aside = Some((turn, since));
+                        job
+                    }
+                    Err(_) => {
+                        turn();
+                        continue;
+                    }
+                }
+            }
+        };
+        match job {
+            Job::Apply(group) => {
+                group.apply(boards);
+                applied.fetch_add(1, Ordering::Release);
+            }
+            Job::Drain(done) => {
+                let _ = done.send(());
+            }
+            Job::Turn(turn) => {
+                // The window queues one turn at a time; were there two, the older runs first.
+                if let Some((older, _)) = set_aside.take() {
+                    older();
+                }
+                set_aside = Some((turn, Instant::now()));
+            }
+        }
+    }
 }
 
 /// The writer's end of the applying thread.
@@ -155,26 +227,17 @@ pub(super) struct Applier {
 impl Applier {
     /// Starts the thread. If it cannot start, groups are applied on the writer's task.
     pub(super) fn start(boards: Boards) -> Applier {
-        let (tx, mut rx) = mpsc::channel::<Job>(QUEUE_GROUPS);
+        let (tx, rx) = mpsc::channel::<Job>(QUEUE_GROUPS);
         let applied = Arc::new(AtomicU64::new(0));
         let (thread_boards, thread_applied) = (boards.clone(), applied.clone());
         let started = std::thread::Builder::new()
             .name("standings-apply".into())
-            .spawn(move || {
-                while let Some(job) = rx.blocking_recv() {
-                    match job {
-                        Job::Apply(group) => {
-                            group.apply(&thread_boards);
-                            thread_applied.fetch_add(1, Ordering::Release);
-                        }
-                        Job::Drain(done) => {
-                            let _ = done.send(());
-                        }
-                    }
-                }
-            });
+            .spawn(move || run(rx, &thread_boards, &thread_applied));
         let queue = match started {
-            Ok(_) => Some(tx),
+            Ok(_) => {
+                boards.registry.turns.set(Arc::new(Turns(tx.downgrade())));
+                Some(tx)
+            }
             Err(e) => {
                 tracing::error!("cannot start the applying thread ({e}); the writer applies groups itself");
                 None

@@ -154,6 +154,13 @@ impl Ingest {
         Ingest { tx }
     }
 
+    /// A handle no writer answers: every submission is refused with [`WriterError::Stopped`].
+    /// For a service that only reads, such as a standby's copy (`cluster/standby.rs`).
+    pub(crate) fn closed() -> Ingest {
+        let (tx, _) = mpsc::channel(1);
+        Ingest { tx }
+    }
+
     /// Submits events and waits until they are durably committed and applied (or refused).
     /// The outcomes come back in the order given. O(events) in the writer, shared with the
     /// group it joins, plus one commit.
