@@ -50,6 +50,7 @@ fn node_config(db: &TestDb, id: &str, addr: &str, standby: bool) -> PathBuf {
         partitions: PARTITIONS,
         lease_ttl_ms: TTL_MS,
         standby,
+        standby_reads_max_lag_ms: 1_000,
         secret: SECRET.into(),
     });
     let path = dir.join("standings.toml");
@@ -189,8 +190,12 @@ async fn call(addr: &str, method: &str, path: &str, token: Option<&str>, body: O
         .unwrap_or_else(|why| panic!("{why}"))
 }
 
+/// Reads answered from a warm copy, byte for byte the owner's, counted by [`same_everywhere`].
+static COPY_ANSWERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// The same request through every node: the same status, body and `x-standings-served-by` (the
-/// owner), and the answer the owner gives itself. Returns it.
+/// owner), and the answer the owner gives itself; or, for a read a node's warm copy answers,
+/// the owner's bytes once the copy has followed the log. Returns the owner's answer.
 async fn same_everywhere(
     cluster: &Cluster,
     owner: &str,
@@ -213,7 +218,28 @@ async fn same_everywhere(
         "{method} {path}"
     );
     for node in cluster.nodes.iter().filter(|n| n.id != owner) {
-        let through = call(&node.addr, method, path, token, body).await;
+        let mut through = call(&node.addr, method, path, token, body).await;
+        // A read a node answers from its warm copy of the partition names that node and how
+        // old the copy may be; once the copy has followed the log it is the owner's bytes.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while through.header("x-standings-copy-lag-ms").is_some() {
+            assert_eq!(through.header("x-standings-served-by"), Some(node.id.as_str()));
+            if (through.status, &through.body) == (direct.status, &direct.body) {
+                COPY_ANSWERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{method} {path}: the copy on {} never caught up",
+                node.id
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            through = call(&node.addr, method, path, token, body).await;
+        }
+        if through.header("x-standings-copy-lag-ms").is_some() {
+            assert_eq!(through.header("content-type"), direct.header("content-type"));
+            continue;
+        }
         assert_eq!(
             (
                 through.status,
@@ -337,6 +363,58 @@ async fn every_kind_answers_the_same_through_any_node() {
         );
         assert!(moderated.status < 300, "{}", moderated.text());
         same_everywhere(&cluster, &owner, "GET", &format!("{lb}/top?limit=3"), None, None).await;
+    }
+    // Reads of the boards were answered by copies (the owner's bytes, checked above).
+    assert!(
+        COPY_ANSWERS.load(std::sync::atomic::Ordering::Relaxed) >= games.len(),
+        "{} reads answered by copies",
+        COPY_ANSWERS.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    // Read-your-writes through another node: a read with the write's position is never older
+    // than the write, whether that node's copy has followed the log (it answers) or not yet
+    // (the owner does).
+    for (i, game) in games.iter().enumerate() {
+        let owner = cluster.owner_of(game).await;
+        let other = cluster.nodes.iter().find(|n| n.id != owner).unwrap();
+        let lb = format!("/v1/leaderboards/{game}/solo/S1/global");
+        let (mut copies, mut owners) = (0, 0);
+        for n in 0..6 {
+            let e = event(game, &format!("ryw-{i}-{n}"), "p-ryw", 1_000 + n);
+            let sent = call(
+                &cluster.nodes[(n % 2) as usize].addr,
+                "POST",
+                "/v1/score-events",
+                Some(ADMIN),
+                Some(&e),
+            )
+            .await;
+            assert_eq!(sent.status, 202, "{}", sent.text());
+            let token = sent.header("x-standings-position").unwrap().to_string();
+            // At once (the copy is most likely behind: the owner answers), and once the copy
+            // has had time to follow (it answers).
+            for wait in [0, 600] {
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+                let read = call(
+                    &other.addr,
+                    "GET",
+                    &format!("{lb}/players/p-ryw/rank?min_position={token}"),
+                    Some(ADMIN),
+                    None,
+                )
+                .await;
+                assert_eq!(read.status, 200, "{}", read.text());
+                assert_eq!(read.json().unwrap()["value"], 1_000 + n, "{}", read.text());
+                if read.header("x-standings-served-by") == Some(other.id.as_str()) {
+                    copies += 1;
+                } else {
+                    owners += 1;
+                }
+            }
+        }
+        assert!(
+            copies > 0 && owners > 0,
+            "{game}: {copies} reads by the copy, {owners} by the owner"
+        );
     }
     // A batch over every partition, with an event naming no game, answered in order.
     let mut events: Vec<Value> = games.iter().map(|g| event(g, "b-1", "p-zoe", 7)).collect();
@@ -902,6 +980,7 @@ async fn the_unsafe_starts_are_refused_with_what_to_do() {
         partitions: 4,
         lease_ttl_ms: 1_000,
         standby: true,
+        standby_reads_max_lag_ms: 1_000,
         secret: SECRET.into(),
     });
     let path = sqlite.dir.join("c.toml");

@@ -20,12 +20,16 @@ use tower::{Service, ServiceExt};
 
 use super::forward::{self, Forwarded, NOT_OWNER, SERVED_BY};
 use super::route::{self, Destination};
-use super::step::{self, AfterForward, Step, Unanswered};
+use super::standby::{COPY_LAG, Copy};
+use super::step::{self, AfterForward, CopyAt, Step, Unanswered};
 use super::{Engine, Node, SlotState, hold_for};
 use crate::chain::Chain;
 use crate::http::MAX_BODY_BYTES;
 use crate::http::error::{AppError, Code};
 use crate::http::serve::PeerAddr;
+use crate::sync::RwLockUnpoisoned;
+use standings_core::contract::position::{MIN_POSITION_HEADER, Position};
+use standings_core::contract::query::Query;
 
 /// The service; cheap to clone (one `Arc`).
 #[derive(Clone)]
@@ -109,7 +113,11 @@ async fn handle(node: Arc<Node>, request: Request) -> Response {
     });
     let mut response = match target {
         Destination::Node => node_route(&node, &asked).await,
-        Destination::Game(game) => to_partition(&node, node.partition_of(&game), asked).await,
+        Destination::Game(game) => to_partition(&node, node.partition_of(&game), asked, None).await,
+        Destination::Read(game) => {
+            let p = node.partition_of(&game);
+            to_partition(&node, p, asked, Some(&game)).await
+        }
         Destination::Any => to_any(&node, asked).await,
         Destination::Part => to_part(&node, asked).await,
         Destination::Batch => batch(&node, asked).await,
@@ -165,12 +173,28 @@ fn moving(p: u32) -> Response {
 
 /// Sends a request for partition `p` where it is served: here, at its owner, or (while it
 /// moves) wherever it lands within the wait. What to do is `step`'s decision; this carries it out.
-async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
+async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked, read_of: Option<&str>) -> Response {
     let deadline = Instant::now() + hold_for(node.cluster.lease_ttl_ms);
     let mut changes = node.changes.subscribe();
+    let mut copy_may_answer = read_of.is_some();
     loop {
-        match step::next(&node.state_of(p), node.now(), asked.from_peer) {
+        let copy = match read_of {
+            Some(game) if copy_may_answer => copy_for(node, p, &asked, game),
+            _ => None,
+        };
+        match step::next(&node.state_of(p), node.now(), asked.from_peer, copy.is_some()) {
             Step::Serve(engine) => return local(node, p, &engine, asked.request()).await,
+            Step::Copy => {
+                let Some((copy, age_ms)) = copy else { continue };
+                let response = from_copy(node, &copy, age_ms, asked.request()).await;
+                // A board the copy does not know may be one defined since it last looked
+                // (definitions are rows, not log entries): the owner knows.
+                if response.status() != StatusCode::NOT_FOUND {
+                    return response;
+                }
+                copy_may_answer = false;
+                continue;
+            }
             Step::Forward(peer) => {
                 if is_upgrade(&asked.parts) {
                     return upgrade_through(node, p, &peer.url, asked).await;
@@ -236,6 +260,41 @@ async fn to_partition(node: &Arc<Node>, p: u32, asked: Asked) -> Response {
     }
 }
 
+/// This node's copy of partition `p`, with its age (ms), if it may answer `asked`, a read of
+/// `game` (`step::copy_answers`). O(1), plus reading the position asked for.
+fn copy_for(node: &Node, p: u32, asked: &Asked, game: &str) -> Option<(Arc<Copy>, i64)> {
+    let copy = node.slot(p).copy.read_unpoisoned().clone()?;
+    // Loaded before the clock is read, so the age is never less than it is.
+    let synced_at = copy.synced_at.load(Ordering::Acquire);
+    let at = CopyAt {
+        applied: copy.applied.load(Ordering::Acquire),
+        age_ms: node.now() - synced_at,
+    };
+    let header = asked
+        .parts
+        .headers
+        .get(MIN_POSITION_HEADER)
+        .and_then(|v| v.to_str().ok());
+    // A token that does not read is the engine's to refuse, as the owner's would.
+    let position = Position::asked(Query(asked.parts.uri.query()), header)
+        .and_then(|token| Position::parse(&token, game).ok())
+        .map(|position| position.seq);
+    let max_lag_ms = node.cluster.standby_reads_max_lag_ms;
+    step::copy_answers(true, Some(at), max_lag_ms, position).then_some((copy, at.age_ms.max(0)))
+}
+
+/// Answers a read from this node's warm copy, saying how old the copy may be.
+async fn from_copy(node: &Node, copy: &Copy, age_ms: i64, request: Request) -> Response {
+    let Ok(mut response) = copy.app.clone().oneshot(request).await;
+    node.stats.copy_reads.add(1);
+    let headers = response.headers_mut();
+    if let Ok(id) = HeaderValue::from_str(&node.id) {
+        headers.insert(SERVED_BY, id);
+    }
+    headers.insert(COPY_LAG, HeaderValue::from(age_ms));
+    response
+}
+
 /// Resolves once the lease table no longer names `owner` as `p`'s owner (its lease expired, or
 /// another node took it).
 async fn owner_moved(node: &Node, p: u32, owner: &str) {
@@ -273,8 +332,8 @@ async fn to_any(node: &Arc<Node>, asked: Asked) -> Response {
         .filter(|p| matches!(node.state_of(*p), SlotState::Elsewhere(Some(_))))
         .collect();
     match owners.first() {
-        Some(p) => to_partition(node, *p, asked).await,
-        None => to_partition(node, 0, asked).await,
+        Some(p) => to_partition(node, *p, asked, None).await,
+        None => to_partition(node, 0, asked, None).await,
     }
 }
 
@@ -346,7 +405,7 @@ async fn batch(node: &Arc<Node>, asked: Asked) -> Response {
         }
     }
     if groups.len() == 1 || over {
-        return to_partition(node, first, asked).await;
+        return to_partition(node, first, asked, None).await;
     }
     let sends = groups.iter().map(|(p, members)| {
         let sub: Vec<_> = members.iter().map(|i| split.events[*i].0).collect();
@@ -355,7 +414,7 @@ async fn batch(node: &Arc<Node>, asked: Asked) -> Response {
             body: Bytes::from(route::batch_body(&sub)),
             from_peer: asked.from_peer,
         };
-        to_partition(node, *p, part)
+        to_partition(node, *p, part, None)
     });
     let answers = futures_util::future::join_all(sends).await;
     let mut bodies = Vec::with_capacity(answers.len());

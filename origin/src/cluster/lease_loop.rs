@@ -279,12 +279,16 @@ pub(super) async fn takeover(node: Arc<Node>, p: u32, held: Held) -> bool {
         scope.set_epoch(held.epoch);
     }
     let follower = node.slot(p).standby.lock().await.take();
+    node.slot(p).set_copy(None);
     let started = async {
         let (registry, domain, restored) = match follower {
             Some(follower) => standby::promote(follower, &store, node.clock.now_ms()).await?,
-            None => crate::writer::checkpoint::restore(&store, node.clock.now_ms()).await?,
+            None => {
+                let (registry, domain, restored) =
+                    crate::writer::checkpoint::restore(&store, node.clock.now_ms()).await?;
+                (Arc::new(registry), Arc::new(domain), restored)
+            }
         };
-        registry.closed.set_capacity(node.config.closed_periods_cached);
         let started = crate::serve_restored(
             &node.config,
             store.clone(),

@@ -77,6 +77,15 @@ pub struct PartitionSlot {
     handing_over: AtomicBool,
     /// Its copy kept warm while another node owns it (standby), if this node keeps one.
     standby: tokio::sync::Mutex<Option<standby::Follower>>,
+    /// That copy's reads, reached without waiting for the copy to finish following its log.
+    copy: std::sync::RwLock<Option<Arc<standby::Copy>>>,
+}
+
+impl PartitionSlot {
+    /// Reads of the partition may be answered by `copy` from now on (none: not here).
+    fn set_copy(&self, copy: Option<Arc<standby::Copy>>) {
+        *self.copy.write_unpoisoned() = copy;
+    }
 }
 
 /// The cluster's figures, beside the engines' own in `/metrics`.
@@ -91,6 +100,7 @@ pub struct ClusterMetrics {
     forwarded_ok: Counter,
     forwarded_moving: Counter,
     forwarded_unreachable: Counter,
+    copy_reads: Counter,
     standby_lag: AtomicU64,
 }
 
@@ -153,6 +163,7 @@ impl Node {
                 inflight: AtomicUsize::new(0),
                 handing_over: AtomicBool::new(false),
                 standby: tokio::sync::Mutex::new(None),
+                copy: std::sync::RwLock::new(None),
             })
             .collect();
         let node = Arc::new(Node {
@@ -350,7 +361,7 @@ fn render_metrics(node: &Node, out: &mut String) {
     let followed = (0..node.cluster.partitions)
         .filter(|p| matches!(node.state_of(*p), SlotState::Elsewhere(_)))
         .count();
-    let lines: [(&str, &str, &str, u64); 8] = [
+    let lines: [(&str, &str, &str, u64); 9] = [
         (
             "standings_cluster_partitions_owned",
             "gauge",
@@ -392,6 +403,12 @@ fn render_metrics(node: &Node, out: &mut String) {
             "counter",
             "Partitions this node handed over.",
             node.stats.releases.get(),
+        ),
+        (
+            "standings_cluster_copy_reads_total",
+            "counter",
+            "Reads of partitions owned elsewhere answered from this node's warm copies.",
+            node.stats.copy_reads.get(),
         ),
         (
             "standings_cluster_standby_lag_entries",

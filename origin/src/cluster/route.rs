@@ -17,6 +17,8 @@ use serde_json::value::RawValue;
 pub(super) enum Destination {
     /// A game's: its partition's owner answers.
     Game(String),
+    /// A read of a game's boards: its partition's owner answers, or this node's warm copy of it.
+    Read(String),
     /// The node's own: health, readiness, metrics, the cluster's table.
     Node,
     /// Served the same by any node (the API document, the viewer, token introspection, an
@@ -44,15 +46,16 @@ pub(super) fn target(method: &Method, path: &str, query: Option<&str>) -> Option
     else {
         return Some(Destination::Any);
     };
-    let game = || {
+    let game = |to: fn(String) -> Destination| {
         matched
             .params
             .get("game")
             .and_then(|raw| percent_encoding::percent_decode_str(raw).decode_utf8().ok())
-            .map_or(Destination::Any, |game| Destination::Game(game.into_owned()))
+            .map_or(Destination::Any, |game| to(game.into_owned()))
     };
     match partition {
-        Partition::PathGame => Some(game()),
+        Partition::PathGame => Some(game(Destination::Game)),
+        Partition::PathGameRead => Some(game(Destination::Read)),
         Partition::QueryGame => Some(query_game(query).map_or(Destination::Any, Destination::Game)),
         Partition::BodyGame => None,
         Partition::Batch => Some(Destination::Batch),
@@ -211,6 +214,7 @@ mod tests {
             let routed = target(&method, &path, Some("game=q"));
             let expected = match op.partition {
                 Partition::PathGame => Some(Destination::Game("a b".into())),
+                Partition::PathGameRead => Some(Destination::Read("a b".into())),
                 Partition::QueryGame => Some(Destination::Game("q".into())),
                 Partition::BodyGame => None,
                 Partition::Batch => Some(Destination::Batch),
@@ -220,7 +224,7 @@ mod tests {
             };
             assert_eq!(routed, expected, "{} {}", op.method, op.path);
             assert_eq!(
-                op.partition == Partition::PathGame,
+                matches!(op.partition, Partition::PathGame | Partition::PathGameRead),
                 op.path.contains("{game}"),
                 "{} {}: a path naming the game routes by it",
                 op.method,

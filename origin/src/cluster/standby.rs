@@ -2,19 +2,34 @@
 //! newest checkpoint and the log after it) and then kept up by replaying the log's new entries
 //! through the same `log/` code, a few times a second. A takeover then only replays what the
 //! copy has not seen. The copy never writes: its store proves no lease.
+//!
+//! A copy also answers the partition's reads on this node ([`Copy`]): the engine's own router
+//! over the copy's boards, with a writer that refuses everything (the cluster sends it reads
+//! only), so its answers are the owner's bytes at the same `board_version`. The cluster serves
+//! a read from it while it followed the log recently enough and reached the position the read
+//! asks for (`step::copy_answers`).
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
+
+use axum::http::HeaderName;
 
 use super::error::TakeoverError;
 use super::{Node, SlotState};
 use crate::boards::Registry;
 use crate::chain::Chain;
 use crate::domain::Moderation;
+use crate::http::auth::Auth;
+use crate::http::{App, AppState};
 use crate::log::LiveInstances;
 use crate::store::Store;
+use crate::writer::Ingest;
 use crate::writer::checkpoint::Restored;
+
+/// The header of an answer from a warm copy: how long ago (ms) the copy last held the whole
+/// log, so at most how much newer the owner's answer could be.
+pub(super) const COPY_LAG: HeaderName = HeaderName::from_static("x-standings-copy-lag-ms");
 
 /// How often the copies read the logs' new entries.
 const FOLLOW_EVERY: Duration = Duration::from_millis(200);
@@ -25,25 +40,69 @@ const RECORD_EVERY: Duration = Duration::from_secs(1);
 /// A partition's warm copy.
 pub(super) struct Follower {
     store: Store,
-    registry: Registry,
-    domain: Moderation,
+    registry: Arc<Registry>,
+    domain: Arc<Moderation>,
     restored: Restored,
     /// The last `seq` applied.
     applied: i64,
+    /// Its reads, as the cluster reaches them.
+    copy: Arc<Copy>,
+}
+
+/// A warm copy as its reads see it: the service over its boards, and how fresh it is.
+pub(super) struct Copy {
+    pub(super) app: App,
+    /// The last `seq` applied.
+    pub(super) applied: AtomicI64,
+    /// When (the node's monotonic ms) the copy last held the whole log as its end was then.
+    pub(super) synced_at: AtomicI64,
 }
 
 impl Follower {
     /// A copy of the partition of `store` as of its log's end now.
-    async fn restore(store: Store, now_ms: i64) -> Result<Follower, TakeoverError> {
+    async fn restore(node: &Node, store: Store) -> Result<Follower, TakeoverError> {
+        let asked_at = node.now();
         let end = store.next_seq().await? - 1;
         let (registry, domain, restored) =
-            crate::writer::checkpoint::restore_until(&store, now_ms, end).await?;
+            crate::writer::checkpoint::restore_until(&store, node.clock.now_ms(), end).await?;
+        let (registry, domain) = (Arc::new(registry), Arc::new(domain));
+        registry.positions.visible_through(end);
+        let state = Arc::new(AppState {
+            store: store.clone(),
+            registry: registry.clone(),
+            ingest: Ingest::closed(),
+            auth: Auth::from_config(&node.config),
+            metrics: node.metrics.clone(),
+            live: crate::live::Hub::new(
+                node.config.live.clone(),
+                registry.clone(),
+                node.clock.clone(),
+                node.metrics.clone(),
+            ),
+            snapshots: crate::snapshots::Snapshots::new(
+                node.config.snapshots.clone(),
+                registry.clone(),
+                node.clock.clone(),
+                node.metrics.clone(),
+            ),
+            domain: domain.clone(),
+            clock: node.clock.clone(),
+            ready: AtomicBool::new(true),
+            restored: restored.clone(),
+            min_position_wait: Duration::from_millis(node.config.min_position_wait_ms),
+        });
+        let copy = Arc::new(Copy {
+            app: crate::http::app(state),
+            applied: AtomicI64::new(end),
+            synced_at: AtomicI64::new(asked_at),
+        });
         Ok(Follower {
             store,
             registry,
             domain,
             restored,
             applied: end,
+            copy,
         })
     }
 
@@ -91,6 +150,8 @@ impl Follower {
         .await?;
         let behind = end - self.applied;
         self.applied = end;
+        self.registry.positions.visible_through(end);
+        self.copy.applied.store(end, Ordering::Release);
         Ok(behind)
     }
 }
@@ -101,7 +162,7 @@ pub(super) async fn promote(
     mut follower: Follower,
     store: &Store,
     _now_ms: i64,
-) -> Result<(Registry, Moderation, Restored), TakeoverError> {
+) -> Result<(Arc<Registry>, Arc<Moderation>, Restored), TakeoverError> {
     // The engine's store proves the lease; the copy's read with none.
     follower.store = store.clone();
     // Definitions acknowledged after the copy's last log entry are in the store only.
@@ -123,8 +184,11 @@ pub(super) async fn warm(node: &Arc<Node>, p: u32) {
     if standby.is_some() || !matches!(node.state_of(p), SlotState::Elsewhere(_)) {
         return;
     }
-    match Follower::restore(node.store.partition(p), node.clock.now_ms()).await {
-        Ok(follower) => *standby = Some(follower),
+    match Follower::restore(node, node.store.partition(p)).await {
+        Ok(follower) => {
+            node.slot(p).set_copy(Some(follower.copy.clone()));
+            *standby = Some(follower);
+        }
         Err(why) => tracing::warn!(
             partition = p,
             "a standby copy could not be built ({}); a takeover will restore instead",
@@ -138,7 +202,9 @@ pub(super) async fn run(node: Arc<Node>) {
     let mut recorded = tokio::time::Instant::now();
     loop {
         tokio::time::sleep(FOLLOW_EVERY).await;
-        // One statement for every log's end; only the copies behind read their log.
+        // One statement for every log's end; only the copies behind read their log. A copy that
+        // reaches the end read is as fresh as the moment it was asked for.
+        let asked_at = node.now();
         let ends = match node.store.log_ends().await {
             Ok(ends) => ends,
             Err(e) => {
@@ -163,11 +229,13 @@ pub(super) async fn run(node: Arc<Node>) {
                         Chain(&why)
                     );
                     *standby = None;
+                    node.slot(p).set_copy(None);
                     drop(standby);
                     warm(&node, p).await;
                     continue;
                 }
             }
+            follower.copy.synced_at.store(asked_at, Ordering::Release);
             positions.push((p, follower.applied));
         }
         node.stats

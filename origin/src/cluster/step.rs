@@ -1,5 +1,5 @@
-//! The decisions of a request for a partition, without IO: serve it here, send it to the owner,
-//! wait for the partition to land, or give up; and after a forward, whether to answer, look again
+//! The decisions of a request for a partition, without IO: serve it here, answer it from this
+//! node's warm copy, send it to the owner, wait for the partition to land, or give up; and after a forward, whether to answer, look again
 //! or give up. `app::to_partition` carries them out, as the core's `SnapshotReader` returns its
 //! `Step` for the tiers to fetch.
 
@@ -11,6 +11,8 @@ use super::slot::SlotState;
 pub(super) enum Step<E> {
     /// This node owns it and its lease is good now: its engine answers.
     Serve(E),
+    /// Another node owns it (or none does now) and this node's warm copy answers the read.
+    Copy,
     /// Another node owns it: send the request there.
     Forward(Peer),
     /// A peer sent it here and this node does not serve it: tell the peer so (it asks again
@@ -20,15 +22,37 @@ pub(super) enum Step<E> {
     Wait,
 }
 
-/// The step for a request, from the slot's state at `now` (the node's monotonic milliseconds)
-/// and whether a peer sent it. O(1).
-pub(super) fn next<E: Clone>(state: &SlotState<E>, now: i64, from_peer: bool) -> Step<E> {
+/// The step for a request, from the slot's state at `now` (the node's monotonic milliseconds),
+/// whether a peer sent it, and whether this node's copy may answer it ([`copy_answers`]). O(1).
+pub(super) fn next<E: Clone>(state: &SlotState<E>, now: i64, from_peer: bool, copy: bool) -> Step<E> {
     match state {
         SlotState::Owned(held, engine) if held.serving(now) => Step::Serve(engine.clone()),
+        SlotState::Elsewhere(_) if copy && !from_peer => Step::Copy,
         SlotState::Elsewhere(Some(peer)) if !from_peer => Step::Forward(peer.clone()),
         _ if from_peer => Step::NotOwner,
         _ => Step::Wait,
     }
+}
+
+/// A warm copy of a partition, as a read finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct CopyAt {
+    /// How long ago (ms) the copy last held the whole log as its end was then.
+    pub(super) age_ms: i64,
+    /// The last log entry it applied.
+    pub(super) applied: i64,
+}
+
+/// Whether a copy answers a read: one the copy can answer (`read`), with copies allowed to serve
+/// (`max_lag_ms` above 0), a copy here that followed its log within `max_lag_ms`, and reached the
+/// position the read asks for (`asked`, if any). Anything else goes to the owner, which answers
+/// as fresh as a read can be. O(1).
+pub(super) fn copy_answers(read: bool, copy: Option<CopyAt>, max_lag_ms: u64, asked: Option<u64>) -> bool {
+    let Some(copy) = copy else { return false };
+    // A copy synced after the caller read the clock is as fresh as can be.
+    let fresh = copy.age_ms < 0 || u64::try_from(copy.age_ms).is_ok_and(|age| age <= max_lag_ms);
+    let reached = asked.is_none_or(|seq| i64::try_from(seq).is_ok_and(|seq| seq <= copy.applied));
+    read && max_lag_ms > 0 && fresh && reached
 }
 
 /// How a forward ended without an answer to pass on.
@@ -98,11 +122,57 @@ mod tests {
         ];
         for (state, now, from_peer, step) in cases {
             assert_eq!(
-                next(&state, now, from_peer),
+                next(&state, now, from_peer, false),
                 step,
                 "{state:?} at {now}, from a peer: {from_peer}"
             );
         }
+    }
+
+    /// A copy answers for a partition owned elsewhere (or by nobody now), never for one this
+    /// node owns, is taking or releasing, and never a peer's request.
+    #[test]
+    fn a_copy_answers_only_for_a_partition_owned_elsewhere() {
+        let held = Held::renewed(1, 0, 10_000);
+        let cases: [(SlotState<&str>, bool, Step<&str>); 6] = [
+            (SlotState::Elsewhere(Some(peer())), false, Step::Copy),
+            (SlotState::Elsewhere(None), false, Step::Copy),
+            (SlotState::Elsewhere(Some(peer())), true, Step::NotOwner),
+            (SlotState::Owned(held, "e"), false, Step::Serve("e")),
+            (SlotState::Taking(held), false, Step::Wait),
+            (SlotState::Releasing(held, "e"), false, Step::Wait),
+        ];
+        for (state, from_peer, step) in cases {
+            assert_eq!(
+                next(&state, 1, from_peer, true),
+                step,
+                "{state:?}, from a peer: {from_peer}"
+            );
+        }
+    }
+
+    /// A copy answers a read while it is fresh enough and at or past the position asked for.
+    #[test]
+    fn a_copy_answers_fresh_enough_and_at_the_position() {
+        let copy = Some(CopyAt {
+            age_ms: 300,
+            applied: 40,
+        });
+        assert!(copy_answers(true, copy, 1_000, None));
+        assert!(copy_answers(true, copy, 1_000, Some(40)));
+        assert!(copy_answers(true, copy, 300, Some(0)));
+        // Behind the position, too old, not a read, copies off, no copy.
+        assert!(!copy_answers(true, copy, 1_000, Some(41)));
+        assert!(!copy_answers(true, copy, 299, None));
+        assert!(!copy_answers(false, copy, 1_000, None));
+        assert!(!copy_answers(true, copy, 0, None));
+        assert!(!copy_answers(true, None, 1_000, None));
+        assert!(!copy_answers(true, copy, 1_000, Some(u64::MAX)));
+        let future = Some(CopyAt {
+            age_ms: -5,
+            applied: 40,
+        });
+        assert!(copy_answers(true, future, 1_000, None));
     }
 
     /// Only a write the owner may have received gives up; everything else looks again.

@@ -22,6 +22,11 @@ pub struct ClusterConfig {
     /// only catches up instead of restoring.
     #[serde(default = "default_true")]
     pub standby: bool,
+    /// Reads of a partition owned elsewhere are answered from this node's warm copy while the
+    /// copy was at the log's end this recently (ms); older, or a read asking for a position the
+    /// copy has not reached, goes to the owner. 0 sends every read to the owner.
+    #[serde(default = "default_standby_reads_max_lag_ms")]
+    pub standby_reads_max_lag_ms: u64,
     /// The secret the nodes show each other on forwarded requests (at least 16 characters,
     /// the same on every node).
     pub secret: String,
@@ -29,6 +34,10 @@ pub struct ClusterConfig {
 
 fn default_partitions() -> u32 {
     64
+}
+
+fn default_standby_reads_max_lag_ms() -> u64 {
+    1_000
 }
 
 fn default_lease_ttl_ms() -> u64 {
@@ -78,6 +87,12 @@ impl ClusterConfig {
             return Err(format!(
                 "cluster.lease_ttl_ms = {} must be from 300 to 600000",
                 self.lease_ttl_ms
+            ));
+        }
+        if self.standby_reads_max_lag_ms > 60_000 {
+            return Err(format!(
+                "cluster.standby_reads_max_lag_ms = {} must be from 0 to 60000",
+                self.standby_reads_max_lag_ms
             ));
         }
         if self.secret.len() < 16 {

@@ -92,6 +92,9 @@ pub fn every_code() -> Vec<Code> {
 pub enum Partition {
     /// The `{game}` segment of the path.
     PathGame,
+    /// The `{game}` segment of the path, for a read of the boards that a node's warm copy of
+    /// the partition answers as its owner does (`cluster/standby.rs`).
+    PathGameRead,
     /// The query's `game` (any engine answers without one, or with it repeated: a refusal).
     QueryGame,
     /// The body's top-level `game`, else the query's.
@@ -197,7 +200,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/top",
         summary: "A page of the top (limit 1..=1000, opaque cursor), all from one board_version. Every read takes ?period=all_time|daily|weekly|monthly and ?at=RFC3339 and answers period_key, period_start, period_end.",
         security: "read",
-        partition: Partition::PathGame,
+        partition: Partition::PathGameRead,
         body: None,
         ok: (200, "TopPage"),
         errors: &[
@@ -213,7 +216,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/players/{player_id}/rank",
         summary: "A player's rank, competition and dense rank, and percentile.",
         security: "read",
-        partition: Partition::PathGame,
+        partition: Partition::PathGameRead,
         body: None,
         ok: (200, "PlayerRank"),
         errors: &[Code::PLAYER_NOT_RANKED, Code::UNKNOWN_BOARD, Code::BOARD_BROKEN],
@@ -223,7 +226,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/players/{player_id}/nearby",
         summary: "The window of ranks around a player (radius 0..=100, default 5).",
         security: "read",
-        partition: Partition::PathGame,
+        partition: Partition::PathGameRead,
         body: None,
         ok: (200, "Entries"),
         errors: &[
@@ -238,7 +241,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/friends-of/{player_id}",
         summary: "A player's friends in this game ranked among themselves (include_self=true adds the player). A player token may ask only for itself (403 FORBIDDEN otherwise); a service, moderator, admin or edge token of the game for anyone; a token is needed even with public_reads.",
         security: "read-own",
-        partition: Partition::PathGame,
+        partition: Partition::PathGameRead,
         body: None,
         ok: (200, "FriendsBoard"),
         errors: &[
@@ -253,7 +256,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/rank-players",
         summary: "The given players ranked among themselves; players with no score are listed as unranked.",
         security: "read",
-        partition: Partition::PathGame,
+        partition: Partition::PathGameRead,
         body: Some("PlayerIds"),
         ok: (200, "FriendsBoard"),
         errors: &[
@@ -286,7 +289,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/digest",
         summary: "The board digest (SHA-256 over the entries in rank order) with its board_version.",
         security: "read",
-        partition: Partition::PathGame,
+        partition: Partition::PathGameRead,
         body: None,
         ok: (200, "Digest"),
         errors: &[Code::UNKNOWN_BOARD, Code::BOARD_BROKEN],
@@ -296,7 +299,7 @@ pub const OPERATIONS: &[Operation] = &[
         path: "/v1/games/{game}/boards",
         summary: "The boards of a game (scope discovery).",
         security: "read",
-        partition: Partition::PathGame,
+        partition: Partition::PathGameRead,
         body: None,
         ok: (200, "GameBoards"),
         errors: &[],
