@@ -544,6 +544,13 @@ mod tests {
                 "{url}: {refused}"
             );
         }
+        let url = "advertise_url = \"http://10.0.0.5:7400\"";
+        assert_eq!(cluster(&format!("{url}\nstandby_reads_max_lag_ms = 0")), Ok(()));
+        let refused = cluster(&format!("{url}\nstandby_reads_max_lag_ms = 60001")).unwrap_err();
+        assert!(
+            refused.contains("cluster.standby_reads_max_lag_ms = 60001 must be from 0 to 60000"),
+            "{refused}"
+        );
     }
 
     /// A database URL names SQLite or PostgreSQL by either of PostgreSQL's schemes (libpq and
