@@ -132,6 +132,28 @@ async fn a_read_given_a_writes_position_answers_at_or_after_it(db: Db) {
         (StatusCode::OK, Some("Ava")),
         "{page}"
     );
+    use http_body_util::BodyExt;
+    let body: Value = serde_json::from_slice(&named.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(body["position"], after_name.as_str(), "the body names it too");
+
+    // A moderation action names its game in the body, and its position in both places; a read
+    // handed it shows the action done.
+    let (status, invalidated) = service
+        .call(
+            Method::POST,
+            "/v1/moderation-actions",
+            Some(MODERATOR),
+            Some(
+                &json!({"moderation_id": "ryw-m", "action_type": "INVALIDATE", "reason": "cheat",
+                         "game": "arena-clash", "target_event_id": "ryw-2"}),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{invalidated}");
+    let after_action = invalidated["position"].as_str().unwrap();
+    let (status, page) = service.get(&format!("{top}?min_position={after_action}")).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["total_players"], 1, "the invalidated score is gone: {page}");
 
     let ahead = Position::new("arena-clash", 1_000_000).token();
     let (status, headers, bytes) = service

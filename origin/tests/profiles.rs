@@ -782,6 +782,7 @@ async fn a_rename_shows_in_every_read_one_version_higher_and_as_one_live_delta(d
 /// The same profile sent again (whole, in part, empty, or in another Unicode form of the same
 /// name) answers `changed: false`, moves no version and logs nothing; a clear is a change; a
 /// player not ranked costs the boards no version, and the event that ranks them brings the name.
+/// The change names the log's position after it (the event, then the profile); a no-op the same.
 async fn the_same_profile_twice_changes_nothing(db: Db) {
     let names = Names::start(db).await;
     names.define("global", json!({"score_mode": "highest"})).await;
@@ -803,7 +804,8 @@ async fn the_same_profile_twice_changes_nothing(db: Db) {
     assert_eq!(
         first,
         json!({"anonymous": false, "changed": true, "country": "DE", "display_name": "Ava",
-               "game": "arena-clash", "name_locked": false, "player_id": "p-ava"})
+               "game": "arena-clash", "name_locked": false, "player_id": "p-ava",
+               "position": "p1-cac78ae0-2"})
     );
     let shown = names.read(Some(SERVICE), &top).await;
     assert_eq!(version(&shown), v0 + 1);

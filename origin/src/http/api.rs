@@ -600,7 +600,8 @@ fn profile_schemas() -> Value {
                 "game": {"type": "string"}, "player_id": {"type": "string"},
                 "display_name": {"type": "string"}, "country": {"type": "string"},
                 "anonymous": {"type": "boolean"}, "name_locked": {"type": "boolean"},
-                "changed": {"type": "boolean", "description": "on a PUT: whether the profile changed"}
+                "changed": {"type": "boolean", "description": "on a PUT: whether the profile changed"},
+                "position": {"type": "string", "description": "on a write: the position of the game's log it is at or before; a read handed it as min_position answers at or after it"}
             }
         },
         "Erasure": {"type": "object", "additionalProperties": false, "properties": {"reason": {"type": "string"}}},
@@ -696,7 +697,7 @@ fn schemas() -> Value {
             "properties": {"game": {"type": "string"}, "mode": {"type": "string"}, "season": {"type": "string"},
                 "scope": {"type": "string"}, "period_key": {"type": "string"}, "player_id": {"type": "string"},
                 "rank": {"type": ["integer", "null"]}, "board_version": {"type": "integer"}}}},
-            "corrections": {"type": "array", "items": {"type": "object"}}}},
+            "corrections": {"type": "array", "items": {"type": "object"}}, "position": {"type": "string", "description": "on a write: the position of the game's log it is at or before; a read handed it as min_position answers at or after it"}}},
         "LateDecision": {"type": "object", "required": ["decision", "reason"],
             "properties": {"decision": {"enum": ["apply", "reject"]}, "reason": {"type": "string"}, "game": {"type": "string"}}},
         "LateEvents": {"type": "object", "properties": {"late_events": {"type": "array", "items": {"type": "object"}}}},
@@ -728,7 +729,8 @@ fn schemas() -> Value {
         "EventResult": {
             "type": "object",
             "properties": {"event_id": {"type": "string"}, "status": {"enum": ["ACCEPTED", "DUPLICATE", "REJECTED"]},
-                           "code": {"type": "string"}, "detail": {"type": "string"}}
+                           "code": {"type": "string"}, "detail": {"type": "string"},
+                           "position": {"type": "string", "description": "a single submission stored or found stored: the position a read hands back as min_position to see it"}}
         },
         "EventBatch": {
             "type": "object", "required": ["events"],
@@ -736,7 +738,9 @@ fn schemas() -> Value {
         },
         "BatchResults": {
             "type": "object",
-            "properties": {"results": {"type": "array", "items": {"$ref": "#/components/schemas/EventResult"}}}
+            "properties": {"results": {"type": "array", "items": {"$ref": "#/components/schemas/EventResult"}},
+                           "position": {"type": "string", "description": "on a write: the position of the game's log it is at or before; a read handed it as min_position answers at or after it"},
+                           "positions": {"type": "object", "additionalProperties": {"type": "string"}, "description": "a batch of several games: each game's position"}}
         },
         "FriendList": {
             "type": "object", "required": ["friends"],

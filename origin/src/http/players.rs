@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 use standings_core::{Audience, check_id};
 
+use super::position::positioned;
 use super::time_and_trust::check_part;
 use super::{JsonBody, RawBody, Shared, json, parse_json};
 use crate::config::Role;
@@ -173,7 +174,9 @@ async fn set_profile(
         })
         .await?;
     let held = state.domain.profiles.get(&game, &player_id);
-    Ok(json(
+    Ok(positioned(
+        &state.registry,
+        &game,
         StatusCode::OK,
         &ProfileView::of(&game, &player_id, &held, Some(!answer.replayed)),
     ))

@@ -11,9 +11,10 @@ use std::convert::Infallible;
 use std::task::{Context, Poll};
 
 use axum::extract::{FromRequestParts, RawPathParams, Request};
-use axum::http::{HeaderValue, Method};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::future::{BoxFuture, Either};
+use serde::Serialize;
 use standings_core::contract::position::{MIN_POSITION_HEADER, POSITION_HEADER, Position};
 use standings_core::contract::query::Query;
 use tower::{Layer, Service};
@@ -38,6 +39,29 @@ pub(crate) fn with_position(mut response: Response, token: &str) -> Response {
         response.headers_mut().insert(POSITION_HEADER, value);
     }
     response
+}
+
+/// A write's answer: `answer` as JSON with `position` (the position of `game`'s log now, which
+/// the write is at or before) added last, and the same in `x-standings-position`. O(answer).
+pub(crate) fn positioned<T: Serialize>(
+    registry: &Registry,
+    game: &str,
+    status: StatusCode,
+    answer: &T,
+) -> Response {
+    /// The answer's fields, then the position.
+    #[derive(Serialize)]
+    struct Positioned<'a, T> {
+        #[serde(flatten)]
+        answer: &'a T,
+        position: &'a str,
+    }
+    let position = position_of(registry, game);
+    let body = Positioned {
+        answer,
+        position: &position,
+    };
+    with_position(super::json(status, &body), &position)
 }
 
 /// The layer, on every routed request: a `GET` of a route with a `{game}` that asks for a

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use standings_core::{BoardId, check_id};
 
+use super::position::positioned;
 use super::{JsonBody, Shared, UniqueQuery, json};
 use crate::clock::format_rfc3339;
 use crate::domain::Action;
@@ -251,7 +252,9 @@ async fn moderate(
             profile_patch: None,
         })
         .await?;
-    Ok(json(
+    Ok(positioned(
+        &state.registry,
+        &body.game,
         if answer.replayed {
             StatusCode::OK
         } else {
@@ -365,7 +368,9 @@ async fn decide_late(
             profile_patch: None,
         })
         .await?;
-    Ok(json(
+    Ok(positioned(
+        &state.registry,
+        &game,
         StatusCode::OK,
         &Decided {
             boards: answer.result.as_ref().map(|r| &r.boards),

@@ -16,7 +16,7 @@ use standings_core::{BoardId, check_id};
 
 use serde_json::value::RawValue;
 
-use super::position::{position_of, with_position};
+use super::position::{position_of, positioned, with_position};
 use super::{AppState, JsonBody, RawBody, Shared, json, parse_json};
 use crate::domain::{BoardDef, NewEvent, Proposed};
 use crate::http::error::{AppError, AppResult, Code};
@@ -489,7 +489,9 @@ async fn set_friends(
         }
     }
     state.store.set_friends(&game, &player_id, &friends).await?;
-    Ok(json(
+    Ok(positioned(
+        &state.registry,
+        &game,
         StatusCode::OK,
         &serde_json::json!({ "game": game, "player_id": player_id, "friends": friends }),
     ))
