@@ -83,6 +83,12 @@ pub(crate) struct Args {
     /// client-side lag is measured on (0 to 1).
     #[arg(long, value_name = "F", default_value = "0.1", value_parser = share)]
     watched_share: f64,
+    /// The share of the other events that set a new best of the whole board (a random member
+    /// raised above every value so far), so that a top view changes with each: with
+    /// `--views 1:0:0` and a paced rate of a few per window this is one hot view whose every
+    /// window brings a delta to every subscriber (0 to 1).
+    #[arg(long, value_name = "F", default_value = "0", value_parser = share)]
+    record_share: f64,
     /// Measured seconds per phase.
     #[arg(long, value_name = "S", default_value = "10", value_parser = harness::positive)]
     seconds: f64,
@@ -857,6 +863,8 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         watched: watched.clone(),
         followed,
         share: args.watched_share,
+        record_share: args.record_share,
+        record: std::sync::atomic::AtomicI64::new(crate::workload::MAX_VALUE as i64 + 1),
     });
 
     eprintln!("loadgen live: writes with no subscribers");

@@ -2,7 +2,7 @@
 //! paced open-loop or closed-loop.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::bench;
@@ -28,6 +28,11 @@ pub(crate) struct Load {
     pub(crate) followed: Vec<u64>,
     /// The share of events that raise a followed player.
     pub(crate) share: f64,
+    /// The share of the other events that set a new best of the whole board (so that a top
+    /// view changes with each).
+    pub(crate) record_share: f64,
+    /// The next such best: above every seeded value, one higher each time.
+    pub(crate) record: AtomicI64,
 }
 
 /// Runs one write phase on `connections` connections until `until`, or until `stop` is set,
@@ -140,10 +145,16 @@ fn draw(load: &Load, rng: &mut Rng) -> (u64, Standing, bool) {
             );
         }
     }
+    let record = load.record_share > 0.0 && rng.unit() < load.record_share;
     loop {
         let member = rng.below(load.population.members);
         if !load.watched.is_followed(member) {
-            return (member, fresh, false);
+            let value = if record {
+                load.record.fetch_add(1, Ordering::Relaxed)
+            } else {
+                fresh.value
+            };
+            return (member, Standing { value, ..fresh }, false);
         }
     }
 }
