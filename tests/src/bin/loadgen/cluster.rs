@@ -6,8 +6,10 @@
 //! - **forwarding**: two nodes and one board of `--members` players, loaded through its owner
 //!   (the nodes write a checkpoint every `--members` log entries, so the load writes one as it
 //!   ends; it is awaited, so that none is written while measured); then rank, top-100 and single durable submissions, closed-loop on `--connections`
-//!   connections, sent to the partition's owner and then to the other node, which forwards them
-//!   (the same players on both sides): rate, p50, p99, and the CPU of each node per request;
+//!   connections, sent to the partition's owner and then to the other node, which answers the
+//!   reads from its warm copy (or, with `--standby-reads-max-lag-ms 0`, forwards them) and
+//!   forwards the submissions (the same players on both sides): rate, p50, p99, and the CPU of
+//!   each node per request;
 //! - **takeover**: two nodes, with warm standbys (`standby = true`) and without, and one board of
 //!   `--takeover-members` players in one partition. The nodes write a checkpoint every
 //!   `--takeover-members` log entries, so the load leaves one as it ends. Before each of
@@ -106,6 +108,10 @@ pub(crate) struct Args {
     /// every other node's events too).
     #[arg(long, value_name = "BOOL", default_value = "true", action = clap::ArgAction::Set)]
     writes_standby: bool,
+    /// The nodes' `standby_reads_max_lag_ms`: above 0, the other node of the forwarding part
+    /// answers reads from its warm copy; 0 forwards them to the owner.
+    #[arg(long, value_name = "MS", default_value = "1000")]
+    standby_reads_max_lag_ms: u64,
 }
 
 /// A part of the run.
@@ -284,8 +290,8 @@ impl Cluster {
             if count > 0 {
                 service.append_config(&format!(
                     "\n[cluster]\nnode_id = \"{id}\"\nadvertise_url = \"http://{}\"\npartitions = {}\n\
-                     lease_ttl_ms = {}\nstandby = {standby}\nsecret = \"{SECRET}\"\n",
-                    service.addr, args.partitions, args.lease_ttl_ms
+                     lease_ttl_ms = {}\nstandby = {standby}\nstandby_reads_max_lag_ms = {}\nsecret = \"{SECRET}\"\n",
+                    service.addr, args.partitions, args.lease_ttl_ms, args.standby_reads_max_lag_ms
                 ))?;
             }
             let mut node = Node { id, service };
@@ -567,13 +573,23 @@ async fn forwarding(args: &Args) -> Result<Forwarding, String> {
     let owner = cluster.owner_of(p).await?;
     let other = 1 - owner;
     let load = load_board(args, &cluster, owner, common.members).await?;
-    for node in &cluster.nodes {
-        let by = served_by(&node.service.addr).await?;
-        if by != cluster.nodes[owner].id {
-            return Err(format!(
-                "a read through {} was served by {by}, not by the owner {}",
-                node.id, cluster.nodes[owner].id
-            ));
+    // Reads through the other node are the owner's, or its warm copy's when copies answer.
+    let copies = args.standby_reads_max_lag_ms > 0;
+    for (i, node) in cluster.nodes.iter().enumerate() {
+        let expected = if i == other && copies { other } else { owner };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let by = served_by(&node.service.addr).await?;
+            if by == cluster.nodes[expected].id {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "a read through {} was served by {by}, not by {}",
+                    node.id, cluster.nodes[expected].id
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
     // The owner's CPU first, then the other node's, then the database's.
