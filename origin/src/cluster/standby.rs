@@ -24,6 +24,7 @@ use crate::http::auth::Auth;
 use crate::http::{App, AppState};
 use crate::log::LiveInstances;
 use crate::store::Store;
+use crate::sync::RwLockUnpoisoned;
 use crate::writer::Ingest;
 use crate::writer::checkpoint::Restored;
 
@@ -205,6 +206,15 @@ pub(super) async fn run(node: Arc<Node>) {
         // One statement for every log's end; only the copies behind read their log. A copy that
         // reaches the end read is as fresh as the moment it was asked for.
         let asked_at = node.now();
+        // A node that keeps no copy (it owns every partition) has no log to read.
+        if !node
+            .slots
+            .iter()
+            .any(|slot| slot.copy.read_unpoisoned().is_some())
+        {
+            node.stats.standby_lag.store(0, Ordering::Relaxed);
+            continue;
+        }
         let ends = match node.store.log_ends().await {
             Ok(ends) => ends,
             Err(e) => {

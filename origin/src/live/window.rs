@@ -76,6 +76,16 @@ impl Hub {
                 if beat {
                     beat_at = next_deadline(beat_at, beat_every, now);
                 }
+                // Nothing watched: the window has nothing to read or send, so it is done here
+                // rather than handed to the blocking pool (a cluster node runs a hub per
+                // partition, most of them watched by nobody).
+                if !hub.is_watched() {
+                    if flush {
+                        hub.flush(now);
+                        hub.shared.windows.send_modify(|n| *n += 1);
+                    }
+                    continue;
+                }
                 let work = tokio::task::spawn_blocking(move || {
                     if flush {
                         let began = Instant::now();

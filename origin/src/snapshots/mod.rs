@@ -212,6 +212,12 @@ impl Snapshots {
                 };
                 let now = clock.now_ms();
                 due_at = schedule::next_round(due_at, every, now);
+                // A round with nothing followed has nothing to publish: done here rather than
+                // on the blocking pool (a cluster node runs one per partition).
+                if snapshots.follows_nothing() {
+                    snapshots.round(now);
+                    continue;
+                }
                 let work = tokio::task::spawn_blocking(move || snapshots.round(now));
                 if let Err(e) = work.await {
                     tracing::error!("a snapshot round failed: {e}");
@@ -466,6 +472,11 @@ impl Snapshots {
 
     /// One round at `now_ms`: forgets the instances nobody asked for, publishes those due,
     /// drops the parts past their retention. O(instances + publications).
+    /// Whether no instance is followed, so a round only sweeps the parts. O(1).
+    fn follows_nothing(&self) -> bool {
+        self.instances.lock_unpoisoned().count == 0
+    }
+
     fn round(&self, now_ms: i64) {
         let (kept, forgotten) = {
             let mut followed = self.instances.lock_unpoisoned();
