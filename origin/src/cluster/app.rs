@@ -382,23 +382,28 @@ async fn to_part(node: &Arc<Node>, asked: Asked) -> Response {
 /// with the same ids answers them `DUPLICATE`.
 async fn batch(node: &Arc<Node>, asked: Asked) -> Response {
     let body = asked.body.clone();
-    let Some(split) = route::split_batch(&body) else {
-        return to_any(node, asked).await;
+    // Most batches are one partition's: their games are read in one pass and the body sent on
+    // whole; only a batch that must be split is read again, raw, event by event.
+    let games = match route::batch_games(&body) {
+        Some(games) => games,
+        None => match route::split_batch(&body) {
+            Some(split) => split.events.into_iter().map(|(_, game)| game).collect(),
+            None => return to_any(node, asked).await,
+        },
     };
-    let partitions: Vec<Option<u32>> = split
-        .events
+    let partitions: Vec<Option<u32>> = games
         .iter()
-        .map(|(_, game)| game.as_deref().map(|g| node.partition_of(g)))
+        .map(|game| game.as_deref().map(|g| node.partition_of(g)))
         .collect();
     let first = partitions.iter().flatten().next().copied();
     let Some(first) = first else {
         return to_any(node, asked).await;
     };
-    let over = split.events.len() > crate::intake::MAX_BATCH;
+    let over = partitions.len() > crate::intake::MAX_BATCH;
     // An event naming no game is refused by whichever partition reads it.
     let of = |i: usize| partitions[i].unwrap_or(first);
     let mut groups: Vec<(u32, Vec<usize>)> = Vec::new();
-    for i in 0..split.events.len() {
+    for i in 0..partitions.len() {
         match groups.iter_mut().find(|(p, _)| *p == of(i)) {
             Some((_, members)) => members.push(i),
             None => groups.push((of(i), vec![i])),
@@ -407,6 +412,9 @@ async fn batch(node: &Arc<Node>, asked: Asked) -> Response {
     if groups.len() == 1 || over {
         return to_partition(node, first, asked, None).await;
     }
+    let Some(split) = route::split_batch(&body) else {
+        return to_any(node, asked).await;
+    };
     let sends = groups.iter().map(|(p, members)| {
         let sub: Vec<_> = members.iter().map(|i| split.events[*i].0).collect();
         let part = Asked {

@@ -106,6 +106,31 @@ pub(super) fn game_in_body(body: &[u8]) -> Option<String> {
     serde_json::from_str::<String>(named.game?.get()).ok()
 }
 
+/// The games a batch body's events name (`None` for an event naming none), in one pass over the
+/// body: most batches are one game's, and are sent on whole. `None` when the body is not a
+/// batch whose events are all objects; [`split_batch`] then reads it.
+pub(super) fn batch_games(body: &[u8]) -> Option<Vec<Option<String>>> {
+    #[derive(Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        game: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Batch<'a> {
+        #[serde(borrow)]
+        events: Vec<Named<'a>>,
+    }
+    let batch: Batch = serde_json::from_slice(body).ok()?;
+    Some(
+        batch
+            .events
+            .into_iter()
+            .map(|named| serde_json::from_str::<String>(named.game?.get()).ok())
+            .collect(),
+    )
+}
+
 /// A batch's events, each raw, with its game when it names one.
 pub(super) struct Split<'a> {
     /// The events in the request's order.
@@ -271,6 +296,18 @@ mod tests {
             br#"{"results":[{"x":1}],"positions":{"a":"p1-0000000a-3","b":"p1-0000000b-9"}}"#
         );
         assert!(split_batch(b"{\"events\":[],\"more\":1}").is_none());
+        // The one-pass reading names the same games, and gives up where an event is no object.
+        let one = br#"{"events":[{"game":"a","event_id":"1"},{"game":"b"},{"nogame":1},{"game":7}]}"#;
+        let games = batch_games(one).unwrap();
+        let split: Vec<Option<String>> = split_batch(one)
+            .unwrap()
+            .events
+            .into_iter()
+            .map(|(_, g)| g)
+            .collect();
+        assert_eq!(games, split);
+        assert_eq!(batch_games(body), None);
+        assert_eq!(batch_games(b"{\"events\":[],\"more\":1}"), None);
         assert_eq!(game_in_body(br#"{"game":"g\u0041"}"#).as_deref(), Some("gA"));
         assert_eq!(game_in_body(br#"{"game":7}"#), None);
     }
