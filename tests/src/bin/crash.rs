@@ -295,6 +295,12 @@ struct Tally {
     /// In cluster mode, set from an action's start until the cluster settled after it: the
     /// partitions may move meanwhile, so a snapshot round that began then proves nothing.
     moving: std::sync::atomic::AtomicBool,
+    /// In cluster mode, reads handed a write's position (`min_position`) that answered, and of
+    /// those the ones a node answered for a partition it does not own (from its warm copy).
+    position_reads: AtomicU64,
+    position_reads_by_copies: AtomicU64,
+    /// Such reads that could not answer then (a 503 with a code, a node down).
+    position_reads_unanswered: AtomicU64,
 }
 
 /// What every client shares: the acknowledged events, the refused ids and the failures seen.
@@ -661,6 +667,7 @@ async fn run_client(
         };
         let mut attempts = 0u32;
         let mut sent_ms: i64;
+        let mut position = None;
         let answers = loop {
             if tally.abandoned.load(Ordering::Relaxed) {
                 return;
@@ -697,6 +704,7 @@ async fn run_client(
             let text = c.body(&answer).to_vec();
             if let Some(watch) = &load.cluster {
                 watch.answered(node, asked, partitions, status, c.headers(&answer), &text);
+                position = header(c, &answer, "x-standings-position");
             }
             if status == 503 {
                 tally.unavailable_retries.fetch_add(1, Ordering::Relaxed);
@@ -737,6 +745,22 @@ async fn run_client(
             }
         };
         tally.answered.fetch_add(unit.len() as u64, Ordering::Relaxed);
+        // In a cluster, a tenth of the single events stored go on to a read through a random
+        // node handed the write's position: never older than the write, whoever answers.
+        if load.cluster.is_some()
+            && unit.len() == 1
+            && answers[0].0 == "ACCEPTED"
+            && unit[0].0 == Kind::Fresh
+            && picks.below(10) == 0
+            && let Some(position) = &position
+        {
+            let node = picks.below(load.addrs.len() as u64) as usize;
+            if let Some(c) = connected(&mut conns[node], &load.addrs[node], &tally).await
+                && let Err(why) = read_at_position(c, &unit[0].1, position, &tally).await
+            {
+                fail(&ledger, format!("client {client}: {why}"));
+            }
+        }
         let mut ledger = match ledger.lock() {
             Ok(ledger) => ledger,
             Err(_) => return,
@@ -771,6 +795,55 @@ async fn run_client(
                 Err(why) => ledger.fail(format!("event {} ({kind:?}): {why}", event.id)),
             }
         }
+    }
+}
+
+/// A header of an answer, as text.
+fn header(conn: &HttpConn, answer: &Answer, name: &str) -> Option<String> {
+    conn.headers(answer)
+        .into_iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, value)| String::from_utf8_lossy(value).into_owned())
+}
+
+/// Reads `event`'s player on its `best` board (a `highest` board: a player's value never falls)
+/// handed the write's `position`: the answer must show the event's value or more. A 503 with a
+/// code (the position not reached in time, the partition moving) or a connection lost only
+/// counts as unanswered; an answer older than the write is the failure.
+async fn read_at_position(
+    conn: &mut HttpConn,
+    event: &Event,
+    position: &str,
+    tally: &Tally,
+) -> Result<(), String> {
+    let path = format!(
+        "/v1/leaderboards/{}/duel/s1/best/players/{}/rank?min_position={position}",
+        event.game, event.player
+    );
+    let Ok(Ok(answer)) = tokio::time::timeout(REQUEST_TIMEOUT, conn.get(&path)).await else {
+        tally.position_reads_unanswered.fetch_add(1, Ordering::Relaxed);
+        return Ok(());
+    };
+    let text = conn.body_text(&answer);
+    if answer.status == 503 && text.contains("\"code\"") {
+        tally.position_reads_unanswered.fetch_add(1, Ordering::Relaxed);
+        return Ok(());
+    }
+    let value = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|rank| rank["value"].as_i64());
+    match (answer.status, value) {
+        (200, Some(value)) if value >= event.value => {
+            tally.position_reads.fetch_add(1, Ordering::Relaxed);
+            if header(conn, &answer, "x-standings-copy-lag-ms").is_some() {
+                tally.position_reads_by_copies.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        }
+        _ => Err(format!(
+            "GET {path} after event {} (value {}) answered {}: {text}, older than the write",
+            event.id, event.value, answer.status
+        )),
     }
 }
 

@@ -32,6 +32,10 @@
 //!   decreases and is never below 1: no row of a deposed owner follows its successor's;
 //! - every acknowledged event is in its game's partition;
 //! - every board's digest is the same through every node;
+//! - a read handed a write's position (`min_position`; a tenth of the single events stored are
+//!   followed by one, through a random node, which may answer from its warm copy) is never
+//!   older than the write: it shows the event's value on the `best` board, or is refused with a
+//!   503 that has a code;
 //! - no 5xx but 503s with a code, and those only while a node is killed or stopped: none during
 //!   a rolling restart, none otherwise.
 //!
@@ -1095,6 +1099,7 @@ pub(super) async fn run(args: &Args) -> Result<String, String> {
          p50 {p50} and max {max} over {measured} partitions; {zombies} zombies ({zombie_partitions} partitions, \
          stop to first 2xx p50 {zp50} max {zmax}; {zombie_answers}); {rolling} rolling restarts of every node \
          ({rolling_answers} answers meanwhile); at least {least_load} requests answered during each action; retries: {conn} after a connection error, {unavail} after a 503; \
+         {position_reads} reads handed a write's position never older than it ({by_copies} answered by a warm copy, {unanswered} refused with a 503 or cut off); \
          503s by phase: {by_phase}; {errors} other 5xx; {foreign}; log checked ({logged}), resends changed \
          nothing, every board's digest the same through every node, every board equal to the model, \
          rebuild {rebuild}; {live}; {snapshots}",
@@ -1130,6 +1135,9 @@ pub(super) async fn run(args: &Args) -> Result<String, String> {
         least_load = least_load.unwrap_or(0),
         conn = t(&tally.connection_retries),
         unavail = t(&tally.unavailable_retries),
+        position_reads = t(&tally.position_reads),
+        by_copies = t(&tally.position_reads_by_copies),
+        unanswered = t(&tally.position_reads_unanswered),
         by_phase = phases.figures(),
         errors = t(&tally.server_errors),
         foreign = foreign.figures(),
