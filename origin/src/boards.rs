@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
-use standings_core::{Board, BoardId, BoardRules, CursorBinding};
+use standings_core::{Board, BoardDigest, BoardId, BoardRules, CursorBinding};
 
 use standings_core::CapacityError;
 
@@ -51,6 +51,9 @@ pub struct BoardSlot {
     pub board: RwLock<Board>,
     /// Serialized top pages of the current version, so repeated reads cost a copy.
     pages: Mutex<(u64, HashMap<PageKey, Bytes>)>,
+    /// The digest of the last version one was asked for: O(n) to compute, so computed once
+    /// per version however many ask.
+    digest: Mutex<Option<(u64, BoardDigest)>>,
 }
 
 impl BoardSlot {
@@ -63,7 +66,25 @@ impl BoardSlot {
             rules: *board.rules(),
             board: RwLock::new(board),
             pages: Mutex::new((u64::MAX, HashMap::new())),
+            digest: Mutex::new(None),
         }
+    }
+
+    /// The board's digest, its version and its player count: the one computed for this version
+    /// if there is one, else computed now under the read lock (O(n)) and kept. Blocking: call
+    /// it from the blocking pool.
+    pub fn digest(&self) -> (BoardDigest, u64, u64) {
+        let board = self.read();
+        let version = board.version();
+        let mut kept = self.digest.lock_unpoisoned();
+        if let Some((at, digest)) = *kept
+            && at == version
+        {
+            return (digest, version, board.total_players());
+        }
+        let digest = board.digest();
+        *kept = Some((version, digest));
+        (digest, version, board.total_players())
     }
 
     /// A read lock on the board. A poisoned lock (a panic while applying) is a bug; the board is
@@ -535,5 +556,43 @@ impl Registry {
     /// O(instances).
     pub fn all_instances(&self) -> Vec<Arc<BoardSlot>> {
         self.all().iter().flat_map(|entry| entry.instances()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use standings_core::{ScoreEvent, ScoreMode};
+
+    use super::*;
+
+    /// A slot's digest is the board's at its version: kept for that version, and computed again
+    /// once the board moved (never a digest of an older version).
+    #[test]
+    fn a_digest_is_kept_for_its_version_only() {
+        let id = BoardId {
+            game: "g".into(),
+            mode: "m".into(),
+            season: "s".into(),
+            scope: "global".into(),
+        };
+        let slot = BoardSlot::new(
+            id,
+            Period::all_time(),
+            Board::new(BoardRules::new(ScoreMode::Highest)),
+        );
+        let score = |id: &str, player: &str, value: i64| {
+            slot.write()
+                .apply(&ScoreEvent::new(id, player, value, 1).unwrap())
+                .unwrap();
+        };
+        score("e1", "p-ava", 10);
+        let (first, version, players) = slot.digest();
+        assert_eq!((first, version, players), (slot.read().digest(), 1, 1));
+        assert_eq!(slot.digest().0, first);
+        score("e2", "p-ben", 20);
+        let (second, version, players) = slot.digest();
+        assert_eq!((version, players), (2, 2));
+        assert_ne!(second, first);
+        assert_eq!(second, slot.read().digest());
     }
 }

@@ -221,8 +221,12 @@ async fn rebuild_store(
     Ok(())
 }
 
-/// How long one request to the running service may take, connection included.
+/// How long connecting to the running service may take.
 const LIVE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long the live service may take to answer a digest: the first one of a version walks
+/// the whole board (tens of seconds at tens of millions of players).
+const DIGEST_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The running service, asked for its digests over HTTP/1.1 with keep-alive.
 struct LiveService {
@@ -255,9 +259,9 @@ impl LiveService {
                 crate::clock::format_rfc3339(start)
             ));
         }
-        let (status, body) = tokio::time::timeout(LIVE_TIMEOUT, self.get(&url))
+        let (status, body) = tokio::time::timeout(DIGEST_TIMEOUT, self.get(&url))
             .await
-            .map_err(|_| format!("GET {url}: no answer within {LIVE_TIMEOUT:?}"))??;
+            .map_err(|_| format!("GET {url}: no answer within {DIGEST_TIMEOUT:?}"))??;
         if status != 200 {
             return Err(format!("GET {url}: the service answered {status}"));
         }

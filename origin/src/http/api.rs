@@ -287,7 +287,7 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "get",
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/digest",
-        summary: "The board digest (SHA-256 over the entries in rank order) with its board_version.",
+        summary: "The board digest (SHA-256 over the entries in rank order) with its board_version; O(players) the first time at a version, then kept.",
         security: "read",
         partition: Partition::PathGameRead,
         body: None,
