@@ -280,7 +280,7 @@ fn copy_for(node: &Node, p: u32, asked: &Asked, game: &str) -> Option<(Arc<Copy>
         .and_then(|token| Position::parse(&token, game).ok())
         .map(|position| position.seq);
     let max_lag_ms = node.cluster.standby_reads_max_lag_ms;
-    step::copy_answers(true, Some(at), max_lag_ms, position).then_some((copy, at.age_ms.max(0)))
+    step::copy_answers(at, max_lag_ms, position).then_some((copy, at.age_ms.max(0)))
 }
 
 /// Answers a read from this node's warm copy, saying how old the copy may be.

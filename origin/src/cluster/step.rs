@@ -43,16 +43,15 @@ pub(super) struct CopyAt {
     pub(super) applied: i64,
 }
 
-/// Whether a copy answers a read: one the copy can answer (`read`), with copies allowed to serve
-/// (`max_lag_ms` above 0), a copy here that followed its log within `max_lag_ms`, and reached the
-/// position the read asks for (`asked`, if any). Anything else goes to the owner, which answers
-/// as fresh as a read can be. O(1).
-pub(super) fn copy_answers(read: bool, copy: Option<CopyAt>, max_lag_ms: u64, asked: Option<u64>) -> bool {
-    let Some(copy) = copy else { return false };
+/// Whether this node's copy answers a read: with copies allowed to serve (`max_lag_ms` above 0),
+/// one that followed its log within `max_lag_ms` and reached the position the read asks for
+/// (`asked`, if any). Anything else goes to the owner, which answers as fresh as a read can be.
+/// O(1).
+pub(super) fn copy_answers(copy: CopyAt, max_lag_ms: u64, asked: Option<u64>) -> bool {
     // A copy synced after the caller read the clock is as fresh as can be.
     let fresh = copy.age_ms < 0 || u64::try_from(copy.age_ms).is_ok_and(|age| age <= max_lag_ms);
     let reached = asked.is_none_or(|seq| i64::try_from(seq).is_ok_and(|seq| seq <= copy.applied));
-    read && max_lag_ms > 0 && fresh && reached
+    max_lag_ms > 0 && fresh && reached
 }
 
 /// How a forward ended without an answer to pass on.
@@ -154,25 +153,23 @@ mod tests {
     /// A copy answers a read while it is fresh enough and at or past the position asked for.
     #[test]
     fn a_copy_answers_fresh_enough_and_at_the_position() {
-        let copy = Some(CopyAt {
+        let copy = CopyAt {
             age_ms: 300,
             applied: 40,
-        });
-        assert!(copy_answers(true, copy, 1_000, None));
-        assert!(copy_answers(true, copy, 1_000, Some(40)));
-        assert!(copy_answers(true, copy, 300, Some(0)));
-        // Behind the position, too old, not a read, copies off, no copy.
-        assert!(!copy_answers(true, copy, 1_000, Some(41)));
-        assert!(!copy_answers(true, copy, 299, None));
-        assert!(!copy_answers(false, copy, 1_000, None));
-        assert!(!copy_answers(true, copy, 0, None));
-        assert!(!copy_answers(true, None, 1_000, None));
-        assert!(!copy_answers(true, copy, 1_000, Some(u64::MAX)));
-        let future = Some(CopyAt {
+        };
+        assert!(copy_answers(copy, 1_000, None));
+        assert!(copy_answers(copy, 1_000, Some(40)));
+        assert!(copy_answers(copy, 300, Some(0)));
+        // Behind the position, too old, copies off.
+        assert!(!copy_answers(copy, 1_000, Some(41)));
+        assert!(!copy_answers(copy, 299, None));
+        assert!(!copy_answers(copy, 0, None));
+        assert!(!copy_answers(copy, 1_000, Some(u64::MAX)));
+        let synced_since = CopyAt {
             age_ms: -5,
             applied: 40,
-        });
-        assert!(copy_answers(true, future, 1_000, None));
+        };
+        assert!(copy_answers(synced_since, 1_000, None));
     }
 
     /// Only a write the owner may have received gives up; everything else looks again.
