@@ -2,7 +2,8 @@
 //! rebuild does), writing and reading a restart checkpoint, and building a snapshot, at 1 and 10
 //! million members, the live view's read and delta for `top:100` when a player enters at
 //! rank 1 (the worst case: every rank below shifts), and the reads of `around:P:5` and
-//! `player:P` views that a live window makes once per distinct watched player.
+//! `player:P` views that a live window makes once per distinct watched player, and the board's
+//! digest (a walk of every entry in rank order).
 //!
 //! `cargo bench -p standings-core --bench board` (`STANDINGS_BENCH_MEMBERS=1000000,10000000`
 //! is the default list).
@@ -107,6 +108,13 @@ fn run(n: usize) {
         group.bench_function("highest", |b| {
             b.iter(|| black_box(Snapshot::build(&board).rank_chunks.len()))
         });
+        group.finish();
+        // The board digest (`GET .../digest`, `standings rebuild`'s comparison): a walk of every
+        // entry in rank order under the board's read lock, so the writer waits for it.
+        let mut group = c.benchmark_group(format!("digest/{n}"));
+        group.sample_size(10);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function("highest", |b| b.iter(|| black_box(board.digest())));
         group.finish();
         let snapshot = Snapshot::build(&board);
         let chunk_bytes: usize = snapshot.rank_chunks.iter().map(Vec::len).sum();
