@@ -146,7 +146,7 @@ impl Board {
             read_members(&mut r, &header)?
         };
         let extras = if format >= 3 {
-            read_extras(&mut r, &ranked)?
+            read_extras(&mut r, &ranked, header.members)?
         } else {
             BTreeMap::new()
         };
@@ -302,25 +302,36 @@ fn write_extras(out: &mut Vec<u8>, member: MemberId, extras: &Extras) {
     }
 }
 
-/// Format 3's extras, each of a ranked member, in member order.
+/// Format 3's extras, each of a ranked member, in member order. O(extras) when there are
+/// none, O(members) otherwise: a start reads every checkpoint through here.
 fn read_extras(
     r: &mut Reader<'_>,
     ranked: &[(MemberId, Standing)],
+    members: usize,
 ) -> Result<BTreeMap<MemberId, Extras>, DecodeError> {
     let count = r.len()?;
     // Each takes at least 5 bytes.
     if count > r.remaining() / 5 || count > ranked.len() {
         return Err(DecodeError::Inconsistent("counts exceed the input"));
     }
-    let mut is_ranked = BTreeMap::new();
-    for &(member, _) in ranked {
-        is_ranked.insert(member, ());
+    if count == 0 {
+        return Ok(BTreeMap::new());
     }
+    // One bit a member: a map of the ranked ones cost most of a start at ten million.
+    let mut is_ranked = alloc::vec![0u64; members.div_ceil(64)];
+    for &(member, _) in ranked {
+        is_ranked[member as usize / 64] |= 1 << (member % 64);
+    }
+    let ranked_member = |member: MemberId| {
+        is_ranked
+            .get(member as usize / 64)
+            .is_some_and(|word| word & (1 << (member % 64)) != 0)
+    };
     let mut extras = BTreeMap::new();
     let mut last: Option<MemberId> = None;
     for _ in 0..count {
         let member = u32::from_le_bytes(r.array()?);
-        if last.is_some_and(|l| l >= member) || !is_ranked.contains_key(&member) {
+        if last.is_some_and(|l| l >= member) || !ranked_member(member) {
             return Err(DecodeError::Inconsistent(
                 "extras of an unranked or repeated member",
             ));

@@ -1679,7 +1679,7 @@ async fn a_restart_keeps_names_metadata_and_versions(db: Db) {
 
     let names = names.restart(async |_| {}).await;
     match names.service.state.restored() {
-        Restored::Checkpoint { seq, tail } => {
+        Restored::Checkpoint { seq, tail, .. } => {
             assert_eq!(*seq, written.seq);
             assert!(*tail >= 8, "the log after the checkpoint was replayed: {tail}");
         }

@@ -127,7 +127,7 @@ async fn restart_from_checkpoint(
     let db = service.stop().await;
     let service = TestService::start_with_config(db, config, clock.clone()).await;
     match service.state.restored() {
-        Restored::Checkpoint { seq, tail } => assert_eq!((*seq, *tail), expected),
+        Restored::Checkpoint { seq, tail, .. } => assert_eq!((*seq, *tail), expected),
         other => panic!("the checkpoint was not used: {other:?}"),
     }
     assert_eq!(instances(service.state.registry()), live);
@@ -358,7 +358,7 @@ async fn a_restart_from_a_checkpoint_equals_a_full_replay(db: Db) {
     let db = service.stop().await;
     let service = TestService::start_with_clock(db, clock.clone()).await;
     match service.state.restored() {
-        Restored::Checkpoint { seq, tail } => {
+        Restored::Checkpoint { seq, tail, .. } => {
             assert_eq!(*seq, written.seq);
             // 7 events (p-2's two are refused) and 6 actions.
             assert_eq!(*tail, 13);

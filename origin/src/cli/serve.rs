@@ -56,11 +56,19 @@ pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
     });
     let boards = state.registry.all().len();
     let (restored, checkpoint_seq, replayed, wording) = match &state.restored {
-        Restored::Checkpoint { seq, tail } => (
+        Restored::Checkpoint {
+            seq,
+            tail,
+            read_in,
+            decoded_in,
+            replayed_in,
+        } => (
             "checkpoint",
             *seq,
             *tail,
-            format!("from the checkpoint at seq {seq} and {tail} log entries after it"),
+            format!(
+                "from the checkpoint at seq {seq} and {tail} log entries after it: read in {read_in:.2?}, decoded in {decoded_in:.2?}, the entries replayed in {replayed_in:.2?}"
+            ),
         ),
         Restored::FullReplay { .. } => ("replay", 0, 0, "by replaying the whole log".to_string()),
     };

@@ -366,6 +366,13 @@ pub enum Restored {
         seq: i64,
         /// Log entries (events and actions) replayed after it.
         tail: u64,
+        /// How long reading its parts from the database took: with the next two, what an
+        /// operator looks at when a start is slow.
+        read_in: Duration,
+        /// How long decoding the parts into boards took.
+        decoded_in: Duration,
+        /// How long replaying the tail took.
+        replayed_in: Duration,
     },
     /// By replaying the whole log: there was no checkpoint, or it could not be used (why).
     FullReplay {
@@ -389,15 +396,29 @@ pub async fn restore_until(
 ) -> Result<(Registry, Moderation, Restored), LogError> {
     let unusable = match load(store).await {
         Ok(None) => None,
-        Ok(Some((registry, domain, seq))) => {
+        Ok(Some(Loaded {
+            registry,
+            domain,
+            seq,
+            read_in,
+            decoded_in,
+        })) => {
             // The log after it runs through the live code, as the writer ran it the first time.
             let mut live = LiveInstances {
                 registry: &registry,
                 store,
             };
+            let replaying = Instant::now();
             let (_, tail) =
                 log::replay_log(store, &registry, &domain, &mut live, seq, until, &mut |_| {}).await?;
-            return Ok((registry, domain, Restored::Checkpoint { seq, tail }));
+            let restored = Restored::Checkpoint {
+                seq,
+                tail,
+                read_in,
+                decoded_in,
+                replayed_in: replaying.elapsed(),
+            };
+            return Ok((registry, domain, restored));
         }
         Err(why) => Some(why),
     };
@@ -405,10 +426,20 @@ pub async fn restore_until(
     Ok((registry, domain, Restored::FullReplay { unusable }))
 }
 
+/// A checkpoint read back, and how long its two halves took.
+struct Loaded {
+    registry: Registry,
+    domain: Moderation,
+    seq: i64,
+    read_in: Duration,
+    decoded_in: Duration,
+}
+
 /// The checkpoint's boards (installed into a fresh registry of every defined board), domain
 /// and `seq`; `Ok(None)` without one, `Err(why)` when it cannot be used. Storage errors are
 /// reasons too: the log is still there to replay.
-async fn load(store: &Store) -> Result<Option<(Registry, Moderation, i64)>, String> {
+async fn load(store: &Store) -> Result<Option<Loaded>, String> {
+    let reading = Instant::now();
     let Some((seq, count)) = store.checkpoint_head().await.map_err(|e| e.to_string())? else {
         return Ok(None);
     };
@@ -464,6 +495,8 @@ async fn load(store: &Store) -> Result<Option<(Registry, Moderation, i64)>, Stri
             bytes.len()
         ));
     }
+    let read_in = reading.elapsed();
+    let decoding = Instant::now();
 
     let registry = Registry::default();
     for def in store.boards().await.map_err(|e| e.to_string())? {
@@ -517,5 +550,11 @@ async fn load(store: &Store) -> Result<Option<(Registry, Moderation, i64)>, Stri
                 .share_profiles(|player| domain.profiles.shown(game, player));
         }
     }
-    Ok(Some((registry, domain, seq)))
+    Ok(Some(Loaded {
+        registry,
+        domain,
+        seq,
+        read_in,
+        decoded_in: decoding.elapsed(),
+    }))
 }
