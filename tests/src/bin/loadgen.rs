@@ -33,6 +33,11 @@
 //! `loadgen cluster` (module `cluster`) measures what several origins over one PostgreSQL cost:
 //! forwarding to a partition's owner, a takeover with and without a warm standby, and write
 //! throughput on 1, 2 and 3 nodes with the CPU per event of each (`loadgen cluster --help`).
+//!
+//! `loadgen seeds` (module `seeds`) holds one board to the design documents' load: a write
+//! spike above capacity beside rank, top and nearby reads and live views, the backlog's drain,
+//! the digest against a rebuild, memory at rest and the restart, with Redis beside it
+//! (`loadgen seeds --help`).
 #![forbid(unsafe_code)]
 
 // A binary's root looks for modules beside it; ours live in `loadgen/`.
@@ -56,6 +61,8 @@ mod pubsub;
 mod resp;
 #[path = "loadgen/scrape.rs"]
 mod scrape;
+#[path = "loadgen/seeds.rs"]
+mod seeds;
 #[path = "loadgen/subscribe.rs"]
 mod subscribe;
 #[path = "loadgen/writes.rs"]
@@ -99,6 +106,8 @@ enum Mode {
     Cluster(cluster::Args),
     /// Renames of players on a loaded board: latency, rate, versions, memory.
     Names(names::Args),
+    /// The design documents' load on one board: a write spike beside reads and live views.
+    Seeds(seeds::Args),
 }
 
 impl Options for Cli {
@@ -107,7 +116,9 @@ impl Options for Cli {
             None => Ok(()),
             Some(Mode::Live(args)) => args.check(),
             Some(Mode::Edge(args)) => args.check(),
-            Some(Mode::Closed(_)) | Some(Mode::Cluster(_)) | Some(Mode::Names(_)) => Ok(()),
+            Some(Mode::Closed(_)) | Some(Mode::Cluster(_)) | Some(Mode::Names(_)) | Some(Mode::Seeds(_)) => {
+                Ok(())
+            }
         }
     }
 }
@@ -249,6 +260,11 @@ fn main() -> ExitCode {
         Some(Mode::Names(args)) => harness::block_on("loadgen names", args.run.client_threads, async {
             names::run(args).await.map(|()| None)
         }),
+        Some(Mode::Seeds(args)) => {
+            harness::block_on("loadgen seeds", args.common.run.client_threads, async {
+                seeds::run(args).await.map(|()| None)
+            })
+        }
     }
 }
 
@@ -525,15 +541,7 @@ async fn crash(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Result<C
             before.total_players, before.digest, after.total_players, after.digest
         ));
     }
-    // The service's line for this start: "... boards ready in 1.2s, from the checkpoint at seq
-    // N and K log entries after it; config ...".
-    let restored = service
-        .log()
-        .lines()
-        .rev()
-        .find_map(|line| line.split_once(" ready in ").map(|(_, rest)| rest.to_string()))
-        .and_then(|rest| rest.split_once("; config").map(|(how, _)| how.to_string()))
-        .unwrap_or_else(|| "(not in the service log)".into());
+    let restored = restored_line(service);
     eprintln!(
         "loadgen: ready {ready:.2?} after the SIGKILL ({restored}); digest {} matches ({} players)",
         after.digest, after.total_players
@@ -544,6 +552,18 @@ async fn crash(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Result<C
         ready,
         restored,
     })
+}
+
+/// How the service says its last start restored its boards, from its line "... boards ready in
+/// 1.2s, from the checkpoint at seq N and K log entries after it; config ...".
+fn restored_line(service: &Service) -> String {
+    service
+        .log()
+        .lines()
+        .rev()
+        .find_map(|line| line.split_once(" ready in ").map(|(_, rest)| rest.to_string()))
+        .and_then(|rest| rest.split_once("; config").map(|(how, _)| how.to_string()))
+        .unwrap_or_else(|| "(not in the service log)".into())
 }
 
 /// The digest endpoint's answer.
@@ -839,6 +859,15 @@ mod tests {
             panic!("not the names mode");
         };
         assert_eq!((names.run.seed, names.run.keep), (1, false));
+        let Some(Mode::Seeds(seeds)) = parse(
+            "seeds --members 50000000 --spike-seconds 60 --offered-rate 300000 --around-views 2000 --top-watchers 2000",
+        )
+        .unwrap()
+        .mode
+        else {
+            panic!("not the seeds mode");
+        };
+        assert_eq!(seeds.common.members, 50_000_000);
     }
 
     /// The hand-written parser's refusals stay refusals: a bad value, a flag of another mode, a
@@ -858,6 +887,8 @@ mod tests {
             "edge --members 10 --friend-lists 11",
             "closed --crash-tail 1",
             "names --postgres-url postgres://postgres@db:5432/test",
+            "seeds --single-share 1.5",
+            "seeds --spike-batch 1001",
         ] {
             assert!(parse(line).is_err(), "{line}");
         }
@@ -873,6 +904,7 @@ mod tests {
             ("closed --help", "--close-after-seconds"),
             ("cluster --help", "--takeover-tail"),
             ("names --help", "--renames"),
+            ("seeds --help", "--offered-rate"),
         ] {
             let help = parse(line).unwrap_err();
             assert!(help.contains(flag), "{line}: {help}");

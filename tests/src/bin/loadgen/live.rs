@@ -300,7 +300,7 @@ struct Live {
 /// Makes sure this process (and so the service it starts) may open `needed` descriptors:
 /// raises the soft `RLIMIT_NOFILE` to the hard one with `prlimit` (the crate forbids the
 /// `unsafe` a direct `setrlimit` needs), or says how to.
-fn descriptors(needed: u64) -> Result<u64, String> {
+pub(crate) fn descriptors(needed: u64) -> Result<u64, String> {
     let read = || -> Result<(u64, u64), String> {
         let text = std::fs::read_to_string("/proc/self/limits")
             .map_err(|e| format!("cannot read /proc/self/limits: {e}"))?;

@@ -34,12 +34,20 @@ impl Scrape {
 
     /// The histogram's cumulative buckets, by upper bound (`+Inf` last).
     pub(crate) fn buckets(&self, name: &str) -> Vec<(f64, f64)> {
+        self.buckets_labelled(name, "")
+    }
+
+    /// [`Scrape::buckets`] of the series whose labels hold `label` (`kind="rank"`).
+    pub(crate) fn buckets_labelled(&self, name: &str, label: &str) -> Vec<(f64, f64)> {
         let prefix = format!("{name}_bucket{{");
         let mut buckets: Vec<(f64, f64)> = self
             .0
             .iter()
             .filter_map(|(key, &count)| {
                 let labels = key.strip_prefix(&prefix)?;
+                if !labels.contains(label) {
+                    return None;
+                }
                 let le = labels.split("le=\"").nth(1)?.split('"').next()?;
                 let bound = if le == "+Inf" {
                     f64::INFINITY
