@@ -109,6 +109,12 @@ impl Board {
     /// inconsistent bytes are a [`DecodeError`]. O(n) apart from hashing the ids, when the
     /// ranked members come in rank order as written (any order is accepted, at O(n log n)).
     pub fn read_checkpoint(bytes: &[u8]) -> Result<Board, DecodeError> {
+        Board::read_checkpoint_with(bytes, &OneThread)
+    }
+
+    /// [`Board::read_checkpoint`] with its two long halves, the id table and the ranked tree,
+    /// handed to `join`, which may run them on two threads (the core has none).
+    pub fn read_checkpoint_with(bytes: &[u8], join: &dyn Join) -> Result<Board, DecodeError> {
         let mut r = Reader { bytes, at: 0 };
         if r.take(4)? != MAGIC {
             return Err(DecodeError::UnsupportedFormat { found: None });
@@ -153,10 +159,22 @@ impl Board {
         if r.at != bytes.len() {
             return Err(DecodeError::TrailingBytes);
         }
-        let names = Interner::from_laid_out(arena, ends)
-            .map_err(|_| DecodeError::Inconsistent("a player is listed twice"))?;
-        let mut index = RankedIndex::with_names(mode, names);
-        index.load_ranked(ranked);
+        let (mut table, mut tree, mut ranked) = (None, None, Some(ranked));
+        join.join(
+            &mut || {
+                table = Some(check_ids(&arena, &ends).and_then(|()| {
+                    Interner::table_of(&arena, &ends)
+                        .map_err(|_| DecodeError::Inconsistent("a player is listed twice"))
+                }))
+            },
+            &mut || {
+                let ranked = ranked.take().unwrap_or_default();
+                tree = Some(RankedIndex::tree_of(mode, ranked, &arena, &ends));
+            },
+        );
+        let table = table.ok_or(DecodeError::Inconsistent("the id table was not built"))??;
+        let tree = tree.ok_or(DecodeError::Inconsistent("the ranked tree was not built"))?;
+        let index = RankedIndex::from_parts(mode, Interner::from_parts(arena, ends, table), tree);
         Ok(Board::from_index(
             rules,
             header.version,
@@ -202,13 +220,8 @@ fn read_members(r: &mut Reader<'_>, header: &Header) -> Result<Members, DecodeEr
     if start != name_bytes {
         return Err(DecodeError::Inconsistent("the id bytes do not add up"));
     }
+    // The ids are checked beside the table's build (`check_ids`).
     let arena = r.take(name_bytes)?;
-    let mut start = 0usize;
-    for &end in &ends {
-        let id = core::str::from_utf8(&arena[start..end as usize]).map_err(|_| DecodeError::Malformed)?;
-        check_id("id", id).map_err(|_| DecodeError::Inconsistent("an id with control characters"))?;
-        start = end as usize;
-    }
     // Each ranked entry takes 20 bytes: a count beyond the input must not size an allocation.
     if ranked > r.remaining() / 20 {
         return Err(DecodeError::Inconsistent("counts exceed the input"));
@@ -233,6 +246,35 @@ fn read_members(r: &mut Reader<'_>, header: &Header) -> Result<Members, DecodeEr
         }
     }
     Ok((arena.to_vec(), ends, standings, latest_event))
+}
+
+/// Checks that every id laid out in `arena` is one a player may have. O(id bytes).
+fn check_ids(arena: &[u8], ends: &[u32]) -> Result<(), DecodeError> {
+    let mut start = 0usize;
+    for &end in ends {
+        let bytes = arena.get(start..end as usize).ok_or(DecodeError::Malformed)?;
+        let id = core::str::from_utf8(bytes).map_err(|_| DecodeError::Malformed)?;
+        check_id("id", id).map_err(|_| DecodeError::Inconsistent("an id with control characters"))?;
+        start = end as usize;
+    }
+    Ok(())
+}
+
+/// Runs two independent halves of a long job and returns once both are done: on two threads
+/// where the caller has them (a start reading a checkpoint), one after the other otherwise.
+pub trait Join {
+    /// Runs `a` and `b`, each once.
+    fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send));
+}
+
+/// [`Join`] on the caller's thread: `a`, then `b`.
+pub struct OneThread;
+
+impl Join for OneThread {
+    fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
+        a();
+        b();
+    }
 }
 
 /// Format 1's members: each id inline, ranked members first in rank order.
@@ -617,6 +659,37 @@ mod tests {
         swapped[first..second].copy_from_slice(&bytes[second..second + 20]);
         swapped[second..second + 20].copy_from_slice(&bytes[first..second]);
         assert_eq!(Board::read_checkpoint(&swapped).unwrap().digest(), live.digest());
+    }
+
+    /// A [`Join`] that runs the second half first, as a second thread may.
+    struct SecondFirst;
+
+    impl Join for SecondFirst {
+        fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
+            b();
+            a();
+        }
+    }
+
+    /// The two halves a start may run at once give the same board in either order, and the same
+    /// refusal of an id that is no player's (checked in one half while the other builds the tree).
+    #[test]
+    fn the_halves_read_the_same_in_either_order() {
+        let live = board(
+            ScoreMode::Highest,
+            &[("e1", "p-a", 3, 9), ("e2", "p-b", 4, 9), ("e3", "p-c", 4, 9)],
+        );
+        let mut bytes = Vec::new();
+        live.write_checkpoint(&mut bytes);
+        let back = Board::read_checkpoint_with(&bytes, &SecondFirst).unwrap();
+        assert_eq!(back.digest(), live.digest());
+        assert_eq!(back.index().range(1, 3), live.index().range(1, 3));
+        // The ids "p-ap-bp-c" follow the 55-byte header and three ends.
+        let mut damaged = bytes.clone();
+        damaged[55 + 3 * 4] = b'\n';
+        let refusal = Some(DecodeError::Inconsistent("an id with control characters"));
+        assert_eq!(Board::read_checkpoint(&damaged).err(), refusal);
+        assert_eq!(Board::read_checkpoint_with(&damaged, &SecondFirst).err(), refusal);
     }
 
     /// Every truncation and every single-byte change is an error or a valid board, never a panic.

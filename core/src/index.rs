@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::error::CapacityError;
-use crate::interner::{Interner, MemberId};
+use crate::interner::{Interner, MemberId, member_bytes};
 use crate::profile::EntryInfo;
 use crate::rules::{ScoreMode, Standing};
 use crate::tree::{Key, Probe, Tree};
@@ -191,15 +191,6 @@ impl RankedIndex {
         }
     }
 
-    /// An empty index over players already interned (none of them ranked yet).
-    pub(crate) fn with_names(mode: ScoreMode, names: Interner) -> RankedIndex {
-        RankedIndex {
-            mode,
-            names,
-            tree: Tree::default(),
-        }
-    }
-
     /// How many ranked players sort strictly before the position `(standing, player)` names
     /// (with `inclusive`, at or before), whether or not that player is ranked. O(log n).
     pub fn count_before(&self, standing: &Standing, player: &str, inclusive: bool) -> u64 {
@@ -272,11 +263,15 @@ impl RankedIndex {
         self.load_keys(keys);
     }
 
-    /// Replaces the whole index with these interned members' aggregates, each member at most
-    /// once. O(n) when they come in rank order, as a checkpoint lists them (the sort then meets
-    /// sorted keys, and reuses their buffer); O(n log n) in any other order.
-    pub(crate) fn load_ranked(&mut self, ranked: Vec<(MemberId, Standing)>) {
-        let mode = self.mode;
+    /// The tree of `ranked` (distinct members, in any order; already in rank order is O(n)),
+    /// over ids laid out as the interner keeps them, which break ties: everything of an index
+    /// but the interner's table, so that a start builds the two at once.
+    pub(crate) fn tree_of(
+        mode: ScoreMode,
+        ranked: Vec<(MemberId, Standing)>,
+        arena: &[u8],
+        ends: &[u32],
+    ) -> Tree {
         let keys = ranked
             .into_iter()
             .map(|(member, s)| Key {
@@ -285,7 +280,16 @@ impl RankedIndex {
                 member,
             })
             .collect();
-        self.load_keys(keys);
+        let keys = sort_keys(keys, |m| member_bytes(arena, ends, m));
+        let mut tree = Tree::default();
+        tree.bulk_load(keys.into_iter(), ends.len());
+        tree
+    }
+
+    /// An index of `names` and the tree [`RankedIndex::tree_of`] built over its ids. O(1).
+    pub(crate) fn from_parts(mode: ScoreMode, mut names: Interner, tree: Tree) -> RankedIndex {
+        names.shrink_to_fit();
+        RankedIndex { mode, names, tree }
     }
 
     /// The interned ids as the interner lays them out: every id's bytes back to back, and
@@ -294,23 +298,10 @@ impl RankedIndex {
         self.names.laid_out()
     }
 
-    /// Sorts distinct members' keys into the total order and packs the tree. The sort runs on
-    /// the integer part of the key; only runs of equal value and time, rare in practice, are
-    /// then ordered by player id bytes.
-    fn load_keys(&mut self, mut keys: Vec<Key>) {
-        keys.sort_unstable_by_key(|k| (k.order, k.time));
+    /// Sorts distinct members' keys into the total order and packs the tree.
+    fn load_keys(&mut self, keys: Vec<Key>) {
         let names = &self.names;
-        let mut start = 0;
-        while start < keys.len() {
-            let (order, time) = (keys[start].order, keys[start].time);
-            let end = start + keys[start..].partition_point(|k| k.order == order && k.time == time);
-            if end - start > 1 {
-                keys[start..end].sort_unstable_by(|a, b| {
-                    names.get(a.member).as_bytes().cmp(names.get(b.member).as_bytes())
-                });
-            }
-            start = end;
-        }
+        let keys = sort_keys(keys, |m| names.get(m).as_bytes());
         self.names.shrink_to_fit();
         self.tree.bulk_load(keys.into_iter(), self.names.len());
     }
@@ -365,6 +356,23 @@ impl RankedIndex {
     pub(crate) fn leaves_in_use(&self) -> usize {
         self.tree.leaves_in_use()
     }
+}
+
+/// Sorts distinct members' keys into the total order. The sort runs on the integer part of the
+/// key; only runs of equal value and time, rare in practice, are then ordered by the player id
+/// bytes `id` gives.
+fn sort_keys<'a>(mut keys: Vec<Key>, id: impl Fn(MemberId) -> &'a [u8]) -> Vec<Key> {
+    keys.sort_unstable_by_key(|k| (k.order, k.time));
+    let mut start = 0;
+    while start < keys.len() {
+        let (order, time) = (keys[start].order, keys[start].time);
+        let end = start + keys[start..].partition_point(|k| k.order == order && k.time == time);
+        if end - start > 1 {
+            keys[start..end].sort_unstable_by(|a, b| id(a.member).cmp(id(b.member)));
+        }
+        start = end;
+    }
+    keys
 }
 
 #[cfg(test)]

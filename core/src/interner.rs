@@ -103,15 +103,16 @@ impl Interner {
         Ok(m)
     }
 
-    /// An interner over ids already laid out back to back (`ends[m]` is one past member `m`'s
+    /// The hash table of ids already laid out back to back (`ends[m]` is one past member `m`'s
     /// last byte; every slice must be UTF-8, which the caller checked). Returns the first
-    /// member whose id repeats an earlier one as `Err`.
+    /// member whose id repeats an earlier one as `Err`. The ids are borrowed, so that a caller
+    /// can build the table beside other work on them ([`Interner::from_parts`] then owns both).
     ///
     /// O(n log n) but cache-friendly: the table is filled in bucket order rather than in member
     /// order, so at millions of ids each insert touches memory the previous one just touched,
     /// instead of missing the cache once or twice per id. This is what makes a restart from a
     /// checkpoint fast.
-    pub(crate) fn from_laid_out(arena: Vec<u8>, ends: Vec<u32>) -> Result<Interner, MemberId> {
+    pub(crate) fn table_of(arena: &[u8], ends: &[u32]) -> Result<HashTable<MemberId>, MemberId> {
         let hasher = foldhash::fast::FixedState::with_seed(HASH_SEED);
         let n = ends.len();
         let mut table = HashTable::with_capacity(n);
@@ -121,14 +122,14 @@ impl Interner {
         let buckets = if n < 8 { 8 } else { (n * 8 / 7).next_power_of_two() };
         let mask = buckets as u64 - 1;
         let mut order: Vec<(u64, MemberId)> = (0..n as MemberId)
-            .map(|m| (hasher.hash_one(member_bytes(&arena, &ends, m)), m))
+            .map(|m| (hasher.hash_one(member_bytes(arena, ends, m)), m))
             .collect();
         order.sort_unstable_by_key(|&(hash, _)| hash & mask);
         for (hash, m) in order {
             let entry = table.entry(
                 hash,
-                |&other| member_bytes(&arena, &ends, other) == member_bytes(&arena, &ends, m),
-                |&other| hasher.hash_one(member_bytes(&arena, &ends, other)),
+                |&other| member_bytes(arena, ends, other) == member_bytes(arena, ends, m),
+                |&other| hasher.hash_one(member_bytes(arena, ends, other)),
             );
             match entry {
                 hashbrown::hash_table::Entry::Occupied(_) => return Err(m),
@@ -137,15 +138,20 @@ impl Interner {
                 }
             }
         }
-        Ok(Interner {
+        Ok(table)
+    }
+
+    /// An interner of the ids and the table [`Interner::table_of`] built of them. O(1).
+    pub(crate) fn from_parts(arena: Vec<u8>, ends: Vec<u32>, table: HashTable<MemberId>) -> Interner {
+        Interner {
             arena,
             ends,
             table,
-            hasher,
-        })
+            hasher: foldhash::fast::FixedState::with_seed(HASH_SEED),
+        }
     }
 
-    /// The arena and the ends, as [`Interner::from_laid_out`] takes them back. O(1).
+    /// The arena and the ends, as [`Interner::table_of`] takes them back. O(1).
     pub(crate) fn laid_out(&self) -> (&[u8], &[u32]) {
         (&self.arena, &self.ends)
     }
@@ -174,7 +180,7 @@ impl Interner {
 
 /// The bytes of member `m` in the arena. O(1).
 #[inline]
-fn member_bytes<'a>(arena: &'a [u8], ends: &[u32], m: MemberId) -> &'a [u8] {
+pub(crate) fn member_bytes<'a>(arena: &'a [u8], ends: &[u32], m: MemberId) -> &'a [u8] {
     let m = m as usize;
     let start = if m == 0 { 0 } else { ends[m - 1] as usize };
     &arena[start..ends[m] as usize]

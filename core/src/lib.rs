@@ -51,7 +51,7 @@ mod tree;
 pub use board::{
     Applied, Board, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerRank, Repacked,
 };
-pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
+pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, Join, OneThread, reads_checkpoint_format};
 pub use client::ClientView;
 pub use cursor::{Cursor, CursorBinding};
 pub use digest::{BoardDigest, ChunkHash, Fnv1a, fnv1a};

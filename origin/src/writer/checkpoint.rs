@@ -23,7 +23,7 @@
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
+use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION, Join, reads_checkpoint_format};
 
 use super::WriterError;
 use super::applier::Group;
@@ -426,6 +426,19 @@ pub async fn restore_until(
     Ok((registry, domain, Restored::FullReplay { unusable }))
 }
 
+/// The core's [`Join`] on a second thread beside the caller's: a board's id table and ranked
+/// tree are built at once, which is most of a start.
+struct TwoThreads;
+
+impl Join for TwoThreads {
+    fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
+        std::thread::scope(|scope| {
+            scope.spawn(a);
+            b();
+        });
+    }
+}
+
 /// A checkpoint read back, and how long its two halves took.
 struct Loaded {
     registry: Registry,
@@ -519,7 +532,8 @@ async fn load(store: &Store) -> Result<Option<Loaded>, String> {
             .calendar
             .parse_key(kind, &instance.period_key)
             .map_err(|e| format!("{what}: {e}"))?;
-        let board = Board::read_checkpoint(slice).map_err(|e| format!("{what} cannot be read: {e}"))?;
+        let board = Board::read_checkpoint_with(slice, &TwoThreads)
+            .map_err(|e| format!("{what} cannot be read: {e}"))?;
         if *board.rules() != entry.def.rules {
             return Err(format!("{what} has other rules than the board's definition"));
         }
