@@ -95,13 +95,13 @@ pub(crate) async fn serve_restored(
     domain: Arc<domain::Moderation>,
     restored: writer::checkpoint::Restored,
 ) -> Result<(Shared, tokio::task::JoinHandle<()>), StartError> {
-    let checkpoint_seq = match &restored {
-        writer::checkpoint::Restored::Checkpoint { seq, .. } => *seq,
+    let (checkpoint_seq, checkpoint_bytes) = match &restored {
+        writer::checkpoint::Restored::Checkpoint { seq, bytes, .. } => (*seq, *bytes as usize),
         writer::checkpoint::Restored::FullReplay { unusable } => {
             if let Some(why) = unusable {
                 tracing::warn!("the checkpoint was not used ({why}); replayed the whole log instead");
             }
-            0
+            (0, 0)
         }
     };
     let broken = registry.broken();
@@ -140,6 +140,7 @@ pub(crate) async fn serve_restored(
         retention_ms: config.closed_period_retention_seconds.saturating_mul(1000),
         checkpoint_every: config.checkpoint_every_events,
         checkpoint_seq,
+        checkpoint_bytes,
         sealed_below,
         unsealed,
         event_seasons: store.event_seasons().await?,
@@ -208,8 +209,8 @@ pub async fn run(
     )
     .await?;
     // Every request has been answered: the writer is idle, so the next start can load this
-    // state instead of replaying the log.
-    if let Err(e) = state.ingest.checkpoint().await {
+    // state instead of replaying the log (unless replaying is the cheaper of the two).
+    if let Err(e) = state.ingest.checkpoint_at_stop().await {
         tracing::warn!(
             "the shutdown checkpoint failed (the next start replays the log): {}",
             Chain(&e)

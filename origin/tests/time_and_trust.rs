@@ -87,6 +87,7 @@ on_both_databases!(
     closed_periods_leave_memory_and_read_the_same,
     a_restart_from_a_checkpoint_equals_a_full_replay,
     periodic_checkpoints_are_stored_while_writes_go_on,
+    a_stop_stores_a_checkpoint_only_when_replaying_would_cost_more,
     writes_are_answered_while_a_checkpoint_encodes,
     moderation_finds_a_players_events_in_sealed_runs_and_the_tail,
 );
@@ -180,6 +181,57 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
     assert_eq!(written.seq, 15);
     assert!(service.state.ingest().checkpoint().await.unwrap().is_none());
     restart_from_checkpoint(service, &config, &clock, (15, 0), &live).await;
+}
+
+/// At a stop the writer stores a checkpoint only when replaying the log after the newest one
+/// would cost more than storing it (256 bytes of checkpoint an entry): a few entries after a
+/// periodic checkpoint are left to the next start, more are stored.
+async fn a_stop_stores_a_checkpoint_only_when_replaying_would_cost_more(db: Db) {
+    let (service, _config, _clock) = checkpointing_every_10(db).await;
+    define_daily_and_global(&service).await;
+    let submit = |from: i64, to: i64| {
+        let service = &service;
+        async move {
+            for i in from..to {
+                let mut e = at(
+                    &format!("e{i}"),
+                    &format!("p-{}", i % 7),
+                    10 + i,
+                    "2026-10-13T20:00:00Z",
+                );
+                e["scopes"] = json!(["daily", "global"]);
+                assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
+            }
+        }
+    };
+    submit(0, 10).await;
+    wait_for_checkpoint(service.state.store(), 10).await;
+    let (_, parts) = service.state.store().checkpoint().await.unwrap().unwrap();
+    let size: usize = parts[1..].iter().map(Vec::len).sum();
+    assert!((256..256 * 8).contains(&size), "{size} bytes of boards");
+    submit(10, 11).await;
+    let ingest = service.state.ingest();
+    assert!(
+        ingest.checkpoint_at_stop().await.unwrap().is_none(),
+        "one entry after {size} bytes"
+    );
+    assert_eq!(
+        service
+            .state
+            .store()
+            .checkpoint_head()
+            .await
+            .unwrap()
+            .map(|(seq, _)| seq),
+        Some(10)
+    );
+    submit(11, 18).await;
+    let written = ingest
+        .checkpoint_at_stop()
+        .await
+        .unwrap()
+        .expect("eight entries after it");
+    assert_eq!(written.seq, 18);
 }
 
 /// While a periodic checkpoint encodes the boards, writes are committed and answered but not

@@ -62,6 +62,7 @@ pub(super) async fn serve(global: &Global) -> Result<ExitCode, String> {
             read_in,
             decoded_in,
             replayed_in,
+            ..
         } => (
             "checkpoint",
             *seq,

@@ -22,6 +22,7 @@
 
 use std::time::{Duration, Instant};
 
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION, Join, reads_checkpoint_format};
 
@@ -44,6 +45,9 @@ const MANIFEST_FORMAT: u32 = 1;
 /// Above glibc's largest mmap threshold (32 MiB), so every buffer of a part is mapped and
 /// unmapped on its own instead of staying in the heap after a start.
 const PART_BYTES: usize = 48 << 20;
+
+/// Checkpoint parts a start reads at once (each 48 MiB at most, held until its turn).
+const PARTS_READ_AT_ONCE: usize = 3;
 
 /// What part 0 holds: where each instance's bytes are, and the derived state beside them.
 #[derive(Serialize, Deserialize)]
@@ -235,6 +239,17 @@ impl Pace {
     }
 }
 
+/// How many bytes of checkpoint storing costs about as much as replaying one log entry at a
+/// start: a stop writes a checkpoint only when its tail would cost more to replay than the
+/// checkpoint to store (BENCHMARKS.md has the figures).
+const ENTRY_REPLAY_AS_BYTES: u64 = 256;
+
+/// Whether a stop should store a checkpoint, `tail` log entries after the newest one, whose
+/// size was `last_bytes` (0 when unknown, and then it should).
+pub(crate) fn worth_storing(tail: u64, last_bytes: usize) -> bool {
+    last_bytes == 0 || tail.saturating_mul(ENTRY_REPLAY_AS_BYTES) >= last_bytes as u64
+}
+
 /// A checkpoint's encoding, on a blocking thread of its own.
 pub(super) type Encoding = tokio::task::JoinHandle<Result<Encoded, CheckpointError>>;
 
@@ -256,7 +271,24 @@ impl Writer {
         parts.metrics.checkpoint_encode.observe(written.encoded_in);
         parts.metrics.checkpoint_stored.observe(written.took);
         parts.checkpoint_seq = seq;
+        parts.checkpoint_bytes = written.bytes;
         Ok(Some(written))
+    }
+
+    /// Whether a stop stores a checkpoint ([`worth_storing`]); says why when it does not.
+    pub(super) fn worth_storing_at_stop(&self) -> bool {
+        let tail = (self.machine.next_seq() - 1 - self.checkpoint_seq).max(0) as u64;
+        // Nothing since the newest one: the checkpoint is skipped anyway, and says nothing.
+        let worth = tail == 0 || worth_storing(tail, self.checkpoint_bytes);
+        if !worth {
+            tracing::info!(
+                tail,
+                checkpoint_seq = self.checkpoint_seq,
+                "no checkpoint at this stop: the next start replays the {tail} log entries after the newest one ({:.1} MiB), which costs less than storing a new one",
+                self.checkpoint_bytes as f64 / (1 << 20) as f64
+            );
+        }
+        worth
     }
 
     /// Whether a board is broken, which rules out a checkpoint: it would hold the broken board's
@@ -349,6 +381,9 @@ impl Writer {
         match task.await {
             Ok(Ok(written)) => {
                 parts.metrics.checkpoint_stored.observe(written.took);
+                if written.seq > parts.checkpoint_seq {
+                    parts.checkpoint_bytes = written.bytes;
+                }
                 parts.checkpoint_seq = parts.checkpoint_seq.max(written.seq);
             }
             Ok(Err(e)) => tracing::warn!("a periodic checkpoint failed (the log is intact): {}", Chain(&e)),
@@ -366,6 +401,8 @@ pub enum Restored {
         seq: i64,
         /// Log entries (events and actions) replayed after it.
         tail: u64,
+        /// Its bytes of boards: what storing the next one will cost, about.
+        bytes: u64,
         /// How long reading its parts from the database took: with the next two, what an
         /// operator looks at when a start is slow.
         read_in: Duration,
@@ -400,6 +437,7 @@ pub async fn restore_until(
             registry,
             domain,
             seq,
+            bytes,
             read_in,
             decoded_in,
         })) => {
@@ -414,6 +452,7 @@ pub async fn restore_until(
             let restored = Restored::Checkpoint {
                 seq,
                 tail,
+                bytes,
                 read_in,
                 decoded_in,
                 replayed_in: replaying.elapsed(),
@@ -444,6 +483,7 @@ struct Loaded {
     registry: Registry,
     domain: Moderation,
     seq: i64,
+    bytes: u64,
     read_in: Duration,
     decoded_in: Duration,
 }
@@ -484,10 +524,16 @@ async fn load(store: &Store) -> Result<Option<Loaded>, String> {
         .try_fold(0u64, |sum, i| sum.checked_add(i.bytes))
         .ok_or("its manifest's sizes overflow")?;
     let mut bytes: Vec<u8> = Vec::new();
+    // Parts are read a few at once, each on a connection of its own, and taken in order: one
+    // SQLite connection reads a big blob page by page, and that is most of a start.
+    let mut parts = futures_util::stream::iter(1..count)
+        .map(|index| store.checkpoint_part(seq, index))
+        .buffered(PARTS_READ_AT_ONCE);
     for index in 1..count {
-        let part = store
-            .checkpoint_part(seq, index)
+        let part = parts
+            .next()
             .await
+            .ok_or("a checkpoint part went missing while it was read")?
             .map_err(|e| e.to_string())?;
         if (bytes.len() + part.len()) as u64 > total {
             return Err(format!(
@@ -568,7 +614,29 @@ async fn load(store: &Store) -> Result<Option<Loaded>, String> {
         registry,
         domain,
         seq,
+        bytes: total,
         read_in,
         decoded_in: decoding.elapsed(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stop stores a checkpoint when this process has stored none, or when the entries after
+    /// the newest one would cost at least its size to replay.
+    #[test]
+    fn a_stop_weighs_the_tail_against_the_checkpoint() {
+        assert!(worth_storing(0, 0));
+        assert!(worth_storing(1, 0));
+        assert!(!worth_storing(1, 257));
+        assert!(worth_storing(1, 256));
+        assert!(
+            !worth_storing(1_000_000, 2_350_000_000),
+            "a 50M board, a tail of 1M"
+        );
+        assert!(worth_storing(10_000_000, 2_350_000_000));
+        assert!(worth_storing(u64::MAX, usize::MAX));
+    }
 }

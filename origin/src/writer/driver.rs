@@ -133,6 +133,8 @@ pub(super) struct Writer {
     rhythm: Rhythm,
     /// The `seq` of the newest stored checkpoint (0 without one).
     pub(super) checkpoint_seq: i64,
+    /// The size of the newest checkpoint, stored or restored (0 when unknown).
+    pub(super) checkpoint_bytes: usize,
     pub(super) machine: GroupCommit,
     flight: Option<InFlight>,
     unresolved: Option<Unresolved>,
@@ -152,6 +154,7 @@ impl Writer {
             retention_ms,
             checkpoint_every,
             checkpoint_seq,
+            checkpoint_bytes,
             sealed_below,
             unsealed,
             event_seasons,
@@ -168,6 +171,7 @@ impl Writer {
             retention_ms,
             rhythm: Rhythm::new(checkpoint_seq, checkpoint_every, rest::IDLE_BEFORE_RELEASE_MS),
             checkpoint_seq,
+            checkpoint_bytes,
             machine: GroupCommit::new(next_seq, sealed_below, RUN_SEQS, unsealed, event_seasons),
             flight: None,
             unresolved: None,
@@ -257,12 +261,13 @@ impl Writer {
                     };
                     let _ = reply.send(evicted);
                 }
-                Command::Checkpoint { reply } => {
+                Command::Checkpoint { reply, at_stop } => {
                     self.quiesce(&mut storing).await;
                     self.reap(storing.take()).await;
                     // A checkpoint is as of the last committed seq, which an unknown commit
                     // leaves unknown.
                     let written = match self.resolve().await {
+                        Ok(()) if at_stop && !self.worth_storing_at_stop() => Ok(None),
                         Ok(()) => self.write_checkpoint().await,
                         Err(e) => Err(e),
                     };

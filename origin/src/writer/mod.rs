@@ -104,6 +104,9 @@ enum Command {
     },
     Checkpoint {
         reply: oneshot::Sender<Result<Option<checkpoint::Written>, WriterError>>,
+        /// Only if storing it costs less than replaying the log after the newest one would
+        /// ([`checkpoint::worth_storing`]).
+        at_stop: bool,
     },
 }
 
@@ -135,6 +138,8 @@ pub(crate) struct WriterParts {
     pub(crate) checkpoint_every: u64,
     /// The `seq` of the newest stored checkpoint (0 without one).
     pub(crate) checkpoint_seq: i64,
+    /// Its bytes of boards (0 without one).
+    pub(crate) checkpoint_bytes: usize,
     /// Where the log's unsealed tail starts ([`Store::sealed_below`]): once it holds
     /// [`crate::store::RUN_SEQS`] seqs, the group that completes it seals it as a run.
     pub(crate) sealed_below: i64,
@@ -202,8 +207,19 @@ impl Ingest {
     /// when the newest stored checkpoint is already as of that `seq` (nothing was written since,
     /// as when a service stops right after a start). O(members held).
     pub async fn checkpoint(&self) -> Result<Option<checkpoint::Written>, WriterError> {
+        self.checkpoint_unless(false).await
+    }
+
+    /// [`Ingest::checkpoint`] at a stop: `None` also when replaying the log after the newest
+    /// checkpoint at the next start costs less than storing a new one now, which on a board of
+    /// tens of millions is most of the stop ([`checkpoint::worth_storing`]).
+    pub async fn checkpoint_at_stop(&self) -> Result<Option<checkpoint::Written>, WriterError> {
+        self.checkpoint_unless(true).await
+    }
+
+    async fn checkpoint_unless(&self, at_stop: bool) -> Result<Option<checkpoint::Written>, WriterError> {
         let (reply, answer) = oneshot::channel();
-        self.send(Command::Checkpoint { reply }).await?;
+        self.send(Command::Checkpoint { reply, at_stop }).await?;
         answer.await.map_err(|_| WriterError::Dropped("a checkpoint"))?
     }
 
