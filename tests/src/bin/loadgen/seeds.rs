@@ -19,7 +19,7 @@ use crate::http::{HttpConn, count};
 use crate::latency::Histogram;
 use crate::scrape::{LAG_METRIC, Scrape, quantile_between};
 use crate::service::{Database, SERVICE_TOKEN, Service};
-use crate::subscribe::{self, Shape, Spec, Tally, Target, Transport, Watched};
+use crate::subscribe::{self, REFUSALS, Shape, Spec, Tally, Target, Transport, Watched};
 use crate::workload::{Population, Rng, player_id, push_int};
 use crate::{Common, fmt_latency, thousands};
 
@@ -113,7 +113,8 @@ struct Report {
     rank_standings: bench::Measured,
     rank_redis: bench::Measured,
     subscribers: u64,
-    refused: u64,
+    /// Refused subscriptions, by [`REFUSALS`].
+    refused: [u64; 3],
     per_subscriber: f64,
     writes: Writes,
     spike_cpu: Usage,
@@ -277,10 +278,10 @@ async fn measure(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Result
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (rss_after, _) = service.resident()?;
     let subscribers = tally.ready.load(Ordering::Relaxed);
-    let refused = tally.refused_total();
+    let refused = [0, 1, 2].map(|i| tally.refused[i].load(Ordering::Relaxed));
     let per_subscriber = rss_after.saturating_sub(rss_before) as f64 / subscribers.max(1) as f64;
     eprintln!(
-        "loadgen seeds: {subscribers} subscribers hold their snapshot ({refused} refused), {per_subscriber:.0} B each"
+        "loadgen seeds: {subscribers} subscribers hold their snapshot ({refused:?} refused), {per_subscriber:.0} B each"
     );
 
     // The spike: writes offered above capacity, reads and views at once.
@@ -764,9 +765,14 @@ fn print_report(args: &Args, r: &Report) {
         );
     }
     println!(
-        "| live subscribers during the spike | {} ({} refused), {:.0} B each, {} messages, notify lag {} | | {} gaps |",
+        "| live subscribers during the spike | {} (refused: {}), {:.0} B each, {} messages, notify lag {} | | {} gaps |",
         r.subscribers,
-        r.refused,
+        REFUSALS
+            .iter()
+            .zip(r.refused)
+            .map(|((status, code), n)| format!("{n} {status} {code}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         r.per_subscriber,
         thousands(r.messages as f64),
         ms(r.notify_lag),
