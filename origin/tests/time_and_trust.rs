@@ -135,6 +135,21 @@ async fn restart_from_checkpoint(
     service
 }
 
+/// Submits events `from..to` to the daily and global boards one at a time, so that each is a
+/// group of its own and its seq is known.
+async fn submit_one_by_one(service: &TestService, from: i64, to: i64) {
+    for i in from..to {
+        let mut e = at(
+            &format!("e{i}"),
+            &format!("p-{}", i % 7),
+            10 + i,
+            "2026-10-13T20:00:00Z",
+        );
+        e["scopes"] = json!(["daily", "global"]);
+        assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
+    }
+}
+
 /// With `checkpoint_every_events`, the writer begins a checkpoint each time the log has grown
 /// by that many entries, and a task of its own stores it while writes go on; after a crash the
 /// start uses it and the log after it. Asked for a checkpoint when the stored one is as of the
@@ -142,22 +157,7 @@ async fn restart_from_checkpoint(
 async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
     let (service, config, clock) = checkpointing_every_10(db).await;
     define_daily_and_global(&service).await;
-    let submit = |from: i64, to: i64| {
-        let service = &service;
-        async move {
-            // One at a time, so each is a group of its own and its seq is known.
-            for i in from..to {
-                let mut e = at(
-                    &format!("e{i}"),
-                    &format!("p-{}", i % 7),
-                    10 + i,
-                    "2026-10-13T20:00:00Z",
-                );
-                e["scopes"] = json!(["daily", "global"]);
-                assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
-            }
-        }
-    };
+    let submit = |from: i64, to: i64| submit_one_by_one(&service, from, to);
     submit(0, 10).await;
     // The group with seq 10 began one; it is stored beside the writes, so wait for it.
     wait_for_checkpoint(service.state.store(), 10).await;
@@ -189,21 +189,7 @@ async fn periodic_checkpoints_are_stored_while_writes_go_on(db: Db) {
 async fn a_stop_stores_a_checkpoint_only_when_replaying_would_cost_more(db: Db) {
     let (service, _config, _clock) = checkpointing_every_10(db).await;
     define_daily_and_global(&service).await;
-    let submit = |from: i64, to: i64| {
-        let service = &service;
-        async move {
-            for i in from..to {
-                let mut e = at(
-                    &format!("e{i}"),
-                    &format!("p-{}", i % 7),
-                    10 + i,
-                    "2026-10-13T20:00:00Z",
-                );
-                e["scopes"] = json!(["daily", "global"]);
-                assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
-            }
-        }
-    };
+    let submit = |from: i64, to: i64| submit_one_by_one(&service, from, to);
     submit(0, 10).await;
     wait_for_checkpoint(service.state.store(), 10).await;
     let (_, parts) = service.state.store().checkpoint().await.unwrap().unwrap();

@@ -357,27 +357,13 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
     bench::redis_delete(&plan.redis_addr, &plan.redis_key).await?;
     let redis_used_before = bench::redis_used_memory(&plan.redis_addr).await?;
 
-    let first_ready = service.start(args.common.run.ready_timeout).await?;
-    bench::define_board(&service.addr).await?;
-    let (rss_empty, _) = service.resident()?;
-    let watched = cpu::Watched {
-        standings: service.pid().ok_or("the service is not running")?,
-        redis: bench::redis_pid(&plan.redis_addr).await?,
-    };
-
-    eprintln!(
-        "loadgen: loading {members} members into Standings (batches of {})",
-        args.common.batch
-    );
-    let load_from = cpu::Snapshot::take(watched);
-    let load = bench::load_standings(
-        plan,
-        args.common.batch,
-        args.common.load_connections,
-        args.common.run.load_timeout,
-    )
-    .await?;
-    let load_cpu = load_from.until(&cpu::Snapshot::take(watched));
+    let Loaded {
+        first_ready,
+        rss_empty,
+        watched,
+        load,
+        load_cpu,
+    } = start_and_load(&args.common, plan, service, "loadgen").await?;
     let (rss_loaded, hwm_loaded) = service.resident()?;
     let loaded_at = Instant::now();
     eprintln!(
@@ -502,6 +488,54 @@ async fn measure_all(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Re
         digest_took,
         digest: after.digest,
         database_bytes,
+    })
+}
+
+/// What starting the service on its fresh database and loading the population took.
+struct Loaded {
+    first_ready: Duration,
+    /// VmRSS with the board defined and empty.
+    rss_empty: u64,
+    /// The processes whose CPU the measurements tell apart.
+    watched: cpu::Watched,
+    load: Duration,
+    load_cpu: cpu::Usage,
+}
+
+/// Starts the service, defines the board under test and loads every member through the batch
+/// endpoint (`who` names the mode in the progress lines).
+async fn start_and_load(
+    common: &Common,
+    plan: &Arc<Plan>,
+    service: &mut Service,
+    who: &str,
+) -> Result<Loaded, String> {
+    let first_ready = service.start(common.run.ready_timeout).await?;
+    bench::define_board(&service.addr).await?;
+    let (rss_empty, _) = service.resident()?;
+    let watched = cpu::Watched {
+        standings: service.pid().ok_or("the service is not running")?,
+        redis: bench::redis_pid(&plan.redis_addr).await?,
+    };
+    eprintln!(
+        "{who}: loading {} members into Standings (batches of {})",
+        common.members, common.batch
+    );
+    let load_from = cpu::Snapshot::take(watched);
+    let load = bench::load_standings(
+        plan,
+        common.batch,
+        common.load_connections,
+        common.run.load_timeout,
+    )
+    .await?;
+    let load_cpu = load_from.until(&cpu::Snapshot::take(watched));
+    Ok(Loaded {
+        first_ready,
+        rss_empty,
+        watched,
+        load,
+        load_cpu,
     })
 }
 

@@ -189,26 +189,12 @@ async fn measure(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Result
     let members = args.common.members;
     bench::redis_delete(&plan.redis_addr, &plan.redis_key).await?;
     let redis_before = bench::redis_used_memory(&plan.redis_addr).await?;
-    service.start(args.common.run.ready_timeout).await?;
-    bench::define_board(&service.addr).await?;
-    let watched = cpu::Watched {
-        standings: service.pid().ok_or("the service is not running")?,
-        redis: bench::redis_pid(&plan.redis_addr).await?,
-    };
-
-    eprintln!(
-        "loadgen seeds: loading {members} members (batches of {})",
-        args.common.batch
-    );
-    let load_from = cpu::Snapshot::take(watched);
-    let load = bench::load_standings(
-        plan,
-        args.common.batch,
-        args.common.load_connections,
-        args.common.run.load_timeout,
-    )
-    .await?;
-    let load_cpu = load_from.until(&cpu::Snapshot::take(watched));
+    let crate::Loaded {
+        watched,
+        load,
+        load_cpu,
+        ..
+    } = crate::start_and_load(&args.common, plan, service, "loadgen seeds").await?;
     eprintln!(
         "loadgen seeds: loaded in {load:.1?} = {:.0} events/s ({:.2} cores)",
         members as f64 / load.as_secs_f64(),
