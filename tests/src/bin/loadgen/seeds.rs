@@ -50,7 +50,8 @@ pub(crate) struct Args {
     /// Connections sending batched submissions.
     #[arg(long, value_name = "N", default_value = "8", value_parser = crate::harness::at_least_one::<usize>)]
     batch_connections: usize,
-    /// `around:P:25` views subscribed before the spike, each on a player of its own.
+    /// `around:P:25` views subscribed before the spike (after the top watchers), each on a
+    /// player of its own.
     #[arg(long, value_name = "N", default_value = "2000")]
     around_views: usize,
     /// Subscribers of one `top:100` view.
@@ -232,15 +233,17 @@ async fn measure(args: &Args, plan: &Arc<Plan>, service: &mut Service) -> Result
     });
     let mut rng = Rng::stream(plan.population.seed ^ 0x7365_6564, 0);
     let mut held = Vec::new();
+    // The shared view's watchers first: joining a watched view is always admitted, so once its
+    // first watcher holds it the rest join whatever the `around` views cost afterwards.
     for index in 0..args.around_views + args.top_watchers {
-        let (shape, view) = if index < args.around_views {
+        let (shape, view) = if index < args.top_watchers {
+            (Shape::Top, "top:100".to_string())
+        } else {
             let id = player_id(rng.below(members));
             (
                 Shape::Around,
                 format!("around:{}:25", String::from_utf8_lossy(&id)),
             )
-        } else {
-            (Shape::Top, "top:100".to_string())
         };
         let spec = Spec {
             transport: Transport::Sse,
