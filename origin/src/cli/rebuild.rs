@@ -185,7 +185,7 @@ async fn rebuild_store(
             (board.digest().to_string(), board.total_players(), board.version())
         };
         let took = started.elapsed();
-        let verdict = match live.digest(&slot.id, &slot.period).await {
+        let verdict = match live.digest(&slot.id, &slot.period, last_seq).await {
             Ok(live) if live == digest => "matches the live board".to_string(),
             Ok(live) => {
                 mismatches += 1;
@@ -246,15 +246,24 @@ impl LiveService {
         }
     }
 
-    /// The digest the running service reports for a board's period.
-    async fn digest(&self, id: &BoardId, period: &Period) -> Result<String, String> {
+    /// The digest the running service reports for a board's period, at or after the log's
+    /// entry `through` (the end the rebuild replayed): a node answering from a warm copy that
+    /// is behind it waits or asks the owner, so the two compare the same log.
+    async fn digest(&self, id: &BoardId, period: &Period, through: i64) -> Result<String, String> {
+        let position =
+            standings_core::contract::position::Position::new(&id.game, u64::try_from(through).unwrap_or(0));
         let mut url = format!(
-            "http://{}/v1/leaderboards/{}/{}/{}/{}/digest",
-            self.listen, id.game, id.mode, id.season, id.scope
+            "http://{}/v1/leaderboards/{}/{}/{}/{}/digest?min_position={}",
+            self.listen,
+            id.game,
+            id.mode,
+            id.season,
+            id.scope,
+            position.token()
         );
         if let Some(start) = period.start_ms {
             url.push_str(&format!(
-                "?period={}&at={}",
+                "&period={}&at={}",
                 period.kind.as_str(),
                 crate::clock::format_rfc3339(start)
             ));
