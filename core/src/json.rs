@@ -17,7 +17,7 @@
 
 use alloc::vec::Vec;
 
-use crate::{EntryInfo, FriendEntry, FriendsBoard, Page, PlayerRank, RankedEntry};
+use crate::{EntryInfo, FriendEntry, FriendsBoard, Page, PlayerInterval, PlayerRank, RankedEntry};
 
 /// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it: `"` and `\`
 /// with a backslash, `\b \f \n \r \t` by name, every other control character below U+0020 as
@@ -377,6 +377,33 @@ pub fn write_rank_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, found: &P
     out.extend_from_slice(b",\"percentile\":");
     write_f64(out, found.percentile);
     out.extend_from_slice(b",\"total_players\":");
+    write_u64(out, found.total_players);
+    out.push(b'}');
+}
+
+/// Appends the whole rank interval answer: the rank answer's fields in its order, with
+/// `"rank"`, `"competition_rank"`, `"dense_rank"` and `"percentile"` null (the interval does not
+/// know them) and `"rank_interval": {"low", "high"}` and `"approximate": true` after `"rank"`.
+/// O(length of the player id and the period key).
+pub fn write_interval_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, found: &PlayerInterval<'_>) {
+    out.push(b'{');
+    period.write(out);
+    out.extend_from_slice(b"\"board_version\":");
+    write_u64(out, found.board_version);
+    out.extend_from_slice(b",\"player_id\":");
+    write_str(out, found.player);
+    out.extend_from_slice(b",\"rank\":null,\"rank_interval\":{\"low\":");
+    write_u64(out, found.interval.low);
+    out.extend_from_slice(b",\"high\":");
+    write_u64(out, found.interval.high);
+    out.extend_from_slice(b"},\"approximate\":true,\"value\":");
+    write_i64(out, found.standing.value);
+    out.extend_from_slice(b",\"achieved_at\":");
+    write_time_str(out, found.standing.achieved_at);
+    write_info(out, &found.info);
+    out.extend_from_slice(
+        b",\"competition_rank\":null,\"dense_rank\":null,\"percentile\":null,\"total_players\":",
+    );
     write_u64(out, found.total_players);
     out.push(b'}');
 }

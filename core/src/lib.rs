@@ -36,6 +36,7 @@ mod error;
 mod event;
 mod index;
 mod interner;
+pub mod interval;
 #[cfg(feature = "json")]
 pub mod json;
 #[cfg(feature = "jwt")]
@@ -49,7 +50,8 @@ pub mod snapshot;
 mod tree;
 
 pub use board::{
-    Applied, Board, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerRank, Repacked,
+    Applied, Board, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerInterval,
+    PlayerRank, Repacked,
 };
 pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, Join, OneThread, reads_checkpoint_format};
 pub use client::ClientView;

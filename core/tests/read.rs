@@ -8,6 +8,7 @@ use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
+use standings_core::interval::RankSketch;
 use standings_core::snapshot::read::{Part, Parts, SnapshotReader, Step};
 use standings_core::{
     Board, BoardRules, ChunkingOptions, Cursor, LookupChunk, Manifest, PlayerId, QueryError, RankChunk,
@@ -21,6 +22,7 @@ use common::{AllParts, mode_strategy};
 struct FetchedParts {
     rank: BTreeMap<usize, RankChunk>,
     lookup: BTreeMap<usize, LookupChunk>,
+    sketch: Option<RankSketch>,
 }
 
 impl Parts for FetchedParts {
@@ -29,6 +31,9 @@ impl Parts for FetchedParts {
     }
     fn lookup(&self, partition: usize) -> Option<&LookupChunk> {
         self.lookup.get(&partition)
+    }
+    fn sketch(&self) -> Option<&RankSketch> {
+        self.sketch.as_ref()
     }
 }
 
@@ -67,6 +72,11 @@ fn fetch_until_done(
                     let chunk =
                         LookupChunk::decode(&snapshot.lookup_chunks[p], &manifest.lookup_chunks[p].hash);
                     fetched.lookup.insert(p, chunk.unwrap());
+                }
+                Part::Sketch => {
+                    assert!(fetched.sketch.is_none(), "the sketch asked again");
+                    let sketch = RankSketch::decode(&snapshot.sketch, &manifest.sketch);
+                    fetched.sketch = Some(sketch.unwrap());
                 }
             }
             cost.parts += 1;
@@ -240,6 +250,28 @@ proptest! {
             if expected.is_none() {
                 prop_assert_eq!(cost.parts, lookups_of(&snapshot.manifest, [name.as_str()]), "an unranked player costs their lookup chunk");
             }
+        }
+    }
+
+    /// Rank intervals equal the board's for ranked, unranked and unknown players, in one round
+    /// of at most the lookup chunk and the sketch, never a rank chunk.
+    #[test]
+    fn rank_intervals_equal_the_boards(
+        mode in mode_strategy(),
+        events in prop::collection::vec((0u16..80, -4i64..4, 0i64..3), 0..300),
+        removed in prop::collection::vec(0u16..80, 0..5),
+        options in options_strategy(),
+    ) {
+        let board = board_from(mode, &events, &removed);
+        let snapshot = Snapshot::build_with(&board, options);
+        let all = AllParts::of(&snapshot);
+        let reader = SnapshotReader::new(&snapshot.manifest);
+        for name in asked_names(80) {
+            let expected = board.rank_interval(&name);
+            prop_assert_eq!(&done(reader.player_interval(&all, &name)), &expected);
+            let (fetched, cost) = fetch_until_done(&snapshot, |parts| need(reader.player_interval(parts, &name)));
+            prop_assert_eq!(&done(reader.player_interval(&fetched, &name)), &expected);
+            prop_assert!(cost.rounds <= 1 && fetched.rank.is_empty(), "{} costs {:?}", name, cost);
         }
     }
 

@@ -14,6 +14,7 @@
 //! another order. [`Board::deltas_since`] hands the same deltas to whoever follows the board.
 
 mod at_version;
+mod interval;
 
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, VecDeque};
@@ -29,6 +30,8 @@ use crate::index::{RankedEntry, RankedIndex};
 use crate::interner::MemberId;
 use crate::profile::{EntryInfo, Extras, Profile, recompute_with_metadata, step};
 use crate::rules::{BoardRules, ScoreMode, Standing};
+
+pub use interval::PlayerInterval;
 
 /// How many deltas a board keeps by default: enough for a client paging a busy board for a
 /// while, at about 0.55 MiB per board with 23-byte player ids (see [`Board::set_history_limit`]).

@@ -10,7 +10,8 @@ use crate::cursor::Cursor;
 use crate::cursor::CursorBinding;
 use crate::error::QueryError;
 use crate::json::{
-    PeriodFields, write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer,
+    PeriodFields, write_friends_answer, write_interval_answer, write_nearby_answer, write_rank_answer,
+    write_top_answer,
 };
 use crate::snapshot::read::{Parts, SnapshotReader, Step};
 
@@ -47,6 +48,24 @@ pub fn rank(
         Step::Done(found) => Step::Done(found.map(|found| {
             let mut out = Vec::with_capacity(384);
             write_rank_answer(&mut out, period, &found);
+            out
+        })),
+        Step::Need(need) => Step::Need(need),
+    }
+}
+
+/// `players/{player}/rank?approximate=interval`: `None` when the player has no score. Needs
+/// no rank chunk. O(log bounds) once held.
+pub fn rank_interval(
+    reader: &SnapshotReader<'_>,
+    parts: &impl Parts,
+    period: &PeriodFields<'_>,
+    player: &str,
+) -> Step<Option<Vec<u8>>> {
+    match reader.player_interval(parts, player) {
+        Step::Done(found) => Step::Done(found.map(|found| {
+            let mut out = Vec::with_capacity(384);
+            write_interval_answer(&mut out, period, &found);
             out
         })),
         Step::Need(need) => Step::Need(need),

@@ -61,6 +61,19 @@ impl<'a> Query<'a> {
         self.parse("include_self", false, |_| true, "true or false")
     }
 
+    /// `approximate` of a rank read: absent for the exact rank, `interval` for a guaranteed
+    /// rank interval ([`crate::interval`]); any other value is refused, since an approximation
+    /// is only ever asked for by name.
+    pub fn precision(&self) -> Result<Precision, Problem> {
+        match self.get("approximate").as_deref() {
+            None => Ok(Precision::Exact),
+            Some("interval") => Ok(Precision::Interval),
+            Some(other) => Err(Problem::invalid_request(format!(
+                "approximate={other:?} is not valid; expected interval (or no approximate, for the exact rank)"
+            ))),
+        }
+    }
+
     /// The `cursor` of a top page, decoded for the board instance `binding` (`board` and
     /// `period_key` name it in the refusal): `None` without one, and with one its bytes (the
     /// page's cache key) and the cursor. 400 `INVALID_CURSOR` for text this service did not
@@ -76,6 +89,16 @@ impl<'a> Query<'a> {
         };
         cursor(&raw, binding, board, period_key).map(Some)
     }
+}
+
+/// How exact a rank read's answer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// The exact rank: the default everywhere.
+    Exact,
+    /// `approximate=interval`: ranks that always hold the exact one, answered without the
+    /// player's rank chunk.
+    Interval,
 }
 
 /// The value `raw` of the parameter `name` parsed as `T`, `default` when absent; 400
@@ -219,6 +242,13 @@ pub const BAD_PARAMETERS: &[(&str, &str, u16, &str, &str)] = &[
         "radius=\"x\" is not valid; expected 0 to 100",
     ),
     (
+        "rank",
+        "approximate=yes",
+        400,
+        "INVALID_REQUEST",
+        "approximate=\"yes\" is not valid; expected interval (or no approximate, for the exact rank)",
+    ),
+    (
         "friends",
         "include_self=yes",
         400,
@@ -248,6 +278,7 @@ mod tests {
                     .err()
                     .or_else(|| query.cursor(binding, &"g/m/s/global", "all_time").err()),
                 "nearby" => query.radius().err(),
+                "rank" => query.precision().err(),
                 "friends" => query.include_self().err(),
                 other => panic!("no read {other}"),
             }

@@ -38,6 +38,7 @@ use crate::digest::{BoardDigest, ChunkHash, fnv1a};
 use crate::error::DecodeError;
 use crate::event::check_id;
 use crate::index::RankedEntry;
+use crate::interval::RankSketch;
 use crate::profile::{Audience, EntryInfo};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
@@ -49,11 +50,13 @@ pub use publish::{FullBuildReason, Publication, PublishPath, Publisher};
 /// The snapshot format version this build writes and reads. Format 1 named each rank chunk's
 /// first entry; format 2 names its first value and its distinct values instead, which is what
 /// the dense rank needs. Format 3 adds each entry's public extras (name, country, metadata).
-pub const SNAPSHOT_FORMAT_VERSION: u16 = 3;
+/// Format 4 names a rank sketch ([`RankSketch`]), a part of its own.
+pub const SNAPSHOT_FORMAT_VERSION: u16 = 4;
 
 const TAG_MANIFEST: u8 = b'M';
 const TAG_RANK_CHUNK: u8 = b'R';
 const TAG_LOOKUP_CHUNK: u8 = b'L';
+const TAG_SKETCH: u8 = b'S';
 
 /// How a snapshot is cut into chunks. The reader needs none of this: the manifest says it all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,6 +208,8 @@ pub struct Manifest {
     /// The SHA-256 over the score mode and the rank chunks' hashes in order
     /// ([`Manifest::chunk_digest`]); not the board digest.
     pub digest: BoardDigest,
+    /// The SHA-256 of the encoded rank sketch of this version, the part a rank interval reads.
+    pub sketch: ChunkHash,
     /// The rank chunks, in rank order.
     pub rank_chunks: Vec<RankChunkRef>,
     /// The lookup chunks; a player's partition is `fnv1a(player) mod len`, `len` a power of two.
@@ -236,6 +241,8 @@ pub struct Snapshot {
     pub rank_chunks: Vec<Vec<u8>>,
     /// The encoded lookup chunks, in partition order.
     pub lookup_chunks: Vec<Vec<u8>>,
+    /// The encoded rank sketch.
+    pub sketch: Vec<u8>,
 }
 
 /// Encodes a part: the header, then the postcard body written straight after it. `capacity`
@@ -369,6 +376,7 @@ struct ManifestHead<'m> {
     board_version: u64,
     total_players: u64,
     digest: &'m BoardDigest,
+    sketch: &'m ChunkHash,
 }
 
 impl EncodedManifest {
@@ -386,6 +394,7 @@ impl EncodedManifest {
             board_version: manifest.board_version,
             total_players: manifest.total_players,
             digest: &manifest.digest,
+            sketch: &manifest.sketch,
         };
         let guess =
             64 + manifest.rank_chunks.len() * (48 + entry_size_guess("")) + manifest.lookup_chunks.len() * 36;
@@ -515,6 +524,16 @@ impl Manifest {
         chunk_digest(self.rules.score_mode, self.rank_chunks.iter().map(|c| &c.hash))
     }
 
+    /// The hash of every part the manifest names: rank chunks, lookup chunks, the sketch.
+    /// O(chunks).
+    pub fn part_hashes(&self) -> impl Iterator<Item = ChunkHash> + '_ {
+        self.rank_chunks
+            .iter()
+            .map(|c| c.hash)
+            .chain(self.lookup_chunks.iter().map(|c| c.hash))
+            .chain(core::iter::once(self.sketch))
+    }
+
     /// The lookup partition that holds `player`. O(1).
     pub fn partition_of(&self, player: &str) -> usize {
         let partitions = self.lookup_chunks.len().max(1) as u64;
@@ -540,6 +559,24 @@ impl Manifest {
             .take(i)
             .map(|c| u64::from(c.count))
             .sum::<u64>()
+    }
+}
+
+impl RankSketch {
+    /// The encoded sketch. O(bounds).
+    pub fn encode(&self) -> Vec<u8> {
+        encode_part(TAG_SKETCH, &self.to_wire(), 8 + self.len() * 20)
+    }
+
+    /// Decodes untrusted sketch bytes, checking them against the hash the manifest names.
+    /// O(bytes).
+    pub fn decode(bytes: &[u8], expected: &ChunkHash) -> Result<RankSketch, DecodeError> {
+        if BoardDigest::of(bytes) != *expected {
+            return Err(DecodeError::HashMismatch);
+        }
+        RankSketch::from_wire(decode_part(TAG_SKETCH, bytes)?).ok_or(DecodeError::Inconsistent(
+            "a sketch's bounds do not fit its total",
+        ))
     }
 }
 
@@ -726,11 +763,13 @@ impl Snapshot {
             lookup_refs.push(chunk_ref);
             lookup_chunks.push(bytes);
         }
+        let sketch = board.rank_sketch().encode();
         let manifest = Manifest {
             rules,
             board_version: board.version(),
             total_players: total,
             digest: chunk_digest(rules.score_mode, rank_refs.iter().map(|c| &c.hash)),
+            sketch: BoardDigest::of(&sketch),
             rank_chunks: rank_refs,
             lookup_chunks: lookup_refs,
         };
@@ -739,6 +778,7 @@ impl Snapshot {
             manifest,
             rank_chunks,
             lookup_chunks,
+            sketch,
         }
     }
 

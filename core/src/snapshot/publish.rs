@@ -58,7 +58,8 @@ pub struct Publication {
     pub manifest_bytes: Vec<u8>,
     /// The hash of `manifest_bytes`, which names the manifest.
     pub manifest_hash: ChunkHash,
-    /// The rank and lookup chunks the previous manifest did not name, by hash, each once. A part
+    /// The parts (rank and lookup chunks, the sketch) the previous manifest did not name, by
+    /// hash, each once. A part
     /// an older manifest named that comes back (a player returning to where they were) is
     /// handed out again: a store may have let it go once no manifest named it.
     pub new_parts: Vec<(ChunkHash, Vec<u8>)>,
@@ -193,7 +194,8 @@ impl Publisher {
                     .iter()
                     .map(|c| c.hash)
                     .zip(snapshot.lookup_chunks.iter().cloned()),
-            );
+            )
+            .chain(core::iter::once((snapshot.manifest.sketch, snapshot.sketch)));
         let previous = self.last.as_ref().map(|l| &l.manifest);
         let (new_parts, reused_parts) = hand_out(previous, &snapshot.manifest, candidates);
         self.last = Some(Published {
@@ -276,14 +278,7 @@ fn hand_out(
     manifest: &Manifest,
     candidates: impl Iterator<Item = (ChunkHash, Vec<u8>)>,
 ) -> (Vec<(ChunkHash, Vec<u8>)>, usize) {
-    let names = |m: &Manifest| -> HashSet<ChunkHash> {
-        m.rank_chunks
-            .iter()
-            .map(|c| c.hash)
-            .chain(m.lookup_chunks.iter().map(|c| c.hash))
-            .collect()
-    };
-    let known = previous.map(names).unwrap_or_default();
+    let known: HashSet<ChunkHash> = previous.map(|m| m.part_hashes().collect()).unwrap_or_default();
     let mut handed: HashSet<ChunkHash> = HashSet::default();
     let mut new_parts = Vec::new();
     for (hash, bytes) in candidates {
@@ -388,6 +383,11 @@ fn patch(options: &ChunkingOptions, last: &Published, board: &Board) -> Result<P
     if counted != board.total_players() || looked_up != board.total_players() {
         return Err(FullBuildReason::Inconsistent);
     }
+    let sketch = board.rank_sketch().encode();
+    let sketch_hash = BoardDigest::of(&sketch);
+    if sketch_hash != old.sketch {
+        new_parts.push((sketch_hash, sketch));
+    }
     let manifest = Manifest {
         rules: old.rules,
         board_version: board.version(),
@@ -396,6 +396,7 @@ fn patch(options: &ChunkingOptions, last: &Published, board: &Board) -> Result<P
             old.rules.score_mode,
             rank_slots.iter().map(|s| &s.get(&old.rank_chunks).hash),
         ),
+        sketch: sketch_hash,
         rank_chunks: Vec::new(),
         lookup_chunks: lookup_refs,
     };

@@ -30,10 +30,11 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 use super::{LookupChunk, Manifest, RankChunk, SnapshotEntry};
-use crate::board::{FriendsBoard, Page, PlayerRank};
+use crate::board::{FriendsBoard, Page, PlayerInterval, PlayerRank};
 use crate::cursor::Cursor;
 use crate::error::QueryError;
 use crate::index::RankedEntry;
+use crate::interval::RankSketch;
 use crate::profile::EntryInfo;
 use crate::rules::Standing;
 
@@ -44,6 +45,8 @@ pub enum Part {
     Rank(usize),
     /// Lookup chunk `p` of `manifest.lookup_chunks` (a player's partition).
     Lookup(usize),
+    /// The rank sketch `manifest.sketch` names.
+    Sketch,
 }
 
 /// The decoded parts a driver holds for one manifest.
@@ -52,6 +55,8 @@ pub trait Parts {
     fn rank(&self, i: usize) -> Option<&RankChunk>;
     /// Lookup chunk `partition`, if held.
     fn lookup(&self, partition: usize) -> Option<&LookupChunk>;
+    /// The rank sketch, if held.
+    fn sketch(&self) -> Option<&RankSketch>;
 }
 
 /// What a query answers: the answer, or the parts to fetch before asking again.
@@ -215,6 +220,38 @@ impl<'m> SnapshotReader<'m> {
                 dense_rank: distinct_better + 1,
                 percentile,
                 total_players: total,
+            })
+        })
+    }
+
+    /// [`crate::Board::rank_interval`]: the player's rank interval, or `None` when unranked.
+    ///
+    /// Needs the player's lookup chunk and the sketch, in one round, and no rank chunk.
+    /// O(log bounds) once held.
+    pub fn player_interval<'c>(
+        &self,
+        parts: &'c impl Parts,
+        player: &str,
+    ) -> Step<Option<PlayerInterval<'c>>> {
+        let mut needs = Needs(Vec::new());
+        let entry = match self.entry_of(parts, player, &mut needs) {
+            Ok(None) => return Step::Done(None),
+            found => found,
+        };
+        let sketch = match parts.sketch() {
+            Some(sketch) => Ok(sketch),
+            None => needs.missing(Part::Sketch),
+        };
+        needs.step(|| {
+            let (entry, sketch) = (entry.ok()??, sketch.ok()?);
+            let standing = entry.standing();
+            Some(PlayerInterval {
+                board_version: self.manifest.board_version,
+                player: &entry.player,
+                standing,
+                info: entry.info(),
+                interval: sketch.interval(&self.manifest.rules, &standing, &entry.player),
+                total_players: self.manifest.total_players,
             })
         })
     }

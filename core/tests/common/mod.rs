@@ -1,6 +1,7 @@
 //! Strategies shared by the core's property tests.
 
 use proptest::prelude::*;
+use standings_core::interval::RankSketch;
 use standings_core::snapshot::read::Parts;
 use standings_core::{LookupChunk, RankChunk, ScoreMode, Snapshot};
 
@@ -44,6 +45,7 @@ pub(crate) fn op_strategy(
 pub(crate) struct AllParts {
     pub(crate) rank: Vec<RankChunk>,
     pub(crate) lookup: Vec<LookupChunk>,
+    pub(crate) sketch: RankSketch,
 }
 
 #[allow(dead_code)]
@@ -63,6 +65,7 @@ impl AllParts {
                 .zip(&manifest.lookup_chunks)
                 .map(|(bytes, r)| LookupChunk::decode(bytes, &r.hash).unwrap())
                 .collect(),
+            sketch: RankSketch::decode(&snapshot.sketch, &manifest.sketch).unwrap(),
         }
     }
 }
@@ -73,5 +76,8 @@ impl Parts for AllParts {
     }
     fn lookup(&self, partition: usize) -> Option<&LookupChunk> {
         self.lookup.get(partition)
+    }
+    fn sketch(&self) -> Option<&RankSketch> {
+        Some(&self.sketch)
     }
 }
