@@ -256,6 +256,11 @@ impl RankSketch {
         self.bounds.len()
     }
 
+    /// About how many bytes the decoded sketch holds in memory. O(1).
+    pub fn memory(&self) -> usize {
+        core::mem::size_of::<RankSketch>() + self.bounds.capacity() * core::mem::size_of::<Bound>()
+    }
+
     /// Whether the sketch holds no bound (an empty board).
     pub fn is_empty(&self) -> bool {
         self.bounds.is_empty()

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
+use standings_core::interval::RankSketch;
 use standings_core::snapshot::read::Parts;
 use standings_core::{ChunkHash, LookupChunk, Manifest, RankChunk, SnapshotEntry};
 
@@ -21,6 +22,8 @@ pub enum Decoded {
     Rank(Rc<RankChunk>),
     /// A lookup chunk.
     Lookup(Rc<LookupChunk>),
+    /// A rank sketch.
+    Sketch(Rc<RankSketch>),
     /// A top page's answer, named by the hash of its cache key (board, period instance,
     /// version, limit, cursor): immutable like a part, so it shares the parts' budget.
     Page(Rc<Vec<u8>>),
@@ -46,6 +49,7 @@ impl Decoded {
             }
             Decoded::Rank(c) => size_of::<RankChunk>() + entries(&c.entries),
             Decoded::Lookup(c) => size_of::<LookupChunk>() + entries(&c.entries),
+            Decoded::Sketch(s) => s.memory(),
             Decoded::Page(bytes) => size_of::<Vec<u8>>() + bytes.capacity(),
         }
     }
@@ -127,6 +131,8 @@ pub struct QueryParts {
     pub rank: HashMap<usize, Rc<RankChunk>>,
     /// Lookup chunks by partition.
     pub lookup: HashMap<usize, Rc<LookupChunk>>,
+    /// The rank sketch, once read.
+    pub sketch: Option<Rc<RankSketch>>,
 }
 
 impl Parts for QueryParts {
@@ -136,6 +142,10 @@ impl Parts for QueryParts {
 
     fn lookup(&self, partition: usize) -> Option<&LookupChunk> {
         self.lookup.get(&partition).map(|c| c.as_ref())
+    }
+
+    fn sketch(&self) -> Option<&RankSketch> {
+        self.sketch.as_deref()
     }
 }
 

@@ -140,6 +140,7 @@ impl FakeOrigin {
         {
             parts.insert(l.hash.to_string(), bytes.clone());
         }
+        parts.insert(snapshot.manifest.sketch.to_string(), snapshot.sketch.clone());
         let time = |ms: Option<i64>| match ms {
             None => "null".to_string(),
             Some(ms) => {

@@ -11,7 +11,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::json;
 use standings_core::json::{
-    PeriodFields, write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer,
+    PeriodFields, write_friends_answer, write_interval_answer, write_nearby_answer, write_rank_answer,
+    write_top_answer,
 };
 use standings_core::profile::Metadata;
 use standings_core::{
@@ -269,6 +270,34 @@ fn top_pages_equal_the_boards() {
     }
     let (expected, _) = expected_top(&all_time, &ALL_TIME, 10, None);
     assert_eq!(world.get(TOP).body, expected, "limit defaults to 10");
+}
+
+/// `approximate=interval` answers byte for byte as the origin's board does, from the lookup
+/// chunk and the sketch: no rank chunk is fetched.
+#[test]
+fn rank_intervals_equal_the_boards_without_a_rank_chunk() {
+    let world = World::new(&[]);
+    let b = board(25_000, 41, 0);
+    world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
+    let base = "/v1/leaderboards/g/m/s/global";
+    for i in (0..25_000).step_by(331).chain([0, 1, 24_999]) {
+        let player = format!("p{i:04}");
+        let found = b.rank_interval(&player).unwrap();
+        assert!(found.interval.width() <= standings_core::interval::step(b.total_players()));
+        let mut expected = Vec::new();
+        write_interval_answer(&mut expected, &ALL_TIME, &found);
+        let answer = world.get(&format!("{base}/players/{player}/rank?approximate=interval"));
+        assert_eq!(text(&answer), String::from_utf8(expected).unwrap(), "{player}");
+    }
+    let snapshot = standings_core::Snapshot::build_with(&b, crate::fake::SMALL_CHUNKS);
+    for chunk in &snapshot.manifest.rank_chunks {
+        assert_eq!(
+            world.origin.count(&chunk.hash.to_string()),
+            0,
+            "a rank chunk was fetched"
+        );
+    }
+    assert!(world.origin.count(&snapshot.manifest.sketch.to_string()) > 0);
 }
 
 /// Rank, nearby, friends-of and rank-players equal the core's answers from the board.
@@ -556,6 +585,7 @@ fn the_contracts_bad_parameters_are_refused_in_its_words() {
         let target = match *read {
             "top" => format!("{TOP}?{query}"),
             "nearby" => format!("{base}/players/p0001/nearby?{query}"),
+            "rank" => format!("{base}/players/p0001/rank?{query}"),
             "friends" => format!("{base}/friends-of/p0001?{query}"),
             other => panic!("no read {other}"),
         };

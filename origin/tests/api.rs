@@ -1600,6 +1600,7 @@ async fn the_contracts_bad_parameters_are_refused_in_its_words(db: Db) {
         let path = match *read {
             "top" => format!("{LB}/top?{query}"),
             "nearby" => format!("{LB}/players/p-ava/nearby?{query}"),
+            "rank" => format!("{LB}/players/p-ava/rank?{query}"),
             "friends" => format!("{LB}/friends-of/p-ava?{query}"),
             other => panic!("no read {other}"),
         };
@@ -1811,4 +1812,63 @@ async fn the_moderation_example_of_the_players_docs_answers_as_shown() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
     assert_eq!(answer, serde_json::from_str::<Value>(&shown).unwrap(), "{body}");
+}
+
+/// `approximate=interval` answers the usual entry with `rank` null and a `rank_interval` that
+/// holds the exact rank, at most a step of the board's sketch wide; an exact answer never
+/// carries `approximate`.
+#[tokio::test]
+async fn a_rank_interval_holds_the_exact_rank_and_says_it_is_approximate() {
+    let service = TestService::start(Db::Sqlite).await;
+    service.define(BOARD, "highest").await;
+    let players = 12_000;
+    for first in (0..players).step_by(1_000) {
+        let events: Vec<Value> = (first..first + 1_000)
+            .map(|p| {
+                let at = format!("2026-10-13T10:{:02}:00Z", p % 3);
+                event(&format!("iv-{p}"), &format!("p-{p:05}"), (p % 40) as i64, &at)
+            })
+            .collect();
+        let (status, body) = service.submit_batch(&events).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let step = standings_core::interval::step(players as u64);
+    for p in (0..players).step_by(7) {
+        let path = format!("{LB}/players/p-{p:05}/rank");
+        let (_, exact) = service.get(&path).await;
+        let (status, found) = service.get(&format!("{path}?approximate=interval")).await;
+        assert_eq!(status, StatusCode::OK, "{found}");
+        let rank = exact["rank"].as_u64().unwrap();
+        let (low, high) = (
+            found["rank_interval"]["low"].as_u64().unwrap(),
+            found["rank_interval"]["high"].as_u64().unwrap(),
+        );
+        assert!(
+            (low..=high).contains(&rank) && high - low < step,
+            "{rank}: {found}"
+        );
+        assert_eq!(
+            (&found["rank"], &found["approximate"]),
+            (&Value::Null, &json!(true))
+        );
+        assert_eq!(found["competition_rank"], Value::Null);
+        for same in [
+            "board_version",
+            "player_id",
+            "value",
+            "achieved_at",
+            "total_players",
+        ] {
+            assert_eq!(found[same], exact[same], "{same}");
+        }
+        assert!(exact.get("approximate").is_none() && exact.get("rank_interval").is_none());
+    }
+    let (status, body) = service
+        .get(&format!("{LB}/players/nobody/rank?approximate=interval"))
+        .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("PLAYER_NOT_RANKED"))
+    );
+    service.stop().await;
 }

@@ -106,6 +106,10 @@ export class SnapshotReader {
     async rank(player) {
         return (await this.#answer((v) => v.rank(player)));
     }
+    /** The ranks the player's exact rank lies within, from the sketch (no rank chunk), or null when they have no score. */
+    async rankInterval(player) {
+        return (await this.#answer((v) => v.rankInterval(player)));
+    }
     /** The `radius` (0 to 100) entries above and below the player, or null when they have no score. */
     async nearby(player, radius = 5) {
         return (await this.#answer((v) => v.nearby(player, radius)));

@@ -34,6 +34,7 @@ export const snapshotview_nearby: (a: number, b: number, c: number, d: number, e
 export const snapshotview_needed: (a: number, b: number) => void;
 export const snapshotview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number, s: number, t: number, u: number) => void;
 export const snapshotview_rank: (a: number, b: number, c: number, d: number) => void;
+export const snapshotview_rankInterval: (a: number, b: number, c: number, d: number) => void;
 export const snapshotview_top: (a: number, b: number, c: number, d: number, e: number) => void;
 export const snapshotview_totalPlayers: (a: number) => number;
 export const __wbindgen_externrefs: WebAssembly.Table;

@@ -165,6 +165,14 @@ impl SnapshotHandle {
         answer_of(answer)
     }
 
+    /// The rank interval answer's JSON (`null` for no score), or `undefined` when parts are
+    /// needed (the player's lookup chunk and the sketch, never a rank chunk).
+    #[wasm_bindgen(js_name = rankInterval)]
+    pub fn rank_interval(&mut self, player: &str) -> Result<Option<String>, JsError> {
+        let answer = self.0.rank_interval(player);
+        answer_of(answer)
+    }
+
     /// The nearby answer's JSON (`null` for no score), or `undefined` when chunks are needed.
     pub fn nearby(&mut self, player: &str, radius: u32) -> Result<Option<String>, JsError> {
         let answer = self.0.nearby(player, u64::from(radius));

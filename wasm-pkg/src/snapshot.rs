@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use standings_core::contract::{Problem, answer, query};
+use standings_core::interval::RankSketch;
 use standings_core::json::PeriodFields;
 use standings_core::snapshot::read::{Part, Parts, SnapshotReader, Step};
 use standings_core::{
@@ -85,6 +86,7 @@ pub enum Answer {
 struct Held {
     rank: BTreeMap<usize, RankChunk>,
     lookup: BTreeMap<usize, LookupChunk>,
+    sketch: Option<RankSketch>,
 }
 
 impl Parts for Held {
@@ -94,6 +96,10 @@ impl Parts for Held {
 
     fn lookup(&self, partition: usize) -> Option<&LookupChunk> {
         self.lookup.get(&partition)
+    }
+
+    fn sketch(&self) -> Option<&RankSketch> {
+        self.sketch.as_ref()
     }
 }
 
@@ -171,6 +177,7 @@ impl SnapshotView {
                 let chunk = LookupChunk::decode(bytes, &key).map_err(bad)?;
                 self.held.lookup.insert(p, chunk);
             }
+            Part::Sketch => self.held.sketch = Some(RankSketch::decode(bytes, &key).map_err(bad)?),
         }
         self.wanted.remove(&key);
         Ok(())
@@ -210,6 +217,16 @@ impl SnapshotView {
         Ok(self.settle(or_null(step)))
     }
 
+    /// `GET .../players/{player}/rank?approximate=interval` from the snapshot (`null` when the
+    /// player has no score): one round, the lookup chunk and the sketch. O(log bounds) once
+    /// held.
+    pub fn rank_interval(&mut self, player: &str) -> Result<Answer, SnapshotError> {
+        query::player_id(player).map_err(SnapshotError::Refused)?;
+        let reader = SnapshotReader::new(&self.manifest);
+        let step = answer::rank_interval(&reader, &self.held, &self.fields(), player);
+        Ok(self.settle(or_null(step)))
+    }
+
     /// `GET .../players/{player}/nearby?radius=` from the snapshot (`null` when the player
     /// has no score): at most 3 rounds. O(log chunks + radius) once held.
     pub fn nearby(&mut self, player: &str, radius: u64) -> Result<Answer, SnapshotError> {
@@ -240,6 +257,7 @@ impl SnapshotView {
                     let hash = match part {
                         Part::Rank(i) => self.manifest.rank_chunks[i].hash,
                         Part::Lookup(p) => self.manifest.lookup_chunks[p].hash,
+                        Part::Sketch => self.manifest.sketch,
                     };
                     self.wanted.insert(hash, part);
                 }
@@ -260,7 +278,9 @@ fn or_null(step: Step<Option<Vec<u8>>>) -> Step<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use standings_core::json::{write_nearby_answer, write_rank_answer, write_top_answer};
+    use standings_core::json::{
+        write_interval_answer, write_nearby_answer, write_rank_answer, write_top_answer,
+    };
     use standings_core::{Board, BoardRules, ChunkingOptions, Profile, ScoreEvent, ScoreMode, Snapshot};
 
     /// 500 players; every third with a display name (some not ASCII) and every fifth a
@@ -294,6 +314,7 @@ mod tests {
         match (rank, lookup) {
             (Some(i), _) => &snapshot.rank_chunks[i],
             (None, Some(p)) => &snapshot.lookup_chunks[p],
+            (None, None) if m.sketch == *hash => &snapshot.sketch,
             (None, None) => panic!("no part {hash}"),
         }
     }
@@ -397,8 +418,16 @@ mod tests {
             let entries = board.nearby(player, 4).unwrap();
             write_nearby_answer(&mut expected, &fields, board.version(), entries.iter().copied());
             assert_eq!(window, expected, "{player}");
+            let interval = answer(&mut view, &snapshot, |v| v.rank_interval(player));
+            let mut expected = Vec::new();
+            write_interval_answer(&mut expected, &fields, &board.rank_interval(player).unwrap());
+            assert_eq!(interval, expected, "{player}");
         }
         assert_eq!(answer(&mut view, &snapshot, |v| v.rank("nobody")), b"null");
+        assert_eq!(
+            answer(&mut view, &snapshot, |v| v.rank_interval("nobody")),
+            b"null"
+        );
     }
 
     /// A chunk with the wrong bytes, one nobody asked for, a bad manifest hash, a foreign

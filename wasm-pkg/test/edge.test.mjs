@@ -44,6 +44,10 @@ test("SnapshotReader from the edge's head URL answers as the origin does", async
   for (const player of ["p-000", "p-004", ANONYMOUS, "p-150", "p-299"]) {
     assert.deepEqual(await snapshot.rank(player), await origin(`${BOARD}/players/${player}/rank`));
     assert.deepEqual(await snapshot.nearby(player, 3), await origin(`${BOARD}/players/${player}/nearby?radius=3`));
+    assert.deepEqual(
+      await snapshot.rankInterval(player),
+      await origin(`${BOARD}/players/${player}/rank?approximate=interval`),
+    );
   }
   const anonymous = await snapshot.rank(ANONYMOUS);
   for (const field of ["display_name", "country", "metadata", "anonymous"]) assert.equal(field in anonymous, false, field);

@@ -69,6 +69,21 @@ export interface RankAnswer extends PeriodFields, Entry {
   total_players: number;
 }
 
+/**
+ * `GET .../players/{player}/rank?approximate=interval` as the read API answers it: the exact
+ * rank lies in `rank_interval.low` to `.high` (both included), at most 0.01 % of the board wide.
+ */
+export interface RankIntervalAnswer extends PeriodFields, Omit<Entry, "rank"> {
+  board_version: number;
+  rank: null;
+  rank_interval: { low: number; high: number };
+  approximate: true;
+  competition_rank: null;
+  dense_rank: null;
+  percentile: null;
+  total_players: number;
+}
+
 /** `GET .../players/{player}/nearby` as the read API answers it. */
 export interface NearbyAnswer extends PeriodFields {
   board_version: number;
@@ -184,6 +199,11 @@ export class SnapshotReader {
   /** The player's rank, or null when they have no score. */
   async rank(player: string): Promise<RankAnswer | null> {
     return (await this.#answer((v) => v.rank(player))) as RankAnswer | null;
+  }
+
+  /** The ranks the player's exact rank lies within, from the sketch (no rank chunk), or null when they have no score. */
+  async rankInterval(player: string): Promise<RankIntervalAnswer | null> {
+    return (await this.#answer((v) => v.rankInterval(player))) as RankIntervalAnswer | null;
   }
 
   /** The `radius` (0 to 100) entries above and below the player, or null when they have no score. */

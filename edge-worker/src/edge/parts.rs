@@ -8,6 +8,7 @@ use std::rc::Rc;
 use futures_util::future::join_all;
 use http::StatusCode;
 use standings_core::contract::head::Head;
+use standings_core::interval::RankSketch;
 use standings_core::snapshot::read::{Part, Step};
 use standings_core::{BoardDigest, ChunkHash, DecodeError, LookupChunk, Manifest, RankChunk};
 
@@ -122,6 +123,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             let hash = match part {
                 Part::Rank(i) => manifest.rank_chunks.get(i).map(|c| c.hash),
                 Part::Lookup(p) => manifest.lookup_chunks.get(p).map(|c| c.hash),
+                Part::Sketch => Some(manifest.sketch),
             }
             .ok_or_else(|| {
                 Problem::new(
@@ -136,6 +138,9 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 }
                 (Part::Lookup(p), Some(Decoded::Lookup(c))) => {
                     parts.lookup.insert(p, c);
+                }
+                (Part::Sketch, Some(Decoded::Sketch(s))) => {
+                    parts.sketch = Some(s);
                 }
                 _ => {
                     missing.push((part, hash));
@@ -190,6 +195,11 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                     let chunk = Rc::new(LookupChunk::decode(&bytes, &hash).map_err(|e| bad_part(&hash, e))?);
                     parts.lookup.insert(p, chunk.clone());
                     Decoded::Lookup(chunk)
+                }
+                Part::Sketch => {
+                    let sketch = Rc::new(RankSketch::decode(&bytes, &hash).map_err(|e| bad_part(&hash, e))?);
+                    parts.sketch = Some(sketch.clone());
+                    Decoded::Sketch(sketch)
                 }
             };
             self.state.borrow_mut().decoded.insert(&hash, decoded);

@@ -10,7 +10,7 @@ use http::header::CONTENT_TYPE;
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 use standings_core::contract::head::Head;
-use standings_core::contract::query::{self, Query};
+use standings_core::contract::query::{self, Precision, Query};
 use standings_core::contract::{MAX_BODY_BYTES, answer};
 use standings_core::snapshot::read::{SnapshotReader, Step};
 use standings_core::{BoardDigest, BoardId, CursorBinding};
@@ -109,9 +109,10 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         Ok(self.read_answer(&head, stale, false, body))
     }
 
-    /// `GET .../players/{player}/rank`, and `.../nearby?radius=` when `radius` says so: one
+    /// `GET .../players/{player}/rank`, and `.../nearby?radius=` when `read` says so: one
     /// lookup chunk finds the player, the rank chunks around them (plus the manifest's counts)
-    /// rank them and their window.
+    /// rank them and their window. With `approximate=interval`, the sketch in place of the
+    /// rank chunks gives the rank interval.
     pub(super) async fn player_read(
         &self,
         request: &Request,
@@ -124,18 +125,22 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         let query = Query(request.uri().query());
         let HeadRead { head, stale } = self.head(board, query, spend).await?;
         query::player_id(player)?;
-        let radius = match read {
-            PlayerRead::Rank => None,
-            PlayerRead::Nearby => Some(query.radius()?),
+        let asked = match read {
+            PlayerRead::Rank => match query.precision()? {
+                Precision::Exact => Asked::Rank,
+                Precision::Interval => Asked::Interval,
+            },
+            PlayerRead::Nearby => Asked::Nearby(query.radius()?),
         };
         let manifest = self.manifest(&head, spend).await?;
         let reader = SnapshotReader::new(&manifest);
         let period = head.period_fields();
         let body = self
             .answer_from_parts(&manifest, spend, |parts| {
-                let step = match radius {
-                    None => answer::rank(&reader, parts, &period, player),
-                    Some(radius) => answer::nearby(&reader, parts, &period, player, radius),
+                let step = match asked {
+                    Asked::Rank => answer::rank(&reader, parts, &period, player),
+                    Asked::Interval => answer::rank_interval(&reader, parts, &period, player),
+                    Asked::Nearby(radius) => answer::nearby(&reader, parts, &period, player, radius),
                 };
                 match step {
                     Step::Done(Some(answer)) => Ok(Step::Done(answer)),
@@ -281,4 +286,12 @@ fn board_id(board: &BoardPath) -> Result<BoardId, Problem> {
     BoardId::new(g, m, s, c).map_err(|e| {
         problem::bad_origin_answer(format!("the origin answered a head for an invalid board: {e}"))
     })
+}
+
+/// What a player read answers: the exact rank, the rank interval, or the window of a radius.
+#[derive(Clone, Copy)]
+enum Asked {
+    Rank,
+    Interval,
+    Nearby(u64),
 }

@@ -214,12 +214,17 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "get",
         path: "/v1/leaderboards/{game}/{mode}/{season}/{scope}/players/{player_id}/rank",
-        summary: "A player's rank, competition and dense rank, and percentile.",
+        summary: "A player's rank, competition and dense rank, and percentile. With approximate=interval, a rank interval that always holds the exact rank, at most 0.01 % of the board wide (docs/split-boards.md); the edge answers it without a rank chunk.",
         security: "read",
         partition: Partition::PathGameRead,
         body: None,
         ok: (200, "PlayerRank"),
-        errors: &[Code::PLAYER_NOT_RANKED, Code::UNKNOWN_BOARD, Code::BOARD_BROKEN],
+        errors: &[
+            Code::INVALID_REQUEST,
+            Code::PLAYER_NOT_RANKED,
+            Code::UNKNOWN_BOARD,
+            Code::BOARD_BROKEN,
+        ],
     },
     Operation {
         method: "get",
@@ -653,6 +658,22 @@ fn schemas() -> Value {
             "reason": {"type": "string"}, "detail": {"type": "string"}
         }
     });
+    let rank_interval = json!({"type": "object", "description": "only with approximate=interval: the exact rank lies in low..=high",
+                               "properties": {"low": {"type": "integer"}, "high": {"type": "integer"}}});
+    let player_rank = json!({
+        "type": "object",
+        "properties": {
+            "board_version": {"type": "integer"}, "player_id": {"type": "string"},
+            "rank": {"type": ["integer", "null"], "description": "null with approximate=interval"},
+            "rank_interval": rank_interval,
+            "approximate": {"type": "boolean", "description": "only with approximate=interval, always true; exact answers never carry it"},
+            "value": {"type": "integer"}, "achieved_at": {"type": "string", "format": "date-time"},
+            "display_name": {"type": "string"}, "country": {"type": "string"},
+            "metadata": {"type": "object"}, "anonymous": {"type": "boolean"},
+            "competition_rank": {"type": ["integer", "null"]}, "dense_rank": {"type": ["integer", "null"]},
+            "percentile": {"type": ["number", "null"]}, "total_players": {"type": "integer"}
+        }
+    });
     let mut all = json!({
         "Problem": {
             "type": "object",
@@ -786,17 +807,7 @@ fn schemas() -> Value {
                 "next_cursor": {"type": ["string", "null"]}
             }
         },
-        "PlayerRank": {
-            "type": "object",
-            "properties": {
-                "board_version": {"type": "integer"}, "player_id": {"type": "string"}, "rank": {"type": "integer"},
-                "value": {"type": "integer"}, "achieved_at": {"type": "string", "format": "date-time"},
-                "display_name": {"type": "string"}, "country": {"type": "string"},
-                "metadata": {"type": "object"}, "anonymous": {"type": "boolean"},
-                "competition_rank": {"type": "integer"}, "dense_rank": {"type": "integer"},
-                "percentile": {"type": "number"}, "total_players": {"type": "integer"}
-            }
-        },
+        "PlayerRank": player_rank,
         "Entries": {
             "type": "object",
             "properties": {"board_version": {"type": "integer"},
@@ -866,6 +877,11 @@ pub fn openapi_document() -> Value {
             op.ok.0.to_string(),
             json!({"description": "success", "content": ok_content}),
         );
+        if op.path.ends_with("/players/{player_id}/rank") {
+            parameters.push(json!({"name": "approximate", "in": "query", "required": false,
+                "schema": {"type": "string", "enum": ["interval"]},
+                "description": "interval: answer rank_interval in place of the exact rank (exact is the default)"}));
+        }
         if op.reads_a_game() {
             parameters.push(json!({"name": "min_position", "in": "query", "required": false, "schema": {"type": "string"},
                 "description": "a write's x-standings-position: answered at or after it, or 503 POSITION_NOT_REACHED"}));

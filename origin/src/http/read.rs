@@ -15,8 +15,10 @@ use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use standings_core::Audience;
 use standings_core::QueryError;
-use standings_core::contract::query::{self, cursor_text};
-use standings_core::json::{write_friends_answer, write_nearby_answer, write_rank_answer, write_top_answer};
+use standings_core::contract::query::{self, Precision, cursor_text};
+use standings_core::json::{
+    write_friends_answer, write_interval_answer, write_nearby_answer, write_rank_answer, write_top_answer,
+};
 
 use super::write::BoardView;
 use super::{JsonBody, PeriodView, QueryTimer, ReadQuery, Shared, board_of, json, json_bytes};
@@ -171,16 +173,27 @@ async fn rank(State(state): State<Shared>, path: RawPathParams, request: Request
     let _timer = QueryTimer::start(&state.metrics, "rank");
     let slot = board_of(&state, board_path, &ReadQuery(request.uri().query())).await?;
     query::player_id(player_id)?;
-    let board = slot.read();
-    let mut found = board.player_rank(player_id).ok_or_else(|| {
+    let precision = ReadQuery(request.uri().query()).precision()?;
+    let not_ranked = || {
         AppError::new(
             Code::PLAYER_NOT_RANKED,
             format!("player {player_id:?} has no score on board {}", slot.id),
         )
-    })?;
-    found.entry.info = found.entry.info.for_audience(audience);
+    };
+    let board = slot.read();
     let mut out = Vec::with_capacity(384);
-    write_rank_answer(&mut out, &slot.period.fields(), &found);
+    match precision {
+        Precision::Exact => {
+            let mut found = board.player_rank(player_id).ok_or_else(not_ranked)?;
+            found.entry.info = found.entry.info.for_audience(audience);
+            write_rank_answer(&mut out, &slot.period.fields(), &found);
+        }
+        Precision::Interval => {
+            let mut found = board.rank_interval(player_id).ok_or_else(not_ranked)?;
+            found.info = found.info.for_audience(audience);
+            write_interval_answer(&mut out, &slot.period.fields(), &found);
+        }
+    }
     let version = board.version();
     drop(board);
     Ok(read_answer(Bytes::from(out), version))

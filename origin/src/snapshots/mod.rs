@@ -674,13 +674,11 @@ fn read_and_publish(publisher: &mut Publisher, slot: &BoardSlot) -> standings_co
     }
 }
 
-/// Every part a publication's head names: its manifest and each chunk, sorted, each once (two
-/// empty lookup partitions are one chunk). O(chunks log chunks).
+/// Every part a publication's head names: its manifest, each chunk and the sketch, sorted, each
+/// once (two empty lookup partitions are one chunk). O(chunks log chunks).
 fn named_by(publication: &standings_core::Publication) -> Vec<ChunkHash> {
-    let manifest = &publication.manifest;
     let mut named: Vec<ChunkHash> = std::iter::once(publication.manifest_hash)
-        .chain(manifest.rank_chunks.iter().map(|c| c.hash))
-        .chain(manifest.lookup_chunks.iter().map(|c| c.hash))
+        .chain(publication.manifest.part_hashes())
         .collect();
     named.sort_unstable();
     named.dedup();

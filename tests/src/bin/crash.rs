@@ -44,6 +44,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use standings_core::interval::RankSketch;
 use standings_core::{
     BoardDigest, BoardRules, LookupChunk, Manifest, Position, RankChunk, ScoreEvent, ScoreMode, Snapshot,
     Standing, View, ViewState,
@@ -1795,12 +1796,7 @@ async fn snapshot_round(
             manifest.board_version
         )));
     }
-    let names: Vec<BoardDigest> = manifest
-        .rank_chunks
-        .iter()
-        .map(|c| c.hash)
-        .chain(manifest.lookup_chunks.iter().map(|c| c.hash))
-        .collect();
+    let names: Vec<BoardDigest> = manifest.part_hashes().collect();
     let mut parts: Vec<Vec<u8>> = Vec::with_capacity(names.len());
     if round % 3 == 2 {
         for name in &names {
@@ -1853,7 +1849,16 @@ async fn snapshot_round(
         }
     }
     watching.chunks.fetch_add(parts.len() as u64, Ordering::Relaxed);
-    let (rank_parts, lookup_parts) = parts.split_at(manifest.rank_chunks.len());
+    let (rank_parts, rest) = parts.split_at(manifest.rank_chunks.len());
+    let (lookup_parts, sketch) = rest.split_at(manifest.lookup_chunks.len());
+    let sketch = RankSketch::decode(sketch.first().map_or(&[][..], Vec::as_slice), &manifest.sketch)
+        .map_err(|e| wrong(format!("its sketch {} does not decode: {e}", manifest.sketch)))?;
+    if sketch.total_players != manifest.total_players {
+        return Err(wrong(format!(
+            "its sketch counts {} players, its manifest {}",
+            sketch.total_players, manifest.total_players
+        )));
+    }
     let mut rank_chunks = Vec::with_capacity(rank_parts.len());
     for (bytes, chunk_ref) in rank_parts.iter().zip(&manifest.rank_chunks) {
         rank_chunks.push(

@@ -119,6 +119,11 @@ export class SnapshotView {
      */
     constructor(game: string, mode: string, season: string, scope: string, period: string, period_key: string, period_start_ms: number | null | undefined, period_end_ms: number | null | undefined, manifest_hash: string, manifest: Uint8Array | number[]);
     /**
+     * The rank interval answer's JSON (`null` for no score), or `undefined` when parts are
+     * needed (the player's lookup chunk and the sketch, never a rank chunk).
+     */
+    rankInterval(player: string): string | undefined;
+    /**
      * The rank answer's JSON (`null` for no score), or `undefined` when chunks are needed.
      */
     rank(player: string): string | undefined;
@@ -212,6 +217,7 @@ export interface InitOutput {
     readonly snapshotview_needed: (a: number, b: number) => void;
     readonly snapshotview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number, s: number, t: number, u: number) => void;
     readonly snapshotview_rank: (a: number, b: number, c: number, d: number) => void;
+    readonly snapshotview_rankInterval: (a: number, b: number, c: number, d: number) => void;
     readonly snapshotview_top: (a: number, b: number, c: number, d: number, e: number) => void;
     readonly snapshotview_totalPlayers: (a: number) => number;
     readonly __wbindgen_externrefs: WebAssembly.Table;

@@ -606,6 +606,35 @@ export class SnapshotView {
         }
     }
     /**
+     * The rank interval answer's JSON (`null` for no score), or `undefined` when parts are
+     * needed (the player's lookup chunk and the sketch, never a rank chunk).
+     * @param {string} player
+     * @returns {string | undefined}
+     */
+    rankInterval(player) {
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            const ptr0 = passStringToWasm0(player, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+            const len0 = WASM_VECTOR_LEN;
+            wasm.snapshotview_rankInterval(retptr, this.__wbg_ptr, ptr0, len0);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            var r2 = getDataViewMemory0().getInt32(retptr + 4 * 2, true);
+            var r3 = getDataViewMemory0().getInt32(retptr + 4 * 3, true);
+            if (r3) {
+                throw takeFromExternrefTable0(r2);
+            }
+            let v2;
+            if (r0 !== 0) {
+                v2 = getStringFromWasm0(r0, r1);
+                wasm.__wbindgen_export3(r0, r1 * 1, 1);
+            }
+            return v2;
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+        }
+    }
+    /**
      * The rank answer's JSON (`null` for no score), or `undefined` when chunks are needed.
      * @param {string} player
      * @returns {string | undefined}
