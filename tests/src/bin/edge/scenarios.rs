@@ -787,7 +787,7 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
     }
     for q in 0..run.args.queries {
         let daily = run.rng.below(3) == 0;
-        let kind = q % 7;
+        let kind = q % 8;
         let player = run.players[run.rng.below(run.players.len() as u64) as usize].clone();
         let outcome = match kind {
             0 => {
@@ -823,6 +823,17 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
                     }
                 }
                 outcome
+            }
+            1 if q % 16 == 9 => {
+                // The edge answers it from the sketch and the lookup chunk alone.
+                *asked.entry("rank interval").or_default() += 1;
+                let path = with_period(
+                    &format!("{BOARD}/players/{player}/rank?approximate=interval"),
+                    daily,
+                );
+                run.same("GET", &path, None, Some(READER_TOKEN), Some(READER_TOKEN))
+                    .await
+                    .map(drop)
             }
             1 => {
                 *asked.entry("rank").or_default() += 1;
