@@ -7,6 +7,8 @@ use crate::error::CapacityError;
 use crate::interner::{Interner, MemberId, member_bytes};
 use crate::profile::EntryInfo;
 use crate::rules::{ScoreMode, Standing};
+pub(crate) use crate::shards::ShardInfo;
+use crate::shards::Shards;
 use crate::tree::{Key, Probe, Tree};
 
 /// One ranked entry, borrowed from the index that produced it.
@@ -62,7 +64,7 @@ pub struct MemoryUsage {
 pub struct RankedIndex {
     mode: ScoreMode,
     names: Interner,
-    tree: Tree,
+    tree: Shards,
 }
 
 impl RankedIndex {
@@ -71,8 +73,31 @@ impl RankedIndex {
         RankedIndex {
             mode,
             names: Interner::default(),
-            tree: Tree::default(),
+            tree: Shards::default(),
         }
+    }
+
+    /// Splits the index into `shards` score ranges (1 to [`crate::shards::MAX_SHARDS`]; 1 is
+    /// whole), re-cutting the entries evenly when the count changes. Every answer stays the
+    /// same. O(n) when the count changes, O(1) otherwise.
+    pub fn split(&mut self, shards: usize) {
+        self.tree.split(&self.names, shards);
+    }
+
+    /// Each shard's entries and first rank, best range first. O(shards).
+    pub fn shards(&self) -> Vec<ShardInfo> {
+        self.tree.info()
+    }
+
+    /// Cuts shards `left` and `left + 1` again at the middle of their entries: a boundary
+    /// moved by hand (the index moves them itself as the population shifts). Every answer stays
+    /// the same. O(the two shards' entries); `false` when there is no shard `left + 1`.
+    pub fn recut(&mut self, left: usize) -> bool {
+        if left + 1 >= self.tree.count() {
+            return false;
+        }
+        self.tree.recut(&self.names, left);
+        true
     }
 
     /// The score mode whose order this index keeps.
@@ -271,7 +296,7 @@ impl RankedIndex {
         ranked: Vec<(MemberId, Standing)>,
         arena: &[u8],
         ends: &[u32],
-    ) -> Tree {
+    ) -> Shards {
         let keys = ranked
             .into_iter()
             .map(|(member, s)| Key {
@@ -281,13 +306,13 @@ impl RankedIndex {
             })
             .collect();
         let keys = sort_keys(keys, |m| member_bytes(arena, ends, m));
-        let mut tree = Tree::default();
-        tree.bulk_load(keys.into_iter(), ends.len());
+        let mut tree = Shards::default();
+        tree.bulk_load(keys, ends.len());
         tree
     }
 
     /// An index of `names` and the tree [`RankedIndex::tree_of`] built over its ids. O(1).
-    pub(crate) fn from_parts(mode: ScoreMode, mut names: Interner, tree: Tree) -> RankedIndex {
+    pub(crate) fn from_parts(mode: ScoreMode, mut names: Interner, tree: Shards) -> RankedIndex {
         names.shrink_to_fit();
         RankedIndex { mode, names, tree }
     }
@@ -303,18 +328,18 @@ impl RankedIndex {
         let names = &self.names;
         let keys = sort_keys(keys, |m| names.get(m).as_bytes());
         self.names.shrink_to_fit();
-        self.tree.bulk_load(keys.into_iter(), self.names.len());
+        self.tree.bulk_load(keys, self.names.len());
     }
 
-    /// A packed copy of the ranked structure, when it is worth making ([`Tree::packed`]).
-    /// O(n), under a shared borrow.
-    pub(crate) fn packed_tree(&self) -> Option<Tree> {
+    /// Packed copies of the shards worth packing ([`Tree::packed`]), when any is. O(n), under a
+    /// shared borrow.
+    pub(crate) fn packed_shards(&self) -> Option<Vec<Option<Tree>>> {
         self.tree.packed(self.names.len())
     }
 
-    /// Swaps in a packed copy of this very structure and returns the old one.
-    pub(crate) fn replace_tree(&mut self, tree: Tree) -> Tree {
-        core::mem::replace(&mut self.tree, tree)
+    /// Swaps in packed copies of these very shards.
+    pub(crate) fn replace_packed(&mut self, packed: Vec<Option<Tree>>) {
+        self.tree.replace(packed);
     }
 
     /// The bytes held, by part. O(1).
@@ -459,13 +484,17 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
-        /// Random sets and clears agree with a sorted-Vec model on every query, ties included.
+        /// Random sets and clears agree with a sorted-Vec model on every query, ties included,
+        /// whole or split into score-range shards, with boundaries moved and the board split
+        /// again along the way.
         #[test]
         fn index_matches_sorted_vec_model(
             mode in mode_strategy(),
+            shards in 1usize..6,
             ops in prop::collection::vec((0u32..400, prop::option::weighted(0.8, (-5i64..5, 0i64..4))), 1..1500),
         ) {
             let mut index = RankedIndex::new(mode);
+            index.split(shards);
             let mut model = Model { rules: BoardRules::new(mode), entries: Vec::new() };
             for (i, (player, standing)) in ops.iter().enumerate() {
                 let name = alloc::format!("p{player}");
@@ -478,15 +507,29 @@ mod tests {
                 if i % 97 == 0 {
                     compare_all(&index, &model, &[-6, -5, 0, 3, 4, 5]);
                 }
+                if i % 211 == 210 {
+                    index.recut(i % shards);
+                }
+                if i == 700 {
+                    index.split(shards + 2);
+                }
             }
             compare_all(&index, &model, &[-6, -5, -1, 0, 1, 4, 5]);
         }
     }
 
-    /// A deep tree (three levels and more) survives long random churn, including emptying it.
+    /// A deep tree (three levels and more) survives long random churn, including emptying it,
+    /// whole and split.
     #[test]
     fn deep_tree_survives_churn_and_emptying() {
+        for shards in [1, 4] {
+            deep_churn(shards);
+        }
+    }
+
+    fn deep_churn(shards: usize) {
         let mut index = RankedIndex::new(ScoreMode::Highest);
+        index.split(shards);
         let mut model = Model {
             rules: BoardRules::new(ScoreMode::Highest),
             entries: Vec::new(),

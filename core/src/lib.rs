@@ -46,6 +46,7 @@ pub mod partition;
 pub mod profile;
 mod replay;
 mod rules;
+mod shards;
 pub mod snapshot;
 mod tree;
 
@@ -68,6 +69,7 @@ pub use live::{
 pub use profile::{Audience, EntryInfo, Extras, Profile};
 pub use replay::Replay;
 pub use rules::{BoardId, BoardRules, ScoreMode, Standing};
+pub use shards::{MAX_SHARDS, ShardInfo};
 pub use snapshot::{
     ChunkingOptions, LookupChunk, LookupChunkRef, Manifest, Publication, Publisher, RankChunk, RankChunkRef,
     SNAPSHOT_FORMAT_VERSION, Snapshot, SnapshotEntry,

@@ -213,7 +213,8 @@ pub struct Board {
 pub struct Repacked {
     version: u64,
     players: usize,
-    tree: crate::tree::Tree,
+    shards: Vec<crate::index::ShardInfo>,
+    trees: Vec<Option<crate::tree::Tree>>,
 }
 
 impl core::fmt::Debug for Repacked {
@@ -312,7 +313,8 @@ impl Board {
         Some(Repacked {
             version: self.version,
             players: self.index.len(),
-            tree: self.index.packed_tree()?,
+            shards: self.index.shards(),
+            trees: self.index.packed_shards()?,
         })
     }
 
@@ -320,11 +322,28 @@ impl Board {
     /// `board_version` and players); returns whether it did. Answers, `board_version` and the
     /// digest stay the same: only memory changes. O(1), plus freeing the old structure.
     pub fn install_repacked(&mut self, repacked: Repacked) -> bool {
-        if repacked.version != self.version || repacked.players != self.index.len() {
+        if repacked.version != self.version
+            || repacked.players != self.index.len()
+            || repacked.shards != self.index.shards()
+        {
             return false;
         }
-        drop(self.index.replace_tree(repacked.tree));
+        self.index.replace_packed(repacked.trees);
         true
+    }
+
+    /// Splits the board into `shards` score ranges (1 to [`crate::MAX_SHARDS`]; 1 is whole):
+    /// every answer, the version and the digest stay the same. O(n) when the count changes.
+    pub fn split(&mut self, shards: usize) {
+        self.index.split(shards);
+    }
+
+    /// Moves the boundary between shards `left` and `left + 1` to the middle of their
+    /// entries (the board moves boundaries itself as its population shifts): every answer, the
+    /// version and the digest stay the same. `false` when there is no shard `left + 1`.
+    /// O(the two shards' entries).
+    pub fn recut(&mut self, left: usize) -> bool {
+        self.index.recut(left)
     }
 
     /// Ranked players. O(1).

@@ -69,12 +69,29 @@ pub(crate) struct Probe<'a> {
 /// The total order: order key, then time, then player id bytes. This is the only comparator the
 /// tree uses; all score modes share it because their difference lives in the order key mapping.
 #[inline]
-fn cmp_probe(names: &Interner, probe: &Probe<'_>, order: i64, time: i64, member: MemberId) -> Ordering {
+pub(crate) fn cmp_probe(
+    names: &Interner,
+    probe: &Probe<'_>,
+    order: i64,
+    time: i64,
+    member: MemberId,
+) -> Ordering {
     probe
         .order
         .cmp(&order)
         .then(probe.time.cmp(&time))
         .then_with(|| probe.player.as_bytes().cmp(names.get(member).as_bytes()))
+}
+
+/// [`cmp_probe`] of two keys.
+#[inline]
+pub(crate) fn cmp_keys(names: &Interner, a: &Key, b: &Key) -> Ordering {
+    let probe = Probe {
+        order: a.order,
+        time: a.time,
+        player: names.get(a.member),
+    };
+    cmp_probe(names, &probe, b.order, b.time, b.member)
 }
 
 /// The order-statistic B+tree. See the module documentation for its layout.

@@ -1,0 +1,307 @@
+//! A board split by score range: order-statistic trees, each holding one range of the total
+//! order, composed into one order. A rank is the entries of every better shard (each tree's
+//! count, O(1)) plus the place within its own, so answers are exactly the whole board's.
+//!
+//! Each shard is its own tree over the one interner, so a shard can be changed without
+//! touching another. Boundaries follow the population: all entries start in the first shard
+//! (the other boundaries open, past every key); once a shard holds more than one and a half
+//! times its share (and more than [`MIN_SHARD`]), it and its smaller neighbour are cut again at
+//! their middle.
+//! The cut depends only on the entries, so the same changes in the same order give the same
+//! shards; a bulk load cuts evenly.
+
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+
+use crate::interner::{Interner, MemberId};
+use crate::tree::{Key, Probe, Tree, cmp_keys, cmp_probe};
+
+/// The most shards a board may be split into.
+pub const MAX_SHARDS: usize = 64;
+
+/// A shard is cut again only past this many entries, so that small boards stay whole.
+pub(crate) const MIN_SHARD: usize = 64;
+
+/// Score-range shards composed into one order.
+#[derive(Clone)]
+pub(crate) struct Shards {
+    trees: Vec<Tree>,
+    /// `bounds[i]` is the least key shard `i + 1` may hold; `None` is past every key (a shard
+    /// that has not taken a range yet). Non-decreasing, `None`s last.
+    bounds: Vec<Option<Key>>,
+}
+
+impl Default for Shards {
+    fn default() -> Self {
+        Shards::new(1)
+    }
+}
+
+/// How many entries each shard holds and where it begins, for the definition read and metrics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardInfo {
+    /// Entries in the shard.
+    pub entries: u64,
+    /// The 1-based rank of its first entry (one past the entries of better shards).
+    pub first_rank: u64,
+}
+
+impl Shards {
+    /// `count` empty shards (at least 1, at most [`MAX_SHARDS`]).
+    pub(crate) fn new(count: usize) -> Shards {
+        let count = count.clamp(1, MAX_SHARDS);
+        Shards {
+            trees: (0..count).map(|_| Tree::default()).collect(),
+            bounds: alloc::vec![None; count - 1],
+        }
+    }
+
+    /// The number of shards.
+    pub(crate) fn count(&self) -> usize {
+        self.trees.len()
+    }
+
+    /// Every shard's entries and first rank, best range first. O(shards).
+    pub(crate) fn info(&self) -> Vec<ShardInfo> {
+        let mut first = 1;
+        self.trees
+            .iter()
+            .map(|t| {
+                let info = ShardInfo {
+                    entries: t.len() as u64,
+                    first_rank: first,
+                };
+                first += t.len() as u64;
+                info
+            })
+            .collect()
+    }
+
+    /// Ranked entries. O(shards).
+    pub(crate) fn len(&self) -> usize {
+        self.trees.iter().map(Tree::len).sum()
+    }
+
+    /// Entries of the shards before `shard`. O(shards).
+    fn before(&self, shard: usize) -> usize {
+        self.trees[..shard].iter().map(Tree::len).sum()
+    }
+
+    /// A ranked member's key. O(shards) locator reads, then one leaf.
+    pub(crate) fn key_of(&self, member: MemberId) -> Option<Key> {
+        self.trees.iter().find_map(|t| t.key_of(member))
+    }
+
+    /// A ranked member's 0-based position in the whole order. O(shards + log n).
+    pub(crate) fn position_of(&self, member: MemberId) -> Option<usize> {
+        let shard = self.trees.iter().position(|t| t.contains(member))?;
+        Some(self.before(shard) + self.trees[shard].position_of(member)?)
+    }
+
+    /// The key at a 0-based position of the whole order. O(shards + log n).
+    pub(crate) fn key_at(&self, mut position: usize) -> Option<Key> {
+        for tree in &self.trees {
+            if position < tree.len() {
+                return tree.key_at(position);
+            }
+            position -= tree.len();
+        }
+        None
+    }
+
+    /// Up to `limit` keys from the 0-based position `start` on, across shards. O(shards +
+    /// log n + limit).
+    pub(crate) fn range(&self, mut start: usize, limit: usize, out: &mut Vec<Key>) {
+        let goal = out.len() + limit;
+        for tree in &self.trees {
+            if out.len() >= goal {
+                return;
+            }
+            if start >= tree.len() {
+                start -= tree.len();
+                continue;
+            }
+            tree.range(start, goal - out.len(), out);
+            start = 0;
+        }
+    }
+
+    /// The shard whose range holds the position `probe` names. O(log shards).
+    fn shard_of_probe(&self, names: &Interner, probe: &Probe<'_>) -> usize {
+        self.bounds.partition_point(|b| {
+            b.is_some_and(|b| cmp_probe(names, probe, b.order, b.time, b.member) != Ordering::Less)
+        })
+    }
+
+    /// The shard whose range holds `key`. O(log shards).
+    fn shard_of_key(&self, names: &Interner, key: &Key) -> usize {
+        self.bounds
+            .partition_point(|b| b.is_some_and(|b| cmp_keys(names, key, &b) != Ordering::Less))
+    }
+
+    /// Entries strictly before (with `inclusive`, at or before) `probe`. O(shards + log n).
+    pub(crate) fn count_before(&self, names: &Interner, probe: &Probe<'_>, inclusive: bool) -> usize {
+        let shard = self.shard_of_probe(names, probe);
+        self.before(shard) + self.trees[shard].count_before(names, probe, inclusive)
+    }
+
+    /// Entries with an order key below `order`, and how many distinct order keys they hold: a
+    /// key that runs across a boundary is counted once. O(shards × log n).
+    pub(crate) fn count_below_order(&self, order: i64) -> (usize, usize) {
+        let (mut below, mut distinct) = (0, 0);
+        let mut previous_last: Option<i64> = None;
+        for tree in self.trees.iter().filter(|t| t.len() > 0) {
+            let (b, d) = tree.count_below_order(order);
+            below += b;
+            distinct += d;
+            let first = tree.key_at(0).map(|k| k.order);
+            if b > 0 && previous_last.is_some() && previous_last == first {
+                distinct -= 1;
+            }
+            if b < tree.len() {
+                break;
+            }
+            previous_last = tree.key_at(tree.len() - 1).map(|k| k.order);
+        }
+        (below, distinct)
+    }
+
+    /// Inserts an unranked member, cutting its shard again when it has grown past its share.
+    /// O(shards + log n), and O(the two shards' entries) when cut.
+    pub(crate) fn insert(&mut self, names: &Interner, key: Key) {
+        let shard = self.shard_of_key(names, &key);
+        self.trees[shard].insert(names, key);
+        self.rebalance(names, shard);
+    }
+
+    /// Removes a member, answering its key. O(shards + log n).
+    pub(crate) fn remove(&mut self, member: MemberId) -> Option<Key> {
+        self.trees.iter_mut().find_map(|t| t.remove(member))
+    }
+
+    /// Cuts `shard` and its smaller neighbour again at their middle when `shard` holds more
+    /// than one and a half times its share of the board and more than [`MIN_SHARD`].
+    fn rebalance(&mut self, names: &Interner, shard: usize) {
+        let count = self.trees.len();
+        let held = self.trees[shard].len();
+        if count == 1 || held <= MIN_SHARD || held * 2 * count <= self.len() * 3 {
+            return;
+        }
+        let left = match (shard.checked_sub(1), shard + 1 < count) {
+            (Some(before), true) if self.trees[before].len() < self.trees[shard + 1].len() => before,
+            (Some(before), false) => before,
+            _ => shard,
+        };
+        self.recut(names, left);
+    }
+
+    /// Cuts shards `left` and `left + 1` again at the middle of their entries. O(their
+    /// entries).
+    pub(crate) fn recut(&mut self, names: &Interner, left: usize) {
+        let mut keys = Vec::with_capacity(self.trees[left].len() + self.trees[left + 1].len());
+        for tree in &self.trees[left..=left + 1] {
+            tree.range(0, tree.len(), &mut keys);
+        }
+        let members = names.len();
+        let middle = keys.len() / 2;
+        self.bounds[left] = keys.get(middle).copied().or(self.bounds[left]);
+        let mut right = Tree::default();
+        right.bulk_load(keys[middle..].iter().copied(), members);
+        let mut new_left = Tree::default();
+        new_left.bulk_load(keys[..middle].iter().copied(), members);
+        self.trees[left] = new_left;
+        self.trees[left + 1] = right;
+    }
+
+    /// Replaces every shard with `keys` (distinct, sorted in the total order) cut evenly, or
+    /// all in the first shard while each would hold less than [`MIN_SHARD`]. `members` is the
+    /// locators' length. O(n).
+    pub(crate) fn bulk_load(&mut self, keys: Vec<Key>, members: usize) {
+        let count = self.trees.len();
+        let cuts = if keys.len() >= count * MIN_SHARD { count } else { 1 };
+        self.bounds = alloc::vec![None; count - 1];
+        for (i, tree) in self.trees.iter_mut().enumerate() {
+            let (start, end) = (keys.len() * i / cuts, keys.len() * (i + 1) / cuts);
+            let mut fresh = Tree::default();
+            if i < cuts {
+                fresh.bulk_load(keys[start..end].iter().copied(), members);
+                if i > 0 {
+                    self.bounds[i - 1] = keys.get(start).copied();
+                }
+            } else {
+                fresh.bulk_load(core::iter::empty(), members);
+            }
+            *tree = fresh;
+        }
+    }
+
+    /// Splits into `count` shards (1 to [`MAX_SHARDS`]), re-cutting the entries evenly when
+    /// the count changes. O(n) then, O(1) otherwise.
+    pub(crate) fn split(&mut self, names: &Interner, count: usize) {
+        let count = count.clamp(1, MAX_SHARDS);
+        if count == self.trees.len() {
+            return;
+        }
+        let mut keys = Vec::with_capacity(self.len());
+        self.range(0, self.len(), &mut keys);
+        *self = Shards::new(count);
+        self.bulk_load(keys, names.len());
+    }
+
+    /// Packed copies of the shards worth packing ([`Tree::packed`]), `None` when none is.
+    /// O(n).
+    pub(crate) fn packed(&self, members: usize) -> Option<Vec<Option<Tree>>> {
+        let packed: Vec<Option<Tree>> = self.trees.iter().map(|t| t.packed(members)).collect();
+        packed.iter().any(Option::is_some).then_some(packed)
+    }
+
+    /// Swaps in the packed copies [`Shards::packed`] made of these very shards.
+    pub(crate) fn replace(&mut self, packed: Vec<Option<Tree>>) {
+        for (tree, copy) in self.trees.iter_mut().zip(packed) {
+            if let Some(copy) = copy {
+                *tree = copy;
+            }
+        }
+    }
+
+    /// Bytes held by every shard. O(shards).
+    pub(crate) fn memory(&self) -> usize {
+        self.trees.iter().map(Tree::memory).sum::<usize>() + self.bounds.capacity() * size_of::<Option<Key>>()
+    }
+
+    /// Checks every tree, and that each holds only keys of its range. O(n). For tests.
+    #[cfg(test)]
+    pub(crate) fn check(&self, names: &Interner) {
+        for (i, tree) in self.trees.iter().enumerate() {
+            tree.check(names);
+            let mut keys = Vec::new();
+            tree.range(0, tree.len(), &mut keys);
+            let low = i.checked_sub(1).and_then(|b| self.bounds[b]);
+            let high = self.bounds.get(i).copied().flatten();
+            for k in &keys {
+                assert!(
+                    low.is_none_or(|l| cmp_keys(names, k, &l) != Ordering::Less),
+                    "below shard {i}"
+                );
+                assert!(
+                    high.is_none_or(|h| cmp_keys(names, k, &h) == Ordering::Less),
+                    "above shard {i}"
+                );
+            }
+        }
+        assert!(
+            self.bounds.windows(2).all(|w| match (w[0], w[1]) {
+                (Some(a), Some(b)) => cmp_keys(names, &a, &b) != Ordering::Greater,
+                (None, Some(_)) => false,
+                _ => true,
+            }),
+            "bounds out of order"
+        );
+    }
+
+    /// Leaves in use over every shard. For tests.
+    #[cfg(test)]
+    pub(crate) fn leaves_in_use(&self) -> usize {
+        self.trees.iter().map(Tree::leaves_in_use).sum()
+    }
+}
