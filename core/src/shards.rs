@@ -4,9 +4,10 @@
 //!
 //! Each shard is its own tree over the one interner, so a shard can be changed without
 //! touching another. Boundaries follow the population: all entries start in the first shard
-//! (the other boundaries open, past every key); once a shard holds more than one and a half
-//! times its share (and more than [`MIN_SHARD`]), it and its smaller neighbour are cut again at
-//! their middle.
+//! (the other boundaries open, past every key). The last shard with a range hands half of it to
+//! the next once it holds more than its share; once every shard has a range, a shard holding
+//! more than one and a half times its share (and more than [`MIN_SHARD`]) is cut again at the
+//! middle with its smaller neighbour.
 //! The cut depends only on the entries, so the same changes in the same order give the same
 //! shards; a bulk load cuts evenly.
 
@@ -184,7 +185,19 @@ impl Shards {
     fn rebalance(&mut self, names: &Interner, shard: usize) {
         let count = self.trees.len();
         let held = self.trees[shard].len();
-        if count == 1 || held <= MIN_SHARD || held * 2 * count <= self.len() * 3 {
+        if count == 1 || held <= MIN_SHARD {
+            return;
+        }
+        // The first shard after the ranges taken so far takes one as soon as its left
+        // neighbour holds more than its share; after that, a shard waits until it holds half
+        // as much again.
+        let opens_next = shard + 1 < count && self.bounds[shard].is_none();
+        let share = self.len().div_ceil(count);
+        if held <= share || (!opens_next && held * 2 <= share * 3) {
+            return;
+        }
+        if opens_next {
+            self.recut(names, shard);
             return;
         }
         let left = match (shard.checked_sub(1), shard + 1 < count) {

@@ -171,17 +171,17 @@ impl BoardEntry {
         instances
             .entry(period.key.clone())
             .or_insert_with(|| {
-                Arc::new(BoardSlot::new(
-                    self.def.id.clone(),
-                    period.clone(),
-                    Board::new(self.def.rules),
-                ))
+                let mut board = Board::new(self.def.rules);
+                board.split(self.def.shard_count());
+                Arc::new(BoardSlot::new(self.def.id.clone(), period.clone(), board))
             })
             .clone()
     }
 
-    /// Installs a rebuilt instance.
+    /// Installs a rebuilt instance, split as the definition says (a rebuild, a checkpoint and a
+    /// restored snapshot build their boards whole).
     pub fn install(&self, slot: BoardSlot) {
+        slot.write().split(self.def.shard_count());
         let mut instances = self.instances.write_unpoisoned();
         instances.insert(slot.period.key.clone(), Arc::new(slot));
     }

@@ -1872,3 +1872,154 @@ async fn a_rank_interval_holds_the_exact_rank_and_says_it_is_approximate() {
     );
     service.stop().await;
 }
+
+on_both_databases!(a_split_board_answers_as_a_whole_one);
+
+/// A board split into score-range shards (`"shards": 4`) answers every read byte for byte as a
+/// whole board fed the same events: after invalidations and a disqualification, and after a
+/// restart (the boards rebuilt, then split as defined). The board list and `/metrics` show the
+/// shards; a count out of range is refused.
+async fn a_split_board_answers_as_a_whole_one(db: Db) {
+    let service = TestService::start(db).await;
+    let (status, refused) = service
+        .call(
+            Method::PUT,
+            "/v1/boards/arena-clash/solo/S7/many",
+            Some(ADMIN),
+            Some(&json!({"score_mode": "highest", "shards": 65})),
+        )
+        .await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("INVALID_BOARD")),
+        "{refused}"
+    );
+    assert_eq!(
+        refused["detail"],
+        "shards 65 must be from 1 (a whole board) to 64"
+    );
+    service
+        .define_scope("whole", &json!({"score_mode": "highest"}))
+        .await;
+    service
+        .define_scope("split", &json!({"score_mode": "highest", "shards": 4}))
+        .await;
+    let players = 2_000;
+    for batch in 0..4 {
+        let events: Vec<Value> = (0..1_000)
+            .map(|i| {
+                let n = batch * 1_000 + i;
+                let at = format!("2026-10-13T10:{:02}:{:02}Z", n % 60, n % 7);
+                let mut e = event(
+                    &format!("sp-{n}"),
+                    &format!("p-{}", n % players),
+                    ((n * 7919) % 300) as i64,
+                    &at,
+                );
+                e["scopes"] = json!(["whole", "split"]);
+                e
+            })
+            .collect();
+        let (status, body) = service.submit_batch(&events).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let results = body["results"].as_array().unwrap();
+        assert!(
+            results.iter().all(|r| r["status"] == "ACCEPTED"),
+            "{}",
+            results[0]
+        );
+    }
+    for (id, action) in [("sp-m1", "INVALIDATE"), ("sp-m2", "INVALIDATE")] {
+        let target = if id == "sp-m1" { "sp-17" } else { "sp-1017" };
+        let (status, body) = service
+            .call(
+                Method::POST,
+                "/v1/moderation-actions",
+                Some(MODERATOR),
+                Some(
+                    &json!({"moderation_id": id, "action_type": action, "reason": "cheat",
+                             "game": "arena-clash", "target_event_id": target}),
+                ),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    for scope in ["whole", "split"] {
+        let (status, body) = service
+            .call(
+                Method::POST,
+                "/v1/moderation-actions",
+                Some(MODERATOR),
+                Some(
+                    &json!({"moderation_id": format!("sp-dq-{scope}"), "action_type": "DISQUALIFY",
+                             "reason": "cheat", "game": "arena-clash", "mode": "solo", "season": "S7",
+                             "scope": scope, "target_player_id": "p-5"}),
+                ),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let service = same_answers(service, players).await;
+    let db = service.stop().await;
+    let service = same_answers(TestService::start_on(db).await, players).await;
+    service.stop().await;
+}
+
+/// Every read of the split board equals the whole board's, and the split board shows 4 shards.
+async fn same_answers(service: TestService, players: u64) -> TestService {
+    let board = |scope: &str| format!("/v1/leaderboards/arena-clash/solo/S7/{scope}");
+    let (whole, split) = (board("whole"), board("split"));
+    let mut reads = vec!["/top?limit=1000".to_string(), "/digest".to_string()];
+    for p in (0..players).step_by(37).chain([5, 17]) {
+        reads.push(format!("/players/p-{p}/rank"));
+        reads.push(format!("/players/p-{p}/rank?approximate=interval"));
+        reads.push(format!("/players/p-{p}/nearby?radius=12"));
+    }
+    for read in &reads {
+        let (mut a, mut b) = (
+            service.get(&format!("{whole}{read}")).await,
+            service.get(&format!("{split}{read}")).await,
+        );
+        // A cursor and a refusal's words name their board: what differs by design.
+        for answer in [&mut a.1, &mut b.1] {
+            if let Some(fields) = answer.as_object_mut() {
+                fields.remove("next_cursor");
+                fields.remove("detail");
+            }
+        }
+        assert!(
+            a == b,
+            "{read}: {} against {}",
+            a.1.to_string().len(),
+            b.1.to_string().len()
+        );
+    }
+    let (_, list) = service.get("/v1/games/arena-clash/boards").await;
+    let listed = list["boards"].as_array().unwrap();
+    let split_board = listed.iter().find(|b| b["scope"] == "split").unwrap();
+    let shards: Vec<u64> = split_board["shard_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        (split_board["shards"].as_i64(), shards.len()),
+        (Some(4), 4),
+        "{split_board}"
+    );
+    assert_eq!(
+        shards.iter().sum::<u64>(),
+        split_board["total_players"].as_u64().unwrap()
+    );
+    assert!(shards.iter().all(|&n| n > 0), "{shards:?}");
+    let whole_board = listed.iter().find(|b| b["scope"] == "whole").unwrap();
+    assert!(whole_board.get("shard_members").is_none() && whole_board["shards"] == 1);
+    let (_, _, metrics) = service.call_full(Method::GET, "/metrics", None, None).await;
+    let metrics = metrics.as_str().unwrap_or_default().to_string();
+    assert!(
+        metrics.contains(r#"standings_board_shard_members{game="arena-clash",mode="solo",season="S7",scope="split",period="all_time",shard="3"}"#),
+        "{metrics}"
+    );
+    service
+}

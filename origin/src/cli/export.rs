@@ -78,6 +78,13 @@ pub(super) struct BoardFields {
     /// Absent in exports of builds before profiles: every board then took up to 256 bytes.
     #[serde(default = "crate::domain::profiles::default_metadata_cap")]
     metadata_max_bytes: i64,
+    /// Absent in exports of builds before split boards: every board was whole.
+    #[serde(default = "whole")]
+    shards: i64,
+}
+
+fn whole() -> i64 {
+    1
 }
 
 impl BoardFields {
@@ -94,6 +101,7 @@ impl BoardFields {
             grace_seconds: def.grace_seconds,
             timezone: def.timezone.clone(),
             metadata_max_bytes: def.metadata_max_bytes,
+            shards: def.shards,
         }
     }
 
@@ -111,6 +119,7 @@ impl BoardFields {
                 timezone: &self.timezone,
                 grace_seconds: self.grace_seconds,
                 metadata_max_bytes: self.metadata_max_bytes,
+                shards: self.shards,
             },
         )
         .map_err(|e| format!("board {id}: {e}"))

@@ -20,6 +20,9 @@ pub struct BoardDef {
     pub(crate) timezone: String,
     /// The largest metadata its events may carry, 0 (none) to 256 bytes.
     pub(crate) metadata_max_bytes: i64,
+    /// The score-range shards each instance is split into, 1 (whole) to
+    /// [`standings_core::MAX_SHARDS`].
+    pub(crate) shards: i64,
 }
 
 /// A board definition's fields as sent (`PUT /v1/boards/...`, an import's board line), before
@@ -39,6 +42,8 @@ pub(crate) struct Proposed<'a> {
     pub grace_seconds: i64,
     /// The metadata cap.
     pub metadata_max_bytes: i64,
+    /// Score-range shards.
+    pub shards: i64,
 }
 
 impl BoardDef {
@@ -60,6 +65,13 @@ impl BoardDef {
         let calendar =
             Calendar::new(sent.periods, sent.timezone, sent.grace_seconds).map_err(|e| e.to_string())?;
         check_metadata_cap(sent.metadata_max_bytes)?;
+        if !(1..=standings_core::MAX_SHARDS as i64).contains(&sent.shards) {
+            return Err(format!(
+                "shards {} must be from 1 (a whole board) to {}",
+                sent.shards,
+                standings_core::MAX_SHARDS
+            ));
+        }
         Ok(BoardDef {
             id,
             rules,
@@ -67,7 +79,15 @@ impl BoardDef {
             grace_seconds: sent.grace_seconds,
             timezone: sent.timezone.to_string(),
             metadata_max_bytes: sent.metadata_max_bytes,
+            shards: sent.shards,
         })
+    }
+
+    /// The shards each instance is split into, as the core counts them.
+    pub(crate) fn shard_count(&self) -> usize {
+        usize::try_from(self.shards)
+            .unwrap_or(1)
+            .clamp(1, standings_core::MAX_SHARDS)
     }
 
     /// The calendar of its periods. Errors only for a definition that was never checked (a

@@ -700,7 +700,9 @@ fn schemas() -> Value {
                 "grace_seconds": {"type": "integer", "default": 300},
                 "timezone": {"type": "string", "default": "UTC", "description": "IANA time zone name"},
                 "metadata_max_bytes": {"type": "integer", "minimum": 0, "maximum": 256, "default": 256,
-                    "description": "the largest event metadata the board takes, in bytes of JSON as sent; 0 refuses metadata"}
+                    "description": "the largest event metadata the board takes, in bytes of JSON as sent; 0 refuses metadata"},
+                "shards": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1,
+                    "description": "score-range shards each instance is split into; every answer is the whole board's (docs/split-boards.md)"}
             }
         },
         "SeasonStateChange": {"type": "object", "required": ["state"],
@@ -731,7 +733,9 @@ fn schemas() -> Value {
             "properties": {
                 "game": {"type": "string"}, "mode": {"type": "string"}, "season": {"type": "string"},
                 "scope": {"type": "string"}, "score_mode": {"type": "string"},
-                "value_min": {"type": "integer"}, "value_max": {"type": "integer"}
+                "value_min": {"type": "integer"}, "value_max": {"type": "integer"},
+                "shards": {"type": "integer"},
+                "shard_members": {"type": "array", "items": {"type": "integer"}, "description": "a split board's ranked players per shard, best range first"}
             }
         },
         "ScoreEvent": {

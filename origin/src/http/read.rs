@@ -352,7 +352,8 @@ async fn game_boards(
             let live = (!entry.is_archived() && entry.broken().is_none()).then(|| {
                 let slot = entry.all_time();
                 let board = slot.read();
-                (board.version(), board.total_players())
+                let shards = board.index().shards().iter().map(|s| s.entries).collect();
+                (board.version(), board.total_players(), shards)
             });
             GameBoardView::of(BoardView::of(&entry.def), season.state.as_str(), live)
         })
@@ -415,6 +416,10 @@ struct GameBoardView {
     score_mode: &'static str,
     season: String,
     season_state: &'static str,
+    /// A split board's ranked players per shard, best range first, while it is served.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard_members: Option<Vec<u64>>,
+    shards: i64,
     timezone: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     total_players: Option<u64>,
@@ -423,9 +428,13 @@ struct GameBoardView {
 }
 
 impl GameBoardView {
-    fn of(def: BoardView, season_state: &'static str, live: Option<(u64, u64)>) -> GameBoardView {
+    fn of(def: BoardView, season_state: &'static str, live: Option<(u64, u64, Vec<u64>)>) -> GameBoardView {
+        let (board_version, total_players, shard_members) = match live {
+            Some((version, players, shards)) => (Some(version), Some(players), Some(shards)),
+            None => (None, None, None),
+        };
         GameBoardView {
-            board_version: live.map(|(version, _)| version),
+            board_version,
             game: def.game,
             grace_seconds: def.grace_seconds,
             mode: def.mode,
@@ -434,8 +443,10 @@ impl GameBoardView {
             score_mode: def.score_mode,
             season: def.season,
             season_state,
+            shard_members: shard_members.filter(|s: &Vec<u64>| s.len() > 1),
+            shards: def.shards,
             timezone: def.timezone,
-            total_players: live.map(|(_, players)| players),
+            total_players,
             value_max: def.value_max,
             value_min: def.value_min,
         }
@@ -470,6 +481,8 @@ mod tests {
             score_mode: "highest",
             season: "s".into(),
             season_state: "active",
+            shard_members: live.map(|n| vec![n, 0]),
+            shards: 2,
             timezone: "UTC".into(),
             total_players: live,
             value_max: 10,

@@ -52,6 +52,12 @@ struct BoardBody {
     timezone: String,
     #[serde(default = "crate::domain::profiles::default_metadata_cap")]
     metadata_max_bytes: i64,
+    #[serde(default = "whole")]
+    shards: i64,
+}
+
+fn whole() -> i64 {
+    1
 }
 
 fn all_time_only() -> Vec<String> {
@@ -99,6 +105,8 @@ pub(crate) struct BoardView {
     pub timezone: String,
     /// The largest metadata its events may carry, 0 (none) to 256 bytes.
     pub metadata_max_bytes: i64,
+    /// The score-range shards each instance is split into (1: whole).
+    pub shards: i64,
 }
 
 impl BoardView {
@@ -116,6 +124,7 @@ impl BoardView {
             grace_seconds: def.grace_seconds,
             timezone: def.timezone.clone(),
             metadata_max_bytes: def.metadata_max_bytes,
+            shards: def.shards,
         }
     }
 }
@@ -142,6 +151,7 @@ async fn define_board(
             timezone: &body.timezone,
             grace_seconds: body.grace_seconds,
             metadata_max_bytes: body.metadata_max_bytes,
+            shards: body.shards,
         },
     )
     .map_err(|e| AppError::new(Code::INVALID_BOARD, e))?;
@@ -153,7 +163,7 @@ async fn define_board(
                 Code::BOARD_RULES_CONFLICT,
                 format!(
                     "board {} exists with score_mode {}, range {}..={}, periods {}, grace {} s, timezone {}, \
-                 metadata_max_bytes {}; a board's definition is fixed",
+                 metadata_max_bytes {}, shards {}; a board's definition is fixed",
                     existing.id,
                     existing.rules.score_mode,
                     existing.rules.value_min,
@@ -161,7 +171,8 @@ async fn define_board(
                     existing.periods.join(","),
                     existing.grace_seconds,
                     existing.timezone,
-                    existing.metadata_max_bytes
+                    existing.metadata_max_bytes,
+                    existing.shards
                 ),
             ));
         }

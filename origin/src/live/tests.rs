@@ -45,6 +45,7 @@ impl World {
         let entry = registry
             .add(&BoardDef {
                 metadata_max_bytes: 256,
+                shards: 1,
                 id: board_id(),
                 rules: BoardRules::new(ScoreMode::Highest),
                 periods: vec!["all_time".into(), "daily".into()],
@@ -461,6 +462,7 @@ async fn limits_count_per_token_per_board_and_in_all() {
         .registry
         .add(&BoardDef {
             metadata_max_bytes: 256,
+            shards: 1,
             id: BoardId {
                 scope: "eu".into(),
                 ..board_id()

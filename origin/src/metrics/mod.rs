@@ -241,18 +241,8 @@ impl Metrics {
                 id.game, id.mode, id.season, id.scope, why.seq
             );
         }
-        family(
-            &mut out,
-            "standings_board_members",
-            "Ranked players per board.",
-            "gauge",
-        );
-        family(
-            &mut out,
-            "standings_board_version",
-            "The current board_version per board.",
-            "gauge",
-        );
+        // Each family's samples stay together, as the exposition format asks.
+        let (mut members, mut versions, mut shards) = (String::new(), String::new(), String::new());
         for slot in registries.iter().flat_map(|r| r.all_instances()) {
             let board = slot.read();
             let id = &slot.id;
@@ -261,11 +251,41 @@ impl Metrics {
                 id.game, id.mode, id.season, id.scope, slot.period.key
             );
             let _ = writeln!(
-                out,
+                members,
                 "standings_board_members{{{labels}}} {}",
                 board.total_players()
             );
-            let _ = writeln!(out, "standings_board_version{{{labels}}} {}", board.version());
+            let _ = writeln!(
+                versions,
+                "standings_board_version{{{labels}}} {}",
+                board.version()
+            );
+            let layout = board.index().shards();
+            if layout.len() > 1 {
+                for (i, shard) in layout.iter().enumerate() {
+                    let _ = writeln!(
+                        shards,
+                        "standings_board_shard_members{{{labels},shard=\"{i}\"}} {}",
+                        shard.entries
+                    );
+                }
+            }
+        }
+        for (name, help, samples) in [
+            ("standings_board_members", "Ranked players per board.", members),
+            (
+                "standings_board_version",
+                "The current board_version per board.",
+                versions,
+            ),
+            (
+                "standings_board_shard_members",
+                "Ranked players per score-range shard of a split board (shard 0 holds the best range).",
+                shards,
+            ),
+        ] {
+            family(&mut out, name, help, "gauge");
+            out.push_str(&samples);
         }
         out
     }

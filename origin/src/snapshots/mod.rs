@@ -732,6 +732,7 @@ mod tests {
         let entry = registry
             .add(&BoardDef {
                 metadata_max_bytes: 256,
+                shards: 1,
                 id: BoardId::new("g", "m", "s1", "global").unwrap(),
                 rules: BoardRules::new(ScoreMode::Highest),
                 periods: vec!["all_time".into(), "daily".into()],

@@ -105,6 +105,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "profiles_metadata",
         include_str!("../../migrations/0010_profiles_metadata.sql"),
     ),
+    (
+        11,
+        "board_shards",
+        include_str!("../../migrations/0011_board_shards.sql"),
+    ),
 ];
 
 /// The migration whose SQL is followed by code, in the same transaction: it pages the runs

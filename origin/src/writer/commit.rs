@@ -591,6 +591,7 @@ mod tests {
     fn board(season: &str) -> BoardDef {
         BoardDef {
             metadata_max_bytes: 256,
+            shards: 1,
             id: BoardId {
                 game: "g".into(),
                 mode: "m".into(),
