@@ -540,12 +540,13 @@ fn boards_of(game: &str) -> [(String, ScoreMode); 2] {
     ]
 }
 
-/// Defines a game's two boards (as admin): a cumulative one, and a highest one with a daily
-/// period and no grace, so that events for an earlier day are LATE.
+/// Defines a game's two boards (as admin): a cumulative one split into 3 score-range shards
+/// (whose boundaries move as it grows, so kills land during moves), and a highest one with a
+/// daily period and no grace, so that events for an earlier day are LATE.
 async fn define_boards(addr: &str, game: &str) -> Result<(), String> {
     let mut conn = HttpConn::connect(addr, ADMIN_TOKEN).await?;
     for ((board, _), body) in boards_of(game).into_iter().zip([
-        r#"{"score_mode":"cumulative"}"#,
+        r#"{"score_mode":"cumulative","shards":3}"#,
         r#"{"score_mode":"highest","periods":["all_time","daily"],"grace_seconds":0}"#,
     ]) {
         let answer = conn.put(&format!("/v1/boards/{board}"), body.as_bytes()).await?;

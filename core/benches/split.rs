@@ -1,0 +1,213 @@
+//! A board split into score-range shards beside the whole board, in one run: rank, update,
+//! top-100 and a nearby window, memory per member, and a boundary move's stall with more than a
+//! million members in the moving range; then the rank interval beside the exact rank, with the
+//! sketch's bytes and widths.
+//!
+//! `cargo bench -p standings-core --bench split` (`STANDINGS_BENCH_MEMBERS=1000000,10000000`
+//! sets the sizes; 4,000,000 by default, the smallest that moves a million in one cut).
+
+mod common;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use common::{Rng, criterion, members_from_env, player_id, rss_bytes};
+use standings_core::interval;
+use standings_core::{Board, BoardRules, MemberId, RankedIndex, ScoreEvent, ScoreMode, Standing};
+
+fn main() {
+    for n in members_from_env(4_000_000) {
+        layouts(n);
+        boundary_move(n);
+        intervals(n);
+    }
+}
+
+/// The index loaded whole and split into 2 and 4 shards, queried side by side.
+fn layouts(n: usize) {
+    let mut rng = Rng(7);
+    let players: Vec<String> = (0..n as u64).map(player_id).collect();
+    let standings: Vec<Standing> = (0..n).map(|_| rng.skewed_standing()).collect();
+    let mut indexes = Vec::new();
+    for shards in [1, 2, 4] {
+        let rss = rss_bytes();
+        let mut index = RankedIndex::new(ScoreMode::Highest);
+        index.split(shards);
+        index
+            .load(players.iter().map(String::as_str).zip(standings.iter().copied()))
+            .expect("fits");
+        let grown = rss_bytes() - rss;
+        let memory = index.memory();
+        println!(
+            "== {n} members in {shards} shard(s): index {:.1} B/member, RSS growth {:.1} B/member, entries by shard {:?}",
+            memory.index_bytes as f64 / n as f64,
+            grown as f64 / n as f64,
+            index.shards().iter().map(|s| s.entries).collect::<Vec<_>>()
+        );
+        indexes.push((shards, index));
+    }
+    let members: Vec<MemberId> = players
+        .iter()
+        .map(|p| indexes[0].1.member(p).expect("interned"))
+        .collect();
+    let queries: Vec<usize> = (0..1 << 16)
+        .map(|_| (rng.next_u64() % n as u64) as usize)
+        .collect();
+    let updates: Vec<Standing> = (0..1 << 16).map(|_| rng.skewed_standing()).collect();
+    let mut c = criterion();
+    for (what, sample) in [
+        ("rank_of", 30),
+        ("update", 30),
+        ("top_100", 30),
+        ("nearby_r100", 30),
+    ] {
+        let mut group = c.benchmark_group(format!("split/{what}/{n}"));
+        group.sample_size(sample);
+        for (shards, index) in &mut indexes {
+            let mut i = 0;
+            group.bench_function(format!("{shards}_shards"), |b| {
+                b.iter(|| {
+                    i = (i + 1) & 0xffff;
+                    let member = members[queries[i]];
+                    match what {
+                        "rank_of" => {
+                            black_box(index.rank_of(member));
+                        }
+                        "update" => {
+                            black_box(index.set(member, Some(updates[i])));
+                        }
+                        "top_100" => {
+                            black_box(index.range(1, 100));
+                        }
+                        _ => {
+                            let rank = index.rank_of(member).unwrap_or(1);
+                            black_box(index.range(rank.saturating_sub(100).max(1), 201));
+                        }
+                    }
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+/// A boundary moved by the index itself: a 2-shard board of `n` members, then updates that lift
+/// members of the lower shard into the upper one until the upper holds 1.5 times its share and
+/// is cut again with the lower, moving about `n / 4` members; the slowest update is the stall.
+fn boundary_move(n: usize) {
+    let mut rng = Rng(11);
+    let players: Vec<String> = (0..n as u64).map(player_id).collect();
+    let mut index = RankedIndex::new(ScoreMode::Highest);
+    index.split(2);
+    index
+        .load(
+            players
+                .iter()
+                .map(String::as_str)
+                .zip((0..n).map(|_| rng.skewed_standing())),
+        )
+        .expect("fits");
+    let lower_first = index.shards()[1].first_rank;
+    let lower: Vec<MemberId> = index
+        .range(lower_first, n)
+        .iter()
+        .map(|e| index.member(e.player).expect("interned"))
+        .collect();
+    let (mut slowest, mut total, mut lifted) = (Duration::ZERO, Duration::ZERO, 0usize);
+    let mut before = index.shards();
+    let mut moved = 0;
+    for (k, &member) in lower.iter().enumerate() {
+        let top = Standing {
+            value: 2_000_000 + k as i64,
+            achieved_at: common::T0,
+        };
+        let started = Instant::now();
+        index.set(member, Some(top));
+        let took = started.elapsed();
+        total += took;
+        lifted += 1;
+        if took > slowest {
+            slowest = took;
+        }
+        let after = index.shards();
+        if after[0].entries < before[0].entries {
+            moved = (before[0].entries - after[0].entries) as usize;
+            break;
+        }
+        before = after;
+    }
+    println!(
+        "boundary move at {n}: after {lifted} updates lifting lower-shard members, a cut moved {moved} members; \
+         slowest update (the stall) {:.1} ms, median update {:.2} us",
+        slowest.as_secs_f64() * 1e3,
+        total.as_secs_f64() * 1e6 / lifted as f64
+    );
+}
+
+/// The rank interval beside the exact rank on a board of `n` players, and the sketch's bytes.
+fn intervals(n: usize) {
+    let mut rng = Rng(13);
+    let players: Vec<String> = (0..n as u64).map(player_id).collect();
+    let rules = BoardRules::new(ScoreMode::Highest);
+    let mut board = Board::from_aggregates(
+        rules,
+        1,
+        players.iter().map(|p| (p.as_str(), rng.skewed_standing(), "")),
+    )
+    .expect("fits");
+    // One more event so the board holds one version past its load.
+    board
+        .apply(&ScoreEvent::new("e", &players[0], 1, common::T0).expect("valid"))
+        .expect("applies");
+    let started = Instant::now();
+    let sketch = board.rank_sketch();
+    let built = started.elapsed();
+    let bytes = sketch.encode();
+    let (mut widest, mut widths) = (0u64, 0u64);
+    let sample: Vec<&String> = (0..100_000)
+        .map(|_| &players[(rng.next_u64() % n as u64) as usize])
+        .collect();
+    for p in &sample {
+        let found = board.rank_interval(p).expect("ranked");
+        let exact = board.index().rank_of_player(p).expect("ranked");
+        assert!(found.interval.contains(exact));
+        widest = widest.max(found.interval.width());
+        widths += found.interval.width();
+    }
+    println!(
+        "interval at {n}: sketch {} bytes ({} bounds, step {}), built in {:.1} ms; widths over 100,000 players: \
+         widest {widest} ({:.4} % of the board), mean {:.1}",
+        bytes.len(),
+        sketch.len(),
+        interval::step(n as u64),
+        built.as_secs_f64() * 1e3,
+        widest as f64 * 100.0 / n as f64,
+        widths as f64 / sample.len() as f64
+    );
+    let mut c = criterion();
+    let mut group = c.benchmark_group(format!("interval/{n}"));
+    let mut i = 0;
+    group.bench_function("exact_rank", |b| {
+        b.iter(|| {
+            i = (i + 1) % sample.len();
+            black_box(board.player_rank(sample[i]))
+        })
+    });
+    group.bench_function("rank_interval_at_origin", |b| {
+        b.iter(|| {
+            i = (i + 1) % sample.len();
+            black_box(board.rank_interval(sample[i]))
+        })
+    });
+    let standings: Vec<Standing> = sample
+        .iter()
+        .map(|p| board.index().standing_of_player(p).expect("ranked"))
+        .collect();
+    group.bench_function("rank_interval_from_sketch", |b| {
+        b.iter(|| {
+            i = (i + 1) % sample.len();
+            black_box(sketch.interval(&rules, &standings[i], sample[i]))
+        })
+    });
+    group.finish();
+}
