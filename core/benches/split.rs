@@ -4,7 +4,8 @@
 //! sketch's bytes and widths.
 //!
 //! `cargo bench -p standings-core --bench split` (`STANDINGS_BENCH_MEMBERS=1000000,10000000`
-//! sets the sizes; 4,000,000 by default, the smallest that moves a million in one cut).
+//! sets the sizes; 4,000,000 by default, the smallest that moves a million in one cut;
+//! `STANDINGS_BENCH_PARTS=interval` runs only some of `layouts,move,interval`).
 
 mod common;
 
@@ -16,10 +17,17 @@ use standings_core::interval;
 use standings_core::{Board, BoardRules, MemberId, RankedIndex, ScoreEvent, ScoreMode, Standing};
 
 fn main() {
+    let parts = std::env::var("STANDINGS_BENCH_PARTS").unwrap_or_else(|_| "layouts,move,interval".into());
     for n in members_from_env(4_000_000) {
-        layouts(n);
-        boundary_move(n);
-        intervals(n);
+        if parts.contains("layouts") {
+            layouts(n);
+        }
+        if parts.contains("move") {
+            boundary_move(n);
+        }
+        if parts.contains("interval") {
+            intervals(n);
+        }
     }
 }
 
@@ -138,7 +146,7 @@ fn boundary_move(n: usize) {
     }
     println!(
         "boundary move at {n}: after {lifted} updates lifting lower-shard members, a cut moved {moved} members; \
-         slowest update (the stall) {:.1} ms, median update {:.2} us",
+         slowest update (the stall) {:.1} ms, mean update {:.2} us",
         slowest.as_secs_f64() * 1e3,
         total.as_secs_f64() * 1e6 / lifted as f64
     );

@@ -212,6 +212,36 @@ pub fn interval(
     }
 }
 
+/// [`interval`] for an entry whose exact rank the caller knows: it looks at the two bounds
+/// around that rank first and answers from them when they decide it, as the search would,
+/// searching only when they do not (ids tied past a capped head). The hint never changes the
+/// answer, only how many bounds are visited. Visits 2 bounds, or O(log bounds).
+pub fn interval_at(
+    rules: &BoardRules,
+    total: u64,
+    bound: impl Fn(u64) -> Bound,
+    standing: &Standing,
+    player: &str,
+    rank: u64,
+) -> RankInterval {
+    let (step, count) = (step(total), bounds(total));
+    let order = |k| bound(k).order_of(rules.score_mode, standing, player);
+    if (1..=total).contains(&rank) {
+        let k = (rank - 1) / step;
+        if (rank - 1) % step == 0 && order(k) == Some(Ordering::Equal) {
+            return RankInterval { low: rank, high: rank };
+        }
+        if order(k) == Some(Ordering::Greater) && (k + 1 >= count || order(k + 1) == Some(Ordering::Less)) {
+            let high = if k + 1 < count { (k + 1) * step } else { total };
+            return RankInterval {
+                low: k * step + 2,
+                high,
+            };
+        }
+    }
+    interval(rules, total, bound, standing, player)
+}
+
 /// The first `k` in `0..count` for which `before(k)` is false, `before` being true on a prefix.
 fn partition_point(count: u64, before: impl Fn(u64) -> bool) -> u64 {
     let (mut low, mut high) = (0, count);
@@ -565,6 +595,8 @@ mod tests {
             for (i, (s, p)) in entries.iter().enumerate() {
                 let found = sketch.interval(&r, s, p);
                 let rank = i as u64 + 1;
+                let bound = |k: u64| bound_at(mode, &entries, (k * step) as usize);
+                prop_assert_eq!(interval_at(&r, entries.len() as u64, bound, s, p, rank), found);
                 prop_assert!(found.contains(rank), "{p} rank {rank} not in {found:?}");
                 if !p.starts_with('z') {
                     prop_assert!(found.width() <= step, "{p}: {found:?} wider than {step}");

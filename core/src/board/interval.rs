@@ -23,10 +23,13 @@ pub struct PlayerInterval<'a> {
 
 impl Board {
     /// A player's rank interval at the current version, or `None` when unranked: exactly the
-    /// interval [`Board::rank_sketch`] gives at this version. O(log bounds × log n).
+    /// interval [`Board::rank_sketch`] gives at this version. O(log n), from the two bounds
+    /// around the player's rank (the search, O(log bounds × log n), only when they cannot
+    /// tell).
     pub fn rank_interval(&self, player: &str) -> Option<PlayerInterval<'_>> {
         let member = self.index.member(player)?;
         let standing = self.index.standing_of(member)?;
+        let rank = self.index.rank_of(member)?;
         let total = self.total_players();
         let bound = |k| self.bound(k, interval::step(total));
         Some(PlayerInterval {
@@ -34,7 +37,7 @@ impl Board {
             player: self.index.player(member),
             standing,
             info: self.info_of(member),
-            interval: interval::interval(&self.rules, total, bound, &standing, player),
+            interval: interval::interval_at(&self.rules, total, bound, &standing, player, rank),
             total_players: total,
         })
     }
