@@ -165,6 +165,10 @@ struct Common {
     /// Unmeasured seconds before each measurement.
     #[arg(long, value_name = "S", default_value = "1", value_parser = harness::non_negative)]
     warmup_seconds: f64,
+    /// The score-range shards the board under test is split into (1: whole; default and
+    /// seeds modes).
+    #[arg(long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
+    shards: u16,
     /// Concurrent batch uploads while loading.
     #[arg(long, value_name = "N", default_value = "8", value_parser = harness::at_least_one::<usize>)]
     load_connections: usize,
@@ -511,7 +515,7 @@ async fn start_and_load(
     who: &str,
 ) -> Result<Loaded, String> {
     let first_ready = service.start(common.run.ready_timeout).await?;
-    bench::define_board(&service.addr).await?;
+    bench::define_split_board(&service.addr, common.shards).await?;
     let (rss_empty, _) = service.resident()?;
     let watched = cpu::Watched {
         standings: service.pid().ok_or("the service is not running")?,

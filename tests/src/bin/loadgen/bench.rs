@@ -123,15 +123,26 @@ pub(crate) async fn define_board(addr: &str) -> Result<(), String> {
     define_board_at(addr, DEFINE_PATH).await
 }
 
+/// Defines the `highest` board split into `shards` score ranges (1: whole).
+pub(crate) async fn define_split_board(addr: &str, shards: u16) -> Result<(), String> {
+    let body = format!(r#"{{"score_mode":"highest","value_min":0,"value_max":100000000,"shards":{shards}}}"#);
+    define_board_with(addr, DEFINE_PATH, body.as_bytes()).await
+}
+
 /// Defines a `highest` board at `path` (`/v1/boards/GAME/MODE/SEASON/SCOPE`).
 pub(crate) async fn define_board_at(addr: &str, path: &str) -> Result<(), String> {
+    define_board_with(
+        addr,
+        path,
+        br#"{"score_mode":"highest","value_min":0,"value_max":100000000}"#,
+    )
+    .await
+}
+
+/// Defines a board at `path` with the definition `body`.
+async fn define_board_with(addr: &str, path: &str, body: &[u8]) -> Result<(), String> {
     let mut conn = HttpConn::connect(addr, ADMIN_TOKEN).await?;
-    let answer = conn
-        .put(
-            path,
-            br#"{"score_mode":"highest","value_min":0,"value_max":100000000}"#,
-        )
-        .await?;
+    let answer = conn.put(path, body).await?;
     if answer.status != 201 && answer.status != 200 {
         return Err(format!(
             "defining the board answered {}: {}",
