@@ -109,12 +109,13 @@ impl Board {
     /// inconsistent bytes are a [`DecodeError`]. O(n) apart from hashing the ids, when the
     /// ranked members come in rank order as written (any order is accepted, at O(n log n)).
     pub fn read_checkpoint(bytes: &[u8]) -> Result<Board, DecodeError> {
-        Board::read_checkpoint_with(bytes, &OneThread)
+        Board::read_checkpoint_with(bytes, &OneThread, 1)
     }
 
     /// [`Board::read_checkpoint`] with its two long halves, the id table and the ranked tree,
-    /// handed to `join`, which may run them on two threads (the core has none).
-    pub fn read_checkpoint_with(bytes: &[u8], join: &dyn Join) -> Result<Board, DecodeError> {
+    /// handed to `join`, which may run them on two threads (the core has none), the tree split
+    /// into `shards` score ranges as it is built ([`Board::split`]).
+    pub fn read_checkpoint_with(bytes: &[u8], join: &dyn Join, shards: usize) -> Result<Board, DecodeError> {
         let mut r = Reader { bytes, at: 0 };
         if r.take(4)? != MAGIC {
             return Err(DecodeError::UnsupportedFormat { found: None });
@@ -169,7 +170,7 @@ impl Board {
             },
             &mut || {
                 let ranked = ranked.take().unwrap_or_default();
-                tree = Some(RankedIndex::tree_of(mode, ranked, &arena, &ends));
+                tree = Some(RankedIndex::tree_of(mode, ranked, &arena, &ends, shards));
             },
         );
         let table = table.ok_or(DecodeError::Inconsistent("the id table was not built"))??;
@@ -681,7 +682,7 @@ mod tests {
         );
         let mut bytes = Vec::new();
         live.write_checkpoint(&mut bytes);
-        let back = Board::read_checkpoint_with(&bytes, &SecondFirst).unwrap();
+        let back = Board::read_checkpoint_with(&bytes, &SecondFirst, 1).unwrap();
         assert_eq!(back.digest(), live.digest());
         assert_eq!(back.index().range(1, 3), live.index().range(1, 3));
         // The ids "p-ap-bp-c" follow the 55-byte header and three ends.
@@ -689,7 +690,10 @@ mod tests {
         damaged[55 + 3 * 4] = b'\n';
         let refusal = Some(DecodeError::Inconsistent("an id with control characters"));
         assert_eq!(Board::read_checkpoint(&damaged).err(), refusal);
-        assert_eq!(Board::read_checkpoint_with(&damaged, &SecondFirst).err(), refusal);
+        assert_eq!(
+            Board::read_checkpoint_with(&damaged, &SecondFirst, 1).err(),
+            refusal
+        );
     }
 
     /// Every truncation and every single-byte change is an error or a valid board, never a panic.

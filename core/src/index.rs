@@ -289,13 +289,15 @@ impl RankedIndex {
     }
 
     /// The tree of `ranked` (distinct members, in any order; already in rank order is O(n)),
-    /// over ids laid out as the interner keeps them, which break ties: everything of an index
-    /// but the interner's table, so that a start builds the two at once.
+    /// over ids laid out as the interner keeps them, which break ties, cut evenly into `shards`
+    /// score ranges: everything of an index but the interner's table, so that a start builds
+    /// the two at once.
     pub(crate) fn tree_of(
         mode: ScoreMode,
         ranked: Vec<(MemberId, Standing)>,
         arena: &[u8],
         ends: &[u32],
+        shards: usize,
     ) -> Shards {
         let keys = ranked
             .into_iter()
@@ -306,7 +308,7 @@ impl RankedIndex {
             })
             .collect();
         let keys = sort_keys(keys, |m| member_bytes(arena, ends, m));
-        let mut tree = Shards::default();
+        let mut tree = Shards::new(shards);
         tree.bulk_load(keys, ends.len());
         tree
     }

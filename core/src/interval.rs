@@ -228,8 +228,11 @@ pub fn interval_at(
     let order = |k| bound(k).order_of(rules.score_mode, standing, player);
     if (1..=total).contains(&rank) {
         let k = (rank - 1) / step;
-        if (rank - 1) % step == 0 && order(k) == Some(Ordering::Equal) {
-            return RankInterval { low: rank, high: rank };
+        if (rank - 1).is_multiple_of(step) && order(k) == Some(Ordering::Equal) {
+            return RankInterval {
+                low: rank,
+                high: rank,
+            };
         }
         if order(k) == Some(Ordering::Greater) && (k + 1 >= count || order(k + 1) == Some(Ordering::Less)) {
             let high = if k + 1 < count { (k + 1) * step } else { total };

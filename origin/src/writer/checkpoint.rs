@@ -578,7 +578,7 @@ async fn load(store: &Store) -> Result<Option<Loaded>, String> {
             .calendar
             .parse_key(kind, &instance.period_key)
             .map_err(|e| format!("{what}: {e}"))?;
-        let board = Board::read_checkpoint_with(slice, &TwoThreads)
+        let board = Board::read_checkpoint_with(slice, &TwoThreads, entry.def.shard_count())
             .map_err(|e| format!("{what} cannot be read: {e}"))?;
         if *board.rules() != entry.def.rules {
             return Err(format!("{what} has other rules than the board's definition"));
