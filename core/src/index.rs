@@ -497,6 +497,8 @@ mod tests {
         ) {
             let mut index = RankedIndex::new(mode);
             index.split(shards);
+            // Boundaries move a few entries at a time, so moves span many changes.
+            index.tree.set_move_step(1 + shards * 3);
             let mut model = Model { rules: BoardRules::new(mode), entries: Vec::new() };
             for (i, (player, standing)) in ops.iter().enumerate() {
                 let name = alloc::format!("p{player}");

@@ -6,8 +6,10 @@
 //! touching another. Boundaries follow the population: all entries start in the first shard
 //! (the other boundaries open, past every key). The last shard with a range hands half of it to
 //! the next once it holds more than its share; once every shard has a range, a shard holding
-//! more than one and a half times its share (and more than [`MIN_SHARD`]) is cut again at the
-//! middle with its smaller neighbour.
+//! more than one and a half times its share (and more than [`MIN_SHARD`]) moves its boundary
+//! with its smaller neighbour towards their middle. A boundary moves in steps of
+//! [`MOVE_STEP`] entries, one with each insert, so a move of a million entries never holds the
+//! board for more than a step; every step leaves an exact board.
 //! The cut depends only on the entries, so the same changes in the same order give the same
 //! shards; a bulk load cuts evenly.
 
@@ -23,6 +25,10 @@ pub const MAX_SHARDS: usize = 64;
 /// A shard is cut again only past this many entries, so that small boards stay whole.
 pub(crate) const MIN_SHARD: usize = 64;
 
+/// The most entries one step of a boundary move carries across, so that a move of any size
+/// holds the board for a few milliseconds at a time.
+pub(crate) const MOVE_STEP: usize = 2_048;
+
 /// Score-range shards composed into one order.
 #[derive(Clone)]
 pub(crate) struct Shards {
@@ -30,6 +36,11 @@ pub(crate) struct Shards {
     /// `bounds[i]` is the least key shard `i + 1` may hold; `None` is past every key (a shard
     /// that has not taken a range yet). Non-decreasing, `None`s last.
     bounds: Vec<Option<Key>>,
+    /// The boundary being moved, by its left shard: it moves by [`MOVE_STEP`] entries with each
+    /// insert until the two shards hold the same.
+    moving: Option<usize>,
+    /// [`MOVE_STEP`], smaller in tests so that small boards move in many steps.
+    move_step: usize,
 }
 
 impl Default for Shards {
@@ -54,7 +65,15 @@ impl Shards {
         Shards {
             trees: (0..count).map(|_| Tree::default()).collect(),
             bounds: alloc::vec![None; count - 1],
+            moving: None,
+            move_step: MOVE_STEP,
         }
+    }
+
+    /// Moves boundaries `entries` at a time. For tests.
+    #[cfg(test)]
+    pub(crate) fn set_move_step(&mut self, entries: usize) {
+        self.move_step = entries.max(1);
     }
 
     /// The number of shards.
@@ -167,12 +186,16 @@ impl Shards {
         (below, distinct)
     }
 
-    /// Inserts an unranked member, cutting its shard again when it has grown past its share.
-    /// O(shards + log n), and O(the two shards' entries) when cut.
+    /// Inserts an unranked member; moves a boundary by one step when one is moving, or starts
+    /// a move when the member's shard has grown past its share. O(shards + log n), plus
+    /// O([`MOVE_STEP`] log n) for a step.
     pub(crate) fn insert(&mut self, names: &Interner, key: Key) {
         let shard = self.shard_of_key(names, &key);
         self.trees[shard].insert(names, key);
-        self.rebalance(names, shard);
+        match self.moving {
+            Some(left) => self.step(names, left),
+            None => self.rebalance(shard),
+        }
     }
 
     /// Removes a member, answering its key. O(shards + log n).
@@ -180,9 +203,10 @@ impl Shards {
         self.trees.iter_mut().find_map(|t| t.remove(member))
     }
 
-    /// Cuts `shard` and its smaller neighbour again at their middle when `shard` holds more
-    /// than one and a half times its share of the board and more than [`MIN_SHARD`].
-    fn rebalance(&mut self, names: &Interner, shard: usize) {
+    /// Starts moving the boundary between `shard` and its smaller neighbour towards their
+    /// middle when `shard` holds more than one and a half times its share of the board and more
+    /// than [`MIN_SHARD`].
+    fn rebalance(&mut self, shard: usize) {
         let count = self.trees.len();
         let held = self.trees[shard].len();
         if count == 1 || held <= MIN_SHARD {
@@ -197,7 +221,7 @@ impl Shards {
             return;
         }
         if opens_next {
-            self.recut(names, shard);
+            self.moving = Some(shard);
             return;
         }
         let left = match (shard.checked_sub(1), shard + 1 < count) {
@@ -205,25 +229,51 @@ impl Shards {
             (Some(before), false) => before,
             _ => shard,
         };
-        self.recut(names, left);
+        self.moving = Some(left);
     }
 
-    /// Cuts shards `left` and `left + 1` again at the middle of their entries. O(their
-    /// entries).
-    pub(crate) fn recut(&mut self, names: &Interner, left: usize) {
-        let mut keys = Vec::with_capacity(self.trees[left].len() + self.trees[left + 1].len());
-        for tree in &self.trees[left..=left + 1] {
-            tree.range(0, tree.len(), &mut keys);
+    /// One step of the boundary move between shards `left` and `left + 1`: up to
+    /// [`MOVE_STEP`] entries carried from the fuller one's edge into the other, the boundary
+    /// set to the right shard's new least key; the move ends when they hold the same (within
+    /// one). Every answer is the same after each step. O(`MOVE_STEP` log n).
+    fn step(&mut self, names: &Interner, left: usize) {
+        let (held_left, held_right) = (self.trees[left].len(), self.trees[left + 1].len());
+        let middle = (held_left + held_right) / 2;
+        let mut keys = Vec::new();
+        if held_left > middle {
+            let moving = (held_left - middle).min(self.move_step);
+            self.trees[left].range(held_left - moving, moving, &mut keys);
+            for key in &keys {
+                self.trees[left].remove(key.member);
+                self.trees[left + 1].insert(names, *key);
+            }
+        } else if held_left + 1 < middle {
+            // Never the right shard's last entry, whose key the boundary becomes.
+            let moving = (middle - held_left)
+                .min(self.move_step)
+                .min(held_right.saturating_sub(1));
+            self.trees[left + 1].range(0, moving, &mut keys);
+            for key in &keys {
+                self.trees[left + 1].remove(key.member);
+                self.trees[left].insert(names, *key);
+            }
         }
-        let members = names.len();
-        let middle = keys.len() / 2;
-        self.bounds[left] = keys.get(middle).copied().or(self.bounds[left]);
-        let mut right = Tree::default();
-        right.bulk_load(keys[middle..].iter().copied(), members);
-        let mut new_left = Tree::default();
-        new_left.bulk_load(keys[..middle].iter().copied(), members);
-        self.trees[left] = new_left;
-        self.trees[left + 1] = right;
+        if let Some(first) = self.trees[left + 1].key_at(0) {
+            self.bounds[left] = Some(first);
+        }
+        let (held_left, held_right) = (self.trees[left].len(), self.trees[left + 1].len());
+        if keys.is_empty() || held_left.abs_diff(held_right) <= 1 {
+            self.moving = None;
+        }
+    }
+
+    /// Moves the boundary between shards `left` and `left + 1` to the middle of their entries
+    /// at once, step by step. O(the entries moved × log n).
+    pub(crate) fn recut(&mut self, names: &Interner, left: usize) {
+        self.moving = Some(left);
+        while self.moving == Some(left) {
+            self.step(names, left);
+        }
     }
 
     /// Replaces every shard with `keys` (distinct, sorted in the total order) cut evenly, or
@@ -231,6 +281,7 @@ impl Shards {
     /// locators' length. O(n).
     pub(crate) fn bulk_load(&mut self, keys: Vec<Key>, members: usize) {
         let count = self.trees.len();
+        self.moving = None;
         let cuts = if keys.len() >= count * MIN_SHARD { count } else { 1 };
         self.bounds = alloc::vec![None; count - 1];
         for (i, tree) in self.trees.iter_mut().enumerate() {
@@ -257,7 +308,9 @@ impl Shards {
         }
         let mut keys = Vec::with_capacity(self.len());
         self.range(0, self.len(), &mut keys);
+        let move_step = self.move_step;
         *self = Shards::new(count);
+        self.move_step = move_step;
         self.bulk_load(keys, names.len());
     }
 
