@@ -410,7 +410,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::rules::BoardRules;
+    use crate::rules::{BoardRules, mode_strategy};
 
     /// The plain model: every ranked player in a Vec, sorted by the board comparator.
     struct Model {
@@ -472,15 +472,6 @@ mod tests {
                 "value {v}"
             );
         }
-    }
-
-    fn mode_strategy() -> impl Strategy<Value = ScoreMode> {
-        prop_oneof![
-            Just(ScoreMode::Highest),
-            Just(ScoreMode::Cumulative),
-            Just(ScoreMode::Fastest),
-            Just(ScoreMode::Latest),
-        ]
     }
 
     proptest! {

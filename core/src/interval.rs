@@ -403,6 +403,8 @@ mod tests {
     use alloc::string::String;
     use proptest::prelude::*;
 
+    use crate::rules::mode_strategy;
+
     /// Sorted entries, as a board holds them.
     fn sorted(rules: &BoardRules, mut entries: Vec<(Standing, String)>) -> Vec<(Standing, String)> {
         entries.sort_by(|a, b| a.1.cmp(&b.1));
@@ -563,15 +565,6 @@ mod tests {
         });
         long_head.bounds[0].time_step = Some(0);
         assert!(RankSketch::from_wire(long_head).is_none());
-    }
-
-    fn mode_strategy() -> impl Strategy<Value = ScoreMode> {
-        prop_oneof![
-            Just(ScoreMode::Highest),
-            Just(ScoreMode::Fastest),
-            Just(ScoreMode::Cumulative),
-            Just(ScoreMode::Latest),
-        ]
     }
 
     proptest! {

@@ -322,3 +322,15 @@ pub struct Standing {
     /// When the aggregate's current value was achieved, in ms since the Unix epoch.
     pub achieved_at: i64,
 }
+
+/// Any of the four score modes, for the crate's property tests.
+#[cfg(test)]
+pub(crate) fn mode_strategy() -> impl proptest::strategy::Strategy<Value = ScoreMode> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(ScoreMode::Highest),
+        Just(ScoreMode::Cumulative),
+        Just(ScoreMode::Fastest),
+        Just(ScoreMode::Latest),
+    ]
+}

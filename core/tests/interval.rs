@@ -3,21 +3,11 @@
 //! the decoded sketch of a snapshot, as the edge reads it. The widths are printed, not asserted
 //! beyond the documented bound (benchmarks report them).
 
+mod common;
+
+use common::Mix;
 use standings_core::interval::{self, RankSketch};
 use standings_core::{Board, BoardRules, ScoreEvent, ScoreMode, Snapshot};
-
-/// A deterministic stream of numbers (SplitMix64), so that a failure replays.
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
 
 #[test]
 fn a_million_intervals_hold_their_exact_ranks() {

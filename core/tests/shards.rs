@@ -4,24 +4,10 @@
 //! and the board split again during the run. `STANDINGS_SPLIT_READS` raises the reads per kind
 //! (the closing note's run used 1,000,000 in release).
 
+mod common;
+
+use common::Mix;
 use standings_core::{Board, BoardRules, Cursor, PlayerId, ScoreEvent, ScoreMode, Snapshot};
-
-/// A deterministic stream of numbers (SplitMix64), so that a failure replays.
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// The shard holding `rank` in a layout of first ranks.
 fn shard_of(board: &Board, rank: u64) -> usize {

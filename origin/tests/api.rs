@@ -1929,32 +1929,27 @@ async fn a_split_board_answers_as_a_whole_one(db: Db) {
             results[0]
         );
     }
-    for (id, action) in [("sp-m1", "INVALIDATE"), ("sp-m2", "INVALIDATE")] {
-        let target = if id == "sp-m1" { "sp-17" } else { "sp-1017" };
+    let disqualify = |scope: &str| {
+        json!({"moderation_id": format!("sp-dq-{scope}"), "action_type": "DISQUALIFY", "reason": "cheat",
+               "game": "arena-clash", "mode": "solo", "season": "S7", "scope": scope, "target_player_id": "p-5"})
+    };
+    let invalidate = |id: &str, target: &str| {
+        json!({"moderation_id": id, "action_type": "INVALIDATE", "reason": "cheat",
+               "game": "arena-clash", "target_event_id": target})
+    };
+    let actions = [
+        invalidate("sp-m1", "sp-17"),
+        invalidate("sp-m2", "sp-1017"),
+        disqualify("whole"),
+        disqualify("split"),
+    ];
+    for action in &actions {
         let (status, body) = service
             .call(
                 Method::POST,
                 "/v1/moderation-actions",
                 Some(MODERATOR),
-                Some(
-                    &json!({"moderation_id": id, "action_type": action, "reason": "cheat",
-                             "game": "arena-clash", "target_event_id": target}),
-                ),
-            )
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-    }
-    for scope in ["whole", "split"] {
-        let (status, body) = service
-            .call(
-                Method::POST,
-                "/v1/moderation-actions",
-                Some(MODERATOR),
-                Some(
-                    &json!({"moderation_id": format!("sp-dq-{scope}"), "action_type": "DISQUALIFY",
-                             "reason": "cheat", "game": "arena-clash", "mode": "solo", "season": "S7",
-                             "scope": scope, "target_player_id": "p-5"}),
-                ),
+                Some(action),
             )
             .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");

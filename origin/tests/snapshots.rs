@@ -291,7 +291,11 @@ async fn a_first_head_publishes_and_its_parts_restore_the_board(db: Db) {
     let (again, _) = snap.head(HEAD).await;
     assert_eq!(again, head);
     assert_eq!(snap.metric("standings_snapshot_publications_total").await, 1.0);
-    let parts = 1 + manifest.rank_chunks.len() + manifest.lookup_chunks.len();
+    // The manifest and every part it names, each once (chunks and the sketch).
+    let parts = 1 + manifest
+        .part_hashes()
+        .collect::<std::collections::HashSet<_>>()
+        .len();
     assert_eq!(snap.metric("standings_snapshot_parts_held").await, parts as f64);
     assert!(snap.metric("standings_snapshot_bytes_held").await > 0.0);
     assert_eq!(snap.metric("standings_snapshot_instances").await, 1.0);
@@ -391,7 +395,7 @@ async fn a_changed_board_is_published_again_after_the_interval_reusing_most_part
     );
     // The next round sweeps what expired out of memory.
     snap.round_at(moved_at + RETENTION_MS + INTERVAL_MS).await;
-    let parts = 1 + new.rank_chunks.len() + new.lookup_chunks.len();
+    let parts = 1 + new.part_hashes().collect::<std::collections::HashSet<_>>().len();
     assert_eq!(snap.metric("standings_snapshot_parts_held").await, parts as f64);
 }
 

@@ -6,6 +6,8 @@ use standings_core::snapshot::read::Parts;
 use standings_core::{LookupChunk, RankChunk, ScoreMode, Snapshot};
 
 /// Any of the four score modes.
+// Not every test binary that includes this module draws modes.
+#[allow(dead_code)]
 pub(crate) fn mode_strategy() -> impl Strategy<Value = ScoreMode> {
     prop_oneof![
         Just(ScoreMode::Highest),
@@ -79,5 +81,24 @@ impl Parts for AllParts {
     }
     fn sketch(&self) -> Option<&RankSketch> {
         Some(&self.sketch)
+    }
+}
+
+/// A deterministic stream of numbers (SplitMix64), so that a failure replays.
+#[allow(dead_code)]
+pub(crate) struct Mix(pub(crate) u64);
+
+#[allow(dead_code)]
+impl Mix {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
     }
 }
