@@ -1876,11 +1876,16 @@ async fn a_rank_interval_holds_the_exact_rank_and_says_it_is_approximate() {
 on_both_databases!(a_split_board_answers_as_a_whole_one);
 
 /// A board split into score-range shards (`"shards": 4`) answers every read byte for byte as a
-/// whole board fed the same events: after invalidations and a disqualification, and after a
-/// restart (the boards rebuilt, then split as defined). The board list and `/metrics` show the
+/// whole board fed the same events: after invalidations and a disqualification, and after
+/// restarts (from a checkpoint, the tree cut into its shards as it is decoded; then again). The board list and `/metrics` show the
 /// shards; a count out of range is refused.
 async fn a_split_board_answers_as_a_whole_one(db: Db) {
-    let service = TestService::start(db).await;
+    let db = TestDb::new(db).await;
+    let mut config = config(&db.url);
+    // Checkpoints while the events land, so that a restart decodes the split board from one.
+    config.checkpoint_every_events = 1_000;
+    let clock = standings_origin::clock::Clock::System;
+    let service = TestService::start_with_config(db, &config, clock.clone()).await;
     let (status, refused) = service
         .call(
             Method::PUT,
@@ -1954,6 +1959,22 @@ async fn a_split_board_answers_as_a_whole_one(db: Db) {
             .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
     }
+    let service = same_answers(service, players).await;
+    for _ in 0..1_000 {
+        if service.state.store().checkpoint_head().await.unwrap().is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let db = service.stop().await;
+    let service = TestService::start_with_config(db, &config, clock).await;
+    assert!(
+        matches!(
+            service.state.restored(),
+            standings_origin::writer::checkpoint::Restored::Checkpoint { .. }
+        ),
+        "the restart decoded a checkpoint"
+    );
     let service = same_answers(service, players).await;
     let db = service.stop().await;
     let service = same_answers(TestService::start_on(db).await, players).await;
