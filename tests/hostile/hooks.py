@@ -132,19 +132,21 @@ def _varint(data, at):
 
 
 def _manifest_chunk_hashes(data):
-    """The rank and lookup chunk hashes a manifest names, as hex. The layout is the core's
-    format 3 (core/src/snapshot/mod.rs): a u16 version, the tag `M`, then postcard: rules (score
-    mode, value_min, value_max), board_version, total_players, the 32-byte digest, the rank
-    chunk refs (count, distinct_values, first_value, last entry with its optional extras, hash)
+    """The rank and lookup chunk hashes and the rank sketch's hash a manifest names, as hex.
+    The layout is the core's format 4 (core/src/snapshot/mod.rs): a u16 version, the tag `M`,
+    then postcard: rules (score mode, value_min, value_max), board_version, total_players, the
+    32-byte digest, the 32-byte hash of the rank sketch, the rank chunk refs (count, distinct_values, first_value, last entry with its optional extras, hash)
     and the lookup chunk refs (count, hash). Only the hashes are wanted, and they are checked: every part named is
     fetched and must hash to its name, so a reading that drifted from the format fails the run
     rather than passing quietly."""
-    if data[:3] != b"\x03\x00M":
+    if data[:3] != b"\x04\x00M":
         raise AssertionError(f"a manifest of another format or tag: {data[:3]!r}")
     at = 3
     for _ in range(5):  # score mode, value_min, value_max, board_version, total_players
         _, at = _varint(data, at)
     at += 32  # digest
+    sketch = data[at : at + 32].hex()
+    at += 32
     rank = []
     count, at = _varint(data, at)
     for _ in range(count):
@@ -173,7 +175,7 @@ def _manifest_chunk_hashes(data):
         at += 32
     if at != len(data):
         raise AssertionError(f"a manifest of {len(data)} bytes read as {at}")
-    return rank, lookup
+    return rank, lookup, sketch
 
 
 _parts_cache = {}
@@ -185,8 +187,8 @@ _bundles = 0
 
 
 def _seeded_parts(board):
-    """The manifest hash of a seeded board's current all-time head and the chunk hashes it
-    names, from the service itself (the admin token may read snapshots)."""
+    """The manifest hash of a seeded board's current all-time head and the part hashes it
+    names (rank and lookup chunks, and the sketch), from the service itself (the admin token may read snapshots)."""
     head = json.loads(_get(f"/v1/snapshots/{board}/head"))
     manifest = head["manifest"]
     if manifest not in _parts_cache:
@@ -194,8 +196,8 @@ def _seeded_parts(board):
         if hashlib.sha256(data).hexdigest() != manifest:
             raise AssertionError(f"the manifest {manifest} of {board} does not hash to its name")
         _parts_cache[manifest] = _manifest_chunk_hashes(data)
-    rank, lookup = _parts_cache[manifest]
-    return manifest, rank, lookup
+    rank, lookup, sketch = _parts_cache[manifest]
+    return manifest, rank, lookup + [sketch]
 
 
 # --- aiming calls at what was seeded ----------------------------------------------------------

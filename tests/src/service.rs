@@ -348,12 +348,25 @@ impl Service {
         std::fs::read_to_string(self.dir.join("standings.log")).unwrap_or_default()
     }
 
-    /// The last lines of the service's log, for error messages.
+    /// The last lines of the service's log, for error messages, after every panic's first line
+    /// (a backtrace would push it out of the tail).
     pub fn log_tail(&self) -> String {
         let text = self.log();
         let lines: Vec<&str> = text.lines().collect();
+        // The panic's line and the message after it.
+        let panics: Vec<&str> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.contains("panicked at"))
+            .flat_map(|(i, _)| lines[i..(i + 2).min(lines.len())].iter().copied())
+            .collect();
+        let panics = if panics.is_empty() {
+            String::new()
+        } else {
+            format!("its panics:\n{}\n", panics.join("\n"))
+        };
         format!(
-            "the service log ({}) ends with:\n{}",
+            "the service log ({}) {panics}ends with:\n{}",
             self.dir.join("standings.log").display(),
             lines[lines.len().saturating_sub(15)..].join("\n")
         )
