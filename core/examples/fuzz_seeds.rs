@@ -1,6 +1,7 @@
 //! Writes the seed corpora of the fuzz targets (`fuzz/corpus/<target>/`) from real encodings:
 //! boards of each score mode and a few sizes, their snapshots (cut into small chunks so that
-//! there are several), their checkpoints, the cursors of their pages, and score-event bodies.
+//! there are several) and their rank sketches, their checkpoints, the cursors of their pages,
+//! and score-event bodies.
 //!
 //! `cargo run -p standings-core --example fuzz_seeds -- fuzz/corpus`
 
@@ -60,6 +61,7 @@ fn main() {
             for (i, chunk) in snapshot.lookup_chunks.iter().enumerate().take(2) {
                 write("lookup_chunk_decode", &format!("{name}-{i}"), chunk);
             }
+            write("sketch_decode", &name, &snapshot.sketch);
             let mut checkpoint = Vec::new();
             board.write_checkpoint(&mut checkpoint);
             write("checkpoint_decode", &name, &checkpoint);

@@ -199,7 +199,12 @@ pub fn interval(
         };
     }
     let not_below = partition_point(count, |k| order(k) != Some(Ordering::Less));
-    let low = if above == 0 { 1 } else { (above - 1) * step + 2 };
+    // Saturating: a damaged sketch may claim a total near the largest integer.
+    let low = if above == 0 {
+        1
+    } else {
+        ((above - 1) * step).saturating_add(2)
+    };
     let high = if not_below < count {
         not_below * step
     } else {
@@ -237,7 +242,7 @@ pub fn interval_at(
         if order(k) == Some(Ordering::Greater) && (k + 1 >= count || order(k + 1) == Some(Ordering::Less)) {
             let high = if k + 1 < count { (k + 1) * step } else { total };
             return RankInterval {
-                low: k * step + 2,
+                low: (k * step).saturating_add(2),
                 high,
             };
         }
