@@ -357,28 +357,18 @@ impl PeriodFields<'_> {
 /// "value", "achieved_at", "competition_rank", "dense_rank", "percentile", "total_players"}`.
 /// O(length of the player id and the period key).
 pub fn write_rank_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, found: &PlayerRank<'_>) {
-    out.push(b'{');
-    period.write(out);
-    out.extend_from_slice(b"\"board_version\":");
-    write_u64(out, found.board_version);
-    out.extend_from_slice(b",\"player_id\":");
-    write_str(out, found.entry.player);
+    let entry = &found.entry;
+    open_player_answer(out, period, found.board_version, entry.player);
     out.extend_from_slice(b",\"rank\":");
-    write_u64(out, found.entry.rank);
-    out.extend_from_slice(b",\"value\":");
-    write_i64(out, found.entry.value);
-    out.extend_from_slice(b",\"achieved_at\":");
-    write_time_str(out, found.entry.achieved_at);
-    write_info(out, &found.entry.info);
+    write_u64(out, entry.rank);
+    write_player_standing(out, entry.value, entry.achieved_at, &entry.info);
     out.extend_from_slice(b",\"competition_rank\":");
     write_u64(out, found.competition_rank);
     out.extend_from_slice(b",\"dense_rank\":");
     write_u64(out, found.dense_rank);
     out.extend_from_slice(b",\"percentile\":");
     write_f64(out, found.percentile);
-    out.extend_from_slice(b",\"total_players\":");
-    write_u64(out, found.total_players);
-    out.push(b'}');
+    close_player_answer(out, found.total_players);
 }
 
 /// Appends the whole rank interval answer: the rank answer's fields in its order, with
@@ -386,25 +376,40 @@ pub fn write_rank_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, found: &P
 /// know them) and `"rank_interval": {"low", "high"}` and `"approximate": true` after `"rank"`.
 /// O(length of the player id and the period key).
 pub fn write_interval_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, found: &PlayerInterval<'_>) {
-    out.push(b'{');
-    period.write(out);
-    out.extend_from_slice(b"\"board_version\":");
-    write_u64(out, found.board_version);
-    out.extend_from_slice(b",\"player_id\":");
-    write_str(out, found.player);
+    open_player_answer(out, period, found.board_version, found.player);
     out.extend_from_slice(b",\"rank\":null,\"rank_interval\":{\"low\":");
     write_u64(out, found.interval.low);
     out.extend_from_slice(b",\"high\":");
     write_u64(out, found.interval.high);
-    out.extend_from_slice(b"},\"approximate\":true,\"value\":");
-    write_i64(out, found.standing.value);
+    out.extend_from_slice(b"},\"approximate\":true");
+    write_player_standing(out, found.standing.value, found.standing.achieved_at, &found.info);
+    out.extend_from_slice(b",\"competition_rank\":null,\"dense_rank\":null,\"percentile\":null");
+    close_player_answer(out, found.total_players);
+}
+
+/// A player answer's opening: `{period fields, "board_version", "player_id"`.
+fn open_player_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, board_version: u64, player: &str) {
+    out.push(b'{');
+    period.write(out);
+    out.extend_from_slice(b"\"board_version\":");
+    write_u64(out, board_version);
+    out.extend_from_slice(b",\"player_id\":");
+    write_str(out, player);
+}
+
+/// A player answer's `, "value", "achieved_at"` and what the entry shows besides.
+fn write_player_standing(out: &mut Vec<u8>, value: i64, achieved_at: i64, info: &EntryInfo<'_>) {
+    out.extend_from_slice(b",\"value\":");
+    write_i64(out, value);
     out.extend_from_slice(b",\"achieved_at\":");
-    write_time_str(out, found.standing.achieved_at);
-    write_info(out, &found.info);
-    out.extend_from_slice(
-        b",\"competition_rank\":null,\"dense_rank\":null,\"percentile\":null,\"total_players\":",
-    );
-    write_u64(out, found.total_players);
+    write_time_str(out, achieved_at);
+    write_info(out, info);
+}
+
+/// A player answer's `, "total_players"}`.
+fn close_player_answer(out: &mut Vec<u8>, total_players: u64) {
+    out.extend_from_slice(b",\"total_players\":");
+    write_u64(out, total_players);
     out.push(b'}');
 }
 
