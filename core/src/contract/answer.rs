@@ -44,14 +44,11 @@ pub fn rank(
     period: &PeriodFields<'_>,
     player: &str,
 ) -> Step<Option<Vec<u8>>> {
-    match reader.player_rank(parts, player) {
-        Step::Done(found) => Step::Done(found.map(|found| {
-            let mut out = Vec::with_capacity(384);
-            write_rank_answer(&mut out, period, &found);
-            out
-        })),
-        Step::Need(need) => Step::Need(need),
-    }
+    written(reader.player_rank(parts, player), |found| {
+        let mut out = Vec::with_capacity(384);
+        write_rank_answer(&mut out, period, &found);
+        out
+    })
 }
 
 /// `players/{player}/rank?approximate=interval`: `None` when the player has no score. Needs
@@ -62,14 +59,11 @@ pub fn rank_interval(
     period: &PeriodFields<'_>,
     player: &str,
 ) -> Step<Option<Vec<u8>>> {
-    match reader.player_interval(parts, player) {
-        Step::Done(found) => Step::Done(found.map(|found| {
-            let mut out = Vec::with_capacity(384);
-            write_interval_answer(&mut out, period, &found);
-            out
-        })),
-        Step::Need(need) => Step::Need(need),
-    }
+    written(reader.player_interval(parts, player), |found| {
+        let mut out = Vec::with_capacity(384);
+        write_interval_answer(&mut out, period, &found);
+        out
+    })
 }
 
 /// `players/{player}/nearby?radius=`: `None` when the player has no score. O(log chunks +
@@ -82,12 +76,18 @@ pub fn nearby(
     radius: u64,
 ) -> Step<Option<Vec<u8>>> {
     let version = reader.manifest().board_version;
-    match reader.nearby(parts, player, radius) {
-        Step::Done(window) => Step::Done(window.map(|window| {
-            let mut out = Vec::with_capacity(256 + 112 * window.len());
-            write_nearby_answer(&mut out, period, version, window.iter().copied());
-            out
-        })),
+    written(reader.nearby(parts, player, radius), |window| {
+        let mut out = Vec::with_capacity(256 + 112 * window.len());
+        write_nearby_answer(&mut out, period, version, window.iter().copied());
+        out
+    })
+}
+
+/// A player's answer written by `write`, `None` for a player with no score, or the parts it
+/// needs first.
+fn written<T>(step: Step<Option<T>>, write: impl FnOnce(T) -> Vec<u8>) -> Step<Option<Vec<u8>>> {
+    match step {
+        Step::Done(found) => Step::Done(found.map(write)),
         Step::Need(need) => Step::Need(need),
     }
 }
