@@ -16,6 +16,7 @@
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
+use crate::checkpoint::Join;
 use crate::interner::{Interner, MemberId};
 use crate::tree::{Key, Probe, Tree, cmp_keys, cmp_probe};
 
@@ -28,6 +29,11 @@ pub(crate) const MIN_SHARD: usize = 64;
 /// The most entries one step of a boundary move carries across, so that a move of any size
 /// holds the board for a few milliseconds at a time.
 pub(crate) const MOVE_STEP: usize = 2_048;
+
+/// The most steps of boundary moves after a group of changes ([`Shards::apply_group`]): a
+/// step per entry the group inserted, as one by one, but never more than this many, so that
+/// a large group is held for a few steps at most.
+const GROUP_STEPS: usize = 4;
 
 /// Score-range shards composed into one order.
 #[derive(Clone)]
@@ -193,7 +199,9 @@ impl Shards {
         let shard = self.shard_of_key(names, &key);
         self.trees[shard].insert(names, key);
         match self.moving {
-            Some(left) => self.step(names, left),
+            Some(left) => {
+                self.step(names, left);
+            }
             None => self.rebalance(shard),
         }
     }
@@ -201,6 +209,57 @@ impl Shards {
     /// Removes a member, answering its key. O(shards + log n).
     pub(crate) fn remove(&mut self, member: MemberId) -> Option<Key> {
         self.trees.iter_mut().find_map(|t| t.remove(member))
+    }
+
+    /// Applies a group of changes at once, each shard changed on a thread of `join`'s while
+    /// the others change theirs: `changes` names each member at most once with its key now
+    /// (`None`: unranked), sorted by member. A member leaves the shard holding it and enters
+    /// the one its key falls in, so it is in exactly one shard once the group is applied;
+    /// then boundaries move as after one insert (one step of a moving boundary). O(shards +
+    /// k × log n spread over the shards, for k changes).
+    pub(crate) fn apply_group(
+        &mut self,
+        names: &Interner,
+        changes: &[(MemberId, Option<Key>)],
+        join: &(dyn Join + Sync),
+    ) {
+        let mut work: Vec<ShardWork> = (0..self.trees.len()).map(|_| ShardWork::default()).collect();
+        for &(member, now) in changes {
+            if let Some(holder) = self.trees.iter().position(|t| t.contains(member)) {
+                work[holder].leaving.push(member);
+            }
+            if let Some(key) = now {
+                work[self.shard_of_key(names, &key)].entering.push(key);
+            }
+        }
+        spread(join, names, &mut self.trees, &mut work);
+        // Boundaries move as after as many inserts, up to GROUP_STEPS steps.
+        let entered: usize = work.iter().map(|w| w.entering.len()).sum();
+        for _ in 0..entered.min(GROUP_STEPS) {
+            if !self.move_a_step(names) {
+                break;
+            }
+        }
+    }
+
+    /// One step of the boundary being moved, or of the first move a shard calls for (see
+    /// [`Shards::rebalance`]) that carries any entry; `false` when none does. O(shards +
+    /// [`MOVE_STEP`] log n).
+    fn move_a_step(&mut self, names: &Interner) -> bool {
+        if let Some(left) = self.moving
+            && self.step(names, left)
+        {
+            return true;
+        }
+        for shard in 0..self.trees.len() {
+            self.rebalance(shard);
+            if let Some(left) = self.moving
+                && self.step(names, left)
+            {
+                return true;
+            }
+        }
+        false
     }
 
     /// Starts moving the boundary between `shard` and its smaller neighbour towards their
@@ -235,8 +294,9 @@ impl Shards {
     /// One step of the boundary move between shards `left` and `left + 1`: up to
     /// [`MOVE_STEP`] entries carried from the fuller one's edge into the other, the boundary
     /// set to the right shard's new least key; the move ends when they hold the same (within
-    /// one). Every answer is the same after each step. O(`MOVE_STEP` log n).
-    fn step(&mut self, names: &Interner, left: usize) {
+    /// one). Every answer is the same after each step. Answers whether it carried any entry.
+    /// O(`MOVE_STEP` log n).
+    fn step(&mut self, names: &Interner, left: usize) -> bool {
         let (held_left, held_right) = (self.trees[left].len(), self.trees[left + 1].len());
         let middle = (held_left + held_right) / 2;
         let mut keys = Vec::new();
@@ -265,6 +325,7 @@ impl Shards {
         if keys.is_empty() || held_left.abs_diff(held_right) <= 1 {
             self.moving = None;
         }
+        !keys.is_empty()
     }
 
     /// Moves the boundary between shards `left` and `left + 1` to the middle of their entries
@@ -369,5 +430,57 @@ impl Shards {
     #[cfg(test)]
     pub(crate) fn leaves_in_use(&self) -> usize {
         self.trees.iter().map(Tree::leaves_in_use).sum()
+    }
+}
+
+/// What a group does to one shard: members that leave it, then keys that enter it.
+#[derive(Default)]
+struct ShardWork {
+    leaving: Vec<MemberId>,
+    entering: Vec<Key>,
+}
+
+impl ShardWork {
+    fn is_empty(&self) -> bool {
+        self.leaving.is_empty() && self.entering.is_empty()
+    }
+
+    fn run(&self, names: &Interner, tree: &mut Tree) {
+        for &member in &self.leaving {
+            tree.remove(member);
+        }
+        for &key in &self.entering {
+            tree.insert(names, key);
+        }
+    }
+}
+
+/// Runs each shard's work, halving the shards that have any between `join`'s two sides, so
+/// that k busy shards take k - 1 joins.
+fn spread(join: &(dyn Join + Sync), names: &Interner, trees: &mut [Tree], work: &mut [ShardWork]) {
+    let busy = work.iter().filter(|w| !w.is_empty()).count();
+    match busy {
+        0 => {}
+        1 => {
+            for (tree, work) in trees.iter_mut().zip(work.iter()) {
+                work.run(names, tree);
+            }
+        }
+        _ => {
+            // Cut where half of the busy shards lie on each side.
+            let mut seen = 0;
+            let cut = work
+                .iter()
+                .position(|w| {
+                    seen += usize::from(!w.is_empty());
+                    seen > busy / 2
+                })
+                .unwrap_or(work.len());
+            let (trees_a, trees_b) = trees.split_at_mut(cut);
+            let (work_a, work_b) = work.split_at_mut(cut);
+            join.join(&mut || spread(join, names, trees_a, work_a), &mut || {
+                spread(join, names, trees_b, work_b)
+            });
+        }
     }
 }

@@ -1,13 +1,26 @@
 //! A board split into score-range shards answers exactly as the whole board fed the same
 //! events: every read kind at every version compared, over all four score modes, with
-//! invalidations (recomputes), late events, players crossing boundaries, and boundaries moved
-//! and the board split again during the run. `STANDINGS_SPLIT_READS` raises the reads per kind
+//! invalidations (recomputes), late events, players crossing boundaries, boundaries moved
+//! and the board split again during the run, and events applied one at a time and in groups
+//! whose shards change on threads of their own. `STANDINGS_SPLIT_READS` raises the reads per kind
 //! (the closing note's run used 1,000,000 in release).
 
 mod common;
 
 use common::Mix;
-use standings_core::{Board, BoardRules, Cursor, PlayerId, ScoreEvent, ScoreMode, Snapshot};
+use standings_core::{Board, BoardRules, Cursor, Join, PlayerId, ScoreEvent, ScoreMode, Snapshot};
+
+/// Both sides of a join on threads of their own, as the origin runs a group's shards.
+struct Threads;
+
+impl Join for Threads {
+    fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
+        std::thread::scope(|scope| {
+            scope.spawn(a);
+            b();
+        });
+    }
+}
 
 /// The shard holding `rank` in a layout of first ranks.
 fn shard_of(board: &Board, rank: u64) -> usize {
@@ -78,7 +91,15 @@ fn run(mode: ScoreMode, shards: usize, seed: u64, rounds: u64, per_round: u64, r
     let (mut updates, mut crossings) = (0u64, 0u64);
     let mut next_id = 0u64;
     for round in 0..rounds {
-        for _ in 0..500 {
+        // Half the rounds one event at a time, half in groups of random sizes, each group's
+        // shards changed on threads of their own as the origin's applying thread does.
+        let mut pending: Vec<(usize, ScoreEvent)> = Vec::new();
+        let group_size = if round % 2 == 0 {
+            1
+        } else {
+            1 + mix.below(200) as usize
+        };
+        for i in 0..500 {
             let p = mix.below(players);
             let player = format!("player-{p}");
             let value = mix.below(100_000) as i64 - 50_000;
@@ -87,14 +108,39 @@ fn run(mode: ScoreMode, shards: usize, seed: u64, rounds: u64, per_round: u64, r
                 1_800_000_000_000 + mix.below(1_000) as i64 * if mix.below(10) == 0 { -1_000 } else { 1 };
             let event = ScoreEvent::new(&format!("e{next_id}"), &player, value, at).unwrap();
             next_id += 1;
-            let before = split.index().rank_of_player(&player).map(|r| shard_of(&split, r));
-            let w = whole.apply(&event).unwrap();
-            let s = split.apply(&event).unwrap();
+            pending.push((p as usize, event));
+            if pending.len() < group_size && i < 499 {
+                continue;
+            }
+            let group = std::mem::take(&mut pending);
+            let before: Vec<Option<usize>> = group
+                .iter()
+                .map(|(_, e)| {
+                    split
+                        .index()
+                        .rank_of_player(e.player.as_str())
+                        .map(|r| shard_of(&split, r))
+                })
+                .collect();
+            let w: Vec<_> = group.iter().map(|(_, e)| whole.apply(e).unwrap()).collect();
+            let s: Vec<_> = if group_size == 1 {
+                group.iter().map(|(_, e)| split.apply(e).unwrap()).collect()
+            } else {
+                split
+                    .apply_group(group.iter().map(|(_, e)| (e, None)), &Threads)
+                    .into_iter()
+                    .map(Result::unwrap)
+                    .collect()
+            };
             assert_eq!(w, s);
-            events[p as usize].push(event);
-            if let (Some(before), Some(rank)) = (before, split.index().rank_of_player(&player)) {
-                updates += 1;
-                crossings += u64::from(before != shard_of(&split, rank));
+            for ((p, event), before) in group.into_iter().zip(before) {
+                if let (Some(before), Some(rank)) =
+                    (before, split.index().rank_of_player(event.player.as_str()))
+                {
+                    updates += 1;
+                    crossings += u64::from(before != shard_of(&split, rank));
+                }
+                events[p].push(event);
             }
         }
         // An invalidation: one player's latest event dropped and the aggregate recomputed; a

@@ -22,6 +22,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
+use crate::checkpoint::Join;
 use crate::cursor::Cursor;
 use crate::digest::{BoardDigest, DigestWriter};
 use crate::error::{ApplyError, CapacityError, DeltaError, QueryError};
@@ -388,6 +389,31 @@ impl Board {
             return Ok(Applied::Unchanged);
         }
         Ok(self.commit(member, &event.player, step.after, before_extras, step.extras))
+    }
+
+    /// Applies events in order as one group, each decided as [`Board::apply_as`] decides it,
+    /// with a version and a delta each as one by one; a split board's shards then change
+    /// together, each on a thread of `join`'s, so its writes spread over as many threads as
+    /// the group touches shards. A read holding the board sees it before the group or after
+    /// it, as after the same events one by one. Answers each event's result, in order.
+    /// O(k log n for k events, spread over the shards).
+    pub fn apply_group<'e>(
+        &mut self,
+        events: impl IntoIterator<Item = (&'e ScoreEvent, Option<&'e Arc<Profile>>)>,
+        join: &(dyn Join + Sync),
+    ) -> Vec<Result<Applied, ApplyError>> {
+        let split = self.index.shard_count() > 1;
+        if split {
+            self.index.stage();
+        }
+        let applied = events
+            .into_iter()
+            .map(|(event, profile)| self.apply_as(event, profile))
+            .collect();
+        if split {
+            self.index.settle(join);
+        }
+        applied
     }
 
     /// Recomputes a player's aggregate from their remaining valid events (after an
