@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use std::sync::Arc;
 
-use standings_core::{Applied, ApplyError, Board, BoardId, PlayerId, Profile, Replay, ScoreEvent};
+use standings_core::{Applied, ApplyError, Board, BoardId, Join, PlayerId, Profile, Replay, ScoreEvent};
 
 use super::LogError;
 use crate::boards::{BoardEntry, BoardSlot, Registry};
@@ -199,6 +199,122 @@ impl Instances for LiveInstances<'_> {
         if let Some(entry) = self.registry.entry(board) {
             entry.archive();
         }
+    }
+}
+
+/// The live instances, with the events for split boards held back and applied per instance
+/// at once by [`Grouped::settle`], each board's shards changing on threads of their own: a
+/// split board's writes spread over its shards. A whole board takes each event at once, as
+/// [`LiveInstances`] does. Instances are independent, so only the order within one matters:
+/// anything but an event settles what is held first.
+pub struct Grouped<'a> {
+    live: LiveInstances<'a>,
+    join: &'a (dyn Join + Sync),
+    held: Vec<(Arc<BoardSlot>, Vec<HeldEvent>)>,
+    refused: Vec<LogError>,
+}
+
+/// An event held for a split board, with the player's profile.
+type HeldEvent = (ScoreEvent, Option<Arc<Profile>>);
+
+impl<'a> Grouped<'a> {
+    /// Holds back events for `live`'s split boards; `join` runs their shards.
+    pub fn new(live: LiveInstances<'a>, join: &'a (dyn Join + Sync)) -> Grouped<'a> {
+        Grouped {
+            live,
+            join,
+            held: Vec::new(),
+            refused: Vec::new(),
+        }
+    }
+
+    /// Applies the events held, and returns every event a board refused since the start
+    /// (checked before the commit, so a bug: the log stays the truth).
+    pub fn finish(mut self) -> Vec<LogError> {
+        self.settle();
+        self.refused
+    }
+
+    /// Applies the events held, each instance under its write lock once, so a read sees it
+    /// before them or after them.
+    fn settle(&mut self) {
+        for (slot, events) in std::mem::take(&mut self.held) {
+            let mut board = slot.write();
+            let results = board.apply_group(events.iter().map(|(e, p)| (e, p.as_ref())), self.join);
+            for ((event, _), result) in events.iter().zip(results) {
+                if let Err(source) = result {
+                    self.refused.push(LogError::apply(&slot.id, event, source));
+                }
+            }
+        }
+    }
+}
+
+impl Instances for Grouped<'_> {
+    async fn prepare(&mut self, board: &BoardId, period: &Period) -> Result<(), LogError> {
+        self.settle();
+        self.live.prepare(board, period).await
+    }
+
+    fn apply(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        event: &ScoreEvent,
+        profile: Option<&Arc<Profile>>,
+    ) -> Result<(), LogError> {
+        let entry = self.live.entry(board)?;
+        if entry.def.shard_count() == 1 {
+            return self.live.apply(board, period, event, profile);
+        }
+        let slot = entry.instance_or_create(period);
+        let held = match self.held.iter().position(|(s, _)| Arc::ptr_eq(s, &slot)) {
+            Some(i) => &mut self.held[i].1,
+            None => {
+                self.held.push((slot, Vec::new()));
+                &mut self.held.last_mut().expect("just pushed").1
+            }
+        };
+        held.push((event.clone(), profile.cloned()));
+        Ok(())
+    }
+
+    fn recompute(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        events: &[ScoreEvent],
+        profile: Option<&Arc<Profile>>,
+    ) -> Result<(Option<u64>, u64), LogError> {
+        self.settle();
+        self.live.recompute(board, period, player, events, profile)
+    }
+
+    fn set_profile(
+        &mut self,
+        board: &BoardId,
+        period: &Period,
+        player: &PlayerId,
+        profile: Option<Arc<Profile>>,
+        erase: bool,
+    ) -> Option<(u64, u64)> {
+        self.settle();
+        self.live.set_profile(board, period, player, profile, erase)
+    }
+
+    fn periods(&self, board: &BoardId) -> Vec<Period> {
+        self.live.periods(board)
+    }
+
+    fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), LogError> {
+        self.settle();
+        self.live.result(board)
+    }
+
+    fn archive(&mut self, board: &BoardId) {
+        self.settle();
+        self.live.archive(board);
     }
 }
 
@@ -606,5 +722,78 @@ impl Instances for RebuildInstances<'_> {
 
     fn archive(&mut self, board: &BoardId) {
         self.archived.insert(board.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use standings_core::{BoardRules, OneThread, ScoreMode};
+
+    use super::*;
+    use crate::domain::BoardDef;
+
+    fn split_board() -> BoardDef {
+        BoardDef {
+            metadata_max_bytes: 256,
+            shards: 4,
+            id: BoardId {
+                game: "g".into(),
+                mode: "m".into(),
+                season: "s".into(),
+                scope: "global".into(),
+            },
+            rules: BoardRules::new(ScoreMode::Highest),
+            periods: vec!["all_time".into()],
+            grace_seconds: 0,
+            timezone: "UTC".into(),
+        }
+    }
+
+    /// A split board's events wait for the group's end, and anything else done to a board
+    /// (here a disqualification's recompute) first applies what waits, so the board changes in
+    /// the log's order: the player ends unranked, not ranked by the event held before it.
+    #[tokio::test]
+    async fn held_events_are_applied_before_anything_else_touches_a_board() {
+        let registry = Registry::default();
+        let def = split_board();
+        registry.add(&def).unwrap();
+        let dir = std::env::temp_dir().join(format!(
+            "standings-grouped-{}-{}",
+            std::process::id(),
+            crate::clock::now_ms()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::open(&format!("sqlite://{}/s.db", dir.display()))
+            .await
+            .unwrap();
+        let period = Period::all_time();
+        let mut grouped = Grouped::new(
+            LiveInstances {
+                registry: &registry,
+                store: &store,
+            },
+            &OneThread,
+        );
+        for (i, player) in ["p-a", "p-b", "p-a"].iter().enumerate() {
+            let event = ScoreEvent::new(&format!("e{i}"), player, 10 * (i as i64 + 1), 1_000).unwrap();
+            grouped.apply(&def.id, &period, &event, None).unwrap();
+        }
+        let slot = registry.entry(&def.id).unwrap().all_time();
+        assert_eq!(slot.read().version(), 0, "held until the group's end");
+        let p_b = PlayerId::new("p-b").unwrap();
+        let (rank, version) = grouped.recompute(&def.id, &period, &p_b, &[], None).unwrap();
+        assert_eq!((rank, version), (None, 4), "three events, then the recompute");
+        let late = ScoreEvent::new("e3", "p-c", 5, 1_000).unwrap();
+        grouped.apply(&def.id, &period, &late, None).unwrap();
+        assert!(grouped.finish().is_empty());
+        {
+            let board = slot.read();
+            assert_eq!(board.version(), 5);
+            assert_eq!(board.index().rank_of_player("p-a"), Some(1));
+            assert_eq!(board.index().rank_of_player("p-b"), None);
+            assert_eq!(board.index().rank_of_player("p-c"), Some(2));
+        }
+        store.close().await;
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -18,7 +18,9 @@ use standings_core::BoardId;
 
 pub use self::actions::{Performed, note_profile, perform, try_perform};
 pub use self::error::LogError;
-pub use self::instances::{Instances, LiveInstances, Phase, RebuildInstances, Tolerant, result_entries};
+pub use self::instances::{
+    Grouped, Instances, LiveInstances, Phase, RebuildInstances, Tolerant, result_entries,
+};
 pub use self::rebuild::{rebuild, rebuild_until, replay_log};
 use crate::boards::Registry;
 use crate::domain::periods::Period;

@@ -25,9 +25,10 @@ use super::error::WriterError;
 use crate::boards::Registry;
 use crate::domain::Moderation;
 use crate::domain::{LoggedEvent, NewEvent};
-use crate::log::{LiveInstances, apply_event};
+use crate::log::{Grouped, LiveInstances, apply_event};
 use crate::metrics::Metrics;
 use crate::store::Store;
+use crate::threads::TwoThreads;
 use crate::turns::{TakesTurns, Turn};
 
 /// One submission of events and whom to answer.
@@ -72,7 +73,9 @@ pub(super) struct Group {
 }
 
 impl Group {
-    /// Applies the group in `seq` order, then answers its submitters. O(events x log members).
+    /// Applies the group in `seq` order (a split board's events of the group at once at its end,
+    /// its shards on threads of their own), then answers its submitters. O(events x log
+    /// members).
     fn apply(self, boards: &Boards) {
         let Boards {
             store,
@@ -81,13 +84,16 @@ impl Group {
             metrics,
             live: hub,
         } = boards;
-        let mut live = LiveInstances { registry, store };
+        let mut grouped = Grouped::new(LiveInstances { registry, store }, &TwoThreads);
         for stored in &self.fresh {
-            if let Err(e) = apply_event(registry, domain, &mut live, stored) {
+            if let Err(e) = apply_event(registry, domain, &mut grouped, stored) {
                 // Checked before the commit; reaching this is a bug. The log stays the truth
                 // and a rebuild reports the event.
                 tracing::error!("stored event {} could not be applied: {e}", stored.event_id);
             }
+        }
+        for e in grouped.finish() {
+            tracing::error!("a stored event could not be applied: {e}");
         }
         metrics.visible_lag.observe(self.committed.elapsed());
         registry.positions.visible_through(self.through);

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
-use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION, Join, reads_checkpoint_format};
+use standings_core::{Board, BoardId, CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 
 use super::WriterError;
 use super::applier::Group;
@@ -37,6 +37,7 @@ use crate::domain::periods::PeriodKind;
 use crate::domain::{Moderation, ModerationState};
 use crate::log::{self, LiveInstances, LogError};
 use crate::store::Store;
+use crate::threads::TwoThreads;
 
 /// The manifest's format version.
 const MANIFEST_FORMAT: u32 = 1;
@@ -463,19 +464,6 @@ pub async fn restore_until(
     };
     let (registry, domain, _) = log::rebuild_until(store, None, now, until, |_| {}).await?;
     Ok((registry, domain, Restored::FullReplay { unusable }))
-}
-
-/// The core's [`Join`] on a second thread beside the caller's: a board's id table and ranked
-/// tree are built at once, which is most of a start.
-struct TwoThreads;
-
-impl Join for TwoThreads {
-    fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
-        std::thread::scope(|scope| {
-            scope.spawn(a);
-            b();
-        });
-    }
 }
 
 /// A checkpoint read back, and how long its two halves took.
