@@ -1,23 +1,25 @@
 //! A board split into score-range shards beside the whole board, in one run: rank, update,
 //! top-100 and a nearby window, memory per member, and a boundary move's stall with more than a
 //! million members in the moving range; then the rank interval beside the exact rank, with the
-//! sketch's bytes and widths.
+//! sketch's bytes and widths; then groups of updates applied one by one and settled with each
+//! shard on a thread, whole and in 2 and 4 shards, with the CPU they take.
 //!
 //! `cargo bench -p standings-core --bench split` (`STANDINGS_BENCH_MEMBERS=1000000,10000000`
 //! sets the sizes; 4,000,000 by default, the smallest that moves a million in one cut;
-//! `STANDINGS_BENCH_PARTS=interval` runs only some of `layouts,move,interval`).
+//! `STANDINGS_BENCH_PARTS=interval` runs only some of `layouts,move,interval,groups`).
 
 mod common;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use common::{Rng, criterion, members_from_env, player_id, rss_bytes};
+use common::{Rng, cpu_seconds, criterion, members_from_env, player_id, rss_bytes};
 use standings_core::interval;
-use standings_core::{Board, BoardRules, MemberId, RankedIndex, ScoreEvent, ScoreMode, Standing};
+use standings_core::{Board, BoardRules, Join, MemberId, RankedIndex, ScoreEvent, ScoreMode, Standing};
 
 fn main() {
-    let parts = std::env::var("STANDINGS_BENCH_PARTS").unwrap_or_else(|_| "layouts,move,interval".into());
+    let parts =
+        std::env::var("STANDINGS_BENCH_PARTS").unwrap_or_else(|_| "layouts,move,interval,groups".into());
     for n in members_from_env(4_000_000) {
         if parts.contains("layouts") {
             layouts(n);
@@ -27,6 +29,77 @@ fn main() {
         }
         if parts.contains("interval") {
             intervals(n);
+        }
+        if parts.contains("groups") {
+            groups(n);
+        }
+    }
+}
+
+/// Both sides of a join on threads, as the origin's applying thread runs a group's shards.
+struct Threads;
+
+impl Join for Threads {
+    fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
+        std::thread::scope(|scope| {
+            scope.spawn(a);
+            b();
+        });
+    }
+}
+
+/// Updates (random members, random scores) in groups of 1,000, applied one by one and staged
+/// then settled with each shard on a thread, on the board whole and in 2 and 4 shards (one at
+/// a time, so that 50M fits): wall time and process CPU per update, and the slowest group.
+fn groups(n: usize) {
+    const GROUP: usize = 1_000;
+    let updates = 400_000;
+    let mut rng = Rng(13);
+    let players: Vec<String> = (0..n as u64).map(player_id).collect();
+    let standings: Vec<Standing> = (0..n).map(|_| rng.skewed_standing()).collect();
+    for shards in [1, 2, 4] {
+        let mut index = RankedIndex::new(ScoreMode::Highest);
+        index.split(shards);
+        index
+            .load(players.iter().map(String::as_str).zip(standings.iter().copied()))
+            .expect("fits");
+        let members: Vec<MemberId> = players
+            .iter()
+            .map(|p| index.member(p).expect("interned"))
+            .collect();
+        for grouped in [false, true] {
+            let (cpu, started) = (cpu_seconds(), Instant::now());
+            let mut slowest = Duration::ZERO;
+            for _ in 0..updates / GROUP {
+                let group_started = Instant::now();
+                if grouped {
+                    index.stage();
+                }
+                for _ in 0..GROUP {
+                    let member = members[(rng.next_u64() % n as u64) as usize];
+                    index.set(member, Some(rng.skewed_standing()));
+                }
+                if grouped {
+                    index.settle(&Threads);
+                }
+                slowest = slowest.max(group_started.elapsed());
+            }
+            let (wall, cpu) = (started.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+            println!(
+                "groups at {n}, {shards} shard(s), {}: {:.2} us wall and {:.2} us CPU per update ({:.0} updates/s, {:.2} cores); \
+                 the slowest group of {GROUP} {:.2} ms; entries by shard {:?}",
+                if grouped {
+                    "staged and settled on threads"
+                } else {
+                    "one by one"
+                },
+                wall * 1e6 / updates as f64,
+                cpu * 1e6 / updates as f64,
+                updates as f64 / wall,
+                cpu / wall,
+                slowest.as_secs_f64() * 1e3,
+                index.shards().iter().map(|s| s.entries).collect::<Vec<_>>()
+            );
         }
     }
 }
