@@ -50,10 +50,11 @@ impl Join for Threads {
 
 /// Updates (random members, random scores) in groups of 1,000, applied one by one and staged
 /// then settled with each shard on a thread, on the board whole and in 2 and 4 shards (one at
-/// a time, so that 50M fits): wall time and process CPU per update, and the slowest group.
+/// a time, so that 50M fits), each way twice in turn: wall time and process CPU per update,
+/// and the slowest group.
 fn groups(n: usize) {
     const GROUP: usize = 1_000;
-    let updates = 400_000;
+    let updates = 1_000_000;
     let mut rng = Rng(13);
     let players: Vec<String> = (0..n as u64).map(player_id).collect();
     let standings: Vec<Standing> = (0..n).map(|_| rng.skewed_standing()).collect();
@@ -67,9 +68,10 @@ fn groups(n: usize) {
             .iter()
             .map(|p| index.member(p).expect("interned"))
             .collect();
-        for grouped in [false, true] {
+        // Twice each, alternating, so that a drift of the machine shows.
+        for grouped in [false, true, false, true] {
             let (cpu, started) = (cpu_seconds(), Instant::now());
-            let mut slowest = Duration::ZERO;
+            let (mut slowest, mut settled) = (Duration::ZERO, Duration::ZERO);
             for _ in 0..updates / GROUP {
                 let group_started = Instant::now();
                 if grouped {
@@ -80,14 +82,16 @@ fn groups(n: usize) {
                     index.set(member, Some(rng.skewed_standing()));
                 }
                 if grouped {
+                    let settling = Instant::now();
                     index.settle(&Threads);
+                    settled += settling.elapsed();
                 }
                 slowest = slowest.max(group_started.elapsed());
             }
             let (wall, cpu) = (started.elapsed().as_secs_f64(), cpu_seconds() - cpu);
             println!(
                 "groups at {n}, {shards} shard(s), {}: {:.2} us wall and {:.2} us CPU per update ({:.0} updates/s, {:.2} cores); \
-                 the slowest group of {GROUP} {:.2} ms; entries by shard {:?}",
+                 the slowest group of {GROUP} {:.2} ms; settling {:.2} us per update; entries by shard {:?}",
                 if grouped {
                     "staged and settled on threads"
                 } else {
@@ -98,6 +102,7 @@ fn groups(n: usize) {
                 updates as f64 / wall,
                 cpu / wall,
                 slowest.as_secs_f64() * 1e3,
+                settled.as_secs_f64() * 1e6 / updates as f64,
                 index.shards().iter().map(|s| s.entries).collect::<Vec<_>>()
             );
         }

@@ -266,6 +266,12 @@ fn check_ids(arena: &[u8], ends: &[u32]) -> Result<(), DecodeError> {
 pub trait Join {
     /// Runs `a` and `b`, each once.
     fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send));
+
+    /// How many threads joins may keep busy at once: work is cut into no more sides than
+    /// this, since sides beyond the cores only wait for one. 2 unless the driver says.
+    fn threads(&self) -> usize {
+        2
+    }
 }
 
 /// [`Join`] on the caller's thread: `a`, then `b`.
@@ -275,6 +281,10 @@ impl Join for OneThread {
     fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
         a();
         b();
+    }
+
+    fn threads(&self) -> usize {
+        1
     }
 }
 

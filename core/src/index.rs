@@ -10,7 +10,7 @@ use crate::interner::{Interner, MemberId, member_bytes};
 use crate::profile::EntryInfo;
 use crate::rules::{ScoreMode, Standing};
 pub(crate) use crate::shards::ShardInfo;
-use crate::shards::Shards;
+use crate::shards::{Shards, Staged};
 use crate::tree::{Key, Probe, Tree};
 
 /// One ranked entry, borrowed from the index that produced it.
@@ -67,9 +67,9 @@ pub struct RankedIndex {
     mode: ScoreMode,
     names: Interner,
     tree: Shards,
-    /// While a group is staged ([`RankedIndex::stage`]): each changed member's key now, the
-    /// shards untouched until [`RankedIndex::settle`].
-    staged: Option<BTreeMap<MemberId, Option<Key>>>,
+    /// While a group is staged ([`RankedIndex::stage`]): each changed member's key in the
+    /// shards and its key now, the shards untouched until [`RankedIndex::settle`].
+    staged: Option<BTreeMap<MemberId, Staged>>,
 }
 
 impl RankedIndex {
@@ -154,7 +154,7 @@ impl RankedIndex {
 
     fn key_now(&self, member: MemberId) -> Option<Key> {
         match self.staged.as_ref().and_then(|s| s.get(&member)) {
-            Some(now) => *now,
+            Some(staged) => staged.now,
             None => self.tree.key_of(member),
         }
     }
@@ -174,10 +174,7 @@ impl RankedIndex {
         let Some(staged) = self.staged.take() else {
             return;
         };
-        let changes: Vec<(MemberId, Option<Key>)> = staged
-            .into_iter()
-            .filter(|&(member, now)| self.tree.key_of(member) != now)
-            .collect();
+        let changes: Vec<Staged> = staged.into_values().filter(|s| s.was != s.now).collect();
         if !changes.is_empty() {
             self.tree.apply_group(&self.names, &changes, join);
         }
@@ -196,12 +193,14 @@ impl RankedIndex {
             time: s.achieved_at,
             member,
         });
-        if self.staged.is_some() {
-            let before = self.key_now(member).map(|k| self.standing(k));
-            if let Some(staged) = self.staged.as_mut() {
-                staged.insert(member, key);
-            }
-            return before;
+        if let Some(staged) = self.staged.as_mut() {
+            let change = staged.entry(member).or_insert_with(|| {
+                let was = self.tree.key_of(member);
+                Staged { was, now: was }
+            });
+            let before = change.now;
+            change.now = key;
+            return before.map(|k| self.standing(k));
         }
         let before = self.tree.remove(member).map(|k| self.standing(k));
         if let Some(key) = key {
@@ -582,6 +581,11 @@ mod tests {
                 b();
                 a();
             }
+        }
+
+        /// Cut down to single shards, so that every shard's progress is ordered.
+        fn threads(&self) -> usize {
+            crate::shards::MAX_SHARDS
         }
     }
 

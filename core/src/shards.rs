@@ -212,29 +212,32 @@ impl Shards {
     }
 
     /// Applies a group of changes at once, each shard changed on a thread of `join`'s while
-    /// the others change theirs: `changes` names each member at most once with its key now
-    /// (`None`: unranked), sorted by member. A member leaves the shard holding it and enters
-    /// the one its key falls in, so it is in exactly one shard once the group is applied;
-    /// then boundaries move as after one insert (one step of a moving boundary). O(shards +
-    /// k × log n spread over the shards, for k changes).
-    pub(crate) fn apply_group(
-        &mut self,
-        names: &Interner,
-        changes: &[(MemberId, Option<Key>)],
-        join: &(dyn Join + Sync),
-    ) {
+    /// the others change theirs: `changes` names each member at most once, with its key in
+    /// these shards and its key now (`None`: unranked). A member leaves the shard its key was
+    /// in and enters the one its key now falls in, so it is in exactly one shard once the
+    /// group is applied; then boundaries move as after as many inserts, up to
+    /// [`GROUP_STEPS`] steps. O(k log shards + k log n spread over the shards, for k changes).
+    pub(crate) fn apply_group(&mut self, names: &Interner, changes: &[Staged], join: &(dyn Join + Sync)) {
         let mut work: Vec<ShardWork> = (0..self.trees.len()).map(|_| ShardWork::default()).collect();
-        for &(member, now) in changes {
-            if let Some(holder) = self.trees.iter().position(|t| t.contains(member)) {
-                work[holder].leaving.push(member);
-            }
-            if let Some(key) = now {
-                work[self.shard_of_key(names, &key)].entering.push(key);
+        let mut entered = 0;
+        for change in changes {
+            let from = change.was.map(|was| (self.shard_of_key(names, &was), was.member));
+            let to = change.now.map(|now| (self.shard_of_key(names, &now), now));
+            entered += usize::from(to.is_some());
+            match (from, to) {
+                // Within one shard, removed and inserted together, while its locator is at hand.
+                (Some((a, member)), Some((b, key))) if a == b => work[a].0.push((Some(member), Some(key))),
+                _ => {
+                    if let Some((a, member)) = from {
+                        work[a].0.push((Some(member), None));
+                    }
+                    if let Some((b, key)) = to {
+                        work[b].0.push((None, Some(key)));
+                    }
+                }
             }
         }
-        spread(join, names, &mut self.trees, &mut work);
-        // Boundaries move as after as many inserts, up to GROUP_STEPS steps.
-        let entered: usize = work.iter().map(|w| w.entering.len()).sum();
+        spread(join, join.threads(), names, &mut self.trees, &mut work);
         for _ in 0..entered.min(GROUP_STEPS) {
             if !self.move_a_step(names) {
                 break;
@@ -433,54 +436,67 @@ impl Shards {
     }
 }
 
-/// What a group does to one shard: members that leave it, then keys that enter it.
-#[derive(Default)]
-struct ShardWork {
-    leaving: Vec<MemberId>,
-    entering: Vec<Key>,
+/// A member's change staged in a group: its key in the shards (the bounds stay put while a
+/// group is staged, so the key tells its shard) and its key now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Staged {
+    pub(crate) was: Option<Key>,
+    pub(crate) now: Option<Key>,
 }
+
+/// What a group does to one shard, member by member: a member that leaves it, a key that
+/// enters it, or both (a member moving within it).
+#[derive(Default)]
+struct ShardWork(Vec<(Option<MemberId>, Option<Key>)>);
 
 impl ShardWork {
     fn is_empty(&self) -> bool {
-        self.leaving.is_empty() && self.entering.is_empty()
+        self.0.is_empty()
     }
 
     fn run(&self, names: &Interner, tree: &mut Tree) {
-        for &member in &self.leaving {
-            tree.remove(member);
-        }
-        for &key in &self.entering {
-            tree.insert(names, key);
+        for &(leaving, entering) in &self.0 {
+            if let Some(member) = leaving {
+                tree.remove(member);
+            }
+            if let Some(key) = entering {
+                tree.insert(names, key);
+            }
         }
     }
 }
 
-/// Runs each shard's work, halving the shards that have any between `join`'s two sides, so
-/// that k busy shards take k - 1 joins.
-fn spread(join: &(dyn Join + Sync), names: &Interner, trees: &mut [Tree], work: &mut [ShardWork]) {
+/// Runs each shard's work on up to `threads` threads: the shards that have any are halved
+/// between `join`'s two sides, each side with half the threads, until a side has one thread
+/// (it runs its shards in turn) or one busy shard.
+fn spread(
+    join: &(dyn Join + Sync),
+    threads: usize,
+    names: &Interner,
+    trees: &mut [Tree],
+    work: &mut [ShardWork],
+) {
     let busy = work.iter().filter(|w| !w.is_empty()).count();
-    match busy {
-        0 => {}
-        1 => {
-            for (tree, work) in trees.iter_mut().zip(work.iter()) {
-                work.run(names, tree);
-            }
+    if busy <= 1 || threads <= 1 {
+        for (tree, work) in trees.iter_mut().zip(work.iter()) {
+            work.run(names, tree);
         }
-        _ => {
-            // Cut where half of the busy shards lie on each side.
-            let mut seen = 0;
-            let cut = work
-                .iter()
-                .position(|w| {
-                    seen += usize::from(!w.is_empty());
-                    seen > busy / 2
-                })
-                .unwrap_or(work.len());
-            let (trees_a, trees_b) = trees.split_at_mut(cut);
-            let (work_a, work_b) = work.split_at_mut(cut);
-            join.join(&mut || spread(join, names, trees_a, work_a), &mut || {
-                spread(join, names, trees_b, work_b)
-            });
-        }
+        return;
     }
+    // Cut where half of the busy shards lie on each side.
+    let mut seen = 0;
+    let cut = work
+        .iter()
+        .position(|w| {
+            seen += usize::from(!w.is_empty());
+            seen > busy / 2
+        })
+        .unwrap_or(work.len());
+    let (trees_a, trees_b) = trees.split_at_mut(cut);
+    let (work_a, work_b) = work.split_at_mut(cut);
+    let (threads_a, threads_b) = (threads / 2, threads - threads / 2);
+    join.join(
+        &mut || spread(join, threads_a, names, trees_a, work_a),
+        &mut || spread(join, threads_b, names, trees_b, work_b),
+    );
 }
