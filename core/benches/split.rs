@@ -179,10 +179,19 @@ fn layouts(n: usize) {
 
 /// A boundary moved by the index itself: a 2-shard board of `n` members; members of the lower
 /// shard lifted into the upper one until the upper holds 1.5 times its share, which starts a
-/// move of about `n / 4` members back; then ordinary updates (random members, random scores),
-/// each carrying the move one step, until the two shards hold the same. The slowest update
-/// during the move is its stall.
+/// move of about `n / 4` members back; then ordinary updates (random members, random scores)
+/// until the two shards hold the same: one by one, each carrying the move one step, and again
+/// on a fresh board in groups of 1,000 settled on threads, each group carrying it up to four
+/// steps. The slowest update (or group) during the move is its stall, beside the slowest group
+/// once the move is over.
 fn boundary_move(n: usize) {
+    for grouped in [false, true] {
+        boundary_move_in(n, grouped);
+    }
+}
+
+fn boundary_move_in(n: usize, grouped: bool) {
+    const GROUP: usize = 1_000;
     let mut rng = Rng(11);
     let players: Vec<String> = (0..n as u64).map(player_id).collect();
     let mut index = RankedIndex::new(ScoreMode::Highest);
@@ -216,32 +225,56 @@ fn boundary_move(n: usize) {
         lifted += 1;
     }
     let peak = index.shards()[0].entries;
-    let (mut slowest, mut total, mut updates) = (Duration::ZERO, Duration::ZERO, 0u64);
-    let mut step_times = Vec::new();
+    let batch = if grouped { GROUP } else { 1 };
+    let mut batch_of = |index: &mut RankedIndex| {
+        let started = Instant::now();
+        if grouped {
+            index.stage();
+        }
+        for _ in 0..batch {
+            let member = members[(rng.next_u64() % n as u64) as usize];
+            index.set(member, Some(rng.skewed_standing()));
+        }
+        if grouped {
+            index.settle(&Threads);
+        }
+        started.elapsed()
+    };
+    let (mut total, mut batches) = (Duration::ZERO, 0u64);
+    let mut times = Vec::new();
     loop {
         let shards = index.shards();
-        if shards[0].entries.abs_diff(shards[1].entries) <= 1 || updates > n as u64 {
+        if shards[0].entries.abs_diff(shards[1].entries) <= 1 || batches > n as u64 {
             break;
         }
-        let member = members[(rng.next_u64() % n as u64) as usize];
-        let standing = rng.skewed_standing();
-        let started = Instant::now();
-        index.set(member, Some(standing));
-        let took = started.elapsed();
-        step_times.push(took);
+        let took = batch_of(&mut index);
+        times.push(took);
         total += took;
-        updates += 1;
-        slowest = slowest.max(took);
+        batches += 1;
     }
-    step_times.sort_unstable();
+    times.sort_unstable();
+    let slowest = times.last().copied().unwrap_or_default();
+    let after = (0..200).map(|_| batch_of(&mut index)).max().unwrap_or_default();
     let moved = peak.saturating_sub(index.shards()[0].entries);
     println!(
-        "boundary move at {n}: {lifted} members lifted into the upper shard ({peak} of {n}), then {updates} ordinary updates \
-         carried about {moved} members back, one step each; the slowest update (the stall) {:.2} ms, p50 {:.2} us, \
-         mean {:.1} us",
+        "boundary move at {n}, {}: {lifted} members lifted into the upper shard ({peak} of {n}), then {batches} ordinary \
+         {} carried about {moved} members back; the slowest (the stall) {:.2} ms, p50 {:.1} us, {:.2} s in all; \
+         the slowest of 200 after the move {:.2} ms",
+        if grouped {
+            "groups of 1,000 settled on threads"
+        } else {
+            "updates one by one"
+        },
+        if grouped { "groups" } else { "updates" },
         slowest.as_secs_f64() * 1e3,
-        step_times[step_times.len() / 2].as_secs_f64() * 1e6,
-        total.as_secs_f64() * 1e6 / updates.max(1) as f64
+        times
+            .get(times.len() / 2)
+            .copied()
+            .unwrap_or_default()
+            .as_secs_f64()
+            * 1e6,
+        total.as_secs_f64(),
+        after.as_secs_f64() * 1e3,
     );
 }
 

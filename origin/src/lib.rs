@@ -140,6 +140,7 @@ pub(crate) async fn serve_restored(
         next_seq,
         retention_ms: config.closed_period_retention_seconds.saturating_mul(1000),
         checkpoint_every: config.checkpoint_every_events,
+        shard_threads: config.shard_threads,
         checkpoint_seq,
         checkpoint_bytes,
         sealed_below,

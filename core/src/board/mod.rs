@@ -394,7 +394,7 @@ impl Board {
     /// Applies events in order as one group, each decided as [`Board::apply_as`] decides it,
     /// with a version and a delta each as one by one; a split board's shards then change
     /// together, each on a thread of `join`'s, so its writes spread over as many threads as
-    /// the group touches shards. A read holding the board sees it before the group or after
+    /// the group touches shards (with a `join` of one thread, they change event by event). A read holding the board sees it before the group or after
     /// it, as after the same events one by one. Answers each event's result, in order.
     /// O(k log n for k events, spread over the shards).
     pub fn apply_group<'e>(
@@ -402,7 +402,8 @@ impl Board {
         events: impl IntoIterator<Item = (&'e ScoreEvent, Option<&'e Arc<Profile>>)>,
         join: &(dyn Join + Sync),
     ) -> Vec<Result<Applied, ApplyError>> {
-        let split = self.index.shard_count() > 1;
+        // Staging pays for itself only when the shards then change on more than one thread.
+        let split = self.index.shard_count() > 1 && join.threads() > 1;
         if split {
             self.index.stage();
         }

@@ -81,6 +81,11 @@ pub struct Config {
         skip_serializing_if = "is_default_checkpoint_every"
     )]
     pub checkpoint_every_events: u64,
+    /// How many threads change a split board's score-range shards at the end of each group of
+    /// writes; 0 (the default) is half the CPUs this process may use. With 1 its shards change
+    /// in turn, event by event, on the applying thread.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shard_threads: usize,
     /// How many threads serve connections; 0 (the default) is one per CPU this process may use.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub http_threads: usize,
@@ -312,6 +317,13 @@ impl Config {
                 ));
             }
         }
+        if self.shard_threads > standings_core::MAX_SHARDS {
+            return Err(format!(
+                "shard_threads = {} is more than {}, the most shards a board has; 0 runs half the CPUs",
+                self.shard_threads,
+                standings_core::MAX_SHARDS
+            ));
+        }
         if self.http_threads > MAX_HTTP_THREADS {
             return Err(format!(
                 "http_threads = {} is more than {MAX_HTTP_THREADS}; 0 runs one per CPU",
@@ -365,6 +377,7 @@ impl Config {
             closed_periods_cached: crate::boards::DEFAULT_CLOSED_CACHE,
             min_position_wait_ms: DEFAULT_MIN_POSITION_WAIT_MS,
             checkpoint_every_events: DEFAULT_CHECKPOINT_EVERY_EVENTS,
+            shard_threads: 0,
             http_threads: 0,
             pin_http_threads: true,
             header_read_timeout_seconds: DEFAULT_HEADER_READ_TIMEOUT_SECONDS,
@@ -664,13 +677,22 @@ mod tests {
     }
 
     /// Without the keys: one connection thread per CPU, pinned; both can be set, and a thread
-    /// count past the limit or of the wrong type is refused by name.
+    /// count past the limit or of the wrong type is refused by name. So is a count of shard
+    /// threads past the most shards.
     #[test]
     fn connection_threads_default_to_one_per_cpu_pinned() {
         let config = parse("").unwrap();
         assert_eq!((config.http_threads, config.pin_http_threads), (0, true));
         let config = parse("http_threads = 3\npin_http_threads = false\n").unwrap();
         assert_eq!((config.http_threads, config.pin_http_threads), (3, false));
+        assert_eq!(parse("shard_threads = 4\n").unwrap().shard_threads, 4);
+        let refused = parse("shard_threads = 65\n")
+            .map_err(|e| crate::chain::Chain(&e).to_string())
+            .unwrap_err();
+        assert!(
+            refused.contains("shard_threads = 65 is more than 64"),
+            "{refused}"
+        );
 
         let too_many = parse("http_threads = 5000\n")
             .map_err(|e| crate::chain::Chain(&e).to_string())

@@ -204,8 +204,8 @@ impl Instances for LiveInstances<'_> {
 
 /// The live instances, with the events for split boards held back and applied per instance
 /// at once by [`Grouped::settle`], each board's shards changing on threads of their own: a
-/// split board's writes spread over its shards. A whole board takes each event at once, as
-/// [`LiveInstances`] does. Instances are independent, so only the order within one matters:
+/// split board's writes spread over its shards. A whole board, or any board when `join` has
+/// one thread, takes each event at once, as [`LiveInstances`] does. Instances are independent, so only the order within one matters:
 /// anything but an event settles what is held first.
 pub struct Grouped<'a> {
     live: LiveInstances<'a>,
@@ -264,7 +264,7 @@ impl Instances for Grouped<'_> {
         profile: Option<&Arc<Profile>>,
     ) -> Result<(), LogError> {
         let entry = self.live.entry(board)?;
-        if entry.def.shard_count() == 1 {
+        if entry.def.shard_count() == 1 || self.join.threads() <= 1 {
             return self.live.apply(board, period, event, profile);
         }
         let slot = entry.instance_or_create(period);
@@ -727,7 +727,7 @@ impl Instances for RebuildInstances<'_> {
 
 #[cfg(test)]
 mod tests {
-    use standings_core::{BoardRules, OneThread, ScoreMode};
+    use standings_core::{BoardRules, ScoreMode};
 
     use super::*;
     use crate::domain::BoardDef;
@@ -772,7 +772,7 @@ mod tests {
                 registry: &registry,
                 store: &store,
             },
-            &OneThread,
+            &crate::threads::Threads::TWO,
         );
         for (i, player) in ["p-a", "p-b", "p-a"].iter().enumerate() {
             let event = ScoreEvent::new(&format!("e{i}"), player, 10 * (i as i64 + 1), 1_000).unwrap();

@@ -28,7 +28,7 @@ use crate::domain::{LoggedEvent, NewEvent};
 use crate::log::{Grouped, LiveInstances, apply_event};
 use crate::metrics::Metrics;
 use crate::store::Store;
-use crate::threads::TwoThreads;
+use crate::threads::Threads;
 use crate::turns::{TakesTurns, Turn};
 
 /// One submission of events and whom to answer.
@@ -59,6 +59,8 @@ pub(super) struct Boards {
     pub(super) domain: Arc<Moderation>,
     pub(super) metrics: Arc<Metrics>,
     pub(super) live: Arc<crate::live::Hub>,
+    /// The threads that change a split board's shards at a group's end.
+    pub(super) shard_threads: Arc<Threads>,
 }
 
 /// A committed group to apply, with the submitters to answer once it is (none when they were
@@ -83,8 +85,9 @@ impl Group {
             domain,
             metrics,
             live: hub,
+            shard_threads,
         } = boards;
-        let mut grouped = Grouped::new(LiveInstances { registry, store }, &TwoThreads);
+        let mut grouped = Grouped::new(LiveInstances { registry, store }, &**shard_threads);
         for stored in &self.fresh {
             if let Err(e) = apply_event(registry, domain, &mut grouped, stored) {
                 // Checked before the commit; reaching this is a bug. The log stays the truth

@@ -136,6 +136,8 @@ pub(crate) struct WriterParts {
     pub(crate) retention_ms: i64,
     /// Start a checkpoint each time the log grows by this many entries (0: only on request).
     pub(crate) checkpoint_every: u64,
+    /// The threads that change a split board's shards (0: half the CPUs).
+    pub(crate) shard_threads: usize,
     /// The `seq` of the newest stored checkpoint (0 without one).
     pub(crate) checkpoint_seq: i64,
     /// Its bytes of boards (0 without one).

@@ -136,6 +136,9 @@ pub fn config(url: &str) -> Config {
         closed_periods_cached: 16,
         min_position_wait_ms: 200,
         checkpoint_every_events: 0,
+        // Split boards' shards on two threads whatever the machine, so the tests drive the
+        // path that spreads them.
+        shard_threads: 2,
         http_threads: 0,
         pin_http_threads: true,
         header_read_timeout_seconds: 10,

@@ -359,7 +359,8 @@ async fn run(args: &Args) -> Result<String, String> {
         args.keep,
         "crash",
         &format!(
-            "checkpoint_every_events = {}\npin_http_threads = false\n",
+            // The split board's shards on two threads, kills landing mid-settle.
+            "checkpoint_every_events = {}\npin_http_threads = false\nshard_threads = 2\n",
             args.checkpoint_every
         ),
     )?;

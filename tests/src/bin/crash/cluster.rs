@@ -118,7 +118,7 @@ impl Origins {
             let id = format!("node-{i}");
             let addr = free_local_addr()?;
             let extra = format!(
-                "checkpoint_every_events = {checkpoint}\npin_http_threads = false\nhttp_threads = 1\n\n\
+                "checkpoint_every_events = {checkpoint}\npin_http_threads = false\nhttp_threads = 1\nshard_threads = 2\n\n\
                  [cluster]\nnode_id = \"{id}\"\nadvertise_url = \"http://{addr}\"\npartitions = {partitions}\n\
                  lease_ttl_ms = {ttl}\nstandby = {standby}\nsecret = \"{CLUSTER_SECRET}\"\n",
                 checkpoint = args.checkpoint_every,
