@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use common::{Rng, cpu_seconds, criterion, members_from_env, player_id, rss_bytes};
 use standings_core::interval;
-use standings_core::{Board, BoardRules, Join, MemberId, RankedIndex, ScoreEvent, ScoreMode, Standing};
+use standings_core::{Board, BoardRules, MemberId, RankedIndex, ScoreEvent, ScoreMode, Standing, Threads};
 
 fn main() {
     let parts =
@@ -33,18 +33,6 @@ fn main() {
         if parts.contains("groups") {
             groups(n);
         }
-    }
-}
-
-/// Both sides of a join on threads, as the origin's applying thread runs a group's shards.
-struct Threads;
-
-impl Join for Threads {
-    fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
-        std::thread::scope(|scope| {
-            scope.spawn(a);
-            b();
-        });
     }
 }
 
@@ -83,7 +71,7 @@ fn groups(n: usize) {
                 }
                 if grouped {
                     let settling = Instant::now();
-                    index.settle(&Threads);
+                    index.settle(&Threads(2));
                     settled += settling.elapsed();
                 }
                 slowest = slowest.max(group_started.elapsed());
@@ -236,7 +224,7 @@ fn boundary_move_in(n: usize, grouped: bool) {
             index.set(member, Some(rng.skewed_standing()));
         }
         if grouped {
-            index.settle(&Threads);
+            index.settle(&Threads(2));
         }
         started.elapsed()
     };

@@ -46,6 +46,7 @@ use crate::error::DecodeError;
 use crate::event::{MAX_ID_BYTES, check_id};
 use crate::index::RankedIndex;
 use crate::interner::{Interner, MemberId};
+use crate::join::{Join, OneThread};
 use crate::profile::{Extras, MAX_DISPLAY_NAME_BYTES, MAX_METADATA_BYTES, Metadata, Profile};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
@@ -259,33 +260,6 @@ fn check_ids(arena: &[u8], ends: &[u32]) -> Result<(), DecodeError> {
         start = end as usize;
     }
     Ok(())
-}
-
-/// Runs two independent halves of a long job and returns once both are done: on two threads
-/// where the caller has them (a start reading a checkpoint), one after the other otherwise.
-pub trait Join {
-    /// Runs `a` and `b`, each once.
-    fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send));
-
-    /// How many threads joins may keep busy at once: work is cut into no more sides than
-    /// this, since sides beyond the cores only wait for one. 2 unless the driver says.
-    fn threads(&self) -> usize {
-        2
-    }
-}
-
-/// [`Join`] on the caller's thread: `a`, then `b`.
-pub struct OneThread;
-
-impl Join for OneThread {
-    fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
-        a();
-        b();
-    }
-
-    fn threads(&self) -> usize {
-        1
-    }
 }
 
 /// Format 1's members: each id inline, ranked members first in rank order.

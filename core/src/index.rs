@@ -4,9 +4,9 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use crate::checkpoint::Join;
 use crate::error::CapacityError;
 use crate::interner::{Interner, MemberId, member_bytes};
+use crate::join::Join;
 use crate::profile::EntryInfo;
 use crate::rules::{ScoreMode, Standing};
 pub(crate) use crate::shards::ShardInfo;
@@ -589,18 +589,6 @@ mod tests {
         }
     }
 
-    /// Both sides on threads of their own, as the origin runs them.
-    struct Threads;
-
-    impl Join for Threads {
-        fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
-            std::thread::scope(|scope| {
-                scope.spawn(a);
-                b();
-            });
-        }
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -637,7 +625,7 @@ mod tests {
                 if g % 2 == 0 {
                     index.settle(&interleaved);
                 } else {
-                    index.settle(&Threads);
+                    index.settle(&crate::Threads(2));
                 }
                 let held: usize = index.shards().iter().map(|s| s.entries as usize).sum();
                 prop_assert_eq!(held, model.entries.len());

@@ -37,6 +37,7 @@ mod event;
 mod index;
 mod interner;
 pub mod interval;
+mod join;
 #[cfg(feature = "json")]
 pub mod json;
 #[cfg(feature = "jwt")]
@@ -54,7 +55,7 @@ pub use board::{
     Applied, Board, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerInterval,
     PlayerRank, Repacked,
 };
-pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, Join, OneThread, reads_checkpoint_format};
+pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 pub use client::ClientView;
 pub use cursor::{Cursor, CursorBinding};
 pub use digest::{BoardDigest, ChunkHash, Fnv1a, fnv1a};
@@ -62,6 +63,9 @@ pub use error::{ApplyError, CapacityError, DecodeError, DeltaError, IdError, Que
 pub use event::{EventId, MAX_ID_BYTES, PlayerId, ScoreEvent, check_id};
 pub use index::{MemoryUsage, RankedEntry, RankedIndex, ValueRanks};
 pub use interner::MemberId;
+#[cfg(feature = "std")]
+pub use join::Threads;
+pub use join::{Join, OneThread};
 pub use live::{
     ALL_TIME_KEY, MAX_AROUND_RADIUS, MAX_TOP_LIMIT, Position, PositionError, View, ViewDelta, ViewDeltaError,
     ViewEntry, ViewError, ViewState,

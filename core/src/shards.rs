@@ -16,8 +16,8 @@
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use crate::checkpoint::Join;
 use crate::interner::{Interner, MemberId};
+use crate::join::Join;
 use crate::tree::{Key, Probe, Tree, cmp_keys, cmp_probe};
 
 /// The most shards a board may be split into.

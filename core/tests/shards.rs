@@ -8,19 +8,7 @@
 mod common;
 
 use common::Mix;
-use standings_core::{Board, BoardRules, Cursor, Join, PlayerId, ScoreEvent, ScoreMode, Snapshot};
-
-/// Both sides of a join on threads of their own, as the origin runs a group's shards.
-struct Threads;
-
-impl Join for Threads {
-    fn join(&self, a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)) {
-        std::thread::scope(|scope| {
-            scope.spawn(a);
-            b();
-        });
-    }
-}
+use standings_core::{Board, BoardRules, Cursor, PlayerId, ScoreEvent, ScoreMode, Snapshot, Threads};
 
 /// The shard holding `rank` in a layout of first ranks.
 fn shard_of(board: &Board, rank: u64) -> usize {
@@ -127,7 +115,7 @@ fn run(mode: ScoreMode, shards: usize, seed: u64, rounds: u64, per_round: u64, r
                 group.iter().map(|(_, e)| split.apply(e).unwrap()).collect()
             } else {
                 split
-                    .apply_group(group.iter().map(|(_, e)| (e, None)), &Threads)
+                    .apply_group(group.iter().map(|(_, e)| (e, None)), &Threads(2))
                     .into_iter()
                     .map(Result::unwrap)
                     .collect()

@@ -23,7 +23,6 @@ mod metrics;
 pub mod snapshots;
 pub mod store;
 mod sync;
-mod threads;
 mod turns;
 mod words;
 pub mod writer;

@@ -22,13 +22,13 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use crate::checkpoint::Join;
 use crate::cursor::Cursor;
 use crate::digest::{BoardDigest, DigestWriter};
 use crate::error::{ApplyError, CapacityError, DeltaError, QueryError};
 use crate::event::{PlayerId, ScoreEvent};
 use crate::index::{RankedEntry, RankedIndex};
 use crate::interner::MemberId;
+use crate::join::Join;
 use crate::profile::{EntryInfo, Extras, Profile, recompute_with_metadata, step};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 

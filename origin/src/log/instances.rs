@@ -757,22 +757,15 @@ mod tests {
         let registry = Registry::default();
         let def = split_board();
         registry.add(&def).unwrap();
-        let dir = std::env::temp_dir().join(format!(
-            "standings-grouped-{}-{}",
-            std::process::id(),
-            crate::clock::now_ms()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let store = Store::open(&format!("sqlite://{}/s.db", dir.display()))
-            .await
-            .unwrap();
+        let (dir, url) = crate::store::tests::temp_sqlite("grouped");
+        let store = Store::open(&url).await.unwrap();
         let period = Period::all_time();
         let mut grouped = Grouped::new(
             LiveInstances {
                 registry: &registry,
                 store: &store,
             },
-            &crate::threads::Threads::TWO,
+            &standings_core::Threads(2),
         );
         for (i, player) in ["p-a", "p-b", "p-a"].iter().enumerate() {
             let event = ScoreEvent::new(&format!("e{i}"), player, 10 * (i as i64 + 1), 1_000).unwrap();

@@ -614,7 +614,7 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::domain::{EventStatus, LoggedEvent, NewEvent};
 
@@ -644,15 +644,8 @@ mod tests {
     /// fail at once with BUSY_SNAPSHOT whatever the busy timeout.
     #[tokio::test]
     async fn the_writers_sqlite_transaction_holds_the_write_lock_from_its_begin() {
-        let dir = std::env::temp_dir().join(format!(
-            "standings-immediate-{}-{}",
-            std::process::id(),
-            crate::clock::now_ms()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let store = Store::open(&format!("sqlite://{}/s.db", dir.display()))
-            .await
-            .unwrap();
+        let (dir, url) = temp_sqlite("immediate");
+        let store = Store::open(&url).await.unwrap();
         let mut tx = store.begin().await.unwrap();
         assert!(store.find_events(&mut tx, "g", &["e1"]).await.unwrap().is_empty());
         let mut other = store.pool.acquire().await.unwrap();
@@ -679,19 +672,25 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A fresh folder for a test's SQLite database, and the database's URL in it.
+    pub(crate) fn temp_sqlite(name: &str) -> (std::path::PathBuf, String) {
+        let dir = std::env::temp_dir().join(format!(
+            "standings-{name}-{}-{}",
+            std::process::id(),
+            crate::clock::now_ms()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}/s.db", dir.display());
+        (dir, url)
+    }
+
     /// A SQLite database in a fresh folder, migrated up to `last` only, holding `log`: what
     /// an older version left behind. Returns the folder and the database's URL.
     pub(super) async fn written_before_migration(
         last: i64,
         log: &[LoggedEvent],
     ) -> (std::path::PathBuf, String) {
-        let dir = std::env::temp_dir().join(format!(
-            "standings-migrate-{last}-{}-{}",
-            std::process::id(),
-            crate::clock::now_ms()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let url = format!("sqlite://{}/s.db", dir.display());
+        let (dir, url) = temp_sqlite(&format!("migrate-{last}"));
         write_before_migration(&url, last, log).await;
         (dir, url)
     }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use standings_core::BoardId;
+use standings_core::{BoardId, Threads};
 use tokio::sync::{mpsc, oneshot};
 
 use super::Outcome;
@@ -28,8 +28,19 @@ use crate::domain::{LoggedEvent, NewEvent};
 use crate::log::{Grouped, LiveInstances, apply_event};
 use crate::metrics::Metrics;
 use crate::store::Store;
-use crate::threads::Threads;
 use crate::turns::{TakesTurns, Turn};
+
+/// The threads that change a split board's shards: `configured`, or with 0 half the CPUs this
+/// process may use, leaving the rest to connections, the writer and the database (measured in
+/// BENCHMARKS.md, "Issue 39": on 2 CPUs a second settling thread cost more reads than it gave
+/// writes).
+pub(super) fn shard_threads(configured: usize) -> Threads {
+    if configured > 0 {
+        return Threads(configured);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    Threads((cores / 2).max(1))
+}
 
 /// One submission of events and whom to answer.
 pub(super) struct Submission {
@@ -60,7 +71,7 @@ pub(super) struct Boards {
     pub(super) metrics: Arc<Metrics>,
     pub(super) live: Arc<crate::live::Hub>,
     /// The threads that change a split board's shards at a group's end.
-    pub(super) shard_threads: Arc<Threads>,
+    pub(super) shard_threads: Threads,
 }
 
 /// A committed group to apply, with the submitters to answer once it is (none when they were
@@ -87,7 +98,7 @@ impl Group {
             live: hub,
             shard_threads,
         } = boards;
-        let mut grouped = Grouped::new(LiveInstances { registry, store }, &**shard_threads);
+        let mut grouped = Grouped::new(LiveInstances { registry, store }, shard_threads);
         for stored in &self.fresh {
             if let Err(e) = apply_event(registry, domain, &mut grouped, stored) {
                 // Checked before the commit; reaching this is a bug. The log stays the truth

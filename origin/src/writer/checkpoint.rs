@@ -37,7 +37,6 @@ use crate::domain::periods::PeriodKind;
 use crate::domain::{Moderation, ModerationState};
 use crate::log::{self, LiveInstances, LogError};
 use crate::store::Store;
-use crate::threads::Threads;
 
 /// The manifest's format version.
 const MANIFEST_FORMAT: u32 = 1;
@@ -566,7 +565,7 @@ async fn load(store: &Store) -> Result<Option<Loaded>, String> {
             .calendar
             .parse_key(kind, &instance.period_key)
             .map_err(|e| format!("{what}: {e}"))?;
-        let board = Board::read_checkpoint_with(slice, &Threads::TWO, entry.def.shard_count())
+        let board = Board::read_checkpoint_with(slice, &standings_core::Threads(2), entry.def.shard_count())
             .map_err(|e| format!("{what} cannot be read: {e}"))?;
         if *board.rules() != entry.def.rules {
             return Err(format!("{what} has other rules than the board's definition"));

@@ -35,7 +35,6 @@ use crate::domain::LoggedEvent;
 use crate::domain::Moderation;
 use crate::metrics::Metrics;
 use crate::store::{AT_ONCE_ROWS, AtOnce, CommitFailed, RUN_SEQS, Store, Transaction};
-use crate::threads::Threads;
 
 /// Past this many pending totals the writer waits for the applier to catch up and clears them,
 /// so that a long cumulative load, with the applier never found idle, does not grow them.
@@ -131,7 +130,7 @@ pub(super) struct Writer {
     /// How long a closed period stays in memory (ms).
     pub(super) retention_ms: i64,
     /// The threads that change a split board's shards, handed to the applying thread.
-    shard_threads: Arc<Threads>,
+    shard_threads: standings_core::Threads,
     /// What the loop waits for between commands, and when a periodic checkpoint is due.
     rhythm: Rhythm,
     /// The `seq` of the newest stored checkpoint (0 without one).
@@ -173,7 +172,7 @@ impl Writer {
             live,
             clock,
             retention_ms,
-            shard_threads: Arc::new(Threads::for_shards(shard_threads)),
+            shard_threads: super::applier::shard_threads(shard_threads),
             rhythm: Rhythm::new(checkpoint_seq, checkpoint_every, rest::IDLE_BEFORE_RELEASE_MS),
             checkpoint_seq,
             checkpoint_bytes,
@@ -622,7 +621,7 @@ impl Writer {
                 domain: self.domain.clone(),
                 metrics: self.metrics.clone(),
                 live: self.live.clone(),
-                shard_threads: self.shard_threads.clone(),
+                shard_threads: self.shard_threads,
             })
         })
     }
