@@ -123,6 +123,21 @@ impl LiveInstances<'_> {
             .unwrap_or_default()
     }
 
+    /// Applies an event to `entry`'s instance for `period`, creating it when new.
+    fn apply_to(
+        entry: &BoardEntry,
+        board: &BoardId,
+        period: &Period,
+        event: &ScoreEvent,
+        profile: Option<&Arc<Profile>>,
+    ) -> Result<(), LogError> {
+        let slot = entry.instance_or_create(period);
+        let mut live = slot.write();
+        live.apply_as(event, profile)
+            .map_err(|source| LogError::apply(board, event, source))?;
+        Ok(())
+    }
+
     fn entry(&self, board: &BoardId) -> Result<std::sync::Arc<BoardEntry>, LogError> {
         self.registry
             .entry(board)
@@ -150,11 +165,7 @@ impl Instances for LiveInstances<'_> {
         event: &ScoreEvent,
         profile: Option<&Arc<Profile>>,
     ) -> Result<(), LogError> {
-        let slot = self.entry(board)?.instance_or_create(period);
-        let mut live = slot.write();
-        live.apply_as(event, profile)
-            .map_err(|source| LogError::apply(board, event, source))?;
-        Ok(())
+        LiveInstances::apply_to(&*self.entry(board)?, board, period, event, profile)
     }
 
     fn recompute(
@@ -265,7 +276,7 @@ impl Instances for Grouped<'_> {
     ) -> Result<(), LogError> {
         let entry = self.live.entry(board)?;
         if entry.def.shard_count() == 1 || self.join.threads() <= 1 {
-            return self.live.apply(board, period, event, profile);
+            return LiveInstances::apply_to(&entry, board, period, event, profile);
         }
         let slot = entry.instance_or_create(period);
         let held = match self.held.iter().position(|(s, _)| Arc::ptr_eq(s, &slot)) {
