@@ -387,12 +387,17 @@ pub fn write_interval_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, found
     close_player_answer(out, found.total_players);
 }
 
-/// A player answer's opening: `{period fields, "board_version", "player_id"`.
-fn open_player_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, board_version: u64, player: &str) {
+/// An answer's opening: `{period fields, "board_version"`.
+fn open_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, board_version: u64) {
     out.push(b'{');
     period.write(out);
     out.extend_from_slice(b"\"board_version\":");
     write_u64(out, board_version);
+}
+
+/// A player answer's opening: `{period fields, "board_version", "player_id"`.
+fn open_player_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, board_version: u64, player: &str) {
+    open_answer(out, period, board_version);
     out.extend_from_slice(b",\"player_id\":");
     write_str(out, player);
 }
@@ -421,10 +426,7 @@ pub fn write_nearby_answer<'a>(
     board_version: u64,
     entries: impl IntoIterator<Item = RankedEntry<'a>>,
 ) {
-    out.push(b'{');
-    period.write(out);
-    out.extend_from_slice(b"\"board_version\":");
-    write_u64(out, board_version);
+    open_answer(out, period, board_version);
     out.extend_from_slice(b",\"entries\":");
     write_entries(out, entries);
     out.push(b'}');
@@ -440,10 +442,7 @@ pub fn write_top_answer(
     page: &Page<'_>,
     next_cursor: Option<&str>,
 ) {
-    out.push(b'{');
-    period.write(out);
-    out.extend_from_slice(b"\"board_version\":");
-    write_u64(out, page.board_version);
+    open_answer(out, period, page.board_version);
     out.extend_from_slice(b",\"total_players\":");
     write_u64(out, page.total_players);
     out.extend_from_slice(b",\"entries\":");
@@ -476,10 +475,7 @@ fn write_friend_entry(out: &mut Vec<u8>, entry: &FriendEntry<'_>) {
 /// Appends the whole friends answer (friends-of and rank-players), `{period fields,
 /// "board_version", "entries": [...], "unranked": [...]}`. O(players).
 pub fn write_friends_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, friends: &FriendsBoard<'_>) {
-    out.push(b'{');
-    period.write(out);
-    out.extend_from_slice(b"\"board_version\":");
-    write_u64(out, friends.board_version);
+    open_answer(out, period, friends.board_version);
     out.extend_from_slice(b",\"entries\":[");
     for (i, entry) in friends.entries.iter().enumerate() {
         if i > 0 {
