@@ -76,12 +76,14 @@ impl Hub {
                 if beat {
                     beat_at = next_deadline(beat_at, beat_every, now);
                 }
-                // Nothing watched: the window has nothing to read or send, so it is done here
-                // rather than handed to the blocking pool (a cluster node runs a hub per
-                // partition, most of them watched by nobody).
+                // Nothing watched: the window has nothing to read or send, so it only forgets
+                // what was reported, here rather than on the blocking pool (a cluster node runs a
+                // hub per partition, most of them watched by nobody). Never `flush` here: a
+                // subscriber joining meanwhile would make it wait for an applier's turn on this
+                // runtime thread.
                 if !hub.is_watched() {
                     if flush {
-                        hub.flush(now);
+                        hub.forget_reports();
                         hub.shared.windows.send_modify(|n| *n += 1);
                     }
                     continue;
@@ -120,9 +122,7 @@ impl Hub {
     /// waits for the applier's turns). O(topics + moved views x their size + subscribers of
     /// changed views).
     fn flush(&self, now_ms: i64) -> (usize, Duration) {
-        for board in self.shared.reports.lock_unpoisoned().values_mut() {
-            board.forget_read();
-        }
+        self.forget_reports();
         let topics: Arc<[Arc<Topic>]> = self.topics().into();
         let (mut start, mut read, mut work) = (0, 0, Duration::ZERO);
         for group in topics.chunk_by(|a, b| a.key.0 == b.key.0 && a.key.1 == b.key.1) {
@@ -157,6 +157,13 @@ impl Hub {
             }
         }
         (read, work)
+    }
+
+    /// Forgets, at a window's start, the change reports every topic has read. O(reports dropped).
+    fn forget_reports(&self) {
+        for board in self.shared.reports.lock_unpoisoned().values_mut() {
+            board.forget_read();
+        }
     }
 
     /// Reads again, in one turn beside the applier (`crate::turns`), the views of the first
