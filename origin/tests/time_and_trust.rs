@@ -88,6 +88,7 @@ on_both_databases!(
     a_restart_from_a_checkpoint_equals_a_full_replay,
     periodic_checkpoints_are_stored_while_writes_go_on,
     a_stop_stores_a_checkpoint_only_when_replaying_would_cost_more,
+    a_periodic_checkpoint_waits_until_its_size_is_worth_storing,
     writes_are_answered_while_a_checkpoint_encodes,
     moderation_finds_a_players_events_in_sealed_runs_and_the_tail,
 );
@@ -218,6 +219,43 @@ async fn a_stop_stores_a_checkpoint_only_when_replaying_would_cost_more(db: Db) 
         .unwrap()
         .expect("eight entries after it");
     assert_eq!(written.seq, 18);
+}
+
+/// A periodic checkpoint comes once the log grew by the interval and by enough entries to
+/// weigh as much as the newest checkpoint (256 bytes an entry): after one of 400 players, the
+/// next waits past the interval of 10 until the tail is worth storing, and comes exactly then.
+async fn a_periodic_checkpoint_waits_until_its_size_is_worth_storing(db: Db) {
+    let (service, _config, _clock) = checkpointing_every_10(db).await;
+    define(&service, "global", json!({"score_mode": "highest"})).await;
+    let when = "2026-10-13T20:00:00Z";
+    let batch: Vec<Value> = (0..400)
+        .map(|i| at(&format!("b{i}"), &format!("player-{i:05}"), i, when))
+        .collect();
+    assert_eq!(service.submit_batch(&batch).await.0, StatusCode::OK);
+    let store = service.state.store();
+    let mut first = None;
+    for _ in 0..1_000 {
+        first = store.checkpoint_head().await.unwrap().map(|(seq, _)| seq);
+        if first.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let first = first.expect("the batch began a checkpoint");
+    let (_, parts) = store.checkpoint().await.unwrap().unwrap();
+    let size: usize = parts[1..].iter().map(Vec::len).sum();
+    let due_after = size.div_ceil(256) as i64;
+    assert!(due_after > 10, "{size} bytes: more than the interval's worth");
+    for i in 0..due_after + 3 {
+        let e = at(&format!("t{i}"), &format!("player-{:05}", i % 7), 1_000 + i, when);
+        assert_eq!(service.submit(&e).await.0, StatusCode::ACCEPTED);
+    }
+    wait_for_checkpoint(store, first + due_after).await;
+    let metrics = service.get("/metrics").await.1.as_str().unwrap().to_string();
+    assert!(
+        metrics.contains("standings_checkpoint_encode_seconds_count 2"),
+        "one checkpoint between, none at the interval: {metrics}"
+    );
 }
 
 /// While a periodic checkpoint encodes the boards, writes are committed and answered but not

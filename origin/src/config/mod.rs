@@ -73,9 +73,10 @@ pub struct Config {
     )]
     pub min_position_wait_ms: u64,
     /// Besides the checkpoint written at every clean shutdown, begin one each time the log has
-    /// grown by this many entries (default [`DEFAULT_CHECKPOINT_EVERY_EVENTS`]), which bounds the
-    /// replay after a crash; 0 writes them only at shutdown. Writes wait while the boards are
-    /// encoded (linear in the members held); the bytes are stored while writes go on.
+    /// grown by this many entries (default [`DEFAULT_CHECKPOINT_EVERY_EVENTS`]) and by enough to
+    /// cost more to replay than the newest checkpoint's bytes to store, which bounds the replay
+    /// after a crash; 0 writes them only at shutdown. Writes become visible only once the boards
+    /// are encoded (linear in the members held); the bytes are stored while writes go on.
     #[serde(
         default = "default_checkpoint_every",
         skip_serializing_if = "is_default_checkpoint_every"

@@ -239,17 +239,6 @@ impl Pace {
     }
 }
 
-/// How many bytes of checkpoint storing costs about as much as replaying one log entry at a
-/// start: a stop writes a checkpoint only when its tail would cost more to replay than the
-/// checkpoint to store (BENCHMARKS.md has the figures).
-const ENTRY_REPLAY_AS_BYTES: u64 = 256;
-
-/// Whether a stop should store a checkpoint, `tail` log entries after the newest one, whose
-/// size was `last_bytes` (0 when unknown, and then it should).
-pub(crate) fn worth_storing(tail: u64, last_bytes: usize) -> bool {
-    last_bytes == 0 || tail.saturating_mul(ENTRY_REPLAY_AS_BYTES) >= last_bytes as u64
-}
-
 /// A checkpoint's encoding, on a blocking thread of its own.
 pub(super) type Encoding = tokio::task::JoinHandle<Result<Encoded, CheckpointError>>;
 
@@ -275,11 +264,11 @@ impl Writer {
         Ok(Some(written))
     }
 
-    /// Whether a stop stores a checkpoint ([`worth_storing`]); says why when it does not.
+    /// Whether a stop stores a checkpoint ([`super::rhythm::worth_storing`]); says why when it does not.
     pub(super) fn worth_storing_at_stop(&self) -> bool {
         let tail = (self.machine.next_seq() - 1 - self.checkpoint_seq).max(0) as u64;
         // Nothing since the newest one: the checkpoint is skipped anyway, and says nothing.
-        let worth = tail == 0 || worth_storing(tail, self.checkpoint_bytes);
+        let worth = tail == 0 || super::rhythm::worth_storing(tail, self.checkpoint_bytes);
         if !worth {
             tracing::info!(
                 tail,
@@ -605,25 +594,4 @@ async fn load(store: &Store) -> Result<Option<Loaded>, String> {
         read_in,
         decoded_in: decoding.elapsed(),
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A stop stores a checkpoint when this process has stored none, or when the entries after
-    /// the newest one would cost at least its size to replay.
-    #[test]
-    fn a_stop_weighs_the_tail_against_the_checkpoint() {
-        assert!(worth_storing(0, 0));
-        assert!(worth_storing(1, 0));
-        assert!(!worth_storing(1, 257));
-        assert!(worth_storing(1, 256));
-        assert!(
-            !worth_storing(1_000_000, 2_350_000_000),
-            "a 50M board, a tail of 1M"
-        );
-        assert!(worth_storing(10_000_000, 2_350_000_000));
-        assert!(worth_storing(u64::MAX, usize::MAX));
-    }
 }

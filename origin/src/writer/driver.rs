@@ -295,10 +295,16 @@ impl Writer {
                         gather(&mut rx, &mut group, &mut pending);
                     }
                     self.take_group(group).await;
-                    let busy = self.backlog.encoding.is_some()
-                        || self.unresolved.is_some()
-                        || storing.as_ref().is_some_and(|task| !task.is_finished());
-                    if self.rhythm.checkpoint_due(self.machine.next_seq() - 1, busy) {
+                    // A stored checkpoint's size is known once reaped, and weighs the next.
+                    if storing.as_ref().is_some_and(|task| task.is_finished()) {
+                        self.reap(storing.take()).await;
+                    }
+                    let busy =
+                        self.backlog.encoding.is_some() || self.unresolved.is_some() || storing.is_some();
+                    if self
+                        .rhythm
+                        .checkpoint_due(self.machine.next_seq() - 1, busy, self.checkpoint_bytes)
+                    {
                         self.reap(storing.take()).await;
                         // A checkpoint is the state of the log up to its seq: everything
                         // committed is applied first.

@@ -105,7 +105,7 @@ enum Command {
     Checkpoint {
         reply: oneshot::Sender<Result<Option<checkpoint::Written>, WriterError>>,
         /// Only if storing it costs less than replaying the log after the newest one would
-        /// ([`checkpoint::worth_storing`]).
+        /// ([`rhythm::worth_storing`]).
         at_stop: bool,
     },
 }
@@ -214,7 +214,7 @@ impl Ingest {
 
     /// [`Ingest::checkpoint`] at a stop: `None` also when replaying the log after the newest
     /// checkpoint at the next start costs less than storing a new one now, which on a board of
-    /// tens of millions is most of the stop ([`checkpoint::worth_storing`]).
+    /// tens of millions is most of the stop ([`rhythm::worth_storing`]).
     pub async fn checkpoint_at_stop(&self) -> Result<Option<checkpoint::Written>, WriterError> {
         self.checkpoint_unless(true).await
     }

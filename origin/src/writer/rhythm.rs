@@ -11,6 +11,17 @@ pub(super) const PIPELINE_MIN_EVENTS: usize = 1_000;
 /// no command comes meanwhile (one does ask it anyway).
 pub(super) const RESOLVE_RETRY_MS: i64 = 200;
 
+/// How many bytes of checkpoint storing cost about as much as replaying one log entry at a
+/// start (BENCHMARKS.md has the figures): a checkpoint is worth storing, at a stop or
+/// periodically, only once its tail would cost more to replay than the checkpoint to store.
+const ENTRY_REPLAY_AS_BYTES: u64 = 256;
+
+/// Whether a checkpoint is worth storing `tail` log entries after the newest one, whose size
+/// was `last_bytes` (0 when unknown, and then it is). O(1).
+pub(crate) fn worth_storing(tail: u64, last_bytes: usize) -> bool {
+    last_bytes == 0 || tail.saturating_mul(ENTRY_REPLAY_AS_BYTES) >= last_bytes as u64
+}
+
 /// What the loop waits for when no command is queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Idle {
@@ -85,13 +96,16 @@ impl Rhythm {
     }
 
     /// Whether a periodic checkpoint is due with `last_seq` the newest logged entry: the log
-    /// grew by `checkpoint_every` since the newest one begun, and none is being encoded or
-    /// stored and no commit's fate is unknown (`busy`). O(1).
-    pub(super) fn checkpoint_due(&self, last_seq: i64, busy: bool) -> bool {
+    /// grew by `checkpoint_every` since the newest one begun and by enough to be worth storing
+    /// against the newest one stored, `last_bytes` ([`worth_storing`]: a big board's checkpoint
+    /// freezes its visible state while encoded and is gigabytes to store, so it comes as often
+    /// as its size warrants), and none is being encoded or stored and no commit's fate is
+    /// unknown (`busy`). O(1).
+    pub(super) fn checkpoint_due(&self, last_seq: i64, busy: bool, last_bytes: usize) -> bool {
         self.checkpoint_every > 0
             && !busy
             && u64::try_from(last_seq - self.checkpoint_begun)
-                .is_ok_and(|grown| grown >= self.checkpoint_every)
+                .is_ok_and(|grown| grown >= self.checkpoint_every && worth_storing(grown, last_bytes))
     }
 
     /// A checkpoint as of `seq` was begun (or written on request).
@@ -132,18 +146,18 @@ mod tests {
     #[test]
     fn periodic_checkpoints_come_every_so_many_entries() {
         let mut rhythm = Rhythm::new(100, 50, 2_000);
-        assert!(!rhythm.checkpoint_due(149, false));
-        assert!(rhythm.checkpoint_due(150, false));
-        assert!(!rhythm.checkpoint_due(150, true));
+        assert!(!rhythm.checkpoint_due(149, false, 0));
+        assert!(rhythm.checkpoint_due(150, false, 0));
+        assert!(!rhythm.checkpoint_due(150, true, 0));
         rhythm.checkpoint_begun(150);
-        assert!(!rhythm.checkpoint_due(199, false));
+        assert!(!rhythm.checkpoint_due(199, false, 0));
         rhythm.checkpoint_begun(120);
-        assert!(rhythm.checkpoint_due(200, false));
+        assert!(rhythm.checkpoint_due(200, false, 0));
         assert!(
-            !rhythm.checkpoint_due(90, false),
+            !rhythm.checkpoint_due(90, false, 0),
             "a log behind the checkpoint is not grown"
         );
-        assert!(!Rhythm::new(0, 0, 2_000).checkpoint_due(1_000_000, false));
+        assert!(!Rhythm::new(0, 0, 2_000).checkpoint_due(1_000_000, false, 0));
     }
 
     /// Only a small group, with one in flight and nothing else waiting, gathers more.
@@ -153,5 +167,37 @@ mod tests {
         assert!(!gathers_more(true, false, PIPELINE_MIN_EVENTS));
         assert!(!gathers_more(false, false, 1));
         assert!(!gathers_more(true, true, 1));
+    }
+
+    /// A big checkpoint comes only once the log grew enough to be worth storing against it:
+    /// a 50M board's 2.2 GB waits for 8.6M entries, not the interval's million, while a small
+    /// board's comes at the interval.
+    #[test]
+    fn periodic_checkpoints_wait_until_their_size_is_worth_storing() {
+        let rhythm = Rhythm::new(0, 1_000_000, 2_000);
+        assert!(
+            rhythm.checkpoint_due(1_000_000, false, 10_000_000),
+            "10 MB: the interval"
+        );
+        assert!(!rhythm.checkpoint_due(999_999, false, 10_000_000));
+        assert!(!rhythm.checkpoint_due(1_000_000, false, 2_200_000_000));
+        assert!(!rhythm.checkpoint_due(8_593_749, false, 2_200_000_000));
+        assert!(rhythm.checkpoint_due(8_593_750, false, 2_200_000_000));
+    }
+
+    /// A stop stores a checkpoint when this process has stored none, or when the entries after
+    /// the newest one would cost at least its size to replay.
+    #[test]
+    fn a_stop_weighs_the_tail_against_the_checkpoint() {
+        assert!(worth_storing(0, 0));
+        assert!(worth_storing(1, 0));
+        assert!(!worth_storing(1, 257));
+        assert!(worth_storing(1, 256));
+        assert!(
+            !worth_storing(1_000_000, 2_350_000_000),
+            "a 50M board, a tail of 1M"
+        );
+        assert!(worth_storing(10_000_000, 2_350_000_000));
+        assert!(worth_storing(u64::MAX, usize::MAX));
     }
 }
