@@ -94,6 +94,14 @@ fn run(n: usize) {
                 black_box(out.len())
             })
         });
+        // What a checkpoint encoded from a copy would hold the applying thread for: the copy.
+        group.bench_function("clone", |b| {
+            b.iter_with_large_drop(|| {
+                let copy = board.clone();
+                black_box(copy.total_players());
+                copy
+            })
+        });
         group.bench_function("read", |b| {
             b.iter(|| black_box(Board::read_checkpoint(&bytes).expect("valid").total_players()))
         });
