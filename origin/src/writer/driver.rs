@@ -305,7 +305,6 @@ impl Writer {
                         .rhythm
                         .checkpoint_due(self.machine.next_seq() - 1, busy, self.checkpoint_bytes)
                     {
-                        self.reap(storing.take()).await;
                         // A checkpoint is the state of the log up to its seq: everything
                         // committed is applied first.
                         self.settle().await;

@@ -18,7 +18,7 @@ const ENTRY_REPLAY_AS_BYTES: u64 = 256;
 
 /// Whether a checkpoint is worth storing `tail` log entries after the newest one, whose size
 /// was `last_bytes` (0 when unknown, and then it is). O(1).
-pub(crate) fn worth_storing(tail: u64, last_bytes: usize) -> bool {
+pub(super) fn worth_storing(tail: u64, last_bytes: usize) -> bool {
     last_bytes == 0 || tail.saturating_mul(ENTRY_REPLAY_AS_BYTES) >= last_bytes as u64
 }
 
