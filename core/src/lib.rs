@@ -43,6 +43,8 @@ pub mod json;
 #[cfg(feature = "jwt")]
 pub mod jwt;
 mod live;
+#[cfg(feature = "json")]
+pub mod live_message;
 pub mod partition;
 pub mod profile;
 mod replay;
@@ -67,8 +69,8 @@ pub use interner::MemberId;
 pub use join::Threads;
 pub use join::{Join, OneThread};
 pub use live::{
-    ALL_TIME_KEY, MAX_AROUND_RADIUS, MAX_TOP_LIMIT, Position, PositionError, View, ViewDelta, ViewDeltaError,
-    ViewEntry, ViewError, ViewState,
+    ALL_TIME_KEY, First, MAX_AROUND_RADIUS, MAX_TOP_LIMIT, Position, PositionError, View, ViewDelta,
+    ViewDeltaError, ViewEntry, ViewError, ViewState, first_message,
 };
 pub use profile::{Audience, EntryInfo, Extras, Profile};
 pub use replay::Replay;

@@ -445,6 +445,57 @@ impl ViewDelta {
     }
 }
 
+/// What a new subscriber is sent first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum First {
+    /// The whole view at `last`.
+    Snapshot,
+    /// One delta from the subscriber's version to `last` (empty when the view did not change).
+    Delta(ViewDelta),
+}
+
+/// The first message for a subscriber holding the view at `since_version` (or nothing), given
+/// the state last sent to the topic and a reader of the view at an older version (`None` when
+/// the board no longer holds it). The retained history decides, never the time away:
+/// - no `since_version`, or one the topic has not reached (`N > last`): a snapshot;
+/// - `N == last`: an empty delta from `N` to `N`, as nothing is owed;
+/// - `N < last` and the board still holds `N`: one delta from the view at `N` to `last`
+///   (empty when nothing in the view changed);
+/// - `N < last` and the history is gone: a snapshot.
+///
+/// O(one read of the view at N) when a delta is possible.
+pub fn first_message(
+    last: &ViewState,
+    since_version: Option<u64>,
+    read_at: impl FnOnce(u64) -> Option<ViewState>,
+) -> First {
+    let Some(since) = since_version else {
+        return First::Snapshot;
+    };
+    let empty = |base_version| {
+        First::Delta(ViewDelta {
+            period_key: last.period_key.clone(),
+            base_version,
+            board_version: last.board_version,
+            changed: Vec::new(),
+            left: Vec::new(),
+        })
+    };
+    if since == last.board_version {
+        return empty(since);
+    }
+    if since > last.board_version {
+        return First::Snapshot;
+    }
+    match read_at(since) {
+        Some(held) => match ViewDelta::between(&held, last) {
+            Some(delta) => First::Delta(delta),
+            None => empty(since),
+        },
+        None => First::Snapshot,
+    }
+}
+
 /// Where a live view stands: its period instance and version, as it travels in an SSE `id:`
 /// and comes back as `Last-Event-ID` or `since_version` (`PERIOD_KEY:VERSION`). A bare
 /// `VERSION` names no instance ([`Position::period_key`] is `None`).

@@ -1,11 +1,9 @@
-//! The wire messages of `docs/live.md`, encoded once into the bytes every subscriber of a view
-//! is sent. Entries and period fields are written by the core's shared encoder
-//! (`standings_core::json`), the one the read API and the edge worker use, so a snapshot's
-//! entries are byte for byte what a fresh read of the view prints.
+//! The wire messages of `docs/live.md` as the bytes every subscriber of a view is sent, printed
+//! by the core's `live_message` (the edge's live objects print theirs with it too).
 
 use bytes::Bytes;
-use standings_core::json::{self, write_str, write_u64};
-use standings_core::{RankedEntry, View, ViewDelta, ViewEntry, ViewState};
+use standings_core::live_message;
+use standings_core::{View, ViewDelta, ViewState};
 
 use crate::domain::periods::Period;
 
@@ -27,100 +25,42 @@ impl CloseReason {
     }
 }
 
-/// Appends entries as the read API prints them, with the core's shared encoder. O(entries).
-fn write_entries(out: &mut Vec<u8>, entries: &[ViewEntry]) {
-    json::write_entries(
-        out,
-        entries.iter().map(|e| RankedEntry {
-            rank: e.rank,
-            player: e.player_id.as_str(),
-            value: e.value,
-            achieved_at: e.achieved_at,
-            info: e.info(),
-        }),
-    );
-}
-
 /// `snapshot`: the whole view at `state.board_version`. O(entries).
 pub(crate) fn snapshot(view: &View, period: &Period, state: &ViewState) -> Bytes {
-    let mut out = Vec::with_capacity(192 + 96 * state.entries.len());
-    out.extend_from_slice(b"{\"type\":\"snapshot\",\"view\":");
-    write_str(&mut out, &view.to_string());
-    out.push(b',');
-    period.fields().write(&mut out);
-    out.extend_from_slice(b"\"board_version\":");
-    write_u64(&mut out, state.board_version);
-    out.extend_from_slice(b",\"entries\":");
-    write_entries(&mut out, &state.entries);
-    out.push(b'}');
-    Bytes::from(out)
+    Bytes::from(live_message::snapshot(view, &period.fields(), state))
 }
 
 /// `delta`: the net change of the instance `period_key` from `base_version` to
 /// `board_version`. O(entries sent).
 pub(crate) fn delta(delta: &ViewDelta) -> Bytes {
-    let mut out = Vec::with_capacity(128 + 96 * delta.changed.len() + 24 * delta.left.len());
-    out.extend_from_slice(b"{\"type\":\"delta\",\"period_key\":");
-    write_str(&mut out, &delta.period_key);
-    out.extend_from_slice(b",\"base_version\":");
-    write_u64(&mut out, delta.base_version);
-    out.extend_from_slice(b",\"board_version\":");
-    write_u64(&mut out, delta.board_version);
-    out.extend_from_slice(b",\"changed\":");
-    write_entries(&mut out, &delta.changed);
-    out.extend_from_slice(b",\"left\":[");
-    for (i, player) in delta.left.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_str(&mut out, player.as_str());
-    }
-    out.extend_from_slice(b"]}");
-    Bytes::from(out)
+    Bytes::from(live_message::delta(delta))
 }
 
 /// `heartbeat`.
 pub(crate) fn heartbeat() -> Bytes {
-    Bytes::from_static(b"{\"type\":\"heartbeat\"}")
+    Bytes::from_static(live_message::HEARTBEAT)
 }
 
 /// `going_away`.
 pub(crate) fn going_away() -> Bytes {
-    Bytes::from_static(b"{\"type\":\"going_away\"}")
+    Bytes::from_static(live_message::GOING_AWAY)
 }
 
 /// `resync` for a subscriber whose queue of `queue_messages` filled up.
 pub(crate) fn slow_consumer(queue_messages: usize) -> Bytes {
-    let mut out = Vec::with_capacity(160);
-    out.extend_from_slice(b"{\"type\":\"resync\",\"reason\":\"slow_consumer\",\"detail\":");
-    write_str(
-        &mut out,
-        &format!(
-            "this subscriber fell {queue_messages} messages behind; subscribe again without since_version"
-        ),
-    );
-    out.push(b'}');
-    Bytes::from(out)
+    Bytes::from(live_message::slow_consumer(queue_messages))
 }
 
 /// `closed`, with the instance and the last version the subscriber was sent.
 pub(crate) fn closed(reason: CloseReason, period_key: &str, board_version: u64) -> Bytes {
-    let mut out = Vec::with_capacity(96);
-    out.extend_from_slice(b"{\"type\":\"closed\",\"reason\":\"");
-    out.extend_from_slice(reason.as_str().as_bytes());
-    out.extend_from_slice(b"\",\"period_key\":");
-    write_str(&mut out, period_key);
-    out.extend_from_slice(b",\"board_version\":");
-    write_u64(&mut out, board_version);
-    out.push(b'}');
-    Bytes::from(out)
+    Bytes::from(live_message::closed(reason.as_str(), period_key, board_version))
 }
 
 #[cfg(test)]
 mod tests {
     use serde::Serialize;
     use serde_json::{Value, json};
-    use standings_core::PlayerId;
+    use standings_core::{PlayerId, ViewEntry};
 
     use super::*;
     use crate::domain::periods::PeriodKind;
