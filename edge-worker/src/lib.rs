@@ -18,6 +18,9 @@ pub mod config;
 pub mod decoded;
 pub mod edge;
 pub mod instances;
+pub mod live;
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod live_object;
 pub mod platform;
 pub mod problem;
 pub mod route;

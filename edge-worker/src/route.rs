@@ -38,6 +38,8 @@ pub enum Route {
     RankPlayers(BoardPath),
     /// `GET /v1/games/{game}/boards`.
     Boards(String),
+    /// `GET .../subscribe`, a live subscription.
+    Subscribe(BoardPath),
     /// `GET /edge/stats`.
     Stats,
 }
@@ -51,12 +53,13 @@ enum Endpoint {
     FriendsOf,
     RankPlayers,
     Boards,
+    Subscribe,
     Stats,
 }
 
 /// Every endpoint the edge serves: its method, its path in the origin's route syntax, and what
 /// it is.
-const TABLE: [(Method, &str, Endpoint); 7] = [
+const TABLE: [(Method, &str, Endpoint); 8] = [
     (
         Method::GET,
         "/v1/leaderboards/{game}/{mode}/{season}/{scope}/top",
@@ -83,6 +86,11 @@ const TABLE: [(Method, &str, Endpoint); 7] = [
         Endpoint::RankPlayers,
     ),
     (Method::GET, "/v1/games/{game}/boards", Endpoint::Boards),
+    (
+        Method::GET,
+        "/v1/leaderboards/{game}/{mode}/{season}/{scope}/subscribe",
+        Endpoint::Subscribe,
+    ),
     (Method::GET, "/edge/stats", Endpoint::Stats),
 ];
 
@@ -132,6 +140,7 @@ impl Routes {
             Endpoint::FriendsOf => Route::FriendsOf(board()?, player()?),
             Endpoint::RankPlayers => Route::RankPlayers(board()?),
             Endpoint::Boards => Route::Boards(param(params, "game")?),
+            Endpoint::Subscribe => Route::Subscribe(board()?),
             Endpoint::Stats => Route::Stats,
         })
     }

@@ -18,8 +18,11 @@ pub struct Requests {
     pub rank_players: u64,
     /// Lists of a game's boards.
     pub boards: u64,
-    /// Requests the edge does not serve (writes, other paths), forwarded.
+    /// Requests the edge does not serve (writes, other paths, subscriptions it cannot read),
+    /// forwarded.
     pub forwarded: u64,
+    /// WebSocket subscriptions handed to a live object.
+    pub live: u64,
     /// `GET /edge/stats`.
     pub stats: u64,
 }

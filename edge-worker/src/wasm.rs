@@ -13,6 +13,8 @@ use worker::{Cache as CfCache, Context, Date, Env, Fetch, Headers, HttpRequest, 
 
 use crate::config::Config;
 use crate::edge::{Edge, Outcome};
+use crate::live::key::LiveRoute;
+use crate::live_object::{SINCE_HEADER, UPSTREAM_HEADER};
 use crate::platform::{Cache, Clock, Origin, Request, Response, Unavailable};
 use crate::problem;
 
@@ -75,7 +77,7 @@ async fn read_response(mut response: worker::Response) -> worker::Result<Respons
     Ok(answer)
 }
 
-fn to_response(answer: Response) -> worker::Result<worker::Response> {
+pub(crate) fn to_response(answer: Response) -> worker::Result<worker::Response> {
     let headers = to_headers(answer.headers())?;
     let status = answer.status().as_u16();
     Ok(worker::Response::from_bytes(answer.into_body())?
@@ -155,6 +157,35 @@ fn edge_of(env: &Env, uri: &http::Uri) -> Result<Rc<WorkerEdge>, problem::Proble
     Ok(EDGE.with(|e| e.get_or_init(|| edge).clone()))
 }
 
+/// Hands a subscription to its board view's live object; `None` without the `LIVE` binding.
+async fn live(env: &Env, route: &LiveRoute) -> Option<worker::Response> {
+    let namespace = env.durable_object("LIVE").ok()?;
+    let answer = async {
+        let stub = namespace.id_from_name(&route.object)?.get_stub()?;
+        let headers = Headers::new();
+        headers.set("upgrade", "websocket")?;
+        headers.set(UPSTREAM_HEADER, &route.upstream)?;
+        if let Some(since) = &route.since {
+            headers.set(SINCE_HEADER, &since.to_string())?;
+        }
+        let mut init = RequestInit::new();
+        init.with_headers(headers);
+        stub.fetch_with_request(worker::Request::new_with_init(
+            "https://live.standings.invalid/",
+            &init,
+        )?)
+        .await
+    };
+    answer
+        .await
+        .or_else(|e| {
+            to_response(problem::response(&problem::origin_unavailable(format!(
+                "the board's live object could not be reached ({e}); retry shortly"
+            ))))
+        })
+        .ok()
+}
+
 #[event(fetch)]
 async fn fetch(request: HttpRequest, env: Env, ctx: Context) -> worker::Result<worker::Response> {
     let edge = match edge_of(&env, request.uri()) {
@@ -187,6 +218,21 @@ async fn fetch(request: HttpRequest, env: Env, ctx: Context) -> worker::Result<w
                 Err(_) => to_response(edge.unreachable()),
             }
         }
+        Outcome::Live { route, fallback } => match live(&env, &route).await {
+            Some(answer) => Ok(answer),
+            // Without the LIVE binding (an older wrangler.toml) the origin takes it.
+            None => match edge.forward(fallback) {
+                Outcome::Forward(forward) => match to_request(&forward) {
+                    Ok(sent) => match Fetch::Request(sent).send().await {
+                        Ok(response) => Ok(response),
+                        Err(_) => to_response(edge.unreachable()),
+                    },
+                    Err(_) => to_response(edge.unreachable()),
+                },
+                Outcome::Answer(answer) => to_response(answer),
+                _ => to_response(edge.unreachable()),
+            },
+        },
         Outcome::ForwardRead { request, fallback } => match WorkerOrigin.send(request).await {
             Ok(answer) => to_response(edge.forwarded_read(fallback, answer)),
             Err(_) => to_response(edge.unreachable()),

@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use super::reads::PlayerRead;
 use super::{BOARD_VERSION, CACHE_STATUS, Edge, FALLBACK, Fallback, JSON, SNAPSHOT_AGE, Spend, Stop};
+use crate::live::key::LiveRoute;
 use crate::platform::{Cache, Clock, Origin, Request, Response, Unavailable, pass_through};
 use crate::problem;
 use crate::route::Route;
@@ -33,6 +34,14 @@ pub enum Outcome {
         /// Why: `stale-cursor`, `too-many-parts`, `auth`, `body` or `instances-full`.
         fallback: &'static str,
     },
+    /// A WebSocket subscription for the board view's live object (`crate::live`): hand it
+    /// there, or, where the platform has no live objects, forward `fallback` as it came.
+    Live {
+        /// The object and what it subscribes to.
+        route: LiveRoute,
+        /// The subscription as it came.
+        fallback: Request,
+    },
 }
 
 impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
@@ -42,12 +51,11 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
     /// hash check and decode per part (O(part bytes)), and the manifest's once per version.
     pub async fn handle(&self, request: Request) -> Outcome {
         let Some(route) = self.routes.route(request.method(), request.uri().path()) else {
-            self.count(|s| s.requests.forwarded += 1);
-            return match self.forward_request(request) {
-                Ok(forward) => Outcome::Forward(forward),
-                Err(_) => Outcome::Answer(self.unreachable()),
-            };
+            return self.forward(request);
         };
+        if let Route::Subscribe(board) = &route {
+            return self.subscribe(request, board).await;
+        }
         self.count(|s| match &route {
             Route::Top(_) => s.requests.top += 1,
             Route::Rank(..) => s.requests.rank += 1,
@@ -55,6 +63,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             Route::FriendsOf(..) => s.requests.friends_of += 1,
             Route::RankPlayers(_) => s.requests.rank_players += 1,
             Route::Boards(_) => s.requests.boards += 1,
+            Route::Subscribe(_) => {}
             Route::Stats => s.requests.stats += 1,
         });
         let mut spend = Spend::default();
@@ -81,6 +90,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             Route::FriendsOf(board, player) => self.friends_of(&request, board, player, &mut spend).await,
             Route::RankPlayers(board) => self.rank_players(&request, board, &mut spend).await,
             Route::Boards(game) => self.boards_read(&request, game, &mut spend).await,
+            Route::Subscribe(_) => unreachable!("subscriptions are routed above"),
         };
         match read {
             Ok(answer) => Outcome::Answer(answer),
@@ -171,6 +181,15 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         }
         match outcome {
             Outcome::Answer(answer) => answer,
+            // The tests' platform has no live objects: a subscription is the origin's.
+            Outcome::Live { fallback, .. } => match self.forward(fallback) {
+                Outcome::Forward(forward) => match self.origin.send(forward).await {
+                    Ok(answer) => pass_through(answer),
+                    Err(_) => self.unreachable(),
+                },
+                Outcome::Answer(answer) => answer,
+                _ => unreachable!("a forward is a forward or an answer"),
+            },
             Outcome::Forward(forward) => match self.origin.send(forward).await {
                 Ok(answer) => pass_through(answer),
                 Err(_) => self.unreachable(),
@@ -202,7 +221,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
 
     /// The request as the origin gets it: method, path, query, body, and the caller's headers
     /// but those that describe this hop. Counted.
-    fn forward_request(&self, request: Request) -> Result<Request, Unavailable> {
+    pub(super) fn forward_request(&self, request: Request) -> Result<Request, Unavailable> {
         self.count(|s| s.origin_fetches.forwarded += 1);
         let (parts, body) = request.into_parts();
         let mut headers = parts.headers;

@@ -20,7 +20,8 @@
 //! - `parts`: the manifest and chunks a read needs, one by one through the Cache API or in
 //!   bundles from the origin, hash-checked and decoded;
 //! - `lists`: the origin's friend lists and board lists, held for a head lifetime;
-//! - `reads`: the read endpoints, each its parameters, its access rule and its answer.
+//! - `reads`: the read endpoints, each its parameters, its access rule and its answer;
+//! - `live`: a live subscription sent to its board view's live object, or to the origin.
 //!
 //! The state is per isolate, behind a `RefCell` that is never borrowed across an `.await`:
 //! requests of one isolate interleave at every fetch.
@@ -29,6 +30,7 @@ mod callers;
 mod dispatch;
 mod heads;
 mod lists;
+mod live;
 mod parts;
 mod reads;
 

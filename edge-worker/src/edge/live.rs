@@ -1,0 +1,68 @@
+//! A live subscription: to the board view's live object when the edge can read the request and
+//! the caller may read the board, else to the origin, which answers it in its own words.
+
+use http::HeaderValue;
+use http::header::AUTHORIZATION;
+
+use super::{Edge, Spend, Stop};
+use crate::auth;
+use crate::live::key;
+use crate::platform::{Cache, Clock, Origin, Request};
+use crate::problem;
+use crate::route::BoardPath;
+
+use super::dispatch::Outcome;
+
+impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
+    /// Where a subscription goes: [`Outcome::Live`] for a WebSocket one the edge can read from
+    /// a caller the read contract lets read the board as the public or a player does; the
+    /// caller's refusal answered here, as for reads; anything else forwarded. O(query length),
+    /// plus the caller's check (a JWT verified, or a token introspected once).
+    pub(super) async fn subscribe(&self, request: Request, board: &BoardPath) -> Outcome {
+        let Some(route) = key::route(
+            &board.raw,
+            request.uri().query(),
+            request.headers(),
+            !request.body().is_empty(),
+        ) else {
+            return self.forward(request);
+        };
+        let headers = match &route.access_token {
+            None => request.headers().clone(),
+            // A static token in a URL is refused by the origin, in words naming it.
+            Some(token) if !auth::is_jwt(self.config.jwt_secret.as_deref(), token.trim()) => {
+                return self.forward(request);
+            }
+            Some(token) => {
+                let mut headers = request.headers().clone();
+                match HeaderValue::try_from(format!("Bearer {}", token.trim())) {
+                    Ok(bearer) => headers.insert(AUTHORIZATION, bearer),
+                    Err(_) => return self.forward(request),
+                };
+                headers
+            }
+        };
+        let mut spend = Spend::default();
+        match self.reader(&headers, board.game(), &mut spend).await {
+            Ok(()) => {
+                self.count(|s| s.requests.live += 1);
+                Outcome::Live {
+                    route,
+                    fallback: request,
+                }
+            }
+            Err(Stop::Problem(refused)) => Outcome::Answer(problem::response(&refused)),
+            Err(Stop::Origin(answer)) => Outcome::Answer(*answer),
+            Err(Stop::Forward(_)) => self.forward(request),
+        }
+    }
+
+    /// The request forwarded as it came, streamed back. Counted.
+    pub fn forward(&self, request: Request) -> Outcome {
+        self.count(|s| s.requests.forwarded += 1);
+        match self.forward_request(request) {
+            Ok(forward) => Outcome::Forward(forward),
+            Err(_) => Outcome::Answer(self.unreachable()),
+        }
+    }
+}
