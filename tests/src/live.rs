@@ -290,6 +290,29 @@ impl LiveStream {
     }
 }
 
+impl LiveStream {
+    /// The next message with its JSON as the server sent it, to compare tiers byte for byte.
+    /// WebSocket subscriptions only (an SSE event's data is parsed where it is cut out).
+    pub async fn next_text(&mut self) -> Result<Option<(Message, String)>, String> {
+        let Inner::WebSocket(ws) = &mut self.inner else {
+            return Err("next_text reads WebSocket subscriptions".into());
+        };
+        loop {
+            match ws.next().await {
+                None => return Err("the socket closed without a close frame".into()),
+                Some(Err(e)) => return Err(format!("the socket broke off: {e}")),
+                Some(Ok(Frame::Text(text))) => {
+                    let message = Message::parse(text.as_bytes())?;
+                    return Ok(Some((message, text.to_string())));
+                }
+                Some(Ok(Frame::Close(_))) => return Ok(None),
+                Some(Ok(Frame::Binary(_))) => return Err("a binary frame".into()),
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+}
+
 async fn open_sse(mut stream: TcpStream, addr: &str, path: &str, token: &str) -> Result<Opened, String> {
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n"

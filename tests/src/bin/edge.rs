@@ -28,6 +28,8 @@
 //! writes) and started again (fresh again).
 #![forbid(unsafe_code)]
 
+#[path = "edge/live.rs"]
+mod live;
 #[path = "edge/scenarios.rs"]
 mod scenarios;
 #[path = "edge/stack.rs"]

@@ -46,22 +46,22 @@ const NAMES: [&str; 8] = [
 const COUNTRIES: [&str; 5] = ["DE", "FR", "JP", "BR", "NZ"];
 /// The player who shows anonymously: first on the board, in the reader's friend list, with a
 /// name, a country and metadata that only the origin's answers to trusted tokens show.
-const ANONYMOUS: &str = "p-00004";
+pub(crate) const ANONYMOUS: &str = "p-00004";
 /// The anonymous player's name, which no answer of the edge may hold.
-const ANONYMOUS_NAME: &str = "Hidden Hana";
+pub(crate) const ANONYMOUS_NAME: &str = "Hidden Hana";
 /// The player renamed in the rename scenario (named, and ranked near the top).
 const RENAMED: &str = "p-00006";
 
 /// What the scenarios share: the stack, one client of each side, the seeded players and
 /// friend lists, and counts of what was asked of the edge.
-struct Run<'a> {
+pub(crate) struct Run<'a> {
     args: &'a Args,
-    stack: Stack,
-    origin: Client,
+    pub(crate) stack: Stack,
+    pub(crate) origin: Client,
     edge: Client,
     rng: Rng,
     /// Every player with a score.
-    players: Vec<String>,
+    pub(crate) players: Vec<String>,
     /// Players with a friend list, and the list.
     friends: BTreeMap<String, Vec<String>>,
     /// Reads the harness sent to the worker.
@@ -178,6 +178,10 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
     );
     tally.record("/edge/stats agrees with what the run did", stats(&mut run).await);
     tally.record(
+        "live subscriptions through the edge's live objects: the origin's messages byte for byte, one upstream per view, no gap across an origin restart",
+        crate::live::through_the_edge(&mut run).await,
+    );
+    tally.record(
         "origin stopped: stale reads, 503 writes; restarted: fresh again",
         origin_outage(&mut run).await,
     );
@@ -234,7 +238,7 @@ fn origin_version(reply: &Reply) -> Option<u64> {
 }
 
 /// `?period=daily` appended to `path` (with `&` when it has a query already), or nothing.
-fn with_period(path: &str, daily: bool) -> String {
+pub(crate) fn with_period(path: &str, daily: bool) -> String {
     match (daily, path.contains('?')) {
         (false, _) => path.to_string(),
         (true, true) => format!("{path}&period=daily"),
@@ -294,7 +298,7 @@ impl Run<'_> {
 
     /// Submits `events` (player, value) to the origin, or through the edge, in batches of
     /// 1000, and requires every event ACCEPTED.
-    async fn submit(&mut self, to_edge: bool, events: &[(String, i64)]) -> Result<(), String> {
+    pub(crate) async fn submit(&mut self, to_edge: bool, events: &[(String, i64)]) -> Result<(), String> {
         for batch in events.chunks(1000) {
             let mut body = String::from("{\"events\":[");
             for (i, (player, value)) in batch.iter().enumerate() {
@@ -1450,7 +1454,7 @@ fn code_of(reply: &Reply) -> String {
 }
 
 /// A player JWT of `games` for `player`, valid for an hour.
-fn jwt(player: &str, games: &[&str]) -> String {
+pub(crate) fn jwt(player: &str, games: &[&str]) -> String {
     let now = now_ms() / 1000;
     sign_jwt(
         JWT_SECRET.as_bytes(),
