@@ -24,10 +24,14 @@
 //! origin), and by no answer the edge makes itself; writes
 //! through the edge; a repeated top page is a cache HIT; the read auth cases (player JWT, public
 //! reads on a second worker, a static token through introspection, a bad token, another game's);
-//! `/edge/stats` against what the run did; and last the origin stopped (stale reads, 503
-//! writes) and started again (fresh again).
+//! `/edge/stats` against what the run did; live subscriptions through the edge's live objects
+//! against direct ones (module `live`); with `--fanout-sockets N`, N subscribers of one view
+//! through the edge and then directly, measured side by side (module `fanout`); and last the
+//! origin stopped (stale reads, 503 writes) and started again (fresh again).
 #![forbid(unsafe_code)]
 
+#[path = "edge/fanout.rs"]
+mod fanout;
 #[path = "edge/live.rs"]
 mod live;
 #[path = "edge/scenarios.rs"]
@@ -77,6 +81,16 @@ pub(crate) struct Args {
     /// The whole run's deadline.
     #[arg(long = "timeout-seconds", value_name = "S", default_value = "900", value_parser = harness::seconds)]
     pub(crate) timeout: Duration,
+    /// Subscribers of one view in the fan-out measurement, through the edge and then directly
+    /// (0: no fan-out measurement).
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub(crate) fanout_sockets: usize,
+    /// How long each side of the fan-out writes.
+    #[arg(long, value_name = "S", default_value = "10", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) fanout_seconds: u64,
+    /// New bests a second during the fan-out.
+    #[arg(long, value_name = "N", default_value = "20", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) fanout_rate: u64,
     /// Keep the temp folder (configs, logs, SQLite file).
     #[arg(long)]
     pub(crate) keep: bool,

@@ -55,7 +55,7 @@ const RENAMED: &str = "p-00006";
 /// What the scenarios share: the stack, one client of each side, the seeded players and
 /// friend lists, and counts of what was asked of the edge.
 pub(crate) struct Run<'a> {
-    args: &'a Args,
+    pub(crate) args: &'a Args,
     pub(crate) stack: Stack,
     pub(crate) origin: Client,
     edge: Client,
@@ -78,6 +78,8 @@ pub(crate) struct Run<'a> {
     extras_seen: Extras,
     /// Edge answers that held the anonymous player's name (there must be none).
     leaks: Vec<String>,
+    /// Values the fan-out's star took so far, so that each side's are new bests.
+    pub(crate) fanout_values: i64,
 }
 
 /// How many equal answers carried each of an entry's extras.
@@ -130,6 +132,7 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
         events_sent: 0,
         extras_seen: Extras::default(),
         leaks: Vec::new(),
+        fanout_values: 0,
     };
     tally.record("the worker answers /edge/stats", smoke(&mut run).await);
     if args.smoke {
@@ -181,6 +184,12 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
         "live subscriptions through the edge's live objects: the origin's messages byte for byte, one upstream per view, no gap across an origin restart",
         crate::live::through_the_edge(&mut run).await,
     );
+    if args.fanout_sockets > 0 {
+        tally.record(
+            "fan-out: one view watched through the edge's live object and directly at the origin",
+            crate::fanout::fan_out(&mut run).await,
+        );
+    }
     tally.record(
         "origin stopped: stale reads, 503 writes; restarted: fresh again",
         origin_outage(&mut run).await,
@@ -200,7 +209,7 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
     Ok((tally.passed, tally.failed))
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -208,7 +217,7 @@ fn now_ms() -> i64 {
 }
 
 /// RFC 3339 of `ms`.
-fn rfc3339(ms: i64) -> String {
+pub(crate) fn rfc3339(ms: i64) -> String {
     let mut out = Vec::new();
     standings_tests::workload::push_rfc3339(&mut out, ms);
     String::from_utf8_lossy(&out).into_owned()
@@ -291,7 +300,7 @@ impl Run<'_> {
     }
 
     /// A fresh event id.
-    fn event_id(&mut self) -> String {
+    pub(crate) fn event_id(&mut self) -> String {
         self.events_sent += 1;
         format!("e2e-{}-{}", self.started_ms, self.events_sent)
     }
