@@ -24,7 +24,7 @@ use crate::auth::sign_jwt;
 use crate::fake::{EDGE_TOKEN, FakeCache, FakeClock, FakeOrigin, ORIGIN, block_on};
 use crate::platform::{Request, Response};
 use crate::problem::{Code, Problem};
-use crate::{Config, Edge};
+use crate::{Config, Edge, Outcome};
 
 const NOW: i64 = 1_792_000_000_000;
 const PUBLISHED: i64 = NOW - 250;
@@ -1543,4 +1543,66 @@ fn a_range_the_origin_no_longer_resolves_to_is_forgotten() {
         (1, 2),
         "the noon-to-noon days are known, only the evening's head is held"
     );
+}
+
+/// A WebSocket subscription the edge can read goes to its view's live object, once the caller
+/// may read the board; a refused caller is answered here, as for reads; SSE, a malformed view,
+/// a static token in the URL and a trusted caller go to the origin.
+#[test]
+fn subscriptions_go_to_their_live_object_or_to_the_origin() {
+    let world = World::new(&[("PUBLIC_READS", "false")]);
+    let target = format!("/v1/leaderboards/{BOARD}/subscribe?view=top:10&period=daily");
+    let upgrade = |target: &str, token: Option<&str>| {
+        let mut request = http::Request::builder()
+            .method("GET")
+            .uri(target)
+            .header("upgrade", "websocket")
+            .header("connection", "Upgrade");
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        block_on(world.edge.handle(request.body(Vec::new()).unwrap()))
+    };
+    let player = jwt("p-1", &["g"], NOW / 1000 + 600);
+    match upgrade(&target, Some(&player)) {
+        Outcome::Live { route, .. } => {
+            assert_eq!(route.object, format!("{BOARD}|top:10|daily|"));
+            assert_eq!(
+                route.upstream,
+                format!("/v1/leaderboards/{BOARD}/subscribe?view=top%3A10&period=daily")
+            );
+        }
+        other => panic!("not to a live object: {other:?}"),
+    }
+    let in_query = format!("{target}&access_token={player}&since_version=2026-10-13:4");
+    match upgrade(&in_query, None) {
+        Outcome::Live { route, .. } => assert_eq!(route.since, Some("2026-10-13:4".parse().unwrap())),
+        other => panic!("not to a live object: {other:?}"),
+    }
+    let refusal = |outcome: Outcome| match outcome {
+        Outcome::Answer(answer) => detail(&Answer::from(answer)).0,
+        other => panic!("not answered here: {other:?}"),
+    };
+    assert_eq!(refusal(upgrade(&target, None)), 401);
+    assert_eq!(
+        refusal(upgrade(&target, Some(&jwt("p-1", &["other"], NOW / 1000 + 600)))),
+        403
+    );
+    assert_eq!(refusal(upgrade(&target, Some("e30.e30.forged"))), 401);
+    let forwarded = |outcome: Outcome| matches!(outcome, Outcome::Forward(_));
+    assert!(forwarded(upgrade(
+        &format!("/v1/leaderboards/{BOARD}/subscribe?view=top:999"),
+        Some(&player)
+    )));
+    assert!(forwarded(upgrade(
+        &format!("{target}&access_token=static-token"),
+        None
+    )));
+    let sse = http::Request::builder()
+        .uri(&target)
+        .header("authorization", format!("Bearer {player}"))
+        .body(Vec::new())
+        .unwrap();
+    assert!(forwarded(block_on(world.edge.handle(sse))));
+    assert_eq!(world.edge.stats().requests.live, 2);
 }
