@@ -17,7 +17,7 @@ use standings_tests::live::{LiveStream, Opened, Transport};
 use crate::scenarios::{Run, jwt};
 use standings_tests::service::ADMIN_TOKEN;
 
-use crate::stack::{GAME, READER_PLAYER, WRITER_TOKEN};
+use crate::stack::{GAME, WRITER_TOKEN};
 
 /// The player whose new bests move the view.
 const STAR: &str = "fanout-star";
@@ -123,13 +123,18 @@ async fn side(
     sockets: usize,
 ) -> Result<(Side, u64), String> {
     let args = run.args;
-    let token = jwt(READER_PLAYER, &[GAME]);
     let path = format!("/v1/leaderboards/{GAME}/solo/s1/{SCOPE}/subscribe?view=top:10");
     let resident_before = workerd_resident();
     let mut opened = Vec::with_capacity(sockets);
     while opened.len() < sockets {
         let batch = OPENING.min(sockets - opened.len());
-        let opens = (0..batch).map(|_| LiveStream::open(addr, &path, &token, Transport::WebSocket));
+        // A player each, as players subscribe (the origin limits subscriptions per player).
+        let tokens: Vec<String> = (opened.len()..opened.len() + batch)
+            .map(|i| jwt(&format!("fan-{i}"), &[GAME]))
+            .collect();
+        let opens = tokens
+            .iter()
+            .map(|token| LiveStream::open(addr, &path, token, Transport::WebSocket));
         for result in futures_util::future::join_all(opens).await {
             match result? {
                 Opened::Stream(live) => opened.push(*live),

@@ -57,6 +57,37 @@ async fn first_of(addr: &str, path: &str, token: &str) -> Result<Result<String, 
     }
 }
 
+/// A WebSocket upgrade's answer read whole (the client library may return before a refusal's
+/// body arrives): its status and its problem's code.
+async fn refusal(addr: &str, path: &str, token: &str) -> Result<(u16, String), String> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| e.to_string())?;
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nUpgrade: websocket\r\n\
+         Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+         Connection: close\r\n\r\n"
+    );
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(QUIET * 5, stream.read_to_end(&mut answer)).await;
+    if read.is_err() && answer.is_empty() {
+        return Err(format!("{path} at {addr}: no answer"));
+    }
+    let text = String::from_utf8_lossy(&answer);
+    let status = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let code = text
+        .split_once("\r\n\r\n")
+        .and_then(|(_, body)| serde_json::from_str::<serde_json::Value>(body.trim()).ok())
+        .and_then(|v| v["code"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    Ok((status, code))
+}
+
 impl Stream {
     /// Reads until the stream is quiet for [`QUIET`].
     async fn drain(&mut self) -> Result<(), String> {
@@ -267,17 +298,15 @@ pub(crate) async fn through_the_edge(run: &mut Run<'_>) -> Result<String, String
         jwt(READER_PLAYER, &["another-game"]),
     ] {
         let (edge, origin) = (
-            first_of(&edge_addr, &top.path, &bad).await?,
-            first_of(&origin_addr, &top.path, &bad).await?,
+            refusal(&edge_addr, &top.path, &bad).await?,
+            refusal(&origin_addr, &top.path, &bad).await?,
         );
-        match (&edge, &origin) {
-            (Err(e), Err(o)) if e == o => refusals.push(format!("{} {}", e.0, e.1)),
-            _ => {
-                return Err(format!(
-                    "a bad token through the edge: {edge:?}, at the origin: {origin:?}"
-                ));
-            }
+        if edge != origin || edge.0 < 400 {
+            return Err(format!(
+                "a bad token through the edge: {edge:?}, at the origin: {origin:?}"
+            ));
         }
+        refusals.push(format!("{} {}", edge.0, edge.1));
     }
     let views = followed.len() as f64;
     if during <= views || during > views * 2.0 {
