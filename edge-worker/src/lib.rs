@@ -27,6 +27,8 @@ pub mod route;
 pub mod stats;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod wasm;
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod workers_types;
 
 #[cfg(test)]
 mod fake;

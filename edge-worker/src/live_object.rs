@@ -18,14 +18,10 @@ use worker::{
     WebSocket, WebSocketIncomingMessage, WebSocketPair, WebsocketEvent, durable_object,
 };
 
+use crate::live::key::{SINCE_HEADER, UPSTREAM_HEADER};
 use crate::live::relay::{Relay, Standing};
 use crate::live::upstream::Upstream;
 use crate::problem;
-
-/// The header the worker names the origin's subscription path in.
-pub(crate) const UPSTREAM_HEADER: &str = "x-standings-live-upstream";
-/// The header the worker names the client's position in.
-pub(crate) const SINCE_HEADER: &str = "x-standings-live-since";
 
 /// States of the view an object keeps, for sockets that come back with a version.
 const KEEP_STATES: usize = 64;
@@ -357,7 +353,7 @@ impl DurableObject for LiveView {
                 .map(|relay| (text(relay.message_for(since.as_ref())), relay.standing()))
         };
         let Some((first, at)) = first else {
-            return crate::wasm::to_response(problem::response(&problem::origin_unavailable(
+            return crate::workers_types::to_response(problem::response(&problem::origin_unavailable(
                 "the origin's live subscription could not be opened; retry shortly",
             )));
         };

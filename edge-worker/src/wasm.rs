@@ -14,9 +14,10 @@ use worker::{Cache as CfCache, Context, Date, Env, Fetch, Headers, HttpRequest, 
 use crate::config::Config;
 use crate::edge::{Edge, Outcome};
 use crate::live::key::LiveRoute;
-use crate::live_object::{SINCE_HEADER, UPSTREAM_HEADER};
+use crate::live::key::{SINCE_HEADER, UPSTREAM_HEADER};
 use crate::platform::{Cache, Clock, Origin, Request, Response, Unavailable};
 use crate::problem;
+use crate::workers_types::{to_headers, to_response};
 
 /// `fetch` to the origin.
 struct WorkerOrigin;
@@ -34,16 +35,6 @@ type WorkerEdge = Edge<WorkerOrigin, WorkerCache, WorkerClock>;
 thread_local! {
     /// The isolate's edge, made on its first request: its caches live as long as the isolate.
     static EDGE: OnceCell<Rc<WorkerEdge>> = const { OnceCell::new() };
-}
-
-/// Headers as the platform takes them. Every value came from a platform string (the caller's
-/// or the origin's headers) or is the edge's own ASCII, so each reads back as that string.
-fn to_headers(map: &HeaderMap) -> worker::Result<Headers> {
-    let headers = Headers::new();
-    for (name, value) in map {
-        headers.append(name.as_str(), &String::from_utf8_lossy(value.as_bytes()))?;
-    }
-    Ok(headers)
 }
 
 /// A request of the edge's as the platform sends it, its body whole (an `http` body would
@@ -75,14 +66,6 @@ async fn read_response(mut response: worker::Response) -> worker::Result<Respons
         .map_err(|e| worker::Error::RustError(e.to_string()))?;
     *answer.headers_mut() = headers;
     Ok(answer)
-}
-
-pub(crate) fn to_response(answer: Response) -> worker::Result<worker::Response> {
-    let headers = to_headers(answer.headers())?;
-    let status = answer.status().as_u16();
-    Ok(worker::Response::from_bytes(answer.into_body())?
-        .with_status(status)
-        .with_headers(headers))
 }
 
 impl Origin for WorkerOrigin {

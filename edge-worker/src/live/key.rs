@@ -11,6 +11,11 @@ use standings_core::{Position, View};
 /// The header `EventSource` sends its last `id:` in when it reconnects.
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
+/// The header the worker names the origin's subscription path in, for the live object.
+pub const UPSTREAM_HEADER: &str = "x-standings-live-upstream";
+/// The header the worker names the client's position in, for the live object.
+pub const SINCE_HEADER: &str = "x-standings-live-since";
+
 /// A subscription the edge's live objects take.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LiveRoute {
