@@ -1,7 +1,7 @@
 //! Live subscriptions through the edge's live objects (Durable Objects under `wrangler dev`),
 //! against direct subscriptions to the origin: the same messages, byte for byte, at the same
 //! versions; catch-up; refusals; the anonymous player; one upstream per view however many
-//! sockets; and no gap when the origin restarts.
+//! sockets; no gap when the origin restarts; and `going_away` when it stays down.
 
 use std::time::{Duration, Instant};
 
@@ -337,15 +337,68 @@ pub(crate) async fn through_the_edge(run: &mut Run<'_>) -> Result<String, String
         ));
     }
     let moved = after.board_version;
+    let chained_after = restarted.elapsed();
+    // The origin stays down past the object's patience: its sockets are told `going_away` and
+    // closed, as the origin's own subscribers are; one coming back later catches up.
+    let socket = &mut followed[0].edge[1];
+    socket.drain().await?;
+    let held = socket.state()?;
+    run.stack.origin.stop(READY_TIMEOUT)?;
+    let down = Instant::now();
+    let mut told = false;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(20), socket.live.next_text()).await {
+            Ok(Ok(Some((Message::GoingAway, _)))) => told = true,
+            Ok(Ok(Some(_))) => {}
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => return Err(format!("with the origin down, the edge's socket broke off: {e}")),
+            Err(_) => {
+                return Err("with the origin down 20 s, the edge's socket was neither told nor closed".into());
+            }
+        }
+    }
+    let gone_after = down.elapsed();
+    if !told {
+        return Err(format!(
+            "the edge closed a socket {gone_after:.1?} into the outage without going_away"
+        ));
+    }
+    run.stack.origin.start(READY_TIMEOUT).await?;
+    let back = format!(
+        "{}&since_version={}:{}",
+        followed[0].path, held.period_key, held.board_version
+    );
+    let mut again = open(&edge_addr, &back, &token).await?;
+    again.drain().await?;
+    let caught_up = again.seen.first().map(|(m, _)| m.clone());
+    let mut state = held.clone();
+    match &caught_up {
+        Some(Message::Snapshot(s)) => state = s.clone(),
+        Some(Message::Delta(d)) => state
+            .apply(d)
+            .map_err(|e| format!("the catch-up after the outage does not chain: {e}"))?,
+        other => return Err(format!("after the outage the first message was {other:?}")),
+    }
+    if state.entries != fresh.entries {
+        return Err(format!(
+            "after the outage the socket that came back holds {state:?}, a fresh read {fresh:?}"
+        ));
+    }
     Ok(format!(
         "{compared} edge sockets on {} views (all time and daily) equal their direct subscriptions ({deltas} deltas byte for byte, \
          the same final views as fresh reads); the origin counted {during} subscribers for {} direct and {} edge sockets; \
          catch-ups {catch_ups:?} equal at the same version; refusals {refusals:?} as at the origin; after a restart the socket chained on to {moved} \
-         ({:.1?} after it){}",
+         ({:.1?} after it); with the origin down, going_away and a close after {gone_after:.1?}, and the socket that came back \
+         caught up by a {}{}",
         followed.len(),
         followed.len(),
         followed.len() * EDGE_SOCKETS,
-        restarted.elapsed(),
+        chained_after,
+        if matches!(caught_up, Some(Message::Snapshot(_))) {
+            "snapshot"
+        } else {
+            "delta"
+        },
         if days_turned > 0 {
             format!("; {days_turned} daily views not read fresh: the day turned")
         } else {

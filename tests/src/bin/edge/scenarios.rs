@@ -181,7 +181,7 @@ pub(crate) async fn run(args: &Args) -> Result<(u64, u64), String> {
     );
     tally.record("/edge/stats agrees with what the run did", stats(&mut run).await);
     tally.record(
-        "live subscriptions through the edge's live objects: the origin's messages byte for byte, one upstream per view, no gap across an origin restart",
+        "live subscriptions through the edge's live objects: the origin's messages byte for byte, one upstream per view, no gap across an origin restart, going_away when it stays down",
         crate::live::through_the_edge(&mut run).await,
     );
     if args.fanout_sockets > 0 {
