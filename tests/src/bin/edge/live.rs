@@ -353,7 +353,9 @@ pub(crate) async fn through_the_edge(run: &mut Run<'_>) -> Result<String, String
             Ok(Ok(None)) => break,
             Ok(Err(e)) => return Err(format!("with the origin down, the edge's socket broke off: {e}")),
             Err(_) => {
-                return Err("with the origin down 20 s, the edge's socket was neither told nor closed".into());
+                return Err(
+                    "with the origin down 20 s, the edge's socket was neither told nor closed".into(),
+                );
             }
         }
     }
