@@ -18,7 +18,7 @@ use worker::{
     WebSocket, WebSocketIncomingMessage, WebSocketPair, WebsocketEvent, durable_object,
 };
 
-use crate::live::key::{SINCE_HEADER, UPSTREAM_HEADER};
+use crate::live::key::{HOLDER_HEADER, Limits, SINCE_HEADER, UPSTREAM_HEADER};
 use crate::live::relay::{Relay, Standing};
 use crate::live::upstream::Upstream;
 use crate::problem;
@@ -100,6 +100,23 @@ async fn open_upstream(env: &Env, path: &str, since: Option<&Standing>) -> Resul
 }
 
 impl LiveView {
+    /// The limits from the worker's vars; a var that is set and not a whole number is the
+    /// deployment's error, said as such.
+    fn limits(&self) -> std::result::Result<Limits, problem::Problem> {
+        let mut limits = Limits::default();
+        for (name, slot) in [
+            ("LIVE_MAX_PER_HOLDER", &mut limits.per_holder),
+            ("LIVE_MAX_PER_ADDRESS", &mut limits.per_address),
+        ] {
+            if let Some(text) = var(&self.env, name) {
+                *slot = text.trim().parse().map_err(|_| {
+                    problem::misconfigured(format!("{name}={text:?} is not a whole number of sockets"))
+                })?;
+            }
+        }
+        Ok(limits)
+    }
+
     fn sockets(&self) -> Vec<(WebSocket, Option<Standing>)> {
         self.state
             .get_websockets()
@@ -318,6 +335,15 @@ impl DurableObject for LiveView {
             return Response::error("a live object is reached through the edge worker", 400);
         };
         let since: Option<Position> = request.headers().get(SINCE_HEADER)?.and_then(|s| s.parse().ok());
+        let holder = request.headers().get(HOLDER_HEADER)?.unwrap_or_default();
+        let limits = match self.limits() {
+            Ok(limits) => limits,
+            Err(refused) => return crate::workers_types::to_response(problem::response(&refused)),
+        };
+        let open = self.state.get_websockets_with_tag(&holder).len();
+        if let Some(refused) = limits.refusal(&holder, open) {
+            return crate::workers_types::to_response(problem::response(&refused));
+        }
         let guard = self.opening.clone().lock_owned().await;
         if self.inner.borrow().relay.is_none() {
             match open_upstream(&self.env, &path, None).await {
@@ -358,7 +384,8 @@ impl DurableObject for LiveView {
             )));
         };
         let pair = WebSocketPair::new()?;
-        self.state.accept_web_socket(&pair.server);
+        self.state
+            .accept_websocket_with_tags(&pair.server, &[holder.as_str()]);
         Self::send(&pair.server, &first, Some(at));
         Response::from_websocket(pair.client)
     }

@@ -14,7 +14,7 @@ use worker::{Cache as CfCache, Context, Date, Env, Fetch, Headers, HttpRequest, 
 use crate::config::Config;
 use crate::edge::{Edge, Outcome};
 use crate::live::key::LiveRoute;
-use crate::live::key::{SINCE_HEADER, UPSTREAM_HEADER};
+use crate::live::key::{HOLDER_HEADER, SINCE_HEADER, UPSTREAM_HEADER};
 use crate::platform::{Cache, Clock, Origin, Request, Response, Unavailable};
 use crate::problem;
 use crate::workers_types::{to_headers, to_response};
@@ -148,6 +148,7 @@ async fn live(env: &Env, route: &LiveRoute) -> Option<worker::Response> {
         let headers = Headers::new();
         headers.set("upgrade", "websocket")?;
         headers.set(UPSTREAM_HEADER, &route.upstream)?;
+        headers.set(HOLDER_HEADER, &route.holder)?;
         if let Some(since) = &route.since {
             headers.set(SINCE_HEADER, &since.to_string())?;
         }

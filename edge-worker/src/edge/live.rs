@@ -1,11 +1,12 @@
 //! A live subscription: to the board view's live object when the edge can read the request and
 //! the caller may read the board, else to the origin, which answers it in its own words.
 
-use http::HeaderValue;
 use http::header::AUTHORIZATION;
+use http::{HeaderMap, HeaderValue};
+use sha2::{Digest as _, Sha256};
 
 use super::{Edge, Spend, Stop};
-use crate::auth;
+use crate::auth::{self, Caller, Presented};
 use crate::live::key;
 use crate::platform::{Cache, Clock, Origin, Request};
 use crate::problem;
@@ -45,6 +46,8 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         let mut spend = Spend::default();
         match self.reader(&headers, board.game(), &mut spend).await {
             Ok(()) => {
+                let mut route = route;
+                route.holder = self.holder(&headers, &mut spend).await;
                 self.count(|s| s.requests.live += 1);
                 Outcome::Live {
                     route,
@@ -54,6 +57,30 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             Err(Stop::Problem(refused)) => Outcome::Answer(problem::response(&refused)),
             Err(Stop::Origin(answer)) => Outcome::Answer(*answer),
             Err(Stop::Forward(_)) => self.forward(request),
+        }
+    }
+
+    /// Who holds a subscription the reader rule let through (see `LiveRoute::holder`): the
+    /// caller is known by then (a JWT verified, a token remembered), so this asks nothing
+    /// again of the origin. O(token length).
+    async fn holder(&self, headers: &HeaderMap, spend: &mut Spend) -> String {
+        let token = match auth::presented(headers) {
+            Ok(Presented::Bearer(token)) => token.to_string(),
+            _ => {
+                let address = headers
+                    .get("cf-connecting-ip")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("unknown");
+                return format!("address:{address}");
+            }
+        };
+        match self.caller(headers, spend).await {
+            Ok(Some(Caller { name: Some(name), .. })) => format!("player:{name}"),
+            _ => {
+                let digest = Sha256::digest(token.as_bytes());
+                let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+                format!("token:{hex}")
+            }
         }
     }
 

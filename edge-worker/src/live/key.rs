@@ -6,6 +6,7 @@
 use http::header::{CONNECTION, UPGRADE};
 use http::{HeaderMap, HeaderName};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use standings_core::contract::{Code, Problem};
 use standings_core::{Position, View};
 
 /// The header `EventSource` sends its last `id:` in when it reconnects.
@@ -15,6 +16,54 @@ const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 pub const UPSTREAM_HEADER: &str = "x-standings-live-upstream";
 /// The header the worker names the client's position in, for the live object.
 pub const SINCE_HEADER: &str = "x-standings-live-since";
+/// The header the worker names who holds the subscription in (see [`LiveRoute::holder`]).
+pub const HOLDER_HEADER: &str = "x-standings-live-holder";
+
+/// How many sockets of one view a holder may open through the edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// For a player or a token (`LIVE_MAX_PER_HOLDER`, the origin's `max_subscribers_per_token`
+    /// by default).
+    pub per_holder: usize,
+    /// For an address without a token (`LIVE_MAX_PER_ADDRESS`, the origin's
+    /// `max_subscribers_per_address` by default).
+    pub per_address: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            per_holder: 1_000,
+            per_address: 100,
+        }
+    }
+}
+
+impl Limits {
+    /// The refusal of one more socket for `holder`, who has `open` on this view, if any. An
+    /// object holds at most 32,768 sockets, so without this one caller could fill a popular
+    /// view's object. O(1).
+    pub fn refusal(&self, holder: &str, open: usize) -> Option<Problem> {
+        let (limit, detail) = if holder.starts_with("address:") {
+            (
+                self.per_address,
+                format!(
+                    "this address has {} live subscriptions of this view open through the edge without a token, the most allowed; close one first, or subscribe with a token",
+                    self.per_address
+                ),
+            )
+        } else {
+            (
+                self.per_holder,
+                format!(
+                    "this token has {} live subscriptions of this view open through the edge, the most allowed; close one first",
+                    self.per_holder
+                ),
+            )
+        };
+        (open >= limit).then(|| Problem::new(Code::TOO_MANY_SUBSCRIPTIONS, detail))
+    }
+}
 
 /// A subscription the edge's live objects take.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +76,10 @@ pub struct LiveRoute {
     pub since: Option<Position>,
     /// The player JWT sent as `access_token`, checked by the edge as a bearer token.
     pub access_token: Option<String>,
+    /// Who holds the subscription, for the object's limits: `player:SUB`, `token:HASH` (a
+    /// static token, by its SHA-256), `address:IP` without a token. Set once the caller is
+    /// known; empty until then.
+    pub holder: String,
 }
 
 fn asks_websocket(headers: &HeaderMap) -> bool {
@@ -100,6 +153,7 @@ pub fn route(board_raw: &str, query: Option<&str>, headers: &HeaderMap, has_body
         upstream,
         since,
         access_token,
+        holder: String::new(),
     })
 }
 
@@ -149,6 +203,26 @@ mod tests {
                 .unwrap()
                 .since,
             Some("all_time:7".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn a_holder_may_open_up_to_its_limit_on_one_view() {
+        let limits = Limits {
+            per_holder: 2,
+            per_address: 1,
+        };
+        assert!(limits.refusal("player:p-1", 1).is_none());
+        let refused = limits.refusal("player:p-1", 2).unwrap();
+        assert_eq!((refused.status, refused.code), (429, "TOO_MANY_SUBSCRIPTIONS"));
+        assert!(limits.refusal("token:ab12", 1).is_none());
+        assert!(limits.refusal("address:192.0.2.1", 0).is_none());
+        assert!(
+            limits
+                .refusal("address:192.0.2.1", 1)
+                .unwrap()
+                .detail
+                .contains("without a token")
         );
     }
 

@@ -9,7 +9,7 @@ use standings_core::{View, ViewState};
 use standings_tests::live::{LiveStream, Message, Opened, Transport, view_of_read};
 
 use crate::scenarios::{ANONYMOUS_NAME, Run, jwt, with_period};
-use crate::stack::{BOARD, GAME, READER_PLAYER, READY_TIMEOUT};
+use crate::stack::{BOARD, GAME, LIVE_MAX_PER_HOLDER, READER_PLAYER, READY_TIMEOUT};
 
 /// How long a stream stays silent before the harness takes it as caught up.
 const QUIET: Duration = Duration::from_millis(2_000);
@@ -308,6 +308,22 @@ pub(crate) async fn through_the_edge(run: &mut Run<'_>) -> Result<String, String
         }
         refusals.push(format!("{} {}", edge.0, edge.1));
     }
+    // One player may hold LIVE_MAX_PER_HOLDER sockets of one view through the edge; the next
+    // is refused in the contract's code, and another player is still taken.
+    let limited = format!("{BOARD}/subscribe?view=player:{}", run.players[12]);
+    let mut held_sockets = Vec::new();
+    for _ in 0..LIVE_MAX_PER_HOLDER {
+        held_sockets.push(open(&edge_addr, &limited, &token).await?);
+    }
+    let over = refusal(&edge_addr, &limited, &token).await?;
+    if over.0 != 429 || over.1 != "TOO_MANY_SUBSCRIPTIONS" {
+        return Err(format!(
+            "socket {} of one player on one view answered {over:?}",
+            LIVE_MAX_PER_HOLDER + 1
+        ));
+    }
+    open(&edge_addr, &limited, &jwt("p-00002", &[GAME])).await?;
+    drop(held_sockets);
     let views = followed.len() as f64;
     if during <= views || during > views * 2.0 {
         return Err(format!(
@@ -389,12 +405,13 @@ pub(crate) async fn through_the_edge(run: &mut Run<'_>) -> Result<String, String
     Ok(format!(
         "{compared} edge sockets on {} views (all time and daily) equal their direct subscriptions ({deltas} deltas byte for byte, \
          the same final views as fresh reads); the origin counted {during} subscribers for {} direct and {} edge sockets; \
-         catch-ups {catch_ups:?} equal at the same version; refusals {refusals:?} as at the origin; after a restart the socket chained on to {moved} \
+         catch-ups {catch_ups:?} equal at the same version; refusals {refusals:?} as at the origin; socket {} of one player on one view 429 TOO_MANY_SUBSCRIPTIONS; after a restart the socket chained on to {moved} \
          ({:.1?} after it); with the origin down, going_away and a close after {gone_after:.1?}, and the socket that came back \
          caught up by a {}{}",
         followed.len(),
         followed.len(),
         followed.len() * EDGE_SOCKETS,
+        LIVE_MAX_PER_HOLDER + 1,
         chained_after,
         if matches!(caught_up, Some(Message::Snapshot(_))) {
             "snapshot"

@@ -36,6 +36,8 @@ pub(crate) const JWT_SECRET: &str = "e2e-jwt-secret-e2e-jwt-secret-0000000";
 /// The origin's `head_max_age_seconds`: the head lifetime.
 pub(crate) const HEAD_MAX_AGE_SECONDS: u64 = 1;
 /// How long an origin or a worker may take to become ready.
+/// Sockets one player may hold on one live view through the edge, in this run.
+pub(crate) const LIVE_MAX_PER_HOLDER: usize = 12;
 pub(crate) const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The origin and the worker (and, once the public-reads case asked for it, a second worker).
@@ -133,6 +135,8 @@ async fn start_worker(
         vars: vec![
             ("ORIGIN_URL".into(), format!("http://{}", origin.addr)),
             ("PUBLIC_READS".into(), public_reads.to_string()),
+            // Small, so that the live scenario can reach it.
+            ("LIVE_MAX_PER_HOLDER".into(), LIVE_MAX_PER_HOLDER.to_string()),
         ],
         secrets: vec![
             ("EDGE_TOKEN".into(), EDGE_TOKEN.into()),
