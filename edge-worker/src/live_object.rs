@@ -174,7 +174,8 @@ impl LiveView {
         }
     }
 
-    /// Takes one message of the origin's. `Ok(false)` when the upstream should end.
+    /// Takes one message of the origin's and says what the upstream does next; `Err` for a
+    /// message it cannot follow.
     fn take(&self, raw: &str) -> std::result::Result<Follow, String> {
         match Upstream::parse(raw.as_bytes())? {
             Upstream::Snapshot { view, period, state } => {

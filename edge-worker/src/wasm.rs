@@ -205,16 +205,15 @@ async fn fetch(request: HttpRequest, env: Env, ctx: Context) -> worker::Result<w
         Outcome::Live { route, fallback } => match live(&env, &route).await {
             Some(answer) => Ok(answer),
             // Without the LIVE binding (an older wrangler.toml) the origin takes it.
-            None => match edge.forward(fallback) {
-                Outcome::Forward(forward) => match to_request(&forward) {
+            None => match edge.forwarded(fallback) {
+                Ok(forward) => match to_request(&forward) {
                     Ok(sent) => match Fetch::Request(sent).send().await {
                         Ok(response) => Ok(response),
                         Err(_) => to_response(edge.unreachable()),
                     },
                     Err(_) => to_response(edge.unreachable()),
                 },
-                Outcome::Answer(answer) => to_response(answer),
-                _ => to_response(edge.unreachable()),
+                Err(answer) => to_response(*answer),
             },
         },
         Outcome::ForwardRead { request, fallback } => match WorkerOrigin.send(request).await {

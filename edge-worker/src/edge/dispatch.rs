@@ -182,13 +182,12 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         match outcome {
             Outcome::Answer(answer) => answer,
             // The tests' platform has no live objects: a subscription is the origin's.
-            Outcome::Live { fallback, .. } => match self.forward(fallback) {
-                Outcome::Forward(forward) => match self.origin.send(forward).await {
+            Outcome::Live { fallback, .. } => match self.forwarded(fallback) {
+                Ok(forward) => match self.origin.send(forward).await {
                     Ok(answer) => pass_through(answer),
                     Err(_) => self.unreachable(),
                 },
-                Outcome::Answer(answer) => answer,
-                _ => unreachable!("a forward is a forward or an answer"),
+                Err(answer) => *answer,
             },
             Outcome::Forward(forward) => match self.origin.send(forward).await {
                 Ok(answer) => pass_through(answer),

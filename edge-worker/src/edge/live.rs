@@ -8,7 +8,7 @@ use sha2::{Digest as _, Sha256};
 use super::{Edge, Spend, Stop};
 use crate::auth::{self, Caller, Presented};
 use crate::live::key;
-use crate::platform::{Cache, Clock, Origin, Request};
+use crate::platform::{Cache, Clock, Origin, Request, Response};
 use crate::problem;
 use crate::route::BoardPath;
 
@@ -85,11 +85,18 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
     }
 
     /// The request forwarded as it came, streamed back. Counted.
-    pub fn forward(&self, request: Request) -> Outcome {
-        self.count(|s| s.requests.forwarded += 1);
-        match self.forward_request(request) {
+    pub(super) fn forward(&self, request: Request) -> Outcome {
+        match self.forwarded(request) {
             Ok(forward) => Outcome::Forward(forward),
-            Err(_) => Outcome::Answer(self.unreachable()),
+            Err(answer) => Outcome::Answer(*answer),
         }
+    }
+
+    /// The request as the origin gets it, or the answer when it cannot be sent. Counted as a
+    /// forward; what the drivers send for [`Outcome::Live`]'s fallback.
+    pub fn forwarded(&self, request: Request) -> Result<Request, Box<Response>> {
+        self.count(|s| s.requests.forwarded += 1);
+        self.forward_request(request)
+            .map_err(|_| Box::new(self.unreachable()))
     }
 }
