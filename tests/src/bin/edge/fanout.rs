@@ -10,10 +10,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use standings_tests::http::Client;
 use standings_tests::latency::Histogram;
 use standings_tests::live::{LiveStream, Opened, Transport};
 
+use crate::live::origin_subscribers;
 use crate::scenarios::{Run, jwt};
 use standings_tests::service::ADMIN_TOKEN;
 
@@ -76,15 +76,6 @@ fn workerd_resident() -> u64 {
         * 1024
 }
 
-async fn origin_subscribers(origin: &mut Client) -> Result<f64, String> {
-    let reply = origin.get("/metrics", None).await?;
-    Ok(String::from_utf8_lossy(&reply.body)
-        .lines()
-        .filter(|l| l.starts_with("standings_live_subscribers{") && l.contains(&format!("/{SCOPE}")))
-        .filter_map(|l| l.rsplit_once(' ')?.1.trim().parse::<f64>().ok())
-        .sum())
-}
-
 /// Reads one subscriber's messages into `seen` until `until`.
 async fn follow(mut live: LiveStream, seen: Rc<RefCell<Seen>>, until: Instant) {
     let mut version: Option<u64> = None;
@@ -145,7 +136,8 @@ async fn side(
         }
     }
     let resident = workerd_resident().saturating_sub(resident_before);
-    let subscribers = origin_subscribers(&mut run.origin).await?;
+    // The side before's may still be closing: only this board's are counted.
+    let subscribers = origin_subscribers(&mut run.origin, &format!("/{SCOPE}")).await?;
     let seen = Rc::new(RefCell::new(Seen::default()));
     let seconds = args.fanout_seconds;
     let until = Instant::now() + Duration::from_secs(seconds) + Duration::from_secs(3);

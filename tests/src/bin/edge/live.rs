@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use standings_core::{View, ViewState};
+use standings_tests::http::Client;
 use standings_tests::live::{LiveStream, Message, Opened, Transport, view_of_read};
 
 use crate::scenarios::{ANONYMOUS_NAME, Run, jwt, with_period};
@@ -135,13 +136,13 @@ impl Stream {
     }
 }
 
-/// Open subscriptions the origin counts for the test's game.
-async fn origin_subscribers(run: &mut Run<'_>) -> Result<f64, String> {
-    let reply = run.origin.get("/metrics", None).await?;
-    let text = String::from_utf8_lossy(&reply.body).into_owned();
-    Ok(text
+/// Open subscriptions the origin counts on the boards whose label holds `board` (a board's
+/// `game/mode/season/scope`, or a part of it).
+pub(crate) async fn origin_subscribers(origin: &mut Client, board: &str) -> Result<f64, String> {
+    let reply = origin.get("/metrics", None).await?;
+    Ok(String::from_utf8_lossy(&reply.body)
         .lines()
-        .filter(|line| line.starts_with("standings_live_subscribers{") && line.contains(GAME))
+        .filter(|line| line.starts_with("standings_live_subscribers{") && line.contains(board))
         .filter_map(|line| line.rsplit_once(' ')?.1.trim().parse::<f64>().ok())
         .sum())
 }
@@ -166,7 +167,7 @@ pub(crate) async fn through_the_edge(run: &mut Run<'_>) -> Result<String, String
     let edge_addr = run.stack.worker.addr.clone();
     let player = run.players[11].clone();
     let token = jwt(READER_PLAYER, &[GAME]);
-    let before = origin_subscribers(run).await?;
+    let before = origin_subscribers(&mut run.origin, GAME).await?;
     let mut followed = Vec::new();
     for daily in [false, true] {
         for view in [
@@ -188,7 +189,7 @@ pub(crate) async fn through_the_edge(run: &mut Run<'_>) -> Result<String, String
             });
         }
     }
-    let during = origin_subscribers(run).await? - before;
+    let during = origin_subscribers(&mut run.origin, GAME).await? - before;
     for round in 0..4 {
         move_players(run, round, &player).await?;
         tokio::time::sleep(Duration::from_millis(400)).await;
