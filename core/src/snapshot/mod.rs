@@ -42,16 +42,19 @@ use crate::interval::RankSketch;
 use crate::profile::{Audience, EntryInfo};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
+mod patch;
 mod publish;
 pub mod read;
 
-pub use publish::{FullBuildReason, Publication, PublishPath, Publisher};
+pub use patch::{Inserted, ManifestPatch, Removed, Root};
+pub use publish::{DEFAULT_MAX_PATCH_BYTES, FullBuildReason, Publication, PublishPath, Publisher};
 
 /// The snapshot format version this build writes and reads. Format 1 named each rank chunk's
 /// first entry; format 2 names its first value and its distinct values instead, which is what
 /// the dense rank needs. Format 3 adds each entry's public extras (name, country, metadata).
-/// Format 4 names a rank sketch ([`RankSketch`]), a part of its own.
-pub const SNAPSHOT_FORMAT_VERSION: u16 = 4;
+/// Format 4 names a rank sketch ([`RankSketch`]), a part of its own. Format 5 adds the
+/// [`ManifestPatch`], a version as its changes over an earlier manifest.
+pub const SNAPSHOT_FORMAT_VERSION: u16 = 5;
 
 const TAG_MANIFEST: u8 = b'M';
 const TAG_RANK_CHUNK: u8 = b'R';

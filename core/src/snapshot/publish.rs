@@ -37,11 +37,12 @@
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
+use super::patch::{Inserted, ManifestPatch, Removed};
 use super::{
     ChunkingOptions, EncodedManifest, EntryRef, LookupChunkRef, Manifest, RankChunkRef, RankCutter, Snapshot,
     TAG_LOOKUP_CHUNK, chunk_digest, decode_entries, seal_lookup,
 };
-use crate::board::Board;
+use crate::board::{Board, Delta};
 use crate::digest::{BoardDigest, ChunkHash, fnv1a};
 use crate::profile::{Audience, EntryInfo};
 use crate::rules::{BoardRules, Standing};
@@ -49,14 +50,17 @@ use crate::rules::{BoardRules, Standing};
 /// Sets of part hashes; a fixed-seed hasher, as the core draws no randomness.
 type HashSet<T> = hashbrown::HashSet<T, foldhash::fast::FixedState>;
 
-/// One published version: its manifest and the parts that are new with it.
+/// One published version: what its head names (a manifest, or a patch over one) and the parts
+/// that are new with it.
 #[derive(Clone, Debug)]
 pub struct Publication {
-    /// The decoded manifest.
+    /// The decoded manifest: the version's own, or, with `patch`, its base.
     pub manifest: Manifest,
-    /// The encoded manifest.
+    /// The version as changes over `manifest`, when published so.
+    pub patch: Option<ManifestPatch>,
+    /// The encoded root the head names: the manifest, or the patch.
     pub manifest_bytes: Vec<u8>,
-    /// The hash of `manifest_bytes`, which names the manifest.
+    /// The hash of `manifest_bytes`, which names the root.
     pub manifest_hash: ChunkHash,
     /// The parts (rank and lookup chunks, the sketch) the previous manifest did not name, by
     /// hash, each once. A part
@@ -68,10 +72,28 @@ pub struct Publication {
     pub reused_parts: usize,
 }
 
+impl Publication {
+    /// The version published. O(1).
+    pub fn board_version(&self) -> u64 {
+        self.patch
+            .as_ref()
+            .map_or(self.manifest.board_version, |p| p.board_version)
+    }
+
+    /// Every part the root names besides itself: the manifest's parts, and for a patch its
+    /// base manifest and its own sketch. O(chunks).
+    pub fn part_hashes(&self) -> impl Iterator<Item = ChunkHash> + '_ {
+        let patched = self.patch.as_ref().map(|p| [p.base, p.sketch]);
+        self.manifest.part_hashes().chain(patched.into_iter().flatten())
+    }
+}
+
 /// How the last publication was built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PublishPath {
+    /// A patch over the last manifest: no chunk was cut.
+    Patch,
     /// Only the chunks holding changed players were cut again.
     Incremental,
     /// The whole board was cut again, for this reason.
@@ -138,24 +160,57 @@ pub struct Publisher {
     options: ChunkingOptions,
     last: Option<Published>,
     path: Option<PublishPath>,
+    /// The most bytes a patch may take before a whole manifest is published instead; 0: never.
+    max_patch_bytes: usize,
+    /// The hash of the last manifest, the base of patches.
+    base_hash: Option<ChunkHash>,
+    /// The last publication, when it was a patch: its version and sketch.
+    patched: Option<(u64, ChunkHash)>,
 }
 
+/// The patch size a patching publisher stays within by default: with the sketch (66 KB at 1M
+/// players, 79 KB at 50M) a version costs at most about 240 KB.
+pub const DEFAULT_MAX_PATCH_BYTES: usize = 160 * 1024;
+
 impl Publisher {
-    /// A publisher that has published nothing, cutting chunks with `options`. O(1).
+    /// A publisher that has published nothing, cutting chunks with `options`, and publishing
+    /// every version as a whole manifest. O(1).
     pub fn new(options: ChunkingOptions) -> Publisher {
         Publisher {
             options,
             last: None,
             path: None,
+            max_patch_bytes: 0,
+            base_hash: None,
+            patched: None,
+        }
+    }
+
+    /// A publisher that publishes a version as a patch over its last manifest while the patch
+    /// takes at most `max_patch_bytes`, and a whole manifest (cut incrementally) past that.
+    /// O(1).
+    pub fn patching(options: ChunkingOptions, max_patch_bytes: usize) -> Publisher {
+        Publisher {
+            max_patch_bytes,
+            ..Publisher::new(options)
         }
     }
 
     /// The version last published, if any. O(1).
     pub fn published_version(&self) -> Option<u64> {
+        match self.patched {
+            Some((version, _)) => Some(version),
+            None => self.manifest_version(),
+        }
+    }
+
+    /// The version of the last whole manifest, which the next publication starts from: its
+    /// deltas since are what a patch or an incremental cut needs. O(1).
+    pub fn manifest_version(&self) -> Option<u64> {
         self.last.as_ref().map(|s| s.manifest.board_version)
     }
 
-    /// The manifest last published, if any. O(1).
+    /// The last whole manifest published, if any. O(1).
     pub fn manifest(&self) -> Option<&Manifest> {
         self.last.as_ref().map(|s| &s.manifest)
     }
@@ -169,6 +224,61 @@ impl Publisher {
     /// it. Incremental when it can be: O(c log c + c (log n + k) + chunks) for c changed players
     /// and chunks of about k entries; otherwise a full build, O(n) (see the module doc).
     pub fn publish(&mut self, board: &Board) -> Publication {
+        if let Some(publication) = self.publish_patch(board) {
+            self.path = Some(PublishPath::Patch);
+            return publication;
+        }
+        let publication = self.publish_manifest(board);
+        self.base_hash = Some(publication.manifest_hash);
+        self.patched = None;
+        publication
+    }
+
+    /// The board's current version as a patch over the last manifest, when this publisher
+    /// patches, the board is that manifest's later, and the patch fits. O(c log c + c log n)
+    /// for c changed players.
+    fn publish_patch(&mut self, board: &Board) -> Option<Publication> {
+        let last = self.last.as_ref()?;
+        let base_hash = self.base_hash?;
+        if self.max_patch_bytes == 0
+            || board.rules() != &last.manifest.rules
+            || board.version() <= last.manifest.board_version
+        {
+            return None;
+        }
+        let patch = patch_over(&last.manifest, base_hash, board, self.max_patch_bytes)?;
+        let bytes = patch.encode();
+        if bytes.len() > self.max_patch_bytes {
+            return None;
+        }
+        let sketch = board.rank_sketch().encode();
+        let sketch_hash = BoardDigest::of(&sketch);
+        let patch = ManifestPatch {
+            sketch: sketch_hash,
+            ..patch
+        };
+        let bytes = patch.encode();
+        let mut new_parts = Vec::new();
+        // The parts the previous root named: the base's, and its own sketch when a patch.
+        let named_before =
+            sketch_hash == last.manifest.sketch || self.patched.is_some_and(|(_, s)| s == sketch_hash);
+        if !named_before {
+            new_parts.push((sketch_hash, sketch));
+        }
+        self.patched = Some((patch.board_version, sketch_hash));
+        Some(Publication {
+            manifest: last.manifest.clone(),
+            manifest_hash: BoardDigest::of(&bytes),
+            manifest_bytes: bytes,
+            patch: Some(patch),
+            new_parts,
+            reused_parts: last.manifest.rank_chunks.len() + last.manifest.lookup_chunks.len(),
+        })
+    }
+
+    /// The board's current version as a whole manifest: cut incrementally from the last one
+    /// when it can be, else in full.
+    fn publish_manifest(&mut self, board: &Board) -> Publication {
         let reason = match self.last.as_mut() {
             None => FullBuildReason::FirstPublication,
             Some(last) => match patch(&self.options, last, board) {
@@ -206,6 +316,7 @@ impl Publisher {
         Publication {
             manifest_hash: BoardDigest::of(&snapshot.manifest_bytes),
             manifest: snapshot.manifest,
+            patch: None,
             manifest_bytes: snapshot.manifest_bytes,
             new_parts,
             reused_parts,
@@ -264,6 +375,7 @@ fn commit_patch(last: &mut Published, patch: Patch) -> Publication {
     Publication {
         manifest_hash: BoardDigest::of(&manifest_bytes),
         manifest,
+        patch: None,
         manifest_bytes,
         new_parts,
         reused_parts,
@@ -306,6 +418,146 @@ struct Change<'a> {
     info: EntryInfo<'a>,
 }
 
+/// Each player the deltas change, once, sorted by id bytes: their standing before the first
+/// delta and after the last, when the two differ or the public extras did. O(d log d).
+fn changed_players<'a>(deltas: impl Iterator<Item = &'a Delta>, partitions: usize) -> Vec<Change<'a>> {
+    // A stable sort keeps each player's deltas oldest first, so the first one's `before` is
+    // their standing at the last publication and the last one's `after` now.
+    let mut named: Vec<_> = deltas.collect();
+    named.sort_by(|a, b| a.player.as_str().as_bytes().cmp(b.player.as_str().as_bytes()));
+    let mut changes: Vec<Change<'_>> = Vec::new();
+    for run in named.chunk_by(|a, b| a.player == b.player) {
+        let (Some(first), Some(latest)) = (run.first(), run.last()) else {
+            continue;
+        };
+        let info = latest.extras_after.info();
+        // A rename moves nobody, but its entry's bytes change wherever the public sees them.
+        let renamed =
+            info.for_audience(Audience::Public) != first.extras_before.info().for_audience(Audience::Public);
+        if first.before != latest.after || renamed {
+            let player = first.player.as_str();
+            changes.push(Change {
+                player,
+                partition: (fnv1a(player.as_bytes()) & (partitions.max(1) as u64 - 1)) as usize,
+                then: first.before,
+                now: latest.after,
+                info,
+            });
+        }
+    }
+    changes
+}
+
+/// The board's current version as a patch over `base` (its sketch left for the caller to
+/// fill), or `None` when the deltas since are not held or the patch would not fit
+/// `max_bytes`. Base positions come from the current board: the entries before a key in the
+/// base are those before it now, less the changed players' new keys before it, plus their
+/// old ones. O(c log c + c log n) for c changed players.
+fn patch_over(
+    base: &Manifest,
+    base_hash: ChunkHash,
+    board: &Board,
+    max_bytes: usize,
+) -> Option<ManifestPatch> {
+    let deltas = board.deltas_since(base.board_version)?;
+    // An entry in a patch takes at least 24 bytes: fail early on what cannot fit.
+    let changes = changed_players(deltas, 1);
+    if changes.len().saturating_mul(24) > max_bytes {
+        return None;
+    }
+    let rules = base.rules;
+    let order = |a: &(Standing, &str), b: &(Standing, &str)| rules.compare((&a.0, a.1), (&b.0, b.1));
+    let mut old: Vec<(Standing, &str)> = changes.iter().filter_map(|c| Some((c.then?, c.player))).collect();
+    let mut new: Vec<(Standing, &str, EntryInfo<'_>)> = changes
+        .iter()
+        .filter_map(|c| Some((c.now?, c.player, c.info)))
+        .collect();
+    old.sort_unstable_by(order);
+    new.sort_unstable_by(|a, b| order(&(a.0, a.1), &(b.0, b.1)));
+    let index = board.index();
+    let base_before = |key: &(Standing, &str)| {
+        let now_before = index.count_before(&key.0, key.1, false);
+        let new_before = new.partition_point(|n| order(&(n.0, n.1), key) == Ordering::Less) as u64;
+        let old_before = old.partition_point(|o| order(o, key) == Ordering::Less) as u64;
+        (now_before + old_before).checked_sub(new_before)
+    };
+    let mut removed = Vec::with_capacity(old.len());
+    for key in &old {
+        removed.push(Removed {
+            rank: base_before(key)? + 1,
+            value: key.0.value,
+        });
+    }
+    let mut inserted = Vec::with_capacity(new.len());
+    for &(standing, player, info) in &new {
+        inserted.push(Inserted {
+            base_before: base_before(&(standing, player))?,
+            entry: EntryRef::new(player, standing, info).to_owned(),
+        });
+    }
+    // The values whose presence changed: held now by `count_now`, in the base by that less the
+    // changed players' new keys at it, plus their old ones.
+    let mode = rules.score_mode;
+    let better_than = |value: i64| index.value_ranks(value).competition_rank - 1;
+    let count_now = |value: i64| {
+        let next_worse = match mode {
+            crate::rules::ScoreMode::Fastest => value.checked_add(1),
+            _ => value.checked_sub(1),
+        };
+        next_worse.map_or(board.total_players(), better_than) - better_than(value)
+    };
+    let mut values: Vec<i64> = old
+        .iter()
+        .map(|o| o.0.value)
+        .chain(new.iter().map(|n| n.0.value))
+        .collect();
+    values.sort_unstable_by(|&a, &b| {
+        if mode.better_value(a, b) {
+            Ordering::Less
+        } else if a == b {
+            Ordering::Equal
+        } else {
+            Ordering::Greater
+        }
+    });
+    values.dedup();
+    // Keys in rank order hold their values best first, so each value is a run in each list.
+    let old_values: Vec<i64> = old.iter().map(|o| o.0.value).collect();
+    let new_values: Vec<i64> = new.iter().map(|n| n.0.value).collect();
+    let run = |values: &[i64], value: i64| {
+        let from = values.partition_point(|&v| mode.better_value(v, value));
+        let to = values.partition_point(|&v| !mode.better_value(value, v));
+        to.saturating_sub(from) as u64
+    };
+    let (mut values_appeared, mut values_gone) = (Vec::new(), Vec::new());
+    for value in values {
+        let now = count_now(value);
+        let then = (now + run(&old_values, value)).checked_sub(run(&new_values, value))?;
+        match (then > 0, now > 0) {
+            (false, true) => values_appeared.push(value),
+            (true, false) => values_gone.push(value),
+            _ => {}
+        }
+    }
+    let unranked = changes
+        .iter()
+        .filter(|c| c.then.is_some() && c.now.is_none())
+        .map(|c| c.player.into())
+        .collect();
+    Some(ManifestPatch {
+        base: base_hash,
+        base_version: base.board_version,
+        board_version: board.version(),
+        total_players: board.total_players(),
+        sketch: base.sketch,
+        removed,
+        inserted,
+        unranked,
+        values_appeared,
+        values_gone,
+    })
+}
+
 /// Computes the next publication from the last one and the deltas since, or says why it
 /// cannot. Pure: nothing is committed until it succeeds.
 fn patch(options: &ChunkingOptions, last: &Published, board: &Board) -> Result<Patch, FullBuildReason> {
@@ -327,30 +579,7 @@ fn patch(options: &ChunkingOptions, last: &Published, board: &Board) -> Result<P
         return Err(FullBuildReason::NothingRankedBefore);
     }
 
-    // Each changed player once: a stable sort keeps their deltas oldest first, so the first
-    // one's `before` is their standing at the last publication and the last one's `after` now.
-    let mut named: Vec<_> = deltas.collect();
-    named.sort_by(|a, b| a.player.as_str().as_bytes().cmp(b.player.as_str().as_bytes()));
-    let mut changes: Vec<Change<'_>> = Vec::new();
-    for run in named.chunk_by(|a, b| a.player == b.player) {
-        let (Some(first), Some(latest)) = (run.first(), run.last()) else {
-            continue;
-        };
-        let info = latest.extras_after.info();
-        // A rename moves nobody, but its entry's bytes change wherever the public sees them.
-        let renamed =
-            info.for_audience(Audience::Public) != first.extras_before.info().for_audience(Audience::Public);
-        if first.before != latest.after || renamed {
-            let player = first.player.as_str();
-            changes.push(Change {
-                player,
-                partition: (fnv1a(player.as_bytes()) & (partitions as u64 - 1)) as usize,
-                then: first.before,
-                now: latest.after,
-                info,
-            });
-        }
-    }
+    let mut changes = changed_players(deltas, partitions);
 
     let lookup_parts = patch_lookups(last, &mut changes)?;
     let (rank_slots, mut new_parts, rank_reused) = recut_rank_chunks(options, old, board, &changes)?;

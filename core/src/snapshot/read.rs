@@ -29,9 +29,12 @@
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
+use super::patch::ManifestPatch;
 use super::{LookupChunk, Manifest, RankChunk, SnapshotEntry};
 use crate::board::{FriendsBoard, Page, PlayerInterval, PlayerRank};
 use crate::cursor::Cursor;
+use crate::digest::ChunkHash;
+use crate::error::DecodeError;
 use crate::error::QueryError;
 use crate::index::RankedEntry;
 use crate::interval::RankSketch;
@@ -68,16 +71,76 @@ pub enum Step<T> {
     Need(Vec<Part>),
 }
 
-/// Answers queries from one manifest at its `board_version`, exactly as
-/// [`crate::Board`] answers them at that version.
+/// Answers queries from one manifest at its `board_version`, or from a patch over it at the
+/// patch's version, exactly as [`crate::Board`] answers them at that version.
 #[derive(Clone, Debug)]
 pub struct SnapshotReader<'m> {
     manifest: &'m Manifest,
+    patch: Option<Layer<'m>>,
     /// `entries_before[i]`: the entries of rank chunks `0..i`, for every `i` up to the chunk
     /// count (one more element than chunks). The rank of chunk `i`'s first entry is one more.
     entries_before: Vec<u64>,
     /// `values_before[i]`: the distinct values among the entries of rank chunks `0..i`.
     values_before: Vec<u64>,
+}
+
+/// A patch and what its reader computes once from it.
+#[derive(Clone, Debug)]
+struct Layer<'m> {
+    patch: &'m ManifestPatch,
+    /// The rank at the patch's version of each inserted entry, ascending.
+    ranks: Vec<u64>,
+    /// The inserted entries' places in `patch.inserted`, sorted by player id bytes.
+    by_player: Vec<u32>,
+}
+
+impl Layer<'_> {
+    /// Removed base entries at base ranks `..= b`. O(log removed).
+    fn removed_through(&self, b: u64) -> u64 {
+        self.patch.removed.partition_point(|r| r.rank <= b) as u64
+    }
+
+    /// Inserted entries ranked before base rank `b`. O(log inserted).
+    fn inserted_before_base(&self, b: u64) -> u64 {
+        self.patch.inserted.partition_point(|i| i.base_before < b) as u64
+    }
+
+    /// The rank now of the unchanged base entry at base rank `b`. O(log patch).
+    fn rank_of_base(&self, b: u64) -> u64 {
+        b - self.removed_through(b) + self.inserted_before_base(b)
+    }
+
+    /// The base rank of the `k`-th (1-based) base entry that is not removed: `k` plus the
+    /// removed entries before it. O(log removed).
+    fn kept_base_rank(&self, k: u64) -> u64 {
+        let removed = &self.patch.removed;
+        // Kept entries before removed entry `i` number `rank - 1 - i`, non-decreasing in `i`.
+        let (mut low, mut high) = (0usize, removed.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if removed[mid].rank - 1 - (mid as u64) < k {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        k + low as u64
+    }
+}
+
+/// Where a player's entry was found: in a base lookup chunk, or among the patch's entries.
+#[derive(Clone, Copy)]
+enum Found<'a> {
+    Base(&'a SnapshotEntry),
+    Inserted(&'a SnapshotEntry, usize),
+}
+
+impl<'a> Found<'a> {
+    fn entry(self) -> &'a SnapshotEntry {
+        match self {
+            Found::Base(entry) | Found::Inserted(entry, _) => entry,
+        }
+    }
 }
 
 /// A query stopped because a part it needs is not held; the part is in the [`Needs`].
@@ -126,14 +189,80 @@ impl<'m> SnapshotReader<'m> {
         }
         SnapshotReader {
             manifest,
+            patch: None,
             entries_before,
             values_before,
         }
     }
 
-    /// The manifest read. O(1).
+    /// A reader of `patch` over its base manifest `base`, or of `base` alone. Checks the patch
+    /// against the base ([`ManifestPatch::check_base`]). O(chunks + p log p) for a patch of p
+    /// entries.
+    pub fn over(
+        base: &'m Manifest,
+        patch: Option<&'m ManifestPatch>,
+    ) -> Result<SnapshotReader<'m>, DecodeError> {
+        let mut reader = SnapshotReader::new(base);
+        let Some(patch) = patch else {
+            return Ok(reader);
+        };
+        patch.check_base(base)?;
+        let mut layer = Layer {
+            patch,
+            ranks: Vec::new(),
+            by_player: (0..patch.inserted.len() as u32).collect(),
+        };
+        layer.ranks = patch
+            .inserted
+            .iter()
+            .enumerate()
+            .map(|(j, i)| i.base_before - layer.removed_through(i.base_before) + j as u64 + 1)
+            .collect();
+        layer.by_player.sort_unstable_by(|&a, &b| {
+            let id = |j: u32| patch.inserted[j as usize].entry.player.as_bytes();
+            id(a).cmp(id(b))
+        });
+        let repeated = layer.by_player.windows(2).any(|w| {
+            patch.inserted[w[0] as usize].entry.player == patch.inserted[w[1] as usize].entry.player
+        });
+        if repeated {
+            return Err(DecodeError::Inconsistent("a player inserted twice"));
+        }
+        reader.patch = Some(layer);
+        Ok(reader)
+    }
+
+    /// The base manifest read. O(1).
     pub fn manifest(&self) -> &'m Manifest {
         self.manifest
+    }
+
+    /// The version read: the patch's, else the manifest's. O(1).
+    pub fn board_version(&self) -> u64 {
+        self.patch
+            .as_ref()
+            .map_or(self.manifest.board_version, |l| l.patch.board_version)
+    }
+
+    /// Ranked players at the version read. O(1).
+    pub fn total_players(&self) -> u64 {
+        self.patch
+            .as_ref()
+            .map_or(self.manifest.total_players, |l| l.patch.total_players)
+    }
+
+    /// The hash of a part this reader may ask for; `None` for a place the manifest does not
+    /// have. O(1).
+    pub fn part_hash(&self, part: Part) -> Option<ChunkHash> {
+        match part {
+            Part::Rank(i) => self.manifest.rank_chunks.get(i).map(|c| c.hash),
+            Part::Lookup(p) => self.manifest.lookup_chunks.get(p).map(|c| c.hash),
+            Part::Sketch => Some(
+                self.patch
+                    .as_ref()
+                    .map_or(self.manifest.sketch, |l| l.patch.sketch),
+            ),
+        }
     }
 
     /// [`crate::Board::top`]: `limit` entries from the top, or after the cursor's position.
@@ -148,8 +277,11 @@ impl<'m> SnapshotReader<'m> {
         parts: &'c impl Parts,
         limit: usize,
         cursor: Option<&Cursor>,
-    ) -> Result<Step<Page<'c>>, QueryError> {
-        let version = self.manifest.board_version;
+    ) -> Result<Step<Page<'c>>, QueryError>
+    where
+        'm: 'c,
+    {
+        let version = self.board_version();
         if let Some(c) = cursor
             && c.board_version != version
         {
@@ -160,7 +292,7 @@ impl<'m> SnapshotReader<'m> {
             });
         }
         let mut needs = Needs(Vec::new());
-        let total = self.manifest.total_players;
+        let total = self.total_players();
         // An empty page names no position, so it needs no part (and has no next cursor).
         let entries = if limit == 0 {
             Ok(Vec::new())
@@ -187,20 +319,24 @@ impl<'m> SnapshotReader<'m> {
     /// starts (when that is another chunk and starts with a better value): at most 2 rounds and
     /// 3 parts. O(log chunks + log k), plus a scan of the shorter side of the player's value
     /// run when that run ends inside the chunk where it starts (at most k/2 values).
-    pub fn player_rank<'c>(&self, parts: &'c impl Parts, player: &str) -> Step<Option<PlayerRank<'c>>> {
+    pub fn player_rank<'c>(&self, parts: &'c impl Parts, player: &str) -> Step<Option<PlayerRank<'c>>>
+    where
+        'm: 'c,
+    {
         let mut needs = Needs(Vec::new());
-        let found = self.entry_of(parts, player, &mut needs).and_then(|entry| {
-            let Some(entry) = entry else {
+        let found = self.entry_of(parts, player, &mut needs).and_then(|found| {
+            let Some(found) = found else {
                 return Ok(None);
             };
             // Ask for both chunks in one round, whichever of them is missing.
-            let rank = self.rank_of(parts, entry, &mut needs);
-            let value_ranks = self.value_ranks(parts, entry, &mut needs);
-            Ok(rank?.zip(value_ranks?).map(|(rank, ranks)| (entry, rank, ranks)))
+            let rank = self.rank_of(parts, found, &mut needs);
+            let value_ranks = self.value_ranks(parts, found.entry().value, &mut needs);
+            Ok(rank?.map(|rank| (found.entry(), rank, value_ranks)))
         });
-        let total = self.manifest.total_players;
+        let total = self.total_players();
         needs.step(|| {
-            let (entry, rank, (better, distinct_better)) = found.ok()??;
+            let (entry, rank, value_ranks) = found.ok()??;
+            let (better, distinct_better) = value_ranks.ok()?;
             let percentile = if total == 0 {
                 0.0
             } else {
@@ -208,7 +344,7 @@ impl<'m> SnapshotReader<'m> {
                 total.saturating_sub(better) as f64 * 100.0 / total as f64
             };
             Some(PlayerRank {
-                board_version: self.manifest.board_version,
+                board_version: self.board_version(),
                 entry: RankedEntry {
                     rank,
                     player: &entry.player,
@@ -228,13 +364,12 @@ impl<'m> SnapshotReader<'m> {
     ///
     /// Needs the player's lookup chunk and the sketch, in one round, and no rank chunk.
     /// O(log bounds) once held.
-    pub fn player_interval<'c>(
-        &self,
-        parts: &'c impl Parts,
-        player: &str,
-    ) -> Step<Option<PlayerInterval<'c>>> {
+    pub fn player_interval<'c>(&self, parts: &'c impl Parts, player: &str) -> Step<Option<PlayerInterval<'c>>>
+    where
+        'm: 'c,
+    {
         let mut needs = Needs(Vec::new());
-        let entry = match self.entry_of(parts, player, &mut needs) {
+        let found = match self.entry_of(parts, player, &mut needs) {
             Ok(None) => return Step::Done(None),
             found => found,
         };
@@ -243,15 +378,15 @@ impl<'m> SnapshotReader<'m> {
             None => needs.missing(Part::Sketch),
         };
         needs.step(|| {
-            let (entry, sketch) = (entry.ok()??, sketch.ok()?);
+            let (entry, sketch) = (found.ok()??.entry(), sketch.ok()?);
             let standing = entry.standing();
             Some(PlayerInterval {
-                board_version: self.manifest.board_version,
+                board_version: self.board_version(),
                 player: &entry.player,
                 standing,
                 info: entry.info(),
                 interval: sketch.interval(&self.manifest.rules, &standing, &entry.player),
-                total_players: self.manifest.total_players,
+                total_players: self.total_players(),
             })
         })
     }
@@ -266,14 +401,17 @@ impl<'m> SnapshotReader<'m> {
         parts: &'c impl Parts,
         player: &str,
         radius: u64,
-    ) -> Step<Option<Vec<RankedEntry<'c>>>> {
+    ) -> Step<Option<Vec<RankedEntry<'c>>>>
+    where
+        'm: 'c,
+    {
         let mut needs = Needs(Vec::new());
-        let total = self.manifest.total_players;
-        let window = self.entry_of(parts, player, &mut needs).and_then(|entry| {
-            let Some(entry) = entry else {
+        let total = self.total_players();
+        let window = self.entry_of(parts, player, &mut needs).and_then(|found| {
+            let Some(found) = found else {
                 return Ok(None);
             };
-            let Some(rank) = self.rank_of(parts, entry, &mut needs)? else {
+            let Some(rank) = self.rank_of(parts, found, &mut needs)? else {
                 return Ok(None);
             };
             let first = rank.saturating_sub(radius).max(1);
@@ -289,18 +427,21 @@ impl<'m> SnapshotReader<'m> {
     /// Needs the lookup chunk of each asked player's partition, then the rank chunk of each
     /// ranked one: at most 2 rounds, and at most one part of each kind per distinct player.
     /// O(p (log chunks + log k) + p log p) for p players.
-    pub fn rank_among<'q>(&self, parts: &'q impl Parts, players: &[&'q str]) -> Step<FriendsBoard<'q>> {
+    pub fn rank_among<'q>(&self, parts: &'q impl Parts, players: &[&'q str]) -> Step<FriendsBoard<'q>>
+    where
+        'm: 'q,
+    {
         let mut needs = Needs(Vec::new());
         let mut ranked: Vec<(u64, &'q str, Standing, EntryInfo<'q>)> = Vec::with_capacity(players.len());
         let mut unranked: Vec<(usize, &'q str)> = Vec::new();
         for (asked_at, &player) in players.iter().enumerate() {
             // A missing part is recorded in `needs`; the other players still say what they need.
-            let Ok(entry) = self.entry_of(parts, player, &mut needs) else {
+            let Ok(found) = self.entry_of(parts, player, &mut needs) else {
                 continue;
             };
-            let rank = match entry {
-                Some(entry) => match self.rank_of(parts, entry, &mut needs) {
-                    Ok(rank) => rank.map(|rank| (rank, entry.standing(), entry.info())),
+            let rank = match found {
+                Some(found) => match self.rank_of(parts, found, &mut needs) {
+                    Ok(rank) => rank.map(|rank| (rank, found.entry().standing(), found.entry().info())),
                     Err(Pending) => continue,
                 },
                 None => None,
@@ -310,17 +451,39 @@ impl<'m> SnapshotReader<'m> {
                 None => unranked.push((asked_at, player)),
             }
         }
-        needs.step(|| FriendsBoard::of(self.manifest.board_version, ranked, unranked))
+        needs.step(|| FriendsBoard::of(self.board_version(), ranked, unranked))
     }
 
-    /// The player's entry from their lookup chunk, `None` when unranked (without fetching the
-    /// chunk when the manifest says it is empty). O(log k).
+    /// The player's entry, from the patch when it names them, else from their lookup chunk;
+    /// `None` when unranked (without fetching the chunk when the manifest says it is empty).
+    /// O(log k + log p).
     fn entry_of<'c>(
         &self,
         parts: &'c impl Parts,
         player: &str,
         needs: &mut Needs,
-    ) -> Result<Option<&'c SnapshotEntry>, Pending> {
+    ) -> Result<Option<Found<'c>>, Pending>
+    where
+        'm: 'c,
+    {
+        if let Some(layer) = &self.patch {
+            let patch: &'m ManifestPatch = layer.patch;
+            let id = |j: u32| patch.inserted[j as usize].entry.player.as_bytes();
+            if let Ok(k) = layer
+                .by_player
+                .binary_search_by(|&j| id(j).cmp(player.as_bytes()))
+            {
+                let j = layer.by_player[k] as usize;
+                return Ok(Some(Found::Inserted(&patch.inserted[j].entry, j)));
+            }
+            if patch
+                .unranked
+                .binary_search_by(|p| p.as_bytes().cmp(player.as_bytes()))
+                .is_ok()
+            {
+                return Ok(None);
+            }
+        }
         let partition = self.manifest.partition_of(player);
         // An empty partition holds nobody: no need to fetch it to know.
         match self.manifest.lookup_chunks.get(partition) {
@@ -328,19 +491,23 @@ impl<'m> SnapshotReader<'m> {
             _ => return Ok(None),
         }
         match parts.lookup(partition) {
-            Some(chunk) => Ok(chunk.find(player)),
+            Some(chunk) => Ok(chunk.find(player).map(Found::Base)),
             None => needs.missing(Part::Lookup(partition)),
         }
     }
 
-    /// The rank of an entry found in a lookup chunk, from its rank chunk; `None` only when the
-    /// parts disagree. O(log chunks + log k).
+    /// The rank of a found entry: a patched one's from the patch, a base one's from its rank
+    /// chunk; `None` only when the parts disagree. O(log chunks + log k + log p).
     fn rank_of(
         &self,
         parts: &impl Parts,
-        entry: &SnapshotEntry,
+        found: Found<'_>,
         needs: &mut Needs,
     ) -> Result<Option<u64>, Pending> {
+        let entry = match found {
+            Found::Inserted(_, j) => return Ok(self.patch.as_ref().and_then(|l| l.ranks.get(j).copied())),
+            Found::Base(entry) => entry,
+        };
         let standing = entry.standing();
         let Some(i) = self.manifest.rank_chunk_of(&standing, &entry.player) else {
             return Ok(None);
@@ -355,27 +522,68 @@ impl<'m> SnapshotReader<'m> {
             .ok();
         // A place past the chunk's count in the manifest can only come from a wrong chunk.
         let count = self.manifest.rank_chunks[i].count as usize;
-        Ok(place
+        let base_rank = place
             .filter(|&offset| offset < count)
-            .map(|offset| self.entries_before[i] + offset as u64 + 1))
+            .map(|offset| self.entries_before[i] + offset as u64 + 1);
+        Ok(match &self.patch {
+            None => base_rank,
+            Some(layer) => base_rank.map(|b| layer.rank_of_base(b)),
+        })
     }
 
-    /// The entries and the distinct values strictly better than the entry's value. O(log
-    /// chunks + log k), plus the scan described at [`SnapshotReader::player_rank`].
-    fn value_ranks(
+    /// The entries and the distinct values strictly better than `value` at the version read:
+    /// the base's, less what the patch took away, plus what it put in. O(log chunks + log k +
+    /// log p), plus the scan described at [`SnapshotReader::player_rank`].
+    fn value_ranks(&self, parts: &impl Parts, value: i64, needs: &mut Needs) -> Result<(u64, u64), Pending> {
+        let (better, distinct) = self.base_value_ranks(parts, value, needs)?;
+        let Some(layer) = &self.patch else {
+            return Ok((better, distinct));
+        };
+        let patch = layer.patch;
+        let mode = self.manifest.rules.score_mode;
+        let count = |n: usize| n as u64;
+        let removed = count(
+            patch
+                .removed
+                .partition_point(|r| mode.better_value(r.value, value)),
+        );
+        let inserted = count(
+            patch
+                .inserted
+                .partition_point(|i| mode.better_value(i.entry.value, value)),
+        );
+        let gone = count(
+            patch
+                .values_gone
+                .partition_point(|&v| mode.better_value(v, value)),
+        );
+        let appeared = count(
+            patch
+                .values_appeared
+                .partition_point(|&v| mode.better_value(v, value)),
+        );
+        Ok((
+            (better + inserted).saturating_sub(removed),
+            (distinct + appeared).saturating_sub(gone),
+        ))
+    }
+
+    /// The base entries and distinct base values strictly better than `value`, which no base
+    /// entry need hold. O(log chunks + log k), plus the scan described at
+    /// [`SnapshotReader::player_rank`].
+    fn base_value_ranks(
         &self,
         parts: &impl Parts,
-        entry: &SnapshotEntry,
+        value: i64,
         needs: &mut Needs,
-    ) -> Result<Option<(u64, u64)>, Pending> {
+    ) -> Result<(u64, u64), Pending> {
         let chunks = &self.manifest.rank_chunks;
         let mode = self.manifest.rules.score_mode;
-        let value = entry.value;
-        // The first chunk whose last value is not better: where the run of `value` starts. It is
-        // at or before the entry's own chunk, so a consistent manifest always has one.
+        // The first chunk whose last value is not better: where a run of `value` would start.
         let start = chunks.partition_point(|c| mode.better_value(c.last.value, value));
         let Some(chunk_ref) = chunks.get(start) else {
-            return Ok(None);
+            // Every base value is better.
+            return Ok((self.entries_before[start], self.values_before[start]));
         };
         let (better_entries, better_values) = if !mode.better_value(chunk_ref.first_value, value) {
             // The run starts the chunk: nothing in it is better.
@@ -404,16 +612,35 @@ impl<'m> SnapshotReader<'m> {
                 .checked_sub(1)
                 .and_then(|p| chunks.get(p))
                 .is_some_and(|previous| previous.last.value == chunk_ref.first_value);
-        Ok(Some((
+        Ok((
             self.entries_before[start] + better_entries,
-            self.values_before[start] + better_values - u64::from(shared),
-        )))
+            (self.values_before[start] + better_values).saturating_sub(u64::from(shared)),
+        ))
     }
 
-    /// The 1-based rank of the first entry after the position `(at, player)` (one past the
-    /// last rank when none is). Needs the chunk holding the position, unless the position is
-    /// that chunk's last entry. O(log chunks + log k).
+    /// The rank at the version read of the first entry after the position `(at, player)` (one
+    /// past the last rank when none is). Needs the chunk holding the position, unless the
+    /// position is that chunk's last entry. O(log chunks + log k + log p).
     fn first_rank_after(
+        &self,
+        parts: &impl Parts,
+        at: &Standing,
+        player: &str,
+        needs: &mut Needs,
+    ) -> Result<u64, Pending> {
+        let through = self.base_through(parts, at, player, needs)?;
+        let Some(layer) = &self.patch else {
+            return Ok(through + 1);
+        };
+        let rules = &self.manifest.rules;
+        let inserted = layer.patch.inserted.partition_point(|i| {
+            rules.compare((&i.entry.standing(), &i.entry.player), (at, player)) != Ordering::Greater
+        }) as u64;
+        Ok(through - layer.removed_through(through) + inserted + 1)
+    }
+
+    /// The base entries at or before the position `(at, player)`. O(log chunks + log k).
+    fn base_through(
         &self,
         parts: &impl Parts,
         at: &Standing,
@@ -422,11 +649,11 @@ impl<'m> SnapshotReader<'m> {
     ) -> Result<u64, Pending> {
         let rules = &self.manifest.rules;
         let Some(i) = self.manifest.rank_chunk_of(at, player) else {
-            return Ok(self.manifest.total_players + 1);
+            return Ok(self.manifest.total_players);
         };
         let last = &self.manifest.rank_chunks[i].last;
         if rules.compare((&last.standing(), &last.player), (at, player)) == Ordering::Equal {
-            return Ok(self.entries_before[i + 1] + 1);
+            return Ok(self.entries_before[i + 1]);
         }
         let Some(chunk) = parts.rank(i) else {
             return needs.missing(Part::Rank(i));
@@ -434,23 +661,91 @@ impl<'m> SnapshotReader<'m> {
         let through = chunk.entries.partition_point(|e| {
             rules.compare((&e.standing(), &e.player), (at, player)) != Ordering::Greater
         });
-        Ok(self.entries_before[i] + through as u64 + 1)
+        Ok(self.entries_before[i] + through as u64)
     }
 
-    /// The entries of ranks `first ..` (at most `limit`, clipped at the last rank), asking for
-    /// every chunk they span that is not held. O(log chunks + entries).
+    /// The entries of ranks `first ..` at the version read (at most `limit`, clipped at the
+    /// last rank), asking for every base chunk they span that is not held. O(log chunks +
+    /// entries (+ log p each with a patch)).
     fn range<'c>(
         &self,
         parts: &'c impl Parts,
         first: u64,
         limit: usize,
         needs: &mut Needs,
-    ) -> Result<Vec<RankedEntry<'c>>, Pending> {
-        let total = self.manifest.total_players;
+    ) -> Result<Vec<RankedEntry<'c>>, Pending>
+    where
+        'm: 'c,
+    {
+        let total = self.total_players();
         if limit == 0 || first == 0 || first > total {
             return Ok(Vec::new());
         }
         let last = first.saturating_add(limit as u64 - 1).min(total);
+        let Some(layer) = &self.patch else {
+            return self.base_range(parts, first, last, needs);
+        };
+        let ranks = &layer.ranks;
+        let (j_first, j_end) = (
+            ranks.partition_point(|&r| r < first),
+            ranks.partition_point(|&r| r <= last),
+        );
+        // Kept base entries ranked before `first`, and how many the window shows.
+        let kept_before = first - 1 - j_first as u64;
+        let kept = (last - first + 1) - (j_end - j_first) as u64;
+        let base = if kept == 0 {
+            Vec::new()
+        } else {
+            let (from, to) = (
+                layer.kept_base_rank(kept_before + 1),
+                layer.kept_base_rank(kept_before + kept),
+            );
+            if to > self.manifest.total_players {
+                // Only a patch that is not its base's counts this past the base.
+                return Ok(Vec::new());
+            }
+            self.base_range(parts, from, to, needs)?
+        };
+        // Merge the base entries (with the removed ones among them dropped) and the inserted.
+        let removed = &layer.patch.removed;
+        let mut removed_at = removed.partition_point(|r| base.first().is_none_or(|e| r.rank < e.rank));
+        let mut base = base.into_iter().filter(move |e| {
+            while removed_at < removed.len() && removed[removed_at].rank < e.rank {
+                removed_at += 1;
+            }
+            removed.get(removed_at).is_none_or(|r| r.rank != e.rank)
+        });
+        let mut entries = Vec::with_capacity((last - first + 1) as usize);
+        let mut j = j_first;
+        for rank in first..=last {
+            if j < j_end && ranks[j] == rank {
+                let e = &layer.patch.inserted[j].entry;
+                entries.push(RankedEntry {
+                    rank,
+                    player: &e.player,
+                    value: e.value,
+                    achieved_at: e.achieved_at,
+                    info: e.info(),
+                });
+                j += 1;
+            } else if let Some(e) = base.next() {
+                entries.push(RankedEntry { rank, ..e });
+            } else {
+                break;
+            }
+        }
+        Ok(entries)
+    }
+
+    /// The base entries of base ranks `first ..= last` (within the base), asking for every
+    /// chunk they span that is not held. O(log chunks + entries).
+    fn base_range<'c>(
+        &self,
+        parts: &'c impl Parts,
+        first: u64,
+        last: u64,
+        needs: &mut Needs,
+    ) -> Result<Vec<RankedEntry<'c>>, Pending> {
         let chunks = self.chunk_of_rank(first)..=self.chunk_of_rank(last);
         let mut missing = false;
         for i in chunks.clone() {
@@ -483,7 +778,7 @@ impl<'m> SnapshotReader<'m> {
         Ok(entries)
     }
 
-    /// The chunk holding rank `rank` (1 ..= total players). O(log chunks).
+    /// The base chunk holding base rank `rank` (1 ..= base total). O(log chunks).
     fn chunk_of_rank(&self, rank: u64) -> usize {
         // `entries_before[i + 1]` is the last rank of chunk `i`.
         self.entries_before[1..].partition_point(|&through| through < rank)
