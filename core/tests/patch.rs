@@ -13,7 +13,7 @@ use standings_core::snapshot::PublishPath;
 use standings_core::snapshot::read::{Parts, SnapshotReader, Step};
 use standings_core::{
     Board, BoardDigest, BoardRules, ChunkHash, ChunkingOptions, Cursor, LookupChunk, Manifest, ManifestPatch,
-    PlayerId, Profile, Publisher, RankChunk, Root, ScoreEvent,
+    PlayerId, Profile, Publisher, RankChunk, Root, ScoreEvent, Snapshot,
 };
 
 use common::mode_strategy;
@@ -245,6 +245,11 @@ proptest! {
             let parts = held.decode(&base, &sketch);
             let reader = SnapshotReader::over(&base, patch.as_ref()).unwrap();
             reads_equal(&reader, &parts, &board, players)?;
+            let restored = match &patch {
+                Some(p) => Snapshot::restore_patched(&base, &parts.rank, p).unwrap(),
+                None => Snapshot::restore(&base, &parts.rank).unwrap(),
+            };
+            prop_assert_eq!((restored.digest(), restored.version()), (board.digest(), board.version()));
         }
     }
 }

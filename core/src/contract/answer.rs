@@ -75,7 +75,7 @@ pub fn nearby(
     player: &str,
     radius: u64,
 ) -> Step<Option<Vec<u8>>> {
-    let version = reader.manifest().board_version;
+    let version = reader.board_version();
     written(reader.nearby(parts, player, radius), |window| {
         let mut out = Vec::with_capacity(256 + 112 * window.len());
         write_nearby_answer(&mut out, period, version, window.iter().copied());

@@ -851,6 +851,98 @@ impl Snapshot {
     }
 }
 
+impl Snapshot {
+    /// Rebuilds a read-only board at a patch's version from its base manifest, the base's rank
+    /// chunks and the patch: the base is checked as [`Snapshot::restore`] checks it, and the
+    /// patch against it, down to each removed value and each inserted entry's base position.
+    /// O(n + p log p).
+    pub fn restore_patched(
+        base: &Manifest,
+        chunks: &[RankChunk],
+        patch: &ManifestPatch,
+    ) -> Result<Board, DecodeError> {
+        Snapshot::restore(base, chunks)?;
+        patch.check_base(base)?;
+        let rules = base.rules;
+        let mut removed = patch.removed.iter().peekable();
+        let mut removed_players: Vec<&str> = Vec::with_capacity(patch.removed.len());
+        let mut inserted = patch.inserted.iter().peekable();
+        let mut merged: Vec<&SnapshotEntry> = Vec::with_capacity(patch.total_players as usize);
+        let mut base_passed = 0u64;
+        for entry in chunks.iter().flat_map(|c| c.entries.iter()) {
+            while let Some(next) = inserted.next_if(|i| {
+                // A renamed entry keeps its key: it goes before the base entry it replaces.
+                rules.compare(
+                    (&i.entry.standing(), &i.entry.player),
+                    (&entry.standing(), &entry.player),
+                ) != Ordering::Greater
+            }) {
+                if next.base_before != base_passed {
+                    return Err(DecodeError::Inconsistent(
+                        "an inserted entry out of its base place",
+                    ));
+                }
+                merged.push(&next.entry);
+            }
+            base_passed += 1;
+            if let Some(gone) = removed.next_if(|r| r.rank == base_passed) {
+                if gone.value != entry.value {
+                    return Err(DecodeError::Inconsistent(
+                        "a removed value differs from its base entry",
+                    ));
+                }
+                removed_players.push(&entry.player);
+                continue;
+            }
+            merged.push(entry);
+        }
+        for next in inserted {
+            if next.base_before != base_passed {
+                return Err(DecodeError::Inconsistent(
+                    "an inserted entry out of its base place",
+                ));
+            }
+            merged.push(&next.entry);
+        }
+        // Every removed player is unranked now or inserted again, and nobody else is either.
+        removed_players.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        let mut moved: Vec<&str> = patch.inserted.iter().map(|i| i.entry.player.as_str()).collect();
+        moved.extend(patch.unranked.iter().map(String::as_str));
+        moved.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        if removed_players.iter().any(|p| {
+            moved
+                .binary_search_by(|m| m.as_bytes().cmp(p.as_bytes()))
+                .is_err()
+        }) || patch.unranked.iter().any(|u| {
+            removed_players
+                .binary_search_by(|p| p.as_bytes().cmp(u.as_bytes()))
+                .is_err()
+        }) {
+            return Err(DecodeError::Inconsistent(
+                "the patch's players disagree with its base",
+            ));
+        }
+        if merged.windows(2).any(|w| {
+            rules.compare((&w[0].standing(), &w[0].player), (&w[1].standing(), &w[1].player))
+                != Ordering::Less
+        }) {
+            return Err(DecodeError::Inconsistent("patched entries out of rank order"));
+        }
+        let entries = merged.iter().map(|e| (e.player.as_str(), e.standing(), ""));
+        let mut board = Board::from_aggregates(rules, patch.board_version, entries)
+            .map_err(|_| DecodeError::Inconsistent("snapshot larger than a board can hold"))?;
+        for entry in &merged {
+            if let Some(extras) = &entry.extras {
+                board.hold_extras(&entry.player, extras.info());
+            }
+        }
+        if board.total_players() != patch.total_players {
+            return Err(DecodeError::Inconsistent("a player is listed twice"));
+        }
+        Ok(board)
+    }
+}
+
 /// Encodes a run of entries in rank order as a rank chunk, with the manifest's entry for it;
 /// `None` for an empty run. O(entries).
 fn seal(entries: &[EntryRef<'_>]) -> Option<(RankChunkRef, Vec<u8>)> {

@@ -228,6 +228,15 @@ impl Publisher {
             self.path = Some(PublishPath::Patch);
             return publication;
         }
+        self.publish_whole(board)
+    }
+
+    /// Publishes the board's current version as a whole manifest, never a patch: cut
+    /// incrementally from the last one when it can be, else in full. A driver calls it when
+    /// the base has been named long enough: a base keeps serving what the versions after it
+    /// changed (an old score, a name since changed), so its age is bounded as a replaced
+    /// manifest's retention is.
+    pub fn publish_whole(&mut self, board: &Board) -> Publication {
         let publication = self.publish_manifest(board);
         self.base_hash = Some(publication.manifest_hash);
         self.patched = None;
@@ -416,6 +425,8 @@ struct Change<'a> {
     now: Option<Standing>,
     /// What the entry shows now besides its standing.
     info: EntryInfo<'a>,
+    /// What it showed at the last publication.
+    then_info: EntryInfo<'a>,
 }
 
 /// Each player the deltas change, once, sorted by id bytes: their standing before the first
@@ -442,6 +453,7 @@ fn changed_players<'a>(deltas: impl Iterator<Item = &'a Delta>, partitions: usiz
                 then: first.before,
                 now: latest.after,
                 info,
+                then_info: first.extras_before.info(),
             });
         }
     }
@@ -463,6 +475,22 @@ fn patch_over(
     // An entry in a patch takes at least 24 bytes: fail early on what cannot fit.
     let changes = changed_players(deltas, 1);
     if changes.len().saturating_mul(24) > max_bytes {
+        return None;
+    }
+    // A name or country taken back (a rename, a player gone anonymous) must leave the parts
+    // served, and the base would keep showing it: such a version is published whole. A new
+    // best's metadata replacing the old is not taken back: it is history, like the old score.
+    let taken_back = |c: &Change<'_>| {
+        let (then, now) = (
+            c.then_info.for_audience(Audience::Public),
+            c.info.for_audience(Audience::Public),
+        );
+        let changed = |was: Option<&str>, is: Option<&str>| was.is_some() && was != is;
+        changed(then.display_name, now.display_name)
+            || changed(then.country, now.country)
+            || (c.info.anonymous && !then.is_empty())
+    };
+    if changes.iter().any(taken_back) {
         return None;
     }
     let rules = base.rules;

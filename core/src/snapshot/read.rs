@@ -232,8 +232,9 @@ impl<'m> SnapshotReader<'m> {
         Ok(reader)
     }
 
-    /// The base manifest read. O(1).
-    pub fn manifest(&self) -> &'m Manifest {
+    /// The manifest read: with a patch, its base, whose version is not the one read
+    /// ([`SnapshotReader::board_version`]). O(1).
+    pub fn base(&self) -> &'m Manifest {
         self.manifest
     }
 
