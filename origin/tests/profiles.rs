@@ -1360,8 +1360,18 @@ async fn snapshot_parts(names: &Names, head: &Value) -> Vec<(String, Vec<u8>)> {
     let manifest_path = format!("/v1/snapshots/manifests/{}", head["manifest"].as_str().unwrap());
     let (status, _, bytes) = names.service.get_raw(&manifest_path, Some(ADMIN), &[]).await;
     assert_eq!(status, StatusCode::OK, "{manifest_path}");
-    let manifest = standings_core::Manifest::decode(&bytes).unwrap();
     let mut parts = vec![(manifest_path, bytes.to_vec())];
+    // A patch names its base manifest, whose chunks it reads over: both are served parts.
+    let manifest = match standings_core::Root::decode(&bytes).unwrap() {
+        standings_core::Root::Manifest(manifest) => manifest,
+        standings_core::Root::Patch(patch) => {
+            let base_path = format!("/v1/snapshots/manifests/{}", patch.base);
+            let (status, _, bytes) = names.service.get_raw(&base_path, Some(ADMIN), &[]).await;
+            assert_eq!(status, StatusCode::OK, "{base_path}");
+            parts.push((base_path, bytes.to_vec()));
+            standings_core::Manifest::decode(&bytes).unwrap()
+        }
+    };
     let hashes = manifest
         .rank_chunks
         .iter()

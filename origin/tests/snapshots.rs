@@ -16,13 +16,14 @@ use std::time::Duration;
 use axum::http::{Method, StatusCode};
 use common::*;
 use serde_json::{Value, json};
-use standings_core::{BoardDigest, LookupChunk, Manifest, RankChunk, Snapshot};
+use standings_core::{BoardDigest, LookupChunk, Manifest, RankChunk, Root, Snapshot};
 use standings_origin::clock::{Clock, format_rfc3339, parse_rfc3339};
 use standings_origin::config::{Config, Role, TokenConfig};
 
 on_both_databases!(
     a_first_head_publishes_and_its_parts_restore_the_board,
     a_changed_board_is_published_again_after_the_interval_reusing_most_parts,
+    a_changed_board_is_published_as_a_patch_over_its_last_manifest,
     parts_are_immutable_answer_304_and_refuse_bad_hashes,
     a_bundle_answers_the_chunks_named_in_order_or_nothing,
     a_period_head_is_resolved_as_reads_resolve_it,
@@ -301,11 +302,12 @@ async fn a_first_head_publishes_and_its_parts_restore_the_board(db: Db) {
     assert_eq!(snap.metric("standings_snapshot_instances").await, 1.0);
 }
 
-/// After an event, the head stays on its publication until the interval passes on the clock;
-/// then a round publishes a higher version whose manifest reuses most chunks. The replaced
-/// manifest and the chunk only it named stay fetchable for the retention, then answer 404.
+/// With every version published whole (`max_patch_bytes = 0`): after an event, the head stays
+/// on its publication until the interval passes on the clock; then a round publishes a higher
+/// version whose manifest reuses most chunks. The replaced manifest and the chunk only it named
+/// stay fetchable for the retention, then answer 404.
 async fn a_changed_board_is_published_again_after_the_interval_reusing_most_parts(db: Db) {
-    let snap = Snap::start(db).await;
+    let snap = Snap::start_with(db, |c| c.snapshots.max_patch_bytes = 0).await;
     snap.seed().await;
     let (first, _) = snap.head(HEAD).await;
     let old = snap.manifest(&first).await;
@@ -397,6 +399,81 @@ async fn a_changed_board_is_published_again_after_the_interval_reusing_most_part
     snap.round_at(moved_at + RETENTION_MS + INTERVAL_MS).await;
     let parts = 1 + new.part_hashes().collect::<std::collections::HashSet<_>>().len();
     assert_eq!(snap.metric("standings_snapshot_parts_held").await, parts as f64);
+}
+
+/// By default a changed board's next version is a patch over its last manifest: the head names
+/// the patch, which names that manifest as its base and no new chunk, only the version's
+/// sketch; base, chunks and patch restore the origin's board at the new version. Past
+/// `max_patch_bytes` the next version is a whole manifest again, and the patch before it and
+/// its sketch go on their retention while the old base, still named by nothing, goes too.
+async fn a_changed_board_is_published_as_a_patch_over_its_last_manifest(db: Db) {
+    let snap = Snap::start_with(db, |c| c.snapshots.max_patch_bytes = 2_048).await;
+    snap.seed().await;
+    let (first, _) = snap.head(HEAD).await;
+    let base = snap.manifest(&first).await;
+    let mover = 2_321;
+    let (status, body) = snap
+        .service
+        .submit(&event("move-1", &player(mover), value_of(mover) + 3, DAY))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let moved_at = ms(NOW) + INTERVAL_MS;
+    snap.round_at(moved_at).await;
+    let (second, _) = snap.head(HEAD).await;
+    let patch_path = format!("/v1/snapshots/manifests/{}", second["manifest"].as_str().unwrap());
+    let (status, _, bytes) = snap.fetch(&patch_path, Some(EDGE)).await;
+    assert_eq!(status, StatusCode::OK);
+    let Root::Patch(patch) = Root::decode(&bytes).unwrap() else {
+        panic!("one move is published as a patch");
+    };
+    assert_eq!(patch.base.to_string(), first["manifest"].as_str().unwrap());
+    assert_eq!(patch.board_version, second["board_version"].as_u64().unwrap());
+    assert_eq!((patch.removed.len(), patch.inserted.len()), (1, 1));
+    let sketch = format!("/v1/snapshots/chunks/{}", patch.sketch);
+    assert_eq!(snap.fetch(&sketch, Some(EDGE)).await.0, StatusCode::OK);
+    let restored = Snapshot::restore_patched(&base, &snap.rank_chunks(&base).await, &patch).unwrap();
+    let (_, rank) = snap
+        .service
+        .call(
+            Method::GET,
+            &format!("/v1/leaderboards/{BOARD}/players/{}/rank", player(mover)),
+            Some(EDGE),
+            None,
+        )
+        .await;
+    assert_eq!(
+        restored.player_rank(&player(mover)).unwrap().entry.rank,
+        rank["rank"].as_u64().unwrap()
+    );
+    assert_eq!(restored.version(), patch.board_version);
+    // More moves than 2 KB of patch holds: the next version is whole again.
+    let events: Vec<Value> = (0..200)
+        .map(|i| {
+            event(
+                &format!("move-many-{i}"),
+                &player(i * 7),
+                value_of(i * 7) + 11,
+                DAY,
+            )
+        })
+        .collect();
+    let (status, body) = snap.service.submit_batch(&events).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    snap.round_at(moved_at + INTERVAL_MS).await;
+    let (third, _) = snap.head(HEAD).await;
+    let whole = snap.manifest(&third).await;
+    assert_eq!(whole.board_version, third["board_version"].as_u64().unwrap());
+    let restored = Snapshot::restore(&whole, &snap.rank_chunks(&whole).await).unwrap();
+    assert_eq!(restored.total_players(), PLAYERS as u64);
+    // The patch and its sketch stay for the retention, then go.
+    snap.clock.set(moved_at + INTERVAL_MS + RETENTION_MS);
+    for path in [&patch_path, &sketch] {
+        refused(
+            &snap.fetch(path, Some(EDGE)).await,
+            StatusCode::NOT_FOUND,
+            "SNAPSHOT_PART_NOT_FOUND",
+        );
+    }
 }
 
 /// A part answers with its bytes, `application/octet-stream`, an immutable Cache-Control and

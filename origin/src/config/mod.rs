@@ -644,7 +644,7 @@ mod tests {
     fn snapshots_default_and_are_checked() {
         assert_eq!(parse("").unwrap().snapshots, SnapshotsConfig::default());
         let config = parse(
-            "[snapshots]\ninterval_ms = 250\nretention_seconds = 30\nhead_max_age_seconds = 2\nidle_seconds = 60\nmax_instances = 100\nmax_instances_per_board = 4\n",
+            "[snapshots]\ninterval_ms = 250\nretention_seconds = 30\nhead_max_age_seconds = 2\nidle_seconds = 60\nmax_instances = 100\nmax_instances_per_board = 4\nmax_patch_bytes = 0\n",
         )
         .unwrap();
         assert_eq!(
@@ -656,6 +656,7 @@ mod tests {
                 idle_seconds: 60,
                 max_instances: 100,
                 max_instances_per_board: 4,
+                max_patch_bytes: 0,
             }
         );
         for (table, says) in [
@@ -668,6 +669,10 @@ mod tests {
             ("idle_seconds = 0", "snapshots.idle_seconds = 0 must be from 1"),
             ("max_instances = 0", "must each be at least 1"),
             ("max_instances_per_board = 0", "must each be at least 1"),
+            (
+                "max_patch_bytes = 100",
+                "snapshots.max_patch_bytes = 100 must be 0",
+            ),
             ("interval = 5", "unknown field `interval`"),
         ] {
             let refused = parse(&format!("[snapshots]\n{table}\n"))

@@ -24,6 +24,10 @@ pub struct SnapshotsConfig {
     /// The most instances of one board followed at once (its current periods and the closed
     /// ones edges read), under the same rule.
     pub max_instances_per_board: usize,
+    /// The most bytes a version published as a patch over the last whole manifest may take;
+    /// past it a whole manifest is published, which later patches build on. 0 publishes every
+    /// version whole.
+    pub max_patch_bytes: usize,
 }
 
 impl Default for SnapshotsConfig {
@@ -35,6 +39,7 @@ impl Default for SnapshotsConfig {
             idle_seconds: 600,
             max_instances: 1_024,
             max_instances_per_board: 16,
+            max_patch_bytes: standings_core::snapshot::DEFAULT_MAX_PATCH_BYTES,
         }
     }
 }
@@ -69,6 +74,12 @@ impl SnapshotsConfig {
             return Err(format!(
                 "snapshots.retention_seconds = {} must be at most 86400",
                 self.retention_seconds
+            ));
+        }
+        if self.max_patch_bytes != 0 && !(1_024..=16 * 1_024 * 1_024).contains(&self.max_patch_bytes) {
+            return Err(format!(
+                "snapshots.max_patch_bytes = {} must be 0 (every version whole) or from 1024 to 16777216",
+                self.max_patch_bytes
             ));
         }
         if self.max_instances == 0 || self.max_instances_per_board == 0 {

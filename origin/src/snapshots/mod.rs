@@ -38,6 +38,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use bytes::Bytes;
+use standings_core::snapshot::PublishPath;
 use standings_core::{Board, BoardId, BoardRules, ChunkHash, ChunkingOptions, Publisher};
 
 pub use self::error::SnapshotsError;
@@ -113,6 +114,8 @@ struct Publishing {
     /// Every part its head names (the manifest and its chunks), sorted, each once.
     named: Vec<ChunkHash>,
     published: Option<Published>,
+    /// When its last whole manifest, the base of the patches since, was published.
+    base_at_ms: Option<i64>,
     /// Set once the instance left the map: it is not published again and names nothing.
     forgotten: bool,
 }
@@ -421,9 +424,10 @@ impl Snapshots {
                         slot: Mutex::new(Arc::downgrade(slot)),
                         asked_ms: AtomicI64::new(now_ms),
                         publishing: Mutex::new(Publishing {
-                            publisher: Publisher::new(ChunkingOptions::default()),
+                            publisher: self.publisher(),
                             named: Vec::new(),
                             published: None,
+                            base_at_ms: None,
                             forgotten: false,
                         }),
                         head: Mutex::new(None),
@@ -521,7 +525,7 @@ impl Snapshots {
                 // Another board object now (a period installed or restored anew): a publisher
                 // that follows one board's changes starts over, handing out every part again
                 // (the store keeps one copy of each).
-                publishing.publisher = Publisher::new(ChunkingOptions::default());
+                publishing.publisher = self.publisher();
             }
             let version = slot.read().version();
             let asked = instance.asked_ms.load(Ordering::Relaxed);
@@ -567,13 +571,19 @@ impl Snapshots {
     fn publish(&self, instance: &Instance, publishing: &mut Publishing, slot: &BoardSlot, now_ms: i64) {
         let game = &instance.game;
         let (mut took, mut new_bytes, mut fresh) = (std::time::Duration::ZERO, 0, false);
+        // A base keeps serving what later versions changed: it is replaced by a whole manifest
+        // once it is as old as a replaced part's retention.
+        let retention_ms = ms(self.config.retention_seconds).saturating_mul(1000);
+        let whole = publishing
+            .base_at_ms
+            .is_none_or(|at| now_ms.saturating_sub(at) >= retention_ms);
         let ((board_version, manifest_hash), named, added, removed, mut parts) = loop {
             let began = Instant::now();
-            let publication = read_and_publish(&mut publishing.publisher, slot);
+            let publication = read_and_publish(&mut publishing.publisher, slot, whole);
             took += began.elapsed();
             let named = named_by(&publication);
             let (added, removed) = parts::changes(&publishing.named, &named);
-            let manifest = (publication.manifest.board_version, publication.manifest_hash);
+            let manifest = (publication.board_version(), publication.manifest_hash);
             let mut parts = self.parts.lock_unpoisoned();
             new_bytes += store_parts(&mut parts, publication, game, now_ms);
             // What both versions name is held, as this instance names it; what only the new
@@ -597,7 +607,7 @@ impl Snapshots {
                 instance.key.0,
                 instance.key.1
             );
-            publishing.publisher = Publisher::new(ChunkingOptions::default());
+            publishing.publisher = self.publisher();
             fresh = true;
         };
         // Only what changed is counted again: a part both versions share keeps its count.
@@ -606,6 +616,9 @@ impl Snapshots {
         self.note_held(&parts);
         drop(parts);
         publishing.named = named;
+        if publishing.publisher.last_path() != Some(PublishPath::Patch) {
+            publishing.base_at_ms = Some(now_ms);
+        }
         publishing.published = Some(Published {
             board_version,
             at_ms: now_ms,
@@ -640,6 +653,12 @@ impl Snapshots {
         }
     }
 
+    /// A publisher for one instance: versions go out as patches over the last manifest while
+    /// they fit `max_patch_bytes`, so a version costs the edge what changed.
+    fn publisher(&self) -> Publisher {
+        Publisher::patching(ChunkingOptions::default(), self.config.max_patch_bytes)
+    }
+
     /// Sets the gauges of the parts held.
     fn note_held(&self, parts: &PartStore) {
         let metrics = &self.metrics.snapshots;
@@ -657,20 +676,24 @@ impl Snapshots {
 /// under the lock much faster than the build (which encodes and hashes every entry), so the
 /// writer does not wait for the whole build; the copy costs the board's memory again until the
 /// build ends. O(the publication), plus O(n) for a copy.
-fn read_and_publish(publisher: &mut Publisher, slot: &BoardSlot) -> standings_core::Publication {
+fn read_and_publish(publisher: &mut Publisher, slot: &BoardSlot, whole: bool) -> standings_core::Publication {
     let board = slot.read();
-    let whole = schedule::builds_from_a_copy(
-        publisher.published_version(),
+    let copy = schedule::builds_from_a_copy(
+        publisher.manifest_version(),
         board.oldest_held_version(),
         board.version(),
         board.total_players(),
     );
-    if whole {
+    let publish = |publisher: &mut Publisher, board: &Board| match whole {
+        true => publisher.publish_whole(board),
+        false => publisher.publish(board),
+    };
+    if copy {
         let copy = board.clone();
         drop(board);
-        publisher.publish(&copy)
+        publish(publisher, &copy)
     } else {
-        publisher.publish(&board)
+        publish(publisher, &board)
     }
 }
 
@@ -678,7 +701,7 @@ fn read_and_publish(publisher: &mut Publisher, slot: &BoardSlot) -> standings_co
 /// once (two empty lookup partitions are one chunk). O(chunks log chunks).
 fn named_by(publication: &standings_core::Publication) -> Vec<ChunkHash> {
     let mut named: Vec<ChunkHash> = std::iter::once(publication.manifest_hash)
-        .chain(publication.manifest.part_hashes())
+        .chain(publication.part_hashes())
         .collect();
     named.sort_unstable();
     named.dedup();

@@ -77,7 +77,7 @@ pub(crate) fn due(
 /// is short.
 pub(crate) const COPY_FROM_PLAYERS: u64 = 10_000;
 
-/// Whether a publisher that last published `published_version` (`None`: never) reads a copy
+/// Whether a publisher whose last manifest is at `published_version` (`None`: never) reads a copy
 /// of a board of `total_players` rather than the board itself under its lock: when it will
 /// build the whole snapshot, because it never published or the board no longer holds the
 /// changes since (its history starts at `oldest_held_version`, its version is

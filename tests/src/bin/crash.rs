@@ -46,8 +46,8 @@ use std::time::{Duration, Instant};
 
 use standings_core::interval::RankSketch;
 use standings_core::{
-    BoardDigest, BoardRules, LookupChunk, Manifest, Position, RankChunk, ScoreEvent, ScoreMode, Snapshot,
-    Standing, View, ViewState,
+    BoardDigest, BoardRules, LookupChunk, Manifest, Position, RankChunk, Root, ScoreEvent, ScoreMode,
+    Snapshot, Standing, View, ViewState,
 };
 use standings_tests::harness::{self, Options};
 use standings_tests::http::{Answer, HttpConn};
@@ -1790,15 +1790,46 @@ async fn snapshot_round(
     if BoardDigest::of(bytes).to_string() != manifest_name {
         return Err(wrong(format!("its manifest {manifest_name} is other bytes")));
     }
-    let manifest =
-        Manifest::decode(bytes).map_err(|e| wrong(format!("its manifest does not decode: {e}")))?;
-    if manifest.board_version != version {
-        return Err(wrong(format!(
-            "its manifest is of version {}",
-            manifest.board_version
-        )));
+    let root = Root::decode(bytes).map_err(|e| wrong(format!("its manifest does not decode: {e}")))?;
+    // A patch reads over its base manifest: fetched the same way, and checked against it below.
+    let (manifest, patch) = match root {
+        Root::Manifest(manifest) => (manifest, None),
+        Root::Patch(patch) => {
+            let base = patch.base.to_string();
+            let answer = conn
+                .get(&format!("/v1/snapshots/manifests/{base}"))
+                .await
+                .map_err(broke)?;
+            if answer.status != 200 {
+                return Err(wrong(format!(
+                    "the base manifest {base} of its patch answered {}{}",
+                    answer.status,
+                    served_by(conn, &answer, "; served")
+                )));
+            }
+            let bytes = conn.body(&answer);
+            if BoardDigest::of(bytes) != patch.base {
+                return Err(wrong(format!("its base manifest {base} is other bytes")));
+            }
+            let manifest = Manifest::decode(bytes)
+                .map_err(|e| wrong(format!("its base manifest does not decode: {e}")))?;
+            (manifest, Some(patch))
+        }
+    };
+    let (held_version, total, sketch_hash) = patch.as_ref().map_or(
+        (manifest.board_version, manifest.total_players, manifest.sketch),
+        |p| (p.board_version, p.total_players, p.sketch),
+    );
+    if held_version != version {
+        return Err(wrong(format!("its manifest is of version {held_version}")));
     }
-    let names: Vec<BoardDigest> = manifest.part_hashes().collect();
+    let names: Vec<BoardDigest> = manifest
+        .rank_chunks
+        .iter()
+        .map(|c| c.hash)
+        .chain(manifest.lookup_chunks.iter().map(|c| c.hash))
+        .chain(std::iter::once(sketch_hash))
+        .collect();
     let mut parts: Vec<Vec<u8>> = Vec::with_capacity(names.len());
     if round % 3 == 2 {
         for name in &names {
@@ -1853,12 +1884,12 @@ async fn snapshot_round(
     watching.chunks.fetch_add(parts.len() as u64, Ordering::Relaxed);
     let (rank_parts, rest) = parts.split_at(manifest.rank_chunks.len());
     let (lookup_parts, sketch) = rest.split_at(manifest.lookup_chunks.len());
-    let sketch = RankSketch::decode(sketch.first().map_or(&[][..], Vec::as_slice), &manifest.sketch)
-        .map_err(|e| wrong(format!("its sketch {} does not decode: {e}", manifest.sketch)))?;
-    if sketch.total_players != manifest.total_players {
+    let sketch = RankSketch::decode(sketch.first().map_or(&[][..], Vec::as_slice), &sketch_hash)
+        .map_err(|e| wrong(format!("its sketch {sketch_hash} does not decode: {e}")))?;
+    if sketch.total_players != total {
         return Err(wrong(format!(
-            "its sketch counts {} players, its manifest {}",
-            sketch.total_players, manifest.total_players
+            "its sketch counts {} players, its manifest {total}",
+            sketch.total_players
         )));
     }
     let mut rank_chunks = Vec::with_capacity(rank_parts.len());
@@ -1880,8 +1911,11 @@ async fn snapshot_round(
             .entries
             .len() as u64;
     }
-    let restored = Snapshot::restore(&manifest, &rank_chunks)
-        .map_err(|e| wrong(format!("its chunks do not restore the board: {e}")))?;
+    let restored = match &patch {
+        Some(patch) => Snapshot::restore_patched(&manifest, &rank_chunks, patch),
+        None => Snapshot::restore(&manifest, &rank_chunks),
+    }
+    .map_err(|e| wrong(format!("its chunks do not restore the board: {e}")))?;
     if restored.version() != version || looked_up != manifest.total_players {
         return Err(wrong(format!(
             "restored at version {} with {looked_up} players looked up of {}",
