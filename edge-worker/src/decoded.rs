@@ -11,13 +11,15 @@ use std::rc::Rc;
 
 use standings_core::interval::RankSketch;
 use standings_core::snapshot::read::Parts;
-use standings_core::{ChunkHash, LookupChunk, Manifest, RankChunk, SnapshotEntry};
+use standings_core::{ChunkHash, LookupChunk, Manifest, ManifestPatch, RankChunk, SnapshotEntry};
 
 /// One decoded part.
 #[derive(Clone, Debug)]
 pub enum Decoded {
     /// A manifest.
     Manifest(Rc<Manifest>),
+    /// A patch over a manifest.
+    Patch(Rc<ManifestPatch>),
     /// A rank chunk.
     Rank(Rc<RankChunk>),
     /// A lookup chunk.
@@ -46,6 +48,18 @@ impl Decoded {
                         .map(|c| size_of_val(c) + c.last.player.capacity())
                         .sum::<usize>()
                     + size_of_val(m.lookup_chunks.as_slice())
+            }
+            Decoded::Patch(p) => {
+                size_of::<ManifestPatch>()
+                    + size_of_val(p.removed.as_slice())
+                    + p.inserted
+                        .iter()
+                        .map(|i| size_of_val(i) + i.entry.player.capacity())
+                        .sum::<usize>()
+                    + p.unranked
+                        .iter()
+                        .map(|u| size_of_val(u) + u.capacity())
+                        .sum::<usize>()
             }
             Decoded::Rank(c) => size_of::<RankChunk>() + entries(&c.entries),
             Decoded::Lookup(c) => size_of::<LookupChunk>() + entries(&c.entries),

@@ -10,7 +10,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use standings_core::json::{PeriodFields, RFC3339_RANGE_MS, parse_rfc3339, write_rfc3339};
-use standings_core::{Board, BoardDigest, BoardRules, ChunkingOptions, ScoreMode, Snapshot};
+use standings_core::{
+    Board, BoardDigest, BoardRules, ChunkingOptions, Publication, Publisher, ScoreMode, Snapshot,
+};
 
 use http::HeaderMap;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
@@ -123,6 +125,34 @@ impl FakeOrigin {
         self.instances.borrow_mut().clear();
     }
 
+    /// Publishes `board` as the current head of `board_path` with `publisher`, as the origin
+    /// does: a whole manifest, or a patch over the last one. Returns the publication.
+    pub fn publish_with(
+        &self,
+        board_path: &str,
+        publisher: &mut Publisher,
+        board: &Board,
+        period: &PeriodFields<'_>,
+        published_at_ms: i64,
+    ) -> Publication {
+        let publication = publisher.publish(board);
+        {
+            let mut parts = self.parts.borrow_mut();
+            parts.insert(
+                publication.manifest_hash.to_string(),
+                publication.manifest_bytes.clone(),
+            );
+            for (hash, bytes) in &publication.new_parts {
+                parts.insert(hash.to_string(), bytes.clone());
+            }
+        }
+        let head = head_text(board, period, &publication.manifest_hash, published_at_ms);
+        self.heads
+            .borrow_mut()
+            .insert(head_key(board_path, ""), (head, period.start_ms.is_none()));
+        publication
+    }
+
     /// Holds the parts of `board`'s snapshot and returns the head that names it.
     fn snapshot_head(&self, board: &Board, period: &PeriodFields<'_>, published_at_ms: i64) -> Vec<u8> {
         let snapshot = Snapshot::build_with(board, SMALL_CHUNKS);
@@ -141,24 +171,7 @@ impl FakeOrigin {
             parts.insert(l.hash.to_string(), bytes.clone());
         }
         parts.insert(snapshot.manifest.sketch.to_string(), snapshot.sketch.clone());
-        let time = |ms: Option<i64>| match ms {
-            None => "null".to_string(),
-            Some(ms) => {
-                let mut out = Vec::new();
-                write_rfc3339(&mut out, ms);
-                format!("\"{}\"", String::from_utf8(out).unwrap())
-            }
-        };
-        let head = format!(
-            r#"{{"period":"{}","period_key":"{}","period_start":{},"period_end":{},"board_version":{},"manifest":"{manifest_hash}","published_at":{},"interval_ms":1000}}"#,
-            period.kind,
-            period.key,
-            time(period.start_ms),
-            time(period.end_ms),
-            board.version(),
-            time(Some(published_at_ms)),
-        );
-        head.into_bytes()
+        head_text(board, period, &manifest_hash, published_at_ms)
     }
 
     /// The head of a head request's `g/m/s/c?query`: the current one without `at`; with one,
@@ -325,6 +338,33 @@ impl FakeOrigin {
 }
 
 /// `g/m/s/c?query`, or `g/m/s/c` for an empty query: how heads are found.
+/// A head naming `manifest_hash` for `board` at `period`, as the origin prints it.
+fn head_text(
+    board: &Board,
+    period: &PeriodFields<'_>,
+    manifest_hash: &BoardDigest,
+    published_at_ms: i64,
+) -> Vec<u8> {
+    let time = |ms: Option<i64>| match ms {
+        None => "null".to_string(),
+        Some(ms) => {
+            let mut out = Vec::new();
+            write_rfc3339(&mut out, ms);
+            format!("\"{}\"", String::from_utf8(out).unwrap())
+        }
+    };
+    let head = format!(
+        r#"{{"period":"{}","period_key":"{}","period_start":{},"period_end":{},"board_version":{},"manifest":"{manifest_hash}","published_at":{},"interval_ms":1000}}"#,
+        period.kind,
+        period.key,
+        time(period.start_ms),
+        time(period.end_ms),
+        board.version(),
+        time(Some(published_at_ms)),
+    );
+    head.into_bytes()
+}
+
 fn head_key(board_path: &str, query: &str) -> String {
     if query.is_empty() {
         board_path.to_string()

@@ -16,8 +16,8 @@ use standings_core::json::{
 };
 use standings_core::profile::Metadata;
 use standings_core::{
-    Audience, Board, BoardId, BoardRules, Cursor, CursorBinding, Extras, Profile, RankedEntry, ScoreMode,
-    Standing,
+    Audience, Board, BoardId, BoardRules, Cursor, CursorBinding, Extras, Profile, Publisher, RankedEntry,
+    ScoreEvent, ScoreMode, Standing,
 };
 
 use crate::auth::sign_jwt;
@@ -1156,6 +1156,70 @@ fn one_read_refreshes_an_expired_head() {
     );
     assert_eq!(second.header("x-standings-stale"), None);
     assert_eq!(world.get(TOP).header("x-standings-board-version"), Some("6"));
+}
+
+/// A version published as a patch over the manifest before it reads byte for byte as the board
+/// does at that version, and costs the isolate that held the manifest only the patch (and
+/// the chunks a read needs): the base manifest is fetched once for both versions.
+#[test]
+fn a_patched_version_reads_as_the_board_and_costs_the_patch() {
+    let world = World::new(&[]);
+    let mut b = board(3000, 41, 0);
+    let mut publisher = Publisher::patching(crate::fake::SMALL_CHUNKS, 64 * 1024);
+    let first = world
+        .origin
+        .publish_with(BOARD, &mut publisher, &b, &ALL_TIME, PUBLISHED);
+    assert!(first.patch.is_none());
+    let base = "/v1/leaderboards/g/m/s/global";
+    assert_eq!(world.get(&format!("{base}/players/p0100/rank")).status, 200);
+    for i in 0..40 {
+        let player = format!("p{:04}", i * 71);
+        let event = ScoreEvent::new(&format!("move-{i}"), &player, 2_000 + i as i64, NOW).unwrap();
+        b.apply(&event).unwrap();
+    }
+    let second = world
+        .origin
+        .publish_with(BOARD, &mut publisher, &b, &ALL_TIME, PUBLISHED + 1_000);
+    let patch = second.patch.as_ref().expect("40 moves fit a patch");
+    assert_eq!(patch.base, first.manifest_hash);
+    world.clock.advance(1_001);
+    let (expected, _) = expected_top(&b, &ALL_TIME, 100, None);
+    assert_eq!(
+        text(&world.get(&format!("{TOP}?limit=100"))),
+        String::from_utf8(expected).unwrap()
+    );
+    for i in (0..3000).step_by(71).chain([1, 2999]) {
+        let player = format!("p{i:04}");
+        let mut expected = Vec::new();
+        write_rank_answer(&mut expected, &ALL_TIME, &b.player_rank(&player).unwrap());
+        let answer = world.get(&format!("{base}/players/{player}/rank"));
+        assert_eq!(
+            answer.header("x-standings-board-version"),
+            Some(b.version().to_string().as_str())
+        );
+        assert_eq!(text(&answer), String::from_utf8(expected).unwrap(), "{player}");
+        let window = b.nearby(&player, 5).unwrap();
+        let mut expected = Vec::new();
+        write_nearby_answer(&mut expected, &ALL_TIME, b.version(), window.iter().copied());
+        let answer = world.get(&format!("{base}/players/{player}/nearby?radius=5"));
+        assert_eq!(text(&answer), String::from_utf8(expected).unwrap(), "{player}");
+    }
+    let asked = ["p0071", "p0100", "ghost", "p2982"];
+    let mut expected = Vec::new();
+    write_friends_answer(&mut expected, &ALL_TIME, &b.rank_among(&asked));
+    let body = serde_json::to_vec(&json!({ "player_ids": asked })).unwrap();
+    let answer = world.send("POST", &format!("{base}/rank-players"), None, &body);
+    assert_eq!(text(&answer), String::from_utf8(expected).unwrap());
+    assert_eq!(
+        world.origin.count(&first.manifest_hash.to_string()),
+        1,
+        "the base, once"
+    );
+    assert_eq!(
+        world.origin.count(&second.manifest_hash.to_string()),
+        1,
+        "the patch, once"
+    );
 }
 
 /// A refreshed head is used by the isolate's other reads only once its manifest is held: a

@@ -188,7 +188,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 // The new head reaches the isolate's other reads only with its manifest
                 // decoded: meanwhile they answer from the head held, rather than each fetch and
                 // decode the same manifest (the largest part, hundreds of KB on a large board).
-                if let Err(stop) = self.manifest(&head, spend).await {
+                if let Err(stop) = self.version(&head, spend).await {
                     if let Some(held) = self.state.borrow_mut().heads.get_mut(&key) {
                         held.refreshing_since = None;
                     }

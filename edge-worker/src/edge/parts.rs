@@ -9,8 +9,10 @@ use futures_util::future::join_all;
 use http::StatusCode;
 use standings_core::contract::head::Head;
 use standings_core::interval::RankSketch;
-use standings_core::snapshot::read::{Part, Step};
-use standings_core::{BoardDigest, ChunkHash, DecodeError, LookupChunk, Manifest, RankChunk};
+use standings_core::snapshot::read::{Part, SnapshotReader, Step};
+use standings_core::{
+    BoardDigest, ChunkHash, DecodeError, LookupChunk, Manifest, ManifestPatch, RankChunk, Root,
+};
 
 use super::{Edge, FOREVER_SECONDS, Fallback, Spend, Stop};
 use crate::decoded::{Decoded, QueryParts};
@@ -22,6 +24,22 @@ const MAX_BUNDLE_CHUNKS: usize = 200;
 /// The most chunks a step fetches one by one: a Worker keeps 6 connections open per request,
 /// so more would wait for each other, and one bundle is faster.
 const MAX_ONE_BY_ONE: usize = 6;
+
+/// A head's snapshot as the isolate holds it: the manifest, and the patch over it when the
+/// head names one.
+pub(super) struct Version {
+    /// What the head names.
+    root: ChunkHash,
+    base: Rc<Manifest>,
+    patch: Option<Rc<ManifestPatch>>,
+}
+
+impl Version {
+    /// The reader of this version. O(chunks + patch).
+    pub(super) fn reader(&self) -> Result<SnapshotReader<'_>, Stop> {
+        SnapshotReader::over(&self.base, self.patch.as_deref()).map_err(|e| bad_part(&self.root, e))
+    }
+}
 
 /// Which snapshot path a part is fetched from.
 #[derive(Clone, Copy, Debug)]
@@ -82,28 +100,52 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         }
     }
 
-    /// The head's manifest, decoded.
-    pub(super) async fn manifest(&self, head: &Head, spend: &mut Spend) -> Result<Rc<Manifest>, Stop> {
-        let held = self.state.borrow_mut().decoded.get(&head.manifest);
-        if let Some(Decoded::Manifest(m)) = held {
+    /// The head's snapshot, decoded: its manifest, or its patch and the manifest it patches
+    /// (the base stays held across the versions patched over it, so a new version costs the
+    /// patch).
+    pub(super) async fn version(&self, head: &Head, spend: &mut Spend) -> Result<Version, Stop> {
+        match self.root(&head.manifest, spend).await? {
+            Decoded::Manifest(base) => Ok(Version {
+                root: head.manifest,
+                base,
+                patch: None,
+            }),
+            Decoded::Patch(patch) => match self.root(&patch.base, spend).await? {
+                Decoded::Manifest(base) => Ok(Version {
+                    root: head.manifest,
+                    base,
+                    patch: Some(patch),
+                }),
+                _ => Err(bad_part(
+                    &patch.base,
+                    DecodeError::Inconsistent("a patch's base is not a manifest"),
+                )),
+            },
+            _ => Err(bad_part(&head.manifest, DecodeError::Malformed)),
+        }
+    }
+
+    /// A manifest or a patch by its hash, decoded ([`Decoded::Manifest`] or
+    /// [`Decoded::Patch`]).
+    async fn root(&self, hash: &ChunkHash, spend: &mut Spend) -> Result<Decoded, Stop> {
+        let held = self.state.borrow_mut().decoded.get(hash);
+        if let Some(held @ (Decoded::Manifest(_) | Decoded::Patch(_))) = held {
             self.count(|s| s.cache.decoded_hits += 1);
-            return Ok(m);
+            return Ok(held);
         }
         spend.subrequests += 1;
         let fetched = RefCell::new(false);
-        let bytes = self
-            .part_bytes(PartKind::Manifest, &head.manifest, &fetched)
-            .await?;
+        let bytes = self.part_bytes(PartKind::Manifest, hash, &fetched).await?;
         spend.fetched_part |= fetched.into_inner();
-        if BoardDigest::of(&bytes) != head.manifest {
-            return Err(bad_part(&head.manifest, DecodeError::HashMismatch));
+        if BoardDigest::of(&bytes) != *hash {
+            return Err(bad_part(hash, DecodeError::HashMismatch));
         }
-        let manifest = Rc::new(Manifest::decode(&bytes).map_err(|e| bad_part(&head.manifest, e))?);
-        self.state
-            .borrow_mut()
-            .decoded
-            .insert(&head.manifest, Decoded::Manifest(manifest.clone()));
-        Ok(manifest)
+        let decoded = match Root::decode(&bytes).map_err(|e| bad_part(hash, e))? {
+            Root::Manifest(manifest) => Decoded::Manifest(Rc::new(manifest)),
+            Root::Patch(patch) => Decoded::Patch(Rc::new(patch)),
+        };
+        self.state.borrow_mut().decoded.insert(hash, decoded.clone());
+        Ok(decoded)
     }
 
     /// Puts the parts a query needs into `parts`: from the isolate, else fetched all at once:
@@ -113,19 +155,14 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
     /// origin instead.
     async fn fetch_parts(
         &self,
-        manifest: &Manifest,
+        reader: &SnapshotReader<'_>,
         need: Vec<Part>,
         parts: &mut QueryParts,
         spend: &mut Spend,
     ) -> Result<(), Stop> {
         let mut missing = Vec::new();
         for part in need {
-            let hash = match part {
-                Part::Rank(i) => manifest.rank_chunks.get(i).map(|c| c.hash),
-                Part::Lookup(p) => manifest.lookup_chunks.get(p).map(|c| c.hash),
-                Part::Sketch => Some(manifest.sketch),
-            }
-            .ok_or_else(|| {
+            let hash = reader.part_hash(part).ok_or_else(|| {
                 Problem::new(
                     Code::INTERNAL,
                     format!("the snapshot reader asked for {part:?}, which the manifest does not have"),
@@ -211,7 +248,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
     /// fetched ([`Edge::fetch_parts`]) and it is asked again, until it answers.
     pub(super) async fn answer_from_parts(
         &self,
-        manifest: &Manifest,
+        reader: &SnapshotReader<'_>,
         spend: &mut Spend,
         mut body: impl FnMut(&QueryParts) -> Result<Step<Vec<u8>>, Stop>,
     ) -> Result<Vec<u8>, Stop> {
@@ -219,7 +256,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         loop {
             match body(&parts)? {
                 Step::Done(answer) => return Ok(answer),
-                Step::Need(need) => self.fetch_parts(manifest, need, &mut parts, spend).await?,
+                Step::Need(need) => self.fetch_parts(reader, need, &mut parts, spend).await?,
             }
         }
     }

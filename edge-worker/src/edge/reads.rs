@@ -12,7 +12,7 @@ use sha2::{Digest as _, Sha256};
 use standings_core::contract::head::Head;
 use standings_core::contract::query::{self, Precision, Query};
 use standings_core::contract::{MAX_BODY_BYTES, answer};
-use standings_core::snapshot::read::{SnapshotReader, Step};
+use standings_core::snapshot::read::Step;
 use standings_core::{BoardDigest, BoardId, CursorBinding};
 
 use super::heads::HeadRead;
@@ -90,11 +90,11 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             return Ok(self.read_answer(&head, stale, true, body));
         }
         self.count(|s| s.cache.top_misses += 1);
-        let manifest = self.manifest(&head, spend).await?;
-        let reader = SnapshotReader::new(&manifest);
+        let version = self.version(&head, spend).await?;
+        let reader = version.reader()?;
         let period = head.period_fields();
         let body = self
-            .answer_from_parts(&manifest, spend, |parts| {
+            .answer_from_parts(&reader, spend, |parts| {
                 // A snapshot holds one version; the origin holds a history of them, and its
                 // words for a cursor it no longer holds either.
                 answer::top(&reader, parts, &period, binding, limit, cursor.as_ref())
@@ -132,11 +132,11 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             },
             PlayerRead::Nearby => Asked::Nearby(query.radius()?),
         };
-        let manifest = self.manifest(&head, spend).await?;
-        let reader = SnapshotReader::new(&manifest);
+        let version = self.version(&head, spend).await?;
+        let reader = version.reader()?;
         let period = head.period_fields();
         let body = self
-            .answer_from_parts(&manifest, spend, |parts| {
+            .answer_from_parts(&reader, spend, |parts| {
                 let step = match asked {
                     Asked::Rank => answer::rank(&reader, parts, &period, player),
                     Asked::Interval => answer::rank_interval(&reader, parts, &period, player),
@@ -207,11 +207,11 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         players: &[&str],
         spend: &mut Spend,
     ) -> Result<Response, Stop> {
-        let manifest = self.manifest(head, spend).await?;
-        let reader = SnapshotReader::new(&manifest);
+        let version = self.version(head, spend).await?;
+        let reader = version.reader()?;
         let period = head.period_fields();
         let body = self
-            .answer_from_parts(&manifest, spend, |parts| {
+            .answer_from_parts(&reader, spend, |parts| {
                 Ok(answer::rank_among(&reader, parts, &period, players))
             })
             .await?;
