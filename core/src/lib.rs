@@ -77,6 +77,6 @@ pub use replay::Replay;
 pub use rules::{BoardId, BoardRules, ScoreMode, Standing};
 pub use shards::{MAX_SHARDS, ShardInfo};
 pub use snapshot::{
-    ChunkingOptions, LookupChunk, LookupChunkRef, Manifest, ManifestPatch, Publication, Publisher, RankChunk,
-    RankChunkRef, Root, SNAPSHOT_FORMAT_VERSION, Snapshot, SnapshotEntry,
+    ChunkingOptions, LookupChunk, LookupChunkRef, MAX_PATCH_LEVELS, Manifest, ManifestPatch, Publication,
+    Publisher, RankChunk, RankChunkRef, Root, SNAPSHOT_FORMAT_VERSION, Snapshot, SnapshotEntry,
 };

@@ -225,30 +225,34 @@ proptest! {
             for hash in publication.part_hashes() {
                 prop_assert!(held.bytes.contains_key(&hash), "a part named was never handed out");
             }
-            let root = Root::decode(&publication.manifest_bytes).unwrap();
-            let (base, patch): (Manifest, Option<ManifestPatch>) = match root {
-                Root::Manifest(m) => {
-                    prop_assert!(publication.patch.is_none());
-                    (m, None)
-                }
-                Root::Patch(p) => {
-                    prop_assert_eq!(Some(&p), publication.patch.as_ref());
-                    prop_assert_eq!(publisher.last_path(), Some(PublishPath::Patch));
-                    prop_assert!(publication.manifest_bytes.len() <= max_patch_bytes);
-                    let base = Manifest::decode(held.get(&p.base)).unwrap();
-                    prop_assert_eq!(BoardDigest::of(held.get(&p.base)), p.base);
-                    (base, Some(p))
+            // Follow the root down to its manifest, as a reader does.
+            let mut patches: Vec<ManifestPatch> = Vec::new();
+            let mut bytes = publication.manifest_bytes.clone();
+            let base = loop {
+                match Root::decode(&bytes).unwrap() {
+                    Root::Manifest(m) => break m,
+                    Root::Patch(p) => {
+                        prop_assert!(patches.len() < standings_core::snapshot::MAX_PATCH_LEVELS);
+                        bytes = held.get(&p.base).to_vec();
+                        prop_assert_eq!(BoardDigest::of(&bytes), p.base);
+                        patches.insert(0, p);
+                    }
                 }
             };
+            prop_assert_eq!(&patches, &publication.patches);
+            if let Some(top) = patches.last() {
+                prop_assert_eq!(publisher.last_path(), Some(PublishPath::Patch));
+                let limit = if patches.len() == 2 { max_patch_bytes } else { max_patch_bytes * standings_core::snapshot::MIDDLE_PATCH_FACTOR };
+                prop_assert!(publication.manifest_bytes.len() <= limit);
+                prop_assert_eq!(top.board_version, board.version());
+            }
             prop_assert_eq!(&base, &publication.manifest);
-            let sketch = patch.as_ref().map_or(base.sketch, |p| p.sketch);
+            let sketch = patches.last().map_or(base.sketch, |p| p.sketch);
             let parts = held.decode(&base, &sketch);
-            let reader = SnapshotReader::over(&base, patch.as_ref()).unwrap();
+            let refs: Vec<&ManifestPatch> = patches.iter().collect();
+            let reader = SnapshotReader::over(&base, &refs).unwrap();
             reads_equal(&reader, &parts, &board, players)?;
-            let restored = match &patch {
-                Some(p) => Snapshot::restore_patched(&base, &parts.rank, p).unwrap(),
-                None => Snapshot::restore(&base, &parts.rank).unwrap(),
-            };
+            let restored = Snapshot::restore_patched(&base, &parts.rank, &refs).unwrap();
             prop_assert_eq!((restored.digest(), restored.version()), (board.digest(), board.version()));
         }
     }
@@ -284,15 +288,52 @@ fn a_patch_over_another_base_is_refused() {
         );
     }
     let second = publisher.publish(&board);
-    let patch = second.patch.expect("5 moves fit a patch");
+    let patch = second.patch().expect("5 moves fit a patch").clone();
     assert_eq!(patch.removed.len(), 5);
     assert_eq!(patch.inserted.len(), 5);
     let mut other = first.manifest.clone();
     other.board_version += 1;
-    assert!(SnapshotReader::over(&other, Some(&patch)).is_err());
+    assert!(SnapshotReader::over(&other, &[&patch]).is_err());
     let mut short = first.manifest.clone();
     short.total_players -= 1;
-    assert!(SnapshotReader::over(&short, Some(&patch)).is_err());
+    assert!(SnapshotReader::over(&short, &[&patch]).is_err());
+    assert!(
+        SnapshotReader::over(&first.manifest, &[&patch, &patch]).is_err(),
+        "a patch over itself"
+    );
+    // Five more moves stand on the first patch: two levels, read as the board.
+    for p in 10..15 {
+        apply(
+            &mut board,
+            &Change::Apply {
+                player: p,
+                value: 50,
+                at: 3,
+            },
+            &mut serial,
+        );
+    }
+    let third = publisher.publish(&board);
+    assert_eq!(third.patches.len(), 2);
+    assert_eq!(third.patches[0], patch);
+    assert_eq!(third.patches[1].base, second.manifest_hash);
+    let refs: Vec<&ManifestPatch> = third.patches.iter().collect();
+    let reader = SnapshotReader::over(&first.manifest, &refs).unwrap();
+    let chunks: Vec<RankChunk> = first
+        .manifest
+        .rank_chunks
+        .iter()
+        .map(|r| {
+            let bytes = &first.new_parts.iter().find(|(h, _)| *h == r.hash).unwrap().1;
+            RankChunk::decode(bytes, &r.hash).unwrap()
+        })
+        .collect();
+    let restored = Snapshot::restore_patched(&first.manifest, &chunks, &refs).unwrap();
+    assert_eq!(
+        (restored.digest(), restored.version()),
+        (board.digest(), board.version())
+    );
+    assert_eq!(reader.total_players(), board.total_players());
     let mut bytes = second.manifest_bytes.clone();
     let last = bytes.len() - 1;
     bytes[last] ^= 0x55;

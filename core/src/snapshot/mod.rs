@@ -46,8 +46,10 @@ mod patch;
 mod publish;
 pub mod read;
 
-pub use patch::{Inserted, ManifestPatch, Removed, Root};
-pub use publish::{DEFAULT_MAX_PATCH_BYTES, FullBuildReason, Publication, PublishPath, Publisher};
+pub use patch::{Inserted, MAX_PATCH_LEVELS, ManifestPatch, Removed, Root};
+pub use publish::{
+    DEFAULT_MAX_PATCH_BYTES, FullBuildReason, MIDDLE_PATCH_FACTOR, Publication, PublishPath, Publisher,
+};
 
 /// The snapshot format version this build writes and reads. Format 1 named each rank chunk's
 /// first entry; format 2 names its first value and its distinct values instead, which is what
@@ -852,95 +854,103 @@ impl Snapshot {
 }
 
 impl Snapshot {
-    /// Rebuilds a read-only board at a patch's version from its base manifest, the base's rank
-    /// chunks and the patch: the base is checked as [`Snapshot::restore`] checks it, and the
-    /// patch against it, down to each removed value and each inserted entry's base position.
-    /// O(n + p log p).
+    /// Rebuilds a read-only board at the version of the highest of `patches` (the lowest first,
+    /// each over the view below it) from their base manifest and its rank chunks: the base is
+    /// checked as [`Snapshot::restore`] checks it, and each patch against the view below it,
+    /// down to each removed value and each inserted entry's place. O(n + p log p).
     pub fn restore_patched(
         base: &Manifest,
         chunks: &[RankChunk],
-        patch: &ManifestPatch,
+        patches: &[&ManifestPatch],
     ) -> Result<Board, DecodeError> {
         Snapshot::restore(base, chunks)?;
-        patch.check_base(base)?;
         let rules = base.rules;
-        let mut removed = patch.removed.iter().peekable();
-        let mut removed_players: Vec<&str> = Vec::with_capacity(patch.removed.len());
-        let mut inserted = patch.inserted.iter().peekable();
-        let mut merged: Vec<&SnapshotEntry> = Vec::with_capacity(patch.total_players as usize);
-        let mut base_passed = 0u64;
-        for entry in chunks.iter().flat_map(|c| c.entries.iter()) {
-            while let Some(next) = inserted.next_if(|i| {
-                // A renamed entry keeps its key: it goes before the base entry it replaces.
-                rules.compare(
-                    (&i.entry.standing(), &i.entry.player),
-                    (&entry.standing(), &entry.player),
-                ) != Ordering::Greater
-            }) {
-                if next.base_before != base_passed {
-                    return Err(DecodeError::Inconsistent(
-                        "an inserted entry out of its base place",
-                    ));
-                }
-                merged.push(&next.entry);
-            }
-            base_passed += 1;
-            if let Some(gone) = removed.next_if(|r| r.rank == base_passed) {
-                if gone.value != entry.value {
-                    return Err(DecodeError::Inconsistent(
-                        "a removed value differs from its base entry",
-                    ));
-                }
-                removed_players.push(&entry.player);
-                continue;
-            }
-            merged.push(entry);
+        let mut entries: Vec<&SnapshotEntry> = chunks.iter().flat_map(|c| c.entries.iter()).collect();
+        let (mut version, mut total) = (base.board_version, base.total_players);
+        for &patch in patches {
+            patch.check_over(&rules, version, total)?;
+            entries = patched(&rules, entries, patch)?;
+            (version, total) = (patch.board_version, patch.total_players);
         }
-        for next in inserted {
-            if next.base_before != base_passed {
-                return Err(DecodeError::Inconsistent(
-                    "an inserted entry out of its base place",
-                ));
-            }
-            merged.push(&next.entry);
-        }
-        // Every removed player is unranked now or inserted again, and nobody else is either.
-        removed_players.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-        let mut moved: Vec<&str> = patch.inserted.iter().map(|i| i.entry.player.as_str()).collect();
-        moved.extend(patch.unranked.iter().map(String::as_str));
-        moved.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-        if removed_players.iter().any(|p| {
-            moved
-                .binary_search_by(|m| m.as_bytes().cmp(p.as_bytes()))
-                .is_err()
-        }) || patch.unranked.iter().any(|u| {
-            removed_players
-                .binary_search_by(|p| p.as_bytes().cmp(u.as_bytes()))
-                .is_err()
-        }) {
-            return Err(DecodeError::Inconsistent(
-                "the patch's players disagree with its base",
-            ));
-        }
-        if merged.windows(2).any(|w| {
-            rules.compare((&w[0].standing(), &w[0].player), (&w[1].standing(), &w[1].player))
-                != Ordering::Less
-        }) {
-            return Err(DecodeError::Inconsistent("patched entries out of rank order"));
-        }
-        let entries = merged.iter().map(|e| (e.player.as_str(), e.standing(), ""));
-        let mut board = Board::from_aggregates(rules, patch.board_version, entries)
+        let board_entries = entries.iter().map(|e| (e.player.as_str(), e.standing(), ""));
+        let mut board = Board::from_aggregates(rules, version, board_entries)
             .map_err(|_| DecodeError::Inconsistent("snapshot larger than a board can hold"))?;
-        for entry in &merged {
+        for entry in &entries {
             if let Some(extras) = &entry.extras {
                 board.hold_extras(&entry.player, extras.info());
             }
         }
-        if board.total_players() != patch.total_players {
+        if board.total_players() != total {
             return Err(DecodeError::Inconsistent("a player is listed twice"));
         }
         Ok(board)
     }
+}
+
+/// The entries of a view in rank order with `patch` applied, checked: each removed value is
+/// its entry's, each inserted entry lands where its position says, every removed player is
+/// unranked or inserted again and nobody else is, and the result is in strict rank order.
+/// O(n + p log p).
+fn patched<'e>(
+    rules: &BoardRules,
+    below: Vec<&'e SnapshotEntry>,
+    patch: &'e ManifestPatch,
+) -> Result<Vec<&'e SnapshotEntry>, DecodeError> {
+    let mut removed = patch.removed.iter().peekable();
+    let mut removed_players: Vec<&str> = Vec::with_capacity(patch.removed.len());
+    let mut inserted = patch.inserted.iter().peekable();
+    let mut merged: Vec<&SnapshotEntry> = Vec::with_capacity(patch.total_players as usize);
+    let mut passed = 0u64;
+    let out_of_place = DecodeError::Inconsistent("an inserted entry out of its base place");
+    for entry in below {
+        while let Some(next) = inserted.next_if(|i| {
+            // A renamed entry keeps its key: it goes before the entry it replaces.
+            rules.compare(
+                (&i.entry.standing(), &i.entry.player),
+                (&entry.standing(), &entry.player),
+            ) != Ordering::Greater
+        }) {
+            if next.base_before != passed {
+                return Err(out_of_place);
+            }
+            merged.push(&next.entry);
+        }
+        passed += 1;
+        if let Some(gone) = removed.next_if(|r| r.rank == passed) {
+            if gone.value != entry.value {
+                return Err(DecodeError::Inconsistent(
+                    "a removed value differs from its base entry",
+                ));
+            }
+            removed_players.push(&entry.player);
+            continue;
+        }
+        merged.push(entry);
+    }
+    for next in inserted {
+        if next.base_before != passed {
+            return Err(out_of_place);
+        }
+        merged.push(&next.entry);
+    }
+    removed_players.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    let mut moved: Vec<&str> = patch.inserted.iter().map(|i| i.entry.player.as_str()).collect();
+    moved.extend(patch.unranked.iter().map(String::as_str));
+    moved.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    let holds = |list: &[&str], p: &str| list.binary_search_by(|m| m.as_bytes().cmp(p.as_bytes())).is_ok();
+    if removed_players.iter().any(|p| !holds(&moved, p))
+        || patch.unranked.iter().any(|u| !holds(&removed_players, u))
+    {
+        return Err(DecodeError::Inconsistent(
+            "the patch's players disagree with its base",
+        ));
+    }
+    if merged.windows(2).any(|w| {
+        rules.compare((&w[0].standing(), &w[0].player), (&w[1].standing(), &w[1].player)) != Ordering::Less
+    }) {
+        return Err(DecodeError::Inconsistent("patched entries out of rank order"));
+    }
+    Ok(merged)
 }
 
 /// Encodes a run of entries in rank order as a rank chunk, with the manifest's entry for it;

@@ -31,9 +31,9 @@ pub(crate) const TAG_PATCH: u8 = b'P';
 /// A version as the changes since a base manifest (see the module doc).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestPatch {
-    /// The hash of the base manifest's bytes.
+    /// The hash of the base's bytes: a manifest, or a patch over one.
     pub base: ChunkHash,
-    /// The base manifest's version.
+    /// The base's version.
     pub base_version: u64,
     /// The version this patch brings the base to.
     pub board_version: u64,
@@ -71,12 +71,17 @@ pub struct Inserted {
     pub entry: SnapshotEntry,
 }
 
+/// The most patches a version stands on: a patch over a manifest, or a patch over such a patch.
+/// Two levels keep a version's new bytes small while the lower patch grows, and bound a
+/// reader's work and fetches.
+pub const MAX_PATCH_LEVELS: usize = 2;
+
 /// What a head names: a whole manifest, or a patch over one.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Root {
     /// A manifest that names every part.
     Manifest(Manifest),
-    /// Changes over the manifest it names as its base.
+    /// Changes over the manifest, or the patch over a manifest, it names as its base.
     Patch(ManifestPatch),
 }
 
@@ -135,24 +140,29 @@ impl ManifestPatch {
         Ok(patch)
     }
 
-    /// Checks the patch against its base manifest: versions, counts, and the order of entries
-    /// and values under the base's rules. A patch that passes never makes a reader panic.
+    /// Checks the patch against the view it is over, of `base_version` and `base_total`
+    /// players under `rules` (its base manifest's, or the patch below it): versions, counts,
+    /// and the order of entries and values. A patch that passes never makes a reader panic.
     /// O(patch).
-    pub fn check_base(&self, base: &Manifest) -> Result<(), DecodeError> {
-        if self.base_version != base.board_version {
+    pub fn check_over(
+        &self,
+        rules: &BoardRules,
+        base_version: u64,
+        base_total: u64,
+    ) -> Result<(), DecodeError> {
+        if self.base_version != base_version {
             return Err(DecodeError::Inconsistent("a patch over another version"));
         }
-        let out_of_base = |at: u64| at > base.total_players;
+        let out_of_base = |at: u64| at > base_total;
         if self.removed.last().is_some_and(|r| out_of_base(r.rank))
             || self.inserted.last().is_some_and(|i| out_of_base(i.base_before))
         {
             return Err(DecodeError::Inconsistent("a patch position past its base"));
         }
-        let total = base.total_players - self.removed.len() as u64 + self.inserted.len() as u64;
+        let total = base_total - self.removed.len() as u64 + self.inserted.len() as u64;
         if total != self.total_players {
             return Err(DecodeError::Inconsistent("patch counts do not add up"));
         }
-        let rules: &BoardRules = &base.rules;
         let key_order = |a: &SnapshotEntry, b: &SnapshotEntry| {
             rules.compare((&a.standing(), &a.player), (&b.standing(), &b.player))
         };

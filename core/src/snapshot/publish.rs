@@ -54,11 +54,12 @@ type HashSet<T> = hashbrown::HashSet<T, foldhash::fast::FixedState>;
 /// that are new with it.
 #[derive(Clone, Debug)]
 pub struct Publication {
-    /// The decoded manifest: the version's own, or, with `patch`, its base.
+    /// The decoded manifest: the version's own, or, with `patches`, their base.
     pub manifest: Manifest,
-    /// The version as changes over `manifest`, when published so.
-    pub patch: Option<ManifestPatch>,
-    /// The encoded root the head names: the manifest, or the patch.
+    /// The version as changes over `manifest`, when published so: the patches it stands on,
+    /// the lowest first, each over the view below it; the last is the root.
+    pub patches: Vec<ManifestPatch>,
+    /// The encoded root the head names: the manifest, or the highest patch.
     pub manifest_bytes: Vec<u8>,
     /// The hash of `manifest_bytes`, which names the root.
     pub manifest_hash: ChunkHash,
@@ -75,16 +76,23 @@ pub struct Publication {
 impl Publication {
     /// The version published. O(1).
     pub fn board_version(&self) -> u64 {
-        self.patch
-            .as_ref()
+        self.patches
+            .last()
             .map_or(self.manifest.board_version, |p| p.board_version)
     }
 
-    /// Every part the root names besides itself: the manifest's parts, and for a patch its
-    /// base manifest and its own sketch. O(chunks).
+    /// The highest patch, the root, when the version was published as a patch. O(1).
+    pub fn patch(&self) -> Option<&ManifestPatch> {
+        self.patches.last()
+    }
+
+    /// Every part the root names besides itself: the manifest's parts, each patch's base, and
+    /// the version's sketch. O(chunks).
     pub fn part_hashes(&self) -> impl Iterator<Item = ChunkHash> + '_ {
-        let patched = self.patch.as_ref().map(|p| [p.base, p.sketch]);
-        self.manifest.part_hashes().chain(patched.into_iter().flatten())
+        self.manifest
+            .part_hashes()
+            .chain(self.patches.iter().map(|p| p.base))
+            .chain(self.patches.last().map(|p| p.sketch))
     }
 }
 
@@ -164,6 +172,8 @@ pub struct Publisher {
     max_patch_bytes: usize,
     /// The hash of the last manifest, the base of patches.
     base_hash: Option<ChunkHash>,
+    /// The patch over the last manifest that later versions are patched over, and its hash.
+    middle: Option<(ManifestPatch, ChunkHash)>,
     /// The last publication, when it was a patch: its version and sketch.
     patched: Option<(u64, ChunkHash)>,
 }
@@ -171,6 +181,12 @@ pub struct Publisher {
 /// The patch size a patching publisher stays within by default: with the sketch (66 KB at 1M
 /// players, 79 KB at 50M) a version costs at most about 240 KB.
 pub const DEFAULT_MAX_PATCH_BYTES: usize = 160 * 1024;
+
+/// How many times `max_patch_bytes` the patch over the manifest that later patches stand on
+/// may take: it carries every change since the manifest, and is rewritten only when a patch
+/// over it would not fit, so a manifest (which rewrites the moved players' chunks) is cut
+/// once per this many patches' worth of changes.
+pub const MIDDLE_PATCH_FACTOR: usize = 16;
 
 impl Publisher {
     /// A publisher that has published nothing, cutting chunks with `options`, and publishing
@@ -182,13 +198,15 @@ impl Publisher {
             path: None,
             max_patch_bytes: 0,
             base_hash: None,
+            middle: None,
             patched: None,
         }
     }
 
-    /// A publisher that publishes a version as a patch over its last manifest while the patch
-    /// takes at most `max_patch_bytes`, and a whole manifest (cut incrementally) past that.
-    /// O(1).
+    /// A publisher that publishes a version as a patch while it fits `max_patch_bytes`: over
+    /// the patch that the versions since the last manifest stand on, or, when that would not
+    /// fit, as a new such patch over the manifest (up to [`MIDDLE_PATCH_FACTOR`] times larger);
+    /// past both, a whole manifest, cut incrementally. O(1).
     pub fn patching(options: ChunkingOptions, max_patch_bytes: usize) -> Publisher {
         Publisher {
             max_patch_bytes,
@@ -239,47 +257,68 @@ impl Publisher {
     pub fn publish_whole(&mut self, board: &Board) -> Publication {
         let publication = self.publish_manifest(board);
         self.base_hash = Some(publication.manifest_hash);
+        self.middle = None;
         self.patched = None;
         publication
     }
 
-    /// The board's current version as a patch over the last manifest, when this publisher
-    /// patches, the board is that manifest's later, and the patch fits. O(c log c + c log n)
-    /// for c changed players.
+    /// The board's current version as a patch, when this publisher patches, the board is the
+    /// last manifest's later, and a patch fits: over the middle patch when the top fits
+    /// `max_patch_bytes`, else as a new middle over the manifest. O(c log c + c log n) for c
+    /// changed players.
     fn publish_patch(&mut self, board: &Board) -> Option<Publication> {
         let last = self.last.as_ref()?;
         let base_hash = self.base_hash?;
-        if self.max_patch_bytes == 0
-            || board.rules() != &last.manifest.rules
-            || board.version() <= last.manifest.board_version
-        {
-            return None;
-        }
-        let patch = patch_over(&last.manifest, base_hash, board, self.max_patch_bytes)?;
-        let bytes = patch.encode();
-        if bytes.len() > self.max_patch_bytes {
+        let rules = last.manifest.rules;
+        let max = self.max_patch_bytes;
+        if max == 0 || board.rules() != &rules || board.version() <= last.manifest.board_version {
             return None;
         }
         let sketch = board.rank_sketch().encode();
         let sketch_hash = BoardDigest::of(&sketch);
-        let patch = ManifestPatch {
-            sketch: sketch_hash,
-            ..patch
+        let over_middle = self
+            .middle
+            .as_ref()
+            .filter(|(middle, _)| board.version() > middle.board_version)
+            .and_then(|(middle, middle_hash)| {
+                let top = patch_over(&rules, middle.board_version, *middle_hash, board, max)?;
+                let top = ManifestPatch {
+                    sketch: sketch_hash,
+                    ..top
+                };
+                let bytes = top.encode();
+                (bytes.len() <= max).then(|| (alloc::vec![middle.clone(), top], bytes))
+            });
+        let (patches, bytes) = match over_middle {
+            Some(found) => found,
+            None => {
+                let limit = max.saturating_mul(MIDDLE_PATCH_FACTOR);
+                let middle = patch_over(&rules, last.manifest.board_version, base_hash, board, limit)?;
+                let middle = ManifestPatch {
+                    sketch: sketch_hash,
+                    ..middle
+                };
+                let bytes = middle.encode();
+                if bytes.len() > limit {
+                    return None;
+                }
+                self.middle = Some((middle.clone(), BoardDigest::of(&bytes)));
+                (alloc::vec![middle], bytes)
+            }
         };
-        let bytes = patch.encode();
         let mut new_parts = Vec::new();
-        // The parts the previous root named: the base's, and its own sketch when a patch.
+        // The parts the previous root named: the manifest's, and its own sketch when a patch.
         let named_before =
             sketch_hash == last.manifest.sketch || self.patched.is_some_and(|(_, s)| s == sketch_hash);
         if !named_before {
             new_parts.push((sketch_hash, sketch));
         }
-        self.patched = Some((patch.board_version, sketch_hash));
+        self.patched = Some((board.version(), sketch_hash));
         Some(Publication {
             manifest: last.manifest.clone(),
             manifest_hash: BoardDigest::of(&bytes),
             manifest_bytes: bytes,
-            patch: Some(patch),
+            patches,
             new_parts,
             reused_parts: last.manifest.rank_chunks.len() + last.manifest.lookup_chunks.len(),
         })
@@ -325,7 +364,7 @@ impl Publisher {
         Publication {
             manifest_hash: BoardDigest::of(&snapshot.manifest_bytes),
             manifest: snapshot.manifest,
-            patch: None,
+            patches: Vec::new(),
             manifest_bytes: snapshot.manifest_bytes,
             new_parts,
             reused_parts,
@@ -384,7 +423,7 @@ fn commit_patch(last: &mut Published, patch: Patch) -> Publication {
     Publication {
         manifest_hash: BoardDigest::of(&manifest_bytes),
         manifest,
-        patch: None,
+        patches: Vec::new(),
         manifest_bytes,
         new_parts,
         reused_parts,
@@ -460,18 +499,19 @@ fn changed_players<'a>(deltas: impl Iterator<Item = &'a Delta>, partitions: usiz
     changes
 }
 
-/// The board's current version as a patch over `base` (its sketch left for the caller to
-/// fill), or `None` when the deltas since are not held or the patch would not fit
+/// The board's current version as a patch over the view at `base_version` under `rules` (a
+/// manifest, or a patch over one) named `base_hash` (its sketch left for the caller to fill), or `None` when the deltas since are not held or the patch would not fit
 /// `max_bytes`. Base positions come from the current board: the entries before a key in the
 /// base are those before it now, less the changed players' new keys before it, plus their
 /// old ones. O(c log c + c log n) for c changed players.
 fn patch_over(
-    base: &Manifest,
+    rules: &BoardRules,
+    base_version: u64,
     base_hash: ChunkHash,
     board: &Board,
     max_bytes: usize,
 ) -> Option<ManifestPatch> {
-    let deltas = board.deltas_since(base.board_version)?;
+    let deltas = board.deltas_since(base_version)?;
     // An entry in a patch takes at least 24 bytes: fail early on what cannot fit.
     let changes = changed_players(deltas, 1);
     if changes.len().saturating_mul(24) > max_bytes {
@@ -493,7 +533,7 @@ fn patch_over(
     if changes.iter().any(taken_back) {
         return None;
     }
-    let rules = base.rules;
+    let rules = *rules;
     let order = |a: &(Standing, &str), b: &(Standing, &str)| rules.compare((&a.0, a.1), (&b.0, b.1));
     let mut old: Vec<(Standing, &str)> = changes.iter().filter_map(|c| Some((c.then?, c.player))).collect();
     let mut new: Vec<(Standing, &str, EntryInfo<'_>)> = changes
@@ -574,10 +614,11 @@ fn patch_over(
         .collect();
     Some(ManifestPatch {
         base: base_hash,
-        base_version: base.board_version,
+        base_version,
         board_version: board.version(),
         total_players: board.total_players(),
-        sketch: base.sketch,
+        // The caller names the version's sketch.
+        sketch: base_hash,
         removed,
         inserted,
         unranked,

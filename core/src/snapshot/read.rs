@@ -76,7 +76,8 @@ pub enum Step<T> {
 #[derive(Clone, Debug)]
 pub struct SnapshotReader<'m> {
     manifest: &'m Manifest,
-    patch: Option<Layer<'m>>,
+    /// The patches read over the manifest, the lowest first: each is over the view below it.
+    layers: Vec<Layer<'m>>,
     /// `entries_before[i]`: the entries of rank chunks `0..i`, for every `i` up to the chunk
     /// count (one more element than chunks). The rank of chunk `i`'s first entry is one more.
     entries_before: Vec<u64>,
@@ -128,17 +129,18 @@ impl Layer<'_> {
     }
 }
 
-/// Where a player's entry was found: in a base lookup chunk, or among the patch's entries.
+/// Where a player's entry was found: in a base lookup chunk, or among the entries of the
+/// patch at a level.
 #[derive(Clone, Copy)]
 enum Found<'a> {
     Base(&'a SnapshotEntry),
-    Inserted(&'a SnapshotEntry, usize),
+    Inserted(&'a SnapshotEntry, usize, usize),
 }
 
 impl<'a> Found<'a> {
     fn entry(self) -> &'a SnapshotEntry {
         match self {
-            Found::Base(entry) | Found::Inserted(entry, _) => entry,
+            Found::Base(entry) | Found::Inserted(entry, _, _) => entry,
         }
     }
 }
@@ -189,46 +191,47 @@ impl<'m> SnapshotReader<'m> {
         }
         SnapshotReader {
             manifest,
-            patch: None,
+            layers: Vec::new(),
             entries_before,
             values_before,
         }
     }
 
-    /// A reader of `patch` over its base manifest `base`, or of `base` alone. Checks the patch
-    /// against the base ([`ManifestPatch::check_base`]). O(chunks + p log p) for a patch of p
-    /// entries.
+    /// A reader of `patches` over the manifest `base`, the lowest first (each over the view
+    /// below it; none: `base` alone). Checks each patch against the view below it
+    /// ([`ManifestPatch::check_over`]). O(chunks + p log p) for patches of p entries.
     pub fn over(
         base: &'m Manifest,
-        patch: Option<&'m ManifestPatch>,
+        patches: &[&'m ManifestPatch],
     ) -> Result<SnapshotReader<'m>, DecodeError> {
         let mut reader = SnapshotReader::new(base);
-        let Some(patch) = patch else {
-            return Ok(reader);
-        };
-        patch.check_base(base)?;
-        let mut layer = Layer {
-            patch,
-            ranks: Vec::new(),
-            by_player: (0..patch.inserted.len() as u32).collect(),
-        };
-        layer.ranks = patch
-            .inserted
-            .iter()
-            .enumerate()
-            .map(|(j, i)| i.base_before - layer.removed_through(i.base_before) + j as u64 + 1)
-            .collect();
-        layer.by_player.sort_unstable_by(|&a, &b| {
-            let id = |j: u32| patch.inserted[j as usize].entry.player.as_bytes();
-            id(a).cmp(id(b))
-        });
-        let repeated = layer.by_player.windows(2).any(|w| {
-            patch.inserted[w[0] as usize].entry.player == patch.inserted[w[1] as usize].entry.player
-        });
-        if repeated {
-            return Err(DecodeError::Inconsistent("a player inserted twice"));
+        let (mut version, mut total) = (base.board_version, base.total_players);
+        for &patch in patches {
+            patch.check_over(&base.rules, version, total)?;
+            (version, total) = (patch.board_version, patch.total_players);
+            let mut layer = Layer {
+                patch,
+                ranks: Vec::new(),
+                by_player: (0..patch.inserted.len() as u32).collect(),
+            };
+            layer.ranks = patch
+                .inserted
+                .iter()
+                .enumerate()
+                .map(|(j, i)| i.base_before - layer.removed_through(i.base_before) + j as u64 + 1)
+                .collect();
+            layer.by_player.sort_unstable_by(|&a, &b| {
+                let id = |j: u32| patch.inserted[j as usize].entry.player.as_bytes();
+                id(a).cmp(id(b))
+            });
+            let repeated = layer.by_player.windows(2).any(|w| {
+                patch.inserted[w[0] as usize].entry.player == patch.inserted[w[1] as usize].entry.player
+            });
+            if repeated {
+                return Err(DecodeError::Inconsistent("a player inserted twice"));
+            }
+            reader.layers.push(layer);
         }
-        reader.patch = Some(layer);
         Ok(reader)
     }
 
@@ -238,17 +241,23 @@ impl<'m> SnapshotReader<'m> {
         self.manifest
     }
 
-    /// The version read: the patch's, else the manifest's. O(1).
+    /// The version read: the highest patch's, else the manifest's. O(1).
     pub fn board_version(&self) -> u64 {
-        self.patch
-            .as_ref()
+        self.layers
+            .last()
             .map_or(self.manifest.board_version, |l| l.patch.board_version)
     }
 
     /// Ranked players at the version read. O(1).
     pub fn total_players(&self) -> u64 {
-        self.patch
-            .as_ref()
+        self.total_at(self.layers.len())
+    }
+
+    /// Ranked players in the view of the lowest `level` patches. O(1).
+    fn total_at(&self, level: usize) -> u64 {
+        level
+            .checked_sub(1)
+            .and_then(|l| self.layers.get(l))
             .map_or(self.manifest.total_players, |l| l.patch.total_players)
     }
 
@@ -259,8 +268,8 @@ impl<'m> SnapshotReader<'m> {
             Part::Rank(i) => self.manifest.rank_chunks.get(i).map(|c| c.hash),
             Part::Lookup(p) => self.manifest.lookup_chunks.get(p).map(|c| c.hash),
             Part::Sketch => Some(
-                self.patch
-                    .as_ref()
+                self.layers
+                    .last()
                     .map_or(self.manifest.sketch, |l| l.patch.sketch),
             ),
         }
@@ -467,7 +476,8 @@ impl<'m> SnapshotReader<'m> {
     where
         'm: 'c,
     {
-        if let Some(layer) = &self.patch {
+        // The highest patch that names the player has their entry at the version read.
+        for (level, layer) in self.layers.iter().enumerate().rev() {
             let patch: &'m ManifestPatch = layer.patch;
             let id = |j: u32| patch.inserted[j as usize].entry.player.as_bytes();
             if let Ok(k) = layer
@@ -475,7 +485,7 @@ impl<'m> SnapshotReader<'m> {
                 .binary_search_by(|&j| id(j).cmp(player.as_bytes()))
             {
                 let j = layer.by_player[k] as usize;
-                return Ok(Some(Found::Inserted(&patch.inserted[j].entry, j)));
+                return Ok(Some(Found::Inserted(&patch.inserted[j].entry, level, j)));
             }
             if patch
                 .unranked
@@ -506,7 +516,12 @@ impl<'m> SnapshotReader<'m> {
         needs: &mut Needs,
     ) -> Result<Option<u64>, Pending> {
         let entry = match found {
-            Found::Inserted(_, j) => return Ok(self.patch.as_ref().and_then(|l| l.ranks.get(j).copied())),
+            Found::Inserted(_, level, j) => {
+                // Its rank in its patch's view, carried up through the patches above, which
+                // leave it where it is.
+                let rank = self.layers.get(level).and_then(|l| l.ranks.get(j).copied());
+                return Ok(rank.map(|r| self.carried_up(r, level + 1)));
+            }
             Found::Base(entry) => entry,
         };
         let standing = entry.standing();
@@ -526,47 +541,52 @@ impl<'m> SnapshotReader<'m> {
         let base_rank = place
             .filter(|&offset| offset < count)
             .map(|offset| self.entries_before[i] + offset as u64 + 1);
-        Ok(match &self.patch {
-            None => base_rank,
-            Some(layer) => base_rank.map(|b| layer.rank_of_base(b)),
-        })
+        Ok(base_rank.map(|b| self.carried_up(b, 0)))
+    }
+
+    /// The rank at the version read of an entry that ranks `rank` in the view of the lowest
+    /// `level` patches and that no patch above changes. O(layers log p).
+    fn carried_up(&self, rank: u64, level: usize) -> u64 {
+        self.layers
+            .iter()
+            .skip(level)
+            .fold(rank, |rank, layer| layer.rank_of_base(rank))
     }
 
     /// The entries and the distinct values strictly better than `value` at the version read:
     /// the base's, less what the patch took away, plus what it put in. O(log chunks + log k +
     /// log p), plus the scan described at [`SnapshotReader::player_rank`].
     fn value_ranks(&self, parts: &impl Parts, value: i64, needs: &mut Needs) -> Result<(u64, u64), Pending> {
-        let (better, distinct) = self.base_value_ranks(parts, value, needs)?;
-        let Some(layer) = &self.patch else {
-            return Ok((better, distinct));
-        };
-        let patch = layer.patch;
+        let base = self.base_value_ranks(parts, value, needs)?;
         let mode = self.manifest.rules.score_mode;
         let count = |n: usize| n as u64;
-        let removed = count(
-            patch
-                .removed
-                .partition_point(|r| mode.better_value(r.value, value)),
-        );
-        let inserted = count(
-            patch
-                .inserted
-                .partition_point(|i| mode.better_value(i.entry.value, value)),
-        );
-        let gone = count(
-            patch
-                .values_gone
-                .partition_point(|&v| mode.better_value(v, value)),
-        );
-        let appeared = count(
-            patch
-                .values_appeared
-                .partition_point(|&v| mode.better_value(v, value)),
-        );
-        Ok((
-            (better + inserted).saturating_sub(removed),
-            (distinct + appeared).saturating_sub(gone),
-        ))
+        Ok(self.layers.iter().fold(base, |(better, distinct), layer| {
+            let patch = layer.patch;
+            let removed = count(
+                patch
+                    .removed
+                    .partition_point(|r| mode.better_value(r.value, value)),
+            );
+            let inserted = count(
+                patch
+                    .inserted
+                    .partition_point(|i| mode.better_value(i.entry.value, value)),
+            );
+            let gone = count(
+                patch
+                    .values_gone
+                    .partition_point(|&v| mode.better_value(v, value)),
+            );
+            let appeared = count(
+                patch
+                    .values_appeared
+                    .partition_point(|&v| mode.better_value(v, value)),
+            );
+            (
+                (better + inserted).saturating_sub(removed),
+                (distinct + appeared).saturating_sub(gone),
+            )
+        }))
     }
 
     /// The base entries and distinct base values strictly better than `value`, which no base
@@ -629,15 +649,15 @@ impl<'m> SnapshotReader<'m> {
         player: &str,
         needs: &mut Needs,
     ) -> Result<u64, Pending> {
-        let through = self.base_through(parts, at, player, needs)?;
-        let Some(layer) = &self.patch else {
-            return Ok(through + 1);
-        };
         let rules = &self.manifest.rules;
-        let inserted = layer.patch.inserted.partition_point(|i| {
-            rules.compare((&i.entry.standing(), &i.entry.player), (at, player)) != Ordering::Greater
-        }) as u64;
-        Ok(through - layer.removed_through(through) + inserted + 1)
+        let base = self.base_through(parts, at, player, needs)?;
+        let through = self.layers.iter().fold(base, |through, layer| {
+            let inserted = layer.patch.inserted.partition_point(|i| {
+                rules.compare((&i.entry.standing(), &i.entry.player), (at, player)) != Ordering::Greater
+            }) as u64;
+            through - layer.removed_through(through) + inserted
+        });
+        Ok(through + 1)
     }
 
     /// The base entries at or before the position `(at, player)`. O(log chunks + log k).
@@ -683,7 +703,23 @@ impl<'m> SnapshotReader<'m> {
             return Ok(Vec::new());
         }
         let last = first.saturating_add(limit as u64 - 1).min(total);
-        let Some(layer) = &self.patch else {
+        self.range_at(self.layers.len(), parts, first, last, needs)
+    }
+
+    /// The entries of ranks `first ..= last` in the view of the lowest `level` patches (within
+    /// it): the entries of that patch merged with the range of the view below that it keeps.
+    fn range_at<'c>(
+        &self,
+        level: usize,
+        parts: &'c impl Parts,
+        first: u64,
+        last: u64,
+        needs: &mut Needs,
+    ) -> Result<Vec<RankedEntry<'c>>, Pending>
+    where
+        'm: 'c,
+    {
+        let Some(layer) = level.checked_sub(1).and_then(|l| self.layers.get(l)) else {
             return self.base_range(parts, first, last, needs);
         };
         let ranks = &layer.ranks;
@@ -691,26 +727,26 @@ impl<'m> SnapshotReader<'m> {
             ranks.partition_point(|&r| r < first),
             ranks.partition_point(|&r| r <= last),
         );
-        // Kept base entries ranked before `first`, and how many the window shows.
+        // Kept entries of the view below ranked before `first`, and how many the window shows.
         let kept_before = first - 1 - j_first as u64;
         let kept = (last - first + 1) - (j_end - j_first) as u64;
-        let base = if kept == 0 {
+        let below = if kept == 0 {
             Vec::new()
         } else {
             let (from, to) = (
                 layer.kept_base_rank(kept_before + 1),
                 layer.kept_base_rank(kept_before + kept),
             );
-            if to > self.manifest.total_players {
-                // Only a patch that is not its base's counts this past the base.
+            if to > self.total_at(level - 1) {
+                // Only a patch that is not over this view counts this past it.
                 return Ok(Vec::new());
             }
-            self.base_range(parts, from, to, needs)?
+            self.range_at(level - 1, parts, from, to, needs)?
         };
-        // Merge the base entries (with the removed ones among them dropped) and the inserted.
+        // Merge the entries below (with the removed ones among them dropped) and the inserted.
         let removed = &layer.patch.removed;
-        let mut removed_at = removed.partition_point(|r| base.first().is_none_or(|e| r.rank < e.rank));
-        let mut base = base.into_iter().filter(move |e| {
+        let mut removed_at = removed.partition_point(|r| below.first().is_none_or(|e| r.rank < e.rank));
+        let mut below = below.into_iter().filter(move |e| {
             while removed_at < removed.len() && removed[removed_at].rank < e.rank {
                 removed_at += 1;
             }
@@ -729,7 +765,7 @@ impl<'m> SnapshotReader<'m> {
                     info: e.info(),
                 });
                 j += 1;
-            } else if let Some(e) = base.next() {
+            } else if let Some(e) = below.next() {
                 entries.push(RankedEntry { rank, ..e });
             } else {
                 break;
