@@ -1169,7 +1169,7 @@ fn a_patched_version_reads_as_the_board_and_costs_the_patch() {
     let first = world
         .origin
         .publish_with(BOARD, &mut publisher, &b, &ALL_TIME, PUBLISHED);
-    assert!(first.patch.is_none());
+    assert!(first.patches.is_empty());
     let base = "/v1/leaderboards/g/m/s/global";
     assert_eq!(world.get(&format!("{base}/players/p0100/rank")).status, 200);
     for i in 0..40 {
@@ -1180,7 +1180,7 @@ fn a_patched_version_reads_as_the_board_and_costs_the_patch() {
     let second = world
         .origin
         .publish_with(BOARD, &mut publisher, &b, &ALL_TIME, PUBLISHED + 1_000);
-    let patch = second.patch.as_ref().expect("40 moves fit a patch");
+    let patch = second.patch().expect("40 moves fit a patch");
     assert_eq!(patch.base, first.manifest_hash);
     world.clock.advance(1_001);
     let (expected, _) = expected_top(&b, &ALL_TIME, 100, None);

@@ -403,11 +403,11 @@ async fn a_changed_board_is_published_again_after_the_interval_reusing_most_part
 
 /// By default a changed board's next version is a patch over its last manifest: the head names
 /// the patch, which names that manifest as its base and no new chunk, only the version's
-/// sketch; base, chunks and patch restore the origin's board at the new version. Past
-/// `max_patch_bytes` the next version is a whole manifest again, and the patch before it and
-/// its sketch go on their retention while the old base, still named by nothing, goes too.
+/// sketch; base, chunks and patch restore the origin's board at the new version. Past what a
+/// patch over the manifest may hold the next version is a whole manifest again, and the patch
+/// before it and its sketch go on their retention.
 async fn a_changed_board_is_published_as_a_patch_over_its_last_manifest(db: Db) {
-    let snap = Snap::start_with(db, |c| c.snapshots.max_patch_bytes = 2_048).await;
+    let snap = Snap::start_with(db, |c| c.snapshots.max_patch_bytes = 1_024).await;
     snap.seed().await;
     let (first, _) = snap.head(HEAD).await;
     let base = snap.manifest(&first).await;
@@ -431,7 +431,7 @@ async fn a_changed_board_is_published_as_a_patch_over_its_last_manifest(db: Db) 
     assert_eq!((patch.removed.len(), patch.inserted.len()), (1, 1));
     let sketch = format!("/v1/snapshots/chunks/{}", patch.sketch);
     assert_eq!(snap.fetch(&sketch, Some(EDGE)).await.0, StatusCode::OK);
-    let restored = Snapshot::restore_patched(&base, &snap.rank_chunks(&base).await, &patch).unwrap();
+    let restored = Snapshot::restore_patched(&base, &snap.rank_chunks(&base).await, &[&patch]).unwrap();
     let (_, rank) = snap
         .service
         .call(
@@ -446,19 +446,22 @@ async fn a_changed_board_is_published_as_a_patch_over_its_last_manifest(db: Db) 
         rank["rank"].as_u64().unwrap()
     );
     assert_eq!(restored.version(), patch.board_version);
-    // More moves than 2 KB of patch holds: the next version is whole again.
-    let events: Vec<Value> = (0..200)
-        .map(|i| {
-            event(
-                &format!("move-many-{i}"),
-                &player(i * 7),
-                value_of(i * 7) + 11,
-                DAY,
-            )
-        })
-        .collect();
-    let (status, body) = snap.service.submit_batch(&events).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    // More moves than a patch over the manifest may hold (16 times 1 KB): the next version
+    // is whole again.
+    for batch in 0..2 {
+        let events: Vec<Value> = (batch * 500..(batch + 1) * 500)
+            .map(|i| {
+                event(
+                    &format!("move-many-{i}"),
+                    &player(i * 4),
+                    value_of(i * 4) + 11,
+                    DAY,
+                )
+            })
+            .collect();
+        let (status, body) = snap.service.submit_batch(&events).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
     snap.round_at(moved_at + INTERVAL_MS).await;
     let (third, _) = snap.head(HEAD).await;
     let whole = snap.manifest(&third).await;

@@ -11,7 +11,8 @@ use standings_core::contract::head::Head;
 use standings_core::interval::RankSketch;
 use standings_core::snapshot::read::{Part, SnapshotReader, Step};
 use standings_core::{
-    BoardDigest, ChunkHash, DecodeError, LookupChunk, Manifest, ManifestPatch, RankChunk, Root,
+    BoardDigest, ChunkHash, DecodeError, LookupChunk, MAX_PATCH_LEVELS, Manifest, ManifestPatch, RankChunk,
+    Root,
 };
 
 use super::{Edge, FOREVER_SECONDS, Fallback, Spend, Stop};
@@ -25,19 +26,20 @@ const MAX_BUNDLE_CHUNKS: usize = 200;
 /// so more would wait for each other, and one bundle is faster.
 const MAX_ONE_BY_ONE: usize = 6;
 
-/// A head's snapshot as the isolate holds it: the manifest, and the patch over it when the
-/// head names one.
+/// A head's snapshot as the isolate holds it: the manifest, and the patches over it (the
+/// lowest first) when the head names one.
 pub(super) struct Version {
     /// What the head names.
     root: ChunkHash,
     base: Rc<Manifest>,
-    patch: Option<Rc<ManifestPatch>>,
+    patches: Vec<Rc<ManifestPatch>>,
 }
 
 impl Version {
-    /// The reader of this version. O(chunks + patch).
+    /// The reader of this version. O(chunks + patches).
     pub(super) fn reader(&self) -> Result<SnapshotReader<'_>, Stop> {
-        SnapshotReader::over(&self.base, self.patch.as_deref()).map_err(|e| bad_part(&self.root, e))
+        let patches: Vec<&ManifestPatch> = self.patches.iter().map(|p| &**p).collect();
+        SnapshotReader::over(&self.base, &patches).map_err(|e| bad_part(&self.root, e))
     }
 }
 
@@ -104,24 +106,29 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
     /// (the base stays held across the versions patched over it, so a new version costs the
     /// patch).
     pub(super) async fn version(&self, head: &Head, spend: &mut Spend) -> Result<Version, Stop> {
-        match self.root(&head.manifest, spend).await? {
-            Decoded::Manifest(base) => Ok(Version {
-                root: head.manifest,
-                base,
-                patch: None,
-            }),
-            Decoded::Patch(patch) => match self.root(&patch.base, spend).await? {
-                Decoded::Manifest(base) => Ok(Version {
-                    root: head.manifest,
-                    base,
-                    patch: Some(patch),
-                }),
-                _ => Err(bad_part(
-                    &patch.base,
-                    DecodeError::Inconsistent("a patch's base is not a manifest"),
-                )),
-            },
-            _ => Err(bad_part(&head.manifest, DecodeError::Malformed)),
+        let mut patches = Vec::new();
+        let mut hash = head.manifest;
+        loop {
+            match self.root(&hash, spend).await? {
+                Decoded::Manifest(base) => {
+                    patches.reverse();
+                    return Ok(Version {
+                        root: head.manifest,
+                        base,
+                        patches,
+                    });
+                }
+                Decoded::Patch(patch) if patches.len() < MAX_PATCH_LEVELS => {
+                    hash = patch.base;
+                    patches.push(patch);
+                }
+                _ => {
+                    return Err(bad_part(
+                        &hash,
+                        DecodeError::Inconsistent("a snapshot that stands on too many patches"),
+                    ));
+                }
+            }
         }
     }
 

@@ -46,8 +46,8 @@ use std::time::{Duration, Instant};
 
 use standings_core::interval::RankSketch;
 use standings_core::{
-    BoardDigest, BoardRules, LookupChunk, Manifest, Position, RankChunk, Root, ScoreEvent, ScoreMode,
-    Snapshot, Standing, View, ViewState,
+    BoardDigest, BoardRules, LookupChunk, MAX_PATCH_LEVELS, ManifestPatch, Position, RankChunk, Root,
+    ScoreEvent, ScoreMode, Snapshot, Standing, View, ViewState,
 };
 use standings_tests::harness::{self, Options};
 use standings_tests::http::{Answer, HttpConn};
@@ -1791,32 +1791,41 @@ async fn snapshot_round(
         return Err(wrong(format!("its manifest {manifest_name} is other bytes")));
     }
     let root = Root::decode(bytes).map_err(|e| wrong(format!("its manifest does not decode: {e}")))?;
-    // A patch reads over its base manifest: fetched the same way, and checked against it below.
-    let (manifest, patch) = match root {
-        Root::Manifest(manifest) => (manifest, None),
-        Root::Patch(patch) => {
-            let base = patch.base.to_string();
-            let answer = conn
-                .get(&format!("/v1/snapshots/manifests/{base}"))
-                .await
-                .map_err(broke)?;
-            if answer.status != 200 {
-                return Err(wrong(format!(
-                    "the base manifest {base} of its patch answered {}{}",
-                    answer.status,
-                    served_by(conn, &answer, "; served")
-                )));
-            }
-            let bytes = conn.body(&answer);
-            if BoardDigest::of(bytes) != patch.base {
-                return Err(wrong(format!("its base manifest {base} is other bytes")));
-            }
-            let manifest = Manifest::decode(bytes)
-                .map_err(|e| wrong(format!("its base manifest does not decode: {e}")))?;
-            (manifest, Some(patch))
+    // A patch reads over its base (a manifest, or a patch over one): fetched the same way, and
+    // checked against it below.
+    let mut patches: Vec<ManifestPatch> = Vec::new();
+    let mut root = root;
+    let manifest = loop {
+        let patch = match root {
+            Root::Manifest(manifest) => break manifest,
+            Root::Patch(patch) => patch,
+        };
+        if patches.len() == MAX_PATCH_LEVELS {
+            return Err(wrong(format!(
+                "it stands on more than {MAX_PATCH_LEVELS} patches"
+            )));
         }
+        let base = patch.base.to_string();
+        let answer = conn
+            .get(&format!("/v1/snapshots/manifests/{base}"))
+            .await
+            .map_err(broke)?;
+        if answer.status != 200 {
+            return Err(wrong(format!(
+                "the base {base} of its patch answered {}{}",
+                answer.status,
+                served_by(conn, &answer, "; served")
+            )));
+        }
+        let bytes = conn.body(&answer);
+        if BoardDigest::of(bytes) != patch.base {
+            return Err(wrong(format!("its patch's base {base} is other bytes")));
+        }
+        root = Root::decode(bytes).map_err(|e| wrong(format!("its patch's base does not decode: {e}")))?;
+        patches.insert(0, patch);
     };
-    let (held_version, total, sketch_hash) = patch.as_ref().map_or(
+    let patch = patches.last();
+    let (held_version, total, sketch_hash) = patch.map_or(
         (manifest.board_version, manifest.total_players, manifest.sketch),
         |p| (p.board_version, p.total_players, p.sketch),
     );
@@ -1911,11 +1920,9 @@ async fn snapshot_round(
             .entries
             .len() as u64;
     }
-    let restored = match &patch {
-        Some(patch) => Snapshot::restore_patched(&manifest, &rank_chunks, patch),
-        None => Snapshot::restore(&manifest, &rank_chunks),
-    }
-    .map_err(|e| wrong(format!("its chunks do not restore the board: {e}")))?;
+    let refs: Vec<&ManifestPatch> = patches.iter().collect();
+    let restored = Snapshot::restore_patched(&manifest, &rank_chunks, &refs)
+        .map_err(|e| wrong(format!("its chunks do not restore the board: {e}")))?;
     if restored.version() != version || looked_up != manifest.total_players {
         return Err(wrong(format!(
             "restored at version {} with {looked_up} players looked up of {}",
