@@ -489,6 +489,31 @@ export class SnapshotView {
         }
     }
     /**
+     * The hash of the base that a head's manifest bytes (or a base's) stand on, when they are a
+     * patch (fetch it as a manifest; pass the root's base and, when that is a patch too, its
+     * base to the constructor); `undefined` for a manifest.
+     * @param {Uint8Array | number[]} manifest
+     * @returns {string | undefined}
+     */
+    static baseOf(manifest) {
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            const ptr0 = passArray8ToWasm0(manifest, wasm.__wbindgen_export);
+            const len0 = WASM_VECTOR_LEN;
+            wasm.snapshotview_baseOf(retptr, ptr0, len0);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            let v2;
+            if (r0 !== 0) {
+                v2 = getStringFromWasm0(r0, r1);
+                wasm.__wbindgen_export3(r0, r1 * 1, 1);
+            }
+            return v2;
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+        }
+    }
+    /**
      * The version the snapshot was taken at.
      * @returns {number}
      */
@@ -556,13 +581,15 @@ export class SnapshotView {
      * @param {number | null | undefined} period_end_ms
      * @param {string} manifest_hash
      * @param {Uint8Array | number[]} manifest
+     * @param {Uint8Array | number[] | null} [base]
+     * @param {Uint8Array | number[] | null} [base_of_base]
      */
-    constructor(game, mode, season, scope, period, period_key, period_start_ms, period_end_ms, manifest_hash, manifest) {
+    constructor(game, mode, season, scope, period, period_key, period_start_ms, period_end_ms, manifest_hash, manifest, base, base_of_base) {
         try {
             const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-            const val9 = +(isLikeNone(period_start_ms) ? 0 : period_start_ms);
-            const val10 = +(isLikeNone(period_end_ms) ? 0 : period_end_ms);
-            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7;
+            const val11 = +(isLikeNone(period_start_ms) ? 0 : period_start_ms);
+            const val12 = +(isLikeNone(period_end_ms) ? 0 : period_end_ms);
+            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7, ptr8, len8, ptr9, len9;
             try {
                 ptr0 = passStringToWasm0(game, wasm.__wbindgen_export, wasm.__wbindgen_export2);
                 len0 = WASM_VECTOR_LEN;
@@ -580,7 +607,13 @@ export class SnapshotView {
                 len6 = WASM_VECTOR_LEN;
                 ptr7 = passArray8ToWasm0(manifest, wasm.__wbindgen_export);
                 len7 = WASM_VECTOR_LEN;
+                ptr8 = isLikeNone(base) ? 0 : passArray8ToWasm0(base, wasm.__wbindgen_export);
+                len8 = WASM_VECTOR_LEN;
+                ptr9 = isLikeNone(base_of_base) ? 0 : passArray8ToWasm0(base_of_base, wasm.__wbindgen_export);
+                len9 = WASM_VECTOR_LEN;
             } catch (e) {
+                if (ptr9) { wasm.__wbindgen_export3(ptr9, len9 * 1, 1); }
+                if (ptr8) { wasm.__wbindgen_export3(ptr8, len8 * 1, 1); }
                 if (ptr7) { wasm.__wbindgen_export3(ptr7, len7 * 1, 1); }
                 if (ptr6) { wasm.__wbindgen_export3(ptr6, len6 * 1, 1); }
                 if (ptr5) { wasm.__wbindgen_export3(ptr5, len5 * 1, 1); }
@@ -591,7 +624,7 @@ export class SnapshotView {
                 if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
                 throw e;
             }
-            wasm.snapshotview_new(retptr, ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, !isLikeNone(period_start_ms), val9, !isLikeNone(period_end_ms), val10, ptr6, len6, ptr7, len7);
+            wasm.snapshotview_new(retptr, ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, !isLikeNone(period_start_ms), val11, !isLikeNone(period_end_ms), val12, ptr6, len6, ptr7, len7, ptr8, len8, ptr9, len9);
             var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
             var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
             var r2 = getDataViewMemory0().getInt32(retptr + 4 * 2, true);

@@ -128,6 +128,8 @@ impl SnapshotHandle {
         period_end_ms: Option<f64>,
         manifest_hash: &str,
         manifest: &[u8],
+        base: Option<Vec<u8>>,
+        base_of_base: Option<Vec<u8>>,
     ) -> Result<SnapshotHandle, JsError> {
         let board = BoardId::new(game, mode, season, scope).map_err(|e| JsError::new(&e.to_string()))?;
         let period = Period {
@@ -136,9 +138,18 @@ impl SnapshotHandle {
             start_ms: period_start_ms.map(|ms| ms as i64),
             end_ms: period_end_ms.map(|ms| ms as i64),
         };
-        SnapshotView::new(board, period, manifest_hash, manifest)
+        let bases: Vec<&[u8]> = base.iter().chain(&base_of_base).map(Vec::as_slice).collect();
+        SnapshotView::new(board, period, manifest_hash, manifest, &bases)
             .map(SnapshotHandle)
             .map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// The hash of the base that a head's manifest bytes (or a base's) stand on, when they are a
+    /// patch (fetch it as a manifest; pass the root's base and, when that is a patch too, its
+    /// base to the constructor); `undefined` for a manifest.
+    #[wasm_bindgen(js_name = baseOf)]
+    pub fn base_of(manifest: &[u8]) -> Option<String> {
+        SnapshotView::base_of(manifest).map(|hash| hash.to_string())
     }
 
     /// The version the snapshot was taken at.

@@ -13,7 +13,8 @@ use standings_core::interval::RankSketch;
 use standings_core::json::PeriodFields;
 use standings_core::snapshot::read::{Part, Parts, SnapshotReader, Step};
 use standings_core::{
-    BoardDigest, BoardId, ChunkHash, CursorBinding, DecodeError, LookupChunk, Manifest, RankChunk,
+    BoardDigest, BoardId, ChunkHash, CursorBinding, DecodeError, LookupChunk, MAX_PATCH_LEVELS, Manifest,
+    ManifestPatch, RankChunk, Root,
 };
 
 /// The period instance a head names, printed in every answer.
@@ -109,47 +110,95 @@ pub struct SnapshotView {
     period: Period,
     binding: CursorBinding,
     manifest: Manifest,
+    /// The version as patches over `manifest` (the lowest first), when the head names one.
+    patches: Vec<ManifestPatch>,
     held: Held,
     /// The parts the last query needed, by hash.
     wanted: BTreeMap<ChunkHash, Part>,
 }
 
 impl SnapshotView {
-    /// A view of the manifest `bytes`, which must hash to `manifest_hash` (the head's). O(bytes).
+    /// A view of what a head names: the root `bytes`, which must hash to `manifest_hash` (the
+    /// head's), and when they are a patch, the bytes of what it stands on (`bases`: its base,
+    /// then that one's base while it is a patch, each hashing to what the one before names, as
+    /// [`SnapshotView::base_of`] tells). O(bytes).
     pub fn new(
         board: BoardId,
         period: Period,
         manifest_hash: &str,
         bytes: &[u8],
+        bases: &[&[u8]],
     ) -> Result<SnapshotView, SnapshotError> {
-        let bad = |why: String| SnapshotError::BadPart {
-            hash: manifest_hash.into(),
+        let bad = |hash: &str, why: String| SnapshotError::BadPart {
+            hash: hash.into(),
             why,
         };
-        let expected =
-            BoardDigest::parse_hex(manifest_hash).ok_or_else(|| bad("not a 64-digit hex hash".into()))?;
-        if BoardDigest::of(bytes) != expected {
-            return Err(bad(DecodeError::HashMismatch.to_string()));
-        }
-        let manifest = Manifest::decode(bytes).map_err(|e| bad(e.to_string()))?;
+        let mut expected = BoardDigest::parse_hex(manifest_hash)
+            .ok_or_else(|| bad(manifest_hash, "not a 64-digit hex hash".into()))?;
+        let mut patches = Vec::new();
+        let mut bases = bases.iter();
+        let mut bytes = bytes;
+        let manifest = loop {
+            let hash = expected.to_string();
+            if BoardDigest::of(bytes) != expected {
+                return Err(bad(&hash, DecodeError::HashMismatch.to_string()));
+            }
+            match Root::decode(bytes).map_err(|e| bad(&hash, e.to_string()))? {
+                Root::Manifest(manifest) => break manifest,
+                Root::Patch(patch) if patches.len() < MAX_PATCH_LEVELS => {
+                    expected = patch.base;
+                    bytes = bases
+                        .next()
+                        .ok_or_else(|| bad(&patch.base.to_string(), "a patch needs its base".into()))?;
+                    patches.insert(0, patch);
+                }
+                Root::Patch(_) => {
+                    return Err(bad(&hash, "a snapshot that stands on too many patches".into()));
+                }
+            }
+        };
+        let refs: Vec<&ManifestPatch> = patches.iter().collect();
+        SnapshotReader::over(&manifest, &refs).map_err(|e| bad(manifest_hash, e.to_string()))?;
         Ok(SnapshotView {
             binding: CursorBinding::of(&board, &period.key),
             board,
             period,
             manifest,
+            patches,
             held: Held::default(),
             wanted: BTreeMap::new(),
         })
     }
 
+    /// The hash of the base that a head's root `bytes` (or a base's) stand on, when they are a
+    /// patch; `None` for a manifest (or bytes that decode as neither, which
+    /// [`SnapshotView::new`] refuses).
+    /// O(bytes).
+    pub fn base_of(bytes: &[u8]) -> Option<ChunkHash> {
+        match Root::decode(bytes) {
+            Ok(Root::Patch(patch)) => Some(patch.base),
+            _ => None,
+        }
+    }
+
+    /// The reader of the version held: checked when the view was made.
+    fn reader(&self) -> SnapshotReader<'_> {
+        let refs: Vec<&ManifestPatch> = self.patches.iter().collect();
+        SnapshotReader::over(&self.manifest, &refs).unwrap_or_else(|_| SnapshotReader::new(&self.manifest))
+    }
+
     /// The version the snapshot was taken at. O(1).
     pub fn board_version(&self) -> u64 {
-        self.manifest.board_version
+        self.patches
+            .last()
+            .map_or(self.manifest.board_version, |p| p.board_version)
     }
 
     /// Ranked players in the snapshot. O(1).
     pub fn total_players(&self) -> u64 {
-        self.manifest.total_players
+        self.patches
+            .last()
+            .map_or(self.manifest.total_players, |p| p.total_players)
     }
 
     /// The hashes the last query needed and that are not held yet. O(needed).
@@ -192,7 +241,7 @@ impl SnapshotView {
             .transpose()
             .map_err(SnapshotError::Refused)?
             .map(|(_, cursor)| cursor);
-        let reader = SnapshotReader::new(&self.manifest);
+        let reader = self.reader();
         let step = answer::top(
             &reader,
             &self.held,
@@ -203,7 +252,7 @@ impl SnapshotView {
         )
         .map_err(|_| SnapshotError::StaleCursor {
             cursor_version: cursor.as_ref().map_or(0, |c| c.board_version),
-            board_version: self.manifest.board_version,
+            board_version: self.board_version(),
         })?;
         Ok(self.settle(step))
     }
@@ -212,7 +261,7 @@ impl SnapshotView {
     /// score): at most 2 rounds. O(log chunks) once held.
     pub fn rank(&mut self, player: &str) -> Result<Answer, SnapshotError> {
         query::player_id(player).map_err(SnapshotError::Refused)?;
-        let reader = SnapshotReader::new(&self.manifest);
+        let reader = self.reader();
         let step = answer::rank(&reader, &self.held, &self.fields(), player);
         Ok(self.settle(or_null(step)))
     }
@@ -222,7 +271,7 @@ impl SnapshotView {
     /// held.
     pub fn rank_interval(&mut self, player: &str) -> Result<Answer, SnapshotError> {
         query::player_id(player).map_err(SnapshotError::Refused)?;
-        let reader = SnapshotReader::new(&self.manifest);
+        let reader = self.reader();
         let step = answer::rank_interval(&reader, &self.held, &self.fields(), player);
         Ok(self.settle(or_null(step)))
     }
@@ -232,7 +281,7 @@ impl SnapshotView {
     pub fn nearby(&mut self, player: &str, radius: u64) -> Result<Answer, SnapshotError> {
         query::player_id(player).map_err(SnapshotError::Refused)?;
         let radius = query::radius(Some(&radius.to_string())).map_err(SnapshotError::Refused)?;
-        let reader = SnapshotReader::new(&self.manifest);
+        let reader = self.reader();
         let step = answer::nearby(&reader, &self.held, &self.fields(), player, radius);
         Ok(self.settle(or_null(step)))
     }
@@ -252,14 +301,19 @@ impl SnapshotView {
         match step {
             Step::Done(json) => Answer::Json(json),
             Step::Need(parts) => {
+                let hashes: Vec<(Option<ChunkHash>, Part)> = {
+                    let reader = self.reader();
+                    parts
+                        .into_iter()
+                        .map(|part| (reader.part_hash(part), part))
+                        .collect()
+                };
                 self.wanted.clear();
-                for part in parts {
-                    let hash = match part {
-                        Part::Rank(i) => self.manifest.rank_chunks[i].hash,
-                        Part::Lookup(p) => self.manifest.lookup_chunks[p].hash,
-                        Part::Sketch => self.manifest.sketch,
-                    };
-                    self.wanted.insert(hash, part);
+                for (hash, part) in hashes {
+                    // The reader asks only for places its manifest has.
+                    if let Some(hash) = hash {
+                        self.wanted.insert(hash, part);
+                    }
                 }
                 Answer::Need(self.wanted.keys().copied().collect())
             }
@@ -380,6 +434,7 @@ mod tests {
             period,
             &BoardDigest::of(manifest).to_string(),
             manifest,
+            &[],
         )
         .unwrap();
         let binding = CursorBinding::of(&id, "all_time");
@@ -438,11 +493,11 @@ mod tests {
         let manifest = &snapshot.manifest_bytes;
         let wrong_hash = BoardDigest::of(b"other").to_string();
         assert!(matches!(
-            SnapshotView::new(id.clone(), period.clone(), &wrong_hash, manifest),
+            SnapshotView::new(id.clone(), period.clone(), &wrong_hash, manifest, &[]),
             Err(SnapshotError::BadPart { .. })
         ));
         let mut view =
-            SnapshotView::new(id, period, &BoardDigest::of(manifest).to_string(), manifest).unwrap();
+            SnapshotView::new(id, period, &BoardDigest::of(manifest).to_string(), manifest, &[]).unwrap();
         let Answer::Need(hashes) = view.top(3, None).unwrap() else {
             panic!("a fresh view holds no chunk");
         };
@@ -479,6 +534,93 @@ mod tests {
         assert_eq!(refused(view.rank("a\u{7}")).0, "INVALID_REQUEST");
     }
 
+    /// A version published as patches over a manifest (two levels) reads as the board at that
+    /// version; the view refuses a patch without its bases.
+    #[test]
+    fn a_patched_version_reads_as_the_board() {
+        let (mut board, _, id, period) = setup();
+        let fields = PeriodFields {
+            kind: "all_time",
+            key: "all_time",
+            start_ms: None,
+            end_ms: None,
+        };
+        let mut publisher = standings_core::Publisher::patching(small(), 4_096);
+        let first = publisher.publish(&board);
+        let mut held: std::collections::HashMap<ChunkHash, Vec<u8>> =
+            first.new_parts.iter().cloned().collect();
+        held.insert(first.manifest_hash, first.manifest_bytes.clone());
+        let mut roots = Vec::new();
+        for round in 0..2 {
+            for i in 0..6 {
+                let event = ScoreEvent::new(
+                    &format!("m{round}-{i}"),
+                    &format!("p-{:03}", i * 41 + round),
+                    500 + i,
+                    9,
+                )
+                .unwrap();
+                board.apply(&event).unwrap();
+            }
+            let publication = publisher.publish(&board);
+            held.insert(publication.manifest_hash, publication.manifest_bytes.clone());
+            held.extend(publication.new_parts.iter().cloned());
+            roots.push(publication);
+        }
+        let top = roots.last().unwrap();
+        assert_eq!(
+            top.patches.len(),
+            2,
+            "the second version stands on the first's patch"
+        );
+        let bases = [&held[&top.patches[1].base][..], &held[&top.patches[0].base][..]];
+        let hash = top.manifest_hash.to_string();
+        assert!(matches!(
+            SnapshotView::new(
+                id.clone(),
+                period.clone(),
+                &hash,
+                &top.manifest_bytes,
+                &bases[..1]
+            ),
+            Err(SnapshotError::BadPart { .. })
+        ));
+        assert_eq!(
+            SnapshotView::base_of(&top.manifest_bytes),
+            Some(top.patches[1].base)
+        );
+        let mut view = SnapshotView::new(id, period, &hash, &top.manifest_bytes, &bases).unwrap();
+        assert_eq!(view.board_version(), board.version());
+        let answered =
+            |view: &mut SnapshotView, query: &dyn Fn(&mut SnapshotView) -> Result<Answer, SnapshotError>| {
+                for _ in 0..4 {
+                    match query(view).unwrap() {
+                        Answer::Json(json) => return json,
+                        Answer::Need(hashes) => {
+                            for hash in hashes {
+                                view.add_part(&hash.to_string(), &held[&hash]).unwrap();
+                            }
+                        }
+                    }
+                }
+                panic!("no answer in 4 rounds");
+            };
+        for player in ["p-000", "p-042", "p-250", "p-499"] {
+            let mut expected = Vec::new();
+            write_rank_answer(&mut expected, &fields, &board.player_rank(player).unwrap());
+            assert_eq!(answered(&mut view, &|v| v.rank(player)), expected, "{player}");
+        }
+        let page = board.top(20, None).unwrap();
+        let mut expected = Vec::new();
+        let binding = CursorBinding::of(&BoardId::new("g", "solo", "s1", "global").unwrap(), "all_time");
+        let next = page
+            .next_cursor
+            .as_ref()
+            .map(|c| standings_core::contract::query::cursor_text(c, binding));
+        write_top_answer(&mut expected, &fields, &page, next.as_deref());
+        assert_eq!(answered(&mut view, &|v| v.top(20, None)), expected);
+    }
+
     /// The read contract's table of bad parameters, through the package's reads: the words
     /// the origin and the edge answer with (`limit`, `radius` and cursors; `include_self` is
     /// the edge's and the origin's friends-of, which the package does not read).
@@ -487,7 +629,7 @@ mod tests {
         let (_, snapshot, id, period) = setup();
         let manifest = &snapshot.manifest_bytes;
         let mut view =
-            SnapshotView::new(id, period, &BoardDigest::of(manifest).to_string(), manifest).unwrap();
+            SnapshotView::new(id, period, &BoardDigest::of(manifest).to_string(), manifest, &[]).unwrap();
         for (read, query, _, code, detail) in standings_core::contract::query::BAD_PARAMETERS {
             let query = standings_core::contract::query::Query(Some(query));
             let refused = match *read {

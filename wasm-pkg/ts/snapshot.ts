@@ -147,6 +147,7 @@ export class SnapshotReader {
   readonly #board: [string, string, string, string];
   #head: Head | null = null;
   #view: SnapshotView | null = null;
+  #bases = new Map<string, Uint8Array>();
 
   /**
    * A reader of the snapshot whose head is at `headUrl` (the origin's or an edge's
@@ -181,10 +182,25 @@ export class SnapshotReader {
     if (this.#view && this.#head?.manifest === head.manifest) return false;
     const manifestUrl = new URL(`../../../../manifests/${head.manifest}`, this.#headUrl).href;
     const bytes = await bytesOf(this.#fetch, manifestUrl, "manifest");
+    // A patch stands on a base (a manifest, or a patch over one) that the versions after it
+    // share: each fetched once and kept while heads name it.
+    const bases: Uint8Array[] = [];
+    const kept = new Map<string, Uint8Array>();
+    for (let hash = SnapshotView.baseOf(bytes); hash !== undefined; ) {
+      let base = this.#bases.get(hash);
+      if (base === undefined) {
+        const baseUrl = new URL(`../../../../manifests/${hash}`, this.#headUrl).href;
+        base = await bytesOf(this.#fetch, baseUrl, "base manifest");
+      }
+      kept.set(hash, base);
+      bases.push(base);
+      hash = bases.length < 2 ? SnapshotView.baseOf(base) : undefined;
+    }
+    this.#bases = kept;
     const [game, mode, season, scope] = this.#board;
     const start = head.period_start === null ? undefined : toMs(head.period_start, "period_start");
     const end = head.period_end === null ? undefined : toMs(head.period_end, "period_end");
-    const view = new SnapshotView(game, mode, season, scope, head.period, head.period_key, start, end, head.manifest, bytes);
+    const view = new SnapshotView(game, mode, season, scope, head.period, head.period_key, start, end, head.manifest, bytes, bases[0], bases[1]);
     this.#view?.free();
     this.#view = view;
     this.#head = head;

@@ -106,6 +106,12 @@ export class SnapshotView {
      */
     addPart(hash: string, bytes: Uint8Array | number[]): void;
     /**
+     * The hash of the base that a head's manifest bytes (or a base's) stand on, when they are a
+     * patch (fetch it as a manifest; pass the root's base and, when that is a patch too, its
+     * base to the constructor); `undefined` for a manifest.
+     */
+    static baseOf(manifest: Uint8Array | number[]): string | undefined;
+    /**
      * The nearby answer's JSON (`null` for no score), or `undefined` when chunks are needed.
      */
     nearby(player: string, radius: number): string | undefined;
@@ -117,7 +123,7 @@ export class SnapshotView {
      * The snapshot of board `game/mode/season/scope` in a period instance, from its manifest's
      * bytes, which must hash to `manifest_hash`. Times are ms since the epoch.
      */
-    constructor(game: string, mode: string, season: string, scope: string, period: string, period_key: string, period_start_ms: number | null | undefined, period_end_ms: number | null | undefined, manifest_hash: string, manifest: Uint8Array | number[]);
+    constructor(game: string, mode: string, season: string, scope: string, period: string, period_key: string, period_start_ms: number | null | undefined, period_end_ms: number | null | undefined, manifest_hash: string, manifest: Uint8Array | number[], base?: Uint8Array | number[] | null, base_of_base?: Uint8Array | number[] | null);
     /**
      * The rank interval answer's JSON (`null` for no score), or `undefined` when parts are
      * needed (the player's lookup chunk and the sketch, never a rank chunk).
@@ -212,10 +218,11 @@ export interface InitOutput {
     readonly rankOrder: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => void;
     readonly rankOrderMs: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number) => void;
     readonly snapshotview_addPart: (a: number, b: number, c: number, d: number, e: number, f: number) => void;
+    readonly snapshotview_baseOf: (a: number, b: number, c: number) => void;
     readonly snapshotview_boardVersion: (a: number) => number;
     readonly snapshotview_nearby: (a: number, b: number, c: number, d: number, e: number) => void;
     readonly snapshotview_needed: (a: number, b: number) => void;
-    readonly snapshotview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number, s: number, t: number, u: number) => void;
+    readonly snapshotview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number, s: number, t: number, u: number, v: number, w: number, x: number, y: number) => void;
     readonly snapshotview_rank: (a: number, b: number, c: number, d: number) => void;
     readonly snapshotview_rankInterval: (a: number, b: number, c: number, d: number) => void;
     readonly snapshotview_top: (a: number, b: number, c: number, d: number, e: number) => void;
