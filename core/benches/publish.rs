@@ -1,7 +1,8 @@
-//! Publishing snapshots of a 1M-member board: the full build, and an incremental publication
-//! of a version that moved 100 random players (the edge's target: at most 20 ms and 1 MB of
-//! new parts, manifest included). Prints the new bytes per publication and the snapshot's
-//! shape, and times decoding the manifest and a rank chunk (what the edge pays per version).
+//! Publishing snapshots of a 1M-member board: the full build, and a version that moved 100
+//! random players published as a whole manifest (cut incrementally) and as a patch (the
+//! edge's target: at most 20 ms and 256 KB of new parts). Prints the new bytes per version of
+//! both side by side on the same versions and the snapshot's shape, and times decoding the
+//! manifest, a patch and a rank chunk (what the edge pays per version).
 //!
 //! `cargo bench -p standings-core --bench publish -- --sample-size 10`
 //! (`STANDINGS_BENCH_MEMBERS` sets the board size, `STANDINGS_BENCH_CHUNKING=min,modulus,max,lookup`
@@ -15,9 +16,10 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use common::{Rng, criterion, player_id};
+use standings_core::snapshot::DEFAULT_MAX_PATCH_BYTES;
 use standings_core::{
-    Board, BoardRules, ChunkingOptions, Manifest, Publisher, RankChunk, ScoreEvent, ScoreMode, Snapshot,
-    Standing,
+    Board, BoardRules, ChunkingOptions, Manifest, Publisher, RankChunk, Root, ScoreEvent, ScoreMode,
+    Snapshot, Standing,
 };
 
 /// Players moved per published version.
@@ -69,6 +71,46 @@ fn thread_cpu() -> Duration {
         .map_or(Duration::ZERO, Duration::from_nanos)
 }
 
+/// What a run of publications wrote: bytes per version (the root and the parts new with it),
+/// time, and how many versions stood on no, one and two patches.
+#[derive(Default)]
+struct Written {
+    bytes: Vec<usize>,
+    took: Duration,
+    cpu: Duration,
+    levels: [u32; 3],
+}
+
+impl Written {
+    fn publish(&mut self, publisher: &mut Publisher, board: &Board) {
+        let started = Instant::now();
+        let cpu_started = thread_cpu();
+        let publication = publisher.publish(board);
+        self.took += started.elapsed();
+        self.cpu += thread_cpu() - cpu_started;
+        self.bytes.push(
+            publication.manifest_bytes.len()
+                + publication.new_parts.iter().map(|(_, b)| b.len()).sum::<usize>(),
+        );
+        self.levels[publication.patches.len().min(2)] += 1;
+    }
+
+    fn print(&mut self, what: &str, rounds: u32) {
+        self.bytes.sort_unstable();
+        let mean = self.bytes.iter().sum::<usize>() / self.bytes.len().max(1);
+        let at = |q: f64| self.bytes[((self.bytes.len() - 1) as f64 * q) as usize];
+        println!(
+            "{what}, {rounds} versions: bytes per version mean {mean}, p50 {}, p90 {}, worst {}; {:?} a publication ({:?} on the CPU); whole / one patch / two patches: {:?}",
+            at(0.5),
+            at(0.9),
+            at(1.0),
+            self.took / rounds,
+            self.cpu / rounds,
+            self.levels,
+        );
+    }
+}
+
 fn run(n: usize, options: ChunkingOptions) {
     let mut rng = Rng(20);
     let players: Vec<String> = (0..n as u64).map(player_id).collect();
@@ -94,45 +136,25 @@ fn run(n: usize, options: ChunkingOptions) {
         first.new_parts.len(),
     );
 
-    // What one incremental publication writes, averaged over a few versions.
+    // What one publication writes, side by side on the same versions: every version a whole
+    // manifest cut incrementally, and versions as patches over it (the origin's default).
     let rounds: u32 = std::env::var("STANDINGS_BENCH_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(20);
-    let (mut bytes, mut parts, mut rank_parts, mut worst) = (0, 0, 0, 0);
-    let (mut took, mut cpu) = (Duration::ZERO, Duration::ZERO);
+    let mut patching = Publisher::patching(options, DEFAULT_MAX_PATCH_BYTES);
+    patching.publish(&board);
+    let mut whole = Written::default();
+    let mut patched = Written::default();
     for _ in 0..rounds {
         for event in moves(&mut rng, &players, &mut serial) {
             board.apply(&event).expect("in range");
         }
-        let started = Instant::now();
-        let cpu_started = thread_cpu();
-        let publication = publisher.publish(&board);
-        took += started.elapsed();
-        cpu += thread_cpu() - cpu_started;
-        let rank_hashes: std::collections::HashSet<_> =
-            publication.manifest.rank_chunks.iter().map(|c| c.hash).collect();
-        let written = publication.manifest_bytes.len()
-            + publication.new_parts.iter().map(|(_, b)| b.len()).sum::<usize>();
-        worst = worst.max(written);
-        bytes += written;
-        parts += publication.new_parts.len();
-        rank_parts += publication
-            .new_parts
-            .iter()
-            .filter(|(h, _)| rank_hashes.contains(h))
-            .count();
+        whole.publish(&mut publisher, &board);
+        patched.publish(&mut patching, &board);
     }
-    println!(
-        "incremental publication of {MOVES} moves on {n}, mean of {rounds}: {:?} ({:?} on the CPU), {} new parts ({} rank, {} lookup), {} bytes written (manifest included), worst {worst} bytes; path {:?}",
-        took / rounds,
-        cpu / rounds,
-        parts / rounds as usize,
-        rank_parts / rounds as usize,
-        (parts - rank_parts) / rounds as usize,
-        bytes / rounds as usize,
-        publisher.last_path(),
-    );
+    whole.print(&format!("whole manifests, {MOVES} moves on {n}"), rounds);
+    patched.print(&format!("patches over a manifest, {MOVES} moves on {n}"), rounds);
 
     let mut c = criterion();
     {
@@ -140,6 +162,20 @@ fn run(n: usize, options: ChunkingOptions) {
         group.sample_size(10);
         group.bench_function("full_build", |b| {
             b.iter(|| black_box(Snapshot::build_with(&board, options).rank_chunks.len()))
+        });
+        group.bench_function(format!("patch_{MOVES}_moves"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    for event in moves(&mut rng, &players, &mut serial) {
+                        board.apply(&event).expect("in range");
+                    }
+                    let started = Instant::now();
+                    black_box(patching.publish(&board).new_parts.len());
+                    total += started.elapsed();
+                }
+                total
+            })
         });
         group.bench_function(format!("incremental_{MOVES}_moves"), |b| {
             b.iter_custom(|iters| {
@@ -186,6 +222,15 @@ fn run(n: usize, options: ChunkingOptions) {
                         .len(),
                 )
             })
+        });
+        // A version's root after a patching publisher followed the board: a patch.
+        for event in moves(&mut rng, &players, &mut serial) {
+            board.apply(&event).expect("in range");
+        }
+        let root = patching.publish(&board).manifest_bytes;
+        println!("the root of a patched version: {} bytes", root.len());
+        group.bench_function("patch", |b| {
+            b.iter(|| black_box(matches!(Root::decode(&root).expect("valid"), Root::Patch(_))))
         });
         let middle = snapshot.rank_chunks.len() / 2;
         let hash = snapshot.manifest.rank_chunks[middle].hash;
