@@ -196,8 +196,12 @@ proptest! {
         initial in prop::collection::vec(change_strategy(120), 0..200),
         batches in prop::collection::vec(prop::collection::vec(change_strategy(120), 0..10), 1..10),
         max_patch_bytes in prop_oneof![1 => Just(0usize), 4 => 200usize..4000],
+        history in prop_oneof![3 => Just(4096usize), 1 => 0usize..12],
     ) {
         let mut board = Board::new(BoardRules::new(mode));
+        // A short history: patches are made from what the publisher followed, not from the
+        // board's deltas since their base.
+        board.set_history_limit(history);
         let mut serial = 0;
         let wrap = |c: &Change| match c {
             Change::Apply { player, value, at } => Change::Apply { player: player % players, value: *value, at: *at },

@@ -34,6 +34,8 @@
 //! when the partition count changes (the board doubled or halved), and when a changed player's
 //! old standing is not the one published (another board at a later version).
 
+use alloc::collections::BTreeMap;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
@@ -44,7 +46,7 @@ use super::{
 };
 use crate::board::{Board, Delta};
 use crate::digest::{BoardDigest, ChunkHash, fnv1a};
-use crate::profile::{Audience, EntryInfo};
+use crate::profile::{Audience, EntryInfo, Extras};
 use crate::rules::{BoardRules, Standing};
 
 /// Sets of part hashes; a fixed-seed hasher, as the core draws no randomness.
@@ -176,6 +178,43 @@ pub struct Publisher {
     middle: Option<(ManifestPatch, ChunkHash)>,
     /// The last publication, when it was a patch: its version and sketch.
     patched: Option<(u64, ChunkHash)>,
+    /// The players changed since the last manifest and since the middle patch, each with their
+    /// standing and extras then, complete through version `seen`: what a patch is made of, so
+    /// that it needs only the board's deltas since the last publication, not since its base.
+    ledgers: Option<Ledgers>,
+}
+
+/// See [`Publisher::ledgers`].
+#[derive(Clone, Debug, Default)]
+struct Ledgers {
+    seen: u64,
+    since_manifest: Ledger,
+    since_middle: Ledger,
+}
+
+/// Changed players by id: their standing and extras at the ledger's start.
+type Ledger = BTreeMap<String, (Option<Standing>, Extras)>;
+
+impl Ledgers {
+    /// Takes in the board's deltas since `seen`; `false` when the board no longer holds them.
+    /// O(d log c) for d deltas.
+    fn follow(&mut self, board: &Board) -> bool {
+        let Some(deltas) = board.deltas_since(self.seen) else {
+            return false;
+        };
+        for delta in deltas {
+            for ledger in [&mut self.since_manifest, &mut self.since_middle] {
+                if !ledger.contains_key(delta.player.as_str()) {
+                    ledger.insert(
+                        delta.player.as_str().into(),
+                        (delta.before, delta.extras_before.clone()),
+                    );
+                }
+            }
+        }
+        self.seen = board.version();
+        true
+    }
 }
 
 /// The patch size a patching publisher stays within by default: with the sketch (66 KB at 1M
@@ -200,6 +239,7 @@ impl Publisher {
             base_hash: None,
             middle: None,
             patched: None,
+            ledgers: None,
         }
     }
 
@@ -255,10 +295,21 @@ impl Publisher {
     /// changed (an old score, a name since changed), so its age is bounded as a replaced
     /// manifest's retention is.
     pub fn publish_whole(&mut self, board: &Board) -> Publication {
-        let publication = self.publish_manifest(board);
+        // The changes since the last manifest, when the ledger followed them; else its deltas.
+        let mut ledgers = self.ledgers.take();
+        let followed = ledgers.as_mut().is_some_and(|l| l.follow(board));
+        let held = ledgers
+            .as_ref()
+            .filter(|_| followed)
+            .map(|l| held_changes(&l.since_manifest, board));
+        let publication = self.publish_manifest(board, held.as_deref());
         self.base_hash = Some(publication.manifest_hash);
         self.middle = None;
         self.patched = None;
+        self.ledgers = (self.max_patch_bytes > 0).then(|| Ledgers {
+            seen: board.version(),
+            ..Ledgers::default()
+        });
         publication
     }
 
@@ -274,6 +325,11 @@ impl Publisher {
         if max == 0 || board.rules() != &rules || board.version() <= last.manifest.board_version {
             return None;
         }
+        let ledgers = self.ledgers.as_mut()?;
+        if !ledgers.follow(board) {
+            return None;
+        }
+        let ledgers = self.ledgers.as_ref()?;
         let sketch = board.rank_sketch().encode();
         let sketch_hash = BoardDigest::of(&sketch);
         let over_middle = self
@@ -281,7 +337,15 @@ impl Publisher {
             .as_ref()
             .filter(|(middle, _)| board.version() > middle.board_version)
             .and_then(|(middle, middle_hash)| {
-                let top = patch_over(&rules, middle.board_version, *middle_hash, board, max)?;
+                let held = held_changes(&ledgers.since_middle, board);
+                let top = patch_over(
+                    &rules,
+                    middle.board_version,
+                    *middle_hash,
+                    board,
+                    &changes_of(&held),
+                    max,
+                )?;
                 let top = ManifestPatch {
                     sketch: sketch_hash,
                     ..top
@@ -293,7 +357,15 @@ impl Publisher {
             Some(found) => found,
             None => {
                 let limit = max.saturating_mul(MIDDLE_PATCH_FACTOR);
-                let middle = patch_over(&rules, last.manifest.board_version, base_hash, board, limit)?;
+                let held = held_changes(&ledgers.since_manifest, board);
+                let middle = patch_over(
+                    &rules,
+                    last.manifest.board_version,
+                    base_hash,
+                    board,
+                    &changes_of(&held),
+                    limit,
+                )?;
                 let middle = ManifestPatch {
                     sketch: sketch_hash,
                     ..middle
@@ -303,6 +375,9 @@ impl Publisher {
                     return None;
                 }
                 self.middle = Some((middle.clone(), BoardDigest::of(&bytes)));
+                if let Some(ledgers) = self.ledgers.as_mut() {
+                    ledgers.since_middle.clear();
+                }
                 (alloc::vec![middle], bytes)
             }
         };
@@ -326,10 +401,10 @@ impl Publisher {
 
     /// The board's current version as a whole manifest: cut incrementally from the last one
     /// when it can be, else in full.
-    fn publish_manifest(&mut self, board: &Board) -> Publication {
+    fn publish_manifest(&mut self, board: &Board, held: Option<&[Held<'_>]>) -> Publication {
         let reason = match self.last.as_mut() {
             None => FullBuildReason::FirstPublication,
-            Some(last) => match patch(&self.options, last, board) {
+            Some(last) => match patch(&self.options, last, board, held) {
                 Ok(patch) => {
                     self.path = Some(PublishPath::Incremental);
                     return commit_patch(last, patch);
@@ -470,7 +545,7 @@ struct Change<'a> {
 
 /// Each player the deltas change, once, sorted by id bytes: their standing before the first
 /// delta and after the last, when the two differ or the public extras did. O(d log d).
-fn changed_players<'a>(deltas: impl Iterator<Item = &'a Delta>, partitions: usize) -> Vec<Change<'a>> {
+fn changed_players<'a>(deltas: impl Iterator<Item = &'a Delta>) -> Vec<Change<'a>> {
     // A stable sort keeps each player's deltas oldest first, so the first one's `before` is
     // their standing at the last publication and the last one's `after` now.
     let mut named: Vec<_> = deltas.collect();
@@ -488,7 +563,7 @@ fn changed_players<'a>(deltas: impl Iterator<Item = &'a Delta>, partitions: usiz
             let player = first.player.as_str();
             changes.push(Change {
                 player,
-                partition: (fnv1a(player.as_bytes()) & (partitions.max(1) as u64 - 1)) as usize,
+                partition: 0,
                 then: first.before,
                 now: latest.after,
                 info,
@@ -497,6 +572,49 @@ fn changed_players<'a>(deltas: impl Iterator<Item = &'a Delta>, partitions: usiz
         }
     }
     changes
+}
+
+/// A player of a ledger: their standing and extras when it started, and now.
+pub(crate) struct Held<'l> {
+    player: &'l str,
+    then: Option<Standing>,
+    then_extras: &'l Extras,
+    now: Option<Standing>,
+    now_extras: Extras,
+}
+
+/// The players of a ledger, in its (id) order, with their standing and extras now. O(c log n).
+fn held_changes<'l>(ledger: &'l Ledger, board: &Board) -> Vec<Held<'l>> {
+    let index = board.index();
+    ledger
+        .iter()
+        .map(|(player, (then, then_extras))| Held {
+            player,
+            then: *then,
+            then_extras,
+            now: index.standing_of_player(player),
+            now_extras: board.extras_of(player),
+        })
+        .collect()
+}
+
+/// The changes of a ledger's players, as [`changed_players`] makes them from deltas: those
+/// whose standing or public extras differ now. O(c).
+fn changes_of<'a>(held: &'a [Held<'a>]) -> Vec<Change<'a>> {
+    held.iter()
+        .filter_map(|h| {
+            let (then_info, info) = (h.then_extras.info(), h.now_extras.info());
+            let renamed = info.for_audience(Audience::Public) != then_info.for_audience(Audience::Public);
+            (h.then != h.now || renamed).then_some(Change {
+                player: h.player,
+                partition: 0,
+                then: h.then,
+                now: h.now,
+                info,
+                then_info,
+            })
+        })
+        .collect()
 }
 
 /// The board's current version as a patch over the view at `base_version` under `rules` (a
@@ -509,17 +627,25 @@ fn patch_over(
     base_version: u64,
     base_hash: ChunkHash,
     board: &Board,
+    changes: &[Change<'_>],
     max_bytes: usize,
 ) -> Option<ManifestPatch> {
-    let deltas = board.deltas_since(base_version)?;
     // An entry in a patch takes at least 24 bytes: fail early on what cannot fit.
-    let changes = changed_players(deltas, 1);
+    let base_rules = *rules;
     if changes.len().saturating_mul(24) > max_bytes {
         return None;
     }
-    // A name or country taken back (a rename, a player gone anonymous) must leave the parts
-    // served, and the base would keep showing it: such a version is published whole. A new
-    // best's metadata replacing the old is not taken back: it is history, like the old score.
+    // A name or country taken back (a rename, a player gone anonymous, a player removed) must
+    // leave the parts served, and the base would keep showing it: such a version is published
+    // whole. A better standing's metadata replacing the old is not taken back: it is history,
+    // like the old score; metadata that changes with a standing no better (an event
+    // invalidated) is.
+    let better = |c: &Change<'_>| match (c.then, c.now) {
+        // On a `latest` board every event replaces the standing, better or not.
+        (Some(_), Some(_)) if base_rules.score_mode == crate::rules::ScoreMode::Latest => true,
+        (Some(then), Some(now)) => base_rules.compare((&now, c.player), (&then, c.player)) == Ordering::Less,
+        _ => false,
+    };
     let taken_back = |c: &Change<'_>| {
         let (then, now) = (
             c.then_info.for_audience(Audience::Public),
@@ -529,6 +655,7 @@ fn patch_over(
         changed(then.display_name, now.display_name)
             || changed(then.country, now.country)
             || (c.info.anonymous && !then.is_empty())
+            || (changed(then.metadata, now.metadata) && !better(c))
     };
     if changes.iter().any(taken_back) {
         return None;
@@ -629,7 +756,13 @@ fn patch_over(
 
 /// Computes the next publication from the last one and the deltas since, or says why it
 /// cannot. Pure: nothing is committed until it succeeds.
-fn patch(options: &ChunkingOptions, last: &Published, board: &Board) -> Result<Patch, FullBuildReason> {
+#[allow(clippy::type_complexity)]
+fn patch(
+    options: &ChunkingOptions,
+    last: &Published,
+    board: &Board,
+    held: Option<&[Held<'_>]>,
+) -> Result<Patch, FullBuildReason> {
     let old = &last.manifest;
     if board.rules() != &old.rules {
         return Err(FullBuildReason::OtherRules);
@@ -637,9 +770,6 @@ fn patch(options: &ChunkingOptions, last: &Published, board: &Board) -> Result<P
     if board.version() < old.board_version {
         return Err(FullBuildReason::VersionWentBack);
     }
-    let deltas = board
-        .deltas_since(old.board_version)
-        .ok_or(FullBuildReason::HistoryGone)?;
     let partitions = options.partitions(board.total_players());
     if partitions != old.lookup_chunks.len() {
         return Err(FullBuildReason::PartitionsChanged);
@@ -648,7 +778,17 @@ fn patch(options: &ChunkingOptions, last: &Published, board: &Board) -> Result<P
         return Err(FullBuildReason::NothingRankedBefore);
     }
 
-    let mut changes = changed_players(deltas, partitions);
+    let mut changes = match held {
+        Some(held) => changes_of(held),
+        None => changed_players(
+            board
+                .deltas_since(old.board_version)
+                .ok_or(FullBuildReason::HistoryGone)?,
+        ),
+    };
+    for change in &mut changes {
+        change.partition = (fnv1a(change.player.as_bytes()) & (partitions as u64 - 1)) as usize;
+    }
 
     let lookup_parts = patch_lookups(last, &mut changes)?;
     let (rank_slots, mut new_parts, rank_reused) = recut_rank_chunks(options, old, board, &changes)?;
