@@ -644,7 +644,7 @@ mod tests {
     fn snapshots_default_and_are_checked() {
         assert_eq!(parse("").unwrap().snapshots, SnapshotsConfig::default());
         let config = parse(
-            "[snapshots]\ninterval_ms = 250\nretention_seconds = 30\nhead_max_age_seconds = 2\nidle_seconds = 60\nmax_instances = 100\nmax_instances_per_board = 4\nmax_patch_bytes = 0\n",
+            "[snapshots]\ninterval_ms = 250\nretention_seconds = 30\nhead_max_age_seconds = 2\nidle_seconds = 60\nmax_instances = 100\nmax_instances_per_board = 4\nmax_patch_bytes = 0\nmax_base_age_seconds = 30\n",
         )
         .unwrap();
         assert_eq!(
@@ -657,6 +657,7 @@ mod tests {
                 max_instances: 100,
                 max_instances_per_board: 4,
                 max_patch_bytes: 0,
+                max_base_age_seconds: 30,
             }
         );
         for (table, says) in [

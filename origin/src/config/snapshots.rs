@@ -28,6 +28,10 @@ pub struct SnapshotsConfig {
     /// past it a whole manifest is published, which later patches build on. 0 publishes every
     /// version whole.
     pub max_patch_bytes: usize,
+    /// The longest a whole manifest stays the base of the versions patched over it: it keeps
+    /// serving what they changed (old scores, and the metadata they replaced), so past this
+    /// age the next version is published whole.
+    pub max_base_age_seconds: u64,
 }
 
 impl Default for SnapshotsConfig {
@@ -40,6 +44,7 @@ impl Default for SnapshotsConfig {
             max_instances: 1_024,
             max_instances_per_board: 16,
             max_patch_bytes: standings_core::snapshot::DEFAULT_MAX_PATCH_BYTES,
+            max_base_age_seconds: 600,
         }
     }
 }
@@ -80,6 +85,12 @@ impl SnapshotsConfig {
             return Err(format!(
                 "snapshots.max_patch_bytes = {} must be 0 (every version whole) or from 1024 to 16777216",
                 self.max_patch_bytes
+            ));
+        }
+        if !(self.retention_seconds..=86_400).contains(&self.max_base_age_seconds) {
+            return Err(format!(
+                "snapshots.max_base_age_seconds = {} must be from retention_seconds ({}) to 86400",
+                self.max_base_age_seconds, self.retention_seconds
             ));
         }
         if self.max_instances == 0 || self.max_instances_per_board == 0 {

@@ -571,12 +571,12 @@ impl Snapshots {
     fn publish(&self, instance: &Instance, publishing: &mut Publishing, slot: &BoardSlot, now_ms: i64) {
         let game = &instance.game;
         let (mut took, mut new_bytes, mut fresh) = (std::time::Duration::ZERO, 0, false);
-        // A base keeps serving what later versions changed: it is replaced by a whole manifest
-        // once it is as old as a replaced part's retention.
-        let retention_ms = ms(self.config.retention_seconds).saturating_mul(1000);
+        // A base keeps serving what later versions changed: past its age bound the version is
+        // published whole.
+        let max_age_ms = ms(self.config.max_base_age_seconds).saturating_mul(1000);
         let whole = publishing
             .base_at_ms
-            .is_none_or(|at| now_ms.saturating_sub(at) >= retention_ms);
+            .is_none_or(|at| now_ms.saturating_sub(at) >= max_age_ms);
         let ((board_version, manifest_hash), named, added, removed, mut parts) = loop {
             let began = Instant::now();
             let publication = read_and_publish(&mut publishing.publisher, slot, whole);
