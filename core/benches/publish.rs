@@ -77,7 +77,7 @@ fn thread_cpu() -> Duration {
 struct Written {
     bytes: Vec<usize>,
     took: Duration,
-    cpu: Duration,
+    cpu: Vec<Duration>,
     levels: [u32; 3],
 }
 
@@ -87,7 +87,7 @@ impl Written {
         let cpu_started = thread_cpu();
         let publication = publisher.publish(board);
         self.took += started.elapsed();
-        self.cpu += thread_cpu() - cpu_started;
+        self.cpu.push(thread_cpu() - cpu_started);
         self.bytes.push(
             publication.manifest_bytes.len()
                 + publication.new_parts.iter().map(|(_, b)| b.len()).sum::<usize>(),
@@ -99,13 +99,17 @@ impl Written {
         self.bytes.sort_unstable();
         let mean = self.bytes.iter().sum::<usize>() / self.bytes.len().max(1);
         let at = |q: f64| self.bytes[((self.bytes.len() - 1) as f64 * q) as usize];
+        self.cpu.sort_unstable();
+        let cpu_mean = self.cpu.iter().sum::<Duration>() / rounds;
+        let cpu_at = |q: f64| self.cpu[((self.cpu.len() - 1) as f64 * q) as usize];
         println!(
-            "{what}, {rounds} versions: bytes per version mean {mean}, p50 {}, p90 {}, worst {}; {:?} a publication ({:?} on the CPU); whole / one patch / two patches: {:?}",
+            "{what}, {rounds} versions: bytes per version mean {mean}, p50 {}, p90 {}, worst {}; {:?} a publication; on the CPU mean {cpu_mean:?}, p50 {:?}, p99 {:?}; whole / one patch / two patches: {:?}",
             at(0.5),
             at(0.9),
             at(1.0),
             self.took / rounds,
-            self.cpu / rounds,
+            cpu_at(0.5),
+            cpu_at(0.99),
             self.levels,
         );
     }
@@ -223,11 +227,16 @@ fn run(n: usize, options: ChunkingOptions) {
                 )
             })
         });
-        // A version's root after a patching publisher followed the board: a patch.
-        for event in moves(&mut rng, &players, &mut serial) {
-            board.apply(&event).expect("in range");
-        }
-        let root = patching.publish(&board).manifest_bytes;
+        // A version's root after a patching publisher followed the board: the next patch.
+        let root = loop {
+            for event in moves(&mut rng, &players, &mut serial) {
+                board.apply(&event).expect("in range");
+            }
+            let publication = patching.publish(&board);
+            if !publication.patches.is_empty() {
+                break publication.manifest_bytes;
+            }
+        };
         println!("the root of a patched version: {} bytes", root.len());
         group.bench_function("patch", |b| {
             b.iter(|| black_box(matches!(Root::decode(&root).expect("valid"), Root::Patch(_))))

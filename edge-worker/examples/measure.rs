@@ -11,7 +11,9 @@
 //! - cold: a new isolate, empty cache: every part comes from the origin, verified and decoded;
 //! - cached: a new isolate whose data centre cache holds the parts (verify and decode only);
 //! - warm: the same isolate again (parts decoded and held; for top, a page of one entry fewer,
-//!   which it has not made yet).
+//!   which it has not made yet);
+//! - next version: the warm isolate's first read once the head names the next version, a
+//!   patch over the manifest it holds that moved 100 players (as the origin publishes it).
 //!
 //! Each figure is the least of 7 runs (the machine may be shared).
 
@@ -20,14 +22,19 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use standings_core::{Board, BoardDigest, BoardRules, ScoreMode, Snapshot, Standing};
+use standings_core::snapshot::DEFAULT_MAX_PATCH_BYTES;
+use standings_core::{
+    Board, BoardDigest, BoardRules, ChunkingOptions, Publisher, Root, ScoreEvent, ScoreMode, Snapshot,
+    Standing,
+};
 use standings_edge::{Cache, Clock, Config, Edge, Origin, Request, Response, Unavailable};
 
 const ORIGIN: &str = "http://origin.measure";
+const HEAD: &str = "/v1/snapshots/g/m/s/global/head";
 
 /// Serves one published snapshot and counts what it was asked.
 struct MemoryOrigin {
-    files: HashMap<String, Vec<u8>>,
+    files: RefCell<HashMap<String, Vec<u8>>>,
     asked: RefCell<usize>,
 }
 
@@ -36,17 +43,18 @@ impl Origin for &MemoryOrigin {
         *self.asked.borrow_mut() += 1;
         let url = request.uri().to_string();
         let path = url.strip_prefix(ORIGIN).unwrap_or_default();
+        let files = self.files.borrow();
         if let Some(hashes) = path.strip_prefix("/v1/snapshots/chunks?hashes=") {
             let mut body = Vec::new();
             for hash in hashes.split(',') {
-                let bytes = &self.files[&format!("/v1/snapshots/chunks/{hash}")];
+                let bytes = &files[&format!("/v1/snapshots/chunks/{hash}")];
                 body.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
                 body.extend_from_slice(bytes);
             }
             return Ok(Response::new(body));
         }
         let path = path.split('?').next().unwrap_or_default();
-        Ok(match self.files.get(path) {
+        Ok(match files.get(path) {
             Some(bytes) => {
                 let mut answer = Response::new(bytes.clone());
                 answer.headers_mut().insert(
@@ -81,11 +89,13 @@ impl Cache for MemoryCache {
     }
 }
 
-struct FixedClock;
+/// A clock the run moves on, past a head's lifetime, to show an isolate the next version.
+#[derive(Clone, Default)]
+struct SharedClock(Rc<std::cell::Cell<i64>>);
 
-impl Clock for FixedClock {
+impl Clock for SharedClock {
     fn now_ms(&self) -> i64 {
-        1_796_000_000_000
+        1_796_000_000_000 + self.0.get()
     }
 }
 
@@ -103,7 +113,7 @@ fn main() {
         .nth(1)
         .map_or(1_000_000, |n| n.parse().expect("PLAYERS is a number"));
     let names: Vec<String> = (0..players).map(|i| format!("player-{i:07}")).collect();
-    let board = Board::from_aggregates(
+    let mut board = Board::from_aggregates(
         BoardRules::new(ScoreMode::Highest),
         1234,
         names.iter().enumerate().map(|(i, p)| {
@@ -117,6 +127,25 @@ fn main() {
     .expect("the board holds the players");
     let snapshot = Snapshot::build(&board);
     let manifest_hash = BoardDigest::of(&snapshot.manifest_bytes);
+    // The next version as the origin publishes it: 100 players moved, a patch over the manifest.
+    let mut publisher = Publisher::patching(ChunkingOptions::default(), DEFAULT_MAX_PATCH_BYTES);
+    assert_eq!(publisher.publish(&board).manifest_hash, manifest_hash);
+    let first_version = board.version();
+    let first_head = head_of(first_version, &manifest_hash);
+    for i in 0..100 {
+        let player = &names[(i * 9973) % players];
+        let event = ScoreEvent::new(
+            &format!("move-{i}"),
+            player,
+            1_000_100 + i as i64,
+            1_760_000_000_000,
+        )
+        .expect("a valid event");
+        board.apply(&event).expect("applies");
+    }
+    let next = publisher.publish(&board);
+    assert_eq!(next.patches.len(), 1, "100 moves are a patch");
+    let next_head = head_of(board.version(), &next.manifest_hash);
     let mut files = HashMap::new();
     files.insert(
         format!("/v1/snapshots/manifests/{manifest_hash}"),
@@ -132,15 +161,17 @@ fn main() {
         files.insert(format!("/v1/snapshots/chunks/{hash}"), bytes.clone());
     }
     files.insert(
-        "/v1/snapshots/g/m/s/global/head".into(),
-        format!(
-            r#"{{"period":"all_time","period_key":"all_time","period_start":null,"period_end":null,"board_version":{},"manifest":"{manifest_hash}","published_at":"2026-12-01T00:00:00Z","interval_ms":1000}}"#,
-            board.version()
-        )
-        .into_bytes(),
+        format!("/v1/snapshots/manifests/{}", next.manifest_hash),
+        next.manifest_bytes.clone(),
     );
+    for (hash, bytes) in &next.new_parts {
+        files.insert(format!("/v1/snapshots/chunks/{hash}"), bytes.clone());
+    }
+    let sketch = snapshot.manifest.sketch;
+    files.insert(format!("/v1/snapshots/chunks/{sketch}"), snapshot.sketch.clone());
+    files.insert(HEAD.into(), first_head.clone());
     let origin = &MemoryOrigin {
-        files,
+        files: RefCell::new(files),
         asked: RefCell::new(0),
     };
     let config = Config::from_vars(|name| match name {
@@ -170,7 +201,7 @@ fn main() {
     let cursor = {
         let entry = board.player_rank(middle).expect("ranked").entry;
         let cursor = standings_core::Cursor {
-            board_version: board.version(),
+            board_version: first_version,
             value: entry.value,
             achieved_at: entry.achieved_at,
             player: entry.player.into(),
@@ -228,17 +259,36 @@ fn main() {
         );
     }
     println!("manifest hash check and decode: {}", least(&mut decode));
-    println!("| query | cold | cached | warm | origin fetches (cold) | answer bytes |");
-    println!("|---|---|---|---|---|---|");
+    let mut patch_decode = Vec::new();
+    for _ in 0..7 {
+        patch_decode.push(
+            time(|| {
+                assert_eq!(BoardDigest::of(&next.manifest_bytes), next.manifest_hash);
+                Root::decode(&next.manifest_bytes).expect("a patch")
+            })
+            .0,
+        );
+    }
+    println!(
+        "the next version's patch ({} bytes): hash check and decode: {}",
+        next.manifest_bytes.len(),
+        least(&mut patch_decode)
+    );
+    println!(
+        "| query | cold | cached | warm | next version (a patch over the manifest held) | origin fetches (cold) | answer bytes |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     for (name, request) in &queries {
         let mut cold = Vec::new();
         let mut cached = Vec::new();
         let mut warm = Vec::new();
+        let mut patched = Vec::new();
         let mut fetches = 0;
         let mut bytes = 0;
         for _ in 0..7 {
             let cache = MemoryCache::default();
-            let edge = Edge::new(origin, cache.clone(), FixedClock, config.clone());
+            let clock = SharedClock::default();
+            let edge = Edge::new(origin, cache.clone(), clock.clone(), config.clone());
             let before = *origin.asked.borrow();
             let (t, answer) = time(|| block_on(edge.serve(request.clone())));
             assert_eq!(
@@ -253,30 +303,54 @@ fn main() {
             // The top page itself is cached: leave it out for the "cached" and "warm" runs of
             // top, so they measure the page being made from parts.
             cache.0.borrow_mut().retain(|k, _| !k.starts_with("/top/"));
-            let other = Edge::new(origin, cache.clone(), FixedClock, config.clone());
+            let other = Edge::new(origin, cache.clone(), clock.clone(), config.clone());
             cached.push(time(|| block_on(other.serve(request.clone()))).0);
             // The isolate now holds the page too: the warm run of a top page asks for one
             // entry fewer, a page it has not made, over the same parts.
             warm.push(time(|| block_on(other.serve(one_fewer(request)))).0);
+            // A cursor names its version: at the next one the edge hands it to the origin.
+            if name.contains("cursor") {
+                continue;
+            }
+            // The head moves on to the patch; the isolate's held head expires.
+            origin.files.borrow_mut().insert(HEAD.into(), next_head.clone());
+            clock.0.set(clock.0.get() + 3_601_000);
+            let (t, answer) = time(|| block_on(other.serve(request.clone())));
+            assert_eq!(answer.status(), 200, "{name} at the next version");
+            patched.push(t);
+            origin.files.borrow_mut().insert(HEAD.into(), first_head.clone());
         }
         println!(
-            "| {name} | {} | {} | {} | {fetches} | {bytes} |",
+            "| {name} | {} | {} | {} | {} | {fetches} | {bytes} |",
             least(&mut cold),
             least(&mut cached),
-            least(&mut warm)
+            least(&mut warm),
+            if patched.is_empty() {
+                "(to the origin)".to_string()
+            } else {
+                least(&mut patched)
+            }
         );
     }
     let cache = MemoryCache::default();
-    let edge = Edge::new(origin, cache.clone(), FixedClock, config);
+    let edge = Edge::new(origin, cache.clone(), SharedClock::default(), config);
     block_on(edge.serve(queries[1].1.clone()));
     let mut hits = Vec::new();
     for _ in 0..20 {
         hits.push(time(|| block_on(edge.serve(queries[1].1.clone()))).0);
     }
     println!(
-        "| top limit=1000, page cached (HIT) | | | {} | 0 | |",
+        "| top limit=1000, page cached (HIT) | | | {} | | 0 | |",
         least(&mut hits)
     );
+}
+
+/// The head of the board at `version`, naming `root`.
+fn head_of(version: u64, root: &BoardDigest) -> Vec<u8> {
+    format!(
+        r#"{{"period":"all_time","period_key":"all_time","period_start":null,"period_end":null,"board_version":{version},"manifest":"{root}","published_at":"2026-12-01T00:00:00Z","interval_ms":1000}}"#
+    )
+    .into_bytes()
 }
 
 /// A top request for one entry fewer (`limit=N` -> `limit=N-1`); other requests as they are.
