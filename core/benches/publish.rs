@@ -167,50 +167,35 @@ fn run(n: usize, options: ChunkingOptions) {
         group.bench_function("full_build", |b| {
             b.iter(|| black_box(Snapshot::build_with(&board, options).rank_chunks.len()))
         });
-        group.bench_function(format!("patch_{MOVES}_moves"), |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    for event in moves(&mut rng, &players, &mut serial) {
-                        board.apply(&event).expect("in range");
+        // Each sample moves players and times one publication, by the wall clock or by this
+        // thread's CPU time (on a shared machine, wall time also counts other processes).
+        let mut timed = |name: String, publisher: &mut Publisher, clock: fn() -> Duration| {
+            group.bench_function(name, |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        for event in moves(&mut rng, &players, &mut serial) {
+                            board.apply(&event).expect("in range");
+                        }
+                        let started = clock();
+                        black_box(publisher.publish(&board).new_parts.len());
+                        total += clock() - started;
                     }
-                    let started = Instant::now();
-                    black_box(patching.publish(&board).new_parts.len());
-                    total += started.elapsed();
-                }
-                total
-            })
-        });
-        group.bench_function(format!("incremental_{MOVES}_moves"), |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    for event in moves(&mut rng, &players, &mut serial) {
-                        board.apply(&event).expect("in range");
-                    }
-                    let started = Instant::now();
-                    black_box(publisher.publish(&board).new_parts.len());
-                    total += started.elapsed();
-                }
-                total
-            })
-        });
-        // The same, timed by this thread's CPU time: on a shared machine, wall time also counts
-        // the time other processes hold the CPU.
-        group.bench_function(format!("incremental_{MOVES}_moves_cpu_time"), |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    for event in moves(&mut rng, &players, &mut serial) {
-                        board.apply(&event).expect("in range");
-                    }
-                    let started = thread_cpu();
-                    black_box(publisher.publish(&board).new_parts.len());
-                    total += thread_cpu() - started;
-                }
-                total
-            })
-        });
+                    total
+                })
+            });
+        };
+        let wall = || {
+            static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+            START.get_or_init(Instant::now).elapsed()
+        };
+        timed(format!("patch_{MOVES}_moves"), &mut patching, wall);
+        timed(format!("incremental_{MOVES}_moves"), &mut publisher, wall);
+        timed(
+            format!("incremental_{MOVES}_moves_cpu_time"),
+            &mut publisher,
+            thread_cpu,
+        );
         group.finish();
     }
     {

@@ -5,7 +5,6 @@
 mod common;
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use standings_core::interval::RankSketch;
@@ -13,17 +12,10 @@ use standings_core::snapshot::PublishPath;
 use standings_core::snapshot::read::{Parts, SnapshotReader, Step};
 use standings_core::{
     Board, BoardDigest, BoardRules, ChunkHash, ChunkingOptions, Cursor, LookupChunk, Manifest, ManifestPatch,
-    PlayerId, Profile, Publisher, RankChunk, Root, ScoreEvent, Snapshot,
+    Publisher, RankChunk, Root, Snapshot,
 };
 
-use common::mode_strategy;
-
-#[derive(Clone, Debug)]
-enum Change {
-    Apply { player: u16, value: i64, at: i64 },
-    Remove { player: u16 },
-    Rename { player: u16, name: u8 },
-}
+use common::{Change, apply, mode_strategy, player};
 
 fn change_strategy(players: u16) -> impl Strategy<Value = Change> {
     prop_oneof![
@@ -31,35 +23,6 @@ fn change_strategy(players: u16) -> impl Strategy<Value = Change> {
         1 => (0..players).prop_map(|player| Change::Remove { player }),
         1 => (0..players, 0u8..3).prop_map(|(player, name)| Change::Rename { player, name }),
     ]
-}
-
-fn player(p: u16) -> String {
-    format!("player-{p}")
-}
-
-fn apply(board: &mut Board, change: &Change, serial: &mut u64) {
-    *serial += 1;
-    match change {
-        Change::Apply { player: p, value, at } => {
-            let event = ScoreEvent::new(&format!("e{serial}"), &player(*p), *value, *at).unwrap();
-            board.apply(&event).unwrap();
-        }
-        Change::Remove { player: p } => {
-            board
-                .recompute_player(&PlayerId::new(&player(*p)).unwrap(), [])
-                .unwrap();
-        }
-        Change::Rename { player: p, name } => {
-            let profile = (*name > 0).then(|| {
-                Arc::new(Profile {
-                    display_name: Some(format!("name {name}").into()),
-                    country: None,
-                    anonymous: false,
-                })
-            });
-            board.set_profile(&PlayerId::new(&player(*p)).unwrap(), profile);
-        }
-    }
 }
 
 /// Every part handed out so far, decoded for the root at hand.
@@ -203,19 +166,14 @@ proptest! {
         // board's deltas since their base.
         board.set_history_limit(history);
         let mut serial = 0;
-        let wrap = |c: &Change| match c {
-            Change::Apply { player, value, at } => Change::Apply { player: player % players, value: *value, at: *at },
-            Change::Remove { player } => Change::Remove { player: player % players },
-            Change::Rename { player, name } => Change::Rename { player: player % players, name: *name },
-        };
         for change in &initial {
-            apply(&mut board, &wrap(change), &mut serial);
+            apply(&mut board, &change.within(players), &mut serial);
         }
         let mut publisher = Publisher::patching(options, max_patch_bytes);
         let mut held = Held { bytes: HashMap::new() };
         for batch in std::iter::once(&Vec::new()).chain(&batches) {
             for change in batch {
-                apply(&mut board, &wrap(change), &mut serial);
+                apply(&mut board, &change.within(players), &mut serial);
             }
             let publication = publisher.publish(&board);
             prop_assert_eq!(publication.manifest_hash, BoardDigest::of(&publication.manifest_bytes));

@@ -9,20 +9,11 @@ use std::collections::HashSet;
 use proptest::prelude::*;
 use standings_core::snapshot::{FullBuildReason, PublishPath};
 use standings_core::{
-    Board, BoardRules, ChunkHash, ChunkingOptions, DecodeError, Manifest, PlayerId, Publication, Publisher,
-    RankChunk, ScoreEvent, ScoreMode, Snapshot,
+    Board, BoardRules, ChunkHash, ChunkingOptions, DecodeError, Manifest, Publication, Publisher, RankChunk,
+    ScoreEvent, ScoreMode, Snapshot,
 };
 
-use common::mode_strategy;
-
-/// One change between publications.
-#[derive(Clone, Debug)]
-enum Step {
-    /// An event for player `player` (new players enter this way).
-    Apply { player: u16, value: i64, at: i64 },
-    /// The player's aggregate recomputed from no events: they leave the board.
-    Remove { player: u16 },
-}
+use common::{Change as Step, apply, mode_strategy};
 
 fn step_strategy(players: u16) -> impl Strategy<Value = Step> {
     prop_oneof![
@@ -42,25 +33,6 @@ fn options_strategy() -> impl Strategy<Value = ChunkingOptions> {
             lookup_target,
         },
     )
-}
-
-fn player(p: u16) -> String {
-    format!("player-{p}")
-}
-
-fn apply(board: &mut Board, step: &Step, serial: &mut u64) {
-    *serial += 1;
-    match step {
-        Step::Apply { player: p, value, at } => {
-            let event = ScoreEvent::new(&format!("e{serial}"), &player(*p), *value, *at).unwrap();
-            board.apply(&event).unwrap();
-        }
-        Step::Remove { player: p } => {
-            board
-                .recompute_player(&PlayerId::new(&player(*p)).unwrap(), [])
-                .unwrap();
-        }
-    }
 }
 
 /// Checks one publication against the full build and the parts handed out so far (`held`:
@@ -138,11 +110,7 @@ proptest! {
         board.set_history_limit(history);
         let mut serial = 0;
         for step in &initial {
-            let step = match step {
-                Step::Apply { player, value, at } => Step::Apply { player: player % players, value: *value, at: *at },
-                Step::Remove { player } => Step::Remove { player: player % players },
-            };
-            apply(&mut board, &step, &mut serial);
+            apply(&mut board, &step.within(players), &mut serial);
         }
         let mut publisher = Publisher::new(options);
         let mut held = std::collections::HashMap::new();

@@ -156,6 +156,14 @@ impl Snap {
         chunks
     }
 
+    /// The origin's rank of `player` on the board, read as the edge.
+    async fn rank_of(&self, player: &str) -> u64 {
+        let path = format!("/v1/leaderboards/{BOARD}/players/{player}/rank");
+        let (status, rank) = self.service.call(Method::GET, &path, Some(EDGE), None).await;
+        assert_eq!(status, StatusCode::OK, "{rank}");
+        rank["rank"].as_u64().unwrap()
+    }
+
     /// Moves the clock to `at` and waits until a round of publication has run at that time.
     async fn round_at(&self, at: i64) {
         let mut rounds = self.service.state.snapshots().rounds();
@@ -352,18 +360,9 @@ async fn a_changed_board_is_published_again_after_the_interval_reusing_most_part
     assert_eq!(snap.metric("standings_snapshot_publications_total").await, 2.0);
     // The new version restores to the origin's board too.
     let restored = Snapshot::restore(&new, &snap.rank_chunks(&new).await).unwrap();
-    let (_, rank) = snap
-        .service
-        .call(
-            Method::GET,
-            &format!("/v1/leaderboards/{BOARD}/players/{}/rank", player(mover)),
-            Some(EDGE),
-            None,
-        )
-        .await;
     assert_eq!(
         restored.player_rank(&player(mover)).unwrap().entry.rank,
-        rank["rank"].as_u64().unwrap()
+        snap.rank_of(&player(mover)).await
     );
     // What only the old version named: its manifest and the chunks it held the mover in.
     let old_manifest = format!("/v1/snapshots/manifests/{}", first["manifest"].as_str().unwrap());
@@ -432,18 +431,9 @@ async fn a_changed_board_is_published_as_a_patch_over_its_last_manifest(db: Db) 
     let sketch = format!("/v1/snapshots/chunks/{}", patch.sketch);
     assert_eq!(snap.fetch(&sketch, Some(EDGE)).await.0, StatusCode::OK);
     let restored = Snapshot::restore_patched(&base, &snap.rank_chunks(&base).await, &[&patch]).unwrap();
-    let (_, rank) = snap
-        .service
-        .call(
-            Method::GET,
-            &format!("/v1/leaderboards/{BOARD}/players/{}/rank", player(mover)),
-            Some(EDGE),
-            None,
-        )
-        .await;
     assert_eq!(
         restored.player_rank(&player(mover)).unwrap().entry.rank,
-        rank["rank"].as_u64().unwrap()
+        snap.rank_of(&player(mover)).await
     );
     assert_eq!(restored.version(), patch.board_version);
     // More moves than a patch over the manifest may hold (16 times 1 KB): the next version

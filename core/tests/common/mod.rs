@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use standings_core::interval::RankSketch;
 use standings_core::snapshot::read::Parts;
-use standings_core::{LookupChunk, RankChunk, ScoreMode, Snapshot};
+use standings_core::{Board, LookupChunk, PlayerId, Profile, RankChunk, ScoreEvent, ScoreMode, Snapshot};
 
 /// Any of the four score modes.
 // Not every test binary that includes this module draws modes.
@@ -15,6 +15,73 @@ pub(crate) fn mode_strategy() -> impl Strategy<Value = ScoreMode> {
         Just(ScoreMode::Fastest),
         Just(ScoreMode::Latest),
     ]
+}
+
+/// One change to a board between publications.
+#[derive(Clone, Debug)]
+// Not every test binary that includes this module publishes.
+#[allow(dead_code)]
+pub(crate) enum Change {
+    /// An event for player `player` (new players enter this way).
+    Apply { player: u16, value: i64, at: i64 },
+    /// The player's aggregate recomputed from no events: they leave the board.
+    Remove { player: u16 },
+    /// The player's display name set to `name {name}`, or cleared for 0.
+    Rename { player: u16, name: u8 },
+}
+
+#[allow(dead_code)]
+impl Change {
+    /// The same change with its player taken modulo `players`.
+    pub(crate) fn within(&self, players: u16) -> Change {
+        match *self {
+            Change::Apply { player, value, at } => Change::Apply {
+                player: player % players,
+                value,
+                at,
+            },
+            Change::Remove { player } => Change::Remove {
+                player: player % players,
+            },
+            Change::Rename { player, name } => Change::Rename {
+                player: player % players,
+                name,
+            },
+        }
+    }
+}
+
+/// The id of player `p`.
+#[allow(dead_code)]
+pub(crate) fn player(p: u16) -> String {
+    format!("player-{p}")
+}
+
+/// Applies `change` to `board`; `serial` numbers the events.
+#[allow(dead_code)]
+pub(crate) fn apply(board: &mut Board, change: &Change, serial: &mut u64) {
+    *serial += 1;
+    match change {
+        Change::Apply { player: p, value, at } => {
+            let event = ScoreEvent::new(&format!("e{serial}"), &player(*p), *value, *at).unwrap();
+            board.apply(&event).unwrap();
+        }
+        Change::Remove { player: p } => {
+            board
+                .recompute_player(&PlayerId::new(&player(*p)).unwrap(), [])
+                .unwrap();
+        }
+        Change::Rename { player: p, name } => {
+            let profile = (*name > 0).then(|| {
+                std::sync::Arc::new(Profile {
+                    display_name: Some(format!("name {name}").into()),
+                    country: None,
+                    anonymous: false,
+                })
+            });
+            board.set_profile(&PlayerId::new(&player(*p)).unwrap(), profile);
+        }
+    }
 }
 
 /// One step of a random history: an event, or the invalidation of an earlier one (`pick` is
