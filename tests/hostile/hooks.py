@@ -133,13 +133,13 @@ def _varint(data, at):
 
 def _manifest_chunk_hashes(data):
     """The rank and lookup chunk hashes and the rank sketch's hash a manifest names, as hex.
-    The layout is the core's format 4 (core/src/snapshot/mod.rs): a u16 version, the tag `M`,
+    The layout is the core's format 5 (core/src/snapshot/mod.rs): a u16 version, the tag `M`,
     then postcard: rules (score mode, value_min, value_max), board_version, total_players, the
     32-byte digest, the 32-byte hash of the rank sketch, the rank chunk refs (count, distinct_values, first_value, last entry with its optional extras, hash)
     and the lookup chunk refs (count, hash). Only the hashes are wanted, and they are checked: every part named is
     fetched and must hash to its name, so a reading that drifted from the format fails the run
     rather than passing quietly."""
-    if data[:3] != b"\x04\x00M":
+    if data[:3] != b"\x05\x00M":
         raise AssertionError(f"a manifest of another format or tag: {data[:3]!r}")
     at = 3
     for _ in range(5):  # score mode, value_min, value_max, board_version, total_players
@@ -192,9 +192,16 @@ def _seeded_parts(board):
     head = json.loads(_get(f"/v1/snapshots/{board}/head"))
     manifest = head["manifest"]
     if manifest not in _parts_cache:
-        data = _get(f"/v1/snapshots/manifests/{manifest}")
-        if hashlib.sha256(data).hexdigest() != manifest:
-            raise AssertionError(f"the manifest {manifest} of {board} does not hash to its name")
+        name = manifest
+        # A head may name a patch (tag `P`), whose first field is the 32-byte hash of its base (a
+        # manifest, or a patch over one): the chunks are the manifest's.
+        for _ in range(3):
+            data = _get(f"/v1/snapshots/manifests/{name}")
+            if hashlib.sha256(data).hexdigest() != name:
+                raise AssertionError(f"the root {name} of {board} does not hash to its name")
+            if data[:3] != b"\x05\x00P":
+                break
+            name = data[3:35].hex()
         _parts_cache[manifest] = _manifest_chunk_hashes(data)
     rank, lookup, sketch = _parts_cache[manifest]
     return manifest, rank, lookup + [sketch]
