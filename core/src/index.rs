@@ -50,6 +50,23 @@ pub struct ValueRanks {
     pub percentile: f64,
 }
 
+impl ValueRanks {
+    /// The ranks of a value `better` entries (of `distinct_better` values) are better than, among
+    /// `total`. O(1).
+    pub(crate) fn of(better: usize, distinct_better: usize, total: usize) -> ValueRanks {
+        let percentile = if total == 0 {
+            0.0
+        } else {
+            (total - better) as f64 * 100.0 / total as f64
+        };
+        ValueRanks {
+            competition_rank: better as u64 + 1,
+            dense_rank: distinct_better as u64 + 1,
+            percentile,
+        }
+    }
+}
+
 /// Bytes the index holds, split the way the memory target counts them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryUsage {
@@ -279,17 +296,7 @@ impl RankedIndex {
     /// Competition rank, dense rank and percentile of a value. O(log n).
     pub fn value_ranks(&self, value: i64) -> ValueRanks {
         let (better, distinct_better) = self.tree.count_below_order(self.mode.order_key(value));
-        let total = self.len();
-        let percentile = if total == 0 {
-            0.0
-        } else {
-            (total - better) as f64 * 100.0 / total as f64
-        };
-        ValueRanks {
-            competition_rank: better as u64 + 1,
-            dense_rank: distinct_better as u64 + 1,
-            percentile,
-        }
+        ValueRanks::of(better, distinct_better, self.len())
     }
 
     /// Replaces the whole index with the given aggregates, in any order. A player listed twice
@@ -416,7 +423,13 @@ impl RankedIndex {
         }
     }
 
-    fn entry(&self, position: usize, key: Key) -> RankedEntry<'_> {
+    /// The interner every tree of the board compares by. O(1).
+    pub(crate) fn names(&self) -> &Interner {
+        &self.names
+    }
+
+    /// The entry at 0-based `position` holding `key`, without extras. O(1).
+    pub(crate) fn entry(&self, position: usize, key: Key) -> RankedEntry<'_> {
         RankedEntry {
             rank: position as u64 + 1,
             player: self.names.get(key.member),

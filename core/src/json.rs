@@ -17,7 +17,10 @@
 
 use alloc::vec::Vec;
 
-use crate::{EntryInfo, FriendEntry, FriendsBoard, Page, PlayerInterval, PlayerRank, RankedEntry};
+use crate::{
+    EntryInfo, FriendEntry, FriendsBoard, Page, PlayerInterval, PlayerRank, RankedEntry, SegmentEntry,
+    SegmentFriends, SegmentKey, SegmentPage, SegmentRank,
+};
 
 /// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it: `"` and `\`
 /// with a backslash, `\b \f \n \r \t` by name, every other control character below U+0020 as
@@ -270,8 +273,21 @@ fn write_time_str(out: &mut Vec<u8>, ms: i64) {
 /// Appends one ranked entry, `{"rank","player_id","value","achieved_at"}` and the extras that
 /// are set, as the read API's entry view prints it. O(length of the id and extras).
 pub fn write_entry(out: &mut Vec<u8>, entry: &RankedEntry<'_>) {
-    out.extend_from_slice(b"{\"rank\":");
-    write_u64(out, entry.rank);
+    write_ranked_entry(out, &[("rank", entry.rank)], entry);
+}
+
+/// Appends an entry whose ranks are `ranks` (name and value, in order) before its
+/// `"player_id","value","achieved_at"` and extras. O(length of the id and extras).
+fn write_ranked_entry(out: &mut Vec<u8>, ranks: &[(&str, u64)], entry: &RankedEntry<'_>) {
+    out.push(b'{');
+    for (i, (name, rank)) in ranks.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, name);
+        out.push(b':');
+        write_u64(out, *rank);
+    }
     out.extend_from_slice(b",\"player_id\":");
     write_str(out, entry.player);
     out.extend_from_slice(b",\"value\":");
@@ -457,31 +473,48 @@ pub fn write_top_answer(
 
 /// Appends one friends-board entry, `{"rank","global_rank","player_id","value","achieved_at"}`.
 /// O(length of the player id).
-fn write_friend_entry(out: &mut Vec<u8>, entry: &FriendEntry<'_>) {
-    out.extend_from_slice(b"{\"rank\":");
-    write_u64(out, entry.rank);
-    out.extend_from_slice(b",\"global_rank\":");
-    write_u64(out, entry.global_rank);
-    out.extend_from_slice(b",\"player_id\":");
-    write_str(out, entry.player);
-    out.extend_from_slice(b",\"value\":");
-    write_i64(out, entry.value);
-    out.extend_from_slice(b",\"achieved_at\":");
-    write_time_str(out, entry.achieved_at);
-    write_info(out, &entry.info);
-    out.push(b'}');
+fn write_friend_entry(out: &mut Vec<u8>, entry: &FriendEntry<'_>, segment_rank: Option<u64>) {
+    let ranked = RankedEntry {
+        rank: entry.rank,
+        player: entry.player,
+        value: entry.value,
+        achieved_at: entry.achieved_at,
+        info: entry.info,
+    };
+    match segment_rank {
+        None => write_ranked_entry(
+            out,
+            &[("rank", entry.rank), ("global_rank", entry.global_rank)],
+            &ranked,
+        ),
+        Some(within) => write_ranked_entry(
+            out,
+            &[
+                ("rank", entry.rank),
+                ("segment_rank", within),
+                ("global_rank", entry.global_rank),
+            ],
+            &ranked,
+        ),
+    }
 }
 
 /// Appends the whole friends answer (friends-of and rank-players), `{period fields,
 /// "board_version", "entries": [...], "unranked": [...]}`. O(players).
 pub fn write_friends_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, friends: &FriendsBoard<'_>) {
     open_answer(out, period, friends.board_version);
+    write_friends_rest(out, friends, None);
+}
+
+/// Appends a friends answer's `,"entries": [...], "unranked": [...]}`, each entry with its
+/// segment rank when `segment_ranks` has them. O(players).
+fn write_friends_rest(out: &mut Vec<u8>, friends: &FriendsBoard<'_>, segment_ranks: Option<&[u64]>) {
     out.extend_from_slice(b",\"entries\":[");
     for (i, entry) in friends.entries.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        write_friend_entry(out, entry);
+        write_friend_entry(out, entry, segment_ranks.and_then(|r| r.get(i).copied()));
     }
     out.extend_from_slice(b"],\"unranked\":[");
     for (i, player) in friends.unranked.iter().enumerate() {
@@ -491,6 +524,108 @@ pub fn write_friends_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, friend
         write_str(out, player);
     }
     out.extend_from_slice(b"]}");
+}
+
+/// Appends `,"segment":"dimension:value"`. O(their length).
+fn write_segment(out: &mut Vec<u8>, segment: &SegmentKey<'_>) {
+    out.extend_from_slice(b",\"segment\":");
+    write_str(out, &alloc::format!("{}:{}", segment.dimension, segment.value));
+}
+
+/// Appends segment entries, each `{"rank","global_rank","player_id",...}`. O(entries).
+fn write_segment_entries(out: &mut Vec<u8>, entries: &[SegmentEntry<'_>]) {
+    out.push(b'[');
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_ranked_entry(
+            out,
+            &[("rank", e.entry.rank), ("global_rank", e.global_rank)],
+            &e.entry,
+        );
+    }
+    out.push(b']');
+}
+
+/// Appends the whole segment top answer: the top answer with `"segment"` after
+/// `"board_version"`, `total_players` the segment's members and each entry's `"global_rank"`
+/// after its `"rank"`. O(entries).
+pub fn write_segment_top_answer(
+    out: &mut Vec<u8>,
+    period: &PeriodFields<'_>,
+    segment: &SegmentKey<'_>,
+    page: &SegmentPage<'_>,
+    next_cursor: Option<&str>,
+) {
+    open_answer(out, period, page.board_version);
+    write_segment(out, segment);
+    out.extend_from_slice(b",\"total_players\":");
+    write_u64(out, page.total_players);
+    out.extend_from_slice(b",\"entries\":");
+    write_segment_entries(out, &page.entries);
+    out.extend_from_slice(b",\"next_cursor\":");
+    match next_cursor {
+        Some(cursor) => write_str(out, cursor),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.push(b'}');
+}
+
+/// Appends the whole segment rank answer: the rank answer counted within the segment, with
+/// `"segment"` after `"player_id"` and `"global_rank"` after `"rank"`. O(length of the ids).
+pub fn write_segment_rank_answer(
+    out: &mut Vec<u8>,
+    period: &PeriodFields<'_>,
+    segment: &SegmentKey<'_>,
+    found: &SegmentRank<'_>,
+) {
+    let within = &found.within;
+    let entry = &within.entry;
+    open_player_answer(out, period, within.board_version, entry.player);
+    write_segment(out, segment);
+    out.extend_from_slice(b",\"rank\":");
+    write_u64(out, entry.rank);
+    out.extend_from_slice(b",\"global_rank\":");
+    write_u64(out, found.global_rank);
+    write_player_standing(out, entry.value, entry.achieved_at, &entry.info);
+    out.extend_from_slice(b",\"competition_rank\":");
+    write_u64(out, within.competition_rank);
+    out.extend_from_slice(b",\"dense_rank\":");
+    write_u64(out, within.dense_rank);
+    out.extend_from_slice(b",\"percentile\":");
+    write_f64(out, within.percentile);
+    close_player_answer(out, within.total_players);
+}
+
+/// Appends the whole segment nearby answer, the nearby answer with `"segment"` and each
+/// entry's `"global_rank"`. O(entries).
+pub fn write_segment_nearby_answer(
+    out: &mut Vec<u8>,
+    period: &PeriodFields<'_>,
+    segment: &SegmentKey<'_>,
+    board_version: u64,
+    entries: &[SegmentEntry<'_>],
+) {
+    open_answer(out, period, board_version);
+    write_segment(out, segment);
+    out.extend_from_slice(b",\"entries\":");
+    write_segment_entries(out, entries);
+    out.push(b'}');
+}
+
+/// Appends the whole segment friends answer: the friends answer with `"segment"` and each
+/// entry's `"segment_rank"` between its `"rank"` (among the asked) and `"global_rank"`.
+/// O(players).
+pub fn write_segment_friends_answer(
+    out: &mut Vec<u8>,
+    period: &PeriodFields<'_>,
+    segment: &SegmentKey<'_>,
+    friends: &SegmentFriends<'_>,
+) {
+    open_answer(out, period, friends.board.board_version);
+    write_segment(out, segment);
+    write_friends_rest(out, &friends.board, Some(&friends.segment_ranks));
 }
 
 #[cfg(test)]

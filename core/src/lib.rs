@@ -49,13 +49,14 @@ pub mod partition;
 pub mod profile;
 mod replay;
 mod rules;
+mod segments;
 mod shards;
 pub mod snapshot;
 mod tree;
 
 pub use board::{
     Applied, Board, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerInterval,
-    PlayerRank, Repacked,
+    PlayerRank, Repacked, SegmentFriends, SegmentPage, SegmentRank,
 };
 pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 pub use client::ClientView;
@@ -75,6 +76,7 @@ pub use live::{
 pub use profile::{Audience, EntryInfo, Extras, Profile};
 pub use replay::Replay;
 pub use rules::{BoardId, BoardRules, ScoreMode, Standing};
+pub use segments::{COUNTRY, SegmentEntry, SegmentKey, SegmentSpec};
 pub use shards::{MAX_SHARDS, ShardInfo};
 pub use snapshot::{
     ChunkingOptions, LookupChunk, LookupChunkRef, MAX_PATCH_LEVELS, Manifest, ManifestPatch, Publication,

@@ -15,6 +15,7 @@
 
 mod at_version;
 mod interval;
+mod segments;
 
 use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, VecDeque};
@@ -31,8 +32,10 @@ use crate::interner::MemberId;
 use crate::join::Join;
 use crate::profile::{EntryInfo, Extras, Profile, recompute_with_metadata, step};
 use crate::rules::{BoardRules, ScoreMode, Standing};
+use crate::segments::Segments;
 
 pub use interval::PlayerInterval;
+pub use segments::{SegmentFriends, SegmentPage, SegmentRank};
 
 /// How many deltas a board keeps by default: enough for a client paging a busy board for a
 /// while, at about 0.55 MiB per board with 23-byte player ids (see [`Board::set_history_limit`]).
@@ -208,6 +211,8 @@ pub struct Board {
     history: VecDeque<Delta>,
     /// The most deltas `history` keeps.
     history_limit: usize,
+    /// The segments the board ranks, when it declares any ([`Board::declare_segments`]).
+    segments: Option<Box<Segments>>,
 }
 
 /// A packed copy of a board's ranked structure, from [`Board::repack`].
@@ -238,6 +243,7 @@ impl Board {
             extras: BTreeMap::new(),
             history: VecDeque::new(),
             history_limit: DEFAULT_HISTORY_LIMIT,
+            segments: None,
         }
     }
 
@@ -584,8 +590,18 @@ impl Board {
         let Some(member) = self.index.member(player) else {
             return;
         };
-        if self.index.standing_of(member).is_none() {
+        let Some(standing) = self.index.standing_of(member) else {
             return;
+        };
+        if let Some(segments) = self.segments.as_deref_mut() {
+            let held = self.extras.get(&member).cloned().unwrap_or_default();
+            segments.change(
+                self.index.names(),
+                self.rules.score_mode,
+                member,
+                Some((standing, &held)),
+                Some((standing, &extras)),
+            );
         }
         if extras.is_empty() {
             self.extras.remove(&member);
@@ -630,6 +646,15 @@ impl Board {
         } else {
             Extras::default()
         };
+        if let Some(segments) = self.segments.as_deref_mut() {
+            segments.change(
+                self.index.names(),
+                self.rules.score_mode,
+                member,
+                before.map(|s| (s, &extras_before)),
+                after.map(|s| (s, &extras_after)),
+            );
+        }
         if extras_after.is_empty() {
             self.extras.remove(&member);
         } else {
@@ -795,6 +820,15 @@ impl Board {
             return Err(DeltaError::BeforeMismatch);
         }
         self.index.set(member, delta.after);
+        if let Some(segments) = self.segments.as_deref_mut() {
+            segments.change(
+                self.index.names(),
+                self.rules.score_mode,
+                member,
+                delta.before.map(|s| (s, &delta.extras_before)),
+                delta.after.map(|s| (s, &delta.extras_after)),
+            );
+        }
         if delta.after.is_some() && !delta.extras_after.is_empty() {
             self.extras.insert(member, delta.extras_after.clone());
         } else {

@@ -17,8 +17,14 @@ impl Tree {
     /// [`Tree::bulk_load`] with `fill` entries per leaf (1 to [`LEAF_CAP`]).
     pub(super) fn load_filled(&mut self, keys: impl Iterator<Item = Key>, members: usize, fill: usize) {
         debug_assert!((1..=LEAF_CAP).contains(&fill));
-        *self = Tree::default();
-        self.locator = alloc::vec![NIL; members];
+        let tracked = self.tracked;
+        *self = Tree {
+            tracked,
+            ..Tree::default()
+        };
+        if tracked {
+            self.locator = alloc::vec![NIL; members];
+        }
         let mut keys = keys.peekable();
         if keys.peek().is_none() {
             return;
@@ -35,7 +41,7 @@ impl Tree {
                 leaf.orders[slot] = key.order;
                 leaf.times[slot] = key.time;
                 leaf.members[slot] = key.member;
-                self.locator[key.member as usize] = i;
+                self.locate(key.member, i);
                 slot += 1;
             }
             leaf.len = slot as u32;

@@ -102,8 +102,12 @@ pub(crate) struct Tree {
     free_leaves: Vec<u32>,
     free_inners: Vec<u32>,
     root: NodeRef,
-    /// `locator[member]` is the leaf holding `member`, or [`NIL`] when it is unranked.
+    /// `locator[member]` is the leaf holding `member`, or [`NIL`] when it is unranked. Empty
+    /// and never written in an untracked tree ([`Tree::untracked`]).
     locator: Vec<u32>,
+    /// Whether the locator is kept. A segment's tree holds a few members of a large interner,
+    /// where a locator indexed by member would cost 4 bytes for every member of the game.
+    tracked: bool,
     len: usize,
 }
 
@@ -116,6 +120,7 @@ impl Default for Tree {
             free_inners: Vec::new(),
             root: NodeRef::Leaf(0),
             locator: Vec::new(),
+            tracked: true,
             len: 0,
         }
     }
@@ -128,6 +133,23 @@ fn corrupt(what: &str) -> ! {
 }
 
 impl Tree {
+    /// An empty tree without a locator: members are found by key ([`Tree::remove_key`],
+    /// [`Tree::count_before`]), never by member.
+    pub(crate) fn untracked() -> Tree {
+        Tree {
+            tracked: false,
+            ..Tree::default()
+        }
+    }
+
+    /// Records that `member` sits in leaf `leaf`, when the tree keeps a locator. O(1).
+    #[inline]
+    pub(super) fn locate(&mut self, member: MemberId, leaf: u32) {
+        if self.tracked {
+            self.locator[member as usize] = leaf;
+        }
+    }
+
     /// The number of ranked entries. O(1).
     pub(crate) fn len(&self) -> usize {
         self.len
@@ -327,10 +349,13 @@ impl Tree {
             );
         }
         for (pos, key) in keys.iter().enumerate() {
-            assert_eq!(self.position_of(key.member), Some(pos), "position of member");
+            let expected = self.tracked.then_some(pos);
+            assert_eq!(self.position_of(key.member), expected, "position of member");
         }
-        let ranked = self.locator.iter().filter(|&&l| l != NIL).count();
-        assert_eq!(ranked, self.len, "locator count");
+        if self.tracked {
+            let ranked = self.locator.iter().filter(|&&l| l != NIL).count();
+            assert_eq!(ranked, self.len, "locator count");
+        }
         self.check_node(self.root, NIL);
     }
 

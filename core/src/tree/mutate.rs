@@ -47,13 +47,13 @@ impl Tree {
             }
         }
         let slot = lo;
-        if self.locator.len() <= key.member as usize {
+        if self.tracked && self.locator.len() <= key.member as usize {
             self.locator.resize(key.member as usize + 1, NIL);
         }
         self.len += 1;
         if len < LEAF_CAP {
             self.leaves[leaf_id as usize].insert_at(slot, key);
-            self.locator[key.member as usize] = leaf_id;
+            self.locate(key.member, leaf_id);
             self.refresh_path(NodeRef::Leaf(leaf_id));
             return;
         }
@@ -71,7 +71,7 @@ impl Tree {
             self.leaves[right_id as usize].insert_at(slot - left_len, key);
             right_id
         };
-        self.locator[key.member as usize] = target;
+        self.locate(key.member, target);
         self.refresh_path(NodeRef::Leaf(leaf_id));
         self.refresh_path(NodeRef::Leaf(right_id));
     }
@@ -96,8 +96,8 @@ impl Tree {
             leaf.remove_at(LEAF_CAP - 1);
             leaf.insert_at(slot, key);
             self.leaves[next as usize].insert_at(0, moved);
-            self.locator[key.member as usize] = leaf_id;
-            self.locator[moved.member as usize] = next;
+            self.locate(key.member, leaf_id);
+            self.locate(moved.member, next);
             self.refresh_path(NodeRef::Leaf(leaf_id));
             self.refresh_path(NodeRef::Leaf(next));
             return true;
@@ -110,8 +110,8 @@ impl Tree {
             let prev_leaf = &mut self.leaves[prev as usize];
             let at = prev_leaf.len as usize;
             prev_leaf.insert_at(at, moved);
-            self.locator[key.member as usize] = leaf_id;
-            self.locator[moved.member as usize] = prev;
+            self.locate(key.member, leaf_id);
+            self.locate(moved.member, prev);
             self.refresh_path(NodeRef::Leaf(prev));
             self.refresh_path(NodeRef::Leaf(leaf_id));
             return true;
@@ -129,10 +129,43 @@ impl Tree {
         let slot = leaf.slot_of(member);
         let key = leaf.key(slot);
         leaf.remove_at(slot);
-        self.locator[member as usize] = NIL;
+        self.locate(member, NIL);
         self.len -= 1;
         self.after_leaf_shrunk(leaf_id);
         Some(key)
+    }
+
+    /// Removes the entry `key` from a tree found by key, [`Tree::untracked`] or not; `false`
+    /// when the tree does not hold it. O(log n).
+    pub(crate) fn remove_key(&mut self, names: &Interner, key: Key) -> bool {
+        let probe = Probe {
+            order: key.order,
+            time: key.time,
+            player: names.get(key.member),
+        };
+        let mut node = self.root;
+        let leaf_id = loop {
+            match node {
+                NodeRef::Leaf(id) => break id,
+                NodeRef::Inner(id) => {
+                    let inner = &self.inners[id as usize];
+                    node = inner.child_ref(inner.last_child_starting_before(names, &probe, true));
+                }
+            }
+        };
+        let leaf = &mut self.leaves[leaf_id as usize];
+        let len = leaf.len as usize;
+        let Some(slot) = (0..len).find(|&s| leaf.members[s] == key.member) else {
+            return false;
+        };
+        if leaf.orders[slot] != key.order || leaf.times[slot] != key.time {
+            return false;
+        }
+        leaf.remove_at(slot);
+        self.locate(key.member, NIL);
+        self.len -= 1;
+        self.after_leaf_shrunk(leaf_id);
+        true
     }
 
     /// Restores the invariants after a leaf lost entries: an underfull leaf merges into a
@@ -172,7 +205,7 @@ impl Tree {
         };
         if let Some(survivor) = survivor {
             for key in &moved {
-                self.locator[key.member as usize] = survivor;
+                self.locate(key.member, survivor);
             }
         }
         // Unlink the emptied leaf from the leaf chain and from its parent.
@@ -320,7 +353,7 @@ impl Tree {
         }
         let moved: Vec<MemberId> = self.leaves[right_id as usize].members[..n].to_vec();
         for m in moved {
-            self.locator[m as usize] = right_id;
+            self.locate(m, right_id);
         }
         self.attach_after(NodeRef::Leaf(leaf_id), NodeRef::Leaf(right_id));
         right_id

@@ -1,0 +1,327 @@
+//! Reads within one segment (`country:DE`): the same answers as the board's own, ranked among
+//! the segment's members, each entry with its board-wide rank too, all at the current version.
+
+use super::*;
+use crate::index::ValueRanks;
+use crate::segments::{SegmentEntry, SegmentKey, SegmentSpec, probe};
+use crate::tree::Tree;
+
+/// A page of a segment's top, all from one version.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SegmentPage<'a> {
+    /// The version every entry comes from.
+    pub board_version: u64,
+    /// The segment's members.
+    pub total_players: u64,
+    /// The entries, in rank order, ranked within the segment.
+    pub entries: Vec<SegmentEntry<'a>>,
+    /// Where the next page starts, when there is one.
+    pub next_cursor: Option<Cursor>,
+}
+
+/// A player's standing within a segment: every way of counting their place among its members,
+/// and their board-wide rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SegmentRank<'a> {
+    /// The rank answer counted within the segment (`total_players` its members).
+    pub within: PlayerRank<'a>,
+    /// The rank on the whole board.
+    pub global_rank: u64,
+}
+
+/// Asked players ranked among themselves within a segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentFriends<'q> {
+    /// The asked players in the segment: `rank` among them, `global_rank` board-wide.
+    pub board: FriendsBoard<'q>,
+    /// Each entry's rank within the whole segment, in the order of `board.entries`.
+    pub segment_ranks: Vec<u64>,
+}
+
+impl Board {
+    /// Declares the segments the board ranks and builds them from its entries (an empty spec
+    /// drops them). Answers, versions and the digest stay the same. O(m log m) for the m
+    /// ranked members with a profile or metadata.
+    pub fn declare_segments(&mut self, spec: SegmentSpec) {
+        if spec.is_empty() {
+            self.segments = None;
+            return;
+        }
+        let mut segments = Segments::new(spec);
+        let index = &self.index;
+        segments.load(
+            index.names(),
+            self.rules.score_mode,
+            self.extras
+                .iter()
+                .filter_map(|(&member, extras)| Some((member, index.standing_of(member)?, extras))),
+        );
+        self.segments = Some(Box::new(segments));
+    }
+
+    /// The segments the board declares (empty when none). O(1).
+    pub fn segment_spec(&self) -> SegmentSpec {
+        self.segments
+            .as_ref()
+            .map(|s| s.spec().clone())
+            .unwrap_or_default()
+    }
+
+    /// Each segment with members and how many, by dimension then value. O(s).
+    pub fn segment_counts(&self) -> Vec<(SegmentKey<'_>, u64)> {
+        self.segments.iter().flat_map(|s| s.counts()).collect()
+    }
+
+    /// Bytes the segments hold beyond the board. O(s).
+    pub fn segment_memory(&self) -> usize {
+        self.segments.as_ref().map_or(0, |s| s.memory())
+    }
+
+    fn segment_tree(&self, segment: &SegmentKey<'_>) -> Option<&Tree> {
+        self.segments.as_ref()?.tree(segment)
+    }
+
+    /// The members of a segment (0 for a segment nobody is in). O(log s).
+    pub fn segment_members(&self, segment: &SegmentKey<'_>) -> u64 {
+        self.segment_tree(segment).map_or(0, |t| t.len() as u64)
+    }
+
+    /// Up to `limit` entries of a segment from its 0-based `start`, dressed, each with its
+    /// board-wide rank. O(log n) per entry.
+    fn segment_range(&self, tree: &Tree, start: usize, limit: usize) -> Vec<SegmentEntry<'_>> {
+        let mut keys = Vec::with_capacity(limit.min(tree.len()));
+        tree.range(start, limit, &mut keys);
+        keys.into_iter()
+            .enumerate()
+            .map(|(i, key)| {
+                let mut entry = self.index.entry(start + i, key);
+                entry.info = self.info_of(key.member);
+                SegmentEntry {
+                    entry,
+                    global_rank: self.index.rank_of(key.member).unwrap_or(0),
+                }
+            })
+            .collect()
+    }
+
+    /// A page of a segment's top after the cursor's position (from its top without one). A
+    /// segment pages the current version only: a cursor made at another is refused with
+    /// [`QueryError::StaleCursor`]. O(log n + limit log n).
+    pub fn segment_top(
+        &self,
+        segment: &SegmentKey<'_>,
+        limit: usize,
+        cursor: Option<&Cursor>,
+    ) -> Result<SegmentPage<'_>, QueryError> {
+        if let Some(c) = cursor
+            && c.board_version != self.version
+        {
+            return Err(QueryError::StaleCursor {
+                cursor_version: c.board_version,
+                oldest_held: self.version,
+                board_version: self.version,
+            });
+        }
+        let Some(tree) = self.segment_tree(segment) else {
+            return Ok(SegmentPage {
+                board_version: self.version,
+                total_players: 0,
+                entries: Vec::new(),
+                next_cursor: None,
+            });
+        };
+        let start = cursor.map_or(0, |c| {
+            let at = probe(self.rules.score_mode, &c.standing(), c.player.as_str());
+            tree.count_before(self.index.names(), &at, true)
+        });
+        let entries = self.segment_range(tree, start, limit);
+        let total = tree.len() as u64;
+        let next_cursor =
+            Page::of(self.version, total, entries.iter().map(|e| e.entry).collect()).next_cursor;
+        Ok(SegmentPage {
+            board_version: self.version,
+            total_players: total,
+            entries,
+            next_cursor,
+        })
+    }
+
+    /// A ranked member in `segment`, with its standing and segment tree. O(log m).
+    fn in_segment(&self, segment: &SegmentKey<'_>, player: &str) -> Option<(MemberId, Standing, &Tree)> {
+        let member = self.index.member(player)?;
+        let standing = self.index.standing_of(member)?;
+        let segments = self.segments.as_ref()?;
+        if !segments.holds(segment, self.extras.get(&member)) {
+            return None;
+        }
+        Some((member, standing, segments.tree(segment)?))
+    }
+
+    /// A member's 0-based position in a segment's tree. O(log n).
+    fn segment_position(&self, tree: &Tree, member: MemberId, standing: &Standing) -> usize {
+        let at = probe(self.rules.score_mode, standing, self.index.player(member));
+        tree.count_before(self.index.names(), &at, false)
+    }
+
+    /// A player's rank within a segment, with value ranks among its members and their
+    /// board-wide rank; `None` when unranked or not in the segment. O(log n).
+    pub fn segment_rank(&self, segment: &SegmentKey<'_>, player: &str) -> Option<SegmentRank<'_>> {
+        let (member, standing, tree) = self.in_segment(segment, player)?;
+        let position = self.segment_position(tree, member, &standing);
+        let (better, distinct) = tree.count_below_order(self.rules.score_mode.order_key(standing.value));
+        let value_ranks = ValueRanks::of(better, distinct, tree.len());
+        Some(SegmentRank {
+            within: PlayerRank {
+                board_version: self.version,
+                entry: RankedEntry {
+                    rank: position as u64 + 1,
+                    player: self.index.player(member),
+                    value: standing.value,
+                    achieved_at: standing.achieved_at,
+                    info: self.info_of(member),
+                },
+                competition_rank: value_ranks.competition_rank,
+                dense_rank: value_ranks.dense_rank,
+                percentile: value_ranks.percentile,
+                total_players: tree.len() as u64,
+            },
+            global_rank: self.index.rank_of(member)?,
+        })
+    }
+
+    /// The window of segment ranks `rank - radius ..= rank + radius` around a player, clipped
+    /// at the segment's ends; `None` when unranked or not in the segment. O((radius + 1) log n).
+    pub fn segment_nearby(
+        &self,
+        segment: &SegmentKey<'_>,
+        player: &str,
+        radius: u64,
+    ) -> Option<Vec<SegmentEntry<'_>>> {
+        let (member, standing, tree) = self.in_segment(segment, player)?;
+        let position = self.segment_position(tree, member, &standing) as u64;
+        let first = position.saturating_sub(radius);
+        let last = position.saturating_add(radius).min(tree.len() as u64 - 1);
+        let limit = usize::try_from(last - first + 1).unwrap_or(usize::MAX);
+        Some(self.segment_range(tree, usize::try_from(first).ok()?, limit))
+    }
+
+    /// The asked players in a segment ranked among themselves, each with its segment rank and
+    /// board-wide rank; the others (unranked, or not in the segment) are listed as unranked,
+    /// in the order asked. O(k log n + k log k) for k players.
+    pub fn segment_among<'q>(&'q self, segment: &SegmentKey<'_>, players: &[&'q str]) -> SegmentFriends<'q> {
+        let mut ranked = Vec::with_capacity(players.len());
+        let mut unranked = Vec::new();
+        let mut positions: BTreeMap<u64, u64> = BTreeMap::new();
+        for (asked_at, &player) in players.iter().enumerate() {
+            let found = self
+                .in_segment(segment, player)
+                .and_then(|(member, standing, tree)| {
+                    let global = self.index.rank_of(member)?;
+                    positions.insert(global, self.segment_position(tree, member, &standing) as u64 + 1);
+                    Some((global, player, standing, self.info_of(member)))
+                });
+            match found {
+                Some(entry) => ranked.push(entry),
+                None => unranked.push((asked_at, player)),
+            }
+        }
+        let board = FriendsBoard::of(self.version, ranked, unranked);
+        let segment_ranks = board
+            .entries
+            .iter()
+            .map(|e| positions.get(&e.global_rank).copied().unwrap_or(0))
+            .collect();
+        SegmentFriends { board, segment_ranks }
+    }
+
+    /// Checks the segment trees' invariants and that they hold exactly the members the board's
+    /// entries place in them. For tests. O(n log n).
+    #[cfg(test)]
+    pub(crate) fn check_segments(&self) {
+        let Some(segments) = self.segments.as_ref() else {
+            return;
+        };
+        segments.check(self.index.names());
+        let mut rebuilt = Segments::new(segments.spec().clone());
+        rebuilt.load(
+            self.index.names(),
+            self.rules.score_mode,
+            self.extras
+                .iter()
+                .filter_map(|(&m, e)| Some((m, self.index.standing_of(m)?, e))),
+        );
+        let held: Vec<_> = segments.counts().collect();
+        let expected: Vec<_> = rebuilt.counts().collect();
+        assert_eq!(held, expected, "segment members");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segments::COUNTRY;
+
+    /// Thousands of members moving between three countries, in and out of the board: the
+    /// segment trees split and merge, stay sound, and rank as the board filtered.
+    #[test]
+    fn large_segments_stay_exact_through_moves() {
+        let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
+        board.declare_segments(SegmentSpec { country: true });
+        let countries: Vec<Arc<Profile>> = ["DE", "FR", "JP"]
+            .iter()
+            .map(|c| {
+                Arc::new(Profile {
+                    display_name: None,
+                    country: Some((*c).into()),
+                    anonymous: false,
+                })
+            })
+            .collect();
+        let mut seed: u64 = 7;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        for i in 0..20_000u64 {
+            let player = PlayerId::new(&alloc::format!("p{}", next(3_000))).unwrap();
+            match next(10) {
+                0 => {
+                    board.set_profile(&player, Some(countries[next(3) as usize].clone()));
+                }
+                1 => {
+                    board.recompute_player(&player, []).unwrap();
+                }
+                _ => {
+                    let event = ScoreEvent {
+                        event_id: crate::EventId::new(&alloc::format!("e{i}")).unwrap(),
+                        player,
+                        value: next(500) as i64,
+                        achieved_at: next(50) as i64,
+                        metadata: None,
+                    };
+                    board
+                        .apply_as(&event, Some(&countries[next(3) as usize]))
+                        .unwrap();
+                }
+            }
+        }
+        board.check_segments();
+        let all = board.ranked_range(1, board.total_players() as usize);
+        for country in ["DE", "FR", "JP"] {
+            let segment = SegmentKey {
+                dimension: COUNTRY,
+                value: country,
+            };
+            let members: Vec<_> = all.iter().filter(|e| e.info.country == Some(country)).collect();
+            assert!(members.len() > 500, "the segment's tree has split");
+            assert_eq!(board.segment_members(&segment), members.len() as u64);
+            for (i, entry) in members.iter().enumerate().step_by(37) {
+                let found = board.segment_rank(&segment, entry.player).unwrap();
+                assert_eq!(found.within.entry.rank, i as u64 + 1);
+                assert_eq!(found.global_rank, entry.rank);
+            }
+        }
+    }
+}

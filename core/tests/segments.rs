@@ -1,0 +1,264 @@
+//! Segment reads against a model: the whole board filtered to the segment's members, ranked
+//! within, every entry's global rank the board's own. Through events, country and anonymity
+//! changes, removals, erasures and groups, declared before or after the changes.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use standings_core::{
+    Board, BoardRules, COUNTRY, Cursor, PlayerId, Profile, RankedEntry, ScoreEvent, ScoreMode, SegmentKey,
+    SegmentSpec, Threads,
+};
+
+mod common;
+use common::{mode_strategy, player};
+
+const COUNTRIES: [&str; 3] = ["DE", "FR", "JP"];
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// An event; the player's profile is `country` (index into COUNTRIES, 3 for none) when the
+    /// event ranks them.
+    Apply {
+        player: u16,
+        value: i64,
+        at: i64,
+        country: u8,
+    },
+    /// The player's profile set: a country (3: none), anonymous or not.
+    Profile {
+        player: u16,
+        country: u8,
+        anonymous: bool,
+    },
+    /// The player's events all invalidated: they leave the board.
+    Remove { player: u16 },
+    /// What the entry shows besides its standing, erased.
+    Erase { player: u16 },
+    /// Events applied as one group (staged and settled on two threads when split).
+    Group(Vec<(u16, i64, i64)>),
+}
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u16..24, -5i64..5, 0i64..4, 0u8..4)
+            .prop_map(|(player, value, at, country)| Op::Apply { player, value, at, country }),
+        3 => (0u16..24, 0u8..4, proptest::bool::weighted(0.3))
+            .prop_map(|(player, country, anonymous)| Op::Profile { player, country, anonymous }),
+        1 => (0u16..24).prop_map(|player| Op::Remove { player }),
+        1 => (0u16..24).prop_map(|player| Op::Erase { player }),
+        1 => proptest::collection::vec((0u16..24, -5i64..5, 0i64..4), 1..6).prop_map(Op::Group),
+    ]
+}
+
+fn profile(country: u8, anonymous: bool) -> Option<Arc<Profile>> {
+    let profile = Profile {
+        display_name: None,
+        country: COUNTRIES.get(country as usize).map(|c| (*c).into()),
+        anonymous,
+    };
+    (!profile.is_empty()).then(|| Arc::new(profile))
+}
+
+fn run(board: &mut Board, op: &Op, serial: &mut u64) {
+    *serial += 1;
+    match op {
+        Op::Apply {
+            player: p,
+            value,
+            at,
+            country,
+        } => {
+            let event = ScoreEvent::new(&format!("e{serial}"), &player(*p), *value, *at).unwrap();
+            board.apply_as(&event, profile(*country, false).as_ref()).unwrap();
+        }
+        Op::Profile {
+            player: p,
+            country,
+            anonymous,
+        } => {
+            board.set_profile(
+                &PlayerId::new(&player(*p)).unwrap(),
+                profile(*country, *anonymous),
+            );
+        }
+        Op::Remove { player: p } => {
+            board
+                .recompute_player(&PlayerId::new(&player(*p)).unwrap(), [])
+                .unwrap();
+        }
+        Op::Erase { player: p } => {
+            board.erase(&PlayerId::new(&player(*p)).unwrap());
+        }
+        Op::Group(events) => {
+            let events: Vec<ScoreEvent> = events
+                .iter()
+                .enumerate()
+                .map(|(i, (p, v, at))| {
+                    ScoreEvent::new(&format!("e{serial}.{i}"), &player(*p), *v, *at).unwrap()
+                })
+                .collect();
+            board.apply_group(events.iter().map(|e| (e, None)), &Threads(2));
+        }
+    }
+}
+
+/// The model: the board's entries whose shown country is `country` and who are not anonymous,
+/// in board order, with their global ranks.
+fn model<'b>(board: &'b Board, country: &str) -> Vec<(u64, RankedEntry<'b>)> {
+    board
+        .ranked_range(1, board.total_players() as usize)
+        .into_iter()
+        .filter(|e| !e.info.anonymous && e.info.country == Some(country))
+        .map(|e| (e.rank, e))
+        .collect()
+}
+
+fn better_value(mode: ScoreMode, a: i64, b: i64) -> bool {
+    match mode {
+        ScoreMode::Fastest => a < b,
+        _ => a > b,
+    }
+}
+
+fn check(board: &Board) {
+    for country in COUNTRIES {
+        let segment = SegmentKey {
+            dimension: COUNTRY,
+            value: country,
+        };
+        let expected = model(board, country);
+        assert_eq!(board.segment_members(&segment), expected.len() as u64);
+        // Top, paged by threes with cursors.
+        let mut seen = Vec::new();
+        let mut cursor: Option<Cursor> = None;
+        loop {
+            let page = board.segment_top(&segment, 3, cursor.as_ref()).unwrap();
+            assert_eq!(page.board_version, board.version());
+            assert_eq!(page.total_players, expected.len() as u64);
+            seen.extend(page.entries.iter().map(|e| (e.global_rank, e.entry)));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        let model_ranked: Vec<_> = expected
+            .iter()
+            .enumerate()
+            .map(|(i, (g, e))| {
+                (
+                    *g,
+                    RankedEntry {
+                        rank: i as u64 + 1,
+                        ..*e
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(seen, model_ranked, "top of {country}");
+        // Rank, nearby and among for every player asked.
+        let asked: Vec<String> = (0..24).map(player).collect();
+        let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
+        for &p in &asked {
+            let at = model_ranked.iter().position(|(_, e)| e.player == p);
+            let rank = board.segment_rank(&segment, p);
+            assert_eq!(
+                rank.as_ref().map(|r| r.within.entry),
+                at.map(|i| model_ranked[i].1)
+            );
+            if let (Some(r), Some(i)) = (rank, at) {
+                let value = model_ranked[i].1.value;
+                assert_eq!(r.global_rank, model_ranked[i].0);
+                let better = model_ranked
+                    .iter()
+                    .filter(|(_, e)| better_value(board.rules().score_mode, e.value, value))
+                    .count() as u64;
+                assert_eq!(r.within.competition_rank, better + 1);
+                assert_eq!(r.within.total_players, model_ranked.len() as u64);
+            }
+            let nearby = board.segment_nearby(&segment, p, 1);
+            let window = at.map(|i| {
+                model_ranked[i.saturating_sub(1)..(i + 2).min(model_ranked.len())]
+                    .iter()
+                    .map(|(g, e)| (*g, *e))
+                    .collect::<Vec<_>>()
+            });
+            assert_eq!(
+                nearby.map(|n| n
+                    .into_iter()
+                    .map(|e| (e.global_rank, e.entry))
+                    .collect::<Vec<_>>()),
+                window
+            );
+        }
+        let among = board.segment_among(&segment, &asked[..12]);
+        let expected_among: Vec<_> = model_ranked
+            .iter()
+            .filter(|(_, e)| asked[..12].contains(&e.player))
+            .collect();
+        assert_eq!(among.board.entries.len(), expected_among.len());
+        for (i, (entry, (global, model_entry))) in among.board.entries.iter().zip(&expected_among).enumerate()
+        {
+            assert_eq!(entry.rank, i as u64 + 1);
+            assert_eq!(entry.global_rank, *global);
+            assert_eq!(entry.player, model_entry.player);
+            assert_eq!(among.segment_ranks[i], model_entry.rank);
+        }
+        assert_eq!(among.board.entries.len() + among.board.unranked.len(), 12);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Declared first and kept through every change, or declared after them: both answer as
+    /// the model after every step, and a cursor from an older version is refused.
+    #[test]
+    fn segment_reads_match_the_model(
+        mode in mode_strategy(),
+        ops in proptest::collection::vec(op_strategy(), 1..60),
+        declare_at in 0usize..60,
+        shards in 1usize..4,
+    ) {
+        let mut board = Board::new(BoardRules::new(mode));
+        // A split board stages a group's changes and settles its shards on threads.
+        board.split(shards);
+        let mut serial = 0;
+        if declare_at == 0 {
+            board.declare_segments(SegmentSpec { country: true });
+        }
+        for (i, op) in ops.iter().enumerate() {
+            run(&mut board, op, &mut serial);
+            if i + 1 == declare_at {
+                board.declare_segments(SegmentSpec { country: true });
+            }
+            if board.segment_spec().country {
+                check(&board);
+            }
+        }
+        board.declare_segments(SegmentSpec { country: true });
+        check(&board);
+    }
+}
+
+/// A cursor made before a change pages no more: the segment answers the current version only.
+#[test]
+fn an_older_cursor_is_refused() {
+    let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
+    board.declare_segments(SegmentSpec { country: true });
+    let de = profile(0, false);
+    for p in 0..5 {
+        let event = ScoreEvent::new(&format!("e{p}"), &player(p), p as i64, 0).unwrap();
+        board.apply_as(&event, de.as_ref()).unwrap();
+    }
+    let segment = SegmentKey {
+        dimension: COUNTRY,
+        value: "DE",
+    };
+    let page = board.segment_top(&segment, 2, None).unwrap();
+    let cursor = page.next_cursor.unwrap();
+    board
+        .apply(&ScoreEvent::new("late", &player(9), 1, 0).unwrap())
+        .unwrap();
+    assert!(board.segment_top(&segment, 2, Some(&cursor)).is_err());
+}
