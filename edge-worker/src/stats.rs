@@ -87,6 +87,9 @@ pub struct Fallbacks {
     /// A read handed back a write's position (`min_position`): only the origin knows whether
     /// its boards reached it, and it waits for them (`docs/api.md`).
     pub min_position: u64,
+    /// A read within a segment (`segment=country:DE`): snapshots carry the whole board only, so
+    /// the origin ranks the segment (`docs/segments.md`).
+    pub segment: u64,
 }
 
 /// Every counter.

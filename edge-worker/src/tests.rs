@@ -479,6 +479,34 @@ fn a_read_with_a_position_goes_to_the_origin() {
     assert_eq!(stats["fallbacks"]["min_position"], 2);
 }
 
+/// A read within a segment is the origin's to answer (snapshots carry the whole board only),
+/// for every read kind; the same read without the segment is the edge's.
+#[test]
+fn a_segment_read_goes_to_the_origin() {
+    let world = World::new(&[]);
+    world
+        .origin
+        .publish(BOARD, "", &board(50, 5, 0), &ALL_TIME, PUBLISHED);
+    let base = TOP.trim_end_matches("/top");
+    for (method, path) in [
+        ("GET", format!("{TOP}?segment=country:DE")),
+        ("GET", format!("{base}/players/p1/rank?segment=country:DE")),
+        ("GET", format!("{base}/players/p1/nearby?segment=country:DE")),
+    ] {
+        let answer = world.send(method, &path, None, b"");
+        assert_eq!(answer.header("x-standings-fallback"), Some("segment"), "{path}");
+        assert!(
+            text(&answer).contains("\"echo\":\"GET\""),
+            "{path}: {}",
+            text(&answer)
+        );
+    }
+    let plain = world.send("GET", &format!("{base}/players/p1/rank"), None, b"");
+    assert_eq!(plain.header("x-standings-fallback"), None);
+    let stats: serde_json::Value = serde_json::from_slice(&world.get("/edge/stats").body).unwrap();
+    assert_eq!(stats["fallbacks"]["segment"], 3);
+}
+
 /// Parameter errors are the origin's, in its order and words; board and period errors are the
 /// origin's own answer to the head.
 #[test]

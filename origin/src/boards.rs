@@ -173,15 +173,20 @@ impl BoardEntry {
             .or_insert_with(|| {
                 let mut board = Board::new(self.def.rules);
                 board.split(self.def.shard_count());
+                board.declare_segments(self.def.segments.clone());
                 Arc::new(BoardSlot::new(self.def.id.clone(), period.clone(), board))
             })
             .clone()
     }
 
-    /// Installs a rebuilt instance, split as the definition says (a rebuild, a checkpoint and a
-    /// restored snapshot build their boards whole).
+    /// Installs a rebuilt instance, split and segmented as the definition says (a rebuild, a
+    /// checkpoint and a restored snapshot build their boards whole, without segments).
     pub fn install(&self, slot: BoardSlot) {
-        slot.write().split(self.def.shard_count());
+        {
+            let mut board = slot.write();
+            board.split(self.def.shard_count());
+            board.declare_segments(self.def.segments.clone());
+        }
         let mut instances = self.instances.write_unpoisoned();
         instances.insert(slot.period.key.clone(), Arc::new(slot));
     }
@@ -233,6 +238,7 @@ impl BoardEntry {
                 board.restore_extras(&e.player_id, extras);
             }
         }
+        board.declare_segments(self.def.segments.clone());
         Ok(BoardSlot::new(self.def.id.clone(), period.clone(), board))
     }
 

@@ -75,9 +75,19 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 .and_then(|value| value.to_str().ok()),
         )
         .is_some();
+        let asks_segment = Query(request.uri().query()).get("segment").is_some();
         let read = match &route {
             Route::Stats => return Outcome::Answer(self.stats_answer()),
             _ if asks_position => Err(Stop::Forward(Fallback::MinPosition)),
+            Route::Top(_)
+            | Route::Rank(..)
+            | Route::Nearby(..)
+            | Route::FriendsOf(..)
+            | Route::RankPlayers(_)
+                if asks_segment =>
+            {
+                Err(Stop::Forward(Fallback::Segment))
+            }
             Route::Top(board) => self.top(&request, board, &mut spend).await,
             Route::Rank(board, player) => {
                 self.player_read(&request, board, player, PlayerRead::Rank, &mut spend)
@@ -138,6 +148,10 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             Fallback::MinPosition => {
                 fallbacks.min_position += 1;
                 "min-position"
+            }
+            Fallback::Segment => {
+                fallbacks.segment += 1;
+                "segment"
             }
         }
     }

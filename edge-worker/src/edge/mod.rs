@@ -110,6 +110,8 @@ enum Fallback {
     Trusted,
     /// A read asks for a write's position, which only the origin can wait for.
     MinPosition,
+    /// A read within a segment, which snapshots do not carry.
+    Segment,
 }
 
 /// What one read has spent and met.

@@ -14,6 +14,7 @@
 //! order, so that every event and action is decided again on the state the ones before it left:
 //! into an empty database, the boards come out with the same digests and board versions.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -81,6 +82,9 @@ pub(super) struct BoardFields {
     /// Absent in exports of builds before split boards: every board was whole.
     #[serde(default = "whole")]
     shards: i64,
+    /// Absent in exports of builds before segments: no board had any.
+    #[serde(default)]
+    segments: BTreeMap<String, serde_json::Value>,
 }
 
 fn whole() -> i64 {
@@ -102,6 +106,7 @@ impl BoardFields {
             timezone: def.timezone.clone(),
             metadata_max_bytes: def.metadata_max_bytes,
             shards: def.shards,
+            segments: def.segments_view(),
         }
     }
 
@@ -120,6 +125,7 @@ impl BoardFields {
                 grace_seconds: self.grace_seconds,
                 metadata_max_bytes: self.metadata_max_bytes,
                 shards: self.shards,
+                segments: &self.segments,
             },
         )
         .map_err(|e| format!("board {id}: {e}"))

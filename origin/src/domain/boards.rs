@@ -1,6 +1,8 @@
 //! Board definitions as the origin keeps them.
 
-use standings_core::{BoardId, BoardRules, ScoreMode};
+use std::collections::BTreeMap;
+
+use standings_core::{BoardId, BoardRules, COUNTRY, ScoreMode, SegmentSpec};
 
 use super::periods::{Calendar, PeriodError};
 use super::profiles::check_metadata_cap;
@@ -23,6 +25,8 @@ pub struct BoardDef {
     /// The score-range shards each instance is split into, 1 (whole) to
     /// [`standings_core::MAX_SHARDS`].
     pub(crate) shards: i64,
+    /// The segments each instance ranks (`docs/segments.md`).
+    pub(crate) segments: SegmentSpec,
 }
 
 /// A board definition's fields as sent (`PUT /v1/boards/...`, an import's board line), before
@@ -44,6 +48,8 @@ pub(crate) struct Proposed<'a> {
     pub metadata_max_bytes: i64,
     /// Score-range shards.
     pub shards: i64,
+    /// Segment dimensions: each name and where its value comes from, as sent.
+    pub segments: &'a BTreeMap<String, serde_json::Value>,
 }
 
 impl BoardDef {
@@ -80,6 +86,7 @@ impl BoardDef {
             timezone: sent.timezone.to_string(),
             metadata_max_bytes: sent.metadata_max_bytes,
             shards: sent.shards,
+            segments: segment_spec(sent.segments)?,
         })
     }
 
@@ -90,9 +97,65 @@ impl BoardDef {
             .clamp(1, standings_core::MAX_SHARDS)
     }
 
+    /// The segment dimensions as the API shows them: `{"country": "profile"}`. O(1).
+    pub(crate) fn segments_view(&self) -> BTreeMap<String, serde_json::Value> {
+        let mut view = BTreeMap::new();
+        if self.segments.country {
+            view.insert(COUNTRY.to_string(), serde_json::Value::from(PROFILE));
+        }
+        view
+    }
+
+    /// The segment dimensions as stored: their names, comma-separated (`country`). O(1).
+    pub(crate) fn segments_column(&self) -> String {
+        if self.segments.country {
+            COUNTRY.to_string()
+        } else {
+            String::new()
+        }
+    }
+
+    /// The segment dimensions from their stored column. O(length).
+    pub(crate) fn segments_from_column(column: &str) -> Result<SegmentSpec, String> {
+        let mut spec = SegmentSpec::default();
+        for name in column.split(',').filter(|n| !n.is_empty()) {
+            match name {
+                COUNTRY => spec.country = true,
+                other => return Err(format!("unknown stored segment dimension {other:?}")),
+            }
+        }
+        Ok(spec)
+    }
+
     /// The calendar of its periods. Errors only for a definition that was never checked (a
     /// corrupt row). O(periods).
     pub(crate) fn calendar(&self) -> Result<Calendar, PeriodError> {
         Calendar::new(&self.periods, &self.timezone, self.grace_seconds)
     }
+}
+
+/// Where the `country` dimension's value comes from: the player's profile.
+const PROFILE: &str = "profile";
+
+/// The segment dimensions a definition declares, checked: `country` from `"profile"`, nothing
+/// else yet. O(dimensions).
+fn segment_spec(sent: &BTreeMap<String, serde_json::Value>) -> Result<SegmentSpec, String> {
+    let mut spec = SegmentSpec::default();
+    for (name, source) in sent {
+        match (name.as_str(), source) {
+            (COUNTRY, serde_json::Value::String(s)) if s == PROFILE => spec.country = true,
+            (COUNTRY, other) => {
+                return Err(format!(
+                    "segments.country is {other}; the country dimension comes from the player's profile: \"profile\""
+                ));
+            }
+            (other, _) => {
+                return Err(format!(
+                    "segments.{other} is not a dimension this server ranks; the one dimension is \"country\" \
+                     (from the player's profile)"
+                ));
+            }
+        }
+    }
+    Ok(spec)
 }

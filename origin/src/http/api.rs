@@ -621,6 +621,7 @@ fn schemas() -> Value {
         "required": ["rank", "player_id", "value", "achieved_at"],
         "properties": {
             "rank": {"type": "integer", "minimum": 1},
+            "global_rank": {"type": "integer", "minimum": 1, "description": "with segment=: the board-wide rank (rank counts within the segment)"},
             "player_id": {"type": "string"},
             "value": {"type": "integer", "format": "int64"},
             "achieved_at": {"type": "string", "format": "date-time"},
@@ -634,8 +635,10 @@ fn schemas() -> Value {
         "type": "object",
         "properties": {
             "board_version": {"type": "integer"},
+            "segment": {"type": "string", "description": "with segment=: the segment asked"},
             "entries": {"type": "array", "items": {"type": "object", "properties": {
                 "rank": {"type": "integer"}, "global_rank": {"type": "integer"},
+                "segment_rank": {"type": "integer", "description": "with segment=: the rank within the whole segment"},
                 "player_id": {"type": "string"}, "value": {"type": "integer"},
                 "achieved_at": {"type": "string", "format": "date-time"},
                 "display_name": {"type": "string"}, "country": {"type": "string"},
@@ -664,7 +667,9 @@ fn schemas() -> Value {
         "type": "object",
         "properties": {
             "board_version": {"type": "integer"}, "player_id": {"type": "string"},
-            "rank": {"type": ["integer", "null"], "description": "null with approximate=interval"},
+            "segment": {"type": "string", "description": "with segment=: the segment asked"},
+            "rank": {"type": ["integer", "null"], "description": "null with approximate=interval; with segment=, the rank within the segment"},
+            "global_rank": {"type": "integer", "description": "with segment=: the board-wide rank"},
             "rank_interval": rank_interval,
             "approximate": {"type": "boolean", "description": "only with approximate=interval, always true; exact answers never carry it"},
             "value": {"type": "integer"}, "achieved_at": {"type": "string", "format": "date-time"},
@@ -702,7 +707,10 @@ fn schemas() -> Value {
                 "metadata_max_bytes": {"type": "integer", "minimum": 0, "maximum": 256, "default": 256,
                     "description": "the largest event metadata the board takes, in bytes of JSON as sent; 0 refuses metadata"},
                 "shards": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1,
-                    "description": "score-range shards each instance is split into; every answer is the whole board's (docs/split-boards.md)"}
+                    "description": "score-range shards each instance is split into; every answer is the whole board's (docs/split-boards.md)"},
+                "segments": {"type": "object", "additionalProperties": false, "default": {},
+                    "properties": {"country": {"enum": ["profile"]}},
+                    "description": "dimensions whose segments the board ranks, read with segment=country:DE (docs/segments.md)"}
             }
         },
         "SeasonStateChange": {"type": "object", "required": ["state"],
@@ -735,6 +743,7 @@ fn schemas() -> Value {
                 "scope": {"type": "string"}, "score_mode": {"type": "string"},
                 "value_min": {"type": "integer"}, "value_max": {"type": "integer"},
                 "shards": {"type": "integer"},
+                "segments": {"type": "object", "description": "the dimensions whose segments the board ranks"},
                 "shard_members": {"type": "array", "items": {"type": "integer"}, "description": "a split board's ranked players per shard, best range first"}
             }
         },
@@ -885,6 +894,15 @@ pub fn openapi_document() -> Value {
             parameters.push(json!({"name": "approximate", "in": "query", "required": false,
                 "schema": {"type": "string", "enum": ["interval"]},
                 "description": "interval: answer rank_interval in place of the exact rank (exact is the default)"}));
+        }
+        if ["/top", "/rank", "/nearby", "/rank-players"]
+            .iter()
+            .any(|end| op.path.ends_with(end))
+            || op.path.contains("/friends-of/")
+        {
+            parameters.push(json!({"name": "segment", "in": "query", "required": false,
+                "schema": {"type": "string", "pattern": "^[a-z_]+:.+$"},
+                "description": "dimension:value (country:DE): the answer within the segment, rank counted among its members and global_rank board-wide (docs/segments.md)"}));
         }
         if op.reads_a_game() {
             parameters.push(json!({"name": "min_position", "in": "query", "required": false, "schema": {"type": "string"},
@@ -1048,10 +1066,11 @@ mod tests {
                 "mode",
                 "season",
                 "scope",
+                "segment",
                 "min_position",
                 "x-standings-min-position"
             ],
-            "other reads keep their path parameters and the position only"
+            "other reads keep their path parameters, the segment of those that take one, and the position"
         );
         assert!(
             top["responses"]["503"]["description"]

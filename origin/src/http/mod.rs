@@ -387,11 +387,9 @@ pub(crate) async fn resolve(
             return Ok(Resolved::Restored(slot.clone()));
         }
     }
-    Ok(Resolved::Empty(Arc::new(BoardSlot::new(
-        id,
-        period,
-        standings_core::Board::new(entry.def.rules),
-    ))))
+    let mut empty = standings_core::Board::new(entry.def.rules);
+    empty.declare_segments(entry.def.segments.clone());
+    Ok(Resolved::Empty(Arc::new(BoardSlot::new(id, period, empty))))
 }
 
 /// The period fields every read answers with.

@@ -15,10 +15,14 @@ use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use standings_core::Audience;
 use standings_core::QueryError;
+use standings_core::contract::query::SegmentParam;
 use standings_core::contract::query::{self, Precision, cursor_text};
 use standings_core::json::{
-    write_friends_answer, write_interval_answer, write_nearby_answer, write_rank_answer, write_top_answer,
+    write_friends_answer, write_interval_answer, write_nearby_answer, write_rank_answer,
+    write_segment_friends_answer, write_segment_nearby_answer, write_segment_rank_answer,
+    write_segment_top_answer, write_top_answer,
 };
+use standings_core::{Board, SegmentEntry};
 
 use super::write::BoardView;
 use super::{JsonBody, PeriodView, QueryTimer, ReadQuery, Shared, board_of, json, json_bytes};
@@ -106,6 +110,32 @@ fn read_answer(bytes: Bytes, board_version: u64) -> Response {
     response
 }
 
+/// The read's `segment`, checked against the dimensions the board declares. O(1).
+fn segment_of(
+    params: &ReadQuery<'_>,
+    board: &Board,
+    slot: &crate::boards::BoardSlot,
+) -> AppResult<Option<SegmentParam>> {
+    Ok(params.segment(&board.segment_spec(), &slot.id)?)
+}
+
+/// Hides anonymous players' extras in segment entries from a public reader. O(entries).
+fn segment_for_audience(entries: &mut [SegmentEntry<'_>], audience: Audience) {
+    for e in entries {
+        e.entry.info = e.entry.info.for_audience(audience);
+    }
+}
+
+fn not_in_segment(player_id: &str, segment: &SegmentParam, slot: &crate::boards::BoardSlot) -> AppError {
+    AppError::new(
+        Code::PLAYER_NOT_RANKED,
+        format!(
+            "player {player_id:?} has no score in segment {}:{} of board {}",
+            segment.dimension, segment.value, slot.id
+        ),
+    )
+}
+
 fn stale(e: QueryError) -> AppError {
     AppError::new(
         Code::STALE_CURSOR,
@@ -142,6 +172,25 @@ async fn top(
     };
     let board = slot.read();
     let version = board.version();
+    if let Some(segment) = segment_of(&params, &board, &slot)? {
+        let mut page = board
+            .segment_top(&segment.key(), limit, cursor.as_ref())
+            .map_err(stale)?;
+        segment_for_audience(&mut page.entries, audience);
+        let next_cursor = page
+            .next_cursor
+            .as_ref()
+            .map(|c| cursor_text(c, slot.cursor_binding));
+        let mut out = Vec::with_capacity(256 + 128 * page.entries.len());
+        write_segment_top_answer(
+            &mut out,
+            &slot.period.fields(),
+            &segment.key(),
+            &page,
+            next_cursor.as_deref(),
+        );
+        return Ok(read_answer(Bytes::from(out), version));
+    }
     // A cursor pages the version it was made at, which its page's answer names.
     let page_version = cursor.as_ref().map_or(version, |c| c.board_version);
     let key = (limit, cursor_bytes, audience == Audience::Trusted);
@@ -182,6 +231,22 @@ async fn rank(State(state): State<Shared>, path: RawPathParams, request: Request
     };
     let board = slot.read();
     let mut out = Vec::with_capacity(384);
+    if let Some(segment) = segment_of(&ReadQuery(request.uri().query()), &board, &slot)? {
+        if precision == Precision::Interval {
+            return Err(AppError::new(
+                Code::INVALID_REQUEST,
+                "approximate=interval is not answered within a segment; ask for the exact rank",
+            ));
+        }
+        let mut found = board
+            .segment_rank(&segment.key(), player_id)
+            .ok_or_else(|| not_in_segment(player_id, &segment, &slot))?;
+        found.within.entry.info = found.within.entry.info.for_audience(audience);
+        write_segment_rank_answer(&mut out, &slot.period.fields(), &segment.key(), &found);
+        let version = board.version();
+        drop(board);
+        return Ok(read_answer(Bytes::from(out), version));
+    }
     match precision {
         Precision::Exact => {
             let mut found = board.player_rank(player_id).ok_or_else(not_ranked)?;
@@ -211,6 +276,18 @@ async fn nearby(State(state): State<Shared>, path: RawPathParams, request: Reque
     query::player_id(player_id)?;
     let radius = params.radius()?;
     let board = slot.read();
+    if let Some(segment) = segment_of(&params, &board, &slot)? {
+        let mut window = board
+            .segment_nearby(&segment.key(), player_id, radius)
+            .ok_or_else(|| not_in_segment(player_id, &segment, &slot))?;
+        segment_for_audience(&mut window, audience);
+        let mut out = Vec::with_capacity(256 + 128 * window.len());
+        let version = board.version();
+        write_segment_nearby_answer(&mut out, &slot.period.fields(), &segment.key(), version, &window);
+        drop(window);
+        drop(board);
+        return Ok(read_answer(Bytes::from(out), version));
+    }
     let mut window = board.nearby(player_id, radius).ok_or_else(|| {
         AppError::new(
             Code::PLAYER_NOT_RANKED,
@@ -275,9 +352,27 @@ impl FriendsView {
 /// The players ranked among themselves, written as the friends answer. The board's lock is held
 /// only for the ranking: the answer borrows the asked ids, not the board. O(k log n + k log k)
 /// for k players.
-fn rank_among(slot: &crate::boards::BoardSlot, players: &[String], audience: Audience) -> Response {
+fn rank_among(
+    slot: &crate::boards::BoardSlot,
+    players: &[String],
+    audience: Audience,
+    params: &ReadQuery<'_>,
+) -> AppResult<Response> {
     let refs: Vec<&str> = players.iter().map(String::as_str).collect();
     let board = slot.read();
+    if let Some(segment) = segment_of(params, &board, slot)? {
+        let mut ranked = board.segment_among(&segment.key(), &refs);
+        for entry in &mut ranked.board.entries {
+            entry.info = entry.info.for_audience(audience);
+        }
+        let mut out =
+            Vec::with_capacity(256 + 144 * (ranked.board.entries.len() + ranked.board.unranked.len()));
+        write_segment_friends_answer(&mut out, &slot.period.fields(), &segment.key(), &ranked);
+        let version = ranked.board.board_version;
+        drop(ranked);
+        drop(board);
+        return Ok(read_answer(Bytes::from(out), version));
+    }
     let mut ranked = board.rank_among(&refs);
     for entry in &mut ranked.entries {
         entry.info = entry.info.for_audience(audience);
@@ -288,7 +383,7 @@ fn rank_among(slot: &crate::boards::BoardSlot, players: &[String], audience: Aud
     let version = ranked.board_version;
     drop(ranked);
     drop(board);
-    read_answer(Bytes::from(out), version)
+    Ok(read_answer(Bytes::from(out), version))
 }
 
 async fn friends_of(
@@ -307,7 +402,7 @@ async fn friends_of(
     if include_self {
         players.insert(0, player_id);
     }
-    Ok(rank_among(&slot, &players, audience))
+    rank_among(&slot, &players, audience, &params)
 }
 
 #[derive(Deserialize)]
@@ -325,7 +420,8 @@ async fn rank_players(
 ) -> AppResult<Response> {
     let audience = state.auth.reader(&headers, &path.0)?;
     let _timer = QueryTimer::start(&state.metrics, "friends");
-    let slot = board_of(&state, board_parts(&path), &ReadQuery(uri.query())).await?;
+    let params = ReadQuery(uri.query());
+    let slot = board_of(&state, board_parts(&path), &params).await?;
     let body: RankPlayersBody = serde_json::from_value(body).map_err(|e| {
         AppError::new(
             Code::INVALID_REQUEST,
@@ -333,7 +429,7 @@ async fn rank_players(
         )
     })?;
     query::rank_players(&body.player_ids)?;
-    Ok(rank_among(&slot, &body.player_ids, audience))
+    rank_among(&slot, &body.player_ids, audience, &params)
 }
 
 async fn game_boards(
@@ -416,6 +512,9 @@ struct GameBoardView {
     score_mode: &'static str,
     season: String,
     season_state: &'static str,
+    /// The dimensions whose segments the board ranks, when it declares any.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    segments: std::collections::BTreeMap<String, serde_json::Value>,
     /// A split board's ranked players per shard, best range first, while it is served.
     #[serde(skip_serializing_if = "Option::is_none")]
     shard_members: Option<Vec<u64>>,
@@ -443,6 +542,7 @@ impl GameBoardView {
             score_mode: def.score_mode,
             season: def.season,
             season_state,
+            segments: def.segments,
             shard_members: shard_members.filter(|s: &Vec<u64>| s.len() > 1),
             shards: def.shards,
             timezone: def.timezone,
@@ -481,6 +581,7 @@ mod tests {
             score_mode: "highest",
             season: "s".into(),
             season_state: "active",
+            segments: [("country".to_string(), serde_json::Value::from("profile"))].into(),
             shard_members: live.map(|n| vec![n, 0]),
             shards: 2,
             timezone: "UTC".into(),

@@ -6,6 +6,8 @@
 //! to the same answers. Both check an event with `crate::intake`, as `standings import` does. No typed body uses `#[serde(flatten)]` or a map field, because
 //! both keep the last of two equal keys, which the API refuses.
 
+use std::collections::BTreeMap;
+
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -54,6 +56,8 @@ struct BoardBody {
     metadata_max_bytes: i64,
     #[serde(default = "whole")]
     shards: i64,
+    #[serde(default)]
+    segments: BTreeMap<String, serde_json::Value>,
 }
 
 fn whole() -> i64 {
@@ -107,6 +111,8 @@ pub(crate) struct BoardView {
     pub metadata_max_bytes: i64,
     /// The score-range shards each instance is split into (1: whole).
     pub shards: i64,
+    /// The segment dimensions and where each value comes from (`{}`: none).
+    pub segments: BTreeMap<String, serde_json::Value>,
 }
 
 impl BoardView {
@@ -125,6 +131,7 @@ impl BoardView {
             timezone: def.timezone.clone(),
             metadata_max_bytes: def.metadata_max_bytes,
             shards: def.shards,
+            segments: def.segments_view(),
         }
     }
 }
@@ -152,6 +159,7 @@ async fn define_board(
             grace_seconds: body.grace_seconds,
             metadata_max_bytes: body.metadata_max_bytes,
             shards: body.shards,
+            segments: &body.segments,
         },
     )
     .map_err(|e| AppError::new(Code::INVALID_BOARD, e))?;
@@ -163,7 +171,7 @@ async fn define_board(
                 Code::BOARD_RULES_CONFLICT,
                 format!(
                     "board {} exists with score_mode {}, range {}..={}, periods {}, grace {} s, timezone {}, \
-                 metadata_max_bytes {}, shards {}; a board's definition is fixed",
+                 metadata_max_bytes {}, shards {}, segments {}; a board's definition is fixed",
                     existing.id,
                     existing.rules.score_mode,
                     existing.rules.value_min,
@@ -172,7 +180,8 @@ async fn define_board(
                     existing.grace_seconds,
                     existing.timezone,
                     existing.metadata_max_bytes,
-                    existing.shards
+                    existing.shards,
+                    serde_json::Value::from(serde_json::Map::from_iter(existing.segments_view()))
                 ),
             ));
         }

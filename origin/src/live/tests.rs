@@ -46,6 +46,7 @@ impl World {
             .add(&BoardDef {
                 metadata_max_bytes: 256,
                 shards: 1,
+                segments: Default::default(),
                 id: board_id(),
                 rules: BoardRules::new(ScoreMode::Highest),
                 periods: vec!["all_time".into(), "daily".into()],
@@ -463,6 +464,7 @@ async fn limits_count_per_token_per_board_and_in_all() {
         .add(&BoardDef {
             metadata_max_bytes: 256,
             shards: 1,
+            segments: Default::default(),
             id: BoardId {
                 scope: "eu".into(),
                 ..board_id()

@@ -747,6 +747,7 @@ mod tests {
         BoardDef {
             metadata_max_bytes: 256,
             shards: 4,
+            segments: Default::default(),
             id: BoardId {
                 game: "g".into(),
                 mode: "m".into(),

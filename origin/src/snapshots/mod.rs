@@ -756,6 +756,7 @@ mod tests {
             .add(&BoardDef {
                 metadata_max_bytes: 256,
                 shards: 1,
+                segments: Default::default(),
                 id: BoardId::new("g", "m", "s1", "global").unwrap(),
                 rules: BoardRules::new(ScoreMode::Highest),
                 periods: vec!["all_time".into(), "daily".into()],

@@ -26,7 +26,7 @@ impl Store {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let existing = sqlx::query(
             "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone, \
-             metadata_max_bytes, shards FROM boards WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4",
+             metadata_max_bytes, shards, segments FROM boards WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4",
         )
         .bind(&def.id.game)
         .bind(&def.id.mode)
@@ -45,8 +45,8 @@ impl Store {
         }
         sqlx::query(
             "INSERT INTO boards (game, mode, season, scope, score_mode, value_min, value_max, created_at, \
-             periods, grace_seconds, timezone, metadata_max_bytes, shards) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, \
-             $9, $10, $11, $12, $13)",
+             periods, grace_seconds, timezone, metadata_max_bytes, shards, segments) VALUES ($1, $2, $3, $4, $5, \
+             $6, $7, $8, $9, $10, $11, $12, $13, $14)",
         )
         .bind(&def.id.game)
         .bind(&def.id.mode)
@@ -61,6 +61,7 @@ impl Store {
         .bind(&def.timezone)
         .bind(def.metadata_max_bytes)
         .bind(def.shards)
+        .bind(def.segments_column())
         .execute(&mut *tx)
         .await
         .map_err(db_err("cannot insert a board"))?;
@@ -73,7 +74,7 @@ impl Store {
     pub async fn boards(&self) -> Result<Vec<BoardDef>, StoreError> {
         let rows = sqlx::query(
             "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone, \
-             metadata_max_bytes, shards FROM boards ORDER BY game, mode, season, scope",
+             metadata_max_bytes, shards, segments FROM boards ORDER BY game, mode, season, scope",
         )
         .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
@@ -86,6 +87,7 @@ impl Store {
 fn board_from_row(row: &AnyRow) -> Result<BoardDef, StoreError> {
     let bad = db_err("bad board row");
     let periods: String = row.try_get("periods").map_err(&bad)?;
+    let segments: String = row.try_get("segments").map_err(&bad)?;
     Ok(BoardDef {
         id: BoardId {
             game: row.try_get("game").map_err(&bad)?,
@@ -99,6 +101,7 @@ fn board_from_row(row: &AnyRow) -> Result<BoardDef, StoreError> {
         timezone: row.try_get("timezone").map_err(&bad)?,
         metadata_max_bytes: row.try_get("metadata_max_bytes").map_err(&bad)?,
         shards: row.try_get("shards").map_err(&bad)?,
+        segments: BoardDef::segments_from_column(&segments).map_err(StoreError::Corrupt)?,
     })
 }
 

@@ -110,6 +110,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "board_shards",
         include_str!("../../migrations/0011_board_shards.sql"),
     ),
+    (
+        12,
+        "board_segments",
+        include_str!("../../migrations/0012_board_segments.sql"),
+    ),
 ];
 
 /// The migration whose SQL is followed by code, in the same transaction: it pages the runs

@@ -592,6 +592,7 @@ mod tests {
         BoardDef {
             metadata_max_bytes: 256,
             shards: 1,
+            segments: Default::default(),
             id: BoardId {
                 game: "g".into(),
                 mode: "m".into(),
