@@ -1,0 +1,137 @@
+//! Segments at 1M members (`docs/segments.md`): the bytes a country segment costs per member,
+//! applying events with the board's segments declared against the same board without them
+//! (side by side, the same events), and a rank within a segment against a board-wide rank.
+//!
+//! `cargo bench -p standings-core --bench segments` (`STANDINGS_BENCH_MEMBERS=1000000` is the
+//! default).
+
+mod common;
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use common::{Rng, criterion, player_id};
+use criterion::Throughput;
+use standings_core::{
+    Board, BoardRules, COUNTRY, DEFAULT_HISTORY_LIMIT, PlayerId, Profile, ScoreEvent, ScoreMode, SegmentKey,
+    SegmentSpec, Standing,
+};
+
+/// How many countries players are spread over: a game's long tail, most in a few.
+const COUNTRIES: usize = 60;
+
+fn main() {
+    let sizes = match std::env::var("STANDINGS_BENCH_MEMBERS") {
+        Ok(_) => common::members_from_env(0),
+        Err(_) => vec![1_000_000],
+    };
+    for n in sizes {
+        run(n);
+    }
+}
+
+fn run(n: usize) {
+    let mut rng = Rng(41);
+    let countries: Vec<Arc<Profile>> = (0..COUNTRIES)
+        .map(|i| {
+            Arc::new(Profile {
+                display_name: None,
+                country: Some(
+                    format!(
+                        "{}{}",
+                        (b'A' + (i / 26) as u8) as char,
+                        (b'A' + (i % 26) as u8) as char
+                    )
+                    .into(),
+                ),
+                anonymous: false,
+            })
+        })
+        .collect();
+    // Skewed: country i holds about twice as many players as country i + 1, down to a floor.
+    let country_of = |rng: &mut Rng| {
+        let mut i = 0;
+        while i + 1 < COUNTRIES && rng.next_u64() % 2 == 0 {
+            i += 1;
+        }
+        i
+    };
+    let players: Vec<String> = (0..n as u64).map(player_id).collect();
+    let standings: Vec<Standing> = (0..n).map(|_| rng.skewed_standing()).collect();
+    let homes: Vec<usize> = (0..n).map(|_| country_of(&mut rng)).collect();
+    let build = || {
+        let aggregates = players.iter().zip(&standings).map(|(p, s)| (p.as_str(), *s, ""));
+        let mut board =
+            Board::from_aggregates(BoardRules::new(ScoreMode::Highest), 0, aggregates).expect("fits");
+        board.set_history_limit(0);
+        for (p, home) in players.iter().zip(&homes) {
+            board.set_profile(&PlayerId::new(p).expect("valid"), Some(countries[*home].clone()));
+        }
+        board.set_history_limit(DEFAULT_HISTORY_LIMIT);
+        board
+    };
+    let plain = build();
+    let mut segmented = plain.clone();
+    segmented.declare_segments(SegmentSpec { country: true });
+    let memory = segmented.segment_memory();
+    println!(
+        "segments of {n} members in {} countries: {memory} bytes, {:.1} B a member",
+        segmented.segment_counts().len(),
+        memory as f64 / n as f64
+    );
+
+    let events: Vec<ScoreEvent> = (0..1 << 17)
+        .map(|i| {
+            let player = &players[(rng.next_u64() % n as u64) as usize];
+            let s = rng.skewed_standing();
+            ScoreEvent::new(&format!("bench-{i}"), player, s.value, s.achieved_at).expect("valid")
+        })
+        .collect();
+    let mut c = criterion();
+    {
+        let mut group = c.benchmark_group(format!("segments_apply/{n}"));
+        group.throughput(Throughput::Elements(1));
+        for (name, mut board) in [("off", plain.clone()), ("country", segmented.clone())] {
+            let mut i = 0;
+            group.bench_function(name, |b| {
+                b.iter(|| {
+                    i = (i + 1) & ((1 << 17) - 1);
+                    black_box(board.apply(&events[i]).is_ok())
+                })
+            });
+        }
+        group.finish();
+    }
+    {
+        let mut group = c.benchmark_group(format!("segments_rank/{n}"));
+        let mut i = 0;
+        group.bench_function("board", |b| {
+            b.iter(|| {
+                i = (i + 7919) % n;
+                black_box(segmented.player_rank(&players[i]).map(|r| r.entry.rank))
+            })
+        });
+        group.bench_function("segment", |b| {
+            b.iter(|| {
+                i = (i + 7919) % n;
+                let segment = SegmentKey {
+                    dimension: COUNTRY,
+                    value: countries[homes[i]].country.as_deref().unwrap_or_default(),
+                };
+                black_box(
+                    segmented
+                        .segment_rank(&segment, &players[i])
+                        .map(|r| r.within.entry.rank),
+                )
+            })
+        });
+        let top = SegmentKey {
+            dimension: COUNTRY,
+            value: countries[1].country.as_deref().unwrap_or_default(),
+        };
+        group.bench_function("segment_top_100", |b| {
+            b.iter(|| black_box(segmented.segment_top(&top, 100, None).map(|p| p.entries.len())))
+        });
+        group.finish();
+    }
+}
