@@ -1,6 +1,6 @@
 //! Segments at 1M members (`docs/segments.md`): the bytes a country segment costs per member,
-//! applying events with the board's segments declared against the same board without them
-//! (side by side, the same events), and a rank within a segment against a board-wide rank.
+//! applying events to a `cumulative` board (each one moves its player) with its segments
+//! declared against the same board without them (side by side, the same events), and a rank within a segment against a board-wide rank.
 //!
 //! `cargo bench -p standings-core --bench segments` (`STANDINGS_BENCH_MEMBERS=1000000` is the
 //! default).
@@ -62,7 +62,7 @@ fn run(n: usize) {
     let build = || {
         let aggregates = players.iter().zip(&standings).map(|(p, s)| (p.as_str(), *s, ""));
         let mut board =
-            Board::from_aggregates(BoardRules::new(ScoreMode::Highest), 0, aggregates).expect("fits");
+            Board::from_aggregates(BoardRules::new(ScoreMode::Cumulative), 0, aggregates).expect("fits");
         board.set_history_limit(0);
         for (p, home) in players.iter().zip(&homes) {
             board.set_profile(&PlayerId::new(p).expect("valid"), Some(countries[*home].clone()));
