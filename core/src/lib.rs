@@ -55,8 +55,8 @@ pub mod snapshot;
 mod tree;
 
 pub use board::{
-    Applied, Board, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Page, PlayerInterval,
-    PlayerRank, Repacked, SegmentFriends, SegmentPage, SegmentRank,
+    Applied, Band, Board, Crossing, DEFAULT_HISTORY_LIMIT, Delta, FriendEntry, FriendsBoard, Overtake, Page,
+    PlayerInterval, PlayerRank, Repacked, SegmentFriends, SegmentPage, SegmentRank,
 };
 pub use checkpoint::{CHECKPOINT_FORMAT_VERSION, reads_checkpoint_format};
 pub use client::ClientView;

@@ -14,6 +14,7 @@
 //! another order. [`Board::deltas_since`] hands the same deltas to whoever follows the board.
 
 mod at_version;
+mod feed;
 mod interval;
 mod segments;
 
@@ -34,6 +35,7 @@ use crate::profile::{EntryInfo, Extras, Profile, recompute_with_metadata, step};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 use crate::segments::Segments;
 
+pub use feed::{Band, Crossing, Overtake};
 pub use interval::PlayerInterval;
 pub use segments::{SegmentFriends, SegmentPage, SegmentRank};
 
