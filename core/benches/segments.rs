@@ -51,7 +51,7 @@ fn run(n: usize) {
     // Skewed: country i holds about twice as many players as country i + 1, down to a floor.
     let country_of = |rng: &mut Rng| {
         let mut i = 0;
-        while i + 1 < COUNTRIES && rng.next_u64() % 2 == 0 {
+        while i + 1 < COUNTRIES && rng.next_u64().is_multiple_of(2) {
             i += 1;
         }
         i
