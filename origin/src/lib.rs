@@ -14,6 +14,7 @@ pub mod cluster;
 pub mod config;
 pub mod domain;
 mod fast_hash;
+pub mod feed;
 pub mod http;
 mod intake;
 mod json_value;
@@ -112,6 +113,10 @@ pub(crate) async fn serve_restored(
         );
     }
     registry.closed.set_capacity(config.closed_periods_cached);
+    // Friend lists are read again (set_friends keeps them since) and every change from here on
+    // makes its feed records.
+    registry.feed.load_friends(&store).await?;
+    registry.feed.start_making(&store).await?;
     let next_seq = store.next_seq().await?;
     let sealed_below = store.sealed_below().await?;
     let unsealed = store.tail_keys(sealed_below).await?;
@@ -160,6 +165,12 @@ pub(crate) async fn serve_restored(
             ticker.sleep_until(tick).await;
         }
     });
+    tokio::spawn(feed::keep(
+        registry.clone(),
+        store.clone(),
+        clock.clone(),
+        config.feed_retention_seconds,
+    ));
     let state = Arc::new(AppState {
         store,
         registry,

@@ -284,6 +284,7 @@ fn spec(op: &Operation) -> Spec {
         }
         ("get", "/v1/snapshots/chunks") => spec(Snapshot, 200, |f| (f.bundle_path(), None)),
         ("get", "/v1/games/{game}/players/{player_id}/friends") => spec(ReadOwn, 200, |f| (f.path(), None)),
+        ("get", "/v1/games/{game}/feed") => spec(Write, 200, |f| (f.path(), None)),
         // A name of its own per request, so that a profile written where it should not be
         // would show as a change.
         ("put", "/v1/games/{game}/players/{player_id}/profile") => spec(Write, 200, |f| {

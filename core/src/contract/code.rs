@@ -76,6 +76,8 @@ codes! {
     SEASON_ARCHIVED = 409;
     /// The cursor's version is no longer held.
     STALE_CURSOR = 410;
+    /// The feed no longer keeps records that old.
+    FEED_SEQ_EXPIRED = 410;
     /// The body or batch is too large.
     PAYLOAD_TOO_LARGE = 413;
     /// An event is malformed.

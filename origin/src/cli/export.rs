@@ -85,6 +85,9 @@ pub(super) struct BoardFields {
     /// Absent in exports of builds before segments: no board had any.
     #[serde(default)]
     segments: BTreeMap<String, serde_json::Value>,
+    /// Absent in exports of builds before the feed: no board put anything in it.
+    #[serde(default)]
+    feed: Option<serde_json::Value>,
 }
 
 fn whole() -> i64 {
@@ -107,6 +110,7 @@ impl BoardFields {
             metadata_max_bytes: def.metadata_max_bytes,
             shards: def.shards,
             segments: def.segments_view(),
+            feed: (!def.feed.is_empty()).then(|| def.feed.view()),
         }
     }
 
@@ -126,6 +130,7 @@ impl BoardFields {
                 metadata_max_bytes: self.metadata_max_bytes,
                 shards: self.shards,
                 segments: &self.segments,
+                feed: self.feed.as_ref(),
             },
         )
         .map_err(|e| format!("board {id}: {e}"))

@@ -58,6 +58,13 @@ pub struct Config {
     /// How long a closed period stays in memory before it is read from storage instead.
     #[serde(default = "default_retention", skip_serializing_if = "is_default_retention")]
     pub closed_period_retention_seconds: i64,
+    /// How long the feed keeps a record (`docs/feed.md`); a read from before the oldest kept is
+    /// refused.
+    #[serde(
+        default = "default_feed_retention",
+        skip_serializing_if = "is_default_feed_retention"
+    )]
+    pub feed_retention_seconds: i64,
     /// How many closed periods that left memory are kept restored once read, the most recently
     /// used (each costs its board's memory; one past it is read from storage again).
     #[serde(
@@ -196,6 +203,17 @@ fn default_closed_periods_cached() -> usize {
 
 fn is_default_closed_periods_cached(n: &usize) -> bool {
     *n == crate::boards::DEFAULT_CLOSED_CACHE
+}
+
+/// How long the feed keeps a record by default: a week.
+pub const DEFAULT_FEED_RETENTION_SECONDS: i64 = 7 * 86_400;
+
+fn default_feed_retention() -> i64 {
+    DEFAULT_FEED_RETENTION_SECONDS
+}
+
+fn is_default_feed_retention(seconds: &i64) -> bool {
+    *seconds == DEFAULT_FEED_RETENTION_SECONDS
 }
 
 fn default_retention() -> i64 {
@@ -342,6 +360,9 @@ impl Config {
         if self.closed_period_retention_seconds < 0 {
             return Err("closed_period_retention_seconds must not be negative".into());
         }
+        if self.feed_retention_seconds < 1 {
+            return Err("feed_retention_seconds must be at least 1".into());
+        }
         if let Some(secret) = &self.player_jwt_hs256_secret
             && secret.len() < 32
         {
@@ -375,6 +396,7 @@ impl Config {
             player_jwt_hs256_secret: Some(random_secret()?),
             player_jwt_max_lifetime_seconds: DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
             closed_period_retention_seconds: DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS,
+            feed_retention_seconds: DEFAULT_FEED_RETENTION_SECONDS,
             closed_periods_cached: crate::boards::DEFAULT_CLOSED_CACHE,
             min_position_wait_ms: DEFAULT_MIN_POSITION_WAIT_MS,
             checkpoint_every_events: DEFAULT_CHECKPOINT_EVERY_EVENTS,

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use standings_core::{BoardId, BoardRules, COUNTRY, ScoreMode, SegmentSpec};
+use standings_core::{Band, BoardId, BoardRules, COUNTRY, ScoreMode, SegmentSpec};
 
 use super::periods::{Calendar, PeriodError};
 use super::profiles::check_metadata_cap;
@@ -27,6 +27,147 @@ pub struct BoardDef {
     pub(crate) shards: i64,
     /// The segments each instance ranks (`docs/segments.md`).
     pub(crate) segments: SegmentSpec,
+    /// What its changes put in the game's feed (`docs/feed.md`).
+    pub(crate) feed: FeedSpec,
+}
+
+/// What a board's changes put in the game's feed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FeedSpec {
+    /// The bands whose entries and exits are recorded, as declared.
+    pub(crate) bands: Vec<Band>,
+    /// Whether a player passed by someone on their friend list is recorded.
+    pub(crate) overtakes: bool,
+}
+
+impl FeedSpec {
+    /// Whether the board records nothing. O(1).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.bands.is_empty() && !self.overtakes
+    }
+
+    /// The spec as the API shows it and the column stores it (`{}` for none). O(bands).
+    pub(crate) fn view(&self) -> serde_json::Value {
+        let mut view = serde_json::Map::new();
+        if !self.bands.is_empty() {
+            view.insert("bands".into(), self.bands.iter().map(band_as_sent).collect());
+        }
+        if self.overtakes {
+            view.insert("overtakes".into(), true.into());
+        }
+        view.into()
+    }
+
+    /// The spec from the definition's `"feed"` object (or its stored column): `bands`, each a
+    /// top rank (`10`) or a share (`"1%"`, up to two decimals), at most [`MAX_BANDS`], distinct;
+    /// `overtakes`, a boolean. O(bands).
+    pub(crate) fn checked(sent: &serde_json::Value) -> Result<FeedSpec, String> {
+        let Some(fields) = sent.as_object() else {
+            return Err(format!(
+                "feed is {sent}; expected an object such as {{\"bands\": [10, \"1%\"], \"overtakes\": true}}"
+            ));
+        };
+        let mut spec = FeedSpec::default();
+        for (name, value) in fields {
+            match (name.as_str(), value) {
+                ("overtakes", serde_json::Value::Bool(on)) => spec.overtakes = *on,
+                ("bands", serde_json::Value::Array(bands)) => {
+                    if bands.len() > MAX_BANDS {
+                        return Err(format!(
+                            "feed.bands has {} bands; at most {MAX_BANDS}",
+                            bands.len()
+                        ));
+                    }
+                    for band in bands {
+                        let parsed = parse_band(band)?;
+                        if spec.bands.contains(&parsed) {
+                            return Err(format!("feed.bands lists {band} twice"));
+                        }
+                        spec.bands.push(parsed);
+                    }
+                }
+                ("overtakes", other) => {
+                    return Err(format!("feed.overtakes is {other}; expected true or false"));
+                }
+                ("bands", other) => {
+                    return Err(format!(
+                        "feed.bands is {other}; expected a list such as [10, \"1%\"]"
+                    ));
+                }
+                (other, _) => {
+                    return Err(format!(
+                        "feed.{other} is not a field of feed; it takes bands and overtakes"
+                    ));
+                }
+            }
+        }
+        Ok(spec)
+    }
+}
+
+/// The most bands a board declares.
+pub(crate) const MAX_BANDS: usize = 8;
+
+/// A band's name in the feed's records: `top:10`, `top:1%`. O(1).
+pub(crate) fn band_name(band: &Band) -> String {
+    match band_as_sent(band) {
+        serde_json::Value::String(share) => format!("top:{share}"),
+        rank => format!("top:{rank}"),
+    }
+}
+
+/// A band as a definition declares it: `10`, `"1%"`, `"0.5%"`. O(1).
+fn band_as_sent(band: &Band) -> serde_json::Value {
+    match *band {
+        Band::Top(k) => k.into(),
+        Band::Percent(bp) if bp % 100 == 0 => format!("{}%", bp / 100).into(),
+        Band::Percent(bp) => format!(
+            "{}%",
+            format!("{}.{:02}", bp / 100, bp % 100).trim_end_matches('0')
+        )
+        .into(),
+    }
+}
+
+/// One declared band: a rank from 1 to 1,000,000, or a share `"P%"` above 0 and at most 100,
+/// with at most two decimals. O(1).
+fn parse_band(band: &serde_json::Value) -> Result<Band, String> {
+    let refused = || {
+        format!(
+            "feed.bands: {band} is not a band; expected a top rank from 1 to 1000000 or a share such as \"1%\" or \"0.5%\""
+        )
+    };
+    if let Some(k) = band.as_u64() {
+        return (1..=1_000_000)
+            .contains(&k)
+            .then_some(Band::Top(k))
+            .ok_or_else(refused);
+    }
+    let text = band
+        .as_str()
+        .and_then(|t| t.strip_suffix('%'))
+        .ok_or_else(refused)?;
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty()
+        || fraction.len() > 2
+        || !whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit())
+    {
+        return Err(refused());
+    }
+    let whole: u32 = whole.parse().map_err(|_| refused())?;
+    let fraction: u32 = if fraction.is_empty() {
+        0
+    } else {
+        format!("{fraction:0<2}").parse().map_err(|_| refused())?
+    };
+    let basis_points = whole
+        .checked_mul(100)
+        .and_then(|w| w.checked_add(fraction))
+        .ok_or_else(refused)?;
+    (1..=10_000)
+        .contains(&basis_points)
+        .then_some(Band::Percent(basis_points))
+        .ok_or_else(refused)
 }
 
 /// A board definition's fields as sent (`PUT /v1/boards/...`, an import's board line), before
@@ -50,6 +191,8 @@ pub(crate) struct Proposed<'a> {
     pub shards: i64,
     /// Segment dimensions: each name and where its value comes from, as sent.
     pub segments: &'a BTreeMap<String, serde_json::Value>,
+    /// What its changes put in the feed, as sent (`null` or absent: nothing).
+    pub feed: Option<&'a serde_json::Value>,
 }
 
 impl BoardDef {
@@ -87,6 +230,7 @@ impl BoardDef {
             metadata_max_bytes: sent.metadata_max_bytes,
             shards: sent.shards,
             segments: segment_spec(sent.segments)?,
+            feed: sent.feed.map(FeedSpec::checked).transpose()?.unwrap_or_default(),
         })
     }
 

@@ -18,7 +18,7 @@ pub(crate) use actions::{
     Action, ActionResult, ActionRow, Change, Correction, RankedEntry, ResultRow, UnreadableAction,
     erased_request, same_request,
 };
-pub(crate) use boards::{BoardDef, Proposed};
+pub(crate) use boards::{BoardDef, FeedSpec, Proposed, band_name};
 pub use events::EventStatus;
 pub(crate) use events::{InvalidLoggedEvent, LoggedEvent, NewEvent};
 pub use moderation::{Moderation, ModerationState};

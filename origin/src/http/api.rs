@@ -468,6 +468,20 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "get",
+        path: "/v1/games/{game}/feed",
+        summary: "The game's feed: records after since_seq (0: from the oldest kept), in seq order, up to limit (100, at most 1,000): players who entered or left a board's bands and players passed by someone on their friend list (docs/feed.md). next_seq is the since_seq of the next page.",
+        security: "service",
+        partition: Partition::PathGame,
+        body: None,
+        ok: (200, "FeedPage"),
+        errors: &[
+            Code::INVALID_REQUEST,
+            Code::FEED_SEQ_EXPIRED,
+            Code::DATABASE_UNAVAILABLE,
+        ],
+    },
+    Operation {
+        method: "get",
         path: "/v1/games/{game}/players/{player_id}/friends",
         summary: "A player's friend list in a game, in its stored order, readable as friends-of is: a player token only its own; a service, moderator, admin or edge token of the game anyone's; a token is needed even with public_reads.",
         security: "read-own",
@@ -609,6 +623,15 @@ fn profile_schemas() -> Value {
                 "position": {"type": "string", "description": "on a write: the position of the game's log it is at or before; a read handed it as min_position answers at or after it"}
             }
         },
+        "FeedPage": {"type": "object", "required": ["records", "next_seq"], "properties": {
+            "records": {"type": "array", "items": {"type": "object", "required": ["seq", "kind", "game", "board", "board_version"],
+                "properties": {"seq": {"type": "integer"}, "kind": {"enum": ["overtaken", "band_entered", "band_left"]},
+                    "game": {"type": "string"}, "board": {"type": "string"}, "period": {"type": "string"},
+                    "period_key": {"type": "string"}, "board_version": {"type": "integer"}, "at": {"type": "string", "format": "date-time"},
+                    "player_id": {"type": "string"}, "by": {"type": "string"}, "band": {"type": "string"},
+                    "rank_before": {"type": ["integer", "null"]}, "rank_after": {"type": ["integer", "null"]},
+                    "by_rank_before": {"type": ["integer", "null"]}, "by_rank_after": {"type": "integer"}}}},
+            "next_seq": {"type": "integer", "description": "the since_seq of the next page"}}},
         "Erasure": {"type": "object", "additionalProperties": false, "properties": {"reason": {"type": "string"}}},
         "Erased": {"type": "object", "properties": {"game": {"type": "string"}, "player_id": {"type": "string"},
             "seq": {"type": "integer"}}}
@@ -708,6 +731,10 @@ fn schemas() -> Value {
                     "description": "the largest event metadata the board takes, in bytes of JSON as sent; 0 refuses metadata"},
                 "shards": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1,
                     "description": "score-range shards each instance is split into; every answer is the whole board's (docs/split-boards.md)"},
+                "feed": {"type": "object", "additionalProperties": false, "default": {},
+                    "properties": {"bands": {"type": "array", "maxItems": 8, "items": {"type": ["integer", "string"]}},
+                        "overtakes": {"type": "boolean"}},
+                    "description": "what the board's changes put in the game's feed: entries and exits of bands (10, \"1%\") and overtakes by friends (docs/feed.md)"},
                 "segments": {"type": "object", "additionalProperties": false, "default": {},
                     "properties": {"country": {"enum": ["profile"]}},
                     "description": "dimensions whose segments the board ranks, read with segment=country:DE (docs/segments.md)"}

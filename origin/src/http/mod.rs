@@ -9,6 +9,7 @@
 pub mod api;
 pub mod auth;
 pub mod error;
+mod feed;
 mod introspect;
 mod live;
 pub mod ops;
@@ -119,6 +120,7 @@ pub type Shared = Arc<AppState>;
 pub(crate) fn router(state: Shared) -> Router {
     Router::new()
         .merge(write::router())
+        .merge(feed::router())
         .merge(read::router())
         .merge(live::router())
         .merge(ops::router())

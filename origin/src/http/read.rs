@@ -504,6 +504,9 @@ struct GameBoards<'a> {
 struct GameBoardView {
     #[serde(skip_serializing_if = "Option::is_none")]
     board_version: Option<u64>,
+    /// What its changes put in the game's feed, when anything.
+    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
+    feed: serde_json::Value,
     game: String,
     grace_seconds: i64,
     mode: String,
@@ -534,6 +537,9 @@ impl GameBoardView {
         };
         GameBoardView {
             board_version,
+            feed: Some(def.feed)
+                .filter(|f| f.as_object().is_some_and(|o| !o.is_empty()))
+                .unwrap_or_default(),
             game: def.game,
             grace_seconds: def.grace_seconds,
             mode: def.mode,
@@ -573,6 +579,7 @@ mod tests {
         let check = |typed: String, as_map: serde_json::Value| assert_eq!(typed, as_map.to_string());
         let view = |live| GameBoardView {
             board_version: live,
+            feed: serde_json::json!({"bands": ["top:10"], "overtakes": true}),
             game: "g".into(),
             grace_seconds: 300,
             mode: "m".into(),

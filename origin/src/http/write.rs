@@ -58,6 +58,8 @@ struct BoardBody {
     shards: i64,
     #[serde(default)]
     segments: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    feed: Option<serde_json::Value>,
 }
 
 fn whole() -> i64 {
@@ -113,6 +115,8 @@ pub(crate) struct BoardView {
     pub shards: i64,
     /// The segment dimensions and where each value comes from (`{}`: none).
     pub segments: BTreeMap<String, serde_json::Value>,
+    /// What its changes put in the game's feed (`{}`: nothing).
+    pub feed: serde_json::Value,
 }
 
 impl BoardView {
@@ -132,6 +136,7 @@ impl BoardView {
             metadata_max_bytes: def.metadata_max_bytes,
             shards: def.shards,
             segments: def.segments_view(),
+            feed: def.feed.view(),
         }
     }
 }
@@ -160,6 +165,7 @@ async fn define_board(
             metadata_max_bytes: body.metadata_max_bytes,
             shards: body.shards,
             segments: &body.segments,
+            feed: body.feed.as_ref(),
         },
     )
     .map_err(|e| AppError::new(Code::INVALID_BOARD, e))?;
@@ -171,7 +177,7 @@ async fn define_board(
                 Code::BOARD_RULES_CONFLICT,
                 format!(
                     "board {} exists with score_mode {}, range {}..={}, periods {}, grace {} s, timezone {}, \
-                 metadata_max_bytes {}, shards {}, segments {}; a board's definition is fixed",
+                 metadata_max_bytes {}, shards {}, segments {}, feed {}; a board's definition is fixed",
                     existing.id,
                     existing.rules.score_mode,
                     existing.rules.value_min,
@@ -181,7 +187,8 @@ async fn define_board(
                     existing.timezone,
                     existing.metadata_max_bytes,
                     existing.shards,
-                    serde_json::Value::from(serde_json::Map::from_iter(existing.segments_view()))
+                    serde_json::Value::from(serde_json::Map::from_iter(existing.segments_view())),
+                    existing.feed.view()
                 ),
             ));
         }
@@ -509,6 +516,7 @@ async fn set_friends(
         }
     }
     state.store.set_friends(&game, &player_id, &friends).await?;
+    state.registry.feed.set_friends(&game, &player_id, &friends);
     Ok(positioned(
         &state.registry,
         &game,

@@ -47,6 +47,7 @@ impl World {
                 metadata_max_bytes: 256,
                 shards: 1,
                 segments: Default::default(),
+                feed: Default::default(),
                 id: board_id(),
                 rules: BoardRules::new(ScoreMode::Highest),
                 periods: vec!["all_time".into(), "daily".into()],
@@ -465,6 +466,7 @@ async fn limits_count_per_token_per_board_and_in_all() {
             metadata_max_bytes: 256,
             shards: 1,
             segments: Default::default(),
+            feed: Default::default(),
             id: BoardId {
                 scope: "eu".into(),
                 ..board_id()

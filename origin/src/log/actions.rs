@@ -97,6 +97,7 @@ pub async fn perform(
     row: &ActionRow,
     action: &Action,
 ) -> Result<Performed, LogError> {
+    registry.feed.entry(row.seq, row.created_at);
     let mut performed = Performed::default();
     // The (board, player) pairs whose aggregates to recompute, and the periods to do it in.
     let mut recompute: Vec<(BoardId, Period, String)> = Vec::new();

@@ -15,6 +15,7 @@ use crate::boards::{BoardEntry, BoardSlot, Registry};
 use crate::chain::Chain;
 use crate::domain::periods::Period;
 use crate::domain::{ActionRefusal, RankedEntry, Refusal};
+use crate::feed::Feed;
 use crate::store::Store;
 
 /// Access to the board instances being driven: the live registry, or a rebuild's.
@@ -125,6 +126,7 @@ impl LiveInstances<'_> {
 
     /// Applies an event to `entry`'s instance for `period`, creating it when new.
     fn apply_to(
+        feed: &Feed,
         entry: &BoardEntry,
         board: &BoardId,
         period: &Period,
@@ -133,8 +135,12 @@ impl LiveInstances<'_> {
     ) -> Result<(), LogError> {
         let slot = entry.instance_or_create(period);
         let mut live = slot.write();
-        live.apply_as(event, profile)
+        let applied = live
+            .apply_as(event, profile)
             .map_err(|source| LogError::apply(board, event, source))?;
+        if let Applied::Changed(delta) = &applied {
+            feed.observe(&entry.def, period, &live, delta);
+        }
         Ok(())
     }
 
@@ -165,7 +171,14 @@ impl Instances for LiveInstances<'_> {
         event: &ScoreEvent,
         profile: Option<&Arc<Profile>>,
     ) -> Result<(), LogError> {
-        LiveInstances::apply_to(&*self.entry(board)?, board, period, event, profile)
+        LiveInstances::apply_to(
+            &self.registry.feed,
+            &*self.entry(board)?,
+            board,
+            period,
+            event,
+            profile,
+        )
     }
 
     fn recompute(
@@ -176,10 +189,15 @@ impl Instances for LiveInstances<'_> {
         events: &[ScoreEvent],
         profile: Option<&Arc<Profile>>,
     ) -> Result<(Option<u64>, u64), LogError> {
-        let slot = self.entry(board)?.instance_or_create(period);
+        let entry = self.entry(board)?;
+        let slot = entry.instance_or_create(period);
         let mut live = slot.write();
-        live.recompute_player_as(player, events, profile)
+        let applied = live
+            .recompute_player_as(player, events, profile)
             .map_err(|source| LogError::recompute(player, board, period, source))?;
+        if let Applied::Changed(delta) = &applied {
+            self.registry.feed.observe(&entry.def, period, &live, delta);
+        }
         Ok((live.index().rank_of_player(player.as_str()), live.version()))
     }
 
@@ -275,8 +293,10 @@ impl Instances for Grouped<'_> {
         profile: Option<&Arc<Profile>>,
     ) -> Result<(), LogError> {
         let entry = self.live.entry(board)?;
-        if entry.def.shard_count() == 1 || self.join.threads() <= 1 {
-            return LiveInstances::apply_to(&entry, board, period, event, profile);
+        // A board that feeds the feed reads each change's ranks right after it, so its events
+        // are applied one by one.
+        if entry.def.shard_count() == 1 || self.join.threads() <= 1 || !entry.def.feed.is_empty() {
+            return LiveInstances::apply_to(&self.live.registry.feed, &entry, board, period, event, profile);
         }
         let slot = entry.instance_or_create(period);
         let held = match self.held.iter().position(|(s, _)| Arc::ptr_eq(s, &slot)) {
@@ -748,6 +768,7 @@ mod tests {
             metadata_max_bytes: 256,
             shards: 4,
             segments: Default::default(),
+            feed: Default::default(),
             id: BoardId {
                 game: "g".into(),
                 mode: "m".into(),

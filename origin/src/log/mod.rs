@@ -72,6 +72,7 @@ pub fn apply_event(
     instances: &mut impl Instances,
     e: &LoggedEvent,
 ) -> Result<bool, LogError> {
+    registry.feed.entry(e.seq, e.received_at);
     let season_late = domain.season_late(e);
     let event = e.core_event()?;
     let profile = domain.profiles.shown(&e.game, &e.player_id);

@@ -757,6 +757,7 @@ mod tests {
                 metadata_max_bytes: 256,
                 shards: 1,
                 segments: Default::default(),
+                feed: Default::default(),
                 id: BoardId::new("g", "m", "s1", "global").unwrap(),
                 rules: BoardRules::new(ScoreMode::Highest),
                 periods: vec!["all_time".into(), "daily".into()],

@@ -6,7 +6,7 @@ use standings_core::{BoardId, BoardRules, ScoreMode};
 
 use super::StoreError;
 use super::{Store, db_err};
-use crate::domain::BoardDef;
+use crate::domain::{BoardDef, FeedSpec};
 
 /// What defining a board did.
 #[derive(Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ impl Store {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
         let existing = sqlx::query(
             "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone, \
-             metadata_max_bytes, shards, segments FROM boards WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4",
+             metadata_max_bytes, shards, segments, feed FROM boards WHERE game = $1 AND mode = $2 AND season = $3 AND scope = $4",
         )
         .bind(&def.id.game)
         .bind(&def.id.mode)
@@ -45,8 +45,8 @@ impl Store {
         }
         sqlx::query(
             "INSERT INTO boards (game, mode, season, scope, score_mode, value_min, value_max, created_at, \
-             periods, grace_seconds, timezone, metadata_max_bytes, shards, segments) VALUES ($1, $2, $3, $4, $5, \
-             $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+             periods, grace_seconds, timezone, metadata_max_bytes, shards, segments, feed) VALUES ($1, $2, $3, $4, \
+             $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         )
         .bind(&def.id.game)
         .bind(&def.id.mode)
@@ -62,6 +62,7 @@ impl Store {
         .bind(def.metadata_max_bytes)
         .bind(def.shards)
         .bind(def.segments_column())
+        .bind(if def.feed.is_empty() { String::new() } else { def.feed.view().to_string() })
         .execute(&mut *tx)
         .await
         .map_err(db_err("cannot insert a board"))?;
@@ -74,7 +75,7 @@ impl Store {
     pub async fn boards(&self) -> Result<Vec<BoardDef>, StoreError> {
         let rows = sqlx::query(
             "SELECT game, mode, season, scope, score_mode, value_min, value_max, periods, grace_seconds, timezone, \
-             metadata_max_bytes, shards, segments FROM boards ORDER BY game, mode, season, scope",
+             metadata_max_bytes, shards, segments, feed FROM boards ORDER BY game, mode, season, scope",
         )
         .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
@@ -88,6 +89,7 @@ fn board_from_row(row: &AnyRow) -> Result<BoardDef, StoreError> {
     let bad = db_err("bad board row");
     let periods: String = row.try_get("periods").map_err(&bad)?;
     let segments: String = row.try_get("segments").map_err(&bad)?;
+    let feed: String = row.try_get("feed").map_err(&bad)?;
     Ok(BoardDef {
         id: BoardId {
             game: row.try_get("game").map_err(&bad)?,
@@ -102,6 +104,14 @@ fn board_from_row(row: &AnyRow) -> Result<BoardDef, StoreError> {
         metadata_max_bytes: row.try_get("metadata_max_bytes").map_err(&bad)?,
         shards: row.try_get("shards").map_err(&bad)?,
         segments: BoardDef::segments_from_column(&segments).map_err(StoreError::Corrupt)?,
+        feed: if feed.is_empty() {
+            FeedSpec::default()
+        } else {
+            serde_json::from_str(&feed)
+                .map_err(|e| e.to_string())
+                .and_then(|v| FeedSpec::checked(&v))
+                .map_err(|e| StoreError::Corrupt(format!("stored board feed {feed:?}: {e}")))?
+        },
     })
 }
 

@@ -30,6 +30,7 @@ pub mod cluster;
 mod erasure;
 mod error;
 mod events;
+mod feed;
 mod friends;
 mod owner;
 mod periods;
@@ -115,6 +116,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         "board_segments",
         include_str!("../../migrations/0012_board_segments.sql"),
     ),
+    (13, "feed", include_str!("../../migrations/0013_feed.sql")),
 ];
 
 /// The migration whose SQL is followed by code, in the same transaction: it pages the runs

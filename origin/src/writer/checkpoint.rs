@@ -112,7 +112,7 @@ pub(crate) async fn write(
     domain: &Moderation,
     seq: i64,
 ) -> Result<Written, CheckpointError> {
-    self::store(store, encode(registry, domain, seq)?, Pace::Alone).await
+    self::store(store, &registry.feed, encode(registry, domain, seq)?, Pace::Alone).await
 }
 
 /// How [`store`] shares the database with the writer.
@@ -172,7 +172,7 @@ pub(crate) fn encode(registry: &Registry, domain: &Moderation, seq: i64) -> Resu
 }
 
 /// Stores an encoded checkpoint beside the newest one, which it then replaces (see
-/// [`Store::finish_checkpoint`]), while writes go on (`pace`). Each part, and then each part
+/// [`Store::finish_checkpoint`]) once `feed`'s records are stored, while writes go on (`pace`). Each part, and then each part
 /// of the checkpoints it replaces, is a statement of its own, and beside writes the task
 /// pauses after each one as long as the statement took. On SQLite a statement holds the one
 /// write lock, and a writer that finds it taken sleeps in growing steps before it tries
@@ -180,7 +180,12 @@ pub(crate) fn encode(registry: &Registry, domain: &Moderation, seq: i64) -> Resu
 /// hold group commits off for the whole checkpoint. So storing takes about twice as long and
 /// commits get at least half of the time. The parts go from the last to the first, each split
 /// off the encoded bytes, which shrink as they are stored.
-pub(crate) async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result<Written, CheckpointError> {
+pub(crate) async fn store(
+    store: &Store,
+    feed: &crate::feed::Feed,
+    encoded: Encoded,
+    pace: Pace,
+) -> Result<Written, CheckpointError> {
     let Encoded {
         seq,
         manifest,
@@ -198,6 +203,9 @@ pub(crate) async fn store(store: &Store, encoded: Encoded, pace: Pace) -> Result
         store.put_checkpoint_part(seq, part as i64, body).await?;
         pace.pause(put).await;
     }
+    // Every feed record of the entries through `seq` is stored before the checkpoint is: a
+    // start replays only the entries after it, so it could not make them again.
+    feed.flush(store).await?;
     store.finish_checkpoint(seq, manifest).await?;
     let took = started.elapsed();
     for (old, part) in store.other_checkpoint_parts(seq).await? {
@@ -348,9 +356,9 @@ impl Writer {
             }
         };
         parts.metrics.checkpoint_encode.observe(encoded.encoded_in());
-        let (store, clock) = (parts.store.clone(), parts.clock.clone());
+        let (store, clock, registry) = (parts.store.clone(), parts.clock.clone(), parts.registry.clone());
         Some(tokio::spawn(async move {
-            let written = self::store(&store, encoded, Pace::BesideWrites(clock)).await?;
+            let written = self::store(&store, &registry.feed, encoded, Pace::BesideWrites(clock)).await?;
             println!(
                 "standings: stored a checkpoint as of seq {} ({} instances, {:.1} MiB; encoded in {} ms, {:.2} s in all)",
                 written.seq,
@@ -430,7 +438,10 @@ pub async fn restore_until(
             read_in,
             decoded_in,
         })) => {
-            // The log after it runs through the live code, as the writer ran it the first time.
+            // The log after it runs through the live code, as the writer ran it the first time,
+            // and makes its feed records again: the checkpoint stored every record before it.
+            registry.feed.load_friends(store).await?;
+            registry.feed.start_making(store).await?;
             let mut live = LiveInstances {
                 registry: &registry,
                 store,

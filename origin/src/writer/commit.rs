@@ -593,6 +593,7 @@ mod tests {
             metadata_max_bytes: 256,
             shards: 1,
             segments: Default::default(),
+            feed: Default::default(),
             id: BoardId {
                 game: "g".into(),
                 mode: "m".into(),

@@ -133,6 +133,7 @@ pub fn config(url: &str) -> Config {
         player_jwt_hs256_secret: Some(JWT_SECRET.into()),
         player_jwt_max_lifetime_seconds: standings_origin::config::DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
         closed_period_retention_seconds: 86_400,
+        feed_retention_seconds: standings_origin::config::DEFAULT_FEED_RETENTION_SECONDS,
         closed_periods_cached: 16,
         min_position_wait_ms: 200,
         checkpoint_every_events: 0,

@@ -1,0 +1,259 @@
+//! The feed: what players care about, per game, in `seq` order (`docs/feed.md`). A board whose
+//! definition declares it records the players who entered or left its bands and the players a
+//! mover passed who have the mover on their friend list.
+//!
+//! Records are the log's consequence. The applying thread makes them from each change with the
+//! core's [`standings_core::Board::band_crossings`] and [`standings_core::Board::overtakes`]
+//! and holds them here; [`Feed::flush`] stores them, each at a seq taken from its log entry
+//! ([`record_seq`]), so a record made again by a restart's replay is the same row. A checkpoint
+//! flushes first: every entry at or before a checkpoint has its records stored, and every entry
+//! after one is replayed at the next start, so a crash loses no record.
+
+mod records;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use standings_core::{Board, BoardId, Delta};
+
+pub(crate) use self::records::Record;
+use crate::domain::BoardDef;
+use crate::domain::periods::Period;
+use crate::store::{Store, StoreError};
+use crate::sync::LockUnpoisoned;
+
+/// How many records one log entry may make: a record's seq is its entry's times this plus its
+/// place. A move passes at most 1,000 followers per instance (a friend list's cap), so an entry
+/// reaching this on one board would be a bug; records past it are dropped with an error.
+pub(crate) const RECORDS_PER_ENTRY: i64 = 1 << 20;
+
+/// The seq of an entry's `index`-th record. O(1).
+pub(crate) fn record_seq(entry_seq: i64, index: i64) -> i64 {
+    entry_seq.saturating_mul(RECORDS_PER_ENTRY).saturating_add(index)
+}
+
+/// The records made and not yet stored, and who follows whom.
+pub struct Feed {
+    /// The log entry being applied and how many records it made so far.
+    entry: Mutex<Entry>,
+    /// Records made, oldest first, not yet stored.
+    pending: Mutex<Vec<Record>>,
+    /// For each game, who has each player on their friend list.
+    followers: Mutex<HashMap<String, Follows>>,
+    /// One flush at a time, so records are stored in the order they were made.
+    flushing: tokio::sync::Mutex<()>,
+    /// Changes make records for the log entries after this seq only: none until a service
+    /// starts making them (a registry rebuilt from the whole log makes none: its changes are
+    /// not read one by one), and at a start none for the entries whose records are stored.
+    making_after: AtomicI64,
+}
+
+impl Default for Feed {
+    fn default() -> Self {
+        Feed {
+            entry: Mutex::default(),
+            pending: Mutex::default(),
+            followers: Mutex::default(),
+            flushing: tokio::sync::Mutex::default(),
+            making_after: AtomicI64::new(i64::MAX),
+        }
+    }
+}
+
+/// The log entry being applied.
+#[derive(Default)]
+struct Entry {
+    seq: i64,
+    made: i64,
+    at_ms: i64,
+}
+
+/// A game's friend lists both ways: each player's list, and who lists each player.
+#[derive(Default)]
+struct Follows {
+    lists: HashMap<String, Vec<String>>,
+    followers: HashMap<String, Vec<String>>,
+}
+
+impl Feed {
+    /// Changes make records from now on, for the log entries after the last one whose records
+    /// `store` holds (records are stored in order, so those before it are all stored too).
+    /// One look-up.
+    pub async fn start_making(&self, store: &Store) -> Result<(), StoreError> {
+        let stored = store.feed_last().await?;
+        let after = if stored < 0 {
+            -1
+        } else {
+            stored / RECORDS_PER_ENTRY
+        };
+        self.making_after.store(after, Ordering::Release);
+        Ok(())
+    }
+
+    /// The entry `seq` of the log, written at `at_ms`, is applied next: its records are
+    /// numbered from its seq. O(1).
+    pub fn entry(&self, seq: i64, at_ms: i64) {
+        *self.entry.lock_unpoisoned() = Entry { seq, made: 0, at_ms };
+    }
+
+    /// Replaces `player`'s friend list in `game` in the followers map. O(old + new list).
+    pub fn set_friends(&self, game: &str, player: &str, friends: &[String]) {
+        let mut all = self.followers.lock_unpoisoned();
+        let follows = all.entry(game.to_string()).or_default();
+        if let Some(old) = follows.lists.remove(player) {
+            for friend in old {
+                if let Some(list) = follows.followers.get_mut(&friend) {
+                    list.retain(|f| f != player);
+                    if list.is_empty() {
+                        follows.followers.remove(&friend);
+                    }
+                }
+            }
+        }
+        for friend in friends {
+            follows
+                .followers
+                .entry(friend.clone())
+                .or_default()
+                .push(player.to_string());
+        }
+        if !friends.is_empty() {
+            follows.lists.insert(player.to_string(), friends.to_vec());
+        }
+    }
+
+    /// Loads every friend list from the store. O(lists).
+    pub async fn load_friends(&self, store: &Store) -> Result<(), StoreError> {
+        for (game, player, friends) in store.all_friends().await? {
+            self.set_friends(&game, &player, &friends);
+        }
+        Ok(())
+    }
+
+    /// Makes the records of `delta`, the change that made `board`'s current version of
+    /// `def`'s instance for `period`. O(bands x log n + followers x log n).
+    pub fn observe(&self, def: &BoardDef, period: &Period, board: &Board, delta: &Delta) {
+        if def.feed.is_empty() {
+            return;
+        }
+        let making_after = self.making_after.load(Ordering::Acquire);
+        if self.entry.lock_unpoisoned().seq <= making_after {
+            return;
+        }
+        let crossings = board.band_crossings(delta, &def.feed.bands);
+        let watching: Vec<String> = if def.feed.overtakes {
+            self.followers
+                .lock_unpoisoned()
+                .get(&def.id.game)
+                .and_then(|f| f.followers.get(delta.player.as_str()))
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let watching: Vec<&str> = watching.iter().map(String::as_str).collect();
+        let overtakes = board.overtakes(delta, &watching);
+        if crossings.is_empty() && overtakes.is_empty() {
+            return;
+        }
+        let mut entry = self.entry.lock_unpoisoned();
+        let mut made = Vec::with_capacity(crossings.len() + overtakes.len());
+        let at = records::At {
+            board: &def.id,
+            period,
+            board_version: board.version(),
+            at_ms: entry.at_ms,
+        };
+        for crossing in &crossings {
+            made.push(records::crossing(&at, &def.feed.bands, crossing));
+        }
+        for overtake in &overtakes {
+            made.push(records::overtaken(&at, delta.player.as_str(), overtake));
+        }
+        let mut pending = self.pending.lock_unpoisoned();
+        for (kind, body) in made {
+            if entry.made >= RECORDS_PER_ENTRY {
+                tracing::error!(
+                    "log entry {} made more than {RECORDS_PER_ENTRY} feed records; the rest are dropped",
+                    entry.seq
+                );
+                break;
+            }
+            let seq = record_seq(entry.seq, entry.made);
+            entry.made += 1;
+            pending.push(Record::new(&def.id.game, seq, kind, body, entry.at_ms));
+        }
+    }
+
+    /// How many records wait to be stored. O(1).
+    pub fn pending(&self) -> usize {
+        self.pending.lock_unpoisoned().len()
+    }
+
+    /// Stores every record made so far, in order; a record already stored (made again by a
+    /// replay) is kept as it was. On a failure the records stay pending for the next flush.
+    /// O(records).
+    pub async fn flush(&self, store: &Store) -> Result<usize, StoreError> {
+        let _one = self.flushing.lock().await;
+        let taken = std::mem::take(&mut *self.pending.lock_unpoisoned());
+        if taken.is_empty() {
+            return Ok(0);
+        }
+        match store.append_feed(&taken).await {
+            Ok(()) => Ok(taken.len()),
+            Err(e) => {
+                let mut pending = self.pending.lock_unpoisoned();
+                let newer = std::mem::replace(&mut *pending, taken);
+                pending.extend(newer);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The board part of a record, `game/mode/season/scope`. O(1).
+pub(crate) fn board_name(id: &BoardId) -> String {
+    format!("{}/{}/{}/{}", id.game, id.mode, id.season, id.scope)
+}
+
+/// How often made records are stored.
+const FLUSH_EVERY_MS: i64 = 100;
+
+/// How often retention removes old records.
+const PRUNE_EVERY_MS: i64 = 60_000;
+
+/// Stores `registry`'s records every [`FLUSH_EVERY_MS`] and removes those older than
+/// `retention_seconds` every [`PRUNE_EVERY_MS`], on the injected clock, until the registry
+/// is dropped (its service stopped or its partition given away).
+pub(crate) async fn keep(
+    registry: std::sync::Arc<crate::boards::Registry>,
+    store: Store,
+    clock: crate::clock::Clock,
+    retention_seconds: i64,
+) {
+    let registry = std::sync::Arc::downgrade(&registry);
+    let mut next_prune = clock.now_ms();
+    loop {
+        let tick = clock.now_ms().saturating_add(FLUSH_EVERY_MS);
+        let Some(live) = registry.upgrade() else {
+            return;
+        };
+        if let Err(e) = live.feed.flush(&store).await {
+            tracing::warn!(
+                "storing feed records failed (kept for the next try): {}",
+                crate::chain::Chain(&e)
+            );
+        }
+        drop(live);
+        let now = clock.now_ms();
+        if now >= next_prune {
+            next_prune = now.saturating_add(PRUNE_EVERY_MS);
+            let before = now.saturating_sub(retention_seconds.saturating_mul(1000));
+            if let Err(e) = store.prune_feed(before).await {
+                tracing::warn!("removing old feed records failed: {}", crate::chain::Chain(&e));
+            }
+        }
+        clock.sleep_until(tick).await;
+    }
+}

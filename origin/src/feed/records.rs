@@ -1,0 +1,78 @@
+//! A feed record's JSON: its seq and kind, the board, period instance and `board_version` it
+//! came from, and what happened.
+
+use serde_json::{Value, json};
+use standings_core::{Band, BoardId, Crossing, Overtake};
+
+use crate::domain::band_name;
+use crate::domain::periods::Period;
+
+/// One record, ready to store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Record {
+    pub(crate) game: String,
+    pub(crate) seq: i64,
+    pub(crate) kind: &'static str,
+    /// The whole record as JSON text, `seq` and `kind` included.
+    pub(crate) json: String,
+    pub(crate) created_at: i64,
+}
+
+impl Record {
+    /// The record of `kind` at `seq`, its fields `body` (an object). O(length).
+    pub(crate) fn new(game: &str, seq: i64, kind: &'static str, mut body: Value, created_at: i64) -> Record {
+        body["seq"] = json!(seq);
+        body["kind"] = json!(kind);
+        Record {
+            game: game.to_string(),
+            seq,
+            kind,
+            json: body.to_string(),
+            created_at,
+        }
+    }
+}
+
+/// Where a change happened.
+pub(super) struct At<'a> {
+    pub(super) board: &'a BoardId,
+    pub(super) period: &'a Period,
+    pub(super) board_version: u64,
+    pub(super) at_ms: i64,
+}
+
+impl At<'_> {
+    /// The fields every record carries. O(1).
+    fn fields(&self) -> Value {
+        json!({
+            "game": self.board.game,
+            "board": super::board_name(self.board),
+            "period": self.period.kind.as_str(),
+            "period_key": self.period.key,
+            "board_version": self.board_version,
+            "at": crate::clock::format_rfc3339(self.at_ms),
+        })
+    }
+}
+
+/// `band_entered` or `band_left`: who, which band, their ranks before and after.
+pub(super) fn crossing(at: &At<'_>, bands: &[Band], c: &Crossing<'_>) -> (&'static str, Value) {
+    let mut body = at.fields();
+    body["player_id"] = json!(c.player);
+    body["band"] = json!(bands.get(c.band).map(band_name));
+    body["rank_before"] = json!(c.rank_before);
+    body["rank_after"] = json!(c.rank_after);
+    (if c.entered { "band_entered" } else { "band_left" }, body)
+}
+
+/// `overtaken`: who was passed, by whom, and both players' ranks before and after.
+pub(super) fn overtaken(at: &At<'_>, by: &str, o: &Overtake<'_>) -> (&'static str, Value) {
+    let mut body = at.fields();
+    body["player_id"] = json!(o.player);
+    body["by"] = json!(by);
+    body["rank_before"] = json!(o.rank_before);
+    body["rank_after"] = json!(o.rank_after);
+    body["by_rank_before"] = json!(o.by_rank_before);
+    body["by_rank_after"] = json!(o.by_rank_after);
+    ("overtaken", body)
+}
