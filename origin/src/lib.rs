@@ -165,6 +165,16 @@ pub(crate) async fn serve_restored(
             ticker.sleep_until(tick).await;
         }
     });
+    tokio::spawn(feed::webhooks::deliver(
+        Arc::downgrade(&registry),
+        store.clone(),
+        clock.clone(),
+        feed::webhooks::Retries {
+            max_attempts: config.webhook_max_attempts,
+            backoff_ms: config.webhook_backoff_ms,
+            timeout: std::time::Duration::from_millis(config.webhook_timeout_ms),
+        },
+    ));
     tokio::spawn(feed::keep(
         registry.clone(),
         store.clone(),

@@ -285,6 +285,24 @@ fn spec(op: &Operation) -> Spec {
         ("get", "/v1/snapshots/chunks") => spec(Snapshot, 200, |f| (f.bundle_path(), None)),
         ("get", "/v1/games/{game}/players/{player_id}/friends") => spec(ReadOwn, 200, |f| (f.path(), None)),
         ("get", "/v1/games/{game}/feed") => spec(Write, 200, |f| (f.path(), None)),
+        // An endpoint of its own per request, so that each authorised call defines one.
+        ("put", "/v1/games/{game}/webhooks/{endpoint_id}") => spec(Administer, 201, |f| {
+            (
+                f.path().replace("{endpoint_id}", &format!("matrix-{}", f.n)),
+                Some(json!({"url": "http://127.0.0.1:9/matrix", "kinds": ["overtaken"],
+                            "secret": "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"})),
+            )
+        }),
+        // No such endpoint: an authorised call is 404 UNKNOWN_WEBHOOK, answered only after the
+        // caller is checked.
+        ("get", "/v1/games/{game}/webhooks/{endpoint_id}")
+        | ("delete", "/v1/games/{game}/webhooks/{endpoint_id}")
+        | ("post", "/v1/games/{game}/webhooks/{endpoint_id}/resume") => Spec {
+            authorised: Promise::Refused(404, "UNKNOWN_WEBHOOK"),
+            ..spec(Administer, 0, |f| {
+                (f.path().replace("{endpoint_id}", "no-such-endpoint"), None)
+            })
+        },
         // A name of its own per request, so that a profile written where it should not be
         // would show as a change.
         ("put", "/v1/games/{game}/players/{player_id}/profile") => spec(Write, 200, |f| {

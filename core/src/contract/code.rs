@@ -52,6 +52,8 @@ codes! {
     RESULTS_NOT_PUBLISHED = 404;
     /// No snapshot part has this hash, or its retention is over.
     SNAPSHOT_PART_NOT_FOUND = 404;
+    /// The game has no webhook endpoint of that id.
+    UNKNOWN_WEBHOOK = 404;
     /// The route exists, not with this method.
     METHOD_NOT_ALLOWED = 405;
     /// The same event id was already used with a different payload.

@@ -65,6 +65,25 @@ pub struct Config {
         skip_serializing_if = "is_default_feed_retention"
     )]
     pub feed_retention_seconds: i64,
+    /// Failed attempts at one record before a webhook endpoint is parked (`docs/feed.md`).
+    #[serde(
+        default = "default_webhook_max_attempts",
+        skip_serializing_if = "is_default_webhook_max_attempts"
+    )]
+    pub webhook_max_attempts: i64,
+    /// The wait after a webhook delivery's first failure; each next one doubles (up to 10
+    /// minutes).
+    #[serde(
+        default = "default_webhook_backoff_ms",
+        skip_serializing_if = "is_default_webhook_backoff_ms"
+    )]
+    pub webhook_backoff_ms: i64,
+    /// How long a webhook receiver has to answer a delivery.
+    #[serde(
+        default = "default_webhook_timeout_ms",
+        skip_serializing_if = "is_default_webhook_timeout_ms"
+    )]
+    pub webhook_timeout_ms: u64,
     /// How many closed periods that left memory are kept restored once read, the most recently
     /// used (each costs its board's memory; one past it is read from storage again).
     #[serde(
@@ -203,6 +222,37 @@ fn default_closed_periods_cached() -> usize {
 
 fn is_default_closed_periods_cached(n: &usize) -> bool {
     *n == crate::boards::DEFAULT_CLOSED_CACHE
+}
+
+/// Failed attempts before a webhook endpoint is parked, by default.
+pub const DEFAULT_WEBHOOK_MAX_ATTEMPTS: i64 = 8;
+/// The first backoff of a webhook delivery, by default.
+pub const DEFAULT_WEBHOOK_BACKOFF_MS: i64 = 1_000;
+/// How long a webhook receiver has to answer, by default.
+pub const DEFAULT_WEBHOOK_TIMEOUT_MS: u64 = 10_000;
+
+fn default_webhook_max_attempts() -> i64 {
+    DEFAULT_WEBHOOK_MAX_ATTEMPTS
+}
+
+fn is_default_webhook_max_attempts(n: &i64) -> bool {
+    *n == DEFAULT_WEBHOOK_MAX_ATTEMPTS
+}
+
+fn default_webhook_backoff_ms() -> i64 {
+    DEFAULT_WEBHOOK_BACKOFF_MS
+}
+
+fn is_default_webhook_backoff_ms(ms: &i64) -> bool {
+    *ms == DEFAULT_WEBHOOK_BACKOFF_MS
+}
+
+fn default_webhook_timeout_ms() -> u64 {
+    DEFAULT_WEBHOOK_TIMEOUT_MS
+}
+
+fn is_default_webhook_timeout_ms(ms: &u64) -> bool {
+    *ms == DEFAULT_WEBHOOK_TIMEOUT_MS
 }
 
 /// How long the feed keeps a record by default: a week.
@@ -363,6 +413,15 @@ impl Config {
         if self.feed_retention_seconds < 1 {
             return Err("feed_retention_seconds must be at least 1".into());
         }
+        if self.webhook_max_attempts < 1 {
+            return Err("webhook_max_attempts must be at least 1".into());
+        }
+        if self.webhook_backoff_ms < 1 {
+            return Err("webhook_backoff_ms must be at least 1".into());
+        }
+        if self.webhook_timeout_ms < 1 {
+            return Err("webhook_timeout_ms must be at least 1".into());
+        }
         if let Some(secret) = &self.player_jwt_hs256_secret
             && secret.len() < 32
         {
@@ -397,6 +456,9 @@ impl Config {
             player_jwt_max_lifetime_seconds: DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
             closed_period_retention_seconds: DEFAULT_CLOSED_PERIOD_RETENTION_SECONDS,
             feed_retention_seconds: DEFAULT_FEED_RETENTION_SECONDS,
+            webhook_max_attempts: DEFAULT_WEBHOOK_MAX_ATTEMPTS,
+            webhook_backoff_ms: DEFAULT_WEBHOOK_BACKOFF_MS,
+            webhook_timeout_ms: DEFAULT_WEBHOOK_TIMEOUT_MS,
             closed_periods_cached: crate::boards::DEFAULT_CLOSED_CACHE,
             min_position_wait_ms: DEFAULT_MIN_POSITION_WAIT_MS,
             checkpoint_every_events: DEFAULT_CHECKPOINT_EVERY_EVENTS,

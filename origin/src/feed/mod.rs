@@ -10,6 +10,7 @@
 //! after one is replayed at the next start, so a crash loses no record.
 
 mod records;
+pub(crate) mod webhooks;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -7,9 +7,11 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post, put};
+use standings_core::check_id;
 
-use super::{ReadQuery, Shared, json_bytes};
+use super::{JsonBody, ReadQuery, Shared, json_bytes};
+use crate::feed::webhooks::{self, Endpoint};
 use crate::http::error::{AppError, AppResult, Code};
 
 /// Records a page holds by default and at most.
@@ -17,7 +19,111 @@ const DEFAULT_LIMIT: usize = 100;
 const MAX_LIMIT: usize = 1_000;
 
 pub(super) fn router() -> Router<Shared> {
-    Router::new().route("/v1/games/{game}/feed", get(feed))
+    Router::new()
+        .route("/v1/games/{game}/feed", get(feed))
+        .route(
+            "/v1/games/{game}/webhooks/{endpoint_id}",
+            put(put_webhook).get(get_webhook).delete(delete_webhook),
+        )
+        .route(
+            "/v1/games/{game}/webhooks/{endpoint_id}/resume",
+            post(resume_webhook),
+        )
+}
+
+/// An endpoint's state as the API shows it, with its status.
+fn endpoint_answer(state: &Shared, status: StatusCode, e: &Endpoint) -> Response {
+    super::json(status, &webhooks::view(e, state.clock.now_ms()))
+}
+
+fn no_endpoint(game: &str, id: &str) -> AppError {
+    AppError::new(
+        Code::UNKNOWN_WEBHOOK,
+        format!(
+            "game {game:?} has no webhook endpoint {id:?}; define it with PUT /v1/games/{game}/webhooks/{id}"
+        ),
+    )
+}
+
+/// `PUT .../webhooks/{endpoint_id}`: defines an endpoint (201), delivering from the feed's next
+/// record, or changes one (200), keeping how far it is; a new secret rotates.
+async fn put_webhook(
+    State(state): State<Shared>,
+    Path((game, id)): Path<(String, String)>,
+    headers: HeaderMap,
+    JsonBody(body): JsonBody,
+) -> AppResult<Response> {
+    state.auth.admin(&headers, &game)?;
+    super::time_and_trust::check_part("game", &game)?;
+    check_id("endpoint_id", &id).map_err(|e| AppError::new(Code::INVALID_REQUEST, e.to_string()))?;
+    let def: webhooks::Definition = serde_json::from_value(body).map_err(|e| {
+        AppError::new(
+            Code::INVALID_REQUEST,
+            format!("the body must be {{\"url\", \"secret\", \"kinds\"}}: {e}"),
+        )
+    })?;
+    let existing = state.store.webhook(&game, &id).await?;
+    let created = existing.is_none();
+    let feed_end = state.store.feed_end(&game).await?;
+    let endpoint = webhooks::defined(&game, &id, def, existing, feed_end, state.clock.now_ms())
+        .map_err(|e| AppError::new(Code::INVALID_REQUEST, e))?;
+    state.store.put_webhook(&endpoint).await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok(endpoint_answer(&state, status, &endpoint))
+}
+
+/// `GET .../webhooks/{endpoint_id}`: the endpoint's state: how far it is delivered, its
+/// attempts and last error, and whether and why it is parked.
+async fn get_webhook(
+    State(state): State<Shared>,
+    Path((game, id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    state.auth.admin(&headers, &game)?;
+    let endpoint = state
+        .store
+        .webhook(&game, &id)
+        .await?
+        .ok_or_else(|| no_endpoint(&game, &id))?;
+    Ok(endpoint_answer(&state, StatusCode::OK, &endpoint))
+}
+
+/// `POST .../webhooks/{endpoint_id}/resume`: a parked endpoint tries again from the record it
+/// stopped at.
+async fn resume_webhook(
+    State(state): State<Shared>,
+    Path((game, id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    state.auth.admin(&headers, &game)?;
+    let endpoint = state
+        .store
+        .webhook(&game, &id)
+        .await?
+        .ok_or_else(|| no_endpoint(&game, &id))?;
+    let endpoint = webhooks::resumed(endpoint);
+    state.store.set_webhook_delivery(&endpoint).await?;
+    Ok(endpoint_answer(&state, StatusCode::OK, &endpoint))
+}
+
+/// `DELETE .../webhooks/{endpoint_id}`: no more deliveries to it.
+async fn delete_webhook(
+    State(state): State<Shared>,
+    Path((game, id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> AppResult<Response> {
+    state.auth.admin(&headers, &game)?;
+    if !state.store.delete_webhook(&game, &id).await? {
+        return Err(no_endpoint(&game, &id));
+    }
+    Ok(super::json(
+        StatusCode::OK,
+        &serde_json::json!({"game": game, "endpoint_id": id, "deleted": true}),
+    ))
 }
 
 async fn feed(
@@ -52,11 +158,11 @@ async fn feed(
         ));
     }
     let records = state.store.feed_after(&game, since, limit).await?;
-    let next = records.last().map_or(since, |(seq, _)| *seq);
+    let next = records.last().map_or(since, |(seq, _, _)| *seq);
     // The records are stored as JSON text, so the page is written around them as they are.
-    let mut out = String::with_capacity(64 + records.iter().map(|(_, r)| r.len() + 1).sum::<usize>());
+    let mut out = String::with_capacity(64 + records.iter().map(|(_, _, r)| r.len() + 1).sum::<usize>());
     out.push_str("{\"records\":[");
-    for (i, (_, record)) in records.iter().enumerate() {
+    for (i, (_, _, record)) in records.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }

@@ -49,26 +49,29 @@ impl Store {
         tx.commit().await.map_err(db_err("cannot commit feed records"))
     }
 
-    /// Up to `limit` of a game's records after `since_seq`, in seq order, as stored JSON.
+    /// Up to `limit` of a game's records after `since_seq`, in seq order: seq, kind, and the
+    /// record as stored JSON.
     /// O(log records + limit).
     pub async fn feed_after(
         &self,
         game: &str,
         since_seq: i64,
         limit: usize,
-    ) -> Result<Vec<(i64, String)>, StoreError> {
-        let rows =
-            sqlx::query("SELECT seq, record FROM feed WHERE game = $1 AND seq > $2 ORDER BY seq LIMIT $3")
-                .bind(game)
-                .bind(since_seq)
-                .bind(limit as i64)
-                .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
-                .await
-                .map_err(db_err("cannot read the feed"))?;
+    ) -> Result<Vec<(i64, String, String)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT seq, kind, record FROM feed WHERE game = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        )
+        .bind(game)
+        .bind(since_seq)
+        .bind(limit as i64)
+        .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
+        .await
+        .map_err(db_err("cannot read the feed"))?;
         rows.iter()
             .map(|r| {
                 Ok((
                     r.try_get("seq").map_err(db_err("bad feed row"))?,
+                    r.try_get("kind").map_err(db_err("bad feed row"))?,
                     r.try_get("record").map_err(db_err("bad feed row"))?,
                 ))
             })
@@ -83,6 +86,17 @@ impl Store {
             .map_err(db_err("cannot read the feed"))?;
         let last: Option<i64> = row.try_get("last").map_err(db_err("bad feed row"))?;
         Ok(last.unwrap_or(-1))
+    }
+
+    /// The greatest seq in a game's feed, or 0 when it holds none. One look-up.
+    pub async fn feed_end(&self, game: &str) -> Result<i64, StoreError> {
+        let row = sqlx::query("SELECT MAX(seq) AS last FROM feed WHERE game = $1")
+            .bind(game)
+            .fetch_one(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
+            .await
+            .map_err(db_err("cannot read the feed"))?;
+        let last: Option<i64> = row.try_get("last").map_err(db_err("bad feed row"))?;
+        Ok(last.unwrap_or(0))
     }
 
     /// The last seq retention removed from a game's feed (0 when none). One look-up.

@@ -36,6 +36,7 @@ mod owner;
 mod periods;
 pub(crate) mod player_index;
 mod statements;
+mod webhooks;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -117,6 +118,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         include_str!("../../migrations/0012_board_segments.sql"),
     ),
     (13, "feed", include_str!("../../migrations/0013_feed.sql")),
+    (14, "webhooks", include_str!("../../migrations/0014_webhooks.sql")),
 ];
 
 /// The migration whose SQL is followed by code, in the same transaction: it pages the runs

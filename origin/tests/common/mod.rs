@@ -134,6 +134,10 @@ pub fn config(url: &str) -> Config {
         player_jwt_max_lifetime_seconds: standings_origin::config::DEFAULT_PLAYER_JWT_MAX_LIFETIME_SECONDS,
         closed_period_retention_seconds: 86_400,
         feed_retention_seconds: standings_origin::config::DEFAULT_FEED_RETENTION_SECONDS,
+        // Webhook retries within a test's patience.
+        webhook_max_attempts: 4,
+        webhook_backoff_ms: 50,
+        webhook_timeout_ms: 500,
         closed_periods_cached: 16,
         min_position_wait_ms: 200,
         checkpoint_every_events: 0,
