@@ -20,7 +20,8 @@ impl Store {
              previous_secret = excluded.previous_secret, previous_until = excluded.previous_until, \
              kinds = excluded.kinds"
         );
-        sqlx::query(&self.positional(&sql))
+        let sql = self.positional(&sql);
+        let query = sqlx::query(&sql)
             .bind(e.game.clone())
             .bind(e.id.clone())
             .bind(e.url.clone())
@@ -33,8 +34,8 @@ impl Store {
             .bind(e.attempts)
             .bind(e.next_attempt_at)
             .bind(e.last_error.clone())
-            .bind(e.created_at)
-            .execute(&self.pool)
+            .bind(e.created_at);
+        self.write_one(query)
             .await
             .map_err(db_err("cannot store a webhook endpoint"))?;
         Ok(())
@@ -43,7 +44,7 @@ impl Store {
     /// Stores an endpoint's delivery state: how far it is, its attempts, and whether it is
     /// parked. One statement.
     pub(crate) async fn set_webhook_delivery(&self, e: &Endpoint) -> Result<(), StoreError> {
-        sqlx::query(
+        let query = sqlx::query(
             "UPDATE webhooks SET delivered_through = $1, parked_reason = $2, attempts = $3, next_attempt_at = $4, \
              last_error = $5 WHERE game = $6 AND endpoint_id = $7",
         )
@@ -53,10 +54,10 @@ impl Store {
         .bind(e.next_attempt_at)
         .bind(e.last_error.clone())
         .bind(e.game.clone())
-        .bind(e.id.clone())
-        .execute(&self.pool)
-        .await
-        .map_err(db_err("cannot store a webhook's delivery state"))?;
+        .bind(e.id.clone());
+        self.write_one(query)
+            .await
+            .map_err(db_err("cannot store a webhook's delivery state"))?;
         Ok(())
     }
 
@@ -67,7 +68,7 @@ impl Store {
         ))
         .bind(game)
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot read a webhook endpoint"))?;
         row.as_ref().map(endpoint_from_row).transpose()
@@ -78,7 +79,7 @@ impl Store {
         let rows = sqlx::query(&format!(
             "SELECT {COLUMNS} FROM webhooks ORDER BY game, endpoint_id"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.reader().await.map_err(db_err("cannot reach the database"))?)
         .await
         .map_err(db_err("cannot list webhook endpoints"))?;
         rows.iter().map(endpoint_from_row).collect()
@@ -86,10 +87,11 @@ impl Store {
 
     /// Removes an endpoint; whether it existed. One statement.
     pub(crate) async fn delete_webhook(&self, game: &str, id: &str) -> Result<bool, StoreError> {
-        let done = sqlx::query("DELETE FROM webhooks WHERE game = $1 AND endpoint_id = $2")
+        let query = sqlx::query("DELETE FROM webhooks WHERE game = $1 AND endpoint_id = $2")
             .bind(game)
-            .bind(id)
-            .execute(&self.pool)
+            .bind(id);
+        let done = self
+            .write_one(query)
             .await
             .map_err(db_err("cannot remove a webhook endpoint"))?;
         Ok(done.rows_affected() > 0)
