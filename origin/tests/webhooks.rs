@@ -314,7 +314,10 @@ async fn a_failing_endpoint_parks_then_resumes_where_it_stopped(db: Db) {
         reason.contains("4 attempts") && reason.contains("500"),
         "{parked}"
     );
-    assert_eq!(parked["delivered_through"].as_i64().unwrap() < records[0].0, true);
+    assert!(
+        parked["delivered_through"].as_i64().unwrap() < records[0].0,
+        "{parked}"
+    );
     // Parked, nothing more is tried.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.requests().len(), 4);
