@@ -470,7 +470,7 @@ pub struct Registry {
     /// Where work over many of its boards takes its turn beside the applier (`turns.rs`).
     pub(crate) turns: crate::turns::Turns,
     /// The feed records its boards' changes made, and who follows whom (`feed/`).
-    pub feed: crate::feed::Feed,
+    pub feed: Arc<crate::feed::Feed>,
 }
 
 /// How far this log is committed, and how far the boards show it: a write's acknowledgement

@@ -165,18 +165,18 @@ pub(crate) async fn serve_restored(
             ticker.sleep_until(tick).await;
         }
     });
-    tokio::spawn(feed::webhooks::deliver(
-        Arc::downgrade(&registry),
+    tokio::spawn(feed::delivery::deliver(
+        Arc::downgrade(&registry.feed),
         store.clone(),
         clock.clone(),
-        feed::webhooks::Retries {
+        domain::webhooks::Retries {
             max_attempts: config.webhook_max_attempts,
             backoff_ms: config.webhook_backoff_ms,
             timeout: std::time::Duration::from_millis(config.webhook_timeout_ms),
         },
     ));
     tokio::spawn(feed::keep(
-        registry.clone(),
+        Arc::downgrade(&registry.feed),
         store.clone(),
         clock.clone(),
         config.feed_retention_seconds,

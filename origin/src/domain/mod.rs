@@ -6,6 +6,7 @@
 mod actions;
 mod boards;
 mod events;
+pub(crate) mod feed;
 mod moderation;
 pub(crate) mod periods;
 pub(crate) mod player_pages;
@@ -13,6 +14,7 @@ pub mod profile_book;
 pub mod profiles;
 mod refusals;
 pub(crate) mod seasons;
+pub(crate) mod webhooks;
 
 pub(crate) use actions::{
     Action, ActionResult, ActionRow, Change, Correction, RankedEntry, ResultRow, UnreadableAction,

@@ -9,17 +9,17 @@
 //! flushes first: every entry at or before a checkpoint has its records stored, and every entry
 //! after one is replayed at the next start, so a crash loses no record.
 
-mod records;
-pub(crate) mod webhooks;
+pub(crate) mod delivery;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use standings_core::{Board, BoardId, Delta};
+use standings_core::{Board, Delta};
 
-pub(crate) use self::records::Record;
 use crate::domain::BoardDef;
+use crate::domain::feed as records;
+pub(crate) use crate::domain::feed::Record;
 use crate::domain::periods::Period;
 use crate::store::{Store, StoreError};
 use crate::sync::LockUnpoisoned;
@@ -213,34 +213,28 @@ impl Feed {
     }
 }
 
-/// The board part of a record, `game/mode/season/scope`. O(1).
-pub(crate) fn board_name(id: &BoardId) -> String {
-    format!("{}/{}/{}/{}", id.game, id.mode, id.season, id.scope)
-}
-
 /// How often made records are stored.
 const FLUSH_EVERY_MS: i64 = 100;
 
 /// How often retention removes old records.
 const PRUNE_EVERY_MS: i64 = 60_000;
 
-/// Stores `registry`'s records every [`FLUSH_EVERY_MS`] and removes those older than
-/// `retention_seconds` every [`PRUNE_EVERY_MS`], on the injected clock, until the registry
-/// is dropped (its service stopped or its partition given away).
+/// Stores `feed`'s records every [`FLUSH_EVERY_MS`] and removes those older than
+/// `retention_seconds` every [`PRUNE_EVERY_MS`], on the injected clock, until the feed is
+/// dropped with its registry (its service stopped or its partition given away).
 pub(crate) async fn keep(
-    registry: std::sync::Arc<crate::boards::Registry>,
+    feed: std::sync::Weak<Feed>,
     store: Store,
     clock: crate::clock::Clock,
     retention_seconds: i64,
 ) {
-    let registry = std::sync::Arc::downgrade(&registry);
     let mut next_prune = clock.now_ms();
     loop {
         let tick = clock.now_ms().saturating_add(FLUSH_EVERY_MS);
-        let Some(live) = registry.upgrade() else {
+        let Some(live) = feed.upgrade() else {
             return;
         };
-        if let Err(e) = live.feed.flush(&store).await {
+        if let Err(e) = live.flush(&store).await {
             tracing::warn!(
                 "storing feed records failed (kept for the next try): {}",
                 crate::chain::Chain(&e)

@@ -11,7 +11,7 @@ use axum::routing::{get, post, put};
 use standings_core::check_id;
 
 use super::{JsonBody, ReadQuery, Shared, json_bytes};
-use crate::feed::webhooks::{self, Endpoint};
+use crate::domain::webhooks::{self, Endpoint};
 use crate::http::error::{AppError, AppResult, Code};
 
 /// Records a page holds by default and at most.

@@ -4,7 +4,7 @@ use sqlx::Row;
 
 use super::StoreError;
 use super::{Store, db_err};
-use crate::feed::Record;
+use crate::domain::feed::Record;
 
 /// Rows per insert statement: 5 parameters each, under SQLite's 999.
 const ROWS_PER_INSERT: usize = 150;

@@ -5,7 +5,7 @@ use sqlx::any::AnyRow;
 
 use super::StoreError;
 use super::{Store, db_err};
-use crate::feed::webhooks::Endpoint;
+use crate::domain::webhooks::Endpoint;
 
 const COLUMNS: &str = "game, endpoint_id, url, secret, previous_secret, previous_until, kinds, delivered_through, \
                        parked_reason, attempts, next_attempt_at, last_error, created_at";

@@ -1,11 +1,11 @@
-//! A feed record's JSON: its seq and kind, the board, period instance and `board_version` it
+//! The feed's records (`docs/feed.md`), as data: a record's JSON: its seq and kind, the board, period instance and `board_version` it
 //! came from, and what happened.
 
 use serde_json::{Value, json};
 use standings_core::{Band, BoardId, Crossing, Overtake};
 
-use crate::domain::band_name;
-use crate::domain::periods::Period;
+use super::band_name;
+use super::periods::Period;
 
 /// One record, ready to store.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,11 +34,11 @@ impl Record {
 }
 
 /// Where a change happened.
-pub(super) struct At<'a> {
-    pub(super) board: &'a BoardId,
-    pub(super) period: &'a Period,
-    pub(super) board_version: u64,
-    pub(super) at_ms: i64,
+pub(crate) struct At<'a> {
+    pub(crate) board: &'a BoardId,
+    pub(crate) period: &'a Period,
+    pub(crate) board_version: u64,
+    pub(crate) at_ms: i64,
 }
 
 impl At<'_> {
@@ -46,7 +46,7 @@ impl At<'_> {
     fn fields(&self) -> Value {
         json!({
             "game": self.board.game,
-            "board": super::board_name(self.board),
+            "board": board_name(self.board),
             "period": self.period.kind.as_str(),
             "period_key": self.period.key,
             "board_version": self.board_version,
@@ -56,7 +56,7 @@ impl At<'_> {
 }
 
 /// `band_entered` or `band_left`: who, which band, their ranks before and after.
-pub(super) fn crossing(at: &At<'_>, bands: &[Band], c: &Crossing<'_>) -> (&'static str, Value) {
+pub(crate) fn crossing(at: &At<'_>, bands: &[Band], c: &Crossing<'_>) -> (&'static str, Value) {
     let mut body = at.fields();
     body["player_id"] = json!(c.player);
     body["band"] = json!(bands.get(c.band).map(band_name));
@@ -66,7 +66,7 @@ pub(super) fn crossing(at: &At<'_>, bands: &[Band], c: &Crossing<'_>) -> (&'stat
 }
 
 /// `overtaken`: who was passed, by whom, and both players' ranks before and after.
-pub(super) fn overtaken(at: &At<'_>, by: &str, o: &Overtake<'_>) -> (&'static str, Value) {
+pub(crate) fn overtaken(at: &At<'_>, by: &str, o: &Overtake<'_>) -> (&'static str, Value) {
     let mut body = at.fields();
     body["player_id"] = json!(o.player);
     body["by"] = json!(by);
@@ -75,4 +75,9 @@ pub(super) fn overtaken(at: &At<'_>, by: &str, o: &Overtake<'_>) -> (&'static st
     body["by_rank_before"] = json!(o.by_rank_before);
     body["by_rank_after"] = json!(o.by_rank_after);
     ("overtaken", body)
+}
+
+/// The board part of a record, `game/mode/season/scope`. O(1).
+pub(crate) fn board_name(id: &BoardId) -> String {
+    format!("{}/{}/{}/{}", id.game, id.mode, id.season, id.scope)
 }
