@@ -1,6 +1,8 @@
 //! Segments at 1M members (`docs/segments.md`): the bytes a country segment costs per member,
 //! applying events to a `cumulative` board (each one moves its player) with its segments
-//! declared against the same board without them (side by side, the same events), and a rank within a segment against a board-wide rank.
+//! declared against the same board without them (side by side, the same events), the same with
+//! the feed's reads of each change (five bands, ten followers) against without, and a rank
+//! within a segment against a board-wide rank.
 //!
 //! `cargo bench -p standings-core --bench segments` (`STANDINGS_BENCH_MEMBERS=1000000` is the
 //! default).
@@ -13,8 +15,8 @@ use std::sync::Arc;
 use common::{Rng, criterion, player_id};
 use criterion::Throughput;
 use standings_core::{
-    Board, BoardRules, COUNTRY, DEFAULT_HISTORY_LIMIT, PlayerId, Profile, ScoreEvent, ScoreMode, SegmentKey,
-    SegmentSpec, Standing,
+    Applied, Band, Board, BoardRules, COUNTRY, DEFAULT_HISTORY_LIMIT, PlayerId, Profile, ScoreEvent,
+    ScoreMode, SegmentKey, SegmentSpec, Standing,
 };
 
 /// How many countries players are spread over: a game's long tail, most in a few.
@@ -97,6 +99,35 @@ fn run(n: usize) {
                 b.iter(|| {
                     i = (i + 1) & ((1 << 17) - 1);
                     black_box(board.apply(&events[i]).is_ok())
+                })
+            });
+        }
+        group.finish();
+    }
+    {
+        // The feed's reads of each change (docs/feed.md): five bands and ten followers a mover.
+        let bands = [
+            Band::Top(1),
+            Band::Top(10),
+            Band::Top(100),
+            Band::Top(1000),
+            Band::Percent(100),
+        ];
+        let followers: Vec<&str> = players[..10].iter().map(String::as_str).collect();
+        let mut group = c.benchmark_group(format!("feed_apply/{n}"));
+        group.throughput(Throughput::Elements(1));
+        for (name, with_feed) in [("off", false), ("bands_and_overtakes", true)] {
+            let mut board = plain.clone();
+            let mut i = 0;
+            group.bench_function(name, |b| {
+                b.iter(|| {
+                    i = (i + 1) & ((1 << 17) - 1);
+                    if let Ok(Applied::Changed(delta)) = board.apply(&events[i])
+                        && with_feed
+                    {
+                        black_box(board.band_crossings(&delta, &bands).len());
+                        black_box(board.overtakes(&delta, &followers).len());
+                    }
                 })
             });
         }

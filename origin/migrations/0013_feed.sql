@@ -12,6 +12,9 @@ CREATE TABLE feed (
     PRIMARY KEY (game, seq)
 );
 
+-- The last record stored, whatever its game: where a start or a warm copy goes on making them.
+CREATE INDEX feed_seq ON feed (seq);
+
 -- The records retention removed, per game: a read from before `pruned_through` is refused.
 CREATE TABLE feed_horizon (
     game TEXT NOT NULL PRIMARY KEY,

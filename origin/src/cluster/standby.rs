@@ -68,6 +68,10 @@ impl Follower {
             crate::writer::checkpoint::restore_until(&store, node.clock.now_ms(), end).await?;
         let (registry, domain) = (Arc::new(registry), Arc::new(domain));
         registry.positions.visible_through(end);
+        // The copy makes the owner's feed records too, keeping those the owner has not stored,
+        // so that a takeover stores what the old owner made and lost.
+        registry.feed.load_friends(&store).await?;
+        registry.feed.start_making(&store).await?;
         let state = Arc::new(AppState {
             store: store.clone(),
             registry: registry.clone(),
@@ -149,6 +153,7 @@ impl Follower {
             &mut |_| {},
         )
         .await?;
+        self.registry.feed.forget_stored(self.store.feed_last().await?);
         let behind = end - self.applied;
         self.applied = end;
         self.registry.positions.visible_through(end);

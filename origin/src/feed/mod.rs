@@ -124,9 +124,11 @@ impl Feed {
         }
     }
 
-    /// Loads every friend list from the store. O(lists).
+    /// Loads every friend list from the store, in place of those held. O(lists).
     pub async fn load_friends(&self, store: &Store) -> Result<(), StoreError> {
-        for (game, player, friends) in store.all_friends().await? {
+        let lists = store.all_friends().await?;
+        self.followers.lock_unpoisoned().clear();
+        for (game, player, friends) in lists {
             self.set_friends(&game, &player, &friends);
         }
         Ok(())
@@ -185,6 +187,14 @@ impl Feed {
             entry.made += 1;
             pending.push(Record::new(&def.id.game, seq, kind, body, entry.at_ms));
         }
+    }
+
+    /// Drops the records made here that the log's owner stored already (`stored`: the last
+    /// seq it stored; it stores in order): a warm copy makes the same records as the owner and
+    /// keeps only those the owner may not have stored, to store them if it takes over.
+    /// O(records held).
+    pub fn forget_stored(&self, stored: i64) {
+        self.pending.lock_unpoisoned().retain(|r| r.seq > stored);
     }
 
     /// How many records wait to be stored. O(1).

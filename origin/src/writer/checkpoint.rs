@@ -461,7 +461,35 @@ pub async fn restore_until(
         }
         Err(why) => Some(why),
     };
-    let (registry, domain, _) = log::rebuild_until(store, None, now, until, |_| {}).await?;
+    // A bulk rebuild reads no change one by one, so it makes no feed records: the entries
+    // after the last one whose records are stored (all of the log when none is) run through
+    // the live code instead, as a checkpoint's tail does.
+    let feeds = store.boards().await?.iter().any(|def| !def.feed.is_empty());
+    let bulk_until = if feeds {
+        let stored = store.feed_last().await?;
+        (stored.max(0) / crate::feed::RECORDS_PER_ENTRY).min(until)
+    } else {
+        until
+    };
+    let (registry, domain, _) = log::rebuild_until(store, None, now, bulk_until, |_| {}).await?;
+    if bulk_until < until {
+        registry.feed.load_friends(store).await?;
+        registry.feed.start_making(store).await?;
+        let mut live = LiveInstances {
+            registry: &registry,
+            store,
+        };
+        log::replay_log(
+            store,
+            &registry,
+            &domain,
+            &mut live,
+            bulk_until,
+            until,
+            &mut |_| {},
+        )
+        .await?;
+    }
     Ok((registry, domain, Restored::FullReplay { unusable }))
 }
 
