@@ -115,6 +115,15 @@ impl Board {
                     rank_after: mover_after,
                 });
             }
+            // With the board's size unchanged, the others keep their places unless the mover
+            // passed them: the players at the boundary did not move when the mover stayed on one
+            // side of them.
+            if let (Some(b), Some(a)) = (mover_before, mover_after)
+                && last_before == last_after
+                && (b.max(a) < last_after || b.min(a) > last_after.saturating_add(1))
+            {
+                continue;
+            }
             // Only the players now at the band's last rank and the one after can have crossed:
             // the others moved by at most one place while the boundary moved by at most one,
             // and never both towards each other (the mover either joined or left the board).
@@ -168,15 +177,15 @@ impl Board {
             let Some(member) = self.index.member(player) else {
                 continue;
             };
-            let (Some(standing), Some(rank)) = (self.index.standing_of(member), self.index.rank_of(member))
-            else {
+            let Some(standing) = self.index.standing_of(member) else {
                 continue;
             };
+            // Decided on standings alone; a rank is looked up only for a player passed.
             let passed = self.precedes((&after, mover), (&standing, player))
                 && delta
                     .before
                     .is_none_or(|b| self.precedes((&standing, player), (&b, mover)));
-            if passed {
+            if let Some(rank) = passed.then(|| self.index.rank_of(member)).flatten() {
                 out.push(Overtake {
                     player,
                     rank_before: rank - 1,
