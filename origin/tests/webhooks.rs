@@ -197,6 +197,13 @@ async fn endpoint(service: &TestService) -> Value {
     answer
 }
 
+/// The service's `/metrics`.
+async fn metrics(service: &TestService) -> String {
+    let (status, _, body) = service.get_raw("/metrics", None, &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    String::from_utf8(body.to_vec()).unwrap()
+}
+
 /// Waits until the endpoint has delivered through `seq` (the receiver acknowledged it).
 async fn delivered_through(service: &TestService, seq: i64) -> Value {
     let began = Instant::now();
@@ -262,6 +269,16 @@ async fn every_record_arrives_signed_and_in_order_through_failures_and_hangs(db:
     // that failed, and the next is not sent before it is acknowledged.
     let seqs: Vec<i64> = records.iter().map(|(s, _)| *s).collect();
     assert_eq!(acknowledged(&receiver), seqs);
+    let metrics = metrics(&service).await;
+    let labels = "{game=\"arena-clash\",endpoint=\"studio-backend\"}";
+    for line in [
+        format!("standings_webhook_deliveries_total{labels} {}", seqs.len()),
+        format!("standings_webhook_failures_total{labels} 3"),
+        format!("standings_webhook_parked{labels} 0"),
+        format!("standings_webhook_delivered_through{labels} {last}"),
+    ] {
+        assert!(metrics.contains(&line), "{line} in {metrics}");
+    }
     // Every request was for the next record: the failed ones repeat it, never skip ahead.
     let mut at = 0;
     for r in &requests {
@@ -309,6 +326,16 @@ async fn a_failing_endpoint_parks_then_resumes_where_it_stopped(db: Db) {
         assert!(began.elapsed() < GUARD, "never parked: {state}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
+    let metrics = metrics(&service).await;
+    assert!(
+        metrics.contains("standings_webhook_parked{game=\"arena-clash\",endpoint=\"studio-backend\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics
+            .contains("standings_webhook_failures_total{game=\"arena-clash\",endpoint=\"studio-backend\"} 4"),
+        "{metrics}"
+    );
     let reason = parked["parked_reason"].as_str().unwrap();
     assert!(
         reason.contains("4 attempts") && reason.contains("500"),

@@ -45,6 +45,7 @@ pub(crate) async fn deliver(
                     }
                     let task = tokio::spawn(endpoint_task(
                         key.clone(),
+                        alive.clone(),
                         store.clone(),
                         clock.clone(),
                         client.clone(),
@@ -66,6 +67,7 @@ pub(crate) async fn deliver(
 /// while it is parked or backing off, and sends the next records it takes.
 async fn endpoint_task(
     (game, id): (String, String),
+    feed: std::sync::Weak<super::Feed>,
     store: crate::store::Store,
     clock: crate::clock::Clock,
     client: Client,
@@ -74,7 +76,12 @@ async fn endpoint_task(
     loop {
         let mut e = match store.webhook(&game, &id).await {
             Ok(Some(e)) => e,
-            Ok(None) => return,
+            Ok(None) => {
+                if let Some(feed) = feed.upgrade() {
+                    feed.forget_endpoint(&game, &id);
+                }
+                return;
+            }
             Err(why) => {
                 tracing::warn!(
                     game,
@@ -86,6 +93,9 @@ async fn endpoint_task(
                 continue;
             }
         };
+        if let Some(feed) = feed.upgrade() {
+            feed.note_endpoint(&game, &id, None, e.parked_reason.is_some(), e.delivered_through);
+        }
         let now = clock.now_ms();
         if e.parked_reason.is_some() || e.next_attempt_at > now {
             clock
@@ -118,6 +128,15 @@ async fn endpoint_task(
             let outcome = send(&client, &e, seq, record, &clock, retries.timeout).await;
             let failed = outcome != Outcome::Delivered;
             e = after_attempt(e, seq, outcome, &retries, clock.now_ms());
+            if let Some(feed) = feed.upgrade() {
+                feed.note_endpoint(
+                    &game,
+                    &id,
+                    Some(!failed),
+                    e.parked_reason.is_some(),
+                    e.delivered_through,
+                );
+            }
             if failed {
                 break;
             }

@@ -44,6 +44,11 @@ pub struct Feed {
     followers: Mutex<HashMap<String, Follows>>,
     /// One flush at a time, so records are stored in the order they were made.
     flushing: tokio::sync::Mutex<()>,
+    /// Records stored since the start.
+    stored: std::sync::atomic::AtomicU64,
+    /// Each webhook endpoint's deliveries, failures and whether it is parked, as its delivery
+    /// task last saw them, for `/metrics`.
+    endpoints: Mutex<std::collections::BTreeMap<(String, String), EndpointStats>>,
     /// Changes make records for the log entries after this seq only: none until a service
     /// starts making them (a registry rebuilt from the whole log makes none: its changes are
     /// not read one by one), and at a start none for the entries whose records are stored.
@@ -57,6 +62,8 @@ impl Default for Feed {
             pending: Mutex::default(),
             followers: Mutex::default(),
             flushing: tokio::sync::Mutex::default(),
+            stored: std::sync::atomic::AtomicU64::new(0),
+            endpoints: Mutex::default(),
             making_after: AtomicI64::new(i64::MAX),
         }
     }
@@ -212,7 +219,10 @@ impl Feed {
             return Ok(0);
         }
         match store.append_feed(&taken).await {
-            Ok(()) => Ok(taken.len()),
+            Ok(()) => {
+                self.stored.fetch_add(taken.len() as u64, Ordering::Relaxed);
+                Ok(taken.len())
+            }
             Err(e) => {
                 let mut pending = self.pending.lock_unpoisoned();
                 let newer = std::mem::replace(&mut *pending, taken);
@@ -220,6 +230,59 @@ impl Feed {
                 Err(e)
             }
         }
+    }
+}
+
+/// A webhook endpoint's figures for `/metrics`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct EndpointStats {
+    pub(crate) delivered: u64,
+    pub(crate) failed: u64,
+    pub(crate) parked: bool,
+    pub(crate) delivered_through: i64,
+}
+
+impl Feed {
+    /// Notes an endpoint's attempt (`Some(true)` delivered, `Some(false)` failed, `None` only
+    /// its state) and its state after it. O(log endpoints).
+    pub(crate) fn note_endpoint(
+        &self,
+        game: &str,
+        id: &str,
+        attempt: Option<bool>,
+        parked: bool,
+        through: i64,
+    ) {
+        let mut all = self.endpoints.lock_unpoisoned();
+        let stats = all.entry((game.to_string(), id.to_string())).or_default();
+        match attempt {
+            Some(true) => stats.delivered += 1,
+            Some(false) => stats.failed += 1,
+            None => {}
+        }
+        stats.parked = parked;
+        stats.delivered_through = through;
+    }
+
+    /// Forgets a removed endpoint's figures. O(log endpoints).
+    pub(crate) fn forget_endpoint(&self, game: &str, id: &str) {
+        self.endpoints
+            .lock_unpoisoned()
+            .remove(&(game.to_string(), id.to_string()));
+    }
+
+    /// Records stored since the start. O(1).
+    pub(crate) fn stored(&self) -> u64 {
+        self.stored.load(Ordering::Relaxed)
+    }
+
+    /// Every endpoint's figures, by game and id. O(endpoints).
+    pub(crate) fn endpoint_stats(&self) -> Vec<((String, String), EndpointStats)> {
+        self.endpoints
+            .lock_unpoisoned()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 }
 

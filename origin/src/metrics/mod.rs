@@ -241,6 +241,76 @@ impl Metrics {
                 id.game, id.mode, id.season, id.scope, why.seq
             );
         }
+        family(
+            &mut out,
+            "standings_feed_records_stored_total",
+            "Feed records stored since the start (docs/feed.md).",
+            "counter",
+        );
+        let stored: u64 = registries.iter().map(|r| r.feed.stored()).sum();
+        let _ = writeln!(out, "standings_feed_records_stored_total {stored}");
+        family(
+            &mut out,
+            "standings_feed_records_pending",
+            "Feed records made and not yet stored (every 100 ms, and before each checkpoint).",
+            "gauge",
+        );
+        let pending: usize = registries.iter().map(|r| r.feed.pending()).sum();
+        let _ = writeln!(out, "standings_feed_records_pending {pending}");
+        let (mut delivered, mut failed, mut parked, mut through) =
+            (String::new(), String::new(), String::new(), String::new());
+        for ((game, id), stats) in registries.iter().flat_map(|r| r.feed.endpoint_stats()) {
+            let labels = format!("game=\"{game}\",endpoint=\"{id}\"");
+            let _ = writeln!(
+                delivered,
+                "standings_webhook_deliveries_total{{{labels}}} {}",
+                stats.delivered
+            );
+            let _ = writeln!(
+                failed,
+                "standings_webhook_failures_total{{{labels}}} {}",
+                stats.failed
+            );
+            let _ = writeln!(
+                parked,
+                "standings_webhook_parked{{{labels}}} {}",
+                u8::from(stats.parked)
+            );
+            let _ = writeln!(
+                through,
+                "standings_webhook_delivered_through{{{labels}}} {}",
+                stats.delivered_through
+            );
+        }
+        for (name, help, kind, samples) in [
+            (
+                "standings_webhook_deliveries_total",
+                "Records a webhook endpoint's receiver acknowledged, since the start.",
+                "counter",
+                delivered,
+            ),
+            (
+                "standings_webhook_failures_total",
+                "Failed delivery attempts per webhook endpoint, since the start.",
+                "counter",
+                failed,
+            ),
+            (
+                "standings_webhook_parked",
+                "1 while a webhook endpoint is parked (GET its state for the reason).",
+                "gauge",
+                parked,
+            ),
+            (
+                "standings_webhook_delivered_through",
+                "The last feed seq a webhook endpoint's receiver acknowledged.",
+                "gauge",
+                through,
+            ),
+        ] {
+            family(&mut out, name, help, kind);
+            out.push_str(&samples);
+        }
         // Each family's samples stay together, as the exposition format asks.
         let (mut members, mut versions, mut shards) = (String::new(), String::new(), String::new());
         for slot in registries.iter().flat_map(|r| r.all_instances()) {
