@@ -1852,6 +1852,8 @@ async fn malformed_subscriptions_are_refused_before_the_stream(db: Db, transport
         // A position of another game, and text this service did not give.
         "view=top:3&min_position=p1-00000000-1",
         "view=top:3&min_position=soon",
+        // A live view of a segment is not built: refused, never the whole board instead.
+        "view=top:3&segment=country:DE",
     ] {
         let sub = Sub::new("global", "top:1").raw_query(query);
         assert_eq!(live.open(&sub).await.err().as_ref(), Some(&invalid), "{query:?}");
