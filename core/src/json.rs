@@ -373,10 +373,28 @@ impl PeriodFields<'_> {
 /// "value", "achieved_at", "competition_rank", "dense_rank", "percentile", "total_players"}`.
 /// O(length of the player id and the period key).
 pub fn write_rank_answer(out: &mut Vec<u8>, period: &PeriodFields<'_>, found: &PlayerRank<'_>) {
+    write_rank_fields(out, period, found, None);
+}
+
+/// A rank answer's fields, with `"segment"` after `"player_id"` and `"global_rank"` after
+/// `"rank"` when it is counted within a segment. O(length of the ids).
+fn write_rank_fields(
+    out: &mut Vec<u8>,
+    period: &PeriodFields<'_>,
+    found: &PlayerRank<'_>,
+    segment: Option<(&SegmentKey<'_>, u64)>,
+) {
     let entry = &found.entry;
     open_player_answer(out, period, found.board_version, entry.player);
+    if let Some((segment, _)) = segment {
+        write_segment(out, segment);
+    }
     out.extend_from_slice(b",\"rank\":");
     write_u64(out, entry.rank);
+    if let Some((_, global_rank)) = segment {
+        out.extend_from_slice(b",\"global_rank\":");
+        write_u64(out, global_rank);
+    }
     write_player_standing(out, entry.value, entry.achieved_at, &entry.info);
     out.extend_from_slice(b",\"competition_rank\":");
     write_u64(out, found.competition_rank);
@@ -580,22 +598,7 @@ pub fn write_segment_rank_answer(
     segment: &SegmentKey<'_>,
     found: &SegmentRank<'_>,
 ) {
-    let within = &found.within;
-    let entry = &within.entry;
-    open_player_answer(out, period, within.board_version, entry.player);
-    write_segment(out, segment);
-    out.extend_from_slice(b",\"rank\":");
-    write_u64(out, entry.rank);
-    out.extend_from_slice(b",\"global_rank\":");
-    write_u64(out, found.global_rank);
-    write_player_standing(out, entry.value, entry.achieved_at, &entry.info);
-    out.extend_from_slice(b",\"competition_rank\":");
-    write_u64(out, within.competition_rank);
-    out.extend_from_slice(b",\"dense_rank\":");
-    write_u64(out, within.dense_rank);
-    out.extend_from_slice(b",\"percentile\":");
-    write_f64(out, within.percentile);
-    close_player_answer(out, within.total_players);
+    write_rank_fields(out, period, &found.within, Some((segment, found.global_rank)));
 }
 
 /// Appends the whole segment nearby answer, the nearby answer with `"segment"` and each

@@ -8,26 +8,36 @@ use super::node::{Inner, Leaf, NodeRef, Summary};
 use super::{INNER_CAP, INNER_MIN, Key, LEAF_CAP, LEAF_MIN, NIL, Probe, Tree, cmp_probe};
 use crate::interner::{Interner, MemberId};
 
+/// The position `key` names. O(1).
+fn probe_of<'n>(names: &'n Interner, key: &Key) -> Probe<'n> {
+    Probe {
+        order: key.order,
+        time: key.time,
+        player: names.get(key.member),
+    }
+}
+
 impl Tree {
+    /// The leaf whose range holds `probe` (with `inclusive`, one whose first key equals it
+    /// counts as before it). O(log n).
+    fn leaf_for(&self, names: &Interner, probe: &Probe<'_>, inclusive: bool) -> u32 {
+        let mut node = self.root;
+        loop {
+            match node {
+                NodeRef::Leaf(id) => return id,
+                NodeRef::Inner(id) => {
+                    let inner = &self.inners[id as usize];
+                    node = inner.child_ref(inner.last_child_starting_before(names, probe, inclusive));
+                }
+            }
+        }
+    }
+
     /// Inserts an unranked member. O(log n). The caller guarantees `member` is not ranked.
     pub(crate) fn insert(&mut self, names: &Interner, key: Key) {
         debug_assert!(!self.contains(key.member));
-        let probe = Probe {
-            order: key.order,
-            time: key.time,
-            player: names.get(key.member),
-        };
-        // Descend to the leaf whose range holds the key.
-        let mut node = self.root;
-        let leaf_id = loop {
-            match node {
-                NodeRef::Leaf(id) => break id,
-                NodeRef::Inner(id) => {
-                    let inner = &self.inners[id as usize];
-                    node = inner.child_ref(inner.last_child_starting_before(names, &probe, false));
-                }
-            }
-        };
+        let probe = probe_of(names, &key);
+        let leaf_id = self.leaf_for(names, &probe, false);
         let leaf = &self.leaves[leaf_id as usize];
         let len = leaf.len as usize;
         let (mut lo, mut hi) = (0usize, len);
@@ -138,21 +148,7 @@ impl Tree {
     /// Removes the entry `key` from a tree found by key, [`Tree::untracked`] or not; `false`
     /// when the tree does not hold it. O(log n).
     pub(crate) fn remove_key(&mut self, names: &Interner, key: Key) -> bool {
-        let probe = Probe {
-            order: key.order,
-            time: key.time,
-            player: names.get(key.member),
-        };
-        let mut node = self.root;
-        let leaf_id = loop {
-            match node {
-                NodeRef::Leaf(id) => break id,
-                NodeRef::Inner(id) => {
-                    let inner = &self.inners[id as usize];
-                    node = inner.child_ref(inner.last_child_starting_before(names, &probe, true));
-                }
-            }
-        };
+        let leaf_id = self.leaf_for(names, &probe_of(names, &key), true);
         let leaf = &mut self.leaves[leaf_id as usize];
         let len = leaf.len as usize;
         let Some(slot) = (0..len).find(|&s| leaf.members[s] == key.member) else {

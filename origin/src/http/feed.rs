@@ -83,13 +83,18 @@ async fn get_webhook(
     Path((game, id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> AppResult<Response> {
-    state.auth.admin(&headers, &game)?;
-    let endpoint = state
-        .store
-        .webhook(&game, &id)
-        .await?
-        .ok_or_else(|| no_endpoint(&game, &id))?;
+    let endpoint = endpoint_of(&state, &headers, &game, &id).await?;
     Ok(endpoint_answer(&state, StatusCode::OK, &endpoint))
+}
+
+/// The endpoint an admin of `game` names, or 404 `UNKNOWN_WEBHOOK`. One look-up.
+async fn endpoint_of(state: &Shared, headers: &HeaderMap, game: &str, id: &str) -> AppResult<Endpoint> {
+    state.auth.admin(headers, game)?;
+    state
+        .store
+        .webhook(game, id)
+        .await?
+        .ok_or_else(|| no_endpoint(game, id))
 }
 
 /// `POST .../webhooks/{endpoint_id}/resume`: a parked endpoint tries again from the record it
@@ -99,13 +104,7 @@ async fn resume_webhook(
     Path((game, id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> AppResult<Response> {
-    state.auth.admin(&headers, &game)?;
-    let endpoint = state
-        .store
-        .webhook(&game, &id)
-        .await?
-        .ok_or_else(|| no_endpoint(&game, &id))?;
-    let endpoint = webhooks::resumed(endpoint);
+    let endpoint = webhooks::resumed(endpoint_of(&state, &headers, &game, &id).await?);
     state.store.set_webhook_delivery(&endpoint).await?;
     Ok(endpoint_answer(&state, StatusCode::OK, &endpoint))
 }
