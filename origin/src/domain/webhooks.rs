@@ -106,6 +106,10 @@ pub(crate) fn defined(
             "url {url:?} is not an http:// URL (https is not built yet: put a TLS-terminating proxy in front of the receiver)"
         ));
     }
+    let parsed: Result<hyper::Uri, _> = url.parse();
+    if !parsed.is_ok_and(|u| u.host().is_some_and(|h| !h.is_empty())) {
+        return Err(format!("url {url:?} is not a URL with a host"));
+    }
     key_of(&def.secret)?;
     if def.kinds.is_empty() {
         return Err(format!(
@@ -296,6 +300,7 @@ mod tests {
         for (url, secret, kinds, words) in [
             ("https://x", "whsec_AAAA", vec!["overtaken"], "http://"),
             ("http://x", "nope", vec!["overtaken"], "whsec_"),
+            ("http://[", e.secret.as_str(), vec!["overtaken"], "with a host"),
             ("http://x", "whsec_AAAA", vec!["overtaken"], "bytes"),
             ("http://x", e.secret.as_str(), vec![], "empty"),
             ("http://x", e.secret.as_str(), vec!["reward"], "not a record kind"),
