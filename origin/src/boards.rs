@@ -185,7 +185,10 @@ impl BoardEntry {
         {
             let mut board = slot.write();
             board.split(self.def.shard_count());
-            board.declare_segments(self.def.segments.clone());
+            // A closed period restored for reads declares them already.
+            if board.segment_spec() != self.def.segments {
+                board.declare_segments(self.def.segments.clone());
+            }
         }
         let mut instances = self.instances.write_unpoisoned();
         instances.insert(slot.period.key.clone(), Arc::new(slot));
