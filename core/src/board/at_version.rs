@@ -144,7 +144,20 @@ impl Board {
         let rank = self.index.rank_of(member)?;
         let standing = self.index.standing_of(member)?;
         let value_ranks = self.index.value_ranks(standing.value);
-        Some(PlayerRank {
+        Some(self.rank_answer(member, standing, rank, value_ranks, self.total_players()))
+    }
+
+    /// A member's rank answer at the current version: `rank` and `value_ranks` counted among
+    /// `total` players (the board's, or a segment's). O(log m) for its extras.
+    pub(super) fn rank_answer(
+        &self,
+        member: MemberId,
+        standing: Standing,
+        rank: u64,
+        value_ranks: crate::index::ValueRanks,
+        total: u64,
+    ) -> PlayerRank<'_> {
+        PlayerRank {
             board_version: self.version,
             entry: RankedEntry {
                 rank,
@@ -156,8 +169,8 @@ impl Board {
             competition_rank: value_ranks.competition_rank,
             dense_rank: value_ranks.dense_rank,
             percentile: value_ranks.percentile,
-            total_players: self.total_players(),
-        })
+            total_players: total,
+        }
     }
 
     /// The window of ranks `rank - radius ..= rank + radius` around a player, clipped at the

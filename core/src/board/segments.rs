@@ -171,20 +171,13 @@ impl Board {
         let (better, distinct) = tree.count_below_order(self.rules.score_mode.order_key(standing.value));
         let value_ranks = ValueRanks::of(better, distinct, tree.len());
         Some(SegmentRank {
-            within: PlayerRank {
-                board_version: self.version,
-                entry: RankedEntry {
-                    rank: position as u64 + 1,
-                    player: self.index.player(member),
-                    value: standing.value,
-                    achieved_at: standing.achieved_at,
-                    info: self.info_of(member),
-                },
-                competition_rank: value_ranks.competition_rank,
-                dense_rank: value_ranks.dense_rank,
-                percentile: value_ranks.percentile,
-                total_players: tree.len() as u64,
-            },
+            within: self.rank_answer(
+                member,
+                standing,
+                position as u64 + 1,
+                value_ranks,
+                tree.len() as u64,
+            ),
             global_rank: self.index.rank_of(member)?,
         })
     }
