@@ -267,6 +267,10 @@ pub enum Action {
         season: String,
         /// The state it moves to.
         to: SeasonState,
+        /// The reward bands declared as it is finalized (empty otherwise, and in logs
+        /// written before they existed).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rewards: Vec<super::rewards::RewardBand>,
     },
     /// Invalidate one event on every board it fed.
     Invalidate {
@@ -337,6 +341,16 @@ pub enum Action {
         /// The player.
         target_player_id: String,
     },
+    /// A period instance of a board with a feed closed: the writer logs it once its close
+    /// time passed, so the feed's `period_closed` record has a place in the log's order.
+    PeriodClose {
+        /// The board.
+        board: BoardId,
+        /// The period's kind.
+        period: String,
+        /// The period instance.
+        period_key: String,
+    },
 }
 
 impl Action {
@@ -355,6 +369,7 @@ impl Action {
             Action::LockName { .. } => "LOCK_NAME",
             Action::UnlockName { .. } => "UNLOCK_NAME",
             Action::Erase { .. } => "ERASE",
+            Action::PeriodClose { .. } => "PERIOD_CLOSE",
         }
     }
 

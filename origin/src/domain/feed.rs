@@ -4,8 +4,10 @@
 use serde_json::{Value, json};
 use standings_core::{Band, BoardId, Crossing, Overtake};
 
+use super::ResultRow;
 use super::band_name;
 use super::periods::Period;
+use super::rewards::Award;
 
 /// One record, ready to store.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +77,46 @@ pub(crate) fn overtaken(at: &At<'_>, by: &str, o: &Overtake<'_>) -> (&'static st
     body["by_rank_before"] = json!(o.by_rank_before);
     body["by_rank_after"] = json!(o.by_rank_after);
     ("overtaken", body)
+}
+
+/// `season_finalized` (correction 0) or `correction` (1, 2, ...): a board's result, its
+/// digest, how many players it ranks and how many rewards it awarded or changed.
+pub(crate) fn result(at: &At<'_>, result: &ResultRow, rewards_changed: usize) -> (&'static str, Value) {
+    let mut body = at.fields();
+    body["season"] = json!(result.board.season);
+    body["correction"] = json!(result.correction);
+    body["digest"] = json!(result.digest);
+    body["players"] = json!(result.entries.len());
+    body["rewards_changed"] = json!(rewards_changed);
+    (
+        if result.correction == 0 {
+            "season_finalized"
+        } else {
+            "correction"
+        },
+        body,
+    )
+}
+
+/// `reward`: a player's reward as a result (`correction`) sets it: `reward` `null` when a
+/// correction took it away, `previous_reward` `null` when they had none.
+pub(crate) fn reward(at: &At<'_>, correction: i64, award: &Award) -> (&'static str, Value) {
+    let mut body = at.fields();
+    body["season"] = json!(at.board.season);
+    body["correction"] = json!(correction);
+    body["player_id"] = json!(award.player);
+    body["rank"] = json!(award.rank);
+    body["reward"] = json!(award.reward);
+    body["previous_reward"] = json!(award.previous);
+    ("reward", body)
+}
+
+/// `period_closed`: a period instance stopped taking events, at its final version, with
+/// how many players it ranks.
+pub(crate) fn period_closed(at: &At<'_>, players: u64) -> (&'static str, Value) {
+    let mut body = at.fields();
+    body["players"] = json!(players);
+    ("period_closed", body)
 }
 
 /// The board part of a record, `game/mode/season/scope`. O(1).

@@ -13,6 +13,7 @@ pub(crate) mod player_pages;
 pub mod profile_book;
 pub mod profiles;
 mod refusals;
+pub(crate) mod rewards;
 pub(crate) mod seasons;
 pub(crate) mod webhooks;
 

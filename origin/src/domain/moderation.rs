@@ -5,12 +5,13 @@
 //! It is derived, so a rebuild reproduces it, and it is plain data (sorted lists) for a checkpoint,
 //! so equal states encode equally.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::RwLock;
 
 use serde::{Deserialize, Serialize};
 use standings_core::BoardId;
 
+use crate::domain::rewards::RewardBand;
 use crate::domain::seasons::{Arrival, Routing, SeasonBook, SeasonRecord};
 use crate::domain::{LoggedEvent, NewEvent, Refusal};
 use crate::sync::RwLockUnpoisoned;
@@ -27,6 +28,12 @@ pub struct Moderation {
     decisions: RwLock<HashMap<(String, String), bool>>,
     /// The next correction number of each board with results.
     next_correction: RwLock<HashMap<BoardId, i64>>,
+    /// The reward bands each finalized season declared.
+    rewards: RwLock<HashMap<(String, String), Vec<RewardBand>>>,
+    /// What each board's latest result awards: player to reward and rank.
+    awarded: RwLock<HashMap<BoardId, Awarded>>,
+    /// The period instances whose close is logged: (board, period kind, period key).
+    closed_periods: RwLock<HashSet<(BoardId, String, String)>>,
     /// Players' profiles. Not part of [`ModerationState`]: a checkpoint's restart reads them from
     /// the log's profile actions up to its `seq` (they can be many, and a trial of an action
     /// must not copy them).
@@ -42,7 +49,19 @@ pub struct ModerationState {
     disqualified: Vec<(BoardId, String)>,
     decisions: Vec<(String, String, bool)>,
     next_correction: Vec<(BoardId, i64)>,
+    #[serde(default)]
+    rewards: Vec<(String, String, Vec<RewardBand>)>,
+    #[serde(default)]
+    awarded: Vec<(BoardId, Vec<AwardRow>)>,
+    #[serde(default)]
+    closed_periods: Vec<(BoardId, String, String)>,
 }
+
+/// One award as a checkpoint holds it: player, reward, rank.
+type AwardRow = (String, String, u64);
+
+/// A result's awards: player to reward and rank.
+pub(crate) type Awarded = BTreeMap<String, (String, u64)>;
 
 impl Moderation {
     /// The state as plain data.
@@ -70,6 +89,27 @@ impl Moderation {
                     .map(|(board, next)| (board.clone(), *next))
                     .collect(),
             ),
+            rewards: sorted(
+                self.rewards
+                    .read_unpoisoned()
+                    .iter()
+                    .map(|((game, season), bands)| (game.clone(), season.clone(), bands.clone()))
+                    .collect(),
+            ),
+            awarded: sorted(
+                self.awarded
+                    .read_unpoisoned()
+                    .iter()
+                    .map(|(board, awarded)| {
+                        let list = awarded
+                            .iter()
+                            .map(|(player, (reward, rank))| (player.clone(), reward.clone(), *rank))
+                            .collect();
+                        (board.clone(), list)
+                    })
+                    .collect(),
+            ),
+            closed_periods: sorted(self.closed_periods.read_unpoisoned().iter().cloned().collect()),
         }
     }
 
@@ -88,6 +128,23 @@ impl Moderation {
             .map(|(game, event, apply)| ((game, event), apply))
             .collect();
         *domain.next_correction.write_unpoisoned() = state.next_correction.into_iter().collect();
+        *domain.rewards.write_unpoisoned() = state
+            .rewards
+            .into_iter()
+            .map(|(game, season, bands)| ((game, season), bands))
+            .collect();
+        *domain.awarded.write_unpoisoned() = state
+            .awarded
+            .into_iter()
+            .map(|(board, list)| {
+                let awarded = list
+                    .into_iter()
+                    .map(|(player, reward, rank)| (player, (reward, rank)))
+                    .collect();
+                (board, awarded)
+            })
+            .collect();
+        *domain.closed_periods.write_unpoisoned() = state.closed_periods.into_iter().collect();
         domain
     }
 
@@ -125,6 +182,44 @@ impl Moderation {
         let slot = next.entry(board.clone()).or_insert(0);
         *slot += 1;
         *slot - 1
+    }
+
+    /// Declares a season's reward bands (at its finalization).
+    pub(crate) fn set_rewards(&self, game: &str, season: &str, bands: Vec<RewardBand>) {
+        self.rewards
+            .write_unpoisoned()
+            .insert((game.to_string(), season.to_string()), bands);
+    }
+
+    /// The reward bands a season declared (none before it is finalized).
+    pub(crate) fn rewards(&self, game: &str, season: &str) -> Vec<RewardBand> {
+        self.rewards
+            .read_unpoisoned()
+            .get(&(game.to_string(), season.to_string()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Holds what `board`'s newest result awards and answers what the one before it awarded.
+    pub(crate) fn replace_awarded(&self, board: &BoardId, awarded: Awarded) -> Awarded {
+        self.awarded
+            .write_unpoisoned()
+            .insert(board.clone(), awarded)
+            .unwrap_or_default()
+    }
+
+    /// Notes that a period instance's close is logged; whether it was not already.
+    pub(crate) fn note_closed(&self, board: &BoardId, kind: &str, key: &str) -> bool {
+        self.closed_periods
+            .write_unpoisoned()
+            .insert((board.clone(), kind.to_string(), key.to_string()))
+    }
+
+    /// Whether a period instance's close is logged.
+    pub(crate) fn close_logged(&self, board: &BoardId, kind: &str, key: &str) -> bool {
+        self.closed_periods
+            .read_unpoisoned()
+            .contains(&(board.clone(), kind.to_string(), key.to_string()))
     }
 
     /// Marks an event invalidated (or restores it); whether that changed anything.

@@ -14,7 +14,15 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 /// The record kinds an endpoint may ask for.
-pub(crate) const KINDS: [&str; 3] = ["overtaken", "band_entered", "band_left"];
+pub(crate) const KINDS: [&str; 7] = [
+    "overtaken",
+    "band_entered",
+    "band_left",
+    "period_closed",
+    "season_finalized",
+    "reward",
+    "correction",
+];
 
 /// How long a rotated secret keeps signing beside the new one.
 pub(crate) const ROTATION_OVERLAP_MS: i64 = 24 * 3_600 * 1_000;
@@ -303,7 +311,12 @@ mod tests {
             ("http://[", e.secret.as_str(), vec!["overtaken"], "with a host"),
             ("http://x", "whsec_AAAA", vec!["overtaken"], "bytes"),
             ("http://x", e.secret.as_str(), vec![], "empty"),
-            ("http://x", e.secret.as_str(), vec!["reward"], "not a record kind"),
+            (
+                "http://x",
+                e.secret.as_str(),
+                vec!["rewards"],
+                "not a record kind",
+            ),
         ] {
             let def = Definition {
                 url: url.into(),

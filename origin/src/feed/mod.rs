@@ -181,6 +181,50 @@ impl Feed {
         for overtake in &overtakes {
             made.push(records::overtaken(&at, delta.player.as_str(), overtake));
         }
+        self.number(&mut entry, &def.id.game, made);
+    }
+
+    /// Makes the records of an action the log entry being applied performed: each result
+    /// (`season_finalized` or `correction`) followed by the rewards it changed, and a
+    /// period's close. O(records).
+    pub fn performed(&self, performed: &crate::log::Performed) {
+        if performed.results.is_empty() && performed.closed.is_none() {
+            return;
+        }
+        let mut entry = self.entry.lock_unpoisoned();
+        if entry.seq <= self.making_after.load(Ordering::Acquire) {
+            return;
+        }
+        let all_time = Period::all_time();
+        for (result, awards) in performed.results.iter().zip(&performed.awards) {
+            let at = records::At {
+                board: &result.board,
+                period: &all_time,
+                board_version: u64::try_from(result.board_version).unwrap_or(0),
+                at_ms: entry.at_ms,
+            };
+            let mut made = vec![records::result(&at, result, awards.len())];
+            made.extend(awards.iter().map(|a| records::reward(&at, result.correction, a)));
+            self.number(&mut entry, &result.board.game, made);
+        }
+        if let Some((board, period, board_version, players)) = &performed.closed {
+            let at = records::At {
+                board,
+                period,
+                board_version: *board_version,
+                at_ms: entry.at_ms,
+            };
+            self.number(
+                &mut entry,
+                &board.game,
+                vec![records::period_closed(&at, *players)],
+            );
+        }
+    }
+
+    /// Numbers `made`, records of `game` from the entry being applied, and holds them to be
+    /// stored. O(made).
+    fn number(&self, entry: &mut Entry, game: &str, made: Vec<(&'static str, serde_json::Value)>) {
         let mut pending = self.pending.lock_unpoisoned();
         for (kind, body) in made {
             if entry.made >= RECORDS_PER_ENTRY {
@@ -192,7 +236,7 @@ impl Feed {
             }
             let seq = record_seq(entry.seq, entry.made);
             entry.made += 1;
-            pending.push(Record::new(&def.id.game, seq, kind, body, entry.at_ms));
+            pending.push(Record::new(game, seq, kind, body, entry.at_ms));
         }
     }
 

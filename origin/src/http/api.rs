@@ -669,7 +669,7 @@ fn profile_schemas() -> Value {
         },
         "WebhookDefinition": {"type": "object", "additionalProperties": false, "required": ["url", "secret", "kinds"],
             "properties": {"url": {"type": "string", "pattern": "^http://"}, "secret": {"type": "string", "pattern": "^whsec_"},
-                "kinds": {"type": "array", "minItems": 1, "items": {"enum": ["overtaken", "band_entered", "band_left"]}}}},
+                "kinds": {"type": "array", "minItems": 1, "items": {"enum": ["overtaken", "band_entered", "band_left", "period_closed", "season_finalized", "reward", "correction"]}}}},
         "WebhookEndpoint": {"type": "object", "properties": {"game": {"type": "string"}, "endpoint_id": {"type": "string"},
             "url": {"type": "string"}, "kinds": {"type": "array", "items": {"type": "string"}},
             "state": {"enum": ["active", "parked"]}, "parked_reason": {"type": ["string", "null"]},
@@ -680,7 +680,7 @@ fn profile_schemas() -> Value {
             "deleted": {"type": "boolean"}}},
         "FeedPage": {"type": "object", "required": ["records", "next_seq"], "properties": {
             "records": {"type": "array", "items": {"type": "object", "required": ["seq", "kind", "game", "board", "board_version"],
-                "properties": {"seq": {"type": "integer"}, "kind": {"enum": ["overtaken", "band_entered", "band_left"]},
+                "properties": {"seq": {"type": "integer"}, "kind": {"enum": ["overtaken", "band_entered", "band_left", "period_closed", "season_finalized", "reward", "correction"]},
                     "game": {"type": "string"}, "board": {"type": "string"}, "period": {"type": "string"},
                     "period_key": {"type": "string"}, "board_version": {"type": "integer"}, "at": {"type": "string", "format": "date-time"},
                     "player_id": {"type": "string"}, "by": {"type": "string"}, "band": {"type": "string"},
@@ -796,7 +796,11 @@ fn schemas() -> Value {
             }
         },
         "SeasonStateChange": {"type": "object", "required": ["state"],
-            "properties": {"state": {"enum": ["open", "active", "frozen", "finalized", "published", "archived"]}}},
+            "properties": {"state": {"enum": ["open", "active", "frozen", "finalized", "published", "archived"]},
+                "rewards": {"type": "array", "maxItems": 32, "description": "with finalized only: rank ranges mapped to reward ids, one reward record per rewarded player in the feed",
+                    "items": {"type": "object", "required": ["ranks", "reward"], "properties": {
+                        "ranks": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 1000000}, "minItems": 2, "maxItems": 2},
+                        "reward": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,64}$"}}}}}},
         "SeasonState": {"type": "object", "properties": {"game": {"type": "string"}, "season": {"type": "string"},
             "state": {"type": "string"}}},
         "ModerationAction": {"type": "object", "required": ["moderation_id", "action_type", "reason", "game"],

@@ -68,16 +68,37 @@ async fn set_season_state(
     check_part("game", &game)?;
     check_part("season", &season)?;
     // An object only: a struct would also read from an array.
-    let to = Some(&body)
+    let asked = Some(&body)
         .filter(|body| body.is_object())
         .and_then(|body| SeasonStateBody::deserialize(body).ok())
-        .and_then(|body| SeasonState::parse(&body.state))
         .ok_or_else(|| {
             AppError::new(
                 Code::INVALID_REQUEST,
-                "the body must be {\"state\": \"open|active|frozen|finalized|published|archived\"}",
+                "the body must be {\"state\": \"open|active|frozen|finalized|published|archived\"}, \
+                 and with finalized optionally \"rewards\": [{\"ranks\": [1, 10], \"reward\": \"id\"}, ...]",
             )
         })?;
+    let to = SeasonState::parse(&asked.state).ok_or_else(|| {
+        AppError::new(
+            Code::INVALID_REQUEST,
+            format!(
+                "state {:?} is none of open, active, frozen, finalized, published, archived",
+                asked.state
+            ),
+        )
+    })?;
+    let rewards = match asked.rewards {
+        Some(_) if to != SeasonState::Finalized => {
+            return Err(AppError::new(
+                Code::INVALID_REQUEST,
+                format!("rewards are declared as the season is finalized, not when it becomes {to}"),
+            ));
+        }
+        Some(bands) => {
+            crate::domain::rewards::checked(bands).map_err(|why| AppError::new(Code::INVALID_REQUEST, why))?
+        }
+        None => Vec::new(),
+    };
     let from = state.domain.seasons.get(&game, &season).state;
     let answer = state
         .ingest
@@ -86,6 +107,7 @@ async fn set_season_state(
             action: Action::SeasonState {
                 season: season.clone(),
                 to,
+                rewards,
             },
             action_id: None,
             request: body,
@@ -110,6 +132,8 @@ async fn set_season_state(
 #[derive(Deserialize)]
 struct SeasonStateBody {
     state: String,
+    #[serde(default)]
+    rewards: Option<Vec<crate::domain::rewards::RewardBand>>,
 }
 
 #[derive(Deserialize)]

@@ -16,6 +16,7 @@ use super::{LogError, targets};
 use crate::boards::Registry;
 use crate::domain::periods::Period;
 use crate::domain::profile_book::profile_of;
+use crate::domain::rewards::{self, Award};
 use crate::domain::seasons::SeasonState;
 use crate::domain::{Action, ActionRefusal, ActionRow, BoardDef, Change, Moderation, ResultRow};
 use crate::store::Store;
@@ -84,6 +85,21 @@ pub struct Performed {
     pub changes: Vec<Change>,
     /// Result snapshots it produced (finalization, or corrections), to be stored.
     pub results: Vec<ResultRow>,
+    /// For each of `results`, the rewards it changed (all it awards, for the first).
+    pub(crate) awards: Vec<Vec<Award>>,
+    /// The period instance it closed: its board, period, version and ranked players.
+    pub(crate) closed: Option<(BoardId, Period, u64, u64)>,
+}
+
+impl Performed {
+    /// Adds a result and the rewards it changes. O(rewarded players).
+    fn add_result(&mut self, domain: &Moderation, result: ResultRow) {
+        let bands = domain.rewards(&result.board.game, &result.board.season);
+        let after = rewards::awards(&bands, &result.entries);
+        let before = domain.replace_awarded(&result.board, after.clone());
+        self.awards.push(rewards::changed(&before, &after));
+        self.results.push(result);
+    }
 }
 
 /// Performs a logged action on `instances`: the live boards or a rebuild's. `row.seq` bounds
@@ -102,7 +118,7 @@ pub async fn perform(
     // The (board, player) pairs whose aggregates to recompute, and the periods to do it in.
     let mut recompute: Vec<(BoardId, Period, String)> = Vec::new();
     match action {
-        Action::SeasonState { season, to } => {
+        Action::SeasonState { season, to, rewards } => {
             let record = domain.seasons.get(&row.game, season);
             domain
                 .seasons
@@ -113,13 +129,10 @@ pub async fn perform(
                 .map(|e| e.def.clone())
                 .collect();
             if *to == SeasonState::Finalized {
+                domain.set_rewards(&row.game, season, rewards.clone());
                 for def in &boards {
-                    performed.results.push(snapshot(
-                        instances,
-                        &def.id,
-                        domain.take_correction(&def.id),
-                        row,
-                    )?);
+                    let result = snapshot(instances, &def.id, domain.take_correction(&def.id), row)?;
+                    performed.add_result(domain, result);
                 }
             }
             if *to == SeasonState::Archived {
@@ -182,6 +195,24 @@ pub async fn perform(
             set_profile(registry, domain, instances, row, action, &mut performed)?;
             return Ok(performed);
         }
+        Action::PeriodClose {
+            board,
+            period,
+            period_key,
+        } => {
+            domain.note_closed(board, period, period_key);
+            let named = registry.entry(board).and_then(|entry| {
+                let kind = crate::domain::periods::PeriodKind::parse(period)?;
+                entry.calendar.parse_key(kind, period_key).ok()
+            });
+            if let Some(named) = named {
+                instances.prepare(board, &named).await?;
+                if let Some((version, players)) = instances.standing(board, &named) {
+                    performed.closed = Some((board.clone(), named, version, players));
+                }
+            }
+            return Ok(performed);
+        }
         Action::LockName { .. } | Action::UnlockName { .. } => {
             note_profile(domain, &row.game, action);
             return Ok(performed);
@@ -229,9 +260,8 @@ pub async fn perform(
     // A change to a season that has results is a numbered correction of each board it touched.
     for board in touched_results {
         if domain.seasons.get(&board.game, &board.season).state.has_results() {
-            performed
-                .results
-                .push(snapshot(instances, &board, domain.take_correction(&board), row)?);
+            let result = snapshot(instances, &board, domain.take_correction(&board), row)?;
+            performed.add_result(domain, result);
         }
     }
     Ok(performed)

@@ -61,6 +61,11 @@ pub trait Instances {
     fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), LogError>;
     /// Frees a board's instances (the season was archived).
     fn archive(&mut self, board: &BoardId);
+    /// An instance's version and ranked players, for the feed's records: only the live
+    /// instances make records, so the others answer `None`.
+    fn standing(&mut self, _board: &BoardId, _period: &Period) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// The ranked entries of a board, as results and period snapshots store them. O(n).
@@ -229,6 +234,12 @@ impl Instances for LiveInstances<'_> {
             entry.archive();
         }
     }
+
+    fn standing(&mut self, board: &BoardId, period: &Period) -> Option<(u64, u64)> {
+        let slot = self.registry.entry(board)?.instance(&period.key)?;
+        let live = slot.read();
+        Some((live.version(), live.index().len() as u64))
+    }
 }
 
 /// The live instances, with the events for split boards held back and applied per instance
@@ -341,6 +352,11 @@ impl Instances for Grouped<'_> {
     fn result(&mut self, board: &BoardId) -> Result<(Vec<RankedEntry>, u64, String), LogError> {
         self.settle();
         self.live.result(board)
+    }
+
+    fn standing(&mut self, board: &BoardId, period: &Period) -> Option<(u64, u64)> {
+        self.settle();
+        self.live.standing(board, period)
     }
 
     fn archive(&mut self, board: &BoardId) {
@@ -549,6 +565,13 @@ impl<I: Instances + Send> Instances for Tolerant<'_, '_, I> {
 
     fn archive(&mut self, board: &BoardId) {
         self.inner.archive(board);
+    }
+
+    fn standing(&mut self, board: &BoardId, period: &Period) -> Option<(u64, u64)> {
+        if self.is_broken(board) {
+            return None;
+        }
+        self.inner.standing(board, period)
     }
 }
 

@@ -184,7 +184,10 @@ async fn replay_action<I: Instances + Send>(
         perform(store, registry, domain, instances, row, action).await
     };
     match performed.await {
-        Ok(performed) => performed.results,
+        Ok(performed) => {
+            registry.feed.performed(&performed);
+            performed.results
+        }
         Err(why) => {
             for entry in registry.of_game(&row.game) {
                 instances.break_board(&entry.def.id, &why);

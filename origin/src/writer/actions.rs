@@ -171,6 +171,7 @@ async fn act(writer: &mut Writer, mut request: ActionRequest) -> Result<ActionAn
             return Err(e.into());
         }
     };
+    registry.feed.performed(&performed);
     registry.positions.visible_through(logged.seq);
     // Moderation, late decisions and season transitions reach subscribers like any change;
     // an action is rare, so every board of its game is marked rather than only those it moved.
@@ -212,7 +213,7 @@ async fn validate(
 ) -> Result<(), WriterError> {
     let game = &request.game;
     match &request.action {
-        Action::SeasonState { season, to } => {
+        Action::SeasonState { season, to, .. } => {
             let record = domain.seasons.get(game, season);
             if record.state == *to && record.explicit {
                 return Err(ActionRefusal::AlreadyInState {
@@ -251,6 +252,8 @@ async fn validate(
         | Action::LockName { .. }
         | Action::UnlockName { .. }
         | Action::Erase { .. } => Ok(()),
+        // The writer logs it itself, for an instance it holds.
+        Action::PeriodClose { .. } => Ok(()),
         Action::LateDecision { event_id, .. } => {
             let Some(event) = store.find_event(game, event_id).await? else {
                 return Err(unknown_event(game, event_id));

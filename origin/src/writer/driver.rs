@@ -260,7 +260,10 @@ impl Writer {
                 Command::Evict { reply } => {
                     self.quiesce(&mut storing).await;
                     let evicted = match self.resolve().await {
-                        Ok(()) => self.evict().await,
+                        Ok(()) => match self.close_periods().await {
+                            Ok(_) => self.evict().await,
+                            Err(e) => Err(e),
+                        },
                         Err(e) => Err(e),
                     };
                     let _ = reply.send(evicted);
