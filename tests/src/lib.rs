@@ -2,7 +2,7 @@
 //! the harnesses in `src/bin/` share: their start-up and command line (`harness`), the one HTTP
 //! client (`http`, which the origin's process tests use too), the service under test, a
 //! clustered database's partitions (`cluster`), the edge
-//! worker under `wrangler dev`, a latency histogram, a live subscriber's client and the load
+//! worker under `wrangler dev`, a latency histogram, a live subscriber's client, a webhook receiver and the load
 //! generator's workload.
 #![forbid(unsafe_code)]
 
@@ -12,5 +12,6 @@ pub mod harness;
 pub mod http;
 pub mod latency;
 pub mod live;
+pub mod receiver;
 pub mod service;
 pub mod workload;

@@ -57,6 +57,8 @@ use standings_tests::workload::{Rng, push_int, push_rfc3339};
 
 #[path = "crash/cluster.rs"]
 mod cluster;
+#[path = "crash/feed.rs"]
+mod feed;
 #[path = "crash/patroni.rs"]
 mod patroni;
 
@@ -360,13 +362,16 @@ async fn run(args: &Args) -> Result<String, String> {
         "crash",
         &format!(
             // The split board's shards on two threads, kills landing mid-settle.
-            "checkpoint_every_events = {}\npin_http_threads = false\nshard_threads = 2\n",
-            args.checkpoint_every
+            "checkpoint_every_events = {}\npin_http_threads = false\nshard_threads = 2\n{}",
+            args.checkpoint_every,
+            feed::CONFIG
         ),
     )?;
     service.start(READY_TIMEOUT).await?;
     let addr = service.addr.clone();
     define_boards(&addr, GAME).await?;
+    let (hook_url, receiver) = standings_tests::receiver::Receiver::start(feed::FAIL_EVERY).await?;
+    feed::register(&addr, GAME, &hook_url).await?;
 
     let tally = Arc::new(Tally::default());
     let ledger = Arc::new(Mutex::new(Ledger::default()));
@@ -440,9 +445,22 @@ async fn run(args: &Args) -> Result<String, String> {
     if let Err(why) = &snapshots {
         problems.push(why.clone());
     }
-    if let Err(why) = check_log(&service, &acknowledged, &refused) {
+    let logged = service.logged_events()?;
+    if let Err(why) = check_logged(&logged, &acknowledged, &refused) {
         problems.push(why);
     }
+    let feed = match feed::settled(&addr, GAME).await {
+        Ok(settled) => {
+            let order = HashMap::from([(GAME.to_string(), logged_order(&logged, &acknowledged))]);
+            let feeds = std::collections::BTreeMap::from([(GAME.to_string(), settled)]);
+            feed::check(&feeds, &order, |game| boards_of(game).to_vec(), &receiver)
+        }
+        Err(why) => Err(why),
+    };
+    let feed = feed.unwrap_or_else(|why| {
+        problems.push(why);
+        "feed: FAILED".into()
+    });
     let boards = [SUM_BOARD.to_string(), BEST_BOARD.to_string()];
     let before = digests(&addr, &boards).await?;
     if let Err(why) = resend_all(&addr, &acknowledged).await {
@@ -471,7 +489,7 @@ async fn run(args: &Args) -> Result<String, String> {
          {conflicts} conflicting resends and {invalid} invalid events refused; {kills} kills, \
          {outages} database outages{recovery}{failovers}; {conn} retries after a connection error, \
          {unavail} after a 503, {errors} other 5xx; log checked, resends changed nothing, \
-         both boards equal the model, rebuild {rebuild}; {live}; {snapshots}",
+         both boards equal the model, rebuild {rebuild}; {live}; {snapshots}; {feed}",
         live = watching.live_figures(live.is_ok()),
         snapshots = watching.snapshot_figures(&tally, snapshots.is_ok()),
         db = args.db,
@@ -547,8 +565,14 @@ fn boards_of(game: &str) -> [(String, ScoreMode); 2] {
 async fn define_boards(addr: &str, game: &str) -> Result<(), String> {
     let mut conn = HttpConn::connect(addr, ADMIN_TOKEN).await?;
     for ((board, _), body) in boards_of(game).into_iter().zip([
-        r#"{"score_mode":"cumulative","shards":3}"#,
-        r#"{"score_mode":"highest","periods":["all_time","daily"],"grace_seconds":0}"#,
+        format!(
+            r#"{{"score_mode":"cumulative","shards":3,{}}}"#,
+            feed::declared(ScoreMode::Cumulative)
+        ),
+        format!(
+            r#"{{"score_mode":"highest","periods":["all_time","daily"],"grace_seconds":0,{}}}"#,
+            feed::declared(ScoreMode::Highest)
+        ),
     ]) {
         let answer = conn.put(&format!("/v1/boards/{board}"), body.as_bytes()).await?;
         if answer.status != 201 && answer.status != 200 {
@@ -1163,15 +1187,18 @@ async fn chaos(
 
 /// Every acknowledged event is in the log exactly once, with the payload acknowledged, and the
 /// log holds nothing else (no refused id, no conflicting resend's payload).
-fn check_log(
-    service: &Service,
-    acknowledged: &HashMap<String, Event>,
-    refused: &HashSet<String>,
-) -> Result<(), String> {
-    check_logged(&service.logged_events()?, acknowledged, refused)
+/// The acknowledged events of the log's rows (as [`check_logged`] reads them), in `seq` order.
+fn logged_order<'a>(
+    rows: &[(String, String, i64)],
+    acknowledged: &'a HashMap<String, Event>,
+) -> Vec<&'a Event> {
+    rows.iter()
+        .filter_map(|(id, _, _)| acknowledged.get(id))
+        .collect()
 }
 
-/// [`check_log`] over the log's rows, `(event_id, player_id, value)`.
+/// Checks the log's rows, `(event_id, player_id, value)` in `seq` order, against what the
+/// clients were answered: every acknowledged event once, nothing else.
 fn check_logged(
     rows: &[(String, String, i64)],
     acknowledged: &HashMap<String, Event>,

@@ -118,10 +118,11 @@ impl Origins {
             let id = format!("node-{i}");
             let addr = free_local_addr()?;
             let extra = format!(
-                "checkpoint_every_events = {checkpoint}\npin_http_threads = false\nhttp_threads = 1\nshard_threads = 2\n\n\
+                "checkpoint_every_events = {checkpoint}\npin_http_threads = false\nhttp_threads = 1\nshard_threads = 2\n{feed}\n\
                  [cluster]\nnode_id = \"{id}\"\nadvertise_url = \"http://{addr}\"\npartitions = {partitions}\n\
                  lease_ttl_ms = {ttl}\nstandby = {standby}\nsecret = \"{CLUSTER_SECRET}\"\n",
                 checkpoint = args.checkpoint_every,
+                feed = super::feed::CONFIG,
                 partitions = args.partitions,
                 ttl = args.lease_ttl_ms,
                 standby = !args.no_standby,
@@ -876,8 +877,10 @@ pub(super) async fn run(args: &Args) -> Result<String, String> {
     }
     leases.settled(args.partitions).await?;
     let addrs = origins.addrs();
+    let (hook_url, receiver) = standings_tests::receiver::Receiver::start(super::feed::FAIL_EVERY).await?;
     for (i, (game, _)) in games.iter().enumerate() {
         define_boards(&addrs[i % addrs.len()], game).await?;
+        super::feed::register(&addrs[(i + 1) % addrs.len()], game, &hook_url).await?;
     }
     check_placement(&origins.url, &games, args.partitions)?;
 
@@ -980,7 +983,15 @@ pub(super) async fn run(args: &Args) -> Result<String, String> {
     if let Err(why) = &snapshots {
         problems.push(why.clone());
     }
-    let logged = match check_partitions(&origins.url, &games, args.partitions, &acknowledged, &refused) {
+    let mut order: HashMap<String, Vec<String>> = HashMap::new();
+    let logged = match check_partitions(
+        &origins.url,
+        &games,
+        args.partitions,
+        &acknowledged,
+        &refused,
+        &mut order,
+    ) {
         Ok(logged) => logged,
         Err(why) => {
             problems.push(why);
@@ -1020,6 +1031,25 @@ pub(super) async fn run(args: &Args) -> Result<String, String> {
             problems.push(why);
         }
     }
+    let mut feeds = std::collections::BTreeMap::new();
+    for (i, (game, _)) in games.iter().enumerate() {
+        match super::feed::settled(&addrs[i % addrs.len()], game).await {
+            Ok(feed) => {
+                feeds.insert(game.clone(), feed);
+            }
+            Err(why) => problems.push(why),
+        }
+    }
+    let order: HashMap<String, Vec<&Event>> = order
+        .into_iter()
+        .map(|(game, ids)| (game, ids.iter().filter_map(|id| acknowledged.get(id)).collect()))
+        .collect();
+    let feed = super::feed::check(&feeds, &order, |game| boards_of(game).to_vec(), &receiver).unwrap_or_else(
+        |why| {
+            problems.push(why);
+            "feed: FAILED".into()
+        },
+    );
     let rebuild = match origins.nodes[0].rebuild() {
         Ok(took) => format!("{:.2} s", took.as_secs_f64()),
         Err(why) => {
@@ -1102,7 +1132,7 @@ pub(super) async fn run(args: &Args) -> Result<String, String> {
          {position_reads} reads handed a write's position never older than it ({by_copies} answered by a warm copy, {unanswered} refused with a 503 or cut off); \
          503s by phase: {by_phase}; {errors} other 5xx; {foreign}; log checked ({logged}), resends changed \
          nothing, every board's digest the same through every node, every board equal to the model, \
-         rebuild {rebuild}; {live}; {snapshots}",
+         rebuild {rebuild}; {live}; {snapshots}; {feed}",
         nodes = args.nodes,
         partitions = args.partitions,
         ttl = args.lease_ttl_ms,
@@ -1167,6 +1197,7 @@ fn check_partitions(
     partitions: u32,
     acknowledged: &HashMap<String, Event>,
     refused: &HashSet<String>,
+    order: &mut HashMap<String, Vec<String>>,
 ) -> Result<String, String> {
     let placed: HashMap<&str, u32> = games.iter().map(|(g, p)| (g.as_str(), *p)).collect();
     let mut rows = Vec::new();
@@ -1191,6 +1222,7 @@ fn check_partitions(
                 problems.push(format!("{id} of {game} is in partition {p}"));
             }
             rows.push((id.to_string(), player.to_string(), value));
+            order.entry(game.to_string()).or_default().push(id.to_string());
         }
         let text = psql_text(
             url,
