@@ -42,8 +42,9 @@ pub struct Feed {
     pending: Mutex<Vec<Record>>,
     /// For each game, who has each player on their friend list.
     followers: Mutex<HashMap<String, Follows>>,
-    /// One flush at a time, so records are stored in the order they were made.
-    flushing: tokio::sync::Mutex<()>,
+    /// One store at a time (a flush, or a group's commit carrying records), so records are
+    /// stored in the order they were made.
+    flushing: std::sync::Arc<tokio::sync::Mutex<()>>,
     /// Records stored since the start.
     stored: std::sync::atomic::AtomicU64,
     /// Each webhook endpoint's deliveries, failures and whether it is parked, as its delivery
@@ -61,7 +62,7 @@ impl Default for Feed {
             entry: Mutex::default(),
             pending: Mutex::default(),
             followers: Mutex::default(),
-            flushing: tokio::sync::Mutex::default(),
+            flushing: std::sync::Arc::default(),
             stored: std::sync::atomic::AtomicU64::new(0),
             endpoints: Mutex::default(),
             making_after: AtomicI64::new(i64::MAX),
@@ -151,37 +152,40 @@ impl Feed {
         if self.entry.lock_unpoisoned().seq <= making_after {
             return;
         }
-        let crossings = board.band_crossings(delta, &def.feed.bands);
-        let watching: Vec<String> = if def.feed.overtakes {
-            self.followers
-                .lock_unpoisoned()
+        let mut made: Vec<records::Made> = board
+            .band_crossings(delta, &def.feed.bands)
+            .iter()
+            .map(|c| records::crossing(&def.feed.bands, c))
+            .collect();
+        if def.feed.overtakes {
+            // Read under the lock rather than copied out: a mover's followers are up to a
+            // friend list's cap, and this runs for every change of the board.
+            let followers = self.followers.lock_unpoisoned();
+            if let Some(watching) = followers
                 .get(&def.id.game)
                 .and_then(|f| f.followers.get(delta.player.as_str()))
-                .cloned()
-                .unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        let watching: Vec<&str> = watching.iter().map(String::as_str).collect();
-        let overtakes = board.overtakes(delta, &watching);
-        if crossings.is_empty() && overtakes.is_empty() {
+            {
+                let watching: Vec<&str> = watching.iter().map(String::as_str).collect();
+                made.extend(
+                    board
+                        .overtakes(delta, &watching)
+                        .iter()
+                        .map(|o| records::overtaken(delta.player.as_str(), o)),
+                );
+            }
+        }
+        if made.is_empty() {
             return;
         }
         let mut entry = self.entry.lock_unpoisoned();
-        let mut made = Vec::with_capacity(crossings.len() + overtakes.len());
-        let at = records::At {
+        let shared = records::At {
             board: &def.id,
             period,
             board_version: board.version(),
             at_ms: entry.at_ms,
-        };
-        for crossing in &crossings {
-            made.push(records::crossing(&at, &def.feed.bands, crossing));
         }
-        for overtake in &overtakes {
-            made.push(records::overtaken(&at, delta.player.as_str(), overtake));
-        }
-        self.number(&mut entry, &def.id.game, made);
+        .shared();
+        self.number(&mut entry, &def.id.game, &shared, made);
     }
 
     /// Makes the records of an action the log entry being applied performed: each result
@@ -197,36 +201,38 @@ impl Feed {
         }
         let all_time = Period::all_time();
         for (result, awards) in performed.results.iter().zip(&performed.awards) {
-            let at = records::At {
+            let shared = records::At {
                 board: &result.board,
                 period: &all_time,
                 board_version: u64::try_from(result.board_version).unwrap_or(0),
                 at_ms: entry.at_ms,
-            };
-            let mut made = vec![records::result(&at, result, awards.len())];
-            made.extend(awards.iter().map(|a| records::reward(&at, result.correction, a)));
-            self.number(&mut entry, &result.board.game, made);
+            }
+            .shared();
+            let mut made = vec![records::result(result, awards.len())];
+            made.extend(
+                awards
+                    .iter()
+                    .map(|a| records::reward(&result.board.season, result.correction, a)),
+            );
+            self.number(&mut entry, &result.board.game, &shared, made);
         }
         if let Some((board, period, board_version, players)) = &performed.closed {
-            let at = records::At {
+            let shared = records::At {
                 board,
                 period,
                 board_version: *board_version,
                 at_ms: entry.at_ms,
-            };
-            self.number(
-                &mut entry,
-                &board.game,
-                vec![records::period_closed(&at, *players)],
-            );
+            }
+            .shared();
+            self.number(&mut entry, &board.game, &shared, vec![records::period_closed(*players)]);
         }
     }
 
     /// Numbers `made`, records of `game` from the entry being applied, and holds them to be
     /// stored. O(made).
-    fn number(&self, entry: &mut Entry, game: &str, made: Vec<(&'static str, serde_json::Value)>) {
+    fn number(&self, entry: &mut Entry, game: &str, shared: &str, made: Vec<records::Made>) {
         let mut pending = self.pending.lock_unpoisoned();
-        for (kind, body) in made {
+        for made in &made {
             if entry.made >= RECORDS_PER_ENTRY {
                 tracing::error!(
                     "log entry {} made more than {RECORDS_PER_ENTRY} feed records; the rest are dropped",
@@ -236,7 +242,7 @@ impl Feed {
             }
             let seq = record_seq(entry.seq, entry.made);
             entry.made += 1;
-            pending.push(Record::new(game, seq, kind, body, entry.at_ms));
+            pending.push(Record::new(game, seq, made, shared, entry.at_ms));
         }
     }
 
@@ -246,6 +252,40 @@ impl Feed {
     /// O(records held).
     pub fn forget_stored(&self, stored: i64) {
         self.pending.lock_unpoisoned().retain(|r| r.seq > stored);
+    }
+
+    /// The records made so far, for the writer's next group to commit with its events (on
+    /// SQLite a store of its own would take turns with the group commits at the one write lock,
+    /// and a group waiting its turn waits milliseconds): `None` when there are none, or while a
+    /// flush or another group holds them. Hand them back with [`Feed::committed`]. O(1).
+    pub(crate) fn take_for_group(&self) -> Option<Carried> {
+        let turn = self.flushing.clone().try_lock_owned().ok()?;
+        let records = std::mem::take(&mut *self.pending.lock_unpoisoned());
+        if records.is_empty() {
+            return None;
+        }
+        Some(Carried { turn, records })
+    }
+
+    /// What became of the records a group carried: stored with it, or (its commit failed,
+    /// or its outcome is unknown) pending again, before every newer one. O(records) when not
+    /// stored.
+    pub(crate) fn committed(&self, carried: Carried, stored: bool) {
+        let Carried { turn, mut records } = carried;
+        if stored {
+            self.stored.fetch_add(records.len() as u64, Ordering::Relaxed);
+        } else {
+            let mut pending = self.pending.lock_unpoisoned();
+            let newer = std::mem::take(&mut *pending);
+            records.extend(newer);
+            *pending = records;
+        }
+        drop(turn);
+    }
+
+    /// When the oldest record waiting was made (its log entry's time), if any. O(1).
+    fn oldest_pending(&self) -> Option<i64> {
+        self.pending.lock_unpoisoned().first().map(|r| r.created_at)
     }
 
     /// How many records wait to be stored. O(1).
@@ -258,23 +298,29 @@ impl Feed {
     /// O(records).
     pub async fn flush(&self, store: &Store) -> Result<usize, StoreError> {
         let _one = self.flushing.lock().await;
-        let taken = std::mem::take(&mut *self.pending.lock_unpoisoned());
-        if taken.is_empty() {
-            return Ok(0);
-        }
-        match store.append_feed(&taken).await {
-            Ok(()) => {
-                self.stored.fetch_add(taken.len() as u64, Ordering::Relaxed);
-                Ok(taken.len())
-            }
-            Err(e) => {
+        let mut taken = std::mem::take(&mut *self.pending.lock_unpoisoned());
+        let mut stored = 0;
+        while stored < taken.len() {
+            let chunk = &taken[stored..taken.len().min(stored + RECORDS_PER_TRANSACTION)];
+            if let Err(e) = store.append_feed(chunk).await {
                 let mut pending = self.pending.lock_unpoisoned();
+                taken.drain(..stored);
                 let newer = std::mem::replace(&mut *pending, taken);
                 pending.extend(newer);
-                Err(e)
+                return Err(e);
             }
+            stored += chunk.len();
+            self.stored.fetch_add(chunk.len() as u64, Ordering::Relaxed);
         }
+        Ok(stored)
     }
+}
+
+/// Records a group's transaction carries, and the turn it holds until they are stored or
+/// back in line.
+pub(crate) struct Carried {
+    turn: tokio::sync::OwnedMutexGuard<()>,
+    pub(crate) records: Vec<Record>,
 }
 
 /// A webhook endpoint's figures for `/metrics`.
@@ -330,8 +376,15 @@ impl Feed {
     }
 }
 
-/// How often made records are stored.
-const FLUSH_EVERY_MS: i64 = 100;
+/// How often the keep task looks for records to store.
+const FLUSH_EVERY_MS: i64 = 20;
+
+/// How long records wait for a group's commit to carry them before the keep task stores them
+/// itself: while writes go on, groups carry them; when they stop, this is the delay.
+const CARRY_WAIT_MS: i64 = 50;
+
+/// The most records one transaction of a flush stores: short turns beside the group commits.
+const RECORDS_PER_TRANSACTION: usize = 256;
 
 /// How often retention removes old records.
 const PRUNE_EVERY_MS: i64 = 60_000;
@@ -351,7 +404,10 @@ pub(crate) async fn keep(
         let Some(live) = feed.upgrade() else {
             return;
         };
-        if let Err(e) = live.flush(&store).await {
+        let waited = live
+            .oldest_pending()
+            .is_some_and(|made| clock.now_ms().saturating_sub(made) >= CARRY_WAIT_MS);
+        if waited && let Err(e) = live.flush(&store).await {
             tracing::warn!(
                 "storing feed records failed (kept for the next try): {}",
                 crate::chain::Chain(&e)

@@ -14,6 +14,21 @@ impl Store {
     /// transaction. O(records).
     pub(crate) async fn append_feed(&self, records: &[Record]) -> Result<(), StoreError> {
         let mut tx = self.begin_on(&self.pool).await.map_err(db_err("cannot begin"))?;
+        self.insert_feed(&mut tx, records).await?;
+        tx.commit().await.map_err(db_err("cannot commit feed records"))
+    }
+
+    /// Stores records in the writer's transaction (a group's, which then commits them with its
+    /// events), as [`Store::append_feed`] does. O(records).
+    pub(crate) async fn append_feed_in(&self, tx: &mut super::Transaction, records: &[Record]) -> Result<(), StoreError> {
+        self.insert_feed(&mut tx.0, records).await
+    }
+
+    async fn insert_feed(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        records: &[Record],
+    ) -> Result<(), StoreError> {
         for chunk in records.chunks(ROWS_PER_INSERT) {
             let mut sql = String::from("INSERT INTO feed (game, seq, kind, record, created_at) VALUES ");
             for i in 0..chunk.len() {
@@ -42,11 +57,11 @@ impl Store {
                     .bind(r.created_at);
             }
             query
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await
                 .map_err(db_err("cannot store feed records"))?;
         }
-        tx.commit().await.map_err(db_err("cannot commit feed records"))
+        Ok(())
     }
 
     /// Up to `limit` of a game's records after `since_seq`, in seq order: seq, kind, and the

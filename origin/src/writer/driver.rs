@@ -437,8 +437,14 @@ impl Writer {
             outcomes,
         } = self.machine.write(&mut group, decided);
         let store = self.store.clone();
+        let feed = self.registry.feed.clone();
+        let carried = feed.take_for_group();
         let task = tokio::spawn(async move {
-            let stored = store_group(&store, tx, &fresh, &new_seasons, seal, lookup).await;
+            let records = carried.as_ref().map_or(&[][..], |c| &c.records[..]);
+            let stored = store_group(&store, tx, &fresh, &new_seasons, seal, lookup, records).await;
+            if let Some(carried) = carried {
+                feed.committed(carried, matches!(stored, Ok(Stored::Committed(_))));
+            }
             (stored, fresh, new_seasons)
         });
         self.flight = Some(InFlight {
@@ -693,8 +699,8 @@ fn gather(
 }
 
 /// Inserts and commits a decided group, in the transaction its ids were looked up in if they
-/// were. A failure before the commit leaves nothing stored; a commit whose answer is lost is
-/// [`Stored::Unknown`].
+/// were, with the feed's `records` made since the last store. A failure before the commit
+/// leaves nothing stored; a commit whose answer is lost is [`Stored::Unknown`].
 async fn store_group(
     store: &Store,
     tx: Option<Transaction>,
@@ -702,6 +708,7 @@ async fn store_group(
     new_seasons: &[(String, String)],
     seal: Option<Seal>,
     lookup: bool,
+    records: &[crate::feed::Record],
 ) -> Result<Stored, WriterError> {
     let mut tx = match tx {
         Some(tx) => tx,
@@ -710,6 +717,7 @@ async fn store_group(
         None if store.appends_alone()
             && seal.is_none()
             && new_seasons.is_empty()
+            && records.is_empty()
             && fresh.iter().all(|e| e.metadata.is_none())
             && (1..=AT_ONCE_ROWS).contains(&fresh.len()) =>
         {
@@ -732,6 +740,7 @@ async fn store_group(
     }
     store.insert_event_metadata(&mut tx, fresh).await?;
     store.add_event_seasons(&mut tx, new_seasons).await?;
+    store.append_feed_in(&mut tx, records).await?;
     if let Some((start, end, entries)) = seal {
         store.seal_run(&mut tx, start, end, entries).await?;
     }

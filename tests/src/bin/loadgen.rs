@@ -34,6 +34,10 @@
 //! forwarding to a partition's owner, a takeover with and without a warm standby, and write
 //! throughput on 1, 2 and 3 nodes with the CPU per event of each (`loadgen cluster --help`).
 //!
+//! `loadgen feed` (module `feed`) measures writes with country segments and the feed on and
+//! off, side by side on the same players, and the feed's webhook deliveries (`loadgen feed
+//! --help`).
+//!
 //! `loadgen seeds` (module `seeds`) holds one board to the design documents' load: a write
 //! spike above capacity beside rank, top and nearby reads and live views, the backlog's drain,
 //! the digest against a rebuild, memory at rest and the restart, with Redis beside it
@@ -51,6 +55,8 @@ mod cluster;
 mod cpu;
 #[path = "loadgen/edge.rs"]
 mod edge;
+#[path = "loadgen/feed.rs"]
+mod feed;
 #[path = "loadgen/live.rs"]
 mod live;
 #[path = "loadgen/names.rs"]
@@ -106,6 +112,8 @@ enum Mode {
     Cluster(cluster::Args),
     /// Renames of players on a loaded board: latency, rate, versions, memory.
     Names(names::Args),
+    /// Writes with country segments and the feed on and off, and webhook deliveries.
+    Feed(feed::Args),
     /// The design documents' load on one board: a write spike beside reads and live views.
     Seeds(seeds::Args),
 }
@@ -116,9 +124,11 @@ impl Options for Cli {
             None => Ok(()),
             Some(Mode::Live(args)) => args.check(),
             Some(Mode::Edge(args)) => args.check(),
-            Some(Mode::Closed(_)) | Some(Mode::Cluster(_)) | Some(Mode::Names(_)) | Some(Mode::Seeds(_)) => {
-                Ok(())
-            }
+            Some(Mode::Closed(_))
+            | Some(Mode::Cluster(_))
+            | Some(Mode::Names(_))
+            | Some(Mode::Feed(_))
+            | Some(Mode::Seeds(_)) => Ok(()),
         }
     }
 }
@@ -263,6 +273,9 @@ fn main() -> ExitCode {
         }
         Some(Mode::Names(args)) => harness::block_on("loadgen names", args.run.client_threads, async {
             names::run(args).await.map(|()| None)
+        }),
+        Some(Mode::Feed(args)) => harness::block_on("loadgen feed", args.run.client_threads, async {
+            feed::run(args).await.map(|()| None)
         }),
         Some(Mode::Seeds(args)) => {
             harness::block_on("loadgen seeds", args.common.run.client_threads, async {
