@@ -551,7 +551,7 @@ fn write_segment(out: &mut Vec<u8>, segment: &SegmentKey<'_>) {
 }
 
 /// Appends segment entries, each `{"rank","global_rank","player_id",...}`. O(entries).
-fn write_segment_entries(out: &mut Vec<u8>, entries: &[SegmentEntry<'_>]) {
+pub fn write_segment_entries(out: &mut Vec<u8>, entries: &[SegmentEntry<'_>]) {
     out.push(b'[');
     for (i, e) in entries.iter().enumerate() {
         if i > 0 {

@@ -70,7 +70,7 @@ pub use interner::MemberId;
 pub use join::Threads;
 pub use join::{Join, OneThread};
 pub use live::{
-    ALL_TIME_KEY, First, MAX_AROUND_RADIUS, MAX_TOP_LIMIT, Position, PositionError, View, ViewDelta,
+    ALL_TIME_KEY, First, MAX_AROUND_RADIUS, MAX_TOP_LIMIT, Position, PositionError, Segment, View, ViewDelta,
     ViewDeltaError, ViewEntry, ViewError, ViewState, first_message,
 };
 pub use profile::{Audience, EntryInfo, Extras, Profile};

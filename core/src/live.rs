@@ -48,6 +48,7 @@ use crate::error::{IdError, QueryError};
 use crate::event::PlayerId;
 use crate::index::RankedEntry;
 use crate::profile::{Audience, EntryInfo};
+use crate::segments::{SegmentEntry, SegmentKey};
 
 /// The period key of a board's all-time instance, the one instance it never leaves.
 pub const ALL_TIME_KEY: &str = "all_time";
@@ -79,6 +80,55 @@ pub enum View {
         /// The player.
         player: PlayerId,
     },
+    /// One of the others within a segment of the board (`in:country:DE:top:10`): ranks
+    /// counted among the segment's members, each entry with its rank on the whole board
+    /// (`docs/segments.md`).
+    In {
+        /// The segment.
+        segment: Segment,
+        /// The view within it: `Top`, `Around` or `Player`.
+        view: alloc::boxed::Box<View>,
+    },
+}
+
+/// A segment a view is within, owned: `country:DE`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Segment {
+    /// The dimension (`country`).
+    pub dimension: String,
+    /// The value (`DE`).
+    pub value: String,
+}
+
+impl Segment {
+    /// The segment as the board's reads name it. O(1).
+    pub fn key(&self) -> SegmentKey<'_> {
+        SegmentKey {
+            dimension: &self.dimension,
+            value: &self.value,
+        }
+    }
+}
+
+impl View {
+    /// This view within `segment` (a view already within one stays within its own). O(1).
+    pub fn within(self, segment: Segment) -> View {
+        match self {
+            View::In { .. } => self,
+            view => View::In {
+                segment,
+                view: alloc::boxed::Box::new(view),
+            },
+        }
+    }
+
+    /// The segment the view is within, if any. O(1).
+    pub fn segment(&self) -> Option<&Segment> {
+        match self {
+            View::In { segment, .. } => Some(segment),
+            _ => None,
+        }
+    }
 }
 
 /// A view query that cannot be parsed.
@@ -151,9 +201,28 @@ fn parse_player(text: &str) -> Result<PlayerId, ViewError> {
 impl FromStr for View {
     type Err = ViewError;
 
-    /// Parses `top:N`, `around:PLAYER:R` or `player:PLAYER`. A player id may itself hold `:`,
-    /// so the radius is what follows the last one. O(length).
+    /// Parses `top:N`, `around:PLAYER:R` or `player:PLAYER`, each optionally within a segment
+    /// as `in:DIMENSION:VALUE:` before it. A player id may itself hold `:`, so the radius is
+    /// what follows the last one; a segment's dimension and value never do. O(length).
     fn from_str(text: &str) -> Result<View, ViewError> {
+        if let Some(rest) = text.strip_prefix("in:") {
+            let mut parts = rest.splitn(3, ':');
+            let (Some(dimension), Some(value), Some(view)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(ViewError::Missing { what: "segment" });
+            };
+            if dimension.is_empty() || value.is_empty() {
+                return Err(ViewError::Missing { what: "segment" });
+            }
+            let view: View = view.parse()?;
+            if view.segment().is_some() {
+                return Err(ViewError::UnknownKind);
+            }
+            return Ok(view.within(Segment {
+                dimension: dimension.into(),
+                value: value.into(),
+            }));
+        }
         if let Some(limit) = text.strip_prefix("top:") {
             let limit = parse_bounded("top limit", limit, 1, MAX_TOP_LIMIT)?;
             Ok(View::Top { limit })
@@ -183,6 +252,7 @@ impl fmt::Display for View {
             View::Top { limit } => write!(f, "top:{limit}"),
             View::Around { player, radius } => write!(f, "around:{player}:{radius}"),
             View::Player { player } => write!(f, "player:{player}"),
+            View::In { segment, view } => write!(f, "in:{}:{}:{view}", segment.dimension, segment.value),
         }
     }
 }
@@ -222,6 +292,9 @@ pub struct ViewEntry {
     /// The metadata JSON object as text, when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<String>,
+    /// In a view within a segment, the rank on the whole board (`rank` is within the segment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_rank: Option<u64>,
 }
 
 impl ViewEntry {
@@ -235,6 +308,14 @@ impl ViewEntry {
             display_name: info.display_name.map(Into::into),
             country: info.country.map(Into::into),
             metadata: info.metadata.map(Into::into),
+            global_rank: None,
+        }
+    }
+
+    fn of_segment(entry: &SegmentEntry<'_>) -> ViewEntry {
+        ViewEntry {
+            global_rank: Some(entry.global_rank),
+            ..ViewEntry::of(&entry.entry)
         }
     }
 
@@ -246,6 +327,32 @@ impl ViewEntry {
             metadata: self.metadata.as_deref(),
             anonymous: false,
         }
+    }
+}
+
+/// A view's entries within a segment, with the segment reads the read API makes. O(log n + k)
+/// for k entries.
+fn read_within(board: &Board, segment: &SegmentKey<'_>, view: &View) -> Vec<ViewEntry> {
+    match view {
+        View::Top { limit } => match board.segment_top(segment, usize::from(*limit), None) {
+            Ok(page) => page.entries.iter().map(ViewEntry::of_segment).collect(),
+            Err(_) => Vec::new(),
+        },
+        View::Around { player, radius } => board
+            .segment_nearby(segment, player.as_str(), u64::from(*radius))
+            .map(|window| window.iter().map(ViewEntry::of_segment).collect())
+            .unwrap_or_default(),
+        View::Player { player } => board
+            .segment_rank(segment, player.as_str())
+            .map(|found| {
+                alloc::vec![ViewEntry {
+                    global_rank: Some(found.global_rank),
+                    ..ViewEntry::of(&found.within.entry)
+                }]
+            })
+            .unwrap_or_default(),
+        // Parsing never nests segments.
+        View::In { .. } => Vec::new(),
     }
 }
 
@@ -268,6 +375,7 @@ impl ViewState {
     /// O(log n + k) for k entries.
     pub fn read(board: &Board, view: &View, period_key: &str) -> ViewState {
         let entries = match view {
+            View::In { segment, view } => read_within(board, &segment.key(), view),
             View::Top { limit } => match board.top(usize::from(*limit), None) {
                 Ok(page) => page.entries.iter().map(ViewEntry::of).collect(),
                 // Without a cursor the page is read at the current version, which is always held.
@@ -302,6 +410,17 @@ impl ViewState {
         board_version: u64,
     ) -> Result<ViewState, QueryError> {
         let entries = match view {
+            // A segment keeps no history: only its current version is read.
+            View::In { .. } if board_version == board.version() => {
+                return Ok(ViewState::read(board, view, period_key));
+            }
+            View::In { .. } => {
+                return Err(QueryError::StaleCursor {
+                    cursor_version: board_version,
+                    oldest_held: board.version(),
+                    board_version: board.version(),
+                });
+            }
             View::Top { limit } => board
                 .top_at(board_version, usize::from(*limit))?
                 .entries
@@ -838,6 +957,7 @@ mod tests {
                 player_id: PlayerId::new("c").unwrap(),
                 value: 60,
                 achieved_at: 0,
+                global_rank: None,
             }],
             left: Vec::new(),
             ..ghost.clone()

@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 use crate::index::RankedEntry;
 use crate::json::{self, PeriodFields, write_str, write_u64};
 use crate::live::{View, ViewDelta, ViewEntry, ViewState};
+use crate::segments::SegmentEntry;
 
 /// `heartbeat`.
 pub const HEARTBEAT: &[u8] = b"{\"type\":\"heartbeat\"}";
@@ -17,18 +18,30 @@ pub const HEARTBEAT: &[u8] = b"{\"type\":\"heartbeat\"}";
 /// `going_away`.
 pub const GOING_AWAY: &[u8] = b"{\"type\":\"going_away\"}";
 
-/// Appends entries as the read API prints them. O(entries).
+/// Appends entries as the read API prints them: a segment's (each with its `global_rank`)
+/// as its segment reads do. O(entries).
 fn write_entries(out: &mut Vec<u8>, entries: &[ViewEntry]) {
-    json::write_entries(
-        out,
-        entries.iter().map(|e| RankedEntry {
+    fn ranked(e: &ViewEntry) -> RankedEntry<'_> {
+        RankedEntry {
             rank: e.rank,
             player: e.player_id.as_str(),
             value: e.value,
             achieved_at: e.achieved_at,
             info: e.info(),
-        }),
-    );
+        }
+    }
+    if entries.iter().any(|e| e.global_rank.is_some()) {
+        let within: Vec<SegmentEntry<'_>> = entries
+            .iter()
+            .map(|e| SegmentEntry {
+                entry: ranked(e),
+                global_rank: e.global_rank.unwrap_or_default(),
+            })
+            .collect();
+        json::write_segment_entries(out, &within);
+    } else {
+        json::write_entries(out, entries.iter().map(ranked));
+    }
 }
 
 /// `snapshot`: the whole view at `state.board_version`. O(entries).

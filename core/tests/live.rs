@@ -44,6 +44,7 @@ fn model_view(board: &Board, view: &View) -> Vec<ViewEntry> {
             player_id: PlayerId::new(e.player).unwrap(),
             value: e.value,
             achieved_at: e.achieved_at,
+            global_rank: None,
         })
         .collect();
     let at = |player: &PlayerId| all.iter().position(|e| e.player_id == *player);
@@ -57,6 +58,7 @@ fn model_view(board: &Board, view: &View) -> Vec<ViewEntry> {
             }
         },
         View::Player { player } => at(player).map(|i| vec![all[i].clone()]).unwrap_or_default(),
+        View::In { .. } => unreachable!("segment views are tested in tests/segments.rs"),
     }
 }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use standings_core::{
-    Board, BoardRules, COUNTRY, Cursor, PlayerId, Profile, RankedEntry, ScoreEvent, ScoreMode, SegmentKey,
-    SegmentSpec, Threads,
+    Board, BoardRules, COUNTRY, Cursor, PlayerId, Profile, RankedEntry, ScoreEvent, ScoreMode, Segment,
+    SegmentKey, SegmentSpec, Threads, View, ViewDelta, ViewEntry, ViewState,
 };
 
 mod common;
@@ -238,6 +238,87 @@ proptest! {
         }
         board.declare_segments(SegmentSpec { country: true });
         check(&board);
+    }
+}
+
+/// A live view within a segment, worked out from the model: the segment's entries with their
+/// ranks within it and global ranks, cut as the view cuts.
+fn model_view(board: &Board, country: &str, view: &View) -> Vec<ViewEntry> {
+    let within: Vec<ViewEntry> = model(board, country)
+        .iter()
+        .enumerate()
+        .map(|(i, (global, e))| ViewEntry {
+            rank: i as u64 + 1,
+            player_id: PlayerId::new(e.player).unwrap(),
+            value: e.value,
+            achieved_at: e.achieved_at,
+            display_name: None,
+            country: Some(country.into()),
+            metadata: None,
+            global_rank: Some(*global),
+        })
+        .collect();
+    let at = |p: &PlayerId| within.iter().position(|e| e.player_id == *p);
+    match view {
+        View::Top { limit } => within.iter().take(usize::from(*limit)).cloned().collect(),
+        View::Around { player, radius } => match at(player) {
+            None => Vec::new(),
+            Some(i) => {
+                let r = usize::from(*radius);
+                within[i.saturating_sub(r)..=(i + r).min(within.len() - 1)].to_vec()
+            }
+        },
+        View::Player { player } => at(player).map(|i| vec![within[i].clone()]).unwrap_or_default(),
+        View::In { .. } => unreachable!("views are within one segment at most"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// A live view within a segment reads what the model gives at every version, and the delta
+    /// between any two of its states brings the older to the newer through the core's apply;
+    /// its text parses back to the same view.
+    #[test]
+    fn live_views_within_a_segment_follow_the_model(
+        mode in mode_strategy(),
+        ops in proptest::collection::vec(op_strategy(), 1..50),
+        country in 0usize..3,
+        inner in prop_oneof![
+            (1u16..6).prop_map(|limit| View::Top { limit }),
+            (0u16..24, 0u16..3).prop_map(|(p, radius)| View::Around { player: PlayerId::new(&player(p)).unwrap(), radius }),
+            (0u16..24).prop_map(|p| View::Player { player: PlayerId::new(&player(p)).unwrap() }),
+        ],
+    ) {
+        let mut board = Board::new(BoardRules::new(mode));
+        board.declare_segments(SegmentSpec { country: true });
+        let view = inner.clone().within(Segment { dimension: COUNTRY.into(), value: COUNTRIES[country].into() });
+        prop_assert_eq!(view.to_string().parse::<View>().unwrap(), view.clone());
+        let mut states = vec![ViewState::read(&board, &view, "all_time")];
+        let mut serial = 0;
+        for op in &ops {
+            let version = board.version();
+            run(&mut board, op, &mut serial);
+            if board.version() == version {
+                continue;
+            }
+            let state = ViewState::read(&board, &view, "all_time");
+            prop_assert_eq!(&state.entries, &model_view(&board, COUNTRIES[country], &inner), "{} at {}", view, board.version());
+            // Only the current version is held for a segment.
+            prop_assert!(ViewState::read_at(&board, &view, "all_time", version).is_err());
+            prop_assert_eq!(ViewState::read_at(&board, &view, "all_time", board.version()).unwrap(), state.clone());
+            states.push(state);
+        }
+        for (i, old) in states.iter().enumerate() {
+            for new in &states[i + 1..] {
+                let mut held = old.clone();
+                match ViewDelta::between(old, new) {
+                    Some(delta) => held.apply(&delta).unwrap(),
+                    None => prop_assert_eq!(&old.entries, &new.entries),
+                }
+                prop_assert_eq!(&held.entries, &new.entries);
+            }
+        }
     }
 }
 

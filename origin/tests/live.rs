@@ -106,6 +106,7 @@ on_both_databases_and_transports!(
     a_period_view_follows_its_day_until_it_closes,
     around_and_player_views_follow_their_player,
     moderation_moves_a_player_for_subscribers,
+    views_within_a_segment_follow_it_with_global_ranks,
     a_late_decision_and_the_season_archive_reach_subscribers,
     subscriptions_take_read_auth_and_a_player_jwt_in_the_query,
     malformed_subscriptions_are_refused_before_the_stream,
@@ -125,6 +126,8 @@ on_both_databases_and_transports!(
 #[derive(Debug, Deserialize)]
 struct WireEntry {
     rank: u64,
+    #[serde(default)]
+    global_rank: Option<u64>,
     player_id: String,
     value: i64,
     achieved_at: String,
@@ -140,6 +143,7 @@ impl WireEntry {
             player_id: PlayerId::new(&self.player_id).unwrap(),
             value: self.value,
             achieved_at: ms(&self.achieved_at),
+            global_rank: self.global_rank,
         }
     }
 }
@@ -1001,13 +1005,21 @@ impl Live {
         } else {
             format!("&{}", sub.period)
         };
-        let (path, single) = match &sub.view {
+        let (view, period) = match &sub.view {
+            View::In { segment, view } => (
+                &**view,
+                format!("{period}&segment={}:{}", segment.dimension, segment.value),
+            ),
+            view => (view, period),
+        };
+        let (path, single) = match view {
             View::Top { limit } => (format!("{board}/top?limit={limit}{period}"), false),
             View::Around { player, radius } => (
                 format!("{board}/players/{player}/nearby?radius={radius}{period}"),
                 false,
             ),
             View::Player { player } => (format!("{board}/players/{player}/rank?{period}"), true),
+            View::In { .. } => unreachable!("a view is within one segment at most"),
         };
         let (status, body) = self.service.get(&path).await;
         if status == StatusCode::NOT_FOUND && body["code"] == "PLAYER_NOT_RANKED" {
@@ -1584,6 +1596,127 @@ async fn around_and_player_views_follow_their_player(db: Db, transport: Transpor
         let delta = client.recv().await.delta();
         assert_eq!(delta.base_version, before, "{}", client.sub.view);
         live.assert_fresh(client).await;
+    }
+}
+
+/// Views within a country segment (`segment=country:DE` or `in:country:DE:...`) follow it as
+/// the segment reads answer it, `rank` within the segment and `global_rank` board-wide: through
+/// scores inside and outside the segment (which move only global ranks), a player moving to
+/// another country and one who turns anonymous (who leaves every country segment). An
+/// undeclared dimension is refused with words.
+async fn views_within_a_segment_follow_it_with_global_ranks(db: Db, transport: Transport) {
+    let live = Live::start(db, transport, "2026-10-13T12:00:00Z").await;
+    live.define(
+        "global",
+        json!({"score_mode": "highest", "segments": {"country": "profile"}}),
+    )
+    .await;
+    for i in 0..8 {
+        let country = if i % 2 == 0 { "DE" } else { "FR" };
+        let (status, body) = live
+            .service
+            .call(
+                Method::PUT,
+                &format!("/v1/games/arena-clash/players/p-{i}/profile"),
+                Some(SERVICE),
+                Some(&json!({ "country": country })),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    live.batch(
+        "global",
+        &players("e", 0..8, |i| 100 - 10 * i),
+        "2026-10-13T10:00:00Z",
+    )
+    .await;
+    let mut clients = Vec::new();
+    for view in [
+        "in:country:DE:top:3",
+        "in:country:DE:around:p-4:1",
+        "in:country:DE:player:p-6",
+    ] {
+        clients.push(live.subscribe_snapshot(Sub::new("global", view)).await);
+    }
+    // The same view asked with the segment parameter.
+    let mut asked = Sub::new("global", "in:country:DE:top:3");
+    asked.raw = Some("view=top:3&segment=country:DE".into());
+    clients.push(live.subscribe_snapshot(asked).await);
+    let top = clients[0].state().entries.clone();
+    assert_eq!(
+        top.iter()
+            .map(|e| (e.rank, e.global_rank, e.player_id.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(1, Some(1), "p-0"), (2, Some(3), "p-2"), (3, Some(5), "p-4")]
+    );
+    assert_eq!(clients[3].state().entries, top);
+
+    let steps: [(&str, i64, Option<Value>); 4] = [
+        // A French player passes everyone: only global ranks move in the German views.
+        ("p-1", 500, None),
+        // A German player climbs within the segment.
+        ("p-6", 95, None),
+        // p-2 moves to France: it leaves the German views.
+        ("p-2", 0, Some(json!({"country": "FR"}))),
+        // p-4 shows anonymously: it leaves every country segment.
+        ("p-4", 0, Some(json!({"country": "DE", "anonymous": true}))),
+    ];
+    for (w, (player, value, profile)) in steps.into_iter().enumerate() {
+        match profile {
+            Some(profile) => {
+                let (status, body) = live
+                    .service
+                    .call(
+                        Method::PUT,
+                        &format!("/v1/games/arena-clash/players/{player}/profile"),
+                        Some(SERVICE),
+                        Some(&profile),
+                    )
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{body}");
+            }
+            None => {
+                live.score(&format!("w{w}"), "global", player, value, "2026-10-13T11:00:00Z")
+                    .await
+            }
+        }
+        live.flush();
+        for client in &mut clients {
+            let (_, fresh) = live.read(&client.sub).await;
+            if client.state().entries != fresh {
+                client.recv().await.delta();
+            }
+            live.assert_fresh(client).await;
+        }
+    }
+    assert!(
+        clients[0]
+            .state()
+            .entries
+            .iter()
+            .all(|e| !["p-2", "p-4"].contains(&e.player_id.as_str())),
+        "{:?}",
+        clients[0].state().entries
+    );
+    for (query, words) in [
+        ("view=top:3&segment=platform:ios", "ranks no segments by"),
+        ("view=in:country:de:top:3", "two capital letters"),
+        ("view=top:3&segment=DE", "expected dimension:value"),
+    ] {
+        let (status, body) = live
+            .service
+            .call(
+                Method::GET,
+                &format!("{LB}/global/subscribe?{query}"),
+                Some(SERVICE),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
+        assert!(
+            body["detail"].as_str().unwrap_or_default().contains(words),
+            "{query}: {body}"
+        );
     }
 }
 

@@ -122,6 +122,7 @@ pub fn entry_of(value: &serde_json::Value) -> Result<ViewEntry, String> {
             display_name: value["display_name"].as_str().map(str::to_owned),
             country: value["country"].as_str().map(str::to_owned),
             metadata: value.get("metadata").map(|m| m.to_string()),
+            global_rank: value["global_rank"].as_u64(),
         }),
         _ => Err(format!("not an entry: {value}")),
     }
@@ -138,13 +139,18 @@ pub fn entries_of(value: &serde_json::Value) -> Result<Vec<ViewEntry>, String> {
 }
 
 /// The read that answers the same as a view (docs/live.md): `top?limit=N`,
-/// `players/P/nearby?radius=R` or `players/P/rank`, as a path below the board's
-/// `/v1/leaderboards/...`.
+/// `players/P/nearby?radius=R` or `players/P/rank`, with `segment=D:V` for a view within a
+/// segment, as a path below the board's `/v1/leaderboards/...`.
 pub fn read_path_of(view: &View) -> String {
     match view {
         View::Top { limit } => format!("top?limit={limit}"),
         View::Around { player, radius } => format!("players/{player}/nearby?radius={radius}"),
         View::Player { player } => format!("players/{player}/rank"),
+        View::In { segment, view } => {
+            let path = read_path_of(view);
+            let joint = if path.contains('?') { '&' } else { '?' };
+            format!("{path}{joint}segment={}:{}", segment.dimension, segment.value)
+        }
     }
 }
 
@@ -166,9 +172,14 @@ pub fn view_of_read(view: &View, status: u16, body: &[u8]) -> Result<ViewState, 
             entries: Vec::new(),
         });
     }
-    let entries = match view {
-        View::Top { .. } | View::Around { .. } => entries_of(&value["entries"])?,
-        View::Player { .. } => vec![entry_of(&value)?],
+    let single = match view {
+        View::In { view, .. } => matches!(**view, View::Player { .. }),
+        view => matches!(view, View::Player { .. }),
+    };
+    let entries = if single {
+        vec![entry_of(&value)?]
+    } else {
+        entries_of(&value["entries"])?
     };
     Ok(ViewState {
         period_key: value["period_key"]

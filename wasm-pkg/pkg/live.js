@@ -217,8 +217,8 @@ export class LiveBoard extends EventTarget {
         switch (message.type) {
             case "snapshot": {
                 const { type: _, entries, ...period } = message;
-                const [ranks, players, values, times, names, countries, metadata] = columnsOf(entries ?? []);
-                const view = new LiveView(period.period_key ?? "", message.board_version ?? 0, ranks, players, values, times, names, countries, metadata);
+                const [ranks, players, values, times, names, countries, metadata, globalRanks] = columnsOf(entries ?? []);
+                const view = new LiveView(period.period_key ?? "", message.board_version ?? 0, ranks, players, values, times, names, countries, metadata, globalRanks);
                 this.#view?.free();
                 this.#view = view;
                 this.#entries = entriesOf(view);
@@ -228,12 +228,12 @@ export class LiveBoard extends EventTarget {
                 break;
             }
             case "delta": {
-                const [ranks, players, values, times, names, countries, metadata] = columnsOf(message.changed ?? []);
+                const [ranks, players, values, times, names, countries, metadata, globalRanks] = columnsOf(message.changed ?? []);
                 const left = message.left ?? [];
                 try {
                     if (!this.#view)
                         throw new Error("no view held");
-                    this.#view.apply(message.period_key ?? "", message.base_version ?? -1, message.board_version ?? -1, ranks, players, values, times, names, countries, metadata, left.join("\n"), left.length);
+                    this.#view.apply(message.period_key ?? "", message.base_version ?? -1, message.board_version ?? -1, ranks, players, values, times, names, countries, metadata, globalRanks, left.join("\n"), left.length);
                 }
                 catch {
                     // The core refused it, changing nothing: a message was missed, or this one is of
@@ -311,6 +311,7 @@ export class LiveBoard extends EventTarget {
  * characters), and `stringifyExact` writes no whitespace.
  */
 function columnsOf(entries) {
+    const within = entries.some((e) => e.global_rank !== undefined);
     return [
         Float64Array.from(entries, (e) => e.rank),
         entries.map((e) => e.player_id).join("\n"),
@@ -319,6 +320,7 @@ function columnsOf(entries) {
         entries.map((e) => e.display_name ?? "").join("\n"),
         entries.map((e) => e.country ?? "").join("\n"),
         entries.map((e) => (e.metadata === undefined ? "" : stringifyExact(e.metadata))).join("\n"),
+        within ? Float64Array.from(entries, (e) => e.global_rank ?? 0) : new Float64Array(0),
     ];
 }
 /**
@@ -336,8 +338,12 @@ function entriesOf(view) {
     const names = view.displayNames().split("\n");
     const countries = view.countries().split("\n");
     const metadata = view.metadata().split("\n");
+    const global = view.globalRanks();
     return Array.from(ranks, (rank, i) => {
-        const entry = { rank, player_id: players[i], value: values[i], achieved_at: times[i] };
+        // A segment's entries print `global_rank` right after `rank`, as its reads do.
+        const entry = global.length > 0
+            ? { rank, global_rank: global[i], player_id: players[i], value: values[i], achieved_at: times[i] }
+            : { rank, player_id: players[i], value: values[i], achieved_at: times[i] };
         if (names[i])
             entry.display_name = names[i];
         if (countries[i])

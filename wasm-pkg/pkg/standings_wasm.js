@@ -208,16 +208,17 @@ export class LiveView {
      * @param {string} display_names
      * @param {string} countries
      * @param {string} metadata
+     * @param {Float64Array | number[]} global_ranks
      * @param {string} left
      * @param {number} left_count
      */
-    apply(period_key, base_version, board_version, ranks, players, values, achieved_at, display_names, countries, metadata, left, left_count) {
+    apply(period_key, base_version, board_version, ranks, players, values, achieved_at, display_names, countries, metadata, global_ranks, left, left_count) {
         try {
             const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-            const val10 = +base_version;
-            const val11 = +board_version;
-            const val12 = +left_count;
-            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7, ptr8, len8;
+            const val11 = +base_version;
+            const val12 = +board_version;
+            const val13 = +left_count;
+            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7, ptr8, len8, ptr9, len9;
             try {
                 ptr0 = passStringToWasm0(period_key, wasm.__wbindgen_export, wasm.__wbindgen_export2);
                 len0 = WASM_VECTOR_LEN;
@@ -235,10 +236,13 @@ export class LiveView {
                 len6 = WASM_VECTOR_LEN;
                 ptr7 = passStringToWasm0(metadata, wasm.__wbindgen_export, wasm.__wbindgen_export2);
                 len7 = WASM_VECTOR_LEN;
-                ptr8 = passStringToWasm0(left, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                ptr8 = passArrayF64ToWasm0(global_ranks, wasm.__wbindgen_export);
                 len8 = WASM_VECTOR_LEN;
+                ptr9 = passStringToWasm0(left, wasm.__wbindgen_export, wasm.__wbindgen_export2);
+                len9 = WASM_VECTOR_LEN;
             } catch (e) {
-                if (ptr8) { wasm.__wbindgen_export3(ptr8, len8 * 1, 1); }
+                if (ptr9) { wasm.__wbindgen_export3(ptr9, len9 * 1, 1); }
+                if (ptr8) { wasm.__wbindgen_export3(ptr8, len8 * 8, 8); }
                 if (ptr7) { wasm.__wbindgen_export3(ptr7, len7 * 1, 1); }
                 if (ptr6) { wasm.__wbindgen_export3(ptr6, len6 * 1, 1); }
                 if (ptr5) { wasm.__wbindgen_export3(ptr5, len5 * 1, 1); }
@@ -249,7 +253,7 @@ export class LiveView {
                 if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
                 throw e;
             }
-            wasm.liveview_apply(retptr, this.__wbg_ptr, ptr0, len0, val10, val11, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7, ptr8, len8, val12);
+            wasm.liveview_apply(retptr, this.__wbg_ptr, ptr0, len0, val11, val12, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7, ptr8, len8, ptr9, len9, val13);
             var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
             var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
             if (r1) {
@@ -308,6 +312,23 @@ export class LiveView {
         }
     }
     /**
+     * In a view within a segment, each entry's rank on the whole board; empty otherwise.
+     * @returns {Float64Array}
+     */
+    globalRanks() {
+        try {
+            const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
+            wasm.liveview_globalRanks(retptr, this.__wbg_ptr);
+            var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
+            var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
+            var v1 = getArrayF64FromWasm0(r0, r1).slice();
+            wasm.__wbindgen_export3(r0, r1 * 8, 8);
+            return v1;
+        } finally {
+            wasm.__wbindgen_add_to_stack_pointer(16);
+        }
+    }
+    /**
      * The metadata of the entries as JSON texts, joined by `\n` (an empty line for none).
      * @returns {string}
      */
@@ -340,12 +361,13 @@ export class LiveView {
      * @param {string} display_names
      * @param {string} countries
      * @param {string} metadata
+     * @param {Float64Array | number[]} global_ranks
      */
-    constructor(period_key, board_version, ranks, players, values, achieved_at, display_names, countries, metadata) {
+    constructor(period_key, board_version, ranks, players, values, achieved_at, display_names, countries, metadata, global_ranks) {
         try {
             const retptr = wasm.__wbindgen_add_to_stack_pointer(-16) >>> 0;
-            const val9 = +board_version;
-            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7;
+            const val10 = +board_version;
+            let ptr0, len0, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7, ptr8, len8;
             try {
                 ptr0 = passStringToWasm0(period_key, wasm.__wbindgen_export, wasm.__wbindgen_export2);
                 len0 = WASM_VECTOR_LEN;
@@ -363,7 +385,10 @@ export class LiveView {
                 len6 = WASM_VECTOR_LEN;
                 ptr7 = passStringToWasm0(metadata, wasm.__wbindgen_export, wasm.__wbindgen_export2);
                 len7 = WASM_VECTOR_LEN;
+                ptr8 = passArrayF64ToWasm0(global_ranks, wasm.__wbindgen_export);
+                len8 = WASM_VECTOR_LEN;
             } catch (e) {
+                if (ptr8) { wasm.__wbindgen_export3(ptr8, len8 * 8, 8); }
                 if (ptr7) { wasm.__wbindgen_export3(ptr7, len7 * 1, 1); }
                 if (ptr6) { wasm.__wbindgen_export3(ptr6, len6 * 1, 1); }
                 if (ptr5) { wasm.__wbindgen_export3(ptr5, len5 * 1, 1); }
@@ -374,7 +399,7 @@ export class LiveView {
                 if (ptr0) { wasm.__wbindgen_export3(ptr0, len0 * 1, 1); }
                 throw e;
             }
-            wasm.liveview_new(retptr, ptr0, len0, val9, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7);
+            wasm.liveview_new(retptr, ptr0, len0, val10, ptr1, len1, ptr2, len2, ptr3, len3, ptr4, len4, ptr5, len5, ptr6, len6, ptr7, len7, ptr8, len8);
             var r0 = getDataViewMemory0().getInt32(retptr + 4 * 0, true);
             var r1 = getDataViewMemory0().getInt32(retptr + 4 * 1, true);
             var r2 = getDataViewMemory0().getInt32(retptr + 4 * 2, true);

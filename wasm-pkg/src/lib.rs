@@ -296,6 +296,7 @@ impl LiveView {
         display_names: &str,
         countries: &str,
         metadata: &str,
+        global_ranks: &[f64],
     ) -> Result<LiveView, JsError> {
         let entries = entries_js(
             ranks,
@@ -303,6 +304,7 @@ impl LiveView {
             values,
             achieved_at,
             [display_names, countries, metadata],
+            global_ranks,
         )?;
         Ok(LiveView(ViewState {
             period_key,
@@ -327,6 +329,7 @@ impl LiveView {
         display_names: &str,
         countries: &str,
         metadata: &str,
+        global_ranks: &[f64],
         left: &str,
         left_count: u32,
     ) -> Result<(), JsError> {
@@ -336,6 +339,7 @@ impl LiveView {
             values,
             achieved_at,
             [display_names, countries, metadata],
+            global_ranks,
         )?;
         let delta = live::delta_of(
             period_key,
@@ -390,6 +394,12 @@ impl LiveView {
     pub fn metadata(&self) -> String {
         live::extra_column(&self.0, live::Extra::Metadata)
     }
+
+    /// In a view within a segment, each entry's rank on the whole board; empty otherwise.
+    #[wasm_bindgen(js_name = globalRanks)]
+    pub fn global_ranks(&self) -> Vec<f64> {
+        live::global_ranks(&self.0)
+    }
 }
 
 /// Entries that crossed as columns, each `\n`-joined text split into one line per entry.
@@ -399,6 +409,7 @@ fn entries_js(
     values: &[i64],
     achieved_at: &str,
     [display_names, countries, metadata]: [&str; 3],
+    global_ranks: &[f64],
 ) -> Result<Vec<standings_core::ViewEntry>, JsError> {
     let empty = ranks.is_empty();
     let (display_names, countries, metadata) = (
@@ -415,6 +426,7 @@ fn entries_js(
             display_names: &display_names,
             countries: &countries,
             metadata: &metadata,
+            global_ranks,
         },
     )
     .map_err(|e| JsError::new(&e.to_string()))

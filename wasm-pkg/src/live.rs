@@ -25,6 +25,9 @@ pub struct ExtraColumns<'a> {
     pub countries: &'a [&'a str],
     /// The metadata objects, as JSON text.
     pub metadata: &'a [&'a str],
+    /// In a view within a segment, each entry's rank on the whole board (`rank` is within the
+    /// segment).
+    pub global_ranks: &'a [f64],
 }
 
 /// Entries given as columns that do not make entries: the columns differ in length, or an id
@@ -70,6 +73,14 @@ pub fn entries_of(
     extra_column("display names", extras.display_names)?;
     extra_column("countries", extras.countries)?;
     extra_column("metadata objects", extras.metadata)?;
+    if !(extras.global_ranks.is_empty() || extras.global_ranks.len() == ranks.len()) {
+        return Err(BadEntries(format!(
+            "{} ranks and {} global ranks: one per entry, or none at all",
+            ranks.len(),
+            extras.global_ranks.len()
+        )));
+    }
+    let is_rank = |rank: f64| rank >= 1.0 && rank.fract() == 0.0 && rank <= 9_007_199_254_740_991.0;
     // An empty line is a field that is not set.
     let field = |column: &[&str], i: usize| {
         column
@@ -82,9 +93,14 @@ pub fn entries_of(
             let rank = ranks[i];
             // Printed without the float's text: formatting floats would cost the module more
             // than all of this.
-            if !(rank >= 1.0 && rank.fract() == 0.0 && rank <= 9_007_199_254_740_991.0) {
+            if !is_rank(rank) {
                 return Err(BadEntries(format!("entries[{i}].rank is not a rank")));
             }
+            let global_rank = match extras.global_ranks.get(i) {
+                Some(&global) if is_rank(global) => Some(global as u64),
+                Some(_) => return Err(BadEntries(format!("entries[{i}].global_rank is not a rank"))),
+                None => None,
+            };
             Ok(ViewEntry {
                 rank: rank as u64,
                 player_id: PlayerId::new(players[i])
@@ -95,6 +111,7 @@ pub fn entries_of(
                 display_name: field(extras.display_names, i),
                 country: field(extras.countries, i),
                 metadata: field(extras.metadata, i),
+                global_rank,
             })
         })
         .collect()
@@ -138,6 +155,19 @@ pub fn extra_column(state: &ViewState, extra: Extra) -> String {
         Extra::Country => e.country.as_deref(),
         Extra::Metadata => e.metadata.as_deref(),
     })
+}
+
+/// Each entry's rank on the whole board, in a view within a segment; none otherwise.
+/// O(entries).
+pub fn global_ranks(state: &ViewState) -> Vec<f64> {
+    if state.entries.iter().all(|e| e.global_rank.is_none()) {
+        return Vec::new();
+    }
+    state
+        .entries
+        .iter()
+        .map(|e| e.global_rank.unwrap_or_default() as f64)
+        .collect()
 }
 
 /// A text of each entry joined by `\n` (an empty line for none). O(entries).
@@ -205,10 +235,12 @@ mod tests {
         let metadata = lines(&extra_column(state, Extra::Metadata), n);
         let (players, times) = (refs(&players), refs(&times));
         let (names, countries, metadata) = (refs(&names), refs(&countries), refs(&metadata));
+        let global = global_ranks(state);
         let extras = ExtraColumns {
             display_names: &names,
             countries: &countries,
             metadata: &metadata,
+            global_ranks: &global,
         };
         entries_of(&ranks, &players, &values, &times, extras).unwrap()
     }
@@ -300,5 +332,13 @@ mod tests {
             ..none
         };
         assert!(entries_of(&[1.0], &["p"], &[1], &[time], two_names).is_err());
+        let global = |ranks| ExtraColumns {
+            global_ranks: ranks,
+            ..none
+        };
+        assert!(entries_of(&[1.0], &["p"], &[1], &[time], global(&[0.0])).is_err());
+        assert!(entries_of(&[1.0], &["p"], &[1], &[time], global(&[3.0, 4.0])).is_err());
+        let within = entries_of(&[1.0], &["p"], &[1], &[time], global(&[3.0])).unwrap();
+        assert_eq!(within[0].global_rank, Some(3));
     }
 }

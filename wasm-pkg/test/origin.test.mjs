@@ -366,6 +366,39 @@ test("LiveBoard over a WebSocket with a player JWT", async () => {
   }
 });
 
+test("LiveBoard follows a view within a country segment as the segment's reads answer it", async () => {
+  const mode = "segmented";
+  const define = await call("PUT", `/v1/boards/${GAME}/${mode}/s1/global`, ADMIN, '{"score_mode":"latest","segments":{"country":"profile"}}');
+  assert.ok(define.status === 201 || define.status === 200, define.text);
+  // The profiles of before(): every sixth player has a country, DE, FR, JP and BR in turn.
+  const german = [0, 24, 48].map(player);
+  await submit(mode, Array.from({ length: 60 }, (_, i) => [player(i), BigInt(i), NOW - 300_000]));
+  const segmentTop = async () => (await call("GET", `${board(mode)}/top?limit=5&segment=country:DE`, READER)).json().entries;
+  const live = new LiveBoard(`${ORIGIN}${board(mode)}/subscribe?view=top:5&segment=country:DE`, { token: WRITER, reconnectDelayMs: 50 });
+  try {
+    for (let round = 0; round < 3; round++) {
+      // The Germans take turns at the top, and a French player passes them all (only global ranks move).
+      await submit(mode, [
+        [german[round], BigInt(1000 + round), NOW - 200_000 + round],
+        [player(6), BigInt(2000 + round), NOW - 200_000 + round],
+      ]);
+      let fresh = [];
+      await until(
+        () => `live at ${live.boardVersion}: ${exactJson(live.entries)}\nfresh: ${exactJson(fresh)}`,
+        async () => {
+          fresh = await segmentTop();
+          return fresh[0]?.player_id === german[round] && exactJson(live.entries) === exactJson(fresh);
+        },
+      );
+    }
+    assert.deepEqual(Object.keys(live.entries[0]).slice(0, 3), ["rank", "global_rank", "player_id"]);
+    assert.equal(live.entries[0].rank, 1);
+    assert.equal(live.entries[0].global_rank, 2, "the French player is first on the whole board");
+  } finally {
+    live.close();
+  }
+});
+
 test("LiveBoard shows names as a fresh read does, and a rename arrives as one delta with the new name", async () => {
   const mode = LIVE;
   const live = new LiveBoard(`${ORIGIN}${board(mode)}/subscribe?view=top:10`, { token: WRITER, reconnectDelayMs: 50 });

@@ -18,7 +18,10 @@ export type LiveStatus = "connecting" | "live" | "reconnecting" | "closed";
  * comes as a delta like a score does, so `entries` always shows the names of `boardVersion`.
  */
 export interface LiveEntry extends Omit<EntryExtras, "anonymous"> {
+  /** The rank in the view's board, or within its segment (`segment=country:DE`). */
   rank: number;
+  /** In a view within a segment, the rank on the whole board. */
+  global_rank?: number;
   player_id: string;
   value: bigint;
   achieved_at: string;
@@ -280,7 +283,7 @@ export class LiveBoard extends EventTarget {
     switch (message.type) {
       case "snapshot": {
         const { type: _, entries, ...period } = message;
-        const [ranks, players, values, times, names, countries, metadata] = columnsOf(entries ?? []);
+        const [ranks, players, values, times, names, countries, metadata, globalRanks] = columnsOf(entries ?? []);
         const view = new LiveView(
           period.period_key ?? "",
           message.board_version ?? 0,
@@ -291,6 +294,7 @@ export class LiveBoard extends EventTarget {
           names,
           countries,
           metadata,
+          globalRanks,
         );
         this.#view?.free();
         this.#view = view;
@@ -301,7 +305,7 @@ export class LiveBoard extends EventTarget {
         break;
       }
       case "delta": {
-        const [ranks, players, values, times, names, countries, metadata] = columnsOf(message.changed ?? []);
+        const [ranks, players, values, times, names, countries, metadata, globalRanks] = columnsOf(message.changed ?? []);
         const left = message.left ?? [];
         try {
           if (!this.#view) throw new Error("no view held");
@@ -316,6 +320,7 @@ export class LiveBoard extends EventTarget {
             names,
             countries,
             metadata,
+            globalRanks,
             left.join("\n"),
             left.length,
           );
@@ -397,7 +402,8 @@ export class LiveBoard extends EventTarget {
  */
 function columnsOf(
   entries: readonly LiveEntry[],
-): [Float64Array, string, BigInt64Array, string, string, string, string] {
+): [Float64Array, string, BigInt64Array, string, string, string, string, Float64Array] {
+  const within = entries.some((e) => e.global_rank !== undefined);
   return [
     Float64Array.from(entries, (e) => e.rank),
     entries.map((e) => e.player_id).join("\n"),
@@ -406,6 +412,7 @@ function columnsOf(
     entries.map((e) => e.display_name ?? "").join("\n"),
     entries.map((e) => e.country ?? "").join("\n"),
     entries.map((e) => (e.metadata === undefined ? "" : stringifyExact(e.metadata))).join("\n"),
+    within ? Float64Array.from(entries, (e) => e.global_rank ?? 0) : new Float64Array(0),
   ];
 }
 
@@ -423,8 +430,13 @@ function entriesOf(view: LiveView): LiveEntry[] {
   const names = view.displayNames().split("\n");
   const countries = view.countries().split("\n");
   const metadata = view.metadata().split("\n");
+  const global = view.globalRanks();
   return Array.from(ranks, (rank, i) => {
-    const entry: LiveEntry = { rank, player_id: players[i], value: values[i], achieved_at: times[i] };
+    // A segment's entries print `global_rank` right after `rank`, as its reads do.
+    const entry: LiveEntry =
+      global.length > 0
+        ? { rank, global_rank: global[i], player_id: players[i], value: values[i], achieved_at: times[i] }
+        : { rank, player_id: players[i], value: values[i], achieved_at: times[i] };
     if (names[i]) entry.display_name = names[i];
     if (countries[i]) entry.country = countries[i];
     if (metadata[i]) entry.metadata = parseExact<Record<string, unknown>>(metadata[i]);

@@ -16,7 +16,7 @@ use crate::cursor::Cursor;
 use crate::cursor::CursorBinding;
 use crate::error::DecodeError;
 use crate::event::check_id;
-use crate::segments::{COUNTRY, SegmentKey, SegmentSpec};
+use crate::segments::{COUNTRY, SegmentSpec};
 
 /// The query string of a read (`None` when the URL has none), looked up where its parameters
 /// stand: a read has at most a few, so a scan per lookup is cheaper than building a map.
@@ -92,59 +92,54 @@ impl<'a> Query<'a> {
     }
 }
 
-/// A read's `segment=dimension:value`, owned, for a board that declares `spec`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SegmentParam {
-    /// The dimension (`country`).
-    pub dimension: alloc::string::String,
-    /// The value (`DE`).
-    pub value: alloc::string::String,
-}
-
-impl SegmentParam {
-    /// The segment as the board's reads name it. O(1).
-    pub fn key(&self) -> SegmentKey<'_> {
-        SegmentKey {
-            dimension: &self.dimension,
-            value: &self.value,
-        }
-    }
-}
+/// A read's `segment=dimension:value`, owned, for a board that declares `spec`: the segment a
+/// live view is within too.
+pub type SegmentParam = crate::live::Segment;
 
 impl Query<'_> {
-    /// `segment` of a read (`country:DE`): `None` when absent; 400 `INVALID_REQUEST` for a
-    /// value without its `:`, a dimension `spec` does not declare (`board` names the board),
-    /// or a country that is not two capital letters (ISO 3166-1 alpha-2, as profiles hold it).
+    /// `segment` of a read (`country:DE`): `None` when absent; otherwise as [`check_segment`].
     /// O(length of the value).
     pub fn segment(
         &self,
         spec: &SegmentSpec,
         board: &dyn core::fmt::Display,
     ) -> Result<Option<SegmentParam>, Problem> {
-        let Some(raw) = self.get("segment") else {
-            return Ok(None);
-        };
-        let Some((dimension, value)) = raw.split_once(':') else {
-            return Err(Problem::invalid_request(format!(
-                "segment={raw:?} is not valid; expected dimension:value, as in country:DE"
-            )));
-        };
-        if !spec.declares(dimension) {
-            let declared = if spec.country { "country" } else { "none" };
-            return Err(Problem::invalid_request(format!(
-                "segment={raw:?}: board {board} ranks no segments by {dimension:?}; its dimensions: {declared}"
-            )));
+        match self.get("segment") {
+            Some(raw) => check_segment(&raw, spec, board).map(Some),
+            None => Ok(None),
         }
-        if dimension == COUNTRY && !(value.len() == 2 && value.bytes().all(|b| b.is_ascii_uppercase())) {
-            return Err(Problem::invalid_request(format!(
-                "segment={raw:?}: a country is two capital letters (ISO 3166-1 alpha-2), as in country:DE"
-            )));
-        }
-        Ok(Some(SegmentParam {
-            dimension: dimension.into(),
-            value: value.into(),
-        }))
     }
+}
+
+/// A segment as written (`country:DE`) checked against the dimensions `spec` declares on
+/// `board`: 400 `INVALID_REQUEST` for a value without its `:`, a dimension `spec` does not
+/// declare, or a country that is not two capital letters (ISO 3166-1 alpha-2, as profiles hold
+/// it). O(length of the value).
+pub fn check_segment(
+    raw: &str,
+    spec: &SegmentSpec,
+    board: &dyn core::fmt::Display,
+) -> Result<SegmentParam, Problem> {
+    let Some((dimension, value)) = raw.split_once(':') else {
+        return Err(Problem::invalid_request(format!(
+            "segment={raw:?} is not valid; expected dimension:value, as in country:DE"
+        )));
+    };
+    if !spec.declares(dimension) {
+        let declared = if spec.country { "country" } else { "none" };
+        return Err(Problem::invalid_request(format!(
+            "segment={raw:?}: board {board} ranks no segments by {dimension:?}; its dimensions: {declared}"
+        )));
+    }
+    if dimension == COUNTRY && !(value.len() == 2 && value.bytes().all(|b| b.is_ascii_uppercase())) {
+        return Err(Problem::invalid_request(format!(
+            "segment={raw:?}: a country is two capital letters (ISO 3166-1 alpha-2), as in country:DE"
+        )));
+    }
+    Ok(SegmentParam {
+        dimension: dimension.into(),
+        value: value.into(),
+    })
 }
 
 /// How exact a rank read's answer is.

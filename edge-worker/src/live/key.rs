@@ -103,10 +103,12 @@ pub fn route(board_raw: &str, query: Option<&str>, headers: &HeaderMap, has_body
     if has_body || !asks_websocket(headers) {
         return None;
     }
-    let (mut view, mut since, mut period, mut at, mut access_token) = (None, None, None, None, None);
+    let (mut view, mut segment, mut since, mut period, mut at, mut access_token) =
+        (None, None, None, None, None, None);
     for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
         let slot = match name.as_ref() {
             "view" => &mut view,
+            "segment" => &mut segment,
             "since_version" => &mut since,
             "period" => &mut period,
             "at" => &mut at,
@@ -117,7 +119,19 @@ pub fn route(board_raw: &str, query: Option<&str>, headers: &HeaderMap, has_body
             return None;
         }
     }
-    let view: View = view?.parse().ok()?;
+    let mut view: View = view?.parse().ok()?;
+    if let Some(segment) = segment {
+        // Checked against the board's dimensions by the origin, when the object subscribes:
+        // a view within a segment travels as one text (`in:country:DE:top:10`).
+        let (dimension, value) = segment.split_once(':')?;
+        if dimension.is_empty() || value.is_empty() || value.contains(':') || view.segment().is_some() {
+            return None;
+        }
+        view = view.within(standings_core::Segment {
+            dimension: dimension.into(),
+            value: value.into(),
+        });
+    }
     let since: Option<Position> = match since {
         Some(raw) => Some(raw.parse().ok()?),
         None => match headers.get(LAST_EVENT_ID) {
@@ -204,6 +218,50 @@ mod tests {
                 .since,
             Some("all_time:7".parse().unwrap())
         );
+    }
+
+    /// A view within a segment is an object of its own, subscribed to upstream as one text.
+    #[test]
+    fn a_segment_view_is_an_object_of_its_own() {
+        let within = route(
+            "g/m/s/global",
+            Some("view=top:10&segment=country:DE"),
+            &upgrade(),
+            false,
+        )
+        .unwrap();
+        assert_eq!(within.object, "g/m/s/global|in:country:DE:top:10||");
+        assert_eq!(
+            within.upstream,
+            "/v1/leaderboards/g/m/s/global/subscribe?view=in%3Acountry%3ADE%3Atop%3A10"
+        );
+        let written = route(
+            "g/m/s/global",
+            Some("view=in:country:DE:top:10"),
+            &upgrade(),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            written.object, within.object,
+            "the same view, either way it was asked"
+        );
+        for odd in [
+            "segment=DE",
+            "segment=:DE",
+            "segment=country:",
+            "view=in:country:FR:top:10&segment=country:DE",
+        ] {
+            let query = if odd.starts_with("view=") {
+                odd.to_string()
+            } else {
+                format!("view=top:10&{odd}")
+            };
+            assert!(
+                route("g/m/s/global", Some(&query), &upgrade(), false).is_none(),
+                "{odd}"
+            );
+        }
     }
 
     #[test]

@@ -167,6 +167,7 @@ mod tests {
             display_name: None,
             country: None,
             metadata: None,
+            global_rank: None,
         }
     }
 

@@ -65,6 +65,9 @@ struct Typed {
 #[derive(Deserialize)]
 struct WireEntry {
     rank: u64,
+    /// In a view within a segment.
+    #[serde(default)]
+    global_rank: Option<u64>,
     player_id: String,
     value: i64,
     achieved_at: String,
@@ -112,6 +115,7 @@ fn entries(wire: Vec<WireEntry>) -> Result<Vec<ViewEntry>, String> {
                 display_name: e.display_name,
                 country: e.country,
                 metadata: e.metadata.map(|m| m.get().to_owned()),
+                global_rank: e.global_rank,
             })
         })
         .collect()
@@ -183,6 +187,7 @@ mod tests {
             display_name: Some("Åva \"the\" great".into()),
             country: Some("SE".into()),
             metadata: metadata.map(Into::into),
+            global_rank: None,
         };
         let period = Period {
             kind: "daily".into(),
@@ -219,6 +224,27 @@ mod tests {
         };
         let printed = live_message::delta(&delta);
         assert_eq!(Upstream::parse(&printed).unwrap(), Upstream::Delta(delta));
+        // A view within a segment: every entry's global rank, printed after its rank.
+        let within: View = "in:country:SE:top:5".parse().unwrap();
+        let mut segment_state = state.clone();
+        for (e, global) in segment_state.entries.iter_mut().zip([3, 17]) {
+            e.global_rank = Some(global);
+        }
+        let printed = live_message::snapshot(&within, &period.fields(), &segment_state);
+        let text = String::from_utf8(printed.clone()).unwrap();
+        assert!(text.contains("\"view\":\"in:country:SE:top:5\""), "{text}");
+        assert!(
+            text.contains("{\"rank\":1,\"global_rank\":3,\"player_id\":\"p-ava\""),
+            "{text}"
+        );
+        let Upstream::Snapshot {
+            view: v, state: s, ..
+        } = Upstream::parse(&printed).unwrap()
+        else {
+            panic!("a snapshot")
+        };
+        assert_eq!((&v, &s), (&within, &segment_state));
+        assert_eq!(live_message::snapshot(&v, &period.fields(), &s), printed);
         assert_eq!(
             Upstream::parse(live_message::HEARTBEAT).unwrap(),
             Upstream::Heartbeat

@@ -32,13 +32,7 @@ pub(crate) type Made = (&'static str, String);
 impl Record {
     /// The record of `kind` at `seq`: the change's `shared` fields and its `own`, both as
     /// JSON object members (each `,"name":value`). O(length).
-    pub(crate) fn new(
-        game: &str,
-        seq: i64,
-        (kind, own): &Made,
-        shared: &str,
-        created_at: i64,
-    ) -> Record {
+    pub(crate) fn new(game: &str, seq: i64, (kind, own): &Made, shared: &str, created_at: i64) -> Record {
         let mut json = String::with_capacity(32 + shared.len() + own.len());
         let _ = write!(json, r#"{{"seq":{seq},"kind":"{kind}""#);
         json.push_str(shared);

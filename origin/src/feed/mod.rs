@@ -224,7 +224,12 @@ impl Feed {
                 at_ms: entry.at_ms,
             }
             .shared();
-            self.number(&mut entry, &board.game, &shared, vec![records::period_closed(*players)]);
+            self.number(
+                &mut entry,
+                &board.game,
+                &shared,
+                vec![records::period_closed(*players)],
+            );
         }
     }
 

@@ -77,6 +77,7 @@ async fn subscribe(
     no_body(&headers)?;
     let upgrade = websocket_of(upgrade, &headers)?;
     let slot = board_of(&state, board_parts(&path), &params).await?;
+    let view = within_segment(view, &params, &slot)?;
     let subscription = state.live.subscribe(Watch {
         slot,
         view,
@@ -96,17 +97,24 @@ async fn subscribe(
     })
 }
 
-/// The `view` parameter, required. A live view of a segment is refused by name rather than
-/// answered with the whole board.
-fn view_of(params: &ReadQuery<'_>) -> AppResult<View> {
-    if let Some(segment) = params.get("segment") {
-        return Err(AppError::new(
-            Code::INVALID_REQUEST,
-            format!(
-                "segment={segment:?}: live views of a segment are not built yet; read the segment with GET .../top?segment= (docs/segments.md)"
-            ),
-        ));
+/// The view within the `segment` parameter when there is one (a view's text may also name
+/// its segment, `in:country:DE:top:10`), the segment checked against the dimensions the board
+/// declares, as the segment reads check it. O(1).
+fn within_segment(view: View, params: &ReadQuery<'_>, slot: &crate::boards::BoardSlot) -> AppResult<View> {
+    let spec = slot.read().segment_spec();
+    let view = match params.segment(&spec, &slot.id)? {
+        Some(segment) => view.within(segment),
+        None => view,
+    };
+    if let Some(segment) = view.segment() {
+        let raw = format!("{}:{}", segment.dimension, segment.value);
+        standings_core::contract::query::check_segment(&raw, &spec, &slot.id)?;
     }
+    Ok(view)
+}
+
+/// The `view` parameter, required.
+fn view_of(params: &ReadQuery<'_>) -> AppResult<View> {
     let raw = params.get("view").ok_or_else(|| {
         AppError::new(
             Code::INVALID_REQUEST,

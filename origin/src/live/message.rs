@@ -74,6 +74,7 @@ mod tests {
             player_id: PlayerId::new(player).unwrap(),
             value,
             achieved_at,
+            global_rank: None,
         }
     }
 

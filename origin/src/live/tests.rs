@@ -153,6 +153,7 @@ fn entries(list: &Value) -> Vec<ViewEntry> {
             player_id: PlayerId::new(e["player_id"].as_str().unwrap()).unwrap(),
             value: e["value"].as_i64().unwrap(),
             achieved_at: parse_rfc3339(e["achieved_at"].as_str().unwrap()).unwrap(),
+            global_rank: e["global_rank"].as_u64(),
         })
         .collect()
 }

@@ -20,7 +20,11 @@ impl Store {
 
     /// Stores records in the writer's transaction (a group's, which then commits them with its
     /// events), as [`Store::append_feed`] does. O(records).
-    pub(crate) async fn append_feed_in(&self, tx: &mut super::Transaction, records: &[Record]) -> Result<(), StoreError> {
+    pub(crate) async fn append_feed_in(
+        &self,
+        tx: &mut super::Transaction,
+        records: &[Record],
+    ) -> Result<(), StoreError> {
         self.insert_feed(&mut tx.0, records).await
     }
 

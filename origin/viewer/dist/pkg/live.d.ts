@@ -9,7 +9,10 @@ export type LiveStatus = "connecting" | "live" | "reconnecting" | "closed";
  * comes as a delta like a score does, so `entries` always shows the names of `boardVersion`.
  */
 export interface LiveEntry extends Omit<EntryExtras, "anonymous"> {
+    /** The rank in the view's board, or within its segment (`segment=country:DE`). */
     rank: number;
+    /** In a view within a segment, the rank on the whole board. */
+    global_rank?: number;
     player_id: string;
     value: bigint;
     achieved_at: string;

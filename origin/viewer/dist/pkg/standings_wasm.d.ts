@@ -58,7 +58,7 @@ export class LiveView {
      * of another instance, does not start at the version held, or does not fit the entries.
      * The changed entries cross as the constructor's do.
      */
-    apply(period_key: string, base_version: number, board_version: number, ranks: Float64Array | number[], players: string, values: BigInt64Array | bigint[], achieved_at: string, display_names: string, countries: string, metadata: string, left: string, left_count: number): void;
+    apply(period_key: string, base_version: number, board_version: number, ranks: Float64Array | number[], players: string, values: BigInt64Array | bigint[], achieved_at: string, display_names: string, countries: string, metadata: string, global_ranks: Float64Array | number[], left: string, left_count: number): void;
     /**
      * The countries of the entries, joined by `\n` (an empty line for none).
      */
@@ -68,6 +68,10 @@ export class LiveView {
      */
     displayNames(): string;
     /**
+     * In a view within a segment, each entry's rank on the whole board; empty otherwise.
+     */
+    globalRanks(): Float64Array;
+    /**
      * The metadata of the entries as JSON texts, joined by `\n` (an empty line for none).
      */
     metadata(): string;
@@ -76,7 +80,7 @@ export class LiveView {
      * times, display names, countries and metadata JSON texts joined by `\n`, an empty line
      * for an extra that is not set).
      */
-    constructor(period_key: string, board_version: number, ranks: Float64Array | number[], players: string, values: BigInt64Array | bigint[], achieved_at: string, display_names: string, countries: string, metadata: string);
+    constructor(period_key: string, board_version: number, ranks: Float64Array | number[], players: string, values: BigInt64Array | bigint[], achieved_at: string, display_names: string, countries: string, metadata: string, global_ranks: Float64Array | number[]);
     /**
      * The ids of the entries, joined by `\n`.
      */
@@ -204,12 +208,13 @@ export interface InitOutput {
     readonly headfields_periodStart: (a: number, b: number) => void;
     readonly headfields_publishedAt: (a: number, b: number) => void;
     readonly liveview_achievedAt: (a: number, b: number) => void;
-    readonly liveview_apply: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number, s: number, t: number, u: number, v: number, w: number) => void;
+    readonly liveview_apply: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number, s: number, t: number, u: number, v: number, w: number, x: number, y: number) => void;
     readonly liveview_boardVersion: (a: number) => number;
     readonly liveview_countries: (a: number, b: number) => void;
     readonly liveview_displayNames: (a: number, b: number) => void;
+    readonly liveview_globalRanks: (a: number, b: number) => void;
     readonly liveview_metadata: (a: number, b: number) => void;
-    readonly liveview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number) => void;
+    readonly liveview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number, s: number, t: number) => void;
     readonly liveview_players: (a: number, b: number) => void;
     readonly liveview_ranks: (a: number, b: number) => void;
     readonly liveview_values: (a: number, b: number) => void;

@@ -33,8 +33,8 @@ const WRITE_STREAM: u64 = 0x6665_6564;
 
 /// Countries handed out in turn.
 const COUNTRIES: [&str; 22] = [
-    "US", "DE", "FR", "GB", "BR", "JP", "KR", "CN", "IN", "RU", "CA", "AU", "ES", "IT", "MX", "PL", "NL", "SE",
-    "TR", "AR", "ID", "UA",
+    "US", "DE", "FR", "GB", "BR", "JP", "KR", "CN", "IN", "RU", "CA", "AU", "ES", "IT", "MX", "PL", "NL",
+    "SE", "TR", "AR", "ID", "UA",
 ];
 
 /// Writes with and without segments and the feed.
@@ -189,7 +189,13 @@ async fn side(args: &Args, population: Population, service: &mut Service, on: bo
         let body = format!(
             r#"{{"url":"{url}","secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw","kinds":["overtaken","band_entered","band_left","period_closed","season_finalized","reward","correction"]}}"#
         );
-        put(&service.addr, ADMIN_TOKEN, "/v1/games/loadgen/webhooks/loadgen", &body).await?;
+        put(
+            &service.addr,
+            ADMIN_TOKEN,
+            "/v1/games/loadgen/webhooks/loadgen",
+            &body,
+        )
+        .await?;
         Some(receiver)
     } else {
         None
@@ -232,20 +238,34 @@ async fn profile(args: &Args, addr: &str) -> Result<(), String> {
     let mut tasks = Vec::new();
     for c in 0..CONNECTIONS {
         let addr = addr.to_string();
-        let (profiled, countries, friends, seed) =
-            (args.profiled, args.countries as usize, args.friends, args.run.seed);
+        let (profiled, countries, friends, seed) = (
+            args.profiled,
+            args.countries as usize,
+            args.friends,
+            args.run.seed,
+        );
         tasks.push(tokio::spawn(async move {
             let mut conn = HttpConn::connect(&addr, SERVICE_TOKEN).await?;
             let mut rng = Rng::stream(seed ^ WRITE_STREAM, u64::MAX - c);
             for member in (c..profiled).step_by(CONNECTIONS as usize) {
                 let id = String::from_utf8_lossy(&player_id(member)).into_owned();
                 let body = format!(r#"{{"country":"{}"}}"#, COUNTRIES[member as usize % countries]);
-                send(&mut conn, &format!("/v1/games/loadgen/players/{id}/profile"), &body).await?;
+                send(
+                    &mut conn,
+                    &format!("/v1/games/loadgen/players/{id}/profile"),
+                    &body,
+                )
+                .await?;
                 let list: Vec<String> = (0..friends)
                     .map(|_| format!("\"{}\"", String::from_utf8_lossy(&player_id(rng.below(profiled)))))
                     .collect();
                 let body = format!(r#"{{"friends":[{}]}}"#, list.join(","));
-                send(&mut conn, &format!("/v1/games/loadgen/players/{id}/friends"), &body).await?;
+                send(
+                    &mut conn,
+                    &format!("/v1/games/loadgen/players/{id}/friends"),
+                    &body,
+                )
+                .await?;
             }
             Ok::<(), String>(())
         }));
@@ -275,7 +295,12 @@ async fn write_round(args: &Args, addr: &str, round: u64) -> Result<(u64, Histog
                 let member = rng.below(profiled);
                 let id = format!("w-{round}-{c}-{acked}");
                 body.clear();
-                bench::push_event(&mut body, id.as_bytes(), member, population.fresh_standing(&mut rng));
+                bench::push_event(
+                    &mut body,
+                    id.as_bytes(),
+                    member,
+                    population.fresh_standing(&mut rng),
+                );
                 let sent = Instant::now();
                 let answer = conn.post("/v1/score-events", &body).await?;
                 latency.record(sent.elapsed());
@@ -317,7 +342,9 @@ async fn drain(addr: &str) -> Result<u64, String> {
             return Ok(stored);
         }
         if Instant::now() > deadline {
-            return Err(format!("the webhook did not deliver the feed within 10 minutes: {state}"));
+            return Err(format!(
+                "the webhook did not deliver the feed within 10 minutes: {state}"
+            ));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -359,9 +386,11 @@ async fn newest_seq(conn: &mut HttpConn, after: i64) -> Result<i64, String> {
         let answer = conn
             .get(&format!("/v1/games/loadgen/feed?since_seq={since}&limit=1000"))
             .await?;
-        let page: serde_json::Value =
-            serde_json::from_slice(conn.body(&answer)).map_err(|e| format!("a feed page is not JSON: {e}"))?;
-        let next = page["next_seq"].as_i64().ok_or_else(|| format!("a feed page: {page}"))?;
+        let page: serde_json::Value = serde_json::from_slice(conn.body(&answer))
+            .map_err(|e| format!("a feed page is not JSON: {e}"))?;
+        let next = page["next_seq"]
+            .as_i64()
+            .ok_or_else(|| format!("a feed page: {page}"))?;
         if next == since {
             return Ok(since);
         }
