@@ -58,6 +58,9 @@ pub enum StartError {
     /// The live boards could not be restored from the log.
     #[error("cannot start: the boards cannot be restored from the log")]
     Restore(#[from] LogError),
+    /// `webhook_ca_file` cannot be read as CA certificates.
+    #[error("cannot start: {0}")]
+    WebhookRoots(String),
 }
 
 /// Opens the store (migrating it), restores every board (see [`writer::checkpoint::restore`]), and
@@ -165,6 +168,10 @@ pub(crate) async fn serve_restored(
             ticker.sleep_until(tick).await;
         }
     });
+    let extra_roots = match &config.webhook_ca_file {
+        Some(path) => feed::delivery::extra_roots(path).map_err(StartError::WebhookRoots)?,
+        None => Vec::new(),
+    };
     tokio::spawn(feed::delivery::deliver(
         Arc::downgrade(&registry.feed),
         store.clone(),
@@ -174,6 +181,7 @@ pub(crate) async fn serve_restored(
             backoff_ms: config.webhook_backoff_ms,
             timeout: std::time::Duration::from_millis(config.webhook_timeout_ms),
         },
+        extra_roots,
     ));
     tokio::spawn(feed::keep(
         Arc::downgrade(&registry.feed),

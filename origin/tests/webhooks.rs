@@ -1,8 +1,9 @@
 //! Webhooks of the feed (issue 41, `docs/feed.md`) to a real receiver process
 //! (`tests/webhooks/receiver.py`, which checks the Standard Webhooks signature with its own
 //! code), on SQLite and PostgreSQL: every record delivered at least once and in seq order
-//! through a receiver that fails and hangs, a kind filter, parking and resuming, and a rotated
-//! secret signing beside the new one.
+//! through a receiver that fails and hangs, a kind filter, parking and resuming, a rotated
+//! secret signing beside the new one, and https to a receiver a configured CA vouches for
+//! (and to one it does not).
 
 mod common;
 
@@ -28,12 +29,14 @@ on_both_databases!(
     an_endpoint_takes_only_its_kinds,
     a_failing_endpoint_parks_then_resumes_where_it_stopped,
     a_rotated_secret_signs_beside_the_new_one,
+    https_delivers_to_a_trusted_receiver_and_tells_why_not_to_another,
 );
 
 /// The receiver process, its port and its log.
 struct Receiver {
     child: Child,
     port: u16,
+    https: bool,
     log: PathBuf,
     _dir: TempDir,
 }
@@ -85,13 +88,15 @@ impl Receiver {
         Receiver {
             child,
             port,
+            https: args.contains(&"--tls"),
             log,
             _dir: TempDir(dir),
         }
     }
 
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/hook", self.port)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}/hook", self.port)
     }
 
     /// Every request the receiver took, in the order it took them.
@@ -115,7 +120,11 @@ impl Receiver {
 }
 
 async fn start(db: Db) -> TestService {
-    let service = TestService::start(db).await;
+    start_with(TestService::start(db).await).await
+}
+
+/// The board with a feed and the friend lists, on `service`.
+async fn start_with(service: TestService) -> TestService {
     let (status, answer) = service
         .call(
             Method::PUT,
@@ -388,4 +397,160 @@ async fn a_rotated_secret_signs_beside_the_new_one(db: Db) {
     let more = stored(&service, all.len() + 1).await;
     delivered_through(&service, more.last().unwrap().0).await;
     assert!(receiver.requests().iter().all(|r| r["verified"] == true));
+}
+
+/// A CA and a certificate for 127.0.0.1 it signed, made with the openssl command line:
+/// (the CA's PEM, the leaf's PEM, the leaf's key), in `dir`.
+fn certificates(dir: &std::path::Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let path = |file: &str| dir.join(format!("{name}-{file}"));
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).output().expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let (ca_key, ca, key, csr, ext, leaf) = (
+        path("ca.key"),
+        path("ca.pem"),
+        path("leaf.key"),
+        path("leaf.csr"),
+        path("leaf.ext"),
+        path("leaf.pem"),
+    );
+    let s = |p: &PathBuf| p.to_str().unwrap().to_string();
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        &s(&ca_key),
+        "-out",
+        &s(&ca),
+        "-days",
+        "2",
+        "-subj",
+        &format!("/CN={name} test CA"),
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        &s(&key),
+        "-out",
+        &s(&csr),
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    std::fs::write(
+        &ext,
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        &s(&csr),
+        "-CA",
+        &s(&ca),
+        "-CAkey",
+        &s(&ca_key),
+        "-CAcreateserial",
+        "-out",
+        &s(&leaf),
+        "-days",
+        "2",
+        "-extfile",
+        &s(&ext),
+    ]);
+    (ca, leaf, key)
+}
+
+/// Over https: a receiver whose certificate a CA of `webhook_ca_file` signed gets every record,
+/// signed; one whose CA the service does not trust gets nothing, and its endpoint's state says
+/// why (the certificate), as the delivery's error.
+async fn https_delivers_to_a_trusted_receiver_and_tells_why_not_to_another(db: Db) {
+    let dir = std::env::temp_dir().join(format!("standings-webhooks-tls-{}-{:?}", std::process::id(), db));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _cleanup = TempDir(dir.clone());
+    let (ca, leaf, key) = certificates(&dir, "trusted");
+    let (_, other_leaf, other_key) = certificates(&dir, "other");
+    let db = TestDb::new(db).await;
+    let mut config = config(&db.url);
+    config.webhook_ca_file = Some(ca.to_str().unwrap().into());
+    let service =
+        start_with(TestService::start_with_config(db, &config, standings_origin::clock::Clock::System).await)
+            .await;
+    let trusted = Receiver::start(
+        &[SECRET],
+        &["--tls", leaf.to_str().unwrap(), key.to_str().unwrap()],
+    );
+    let untrusted = Receiver::start(
+        &[SECRET],
+        &["--tls", other_leaf.to_str().unwrap(), other_key.to_str().unwrap()],
+    );
+    assert!(trusted.url().starts_with("https://127.0.0.1:"));
+    let (status, answer) = define(&service, &trusted, SECRET, &ALL).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let (status, answer) = service
+        .call(
+            Method::PUT,
+            "/v1/games/arena-clash/webhooks/elsewhere",
+            Some(ADMIN),
+            Some(&json!({"url": untrusted.url(), "secret": SECRET, "kinds": ALL})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    submit(&service, 0, 20).await;
+    let records = stored(&service, 5).await;
+    let last = records.last().unwrap().0;
+    delivered_through(&service, last).await;
+    let requests = trusted.requests();
+    assert!(requests.iter().all(|r| r["verified"] == true), "{requests:?}");
+    assert_eq!(
+        acknowledged(&trusted),
+        records.iter().map(|(s, _)| *s).collect::<Vec<_>>()
+    );
+    let began = Instant::now();
+    let state = loop {
+        let (status, state) = service
+            .call(
+                Method::GET,
+                "/v1/games/arena-clash/webhooks/elsewhere",
+                Some(ADMIN),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{state}");
+        if state["attempts"].as_i64() >= Some(1) {
+            break state;
+        }
+        assert!(
+            began.elapsed() < GUARD,
+            "no attempt at the untrusted receiver: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        untrusted.requests().is_empty(),
+        "nothing reached a receiver the service does not trust"
+    );
+    assert!(
+        state["last_error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_lowercase()
+            .contains("certificate"),
+        "{state}"
+    );
 }

@@ -84,6 +84,10 @@ pub struct Config {
         skip_serializing_if = "is_default_webhook_timeout_ms"
     )]
     pub webhook_timeout_ms: u64,
+    /// A PEM file of CA certificates webhook deliveries over https trust beside the Mozilla
+    /// roots compiled in: a private CA's receivers. Read at the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_ca_file: Option<String>,
     /// How many closed periods that left memory are kept restored once read, the most recently
     /// used (each costs its board's memory; one past it is read from storage again).
     #[serde(
@@ -422,6 +426,9 @@ impl Config {
         if self.webhook_timeout_ms < 1 {
             return Err("webhook_timeout_ms must be at least 1".into());
         }
+        if let Some(path) = &self.webhook_ca_file {
+            crate::feed::delivery::extra_roots(path)?;
+        }
         if let Some(secret) = &self.player_jwt_hs256_secret
             && secret.len() < 32
         {
@@ -459,6 +466,7 @@ impl Config {
             webhook_max_attempts: DEFAULT_WEBHOOK_MAX_ATTEMPTS,
             webhook_backoff_ms: DEFAULT_WEBHOOK_BACKOFF_MS,
             webhook_timeout_ms: DEFAULT_WEBHOOK_TIMEOUT_MS,
+            webhook_ca_file: None,
             closed_periods_cached: crate::boards::DEFAULT_CLOSED_CACHE,
             min_position_wait_ms: DEFAULT_MIN_POSITION_WAIT_MS,
             checkpoint_every_events: DEFAULT_CHECKPOINT_EVERY_EVENTS,

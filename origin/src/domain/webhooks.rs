@@ -109,10 +109,11 @@ pub(crate) fn defined(
     now: i64,
 ) -> Result<Endpoint, String> {
     let url = def.url.trim();
-    if !url.starts_with("http://") || url.len() <= "http://".len() || url.contains(char::is_whitespace) {
-        return Err(format!(
-            "url {url:?} is not an http:// URL (https is not built yet: put a TLS-terminating proxy in front of the receiver)"
-        ));
+    let bare = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    if bare.is_none_or(str::is_empty) || url.contains(char::is_whitespace) {
+        return Err(format!("url {url:?} is not an https:// or http:// URL"));
     }
     let parsed: Result<hyper::Uri, _> = url.parse();
     if !parsed.is_ok_and(|u| u.host().is_some_and(|h| !h.is_empty())) {
@@ -306,7 +307,7 @@ mod tests {
         assert_eq!(e.kinds, ["overtaken", "band_left"]);
         assert_eq!(e.delivered_through, 41);
         for (url, secret, kinds, words) in [
-            ("https://x", "whsec_AAAA", vec!["overtaken"], "http://"),
+            ("ftp://x", "whsec_AAAA", vec!["overtaken"], "https://"),
             ("http://x", "nope", vec!["overtaken"], "whsec_"),
             ("http://[", e.secret.as_str(), vec!["overtaken"], "with a host"),
             ("http://x", "whsec_AAAA", vec!["overtaken"], "bytes"),

@@ -7,11 +7,55 @@ use std::time::Duration;
 
 use crate::domain::webhooks::{Endpoint, Outcome, Retries, after_attempt, signature};
 
-/// The HTTP client deliveries go through.
+/// The HTTP client deliveries go through: https (rustls) or plain http.
 type Client = hyper_util::client::legacy::Client<
-    hyper_util::client::legacy::connect::HttpConnector,
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
     http_body_util::Full<bytes::Bytes>,
 >;
+
+/// The CA certificates of the PEM file at `path` (`webhook_ca_file`): an error names what is
+/// wrong with it. O(file).
+pub(crate) fn extra_roots(path: &str) -> Result<Vec<rustls_pki_types::CertificateDer<'static>>, String> {
+    use rustls_pki_types::pem::PemObject as _;
+    let certificates = rustls_pki_types::CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("webhook_ca_file {path:?} cannot be read: {e}"))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("webhook_ca_file {path:?} is not PEM certificates: {e}"))?;
+    if certificates.is_empty() {
+        return Err(format!("webhook_ca_file {path:?} holds no certificate"));
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in &certificates {
+        roots
+            .add(certificate.clone())
+            .map_err(|e| format!("webhook_ca_file {path:?} holds a certificate that is not a CA's: {e}"))?;
+    }
+    Ok(certificates)
+}
+
+/// The client: the Mozilla roots and `extra` trusted, connections given up after `timeout`.
+fn client(timeout: Duration, extra: Vec<rustls_pki_types::CertificateDer<'static>>) -> Client {
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    for certificate in extra {
+        // Checked when the config was read.
+        let _ = roots.add(certificate);
+    }
+    // The crate's one provider (ring, the only one its features enable).
+    let tls = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.set_connect_timeout(Some(timeout));
+    http.enforce_http(false);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(connector)
+}
 
 /// How often the endpoints are listed again, and an idle endpoint looks for new records.
 const POLL_MS: i64 = 100;
@@ -26,11 +70,9 @@ pub(crate) async fn deliver(
     store: crate::store::Store,
     clock: crate::clock::Clock,
     retries: Retries,
+    extra_roots: Vec<rustls_pki_types::CertificateDer<'static>>,
 ) {
-    let mut connector = hyper_util::client::legacy::connect::HttpConnector::new();
-    connector.set_connect_timeout(Some(retries.timeout));
-    let client: Client =
-        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(connector);
+    let client = client(retries.timeout, extra_roots);
     let mut tasks: std::collections::HashMap<(String, String), tokio::task::JoinHandle<()>> =
         std::collections::HashMap::new();
     while alive.upgrade().is_some() {
@@ -182,7 +224,7 @@ async fn send(
         let answer = client
             .request(request)
             .await
-            .map_err(|why| format!("POST {}: {why}", e.url))?;
+            .map_err(|why| format!("POST {}: {}", e.url, crate::chain::Chain(&why)))?;
         let status = answer.status();
         // The body is read whole so the connection can be used again; its bytes do not matter.
         let _ = http_body_util::BodyExt::collect(answer.into_body()).await;

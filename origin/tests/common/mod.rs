@@ -138,6 +138,7 @@ pub fn config(url: &str) -> Config {
         webhook_max_attempts: 4,
         webhook_backoff_ms: 50,
         webhook_timeout_ms: 500,
+        webhook_ca_file: None,
         closed_periods_cached: 16,
         min_position_wait_ms: 200,
         checkpoint_every_events: 0,

@@ -9,6 +9,7 @@ secrets' keys) and written as a JSON line to --log as it arrives: its id, the re
 it verified, how many signatures it carried, and what it was answered. The answer follows the
 mode: `ok` (204), `fail` (500), or `hang` (no answer for --hang-seconds). --fail N and --hang N
 answer the first requests so before the mode; POST /control {"mode": ...} changes the mode.
+With --tls CERT KEY it serves https.
 """
 
 import argparse
@@ -49,6 +50,7 @@ def main():
     parser.add_argument("--hang", type=int, default=0)
     parser.add_argument("--hang-seconds", type=float, default=2.0)
     parser.add_argument("--mode", default="ok")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve https with this certificate and key")
     args = parser.parse_args()
     state = {"mode": args.mode, "fail": args.fail, "hang": args.hang,
              "secrets": args.secrets.split(",")}
@@ -96,6 +98,12 @@ def main():
             self.end_headers()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if args.tls:
+        import ssl
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls[0], args.tls[1])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
     import os
