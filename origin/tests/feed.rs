@@ -164,50 +164,29 @@ fn model(events: &[(String, String, i64, u32)]) -> Vec<Value> {
 /// Every record of the feed, paged by `limit`, with the fields the model knows.
 async fn read_all(service: &TestService, limit: usize) -> Vec<Value> {
     let mut all = Vec::new();
-    let mut since = 0;
-    loop {
-        let (status, page) = service
-            .call(
-                Method::GET,
-                &format!("{FEED}?since_seq={since}&limit={limit}"),
-                Some(SERVICE),
-                None,
-            )
-            .await;
-        assert_eq!(status, StatusCode::OK, "{page}");
-        let records = page["records"].as_array().unwrap().clone();
-        if records.is_empty() {
-            assert_eq!(page["next_seq"], since);
-            return all;
-        }
-        let next = page["next_seq"].as_i64().unwrap();
-        assert_eq!(Some(next), records.last().unwrap()["seq"].as_i64());
-        for r in &records {
-            assert!(r["seq"].as_i64().unwrap() > since, "in seq order: {r}");
-            since = r["seq"].as_i64().unwrap();
-            assert_eq!(r["game"], "arena-clash");
-            assert_eq!(r["board"], "arena-clash/solo/S7/global");
-            assert_eq!(r["period"], "all_time");
-            let mut known = json!({});
-            for field in [
-                "kind",
-                "player_id",
-                "band",
-                "by",
-                "rank_before",
-                "rank_after",
-                "by_rank_before",
-                "by_rank_after",
-                "board_version",
-            ] {
-                if let Some(v) = r.get(field) {
-                    known[field] = v.clone();
-                }
+    for r in &feed_records(service, "arena-clash", limit).await {
+        assert_eq!(r["game"], "arena-clash");
+        assert_eq!(r["board"], "arena-clash/solo/S7/global");
+        assert_eq!(r["period"], "all_time");
+        let mut known = json!({});
+        for field in [
+            "kind",
+            "player_id",
+            "band",
+            "by",
+            "rank_before",
+            "rank_after",
+            "by_rank_before",
+            "by_rank_after",
+            "board_version",
+        ] {
+            if let Some(v) = r.get(field) {
+                known[field] = v.clone();
             }
-            all.push(known);
         }
-        since = next;
+        all.push(known);
     }
+    all
 }
 
 async fn submit_all(service: &TestService, events: &[(String, String, i64, u32)]) {
@@ -219,21 +198,11 @@ async fn submit_all(service: &TestService, events: &[(String, String, i64, u32)]
     }
 }
 
-async fn flush(service: &TestService) {
-    service
-        .state
-        .registry()
-        .feed
-        .flush(service.state.store())
-        .await
-        .unwrap();
-}
-
 async fn feed_records_match_a_model_of_the_same_events(db: Db) {
     let service = start(db).await;
     let events = events(120);
     submit_all(&service, &events).await;
-    flush(&service).await;
+    flush_feed(&service).await;
     let expected = model(&events);
     assert!(
         expected.len() > 40,
@@ -253,17 +222,17 @@ async fn a_restart_makes_the_records_it_had_not_stored(db: Db) {
     // records were not stored through the live code.
     submit_all(&service, &events[..10]).await;
     let service = TestService::start_on(service.stop().await).await;
-    flush(&service).await;
+    flush_feed(&service).await;
     assert_eq!(read_all(&service, 50).await, model(&events[..10]));
     submit_all(&service, &events[10..30]).await;
-    flush(&service).await;
+    flush_feed(&service).await;
     // A checkpoint stores every record made before it; the next start replays what follows.
     service.state.ingest().checkpoint().await.unwrap();
     submit_all(&service, &events[30..]).await;
     // A crash: the records of the last events were never stored.
     let db = service.stop().await;
     let service = TestService::start_on(db).await;
-    flush(&service).await;
+    flush_feed(&service).await;
     assert_eq!(read_all(&service, 50).await, model(&events));
 }
 

@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 use standings_origin::clock::{Clock, parse_rfc3339};
 
 const BOARD: &str = "/v1/boards/arena-clash/solo/S7/global";
-const FEED: &str = "/v1/games/arena-clash/feed";
 const STATE: &str = "/v1/seasons/arena-clash/S7/state";
 
 on_both_databases!(
@@ -39,41 +38,13 @@ async fn submit_all(service: &TestService, events: &[(String, String, i64)], at:
     }
 }
 
-async fn flush(service: &TestService) {
-    service
-        .state
-        .registry()
-        .feed
-        .flush(service.state.store())
-        .await
-        .unwrap();
-}
-
 /// Every record of the feed of `kinds`, whole.
 async fn records(service: &TestService, kinds: &[&str]) -> Vec<Value> {
-    let mut all = Vec::new();
-    let mut since = 0;
-    loop {
-        let (status, page) = service
-            .call(
-                Method::GET,
-                &format!("{FEED}?since_seq={since}&limit=1000"),
-                Some(SERVICE),
-                None,
-            )
-            .await;
-        assert_eq!(status, StatusCode::OK, "{page}");
-        let page_records = page["records"].as_array().unwrap().clone();
-        if page_records.is_empty() {
-            return all;
-        }
-        since = page["next_seq"].as_i64().unwrap();
-        all.extend(
-            page_records
-                .into_iter()
-                .filter(|r| kinds.contains(&r["kind"].as_str().unwrap())),
-        );
-    }
+    feed_records(service, "arena-clash", 1000)
+        .await
+        .into_iter()
+        .filter(|r| kinds.contains(&r["kind"].as_str().unwrap()))
+        .collect()
 }
 
 async fn move_season(service: &TestService, body: Value) -> Value {
@@ -151,7 +122,7 @@ async fn a_finalized_season_awards_its_bands_and_a_correction_changes_exactly_th
     let moved = move_season(&service, json!({"state": "finalized", "rewards": rewards})).await;
     let version = moved["results"][0]["board_version"].clone();
     let service = TestService::start_on(service.stop().await).await;
-    flush(&service).await;
+    flush_feed(&service).await;
 
     let kinds = ["season_finalized", "reward", "correction"];
     let made = records(&service, &kinds).await;
@@ -185,7 +156,7 @@ async fn a_finalized_season_awards_its_bands_and_a_correction_changes_exactly_th
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
-    flush(&service).await;
+    flush_feed(&service).await;
     let after = records(&service, &kinds).await;
     let corrected = &after[made.len()..];
     assert_eq!(corrected[0]["kind"], "correction", "{corrected:?}");
@@ -208,7 +179,7 @@ async fn a_finalized_season_awards_its_bands_and_a_correction_changes_exactly_th
     // A restart from a checkpoint after both keeps them as they are, and makes none again.
     service.state.ingest().checkpoint().await.unwrap();
     let service = TestService::start_on(service.stop().await).await;
-    flush(&service).await;
+    flush_feed(&service).await;
     assert_eq!(records(&service, &kinds).await, after);
 }
 
@@ -243,7 +214,7 @@ async fn a_period_close_is_recorded_once_at_its_final_version(db: Db) {
     // Before the close (the day's end plus the grace), nothing.
     clock.set(ms("2026-10-14T00:04:00Z"));
     service.state.ingest().evict_closed().await.unwrap();
-    flush(&service).await;
+    flush_feed(&service).await;
     assert!(records(&service, &["period_closed"]).await.is_empty());
     // After it, one record, however often the writer looks.
     clock.set(ms("2026-10-14T00:06:00Z"));
@@ -258,7 +229,7 @@ async fn a_period_close_is_recorded_once_at_its_final_version(db: Db) {
     .await;
     let service = TestService::start_with_config(service.stop().await, &config, clock.clone()).await;
     service.state.ingest().evict_closed().await.unwrap();
-    flush(&service).await;
+    flush_feed(&service).await;
     let closed = records(&service, &["period_closed"]).await;
     assert_eq!(closed.len(), 1, "{closed:?}");
     let record = &closed[0];

@@ -469,3 +469,45 @@ impl Drop for Served {
         }
     }
 }
+
+/// Every record of `game`'s feed, read in pages of `limit` from the start, each page checked:
+/// in `seq` order, `next_seq` the last record's seq, and an empty page's the `since_seq` asked.
+pub async fn feed_records(service: &TestService, game: &str, limit: usize) -> Vec<Value> {
+    let mut all = Vec::new();
+    let mut since = 0;
+    loop {
+        let (status, page) = service
+            .call(
+                Method::GET,
+                &format!("/v1/games/{game}/feed?since_seq={since}&limit={limit}"),
+                Some(SERVICE),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let records = page["records"].as_array().unwrap().clone();
+        if records.is_empty() {
+            assert_eq!(page["next_seq"], since);
+            return all;
+        }
+        let next = page["next_seq"].as_i64().unwrap();
+        assert_eq!(Some(next), records.last().unwrap()["seq"].as_i64());
+        for r in records {
+            assert!(r["seq"].as_i64().unwrap() > since, "in seq order: {r}");
+            since = r["seq"].as_i64().unwrap();
+            all.push(r);
+        }
+        since = next;
+    }
+}
+
+/// Stores every feed record made so far (the keep task's store, at once).
+pub async fn flush_feed(service: &TestService) {
+    service
+        .state
+        .registry()
+        .feed
+        .flush(service.state.store())
+        .await
+        .unwrap();
+}

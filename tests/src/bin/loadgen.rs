@@ -220,6 +220,47 @@ pub(crate) struct Run {
     pub(crate) keep: bool,
 }
 
+/// Where a mode's own service runs and how its board is loaded.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Served {
+    /// The service's database.
+    #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = ["sqlite", "postgres"])]
+    pub(crate) database: String,
+    /// A URL of an existing PostgreSQL database on 127.0.0.1, to create and drop the run's own
+    /// from.
+    #[arg(long, value_name = "URL", default_value = "postgres://postgres@127.0.0.1:5432/test", value_parser = local_postgres)]
+    pub(crate) postgres_url: String,
+    /// Concurrent batch uploads while loading.
+    #[arg(long, value_name = "N", default_value = "8", value_parser = harness::at_least_one::<usize>)]
+    pub(crate) load_connections: usize,
+    /// Events per batch request (1 to 1000).
+    #[arg(long, value_name = "N", default_value = "1000", value_parser = batch_size)]
+    pub(crate) batch: u64,
+    /// The service binary.
+    #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
+    pub(crate) standings_bin: PathBuf,
+}
+
+impl Served {
+    /// The database a run's service `tag` gets: SQLite in its folder, or a PostgreSQL database
+    /// of its own.
+    pub(crate) fn database(&self, tag: &str) -> service::Database {
+        if self.database == "postgres" {
+            service::Database::Postgres {
+                admin_url: self.postgres_url.clone(),
+                name: format!("standings_loadgen_{tag}_{}", std::process::id()),
+            }
+        } else {
+            service::Database::Sqlite
+        }
+    }
+
+    /// Loads every member of `plan` through the batch endpoint; the time it took.
+    pub(crate) async fn load(&self, plan: &Arc<bench::Plan>, run: &Run) -> Result<Duration, String> {
+        bench::load_standings(plan, self.batch, self.load_connections, run.load_timeout).await
+    }
+}
+
 /// `--batch`: 1 to 1000, the service's batch limit.
 pub(crate) fn batch_size(value: &str) -> Result<u64, String> {
     match value.parse::<u64>() {

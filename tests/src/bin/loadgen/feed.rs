@@ -14,7 +14,6 @@
 //! whole feed and times that. Reported: each side's median rate and ack p99 over the rounds,
 //! their ratios, and the feed's records made and delivered per second.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,7 +24,7 @@ use crate::Run;
 use crate::bench::{self, DEFINE_PATH, EventIds, Plan};
 use crate::http::HttpConn;
 use crate::latency::Histogram;
-use crate::service::{ADMIN_TOKEN, Database, SERVICE_TOKEN, Service};
+use crate::service::{ADMIN_TOKEN, SERVICE_TOKEN, Service};
 use crate::workload::{Population, Rng, player_id};
 
 /// Seeds the write draws apart from every other stream.
@@ -67,22 +66,8 @@ pub(crate) struct Args {
     /// Keep-alive connections the writes are sent over (each waits for its answer).
     #[arg(long, value_name = "N", default_value = "32", value_parser = harness::at_least_one::<usize>)]
     connections: usize,
-    /// The services' database.
-    #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = ["sqlite", "postgres"])]
-    database: String,
-    /// A URL of an existing PostgreSQL database on 127.0.0.1, to create and drop the run's own
-    /// from.
-    #[arg(long, value_name = "URL", default_value = "postgres://postgres@127.0.0.1:5432/test", value_parser = crate::local_postgres)]
-    postgres_url: String,
-    /// Concurrent uploads while loading.
-    #[arg(long, value_name = "N", default_value = "8", value_parser = harness::at_least_one::<usize>)]
-    load_connections: usize,
-    /// Events per batch request (1 to 1000).
-    #[arg(long, value_name = "N", default_value = "1000", value_parser = crate::batch_size)]
-    batch: u64,
-    /// The service binary.
-    #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
-    standings_bin: PathBuf,
+    #[command(flatten)]
+    service: crate::Served,
     #[command(flatten)]
     pub(crate) run: Run,
 }
@@ -116,17 +101,9 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
     let population = Population::new(args.members, args.run.seed)?;
     let mut sides = Vec::new();
     for on in [false, true] {
-        let database = if args.database == "postgres" {
-            Database::Postgres {
-                admin_url: args.postgres_url.clone(),
-                name: format!("standings_loadgen_feed_{}_{on}", std::process::id()),
-            }
-        } else {
-            Database::Sqlite
-        };
         let mut service = Service::prepare_with(
-            &args.standings_bin,
-            database,
+            &args.service.standings_bin,
+            args.service.database(&format!("feed_{on}")),
             args.run.keep,
             "loadgen-feed",
             "webhook_backoff_ms = 50\n",
@@ -134,7 +111,7 @@ pub(crate) async fn run(args: &Args) -> Result<(), String> {
         eprintln!(
             "loadgen feed: {} ({}): {} members, {} profiled; service on {}",
             if on { "on" } else { "off" },
-            args.database,
+            args.service.database,
             args.members,
             args.profiled,
             service.addr
@@ -174,7 +151,7 @@ async fn side(args: &Args, population: Population, service: &mut Service, on: bo
         nonce: 1,
     });
     let mut measured = Side {
-        load: bench::load_standings(&plan, args.batch, args.load_connections, args.run.load_timeout).await?,
+        load: args.service.load(&plan, &args.run).await?,
         ..Side::default()
     };
     let started = Instant::now();
@@ -430,7 +407,7 @@ fn print_report(args: &Args, off: &Side, on: &Side) {
             _ => "country segments and the feed",
         },
         args.members,
-        args.database,
+        args.service.database,
         args.connections,
         args.rounds,
         args.seconds,

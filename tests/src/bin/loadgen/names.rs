@@ -11,7 +11,6 @@
 //! `cargo bench -p standings-origin --bench names`): naming a million players through the API
 //! takes a million actions.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,7 +20,7 @@ use crate::Run;
 use crate::bench::{self, BOARD_PATH, EventIds, Plan};
 use crate::http::HttpConn;
 use crate::latency::Histogram;
-use crate::service::{Database, SERVICE_TOKEN, Service};
+use crate::service::{SERVICE_TOKEN, Service};
 use crate::workload::{Population, Rng, player_id};
 
 /// Seeds the renamed players apart from every other stream.
@@ -39,22 +38,8 @@ pub(crate) struct Args {
     /// Keep-alive connections the renames are sent over (each waits for its answer).
     #[arg(long, value_name = "N", default_value = "1", value_parser = harness::at_least_one::<usize>)]
     connections: usize,
-    /// The service's database.
-    #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = ["sqlite", "postgres"])]
-    database: String,
-    /// A URL of an existing PostgreSQL database on 127.0.0.1, to create and drop the run's own
-    /// from.
-    #[arg(long, value_name = "URL", default_value = "postgres://postgres@127.0.0.1:5432/test", value_parser = crate::local_postgres)]
-    postgres_url: String,
-    /// Concurrent batch uploads while loading.
-    #[arg(long, value_name = "N", default_value = "8", value_parser = harness::at_least_one::<usize>)]
-    load_connections: usize,
-    /// Events per batch request (1 to 1000).
-    #[arg(long, value_name = "N", default_value = "1000", value_parser = crate::batch_size)]
-    batch: u64,
-    /// The service binary.
-    #[arg(long, value_name = "PATH", default_value = "target/release/standings")]
-    standings_bin: PathBuf,
+    #[command(flatten)]
+    service: crate::Served,
     #[command(flatten)]
     pub(crate) run: Run,
 }
@@ -72,16 +57,13 @@ struct Report {
 
 pub(crate) async fn run(args: &Args) -> Result<(), String> {
     let population = Population::new(args.members, args.run.seed)?;
-    let database = if args.database == "postgres" {
-        Database::Postgres {
-            admin_url: args.postgres_url.clone(),
-            name: format!("standings_loadgen_names_{}", std::process::id()),
-        }
-    } else {
-        Database::Sqlite
-    };
-    let mut service =
-        Service::prepare_with(&args.standings_bin, database, args.run.keep, "loadgen-names", "")?;
+    let mut service = Service::prepare_with(
+        &args.service.standings_bin,
+        args.service.database("names"),
+        args.run.keep,
+        "loadgen-names",
+        "",
+    )?;
     eprintln!(
         "loadgen names: {} members, {} renames over {} connection(s); service on {}",
         args.members, args.renames, args.connections, service.addr
@@ -109,7 +91,7 @@ async fn measure(args: &Args, population: Population, service: &mut Service) -> 
         event_ids: EventIds::Member,
         nonce: 1,
     });
-    let load = bench::load_standings(&plan, args.batch, args.load_connections, args.run.load_timeout).await?;
+    let load = args.service.load(&plan, &args.run).await?;
     eprintln!("loadgen names: loaded in {load:.2?}");
     tokio::time::sleep(crate::REST_AFTER_LOAD).await;
     let (rss_loaded, _) = service.resident()?;
@@ -207,7 +189,7 @@ fn print_report(args: &Args, r: &Report) {
     let n = r.renames.count().max(1) as f64;
     println!(
         "## Renames on a board of {} members ({}, {} connection(s))\n",
-        args.members, args.database, args.connections
+        args.members, args.service.database, args.connections
     );
     println!("| figure | value |\n| --- | --- |");
     println!("| load ({} events) | {:.2?} |", args.members, r.load);
