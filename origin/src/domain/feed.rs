@@ -48,6 +48,16 @@ impl Record {
     }
 }
 
+/// A period instance whose close an action logged: its board and period, and its version
+/// and ranked players then.
+#[derive(Clone, Debug)]
+pub(crate) struct Closed {
+    pub(crate) board: BoardId,
+    pub(crate) period: Period,
+    pub(crate) board_version: u64,
+    pub(crate) players: u64,
+}
+
 /// Where a change happened.
 pub(crate) struct At<'a> {
     pub(crate) board: &'a BoardId,

@@ -17,10 +17,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use standings_core::{Board, Delta};
 
-use crate::domain::BoardDef;
 use crate::domain::feed as records;
 pub(crate) use crate::domain::feed::Record;
 use crate::domain::periods::Period;
+use crate::domain::rewards::Award;
+use crate::domain::{BoardDef, ResultRow};
 use crate::store::{Store, StoreError};
 use crate::sync::LockUnpoisoned;
 
@@ -191,8 +192,13 @@ impl Feed {
     /// Makes the records of an action the log entry being applied performed: each result
     /// (`season_finalized` or `correction`) followed by the rewards it changed, and a
     /// period's close. O(records).
-    pub fn performed(&self, performed: &crate::log::Performed) {
-        if performed.results.is_empty() && performed.closed.is_none() {
+    pub(crate) fn performed(
+        &self,
+        results: &[ResultRow],
+        awards: &[Vec<Award>],
+        closed: Option<&records::Closed>,
+    ) {
+        if results.is_empty() && closed.is_none() {
             return;
         }
         let mut entry = self.entry.lock_unpoisoned();
@@ -200,7 +206,7 @@ impl Feed {
             return;
         }
         let all_time = Period::all_time();
-        for (result, awards) in performed.results.iter().zip(&performed.awards) {
+        for (result, awards) in results.iter().zip(awards) {
             let shared = records::At {
                 board: &result.board,
                 period: &all_time,
@@ -216,19 +222,19 @@ impl Feed {
             );
             self.number(&mut entry, &result.board.game, &shared, made);
         }
-        if let Some((board, period, board_version, players)) = &performed.closed {
+        if let Some(closed) = closed {
             let shared = records::At {
-                board,
-                period,
-                board_version: *board_version,
+                board: &closed.board,
+                period: &closed.period,
+                board_version: closed.board_version,
                 at_ms: entry.at_ms,
             }
             .shared();
             self.number(
                 &mut entry,
-                &board.game,
+                &closed.board.game,
                 &shared,
-                vec![records::period_closed(*players)],
+                vec![records::period_closed(closed.players)],
             );
         }
     }

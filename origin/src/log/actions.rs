@@ -87,8 +87,8 @@ pub struct Performed {
     pub results: Vec<ResultRow>,
     /// For each of `results`, the rewards it changed (all it awards, for the first).
     pub(crate) awards: Vec<Vec<Award>>,
-    /// The period instance it closed: its board, period, version and ranked players.
-    pub(crate) closed: Option<(BoardId, Period, u64, u64)>,
+    /// The period instance it closed.
+    pub(crate) closed: Option<crate::domain::feed::Closed>,
 }
 
 impl Performed {
@@ -207,8 +207,13 @@ pub async fn perform(
             });
             if let Some(named) = named {
                 instances.prepare(board, &named).await?;
-                if let Some((version, players)) = instances.standing(board, &named) {
-                    performed.closed = Some((board.clone(), named, version, players));
+                if let Some((board_version, players)) = instances.standing(board, &named) {
+                    performed.closed = Some(crate::domain::feed::Closed {
+                        board: board.clone(),
+                        period: named,
+                        board_version,
+                        players,
+                    });
                 }
             }
             return Ok(performed);

@@ -185,7 +185,9 @@ async fn replay_action<I: Instances + Send>(
     };
     match performed.await {
         Ok(performed) => {
-            registry.feed.performed(&performed);
+            registry
+                .feed
+                .performed(&performed.results, &performed.awards, performed.closed.as_ref());
             performed.results
         }
         Err(why) => {

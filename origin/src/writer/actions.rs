@@ -171,7 +171,9 @@ async fn act(writer: &mut Writer, mut request: ActionRequest) -> Result<ActionAn
             return Err(e.into());
         }
     };
-    registry.feed.performed(&performed);
+    registry
+        .feed
+        .performed(&performed.results, &performed.awards, performed.closed.as_ref());
     registry.positions.visible_through(logged.seq);
     // Moderation, late decisions and season transitions reach subscribers like any change;
     // an action is rare, so every board of its game is marked rather than only those it moved.
