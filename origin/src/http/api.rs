@@ -630,8 +630,10 @@ pub const OPERATIONS: &[Operation] = &[
 /// only their path parameters.
 fn subscribe_parameters() -> Vec<Value> {
     vec![
-        json!({"name": "view", "in": "query", "required": true, "description": "top:N (N 1..=100), around:PLAYER:R (R 0..=25) or player:PLAYER",
+        json!({"name": "view", "in": "query", "required": true, "description": "top:N (N 1..=100), around:PLAYER:R (R 0..=25) or player:PLAYER; any of them within a segment as in:country:DE:top:10",
                "schema": {"type": "string"}}),
+        json!({"name": "segment", "in": "query", "required": false, "description": "the view within a segment the board declares (country:DE): ranks within it, each entry with its global_rank",
+               "schema": {"type": "string", "pattern": "^[a-z_]+:[^:]+$"}}),
         json!({"name": "since_version", "in": "query", "required": false, "description": "where the client holds the view: PERIOD_KEY:VERSION (the id: of its last snapshot or delta, e.g. all_time:42 or 2026-10-13:46), or a bare board_version of an all_time view",
                "schema": {"type": "string", "pattern": "^([^:]+:)?[0-9]+$"}}),
         json!({"name": "period", "in": "query", "required": false, "description": "the period instance, as in reads (all_time by default)",
@@ -668,7 +670,7 @@ fn profile_schemas() -> Value {
             }
         },
         "WebhookDefinition": {"type": "object", "additionalProperties": false, "required": ["url", "secret", "kinds"],
-            "properties": {"url": {"type": "string", "pattern": "^http://"}, "secret": {"type": "string", "pattern": "^whsec_"},
+            "properties": {"url": {"type": "string", "pattern": "^https?://"}, "secret": {"type": "string", "pattern": "^whsec_"},
                 "kinds": {"type": "array", "minItems": 1, "items": {"enum": ["overtaken", "band_entered", "band_left", "period_closed", "season_finalized", "reward", "correction"]}}}},
         "WebhookEndpoint": {"type": "object", "properties": {"game": {"type": "string"}, "endpoint_id": {"type": "string"},
             "url": {"type": "string"}, "kinds": {"type": "array", "items": {"type": "string"}},
@@ -1106,6 +1108,7 @@ mod tests {
             ("game", "path", true),
             ("scope", "path", true),
             ("view", "query", true),
+            ("segment", "query", false),
             ("since_version", "query", false),
             ("period", "query", false),
             ("at", "query", false),
