@@ -200,7 +200,11 @@ pub async fn perform(
             period,
             period_key,
         } => {
-            domain.note_closed(board, period, period_key);
+            if !domain.note_closed(board, period, period_key) {
+                // Logged twice (an import of a log that holds it, beside the service's own):
+                // the first made the record.
+                return Ok(performed);
+            }
             let named = registry.entry(board).and_then(|entry| {
                 let kind = crate::domain::periods::PeriodKind::parse(period)?;
                 entry.calendar.parse_key(kind, period_key).ok()
