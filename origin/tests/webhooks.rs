@@ -239,13 +239,7 @@ fn acknowledged(receiver: &Receiver) -> Vec<i64> {
 /// The feed's records once every record made so far is stored (the events submitted are
 /// applied when answered), at least `at_least` of them.
 async fn stored(service: &TestService, at_least: usize) -> Vec<(i64, String)> {
-    service
-        .state
-        .registry()
-        .feed
-        .flush(service.state.store())
-        .await
-        .unwrap();
+    flush_feed(service).await;
     let records = feed(service).await;
     assert!(
         records.len() >= at_least,
