@@ -120,6 +120,12 @@ async fn a_finalized_season_awards_its_bands_and_a_correction_changes_exactly_th
         .map(|(from, to, reward)| json!({"ranks": [from, to], "reward": reward}))
         .collect();
     let moved = move_season(&service, json!({"state": "finalized", "rewards": rewards})).await;
+    // Declared in rank order, whatever order they were sent in, on the answer and the state.
+    let declared = json!([{"ranks": [1, 1], "reward": "gold"}, {"ranks": [2, 3], "reward": "silver"},
+                          {"ranks": [4, 5], "reward": "bronze"}]);
+    assert_eq!(moved["rewards"], declared);
+    let (_, state) = service.call(Method::GET, STATE, Some(SERVICE), None).await;
+    assert_eq!(state["rewards"], declared);
     let version = moved["results"][0]["board_version"].clone();
     let service = TestService::start_on(service.stop().await).await;
     flush_feed(&service).await;
@@ -181,6 +187,11 @@ async fn a_finalized_season_awards_its_bands_and_a_correction_changes_exactly_th
     let service = TestService::start_on(service.stop().await).await;
     flush_feed(&service).await;
     assert_eq!(records(&service, &kinds).await, after);
+    let (_, state) = service.call(Method::GET, STATE, Some(SERVICE), None).await;
+    assert_eq!(
+        state["rewards"], declared,
+        "the bands come back from the checkpoint"
+    );
 }
 
 async fn a_period_close_is_recorded_once_at_its_final_version(db: Db) {

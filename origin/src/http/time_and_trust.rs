@@ -52,6 +52,7 @@ async fn season_state(
         &SeasonStateView {
             game: &game,
             left_active_at: record.left_active_at.map(format_rfc3339),
+            rewards: state.domain.rewards(&game, &season),
             season: &season,
             state: record.state.as_str(),
         },
@@ -107,7 +108,7 @@ async fn set_season_state(
             action: Action::SeasonState {
                 season: season.clone(),
                 to,
-                rewards,
+                rewards: rewards.clone(),
             },
             action_id: None,
             request: body,
@@ -122,6 +123,7 @@ async fn set_season_state(
             game: &game,
             previous: from.as_str(),
             results: answer.result.as_ref().map(|r| &r.results),
+            rewards,
             season: &season,
             state: to.as_str(),
         },
@@ -503,6 +505,9 @@ async fn results(
 struct SeasonStateView<'a> {
     game: &'a str,
     left_active_at: Option<String>,
+    /// The reward bands declared when the season was finalized.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    rewards: Vec<crate::domain::rewards::RewardBand>,
     season: &'a str,
     state: &'static str,
 }
@@ -512,6 +517,9 @@ struct SeasonMoved<'a> {
     game: &'a str,
     previous: &'static str,
     results: Option<&'a Vec<Correction>>,
+    /// The reward bands the move declared (to `finalized` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    rewards: Vec<crate::domain::rewards::RewardBand>,
     season: &'a str,
     state: &'static str,
 }
@@ -644,6 +652,10 @@ mod tests {
         assert_in_name_order(&SeasonStateView {
             game: "g",
             left_active_at: Some("2026-10-13T00:00:00.000Z".into()),
+            rewards: vec![crate::domain::rewards::RewardBand {
+                ranks: [1, 1],
+                reward: "crown".into(),
+            }],
             season: "s",
             state: "frozen",
         });
@@ -651,6 +663,10 @@ mod tests {
             game: "g",
             previous: "active",
             results: Some(&result.results),
+            rewards: vec![crate::domain::rewards::RewardBand {
+                ranks: [1, 10],
+                reward: "silver".into(),
+            }],
             season: "s",
             state: "frozen",
         });
