@@ -79,6 +79,20 @@ struct Entry {
     at_ms: i64,
 }
 
+/// The last log entry whose feed records are all stored, given `stored`, the last record seq
+/// stored (-1 for none): the entry before that record's. Records are stored in order, so every
+/// earlier entry's are stored; but the entry's own may be stored in part, since the writer
+/// takes the records made so far for its next group while the applier is still making the
+/// rest of that entry's (one change per board). Its records are made again (the same seqs, so
+/// those stored stay as they are). O(1).
+pub(crate) fn remade_after(stored: i64) -> i64 {
+    if stored < 0 {
+        -1
+    } else {
+        stored / RECORDS_PER_ENTRY - 1
+    }
+}
+
 /// A game's friend lists both ways: each player's list, and who lists each player.
 #[derive(Default)]
 struct Follows {
@@ -87,16 +101,10 @@ struct Follows {
 }
 
 impl Feed {
-    /// Changes make records from now on, for the log entries after the last one whose records
-    /// `store` holds (records are stored in order, so those before it are all stored too).
-    /// One look-up.
+    /// Changes make records from now on, for the log entries from the last one whose records
+    /// `store` holds (see [`remade_after`]). One look-up.
     pub async fn start_making(&self, store: &Store) -> Result<(), StoreError> {
-        let stored = store.feed_last().await?;
-        let after = if stored < 0 {
-            -1
-        } else {
-            stored / RECORDS_PER_ENTRY
-        };
+        let after = remade_after(store.feed_last().await?);
         self.making_after.store(after, Ordering::Release);
         Ok(())
     }
@@ -434,5 +442,20 @@ pub(crate) async fn keep(
             }
         }
         clock.sleep_until(tick).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A start makes again the records of the entry whose records were stored last, which
+    /// may have been stored in part, and of every entry after it; none when none is stored.
+    #[test]
+    fn a_start_makes_again_the_last_stored_entrys_records() {
+        assert_eq!(remade_after(-1), -1);
+        assert_eq!(remade_after(record_seq(7, 0)), 6);
+        assert_eq!(remade_after(record_seq(7, 3)), 6);
+        assert_eq!(remade_after(record_seq(1, 0)), 0);
     }
 }

@@ -462,12 +462,11 @@ pub async fn restore_until(
         Err(why) => Some(why),
     };
     // A bulk rebuild reads no change one by one, so it makes no feed records: the entries
-    // after the last one whose records are stored (all of the log when none is) run through
-    // the live code instead, as a checkpoint's tail does.
+    // after the last one whose records are all stored (all of the log when none is) run
+    // through the live code instead, as a checkpoint's tail does.
     let feeds = store.boards().await?.iter().any(|def| !def.feed.is_empty());
     let bulk_until = if feeds {
-        let stored = store.feed_last().await?;
-        (stored.max(0) / crate::feed::RECORDS_PER_ENTRY).min(until)
+        crate::feed::remade_after(store.feed_last().await?).clamp(0, until)
     } else {
         until
     };
