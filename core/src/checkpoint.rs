@@ -7,7 +7,7 @@
 //! entries, version and digest, and applies the next events to the same results. Only the delta
 //! history is not kept: cursors of versions before the checkpoint answer `StaleCursor`.
 //!
-//! Layout (integers little-endian), format 3:
+//! Layout (integers little-endian), format 4:
 //!
 //! ```text
 //! magic "SCKP" | format u16 | mode u8 | value_min i64 | value_max i64 | board_version u64
@@ -17,11 +17,13 @@
 //! | ranked x (member u32 | value i64 | achieved_at i64), in rank order
 //! | [latest only: members x (event_len u8 (0 = none) | event id bytes)]
 //! | extras u64 | extras x (member u32 | flags u8 | [name_len u8 | name bytes] | [country 2 bytes]
-//!                         | [event_len u8 | event id bytes | json_len u16 | json bytes])
+//!                         | [event_len u8 | event id bytes | json_len u16 | json bytes]
+//!                         | [segments_len u16 | segments bytes])
 //! ```
 //!
 //! The extras are the ranked members with a profile or metadata (flags: 1 name, 2 country,
-//! 4 anonymous, 8 metadata), in member order. Format 2 is format 3 without them.
+//! 4 anonymous, 8 metadata, 16 the metadata's event dimension values), in member order.
+//! Format 3 is format 4 without flag 16; format 2 is format 3 without extras.
 //!
 //! This is the interner's own layout and the tree's own order, so writing is two copies and one
 //! walk of the leaves: it never looks an id up by member, which on a board built by live
@@ -47,11 +49,13 @@ use crate::event::{MAX_ID_BYTES, check_id};
 use crate::index::RankedIndex;
 use crate::interner::{Interner, MemberId};
 use crate::join::{Join, OneThread};
-use crate::profile::{Extras, MAX_DISPLAY_NAME_BYTES, MAX_METADATA_BYTES, Metadata, Profile};
+use crate::profile::{
+    Extras, MAX_DISPLAY_NAME_BYTES, MAX_EVENT_SEGMENTS_BYTES, MAX_METADATA_BYTES, Metadata, Profile,
+};
 use crate::rules::{BoardRules, ScoreMode, Standing};
 
 /// The checkpoint format version this build writes.
-pub const CHECKPOINT_FORMAT_VERSION: u16 = 3;
+pub const CHECKPOINT_FORMAT_VERSION: u16 = 4;
 
 /// Whether this build reads checkpoints of format `format` (it writes only
 /// [`CHECKPOINT_FORMAT_VERSION`]).
@@ -154,7 +158,7 @@ impl Board {
             read_members(&mut r, &header)?
         };
         let extras = if format >= 3 {
-            read_extras(&mut r, &ranked, header.members)?
+            read_extras(&mut r, &ranked, header.members, format)?
         } else {
             BTreeMap::new()
         };
@@ -292,6 +296,7 @@ const HAS_NAME: u8 = 1;
 const HAS_COUNTRY: u8 = 2;
 const ANONYMOUS: u8 = 4;
 const HAS_METADATA: u8 = 8;
+const HAS_SEGMENTS: u8 = 16;
 
 /// One member's extras (the module docs give the layout). O(their bytes).
 fn write_extras(out: &mut Vec<u8>, member: MemberId, extras: &Extras) {
@@ -308,8 +313,11 @@ fn write_extras(out: &mut Vec<u8>, member: MemberId, extras: &Extras) {
     if profile.is_some_and(|p| p.anonymous) {
         flags |= ANONYMOUS;
     }
-    if extras.metadata.is_some() {
+    if let Some(metadata) = extras.metadata.as_deref() {
         flags |= HAS_METADATA;
+        if metadata.segments.is_some() {
+            flags |= HAS_SEGMENTS;
+        }
     }
     out.extend_from_slice(&member.to_le_bytes());
     out.push(flags);
@@ -326,15 +334,20 @@ fn write_extras(out: &mut Vec<u8>, member: MemberId, extras: &Extras) {
         out.extend_from_slice(metadata.event_id.as_bytes());
         out.extend_from_slice(&(metadata.json.len() as u16).to_le_bytes());
         out.extend_from_slice(metadata.json.as_bytes());
+        if let Some(segments) = metadata.segments.as_deref() {
+            out.extend_from_slice(&(segments.len() as u16).to_le_bytes());
+            out.extend_from_slice(segments.as_bytes());
+        }
     }
 }
 
-/// Format 3's extras, each of a ranked member, in member order. O(extras) when there are
-/// none, O(members) otherwise: a start reads every checkpoint through here.
+/// Format 3's and 4's extras, each of a ranked member, in member order. O(extras) when there
+/// are none, O(members) otherwise: a start reads every checkpoint through here.
 fn read_extras(
     r: &mut Reader<'_>,
     ranked: &[(MemberId, Standing)],
     members: usize,
+    format: u16,
 ) -> Result<BTreeMap<MemberId, Extras>, DecodeError> {
     let count = r.len()?;
     // Each takes at least 5 bytes.
@@ -365,7 +378,12 @@ fn read_extras(
         }
         last = Some(member);
         let flags = r.byte()?;
-        if flags & !(HAS_NAME | HAS_COUNTRY | ANONYMOUS | HAS_METADATA) != 0 || flags == 0 {
+        let known = if format >= 4 {
+            HAS_NAME | HAS_COUNTRY | ANONYMOUS | HAS_METADATA | HAS_SEGMENTS
+        } else {
+            HAS_NAME | HAS_COUNTRY | ANONYMOUS | HAS_METADATA
+        };
+        if flags & !known != 0 || flags == 0 || (flags & HAS_SEGMENTS != 0 && flags & HAS_METADATA == 0) {
             return Err(DecodeError::Inconsistent("unknown extras flags"));
         }
         let display_name = if flags & HAS_NAME != 0 {
@@ -396,9 +414,22 @@ fn read_extras(
             if len > MAX_METADATA_BYTES {
                 return Err(DecodeError::Inconsistent("metadata over 256 bytes"));
             }
+            let json = text(r.take(len)?)?.into();
+            let segments = if flags & HAS_SEGMENTS != 0 {
+                let len = u16::from_le_bytes(r.array()?) as usize;
+                if len == 0 || len > MAX_EVENT_SEGMENTS_BYTES {
+                    return Err(DecodeError::Inconsistent(
+                        "event dimension values of a bad length",
+                    ));
+                }
+                Some(text(r.take(len)?)?.into())
+            } else {
+                None
+            };
             Some(Arc::new(Metadata {
                 event_id: event_id.into(),
-                json: text(r.take(len)?)?.into(),
+                json,
+                segments,
             }))
         } else {
             None

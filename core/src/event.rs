@@ -130,6 +130,10 @@ pub struct ScoreEvent {
     /// checked it. Empty once erased: the event still had metadata, which no answer shows.
     #[serde(default)]
     pub metadata: Option<Box<str>>,
+    /// The event's values of the board's event dimensions, as `platform:ios` pairs sorted by
+    /// dimension and joined by `,`; the origin checked them against the definition.
+    #[serde(default)]
+    pub segments: Option<Box<str>>,
 }
 
 impl ScoreEvent {
@@ -141,6 +145,7 @@ impl ScoreEvent {
             value,
             achieved_at,
             metadata: None,
+            segments: None,
         })
     }
 
@@ -148,5 +153,17 @@ impl ScoreEvent {
     pub fn with_metadata(mut self, metadata: Option<Box<str>>) -> ScoreEvent {
         self.metadata = metadata;
         self
+    }
+
+    /// The same event carrying event dimension values (`platform:ios`, as
+    /// [`ScoreEvent::segments`] says), checked by the caller. O(1).
+    pub fn with_segments(mut self, segments: Option<Box<str>>) -> ScoreEvent {
+        self.segments = segments;
+        self
+    }
+
+    /// Whether the event brings anything an entry holds besides its standing. O(1).
+    pub(crate) fn has_extras(&self) -> bool {
+        self.metadata.is_some() || self.segments.is_some()
     }
 }

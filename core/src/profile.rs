@@ -22,6 +22,10 @@ pub const MAX_DISPLAY_NAME_BYTES: usize = 128;
 /// The largest entry metadata, in bytes of JSON text as sent.
 pub const MAX_METADATA_BYTES: usize = 256;
 
+/// The longest event dimension values an event carries, in bytes of `platform:ios` text (four
+/// dimensions of 32-byte names and values fit).
+pub const MAX_EVENT_SEGMENTS_BYTES: usize = 512;
+
 /// A player's profile as boards show it. Shared by every board of the game through an [`Arc`],
 /// so a name costs its bytes once per game, not once per board.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -46,8 +50,25 @@ impl Profile {
 pub struct Metadata {
     /// The event it came with; ties between events are broken on it.
     pub event_id: Box<str>,
-    /// The JSON object as sent, or empty once erased.
+    /// The JSON object as sent, or empty once erased (or when the event sent none).
     pub json: Box<str>,
+    /// The event's dimension values (`platform:ios`), which place the entry in segments.
+    pub segments: Option<Box<str>>,
+}
+
+impl Metadata {
+    /// The value this event gave `dimension`, if any. O(length).
+    pub fn segment_value(&self, dimension: &str) -> Option<&str> {
+        segment_value(self.segments.as_deref()?, dimension)
+    }
+}
+
+/// The value of `dimension` in an event's `platform:ios,region:eu` pairs. O(length).
+pub fn segment_value<'a>(segments: &'a str, dimension: &str) -> Option<&'a str> {
+    segments.split(',').find_map(|pair| {
+        let (name, value) = pair.split_once(':')?;
+        (name == dimension).then_some(value)
+    })
 }
 
 /// What one ranked member shows besides its standing. Empty for most players, and then not held
@@ -91,6 +112,7 @@ impl Extras {
                 Arc::new(Metadata {
                     event_id: m.event_id.clone(),
                     json: "".into(),
+                    segments: m.segments.clone(),
                 })
             }),
         }
@@ -154,11 +176,11 @@ impl<'a> EntryInfo<'a> {
 /// Whether `event` becomes the event behind the aggregate, whose metadata the entry shows. The
 /// preference is a total order over a player's events, so the choice is the same in any order:
 /// - `highest` and `fastest`: the best value, then the earliest time; among events tied on both,
-///   one with metadata over one without, then the lowest event id.
+///   one with metadata or dimension values over one with neither, then the lowest event id.
 /// - `latest`: the latest time, then the greatest event id (the aggregate's own rule, so
 ///   `replaces` says it).
 /// - `cumulative`: the most recent event counted, by time; among events at the same time, one
-///   with metadata over one without, then the greatest event id.
+///   with metadata or dimension values over one with neither, then the greatest event id.
 ///
 /// `current` is the aggregate before, `replaces` whether the fold took the event's standing,
 /// `held` the metadata behind the aggregate now. O(length of the ids).
@@ -173,7 +195,7 @@ fn counts_for_metadata(
         return true;
     };
     let preferred_in_tie = |lower_wins: bool| {
-        event.metadata.is_some()
+        event.has_extras()
             && held.is_none_or(|m| {
                 let ours = event.event_id.as_str().as_bytes();
                 if lower_wins {
@@ -257,10 +279,11 @@ pub(crate) fn step(
 
 /// The metadata an event leaves behind the aggregate when it counts. O(length).
 pub(crate) fn metadata_of(event: &ScoreEvent) -> Option<Arc<Metadata>> {
-    event.metadata.as_deref().map(|json| {
+    event.has_extras().then(|| {
         Arc::new(Metadata {
             event_id: event.event_id.as_str().into(),
-            json: json.into(),
+            json: event.metadata.as_deref().unwrap_or_default().into(),
+            segments: event.segments.clone(),
         })
     })
 }
@@ -291,7 +314,7 @@ fn preferred(mode: ScoreMode, a: &ScoreEvent, b: &ScoreEvent) -> bool {
     let a_id = a.event_id.as_str().as_bytes();
     let b_id = b.event_id.as_str().as_bytes();
     let by_metadata = |lower_wins: bool| {
-        a.metadata.is_some() && (b.metadata.is_none() || if lower_wins { a_id < b_id } else { a_id > b_id })
+        a.has_extras() && (!b.has_extras() || if lower_wins { a_id < b_id } else { a_id > b_id })
     };
     let same = a.value == b.value && a.achieved_at == b.achieved_at;
     match mode {

@@ -29,17 +29,42 @@ use crate::tree::{Key, Probe, Tree, cmp_keys};
 pub struct SegmentSpec {
     /// Segments by the country of each player's profile.
     pub country: bool,
+    /// Event dimensions, by name: each event may carry one of the declared values, and an entry
+    /// is in the segment of the value its event behind the standing carried.
+    pub events: Vec<EventDimension>,
+}
+
+/// A dimension whose value each event carries (`platform`), within a declared set of values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventDimension {
+    /// The dimension's name (`platform`).
+    pub name: Box<str>,
+    /// The values an event may carry (`ios`, `android`, `pc`), in declared order.
+    pub values: Vec<Box<str>>,
 }
 
 impl SegmentSpec {
     /// Whether the board declares any dimension. O(1).
     pub fn is_empty(&self) -> bool {
-        !self.country
+        !self.country && self.events.is_empty()
     }
 
-    /// Whether `dimension` is declared. O(1).
+    /// Whether `dimension` is declared. O(d).
     pub fn declares(&self, dimension: &str) -> bool {
-        dimension == COUNTRY && self.country
+        (dimension == COUNTRY && self.country) || self.event_dimension(dimension).is_some()
+    }
+
+    /// The declared event dimension named `name`. O(d).
+    pub fn event_dimension(&self, name: &str) -> Option<&EventDimension> {
+        self.events.iter().find(|d| &*d.name == name)
+    }
+
+    /// The declared dimensions' names: `country` first, then the event ones. O(d).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.country
+            .then_some(COUNTRY)
+            .into_iter()
+            .chain(self.events.iter().map(|d| &*d.name))
     }
 }
 
@@ -68,7 +93,7 @@ pub struct SegmentEntry<'a> {
 #[derive(Clone, Default)]
 pub(crate) struct Segments {
     spec: SegmentSpec,
-    country: BTreeMap<Box<str>, Tree>,
+    trees: BTreeMap<Box<str>, BTreeMap<Box<str>, Tree>>,
 }
 
 impl Segments {
@@ -76,7 +101,7 @@ impl Segments {
     pub(crate) fn new(spec: SegmentSpec) -> Segments {
         Segments {
             spec,
-            country: BTreeMap::new(),
+            trees: BTreeMap::new(),
         }
     }
 
@@ -84,13 +109,14 @@ impl Segments {
         &self.spec
     }
 
-    /// The country segment an entry showing `extras` belongs to, if any.
-    fn country_of(extras: &Extras) -> Option<&str> {
-        let profile = extras.profile.as_deref()?;
-        if profile.anonymous {
-            return None;
-        }
-        profile.country.as_deref()
+    /// Each declared dimension's value for an entry showing `extras`. O(d).
+    fn values_of<'s, 'e>(
+        &'s self,
+        extras: &'e Extras,
+    ) -> impl Iterator<Item = (&'s str, &'e str)> + use<'s, 'e> {
+        self.spec
+            .names()
+            .filter_map(move |dimension| Some((dimension, value_of(&self.spec, dimension, extras)?)))
     }
 
     /// Fills the segments from the ranked members with extras (`members`: member, standing,
@@ -101,65 +127,69 @@ impl Segments {
         mode: ScoreMode,
         members: impl Iterator<Item = (MemberId, Standing, &'e Extras)>,
     ) {
-        self.country.clear();
-        if !self.spec.country {
-            return;
-        }
-        let mut keys: BTreeMap<&'e str, Vec<Key>> = BTreeMap::new();
+        let mut keys: BTreeMap<(&str, &'e str), Vec<Key>> = BTreeMap::new();
         for (member, standing, extras) in members {
-            if let Some(country) = Segments::country_of(extras) {
-                keys.entry(country).or_default().push(key(mode, member, standing));
+            for (dimension, value) in self.values_of(extras) {
+                keys.entry((dimension, value))
+                    .or_default()
+                    .push(key(mode, member, standing));
             }
         }
-        for (country, mut keys) in keys {
+        let mut trees: BTreeMap<Box<str>, BTreeMap<Box<str>, Tree>> = BTreeMap::new();
+        for ((dimension, value), mut keys) in keys {
             keys.sort_unstable_by(|a, b| cmp_keys(names, a, b));
             let mut tree = Tree::untracked();
             tree.bulk_load(keys.into_iter(), 0);
-            self.country.insert(country.into(), tree);
+            trees
+                .entry(dimension.into())
+                .or_default()
+                .insert(value.into(), tree);
         }
+        self.trees = trees;
     }
 
     /// Moves a member from the segments of its entry before to those of its entry after (either
     /// `None` when unranked). O(log n) per segment left or joined.
-    pub(crate) fn change(
+    pub(crate) fn change<'a>(
         &mut self,
         names: &Interner,
         mode: ScoreMode,
         member: MemberId,
-        before: Option<(Standing, &Extras)>,
-        after: Option<(Standing, &Extras)>,
+        before: Option<(Standing, &'a Extras)>,
+        after: Option<(Standing, &'a Extras)>,
     ) {
-        if !self.spec.country {
-            return;
-        }
-        fn place(
-            mode: ScoreMode,
-            member: MemberId,
-            side: Option<(Standing, &Extras)>,
-        ) -> Option<(&str, Key)> {
-            let (standing, extras) = side?;
-            Some((Segments::country_of(extras)?, key(mode, member, standing)))
-        }
-        let (was, now) = (place(mode, member, before), place(mode, member, after));
-        if was == now {
-            return;
-        }
-        if let Some((country, key)) = was
-            && let Some(tree) = self.country.get_mut(country)
-        {
-            let removed = tree.remove_key(names, key);
-            debug_assert!(removed, "a member's segment entry is where its standing says");
-            if tree.len() == 0 {
-                self.country.remove(country);
+        let Segments { spec, trees } = self;
+        for dimension in spec.names() {
+            let place = |side: Option<(Standing, &'a Extras)>| {
+                let (standing, extras) = side?;
+                Some((value_of(spec, dimension, extras)?, key(mode, member, standing)))
+            };
+            let (was, now) = (place(before), place(after));
+            if was == now {
+                continue;
             }
-        }
-        if let Some((country, key)) = now {
-            match self.country.get_mut(country) {
-                Some(tree) => tree.insert(names, key),
-                None => {
-                    let mut tree = Tree::untracked();
-                    tree.insert(names, key);
-                    self.country.insert(country.into(), tree);
+            if let Some((value, key)) = was
+                && let Some(values) = trees.get_mut(dimension)
+                && let Some(tree) = values.get_mut(value)
+            {
+                let removed = tree.remove_key(names, key);
+                debug_assert!(removed, "a member's segment entry is where its standing says");
+                if tree.len() == 0 {
+                    values.remove(value);
+                }
+            }
+            if let Some((value, key)) = now {
+                let values = match trees.get_mut(dimension) {
+                    Some(values) => values,
+                    None => trees.entry(dimension.into()).or_default(),
+                };
+                match values.get_mut(value) {
+                    Some(tree) => tree.insert(names, key),
+                    None => {
+                        let mut tree = Tree::untracked();
+                        tree.insert(names, key);
+                        values.insert(value.into(), tree);
+                    }
                 }
             }
         }
@@ -168,44 +198,55 @@ impl Segments {
     /// The tree of one segment; `None` when it has no members (or the dimension is not
     /// declared). O(log s) for s segments.
     pub(crate) fn tree(&self, segment: &SegmentKey<'_>) -> Option<&Tree> {
-        if segment.dimension == COUNTRY && self.spec.country {
-            return self.country.get(segment.value);
-        }
-        None
+        self.trees.get(segment.dimension)?.get(segment.value)
     }
 
-    /// Whether a member whose entry shows `extras` is in `segment`. O(1).
+    /// Whether a member whose entry shows `extras` is in `segment`. O(d).
     pub(crate) fn holds(&self, segment: &SegmentKey<'_>, extras: Option<&Extras>) -> bool {
-        segment.dimension == COUNTRY
-            && self.spec.country
-            && extras.and_then(Segments::country_of) == Some(segment.value)
+        extras.and_then(|e| value_of(&self.spec, segment.dimension, e)) == Some(segment.value)
     }
 
     /// Each segment with members and its member count, by dimension then value. O(s).
     pub(crate) fn counts(&self) -> impl Iterator<Item = (SegmentKey<'_>, u64)> {
-        self.country.iter().map(|(value, tree)| {
-            (
-                SegmentKey {
-                    dimension: COUNTRY,
-                    value,
-                },
-                tree.len() as u64,
-            )
+        self.trees.iter().flat_map(|(dimension, values)| {
+            values
+                .iter()
+                .map(move |(value, tree)| (SegmentKey { dimension, value }, tree.len() as u64))
         })
     }
 
     /// Bytes the segment trees hold. O(s).
     pub(crate) fn memory(&self) -> usize {
-        self.country.values().map(Tree::memory).sum()
+        self.trees
+            .values()
+            .flat_map(BTreeMap::values)
+            .map(Tree::memory)
+            .sum()
     }
 
     /// Checks every segment tree's invariants against the board's interner. For tests. O(n).
     #[cfg(test)]
     pub(crate) fn check(&self, names: &Interner) {
-        for tree in self.country.values() {
+        for tree in self.trees.values().flat_map(BTreeMap::values) {
             tree.check(names);
         }
     }
+}
+
+/// The value of `dimension` an entry showing `extras` has under `spec`, if any: the profile's
+/// country unless anonymous, or the value the event behind the standing carried when it is one
+/// of the declared ones. O(length of the event's values).
+fn value_of<'e>(spec: &SegmentSpec, dimension: &str, extras: &'e Extras) -> Option<&'e str> {
+    if dimension == COUNTRY {
+        let profile = extras.profile.as_deref()?;
+        if profile.anonymous || !spec.country {
+            return None;
+        }
+        return profile.country.as_deref();
+    }
+    let value = extras.metadata.as_deref()?.segment_value(dimension)?;
+    let declared = spec.event_dimension(dimension)?;
+    declared.values.iter().any(|v| &**v == value).then_some(value)
 }
 
 /// A member's key in the total order. O(1).

@@ -382,7 +382,7 @@ fn a_checkpoint_keeps_profiles_and_metadata() {
 /// A board with no extras writes an extras count of zero and reads back the same, and the same
 /// bytes as format 2 wrote them (no extras section) still load to the same board.
 #[test]
-fn a_board_without_extras_round_trips_and_format_2_still_loads() {
+fn a_board_without_extras_round_trips_and_formats_2_and_3_still_load() {
     for mode in MODES {
         let mut live = Board::new(BoardRules::new(mode));
         for (i, (player, value)) in [("p-a", 5), ("p-b", 7), ("p-c", 7), ("p-a", 9)]
@@ -394,7 +394,7 @@ fn a_board_without_extras_round_trips_and_format_2_still_loads() {
         }
         let mut bytes = Vec::new();
         live.write_checkpoint(&mut bytes);
-        assert_eq!(&bytes[4..6], &3u16.to_le_bytes());
+        assert_eq!(&bytes[4..6], &4u16.to_le_bytes());
         assert_eq!(
             &bytes[bytes.len() - 8..],
             &0u64.to_le_bytes(),
@@ -402,7 +402,9 @@ fn a_board_without_extras_round_trips_and_format_2_still_loads() {
         );
         let mut format_2 = bytes[..bytes.len() - 8].to_vec();
         format_2[4..6].copy_from_slice(&2u16.to_le_bytes());
-        for bytes in [&bytes, &format_2] {
+        let mut format_3 = bytes.clone();
+        format_3[4..6].copy_from_slice(&3u16.to_le_bytes());
+        for bytes in [&bytes, &format_3, &format_2] {
             let mut back = Board::read_checkpoint(bytes).unwrap();
             assert_eq!(back.version(), live.version(), "{mode}");
             assert_eq!(back.digest(), live.digest(), "{mode}");

@@ -1,19 +1,69 @@
 //! Segment reads against a model: the whole board filtered to the segment's members, ranked
-//! within, every entry's global rank the board's own. Through events, country and anonymity
-//! changes, removals, erasures and groups, declared before or after the changes.
+//! within, every entry's global rank the board's own. Through events carrying platforms,
+//! country and anonymity changes, removals, erasures and groups, declared before or after the
+//! changes. The model works out each player's platform from their events on its own: the
+//! platform of the event behind their standing, chosen by the documented preference.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use proptest::prelude::*;
 use standings_core::{
-    Board, BoardRules, COUNTRY, Cursor, PlayerId, Profile, RankedEntry, ScoreEvent, ScoreMode, Segment,
-    SegmentKey, SegmentSpec, Threads, View, ViewDelta, ViewEntry, ViewState,
+    Board, BoardRules, COUNTRY, Cursor, EventDimension, PlayerId, Profile, QueryError, RankedEntry,
+    ScoreEvent, ScoreMode, Segment, SegmentKey, SegmentSpec, Threads, View, ViewDelta, ViewEntry, ViewState,
 };
 
 mod common;
 use common::{mode_strategy, player};
 
 const COUNTRIES: [&str; 3] = ["DE", "FR", "JP"];
+
+/// The declared platforms, then one no definition declares (an event may still carry it into
+/// the core: it places the entry in no segment), then none.
+const PLATFORMS: [&str; 4] = ["ios", "android", "pc", "switch"];
+
+fn spec() -> SegmentSpec {
+    SegmentSpec {
+        country: true,
+        events: vec![EventDimension {
+            name: "platform".into(),
+            values: PLATFORMS[..3].iter().map(|p| (*p).into()).collect(),
+        }],
+    }
+}
+
+/// Each player's events since they were last removed: id, value, time, platform.
+type Events = HashMap<String, Vec<(String, i64, i64, Option<&'static str>)>>;
+
+/// The platform of the event behind a player's standing, by the preference `docs/segments.md`
+/// states: the event that set the standing; among events tied on value and time, one carrying
+/// values over one without, then the lowest id (the greatest for `latest` and `cumulative`,
+/// which go by the latest time first).
+fn platform_behind(
+    mode: ScoreMode,
+    events: &[(String, i64, i64, Option<&'static str>)],
+) -> Option<&'static str> {
+    let better = |a: &(String, i64, i64, Option<&str>), b: &(String, i64, i64, Option<&str>)| {
+        let by_extras = |lower_wins: bool| {
+            a.3.is_some() && (b.3.is_none() || if lower_wins { a.0 < b.0 } else { a.0 > b.0 })
+        };
+        let same = a.1 == b.1 && a.2 == b.2;
+        match mode {
+            ScoreMode::Highest => a.1 > b.1 || (a.1 == b.1 && a.2 < b.2) || (same && by_extras(true)),
+            ScoreMode::Fastest => a.1 < b.1 || (a.1 == b.1 && a.2 < b.2) || (same && by_extras(true)),
+            ScoreMode::Latest => a.2 > b.2 || (a.2 == b.2 && a.0 > b.0),
+            ScoreMode::Cumulative => a.2 > b.2 || (a.2 == b.2 && by_extras(false)),
+            other => unreachable!("no test draws {other:?}"),
+        }
+    };
+    let mut best: Option<&(String, i64, i64, Option<&'static str>)> = None;
+    for e in events {
+        if best.is_none_or(|b| better(e, b)) {
+            best = Some(e);
+        }
+    }
+    best.and_then(|e| e.3).filter(|p| PLATFORMS[..3].contains(p))
+}
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -24,6 +74,7 @@ enum Op {
         value: i64,
         at: i64,
         country: u8,
+        platform: u8,
     },
     /// The player's profile set: a country (3: none), anonymous or not.
     Profile {
@@ -33,21 +84,25 @@ enum Op {
     },
     /// The player's events all invalidated: they leave the board.
     Remove { player: u16 },
+    /// The player's first event invalidated: the rest are recomputed, and the event behind
+    /// their standing may change platform.
+    Invalidate { player: u16 },
     /// What the entry shows besides its standing, erased.
     Erase { player: u16 },
     /// Events applied as one group (staged and settled on two threads when split).
-    Group(Vec<(u16, i64, i64)>),
+    Group(Vec<(u16, i64, i64, u8)>),
 }
 
 fn op_strategy() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0u16..24, -5i64..5, 0i64..4, 0u8..4)
-            .prop_map(|(player, value, at, country)| Op::Apply { player, value, at, country }),
+        6 => (0u16..24, -3i64..3, 0i64..3, 0u8..4, 0u8..5)
+            .prop_map(|(player, value, at, country, platform)| Op::Apply { player, value, at, country, platform }),
         3 => (0u16..24, 0u8..4, proptest::bool::weighted(0.3))
             .prop_map(|(player, country, anonymous)| Op::Profile { player, country, anonymous }),
         1 => (0u16..24).prop_map(|player| Op::Remove { player }),
+        2 => (0u16..24).prop_map(|player| Op::Invalidate { player }),
         1 => (0u16..24).prop_map(|player| Op::Erase { player }),
-        1 => proptest::collection::vec((0u16..24, -5i64..5, 0i64..4), 1..6).prop_map(Op::Group),
+        1 => proptest::collection::vec((0u16..24, -3i64..3, 0i64..3, 0u8..5), 1..6).prop_map(Op::Group),
     ]
 }
 
@@ -60,7 +115,19 @@ fn profile(country: u8, anonymous: bool) -> Option<Arc<Profile>> {
     (!profile.is_empty()).then(|| Arc::new(profile))
 }
 
-fn run(board: &mut Board, op: &Op, serial: &mut u64) {
+/// An event carrying platform `platform` (4: none), remembered in `events` for the model.
+fn event(events: &mut Events, id: String, p: u16, value: i64, at: i64, platform: u8) -> ScoreEvent {
+    let platform = PLATFORMS.get(platform as usize).copied();
+    events
+        .entry(player(p))
+        .or_default()
+        .push((id.clone(), value, at, platform));
+    ScoreEvent::new(&id, &player(p), value, at)
+        .unwrap()
+        .with_segments(platform.map(|p| format!("platform:{p}").into()))
+}
+
+fn run(board: &mut Board, op: &Op, serial: &mut u64, events: &mut Events) {
     *serial += 1;
     match op {
         Op::Apply {
@@ -68,8 +135,9 @@ fn run(board: &mut Board, op: &Op, serial: &mut u64) {
             value,
             at,
             country,
+            platform,
         } => {
-            let event = ScoreEvent::new(&format!("e{serial}"), &player(*p), *value, *at).unwrap();
+            let event = event(events, format!("e{serial}"), *p, *value, *at, *platform);
             board.apply_as(&event, profile(*country, false).as_ref()).unwrap();
         }
         Op::Profile {
@@ -86,32 +154,70 @@ fn run(board: &mut Board, op: &Op, serial: &mut u64) {
             board
                 .recompute_player(&PlayerId::new(&player(*p)).unwrap(), [])
                 .unwrap();
+            events.remove(&player(*p));
+        }
+        Op::Invalidate { player: p } => {
+            let kept: Vec<ScoreEvent> = match events.get_mut(&player(*p)) {
+                Some(held) if !held.is_empty() => {
+                    held.remove(0);
+                    held.iter()
+                        .map(|(id, value, at, platform)| {
+                            ScoreEvent::new(id, &player(*p), *value, *at)
+                                .unwrap()
+                                .with_segments(platform.map(|p| format!("platform:{p}").into()))
+                        })
+                        .collect()
+                }
+                _ => return,
+            };
+            board
+                .recompute_player(&PlayerId::new(&player(*p)).unwrap(), &kept)
+                .unwrap();
         }
         Op::Erase { player: p } => {
             board.erase(&PlayerId::new(&player(*p)).unwrap());
         }
-        Op::Group(events) => {
-            let events: Vec<ScoreEvent> = events
+        Op::Group(group) => {
+            let group: Vec<ScoreEvent> = group
                 .iter()
                 .enumerate()
-                .map(|(i, (p, v, at))| {
-                    ScoreEvent::new(&format!("e{serial}.{i}"), &player(*p), *v, *at).unwrap()
+                .map(|(i, (p, v, at, platform))| {
+                    event(events, format!("e{serial}.{i}"), *p, *v, *at, *platform)
                 })
                 .collect();
-            board.apply_group(events.iter().map(|e| (e, None)), &Threads(2));
+            board.apply_group(group.iter().map(|e| (e, None)), &Threads(2));
         }
     }
 }
 
-/// The model: the board's entries whose shown country is `country` and who are not anonymous,
-/// in board order, with their global ranks.
-fn model<'b>(board: &'b Board, country: &str) -> Vec<(u64, RankedEntry<'b>)> {
+/// The model: the board's entries in `segment`, in board order, with their global ranks. A
+/// country segment holds those whose shown country it is and who are not anonymous; a platform
+/// segment those whose event behind their standing carried it (anonymous or not).
+fn model<'b>(board: &'b Board, segment: &SegmentKey<'_>, events: &Events) -> Vec<(u64, RankedEntry<'b>)> {
+    let mode = board.rules().score_mode;
     board
         .ranked_range(1, board.total_players() as usize)
         .into_iter()
-        .filter(|e| !e.info.anonymous && e.info.country == Some(country))
+        .filter(|e| match segment.dimension {
+            COUNTRY => !e.info.anonymous && e.info.country == Some(segment.value),
+            _ => platform_behind(mode, &events[e.player]) == Some(segment.value),
+        })
         .map(|e| (e.rank, e))
         .collect()
+}
+
+/// Every segment the tests read: each country, each platform, and one undeclared platform.
+fn segments() -> impl Iterator<Item = SegmentKey<'static>> {
+    COUNTRIES
+        .iter()
+        .map(|c| SegmentKey {
+            dimension: COUNTRY,
+            value: c,
+        })
+        .chain(PLATFORMS.iter().map(|p| SegmentKey {
+            dimension: "platform",
+            value: p,
+        }))
 }
 
 fn better_value(mode: ScoreMode, a: i64, b: i64) -> bool {
@@ -121,13 +227,9 @@ fn better_value(mode: ScoreMode, a: i64, b: i64) -> bool {
     }
 }
 
-fn check(board: &Board) {
-    for country in COUNTRIES {
-        let segment = SegmentKey {
-            dimension: COUNTRY,
-            value: country,
-        };
-        let expected = model(board, country);
+fn check(board: &Board, events: &Events) {
+    for segment in segments() {
+        let expected = model(board, &segment, events);
         assert_eq!(board.segment_members(&segment), expected.len() as u64);
         // Top, paged by threes with cursors.
         let mut seen = Vec::new();
@@ -155,7 +257,7 @@ fn check(board: &Board) {
                 )
             })
             .collect();
-        assert_eq!(seen, model_ranked, "top of {country}");
+        assert_eq!(seen, model_ranked, "top of {segment:?}");
         // Rank, nearby and among for every player asked.
         let asked: Vec<String> = (0..24).map(player).collect();
         let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
@@ -212,7 +314,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     /// Declared first and kept through every change, or declared after them: both answer as
-    /// the model after every step, and a cursor from an older version is refused.
+    /// the model after every step, and a cursor made at any older version pages on exactly as
+    /// that version's board (kept aside) pages.
     #[test]
     fn segment_reads_match_the_model(
         mode in mode_strategy(),
@@ -223,28 +326,52 @@ proptest! {
         let mut board = Board::new(BoardRules::new(mode));
         // A split board stages a group's changes and settles its shards on threads.
         board.split(shards);
-        let mut serial = 0;
+        let (mut serial, mut events) = (0, Events::new());
         if declare_at == 0 {
-            board.declare_segments(SegmentSpec { country: true });
+            board.declare_segments(spec());
         }
+        let mut older: Vec<(Board, Vec<Cursor>)> = Vec::new();
         for (i, op) in ops.iter().enumerate() {
-            run(&mut board, op, &mut serial);
+            if board.segment_spec().country {
+                let cursors = segments()
+                    .filter_map(|s| board.segment_top(&s, 2, None).unwrap().next_cursor)
+                    .collect();
+                older.push((board.clone(), cursors));
+            }
+            run(&mut board, op, &mut serial, &mut events);
+            for (then, cursors) in &older {
+                for (segment, cursor) in segments().flat_map(|s| cursors.iter().map(move |c| (s, c))) {
+                    prop_assert_eq!(
+                        board.segment_top(&segment, 3, Some(cursor)),
+                        then.segment_top(&segment, 3, Some(cursor)),
+                        "{:?} after {:?} at {}", segment, cursor.player, cursor.board_version
+                    );
+                }
+            }
             if i + 1 == declare_at {
-                board.declare_segments(SegmentSpec { country: true });
+                board.declare_segments(spec());
             }
             if board.segment_spec().country {
-                check(&board);
+                check(&board, &events);
             }
         }
-        board.declare_segments(SegmentSpec { country: true });
-        check(&board);
+        board.declare_segments(spec());
+        check(&board, &events);
+        // A checkpoint carries what places each entry, so its board answers the same.
+        let mut bytes = Vec::new();
+        board.write_checkpoint(&mut bytes);
+        let restored = Board::read_checkpoint(&bytes).unwrap();
+        prop_assert_eq!(restored.segment_spec(), SegmentSpec::default());
+        let mut restored = restored;
+        restored.declare_segments(spec());
+        check(&restored, &events);
     }
 }
 
 /// A live view within a segment, worked out from the model: the segment's entries with their
 /// ranks within it and global ranks, cut as the view cuts.
-fn model_view(board: &Board, country: &str, view: &View) -> Vec<ViewEntry> {
-    let within: Vec<ViewEntry> = model(board, country)
+fn model_view(board: &Board, segment: &SegmentKey<'_>, events: &Events, view: &View) -> Vec<ViewEntry> {
+    let within: Vec<ViewEntry> = model(board, segment, events)
         .iter()
         .enumerate()
         .map(|(i, (global, e))| ViewEntry {
@@ -253,7 +380,7 @@ fn model_view(board: &Board, country: &str, view: &View) -> Vec<ViewEntry> {
             value: e.value,
             achieved_at: e.achieved_at,
             display_name: None,
-            country: Some(country.into()),
+            country: e.info.country.filter(|_| !e.info.anonymous).map(Into::into),
             metadata: None,
             global_rank: Some(*global),
         })
@@ -283,7 +410,7 @@ proptest! {
     fn live_views_within_a_segment_follow_the_model(
         mode in mode_strategy(),
         ops in proptest::collection::vec(op_strategy(), 1..50),
-        country in 0usize..3,
+        segment in 0usize..6,
         inner in prop_oneof![
             (1u16..6).prop_map(|limit| View::Top { limit }),
             (0u16..24, 0u16..3).prop_map(|(p, radius)| View::Around { player: PlayerId::new(&player(p)).unwrap(), radius }),
@@ -291,19 +418,20 @@ proptest! {
         ],
     ) {
         let mut board = Board::new(BoardRules::new(mode));
-        board.declare_segments(SegmentSpec { country: true });
-        let view = inner.clone().within(Segment { dimension: COUNTRY.into(), value: COUNTRIES[country].into() });
+        board.declare_segments(spec());
+        let key = segments().nth(segment).unwrap();
+        let view = inner.clone().within(Segment { dimension: key.dimension.into(), value: key.value.into() });
         prop_assert_eq!(view.to_string().parse::<View>().unwrap(), view.clone());
         let mut states = vec![ViewState::read(&board, &view, "all_time")];
-        let mut serial = 0;
+        let (mut serial, mut events) = (0, Events::new());
         for op in &ops {
             let version = board.version();
-            run(&mut board, op, &mut serial);
+            run(&mut board, op, &mut serial, &mut events);
             if board.version() == version {
                 continue;
             }
             let state = ViewState::read(&board, &view, "all_time");
-            prop_assert_eq!(&state.entries, &model_view(&board, COUNTRIES[country], &inner), "{} at {}", view, board.version());
+            prop_assert_eq!(&state.entries, &model_view(&board, &key, &events, &inner), "{} at {}", view, board.version());
             // Only the current version is held for a segment.
             prop_assert!(ViewState::read_at(&board, &view, "all_time", version).is_err());
             prop_assert_eq!(ViewState::read_at(&board, &view, "all_time", board.version()).unwrap(), state.clone());
@@ -322,11 +450,11 @@ proptest! {
     }
 }
 
-/// A cursor made before a change pages no more: the segment answers the current version only.
+/// A cursor made at a version the board no longer holds deltas for is refused.
 #[test]
-fn an_older_cursor_is_refused() {
+fn a_cursor_older_than_the_history_is_refused() {
     let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
-    board.declare_segments(SegmentSpec { country: true });
+    board.declare_segments(spec());
     let de = profile(0, false);
     for p in 0..5 {
         let event = ScoreEvent::new(&format!("e{p}"), &player(p), p as i64, 0).unwrap();
@@ -338,8 +466,14 @@ fn an_older_cursor_is_refused() {
     };
     let page = board.segment_top(&segment, 2, None).unwrap();
     let cursor = page.next_cursor.unwrap();
-    board
-        .apply(&ScoreEvent::new("late", &player(9), 1, 0).unwrap())
-        .unwrap();
-    assert!(board.segment_top(&segment, 2, Some(&cursor)).is_err());
+    board.set_history_limit(1);
+    for p in 10..13 {
+        board
+            .apply(&ScoreEvent::new(&format!("late{p}"), &player(p), 1, 0).unwrap())
+            .unwrap();
+    }
+    assert!(matches!(
+        board.segment_top(&segment, 2, Some(&cursor)),
+        Err(QueryError::StaleCursor { .. })
+    ));
 }

@@ -180,6 +180,7 @@ fn board(n: usize, version: u64, shift: i64) -> Board {
             Arc::new(Metadata {
                 event_id: format!("e{i}").into(),
                 json: format!(r#"{{"lap": {i}, "car":"R\u00e9"}}"#).into(),
+                segments: None,
             })
         });
         let extras = Extras {
@@ -387,6 +388,7 @@ fn an_anonymous_player_shows_only_the_standing() {
             metadata: Some(Arc::new(Metadata {
                 event_id: "e3".into(),
                 json: r#"{"secret":true}"#.into(),
+                segments: None,
             })),
         },
     );

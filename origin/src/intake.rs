@@ -12,6 +12,8 @@
 //! the event's own fields and its source's name. An event read as a `serde_json::Value` (the
 //! general path, whose answers are the contract) is read into the same body first.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use standings_core::{ApplyError, BoardId, IdError, check_id};
 
@@ -50,6 +52,9 @@ pub(crate) struct EventBody {
     /// A JSON object as sent, at most the boards' `metadata_max_bytes`.
     #[serde(default)]
     metadata: Option<Box<serde_json::value::RawValue>>,
+    /// The event's values of its boards' event dimensions (`{"platform": "ios"}`).
+    #[serde(default)]
+    segments: BTreeMap<String, String>,
 }
 
 /// Why a submitted event is refused. Nothing of it is stored.
@@ -110,6 +115,10 @@ pub(crate) enum IntakeError {
         /// The rule.
         why: crate::domain::profiles::ProfileError,
     },
+    /// `segments` names a dimension none of the event's boards declares, or a value one of them
+    /// does not (422 `INVALID_EVENT`).
+    #[error("{0}")]
+    Segments(String),
     /// The value is outside a board's range (422 `VALUE_OUT_OF_RANGE`).
     #[error("on board {board}: {why}")]
     OutOfRange {
@@ -206,6 +215,20 @@ pub(crate) fn validate_body(
             }
         }
     }
+    let segments = if body.segments.is_empty() {
+        None
+    } else {
+        let boards = scopes
+            .iter()
+            .map(|scope| BoardId::new(&body.game, &body.mode, &body.season, scope))
+            .collect::<Result<Vec<_>, _>>()?;
+        let specs: Vec<_> = boards
+            .iter()
+            .filter_map(|id| Some((id, registry.entry(id)?.def.segments.clone())))
+            .collect();
+        crate::domain::event_segments(&body.segments, specs.iter().map(|(id, spec)| (*id, spec)))
+            .map_err(IntakeError::Segments)?
+    };
     Ok(NewEvent {
         game: body.game,
         event_id: body.event_id,
@@ -217,6 +240,7 @@ pub(crate) fn validate_body(
         achieved_at,
         source: submitter.name().to_owned(),
         metadata: body.metadata.map(|m| Box::<str>::from(m.get())),
+        segments,
     })
 }
 

@@ -1,7 +1,8 @@
 //! Segments (issue 41, `docs/segments.md`) through the real router on SQLite and PostgreSQL:
-//! every read kind within `country:XX` against a model (the whole board, filtered to the
-//! segment's members and ranked within), through events, country and anonymity changes,
-//! renames, invalidations, and a restart; and every refusal with its code.
+//! every read kind within `country:XX` and `platform:YY` against a model (the whole board,
+//! filtered to the segment's members and ranked within), through events carrying platforms,
+//! country and anonymity changes, renames, invalidations, a restart and a restart from a
+//! checkpoint; and every refusal with its code.
 
 mod common;
 
@@ -12,7 +13,26 @@ use serde_json::{Value, json};
 const BOARD: &str = "/v1/boards/arena-clash/solo/S7/global";
 const LB: &str = "/v1/leaderboards/arena-clash/solo/S7/global";
 const COUNTRIES: [&str; 3] = ["DE", "FR", "JP"];
+const PLATFORMS: [&str; 3] = ["ios", "android", "pc"];
 const PLAYERS: usize = 30;
+
+/// Each player's valid events: id, value, minute achieved, platform.
+type Events = std::collections::HashMap<String, Vec<(String, i64, u64, Option<&'static str>)>>;
+
+/// The platform of the event behind a `highest` standing, as `docs/segments.md` states: the
+/// best value, then the earliest time, then one carrying values over one without, then the
+/// lowest event id.
+fn platform_behind(events: &[(String, i64, u64, Option<&'static str>)]) -> Option<&'static str> {
+    events
+        .iter()
+        .min_by(|a, b| {
+            b.1.cmp(&a.1)
+                .then(a.2.cmp(&b.2))
+                .then(b.3.is_some().cmp(&a.3.is_some()))
+                .then(a.0.cmp(&b.0))
+        })
+        .and_then(|e| e.3)
+}
 
 on_both_databases!(
     segment_reads_match_the_board_filtered_through_changes_and_a_restart,
@@ -46,34 +66,42 @@ async fn get_ok(service: &TestService, path: &str) -> Value {
 }
 
 /// The model of one segment: the whole board as the service token reads it, filtered to the
-/// entries showing `country` and not anonymous, with their board-wide ranks.
-fn model(board: &Value, country: &str) -> Vec<Value> {
+/// entries showing `country` and not anonymous, or to those whose event behind their standing
+/// carried `platform` (anonymous or not), with their board-wide ranks.
+fn model(board: &Value, dimension: &str, value: &str, events: &Events) -> Vec<Value> {
     board["entries"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["country"] == country && e.get("anonymous").is_none())
+        .filter(|e| match dimension {
+            "country" => e["country"] == value && e.get("anonymous").is_none(),
+            _ => platform_behind(&events[e["player_id"].as_str().unwrap()]) == Some(value),
+        })
         .cloned()
         .collect()
 }
 
-/// Every read kind within each country segment, against the model; answers how many players
-/// the segments hold.
-async fn check(service: &TestService) -> usize {
+/// Every read kind within each country and platform segment, against the model; answers how
+/// many players the segments hold.
+async fn check(service: &TestService, events: &Events) -> usize {
     let board = get_ok(service, &format!("{LB}/top?limit=1000")).await;
     let mut held = 0;
     let version = board["board_version"].clone();
-    for country in COUNTRIES {
-        let members = model(&board, country);
+    let segments = COUNTRIES
+        .iter()
+        .map(|c| ("country", *c))
+        .chain(PLATFORMS.iter().map(|p| ("platform", *p)));
+    for (dimension, country) in segments {
+        let members = model(&board, dimension, country, events);
         held += members.len();
-        let segment = format!("segment=country:{country}");
+        let segment = format!("segment={dimension}:{country}");
         // Top, paged by fours with the cursor.
         let mut seen = Vec::new();
         let mut path = format!("{LB}/top?limit=4&{segment}");
         loop {
             let page = get_ok(service, &path).await;
             assert_eq!(page["board_version"], version, "{page}");
-            assert_eq!(page["segment"], format!("country:{country}"));
+            assert_eq!(page["segment"], format!("{dimension}:{country}"));
             assert_eq!(page["total_players"], members.len(), "{page}");
             seen.extend(page["entries"].as_array().unwrap().iter().cloned());
             match page["next_cursor"].as_str() {
@@ -174,13 +202,10 @@ async fn check(service: &TestService) -> usize {
 /// and invalidations; the segments answer as the model after each round and after a restart.
 async fn segment_reads_match_the_board_filtered_through_changes_and_a_restart(db: Db) {
     let mut service = TestService::start(db).await;
-    let (status, answer) = define(
-        &service,
-        json!({"score_mode": "highest", "segments": {"country": "profile"}}),
-    )
-    .await;
+    let segments = json!({"country": "profile", "platform": PLATFORMS});
+    let (status, answer) = define(&service, json!({"score_mode": "highest", "segments": segments})).await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
-    assert_eq!(answer["segments"], json!({"country": "profile"}));
+    assert_eq!(answer["segments"], segments);
     let mut seed: u64 = 41;
     let mut next = |n: u64| {
         seed = seed
@@ -189,6 +214,7 @@ async fn segment_reads_match_the_board_filtered_through_changes_and_a_restart(db
         (seed >> 33) % n
     };
     let mut events = 0;
+    let mut valid = Events::new();
     let mut profiles: std::collections::HashMap<String, Value> = std::collections::HashMap::new();
     // Most players start with a country; the last few have none.
     for i in 0..PLAYERS - 6 {
@@ -216,11 +242,19 @@ async fn segment_reads_match_the_board_filtered_through_changes_and_a_restart(db
                 }
                 _ => {
                     events += 1;
-                    let at = format!("2026-10-13T10:{:02}:00Z", next(60));
-                    let (status, body) = service
-                        .submit(&event(&format!("e{events}"), &p, next(50) as i64, &at))
-                        .await;
+                    let (id, value, minute) = (format!("e{events}"), next(50) as i64, next(60));
+                    // Few values and minutes, so that ties between events are common.
+                    let platform = PLATFORMS.get(next(4) as usize).copied();
+                    let mut sent = event(&id, &p, value, &format!("2026-10-13T10:{minute:02}:00Z"));
+                    if let Some(platform) = platform {
+                        sent["segments"] = json!({ "platform": platform });
+                    }
+                    let (status, body) = service.submit(&sent).await;
                     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+                    valid
+                        .entry(p.clone())
+                        .or_default()
+                        .push((id, value, minute, platform));
                 }
             }
         }
@@ -238,22 +272,80 @@ async fn segment_reads_match_the_board_filtered_through_changes_and_a_restart(db
             )
             .await;
         assert!(status.is_success() || status == StatusCode::CONFLICT, "{answer}");
-        let held = check(&service).await;
+        if status.is_success() {
+            for held in valid.values_mut() {
+                held.retain(|e| e.0 != target);
+            }
+        }
+        let held = check(&service, &valid).await;
         assert!(round == 0 || held > 8, "the segments hold players: {held}");
     }
+    // A page's cursor goes on at the version it was made at, however the board moved since:
+    // the same pages as reading them all before the moves.
+    let first = get_ok(&service, &format!("{LB}/top?limit=3&segment=platform:pc")).await;
+    let whole = get_ok(&service, &format!("{LB}/top?limit=1000&segment=platform:pc")).await;
+    for i in 0..6 {
+        let mut sent = event(
+            &format!("late-{i}"),
+            &player(i),
+            45 + i as i64,
+            "2026-10-13T11:00:00Z",
+        );
+        sent["segments"] = json!({"platform": PLATFORMS[i % 3]});
+        let (status, body) = service.submit(&sent).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        valid.entry(player(i)).or_default().push((
+            format!("late-{i}"),
+            45 + i as i64,
+            60,
+            Some(PLATFORMS[i % 3]),
+        ));
+    }
+    let cursor = first["next_cursor"].as_str().expect("more than one page");
+    let (status, second) = service
+        .call(
+            Method::GET,
+            &format!("{LB}/top?limit=1000&segment=platform:pc&cursor={cursor}"),
+            Some(SERVICE),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    assert_eq!(second["board_version"], whole["board_version"], "{second}");
+    assert_eq!(
+        second["entries"].as_array().unwrap()[..],
+        whole["entries"].as_array().unwrap()[3..]
+    );
+    assert_eq!(second["total_players"], whole["total_players"]);
     // A restart without a checkpoint rebuilds the segments from the log.
     let before = get_ok(&service, &format!("{LB}/top?limit=1000&segment=country:DE")).await;
+    let ios = get_ok(&service, &format!("{LB}/top?limit=1000&segment=platform:ios")).await;
     let db = service.stop().await;
     service = TestService::start_on(db).await;
     let after = get_ok(&service, &format!("{LB}/top?limit=1000&segment=country:DE")).await;
     assert_eq!(before, after);
-    let boards = get_ok(&service, "/v1/games/arena-clash/boards").await;
     assert_eq!(
-        boards["boards"][0]["segments"],
-        json!({"country": "profile"}),
-        "{boards}"
+        ios,
+        get_ok(&service, &format!("{LB}/top?limit=1000&segment=platform:ios")).await
     );
-    check(&service).await;
+    let boards = get_ok(&service, "/v1/games/arena-clash/boards").await;
+    assert_eq!(boards["boards"][0]["segments"], segments, "{boards}");
+    check(&service, &valid).await;
+    // A start from a checkpoint reads each entry's platform back from it.
+    service
+        .state
+        .ingest()
+        .checkpoint()
+        .await
+        .unwrap()
+        .expect("a checkpoint is written");
+    let db = service.stop().await;
+    service = TestService::start_on(db).await;
+    assert_eq!(
+        ios,
+        get_ok(&service, &format!("{LB}/top?limit=1000&segment=platform:ios")).await
+    );
+    check(&service, &valid).await;
 }
 
 /// Each refusal answers its code and words; nothing is defined by a refused definition.
@@ -261,8 +353,29 @@ async fn segment_refusals_answer_their_codes(db: Db) {
     let service = TestService::start(db).await;
     for (body, words) in [
         (
-            json!({"score_mode": "highest", "segments": {"platform": ["ios", "pc"]}}),
-            "not a dimension",
+            json!({"score_mode": "highest", "segments": {"platform": "ios"}}),
+            "listing its values",
+        ),
+        (
+            json!({"score_mode": "highest", "segments": {"platform": []}}),
+            "1 to 32",
+        ),
+        (
+            json!({"score_mode": "highest", "segments": {"platform": ["ios", "ios"]}}),
+            "twice",
+        ),
+        (
+            json!({"score_mode": "highest", "segments": {"platform": ["i os"]}}),
+            "not a valid value",
+        ),
+        (
+            json!({"score_mode": "highest", "segments": {"Platform": ["ios"]}}),
+            "lowercase letter",
+        ),
+        (
+            json!({"score_mode": "highest", "segments":
+                {"a": ["x"], "b": ["x"], "c": ["x"], "d": ["x"], "e": ["x"]}}),
+            "at most 4",
         ),
         (
             json!({"score_mode": "highest", "segments": {"country": "event"}}),
@@ -312,16 +425,50 @@ async fn segment_refusals_answer_their_codes(db: Db) {
             Method::PUT,
             seg,
             Some(ADMIN),
-            Some(&json!({"score_mode": "highest", "segments": {"country": "profile"}})),
+            Some(
+                &json!({"score_mode": "highest", "segments": {"country": "profile", "platform": PLATFORMS}}),
+            ),
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
+    // An event's values: each dimension declared by one of its boards, each value by every
+    // board declaring it; refused whole, with words, and nothing stored.
+    for (segments, words) in [
+        (json!({"platform": "switch"}), "declares ios, android, pc"),
+        (json!({"region": "eu"}), "none of the event's boards declares"),
+        (json!({"country": "DE"}), "from their profile"),
+        (json!({"platform": 3}), "invalid type"),
+    ] {
+        let mut sent = event("e-bad", "p1", 5, "2026-10-13T10:00:00Z");
+        sent["scopes"] = json!(["global", "by-country"]);
+        sent["segments"] = segments.clone();
+        let (status, answer) = service.submit(&sent).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{segments}: {answer}");
+        assert_eq!(answer["code"], "INVALID_EVENT", "{answer}");
+        assert!(answer["detail"].as_str().unwrap().contains(words), "{answer}");
+    }
+    // Carried to one board that declares it and one that does not: accepted, and a retry
+    // with another platform is a conflict, not a duplicate.
+    let mut sent = event("e-ios", "p2", 5, "2026-10-13T10:00:00Z");
+    sent["scopes"] = json!(["global", "by-country"]);
+    sent["segments"] = json!({"platform": "ios"});
+    let (status, answer) = service.submit(&sent).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    let (status, answer) = service.submit(&sent).await;
+    assert_eq!(status, StatusCode::OK, "a retry: {answer}");
+    sent["segments"] = json!({"platform": "pc"});
+    let (status, answer) = service.submit(&sent).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{answer}");
     let lb = "/v1/leaderboards/arena-clash/solo/S7/by-country";
     for (path, words) in [
         (format!("{lb}/top?segment=country:de"), "two capital letters"),
         (
-            format!("{lb}/top?segment=platform:ios"),
+            format!("{LB}/top?segment=platform:ios"),
             "ranks no segments by \"platform\"",
+        ),
+        (
+            format!("{lb}/top?segment=platform:switch"),
+            "platform is one of ios, android, pc",
         ),
         (
             format!("{lb}/players/p1/rank?segment=country:DE&approximate=interval"),

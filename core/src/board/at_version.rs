@@ -286,18 +286,18 @@ impl Board {
 
 /// The players named in the deltas after some version: where they stood then and where they
 /// stand now, each list sorted by the board's order. Borrows the ids from the deltas.
-struct ChangedSince<'a> {
+pub(super) struct ChangedSince<'a> {
     /// Changed players ranked at that version, by their standing then.
-    then: Vec<(Standing, &'a str)>,
+    pub(super) then: Vec<(Standing, &'a str)>,
     /// What each of `then` showed at that version, in the same order.
     then_info: Vec<EntryInfo<'a>>,
     /// Changed players ranked now, by their current standing.
-    now: Vec<(Standing, &'a str)>,
+    pub(super) now: Vec<(Standing, &'a str)>,
 }
 
 impl<'a> ChangedSince<'a> {
     /// Collects the changed players from consecutive deltas, oldest first. O(c log c).
-    fn new(rules: &BoardRules, deltas: impl Iterator<Item = &'a Delta>) -> ChangedSince<'a> {
+    pub(super) fn new(rules: &BoardRules, deltas: impl Iterator<Item = &'a Delta>) -> ChangedSince<'a> {
         let mut named: Vec<&'a Delta> = deltas.collect();
         // A stable sort keeps each player's deltas oldest first: the first one's `before` is
         // their standing back then, the last one's `after` their standing now.
@@ -336,5 +336,13 @@ impl<'a> ChangedSince<'a> {
 
     fn through(sorted: &[(Standing, &str)], rules: &BoardRules, at: &Standing, player: &str) -> usize {
         sorted.partition_point(|(s, p)| rules.compare((s, p), (at, player)) != Ordering::Greater)
+    }
+
+    /// How many changed players sit strictly before the position, then and now. O(log c).
+    pub(super) fn before(&self, rules: &BoardRules, at: &Standing, player: &str) -> (usize, usize) {
+        let strictly = |sorted: &[(Standing, &str)]| {
+            sorted.partition_point(|(s, p)| rules.compare((s, p), (at, player)) == Ordering::Less)
+        };
+        (strictly(&self.then), strictly(&self.now))
     }
 }

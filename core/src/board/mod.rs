@@ -511,6 +511,13 @@ impl Board {
 
     /// What a member's entry shows besides its standing, as a trusted caller sees it. O(log m)
     /// for the m members with any.
+    /// The event dimension values (`platform:ios`) of the event behind a player's standing,
+    /// which place them in segments. O(log m).
+    pub fn entry_segments(&self, player: &str) -> Option<&str> {
+        let member = self.index.member(player)?;
+        self.extras.get(&member)?.metadata.as_deref()?.segments.as_deref()
+    }
+
     fn info_of(&self, member: MemberId) -> EntryInfo<'_> {
         self.extras.get(&member).map(Extras::info).unwrap_or_default()
     }
@@ -577,6 +584,7 @@ impl Board {
             Arc::new(crate::profile::Metadata {
                 event_id: "".into(),
                 json: json.into(),
+                segments: None,
             })
         });
         let held = Extras { profile, metadata };

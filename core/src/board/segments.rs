@@ -1,6 +1,7 @@
 //! Reads within one segment (`country:DE`): the same answers as the board's own, ranked among
 //! the segment's members, each entry with its board-wide rank too, all at the current version.
 
+use super::at_version::ChangedSince;
 use super::*;
 use crate::index::ValueRanks;
 use crate::segments::{SegmentEntry, SegmentKey, SegmentSpec, probe};
@@ -104,9 +105,11 @@ impl Board {
             .collect()
     }
 
-    /// A page of a segment's top after the cursor's position (from its top without one). A
-    /// segment pages the current version only: a cursor made at another is refused with
-    /// [`QueryError::StaleCursor`]. O(log n + limit log n).
+    /// A page of a segment's top after the cursor's position (from its top without one), all
+    /// from the cursor's version. At the current version O(log n + limit log n). A cursor made
+    /// at an older version that is still held pages that version's segment exactly, as
+    /// [`Board::top`] pages the board: membership, segment ranks and global ranks as they were
+    /// (see [`Board::segment_page_at`]); any other is refused with [`QueryError::StaleCursor`].
     pub fn segment_top(
         &self,
         segment: &SegmentKey<'_>,
@@ -116,11 +119,7 @@ impl Board {
         if let Some(c) = cursor
             && c.board_version != self.version
         {
-            return Err(QueryError::StaleCursor {
-                cursor_version: c.board_version,
-                oldest_held: self.version,
-                board_version: self.version,
-            });
+            return self.segment_page_at(segment, c.board_version, limit, (c.standing(), c.player.as_str()));
         }
         let Some(tree) = self.segment_tree(segment) else {
             return Ok(SegmentPage {
@@ -140,6 +139,132 @@ impl Board {
             Page::of(self.version, total, entries.iter().map(|e| e.entry).collect()).next_cursor;
         Ok(SegmentPage {
             board_version: self.version,
+            total_players: total,
+            entries,
+            next_cursor,
+        })
+    }
+
+    /// Up to `limit` entries of a segment after the position `after`, in the order of the older
+    /// `version`: the segment's current members who did not change since, merged with the
+    /// changed players who were in it then (by their standing and extras then). Each segment
+    /// rank counts on from the position's; each global rank is the entry's rank at `version`.
+    /// O(c log c + log n + limit log n) for the c deltas since `version`.
+    fn segment_page_at(
+        &self,
+        segment: &SegmentKey<'_>,
+        version: u64,
+        limit: usize,
+        after: (Standing, &str),
+    ) -> Result<SegmentPage<'_>, QueryError> {
+        let Some(deltas) = self.deltas_since(version) else {
+            return Err(QueryError::StaleCursor {
+                cursor_version: version,
+                oldest_held: self.oldest_held_version(),
+                board_version: self.version,
+            });
+        };
+        let rules = &self.rules;
+        let changed = ChangedSince::new(rules, deltas.clone());
+        let tree = self.segment_tree(segment);
+        let segments = self.segments.as_deref();
+        let holds = |extras: &Extras| segments.is_some_and(|s| s.holds(segment, Some(extras)));
+        // The changed players in the segment then (their first delta's `before`) and now
+        // (their last delta's `after`), each by the board's order.
+        let mut named: Vec<&Delta> = deltas.collect();
+        named.sort_by(|a, b| a.player.as_str().as_bytes().cmp(b.player.as_str().as_bytes()));
+        let (mut then, mut now) = (Vec::new(), Vec::new());
+        for run in named.chunk_by(|a, b| a.player == b.player) {
+            let (Some(first), Some(last)) = (run.first(), run.last()) else {
+                continue;
+            };
+            if let Some(at) = first.before
+                && holds(&first.extras_before)
+            {
+                then.push((at, first.player.as_str(), first.extras_before.info()));
+            }
+            if let Some(at) = last.after
+                && holds(&last.extras_after)
+            {
+                now.push((at, last.player.as_str()));
+            }
+        }
+        then.sort_unstable_by(|a, b| rules.compare((&a.0, a.1), (&b.0, b.1)));
+        now.sort_unstable_by(|a, b| rules.compare((&a.0, a.1), (&b.0, b.1)));
+        let (at, player) = after;
+        let through =
+            |standing: &Standing, p: &str| rules.compare((standing, p), (&at, player)) != Ordering::Greater;
+        let now_through = now.partition_point(|(s, p)| through(s, p));
+        let then_through = then.partition_point(|(s, p, _)| through(s, p));
+        let current_through = tree.map_or(0, |t| {
+            t.count_before(self.index.names(), &probe(rules.score_mode, &at, player), true)
+        });
+        let ranked_through = (current_through - now_through) as u64 + then_through as u64;
+        // The segment's current members after the position, skipping the changed ones (which
+        // sit among them in the order of `now`), then merged with those it held then.
+        let mut unchanged: Vec<RankedEntry<'_>> = Vec::new();
+        let (mut next, mut now_next) = (current_through, now_through);
+        while let Some(tree) = tree
+            && unchanged.len() < limit
+        {
+            let mut keys = Vec::new();
+            tree.range(next, limit - unchanged.len(), &mut keys);
+            if keys.is_empty() {
+                break;
+            }
+            next += keys.len();
+            for key in keys {
+                let p = self.index.player(key.member);
+                if now.get(now_next).is_some_and(|&(_, q)| q == p) {
+                    now_next += 1;
+                } else {
+                    let mut entry = self.index.entry(0, key);
+                    entry.info = self.info_of(key.member);
+                    unchanged.push(entry);
+                }
+            }
+        }
+        let mut earlier = then[then_through..].iter().peekable();
+        let mut current = unchanged.into_iter().peekable();
+        let mut entries = Vec::with_capacity(limit.min(tree.map_or(0, Tree::len) + then.len()));
+        while entries.len() < limit {
+            let from_then = match (current.peek(), earlier.peek()) {
+                (Some(c), Some(&&(s, p, _))) => {
+                    rules.compare((&s, p), (&c.standing(), c.player)) == Ordering::Less
+                }
+                (None, Some(_)) => true,
+                (Some(_), None) => false,
+                (None, None) => break,
+            };
+            let mut entry = if from_then {
+                let Some(&(s, p, info)) = earlier.next() else {
+                    break;
+                };
+                RankedEntry {
+                    rank: 0,
+                    player: p,
+                    value: s.value,
+                    achieved_at: s.achieved_at,
+                    info,
+                }
+            } else {
+                let Some(c) = current.next() else {
+                    break;
+                };
+                c
+            };
+            entry.rank = ranked_through + entries.len() as u64 + 1;
+            let (then_before, now_before) = changed.before(rules, &entry.standing(), entry.player);
+            let global_rank = self.index.count_before(&entry.standing(), entry.player, false)
+                - now_before as u64
+                + then_before as u64
+                + 1;
+            entries.push(SegmentEntry { entry, global_rank });
+        }
+        let total = tree.map_or(0, |t| t.len() as u64) - now.len() as u64 + then.len() as u64;
+        let next_cursor = Page::of(version, total, entries.iter().map(|e| e.entry).collect()).next_cursor;
+        Ok(SegmentPage {
+            board_version: version,
             total_players: total,
             entries,
             next_cursor,
@@ -259,7 +384,10 @@ mod tests {
     #[test]
     fn large_segments_stay_exact_through_moves() {
         let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
-        board.declare_segments(SegmentSpec { country: true });
+        board.declare_segments(SegmentSpec {
+            country: true,
+            events: Vec::new(),
+        });
         let countries: Vec<Arc<Profile>> = ["DE", "FR", "JP"]
             .iter()
             .map(|c| {
@@ -293,6 +421,7 @@ mod tests {
                         value: next(500) as i64,
                         achieved_at: next(50) as i64,
                         metadata: None,
+                        segments: None,
                     };
                     board
                         .apply_as(&event, Some(&countries[next(3) as usize]))

@@ -113,8 +113,8 @@ impl Query<'_> {
 
 /// A segment as written (`country:DE`) checked against the dimensions `spec` declares on
 /// `board`: 400 `INVALID_REQUEST` for a value without its `:`, a dimension `spec` does not
-/// declare, or a country that is not two capital letters (ISO 3166-1 alpha-2, as profiles hold
-/// it). O(length of the value).
+/// declare, a country that is not two capital letters (ISO 3166-1 alpha-2, as profiles hold
+/// it), or an event dimension's value the board does not declare. O(length of the value).
 pub fn check_segment(
     raw: &str,
     spec: &SegmentSpec,
@@ -126,9 +126,23 @@ pub fn check_segment(
         )));
     };
     if !spec.declares(dimension) {
-        let declared = if spec.country { "country" } else { "none" };
+        let declared: Vec<&str> = spec.names().collect();
+        let declared = if declared.is_empty() {
+            "none".into()
+        } else {
+            declared.join(", ")
+        };
         return Err(Problem::invalid_request(format!(
             "segment={raw:?}: board {board} ranks no segments by {dimension:?}; its dimensions: {declared}"
+        )));
+    }
+    if let Some(declared) = spec.event_dimension(dimension)
+        && !declared.values.iter().any(|v| &**v == value)
+    {
+        let values: Vec<&str> = declared.values.iter().map(|v| &**v).collect();
+        return Err(Problem::invalid_request(format!(
+            "segment={raw:?}: {dimension} is one of {} on board {board}",
+            values.join(", ")
         )));
     }
     if dimension == COUNTRY && !(value.len() == 2 && value.bytes().all(|b| b.is_ascii_uppercase())) {

@@ -161,6 +161,9 @@ struct EventBodyOut<'a> {
     /// The metadata as sent; erased metadata is left out (nothing of it remains to export).
     #[serde(skip_serializing_if = "Option::is_none")]
     metadata: Option<Box<serde_json::value::RawValue>>,
+    /// The event dimension values, as sent (`{"platform": "ios"}`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    segments: std::collections::BTreeMap<&'a str, &'a str>,
 }
 
 /// An event line as read: the submission stays a JSON value, for the API's own validation.
@@ -233,6 +236,13 @@ fn write_event(out: &mut impl Write, e: &LoggedEvent) -> Result<(), String> {
                 .map(|m| serde_json::value::RawValue::from_string(m.to_owned()))
                 .transpose()
                 .map_err(|err| format!("the metadata of event {} is not JSON: {err}", e.event_id))?,
+            segments: e
+                .segments
+                .as_deref()
+                .into_iter()
+                .flat_map(|text| text.split(','))
+                .filter_map(|pair| pair.split_once(':'))
+                .collect(),
         },
     };
     write_line(out, &line)

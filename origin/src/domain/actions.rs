@@ -97,6 +97,10 @@ pub struct RankedEntry {
     pub(crate) player_id: String,
     /// 1-based rank.
     pub(crate) rank: u64,
+    /// The event dimension values of the event behind the entry (`platform:ios`; an object in
+    /// JSON), which place it in segments.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "segment_pairs")]
+    pub(crate) segments: Option<String>,
     /// The aggregate value.
     pub(crate) value: i64,
 }
@@ -131,10 +135,11 @@ impl RankedEntry {
                 anonymous: self.anonymous,
             })
         });
-        let metadata = self.metadata.as_deref().map(|json| {
+        let metadata = (self.metadata.is_some() || self.segments.is_some()).then(|| {
             Arc::new(standings_core::profile::Metadata {
                 event_id: "".into(),
-                json: json.into(),
+                json: self.metadata.as_deref().unwrap_or_default().into(),
+                segments: self.segments.as_deref().map(Into::into),
             })
         });
         (profile.is_some() || metadata.is_some()).then_some(standings_core::Extras { profile, metadata })
@@ -177,6 +182,41 @@ mod raw_object {
     ) -> Result<Option<String>, D::Error> {
         let raw = Option::<Box<RawValue>>::deserialize(deserializer)?;
         Ok(raw.map(|r| r.get().to_owned()))
+    }
+}
+
+/// Event dimension values kept as the core's `platform:ios,region:eu` text, written and read as
+/// the object `{"platform": "ios", "region": "eu"}`.
+mod segment_pairs {
+    use serde::Deserialize as _;
+    use serde::ser::SerializeMap as _;
+
+    pub(super) fn serialize<S: serde::Serializer>(
+        text: &Option<String>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let Some(text) = text else {
+            return serializer.serialize_none();
+        };
+        let mut map = serializer.serialize_map(None)?;
+        for pair in text.split(',') {
+            let (name, value) = pair.split_once(':').unwrap_or((pair, ""));
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<String>, D::Error> {
+        let pairs = Option::<std::collections::BTreeMap<String, String>>::deserialize(deserializer)?;
+        Ok(pairs.filter(|p| !p.is_empty()).map(|pairs| {
+            let pairs: Vec<String> = pairs
+                .iter()
+                .map(|(name, value)| format!("{name}:{value}"))
+                .collect();
+            pairs.join(",")
+        }))
     }
 }
 

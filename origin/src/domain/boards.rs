@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use standings_core::{Band, BoardId, BoardRules, COUNTRY, ScoreMode, SegmentSpec};
+use standings_core::{Band, BoardId, BoardRules, COUNTRY, EventDimension, ScoreMode, SegmentSpec};
 
 use super::periods::{Calendar, PeriodError};
 use super::profiles::check_metadata_cap;
@@ -241,31 +241,51 @@ impl BoardDef {
             .clamp(1, standings_core::MAX_SHARDS)
     }
 
-    /// The segment dimensions as the API shows them: `{"country": "profile"}`. O(1).
+    /// The segment dimensions as the API shows them: `{"country": "profile", "platform":
+    /// ["ios", "android"]}`. O(dimensions and values).
     pub(crate) fn segments_view(&self) -> BTreeMap<String, serde_json::Value> {
         let mut view = BTreeMap::new();
         if self.segments.country {
             view.insert(COUNTRY.to_string(), serde_json::Value::from(PROFILE));
         }
+        for dimension in &self.segments.events {
+            let values: Vec<&str> = dimension.values.iter().map(|v| &**v).collect();
+            view.insert(dimension.name.to_string(), serde_json::Value::from(values));
+        }
         view
     }
 
-    /// The segment dimensions as stored: their names, comma-separated (`country`). O(1).
+    /// The segment dimensions as stored, comma-separated: `country`, and each event dimension
+    /// with its values (`platform=ios|android|pc`). O(dimensions and values).
     pub(crate) fn segments_column(&self) -> String {
+        let mut parts = Vec::new();
         if self.segments.country {
-            COUNTRY.to_string()
-        } else {
-            String::new()
+            parts.push(COUNTRY.to_string());
         }
+        for dimension in &self.segments.events {
+            let values: Vec<&str> = dimension.values.iter().map(|v| &**v).collect();
+            parts.push(format!("{}={}", dimension.name, values.join("|")));
+        }
+        parts.join(",")
     }
 
     /// The segment dimensions from their stored column. O(length).
     pub(crate) fn segments_from_column(column: &str) -> Result<SegmentSpec, String> {
         let mut spec = SegmentSpec::default();
-        for name in column.split(',').filter(|n| !n.is_empty()) {
-            match name {
-                COUNTRY => spec.country = true,
-                other => return Err(format!("unknown stored segment dimension {other:?}")),
+        for part in column.split(',').filter(|n| !n.is_empty()) {
+            match part.split_once('=') {
+                None if part == COUNTRY => spec.country = true,
+                Some((name, values)) if check_dimension_name(name).is_ok() => {
+                    let values: Vec<Box<str>> = values.split('|').map(Box::from).collect();
+                    if values.iter().any(|v| check_dimension_value(name, v).is_err()) {
+                        return Err(format!("a stored value of segment dimension {name:?} is invalid"));
+                    }
+                    spec.events.push(EventDimension {
+                        name: name.into(),
+                        values,
+                    });
+                }
+                _ => return Err(format!("unknown stored segment dimension {part:?}")),
             }
         }
         Ok(spec)
@@ -281,8 +301,51 @@ impl BoardDef {
 /// Where the `country` dimension's value comes from: the player's profile.
 const PROFILE: &str = "profile";
 
-/// The segment dimensions a definition declares, checked: `country` from `"profile"`, nothing
-/// else yet. O(dimensions).
+/// The most event dimensions a board declares.
+pub(crate) const MAX_EVENT_DIMENSIONS: usize = 4;
+
+/// The most values an event dimension declares.
+pub(crate) const MAX_DIMENSION_VALUES: usize = 32;
+
+/// The longest dimension name or value, in bytes.
+const MAX_DIMENSION_TEXT: usize = 32;
+
+/// An event dimension's name: a lowercase letter, then up to 31 lowercase letters, digits or
+/// `_`. O(length).
+fn check_dimension_name(name: &str) -> Result<(), String> {
+    let mut bytes = name.bytes();
+    let well_formed = name.len() <= MAX_DIMENSION_TEXT
+        && bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if well_formed {
+        Ok(())
+    } else {
+        Err(format!(
+            "segments.{name:?}: a dimension's name is a lowercase letter, then up to 31 lowercase \
+             letters, digits or _"
+        ))
+    }
+}
+
+/// A value of event dimension `name`: 1 to 32 of `A-Z a-z 0-9 _ - .`. O(length).
+fn check_dimension_value(name: &str, value: &str) -> Result<(), String> {
+    let well_formed = !value.is_empty()
+        && value.len() <= MAX_DIMENSION_TEXT
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if well_formed {
+        Ok(())
+    } else {
+        Err(format!(
+            "segments.{name}: {value:?} is not a valid value; a value is 1 to 32 of A-Z a-z 0-9 _ - ."
+        ))
+    }
+}
+
+/// The segment dimensions a definition declares, checked: `country` from `"profile"`, and up
+/// to [`MAX_EVENT_DIMENSIONS`] event dimensions, each a list of 1 to [`MAX_DIMENSION_VALUES`]
+/// distinct values. O(dimensions and values).
 fn segment_spec(sent: &BTreeMap<String, serde_json::Value>) -> Result<SegmentSpec, String> {
     let mut spec = SegmentSpec::default();
     for (name, source) in sent {
@@ -293,13 +356,93 @@ fn segment_spec(sent: &BTreeMap<String, serde_json::Value>) -> Result<SegmentSpe
                     "segments.country is {other}; the country dimension comes from the player's profile: \"profile\""
                 ));
             }
-            (other, _) => {
+            (name, serde_json::Value::Array(values)) => {
+                check_dimension_name(name)?;
+                if values.is_empty() || values.len() > MAX_DIMENSION_VALUES {
+                    return Err(format!(
+                        "segments.{name} lists {} values; an event dimension declares 1 to {MAX_DIMENSION_VALUES}",
+                        values.len()
+                    ));
+                }
+                let mut declared: Vec<Box<str>> = Vec::with_capacity(values.len());
+                for value in values {
+                    let Some(value) = value.as_str() else {
+                        return Err(format!("segments.{name}: {value} is not a string"));
+                    };
+                    check_dimension_value(name, value)?;
+                    if declared.iter().any(|v| &**v == value) {
+                        return Err(format!("segments.{name} lists {value:?} twice"));
+                    }
+                    declared.push(value.into());
+                }
+                spec.events.push(EventDimension {
+                    name: name.into(),
+                    values: declared,
+                });
+            }
+            (name, other) => {
                 return Err(format!(
-                    "segments.{other} is not a dimension this server ranks; the one dimension is \"country\" \
-                     (from the player's profile)"
+                    "segments.{name} is {other}; a dimension is \"country\": \"profile\" (from the player's \
+                     profile) or an event dimension listing its values, as \"platform\": [\"ios\", \"android\", \"pc\"]"
                 ));
             }
         }
     }
+    if spec.events.len() > MAX_EVENT_DIMENSIONS {
+        return Err(format!(
+            "segments declares {} event dimensions; a board declares at most {MAX_EVENT_DIMENSIONS}",
+            spec.events.len()
+        ));
+    }
     Ok(spec)
+}
+
+/// An event's `"segments"` (`{"platform": "ios"}`) checked against the definitions of the
+/// boards it feeds, as the core holds it: `platform:ios` pairs sorted by dimension, joined by
+/// `,` (`None` for none). Each dimension must be declared by one of the boards at least, and
+/// its value be one that every board declaring it declares. O(dimensions x boards).
+pub(crate) fn event_segments<'a>(
+    sent: &BTreeMap<String, String>,
+    boards: impl Iterator<Item = (&'a BoardId, &'a SegmentSpec)> + Clone,
+) -> Result<Option<Box<str>>, String> {
+    if sent.is_empty() {
+        return Ok(None);
+    }
+    if sent.len() > MAX_EVENT_DIMENSIONS {
+        return Err(format!(
+            "segments carries {} dimensions; an event carries at most {MAX_EVENT_DIMENSIONS}",
+            sent.len()
+        ));
+    }
+    let mut pairs = Vec::with_capacity(sent.len());
+    for (name, value) in sent {
+        if name == COUNTRY {
+            return Err(
+                "segments.country: a player's country comes from their profile, not from an event \
+                 (PUT /v1/games/{game}/players/{player_id}/profile)"
+                    .into(),
+            );
+        }
+        let mut declared_by = 0;
+        for (board, spec) in boards.clone() {
+            let Some(dimension) = spec.event_dimension(name) else {
+                continue;
+            };
+            declared_by += 1;
+            if !dimension.values.iter().any(|v| **v == **value) {
+                let values: Vec<&str> = dimension.values.iter().map(|v| &**v).collect();
+                return Err(format!(
+                    "segments.{name} is {value:?}; board {board} declares {}",
+                    values.join(", ")
+                ));
+            }
+        }
+        if declared_by == 0 {
+            return Err(format!(
+                "segments.{name}: none of the event's boards declares dimension {name:?}"
+            ));
+        }
+        pairs.push(format!("{name}:{value}"));
+    }
+    Ok(Some(pairs.join(",").into()))
 }

@@ -34,6 +34,8 @@ pub struct NewEvent {
     /// The JSON object the game attached, as sent (checked against the boards' caps); empty
     /// once an erasure rewrote it.
     pub metadata: Option<Box<str>>,
+    /// Its values of the boards' event dimensions, as the core holds them (`platform:ios`).
+    pub segments: Option<Box<str>>,
 }
 
 /// Whether two events' metadata agree. Erased metadata (empty) agrees with any, so that a retry
@@ -59,6 +61,7 @@ impl NewEvent {
             && self.value == other.value
             && self.achieved_at == other.achieved_at
             && same_metadata(self.metadata.as_deref(), other.metadata.as_deref())
+            && self.segments == other.segments
     }
 
     /// The boards this event feeds.
@@ -101,7 +104,10 @@ impl LoggedEvent {
     /// means the log holds what no version of the service wrote).
     pub(crate) fn core_event(&self) -> Result<ScoreEvent, InvalidLoggedEvent> {
         ScoreEvent::new(&self.event_id, &self.player_id, self.value, self.achieved_at)
-            .map(|e| e.with_metadata(self.metadata.clone()))
+            .map(|e| {
+                e.with_metadata(self.metadata.clone())
+                    .with_segments(self.segments.clone())
+            })
             .map_err(|source| InvalidLoggedEvent {
                 seq: self.seq,
                 event_id: self.event_id.clone(),

@@ -21,7 +21,7 @@ pub(crate) use actions::{
     Action, ActionResult, ActionRow, Change, Correction, RankedEntry, ResultRow, UnreadableAction,
     erased_request, same_request,
 };
-pub(crate) use boards::{BoardDef, FeedSpec, Proposed, band_name};
+pub(crate) use boards::{BoardDef, FeedSpec, Proposed, band_name, event_segments};
 pub use events::EventStatus;
 pub(crate) use events::{InvalidLoggedEvent, LoggedEvent, NewEvent};
 pub use moderation::{Moderation, ModerationState};

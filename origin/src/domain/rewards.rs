@@ -146,6 +146,7 @@ mod tests {
             metadata: None,
             player_id: player.into(),
             rank,
+            segments: None,
             value: 100 - rank as i64,
         }
     }

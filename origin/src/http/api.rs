@@ -792,9 +792,11 @@ fn schemas() -> Value {
                     "properties": {"bands": {"type": "array", "maxItems": 8, "items": {"type": ["integer", "string"]}},
                         "overtakes": {"type": "boolean"}},
                     "description": "what the board's changes put in the game's feed: entries and exits of bands (10, \"1%\") and overtakes by friends (docs/feed.md)"},
-                "segments": {"type": "object", "additionalProperties": false, "default": {},
+                "segments": {"type": "object", "default": {}, "maxProperties": 5,
                     "properties": {"country": {"enum": ["profile"]}},
-                    "description": "dimensions whose segments the board ranks, read with segment=country:DE (docs/segments.md)"}
+                    "additionalProperties": {"type": "array", "minItems": 1, "maxItems": 32, "uniqueItems": true,
+                        "items": {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,32}$"}},
+                    "description": "dimensions whose segments the board ranks, read with segment=country:DE: country from the player's profile, and up to 4 event dimensions (names ^[a-z][a-z0-9_]{0,31}$) listing the values an event may carry, as \"platform\": [\"ios\", \"android\", \"pc\"] (docs/segments.md)"}
             }
         },
         "SeasonStateChange": {"type": "object", "required": ["state"],
@@ -846,7 +848,9 @@ fn schemas() -> Value {
                 "scopes": {"type": "array", "items": {"type": "string"}, "default": ["global"]},
                 "value": {"type": "integer", "format": "int64"},
                 "achieved_at": {"type": "string", "format": "date-time"},
-                "metadata": {"type": "object", "description": "a JSON object of at most the boards' metadata_max_bytes (256) bytes as sent; the entry shows the metadata of the event behind it"}
+                "metadata": {"type": "object", "description": "a JSON object of at most the boards' metadata_max_bytes (256) bytes as sent; the entry shows the metadata of the event behind it"},
+                "segments": {"type": "object", "maxProperties": 4, "additionalProperties": {"type": "string"},
+                    "description": "the event's value of each event dimension its boards declare, as {\"platform\": \"ios\"}: every dimension declared by one of its boards, every value by each board declaring it; the entry is in the segment of the event behind its standing (docs/segments.md)"}
             }
         },
         "EventResult": {

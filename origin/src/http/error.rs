@@ -102,7 +102,8 @@ impl From<IntakeError> for AppError {
             | IntakeError::TooManyScopes
             | IntakeError::RepeatedScope(_)
             | IntakeError::AchievedAt(_)
-            | IntakeError::InFuture { .. } => AppError::new(Code::INVALID_EVENT, detail),
+            | IntakeError::InFuture { .. }
+            | IntakeError::Segments(_) => AppError::new(Code::INVALID_EVENT, detail),
             IntakeError::Forbidden { .. } => AppError::new(Code::FORBIDDEN, detail),
             IntakeError::UnknownBoard(_) => AppError::new(Code::UNKNOWN_BOARD, detail),
             IntakeError::NotServed(_) => AppError::new(Code::BOARD_BROKEN, detail),

@@ -176,6 +176,8 @@ async fn top(
         let mut page = board
             .segment_top(&segment.key(), limit, cursor.as_ref())
             .map_err(stale)?;
+        // A cursor pages the version it was made at, which the answer names.
+        let version = page.board_version;
         segment_for_audience(&mut page.entries, audience);
         let next_cursor = page
             .next_cursor

@@ -737,6 +737,7 @@ mod tests {
             achieved_at: 1_000,
             player_id: "p".into(),
             rank: 1,
+            segments: Some("platform:ios".into()),
             value: 5,
         })];
         assert_in_name_order(&SeasonResult {

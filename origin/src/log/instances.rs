@@ -68,12 +68,17 @@ pub trait Instances {
     }
 }
 
-/// The ranked entries of a board, as results and period snapshots store them. O(n).
+/// The ranked entries of a board, as results and period snapshots store them. O(n), and
+/// O(n log n) on a board that declares event dimensions (each entry's values looked up).
 pub fn result_entries(board: &Board) -> Vec<RankedEntry> {
+    let with_segments = !board.segment_spec().events.is_empty();
     board
         .ranked_range(1, board.index().len())
         .iter()
         .map(|e| RankedEntry {
+            segments: with_segments
+                .then(|| board.entry_segments(e.player).map(Into::into))
+                .flatten(),
             achieved_at: e.achieved_at,
             anonymous: e.info.anonymous,
             country: e.info.country.map(Into::into),

@@ -925,6 +925,7 @@ mod tests {
                         metadata: None,
                         rank: 1,
                         player_id: "p1".into(),
+                        segments: None,
                         value: 5,
                         achieved_at: NOON - 86_400_000,
                     }],

@@ -69,28 +69,31 @@ impl Store {
         Ok(found)
     }
 
-    /// Stores the metadata of the events that carry any, inside the group's transaction; an
-    /// event without metadata writes nothing. O(events with metadata).
+    /// Stores the metadata of the events that carry any, inside the group's transaction, in
+    /// one statement per [`SIDE_ROWS`] of them: a statement per event costs the single writer a
+    /// round trip per event. An event without metadata writes nothing. O(events with metadata).
     pub async fn insert_event_metadata(
         &self,
         tx: &mut Transaction,
         events: &[LoggedEvent],
     ) -> Result<(), StoreError> {
         let tx = &mut tx.0;
-        for e in events {
-            let Some(metadata) = e.metadata.as_deref() else {
-                continue;
-            };
-            sqlx::query(
-                "INSERT INTO event_metadata (seq, game, player_id, metadata) VALUES ($1, $2, $3, $4)",
-            )
-            .bind(e.seq)
-            .bind(e.game.as_str())
-            .bind(e.player_id.as_str())
-            .bind(metadata)
-            .execute(&mut **tx)
-            .await
-            .map_err(db_err("cannot store an event's metadata"))?;
+        let with: Vec<&LoggedEvent> = events.iter().filter(|e| e.metadata.is_some()).collect();
+        for chunk in with.chunks(SIDE_ROWS) {
+            let sql = side_insert("event_metadata (seq, game, player_id, metadata)", 4, chunk.len());
+            let sql = self.positional(&sql);
+            let mut query = sqlx::query(&sql).persistent(false);
+            for e in chunk {
+                query = query
+                    .bind(e.seq)
+                    .bind(e.game.as_str())
+                    .bind(e.player_id.as_str())
+                    .bind(e.metadata.as_deref().unwrap_or_default());
+            }
+            query
+                .execute(&mut **tx)
+                .await
+                .map_err(db_err("cannot store events' metadata"))?;
         }
         Ok(())
     }
@@ -124,7 +127,7 @@ impl Store {
         let mut next = chunks.next().map(|chunk| self.insert_chunk(chunk));
         let mut stored = 0;
         while let Some(query) = next {
-            // The next statement's 12,000 values are bound here while this one runs on the
+            // The next statement's 13,000 values are bound here while this one runs on the
             // database's side (its first poll hands it over), not after.
             let (done, following) = tokio::join!(query.execute(&mut **tx), async {
                 chunks.next().map(|chunk| self.insert_chunk(chunk))
@@ -180,7 +183,8 @@ impl Store {
                 .bind(e.event_id.as_str())
                 .bind(e.player_id.as_str())
                 .bind(e.value)
-                .bind(e.achieved_at);
+                .bind(e.achieved_at)
+                .bind(e.segments.as_deref());
         }
         query
             .bind(first.game.as_str())
@@ -200,19 +204,7 @@ impl Store {
     ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
         let mut query = sqlx::query(self.statement(which, chunk.len()));
         for e in chunk {
-            query = query
-                .bind(e.seq)
-                .bind(e.game.as_str())
-                .bind(e.event_id.as_str())
-                .bind(e.player_id.as_str())
-                .bind(e.mode.as_str())
-                .bind(e.season.as_str())
-                .bind(e.scopes.join(","))
-                .bind(e.value)
-                .bind(e.achieved_at)
-                .bind(e.received_at)
-                .bind(e.source.as_str())
-                .bind(e.status.as_str());
+            query = bind_columns_before_segments(query, e).bind(e.segments.as_deref());
         }
         query
     }
@@ -224,11 +216,9 @@ impl Store {
     /// copy of every value, a row and its columns built anew) would be most of a replay's time.
     /// O(limit).
     pub async fn events_after(&self, after: i64, limit: i64) -> Result<Vec<LoggedEvent>, StoreError> {
-        let sql = self.packed(
-            EVENT_COLUMNS,
-            "seq",
-            &format!("SELECT {EVENT_COLUMNS} FROM score_events WHERE seq > $1 ORDER BY seq LIMIT $2"),
-        );
+        let sql = self.packed_events(&format!(
+            "SELECT {EVENT_COLUMNS} FROM score_events WHERE seq > $1 ORDER BY seq LIMIT $2"
+        ));
         let row = sqlx::query(&sql)
             .bind(after)
             .bind(limit)
@@ -445,8 +435,54 @@ fn event_from_row(row: &AnyRow) -> Result<LoggedEvent, StoreError> {
             achieved_at: row.try_get("achieved_at").map_err(&bad)?,
             source: row.try_get("source").map_err(&bad)?,
             metadata: None,
+            segments: row
+                .try_get::<Option<String>, _>("segments")
+                .map_err(&bad)?
+                .map(Into::into),
         },
     })
+}
+
+/// The most rows of one metadata insert: 4,000 parameters, within both databases' limits.
+const SIDE_ROWS: usize = 1_000;
+
+/// `INSERT INTO table (columns) VALUES ($1, ...), ...` for `rows` rows of `columns` values.
+/// Built per group and not kept in the connection's cache, where it would push out the
+/// writer's prepared statements. O(rows).
+fn side_insert(table: &str, columns: usize, rows: usize) -> String {
+    let mut sql = format!("INSERT INTO {table} VALUES ");
+    for r in 0..rows {
+        sql.push_str(if r == 0 { "(" } else { ", (" });
+        for c in 1..=columns {
+            if c > 1 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("${}", r * columns + c));
+        }
+        sql.push(')');
+    }
+    sql
+}
+
+/// Binds an event's columns up to `status`, the twelve every version of the log has, in
+/// [`EVENT_COLUMNS`] order. O(1).
+pub(super) fn bind_columns_before_segments<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    e: &'q LoggedEvent,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    query
+        .bind(e.seq)
+        .bind(e.game.as_str())
+        .bind(e.event_id.as_str())
+        .bind(e.player_id.as_str())
+        .bind(e.mode.as_str())
+        .bind(e.season.as_str())
+        .bind(e.scopes.join(","))
+        .bind(e.value)
+        .bind(e.achieved_at)
+        .bind(e.received_at)
+        .bind(e.source.as_str())
+        .bind(e.status.as_str())
 }
 
 /// The statement reading the metadata of `events` (sorted or not): one range over their seqs
@@ -532,6 +568,8 @@ impl<'de> serde::Deserialize<'de> for PackedEvent {
                 let received_at = column(&mut columns, 9)?;
                 let source = column(&mut columns, 10)?;
                 let status: std::borrow::Cow<'de, str> = column(&mut columns, 11)?;
+                // Left out for an event without values (see `packed_events`).
+                let segments: Option<Box<str>> = columns.next_element::<Option<Box<str>>>()?.flatten();
                 let status = EventStatus::parse(&status).ok_or_else(|| {
                     A::Error::custom(format!("the event at seq {seq} has an unknown status {status:?}"))
                 })?;
@@ -550,6 +588,7 @@ impl<'de> serde::Deserialize<'de> for PackedEvent {
                         achieved_at,
                         source,
                         metadata: None,
+                        segments,
                     },
                 }))
             }
@@ -566,7 +605,7 @@ fn column<'de, T: serde::Deserialize<'de>, A: serde::de::SeqAccess<'de>>(
 ) -> Result<T, A::Error> {
     columns
         .next_element()?
-        .ok_or_else(|| serde::de::Error::invalid_length(index, &"the event log's 12 columns"))
+        .ok_or_else(|| serde::de::Error::invalid_length(index, &"the event log's 12 or 13 columns"))
 }
 
 #[cfg(test)]
@@ -579,11 +618,14 @@ mod tests {
     /// know is an error that names the event's seq.
     #[test]
     fn a_packed_page_is_read_by_column_and_an_unknown_status_names_its_seq() {
-        let page = r#"[[7,"g","e7","p","m","s","global,region:eu",70,1007,2007,"test","LATE"]]"#;
+        let page = r#"[[7,"g","e7","p","m","s","global,region:eu",70,1007,2007,"test","LATE"],
+                        [8,"g","e8","p","m","s","global",80,1008,2008,"test","APPLIED","platform:ios"]]"#;
         let mut expected = event(7, "e7", "p");
         expected.status = EventStatus::Late;
         expected.event.scopes = vec!["global".into(), "region:eu".into()];
-        assert_eq!(events_from_json(page).unwrap(), [expected]);
+        let mut with_segments = event(8, "e8", "p");
+        with_segments.event.segments = Some("platform:ios".into());
+        assert_eq!(events_from_json(page).unwrap(), [expected, with_segments]);
         let unknown = r#"[[8,"g","e8","p","m","s","global",80,1008,2008,"test","SOON"]]"#;
         let error = events_from_json(unknown).unwrap_err();
         let error = format!("{error}: {}", std::error::Error::source(&error).unwrap());

@@ -108,7 +108,7 @@ mod tests {
         log[2].event.game = "h".into();
         let old = Store::open_migrated_to(url, 7).await.unwrap();
         let mut tx = old.begin().await.unwrap();
-        old.insert_events(&mut tx, &log).await.unwrap();
+        crate::store::tests::insert_old_events(&old, &mut tx, &log).await;
         tx.commit("a test").await.unwrap();
         for (player, friend, position) in [
             ("p-a", "p-z", 0),

@@ -119,6 +119,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (13, "feed", include_str!("../../migrations/0013_feed.sql")),
     (14, "webhooks", include_str!("../../migrations/0014_webhooks.sql")),
+    (
+        15,
+        "event_segments",
+        include_str!("../../migrations/0015_event_segments.sql"),
+    ),
 ];
 
 /// The migration whose SQL is followed by code, in the same transaction: it pages the runs
@@ -634,6 +639,7 @@ pub(crate) mod tests {
             received_at: 2_000 + seq,
             event: NewEvent {
                 metadata: None,
+                segments: None,
                 game: "g".into(),
                 event_id: event_id.into(),
                 player_id: player.into(),
@@ -704,13 +710,29 @@ pub(crate) mod tests {
         (dir, url)
     }
 
-    /// Migrates the database at `url` up to `last` only and stores `log` in it.
+    /// Migrates the database at `url` up to `last` only (before the events' `segments`
+    /// column) and stores `log` in it, as the builds of then stored events.
     pub(super) async fn write_before_migration(url: &str, last: i64, log: &[LoggedEvent]) {
         let old = Store::open_migrated_to(url, last).await.unwrap();
         let mut tx = old.begin().await.unwrap();
-        old.insert_events(&mut tx, log).await.unwrap();
+        insert_old_events(&old, &mut tx, log).await;
         tx.commit("a test").await.unwrap();
         old.close().await;
+    }
+
+    /// Stores `log` in a database migrated before the events' `segments` column, as the
+    /// builds of then stored events.
+    pub(super) async fn insert_old_events(old: &Store, tx: &mut Transaction, log: &[LoggedEvent]) {
+        for e in log {
+            let sql = old.positional(
+                "INSERT INTO score_events (seq, game, event_id, player_id, mode, season, scopes, value, \
+                 achieved_at, received_at, source, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            );
+            crate::store::events::bind_columns_before_segments(sqlx::query(&sql), e)
+                .execute(&mut *tx.0)
+                .await
+                .unwrap();
+        }
     }
 
     /// Runs `sql` on the PostgreSQL the tests use (`STANDINGS_TEST_POSTGRES`, as in

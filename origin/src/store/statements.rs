@@ -12,11 +12,10 @@
 use super::{Backend, Store};
 
 /// The columns of an event row, in the order every read of events takes them.
-pub(super) const EVENT_COLUMNS: &str =
-    "seq, game, event_id, player_id, mode, season, scopes, value, achieved_at, received_at, source, status";
+pub(super) const EVENT_COLUMNS: &str = "seq, game, event_id, player_id, mode, season, scopes, value, achieved_at, received_at, source, status, segments";
 
 /// Rows per multi-row statement: within SQLite's 32,766 and PostgreSQL's 65,535 bound
-/// parameters at 12 columns.
+/// parameters at 13 columns.
 const ROWS_PER_STATEMENT: usize = 1_000;
 
 /// The row counts of the multi-row statements: full ones, then powers of two for the rest.
@@ -51,35 +50,35 @@ pub(super) enum Statement {
 
 /// The columns of an event row that each row binds in a statement of shared rows; the other
 /// seven are bound once for the whole statement.
-pub(super) const OWN_COLUMNS: usize = 5;
+pub(super) const OWN_COLUMNS: usize = 6;
 
 /// `WITH r(...) AS (VALUES ...) INSERT OR FAIL INTO score_events (...) SELECT ... FROM r WHERE
-/// true` for `rows` rows of which only the seq, event id, player, value and `achieved_at` are
-/// bound per row; the other seven columns are the parameters numbered after them,
-/// `?{5 x rows + 1}` to `?{5 x rows + 7}`, bound once. (`WHERE true` is how SQLite tells an
+/// true` for `rows` rows of which only the seq, event id, player, value, `achieved_at` and
+/// dimension values are bound per row; the other seven columns are the parameters numbered
+/// after them, `?{6 x rows + 1}` to `?{6 x rows + 7}`, bound once. (`WHERE true` is how SQLite tells an
 /// upsert's `ON CONFLICT` from a join's `ON` after a `SELECT`.)
 ///
 /// Each text value sqlx binds is copied by SQLite (and by sqlx before it) and freed after the
 /// statement, so the seven shared columns are bound once rather than per row. The per-row parameters are anonymous and come
-/// first in the text, so SQLite numbers them 1 to `5 x rows` in order, and sqlx binds them in
+/// first in the text, so SQLite numbers them 1 to `6 x rows` in order, and sqlx binds them in
 /// order without looking their names up; only the seven shared ones are named.
 pub(super) fn push_shared_rows(sql: &mut String, rows: usize) {
-    sql.push_str("WITH r(seq, event_id, player_id, value, achieved_at) AS (VALUES ");
+    sql.push_str("WITH r(seq, event_id, player_id, value, achieved_at, segments) AS (VALUES ");
     for i in 0..rows {
         sql.push_str(if i == 0 {
-            "(?, ?, ?, ?, ?)"
+            "(?, ?, ?, ?, ?, ?)"
         } else {
-            ", (?, ?, ?, ?, ?)"
+            ", (?, ?, ?, ?, ?, ?)"
         });
     }
     let shared = OWN_COLUMNS * rows;
     sql.push_str(
         ") INSERT OR FAIL INTO score_events (seq, game, event_id, player_id, mode, season, scopes, \
-         value, achieved_at, received_at, source, status) SELECT seq, ",
+         value, achieved_at, received_at, source, status, segments) SELECT seq, ",
     );
     let named = |n: usize| format!("?{}", shared + n);
     sql.push_str(&format!(
-        "{}, event_id, player_id, {}, {}, {}, value, achieved_at, {}, {}, {} FROM r WHERE true",
+        "{}, event_id, player_id, {}, {}, {}, value, achieved_at, {}, {}, {}, segments FROM r WHERE true",
         named(1),
         named(2),
         named(3),
@@ -90,19 +89,19 @@ pub(super) fn push_shared_rows(sql: &mut String, rows: usize) {
     ));
 }
 
-/// ` score_events (columns) VALUES ($1, ..., $12), ...` for `rows` rows.
+/// ` score_events (columns) VALUES ($1, ..., $13), ...` for `rows` rows.
 fn push_event_rows(sql: &mut String, rows: usize) {
     sql.push_str(
         " score_events (seq, game, event_id, player_id, mode, season, scopes, \
-         value, achieved_at, received_at, source, status) VALUES ",
+         value, achieved_at, received_at, source, status, segments) VALUES ",
     );
     for i in 0..rows {
         if i > 0 {
             sql.push_str(", ");
         }
-        let b = i * 12;
+        let b = i * 13;
         sql.push('(');
-        for c in 1..=12 {
+        for c in 1..=13 {
             if c > 1 {
                 sql.push_str(", ");
             }
@@ -209,13 +208,39 @@ impl Store {
     /// A statement of one row, `page`: the rows `select` gives, packed as a JSON array with
     /// an array of `columns` per row, in `order`. A driver reads one row, not thousands.
     pub(super) fn packed(&self, columns: &str, order: &str, select: &str) -> String {
+        self.packed_rows(&self.json_array(columns), order, select)
+    }
+
+    /// [`Store::packed`] of events: an event without dimension values leaves its last column
+    /// out rather than writing `null` (most events of most logs have none, and a replay reads
+    /// every event through here).
+    pub(super) fn packed_events(&self, select: &str) -> String {
+        let without = EVENT_COLUMNS
+            .strip_suffix(", segments")
+            .expect("segments is the events' last column");
+        let row = format!(
+            "CASE WHEN segments IS NULL THEN {} ELSE {} END",
+            self.json_array(without),
+            self.json_array(EVENT_COLUMNS)
+        );
+        self.packed_rows(&row, "seq", select)
+    }
+
+    fn json_array(&self, columns: &str) -> String {
         match self.backend {
-            Backend::Sqlite => format!(
-                "SELECT json_group_array(json_array({columns}) ORDER BY {order}) AS page FROM ({select})"
-            ),
+            Backend::Sqlite => format!("json_array({columns})"),
+            Backend::Postgres => format!("json_build_array({columns})"),
+        }
+    }
+
+    fn packed_rows(&self, row: &str, order: &str, select: &str) -> String {
+        match self.backend {
+            Backend::Sqlite => {
+                format!("SELECT json_group_array({row} ORDER BY {order}) AS page FROM ({select})")
+            }
             Backend::Postgres => format!(
-                "SELECT COALESCE(json_agg(json_build_array({columns}) ORDER BY {order}), \
-                 '[]'::json)::text AS page FROM ({select}) AS page"
+                "SELECT COALESCE(json_agg({row} ORDER BY {order}), '[]'::json)::text AS page \
+                 FROM ({select}) AS page"
             ),
         }
     }

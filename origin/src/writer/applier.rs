@@ -320,6 +320,7 @@ mod tests {
             received_at: 0,
             event: NewEvent {
                 metadata: None,
+                segments: None,
                 game: "g".into(),
                 event_id: format!("e{seq}"),
                 player_id: "p".into(),

@@ -637,6 +637,7 @@ mod tests {
         };
         NewEvent {
             metadata: None,
+            segments: None,
             game: "g".into(),
             event_id: format!("e{id}"),
             player_id: ["a", "b", "c"][h % 3].into(),
