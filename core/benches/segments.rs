@@ -1,4 +1,6 @@
 //! Segments at 1M members (`docs/segments.md`): the bytes a country segment costs per member,
+//! and with a second, event dimension (`platform`, three values) the bytes of its segments and
+//! of holding each entry's value (the event behind its standing, as metadata is held),
 //! applying events to a `cumulative` board (each one moves its player) with its segments
 //! declared against the same board without them (side by side, the same events), the same with
 //! the feed's reads of each change (five bands, ten followers) against without, and a rank
@@ -8,15 +10,18 @@
 //! default).
 
 mod common;
+#[path = "common/counting.rs"]
+mod counting;
 
 use std::hint::black_box;
 use std::sync::Arc;
 
 use common::{Rng, criterion, player_id};
 use criterion::Throughput;
+use standings_core::profile::Metadata;
 use standings_core::{
-    Applied, Band, Board, BoardRules, COUNTRY, DEFAULT_HISTORY_LIMIT, PlayerId, Profile, ScoreEvent,
-    ScoreMode, SegmentKey, SegmentSpec, Standing,
+    Applied, Band, Board, BoardRules, COUNTRY, DEFAULT_HISTORY_LIMIT, EventDimension, Extras, PlayerId,
+    Profile, ScoreEvent, ScoreMode, SegmentKey, SegmentSpec, Standing,
 };
 
 /// How many countries players are spread over: a game's long tail, most in a few.
@@ -30,6 +35,49 @@ fn main() {
     for n in sizes {
         run(n);
     }
+}
+
+/// A second dimension: every member's event behind their standing carries one of three
+/// platforms. Prints the bytes of holding those values (the board without segments, before and
+/// after) and of the platform segments (both dimensions declared, less the country's).
+fn two_dimensions(
+    plain: &Board,
+    players: &[String],
+    countries: &[Arc<Profile>],
+    homes: &[usize],
+    country: usize,
+) {
+    const PLATFORMS: [&str; 3] = ["platform:ios", "platform:android", "platform:pc"];
+    let n = players.len();
+    let mut board = plain.clone();
+    let before = counting::held();
+    for (i, (p, home)) in players.iter().zip(homes).enumerate() {
+        let extras = Extras {
+            profile: Some(countries[*home].clone()),
+            metadata: Some(Arc::new(Metadata {
+                event_id: format!("bench-{i}").into(),
+                json: "".into(),
+                segments: Some(PLATFORMS[i % 3].into()),
+            })),
+        };
+        board.restore_extras(p, extras);
+    }
+    let values = counting::held() - before;
+    board.declare_segments(SegmentSpec {
+        country: true,
+        events: vec![EventDimension {
+            name: "platform".into(),
+            values: ["ios", "android", "pc"].into_iter().map(Into::into).collect(),
+        }],
+    });
+    let both = board.segment_memory();
+    println!(
+        "a platform on each of {n} members: its value held {:.1} B a member; segments of both dimensions \
+         {:.1} B a member, of the platform alone {:.1} B a member",
+        values as f64 / n as f64,
+        both as f64 / n as f64,
+        (both - country) as f64 / n as f64
+    );
 }
 
 fn run(n: usize) {
@@ -74,13 +122,17 @@ fn run(n: usize) {
     };
     let plain = build();
     let mut segmented = plain.clone();
-    segmented.declare_segments(SegmentSpec { country: true });
+    segmented.declare_segments(SegmentSpec {
+        country: true,
+        events: Vec::new(),
+    });
     let memory = segmented.segment_memory();
     println!(
         "segments of {n} members in {} countries: {memory} bytes, {:.1} B a member",
         segmented.segment_counts().len(),
         memory as f64 / n as f64
     );
+    two_dimensions(&plain, &players, &countries, &homes, memory);
 
     let events: Vec<ScoreEvent> = (0..1 << 17)
         .map(|i| {

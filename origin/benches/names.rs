@@ -13,47 +13,14 @@
 //! snapshot publication that follows it (one rank chunk and one lookup chunk re-cut), each the
 //! median of many. The whole `PUT` through the service is measured by `loadgen names`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use standings_core::{Board, BoardRules, PlayerId, Publisher, ScoreEvent, ScoreMode};
+
+#[path = "../../core/benches/common/counting.rs"]
+mod counting;
+use counting::held;
 use standings_origin::domain::profile_book::{ProfileBook, profile_of};
-
-/// The system allocator, counting the bytes it holds.
-struct Counting;
-
-static HELD: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY-free in our code: every call is forwarded to `System` unchanged; only a counter moves.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        HELD.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract is passed on as is.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        HELD.fetch_add(new_size, Ordering::Relaxed);
-        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract is passed on as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-fn held() -> usize {
-    HELD.load(Ordering::Relaxed)
-}
 
 fn player(i: u64) -> String {
     format!("player-{i:08}")

@@ -1,5 +1,5 @@
-//! `loadgen feed`: what country segments and the feed cost writes (issue 41), and how fast the
-//! feed reaches a webhook receiver.
+//! `loadgen feed`: what country segments, platform segments and the feed cost writes (issue
+//! 41), and how fast the feed reaches a webhook receiver.
 //!
 //! One run starts two services in turn on fresh databases, the same in everything but the
 //! board's definition: `off` is a plain `highest` board, `on` declares `"segments":
@@ -11,7 +11,8 @@
 //! profiled player with a fresh value: every write moves a player of a segment whose moves
 //! `--friends` players follow. The `on` service also has a webhook endpoint on a receiver in
 //! this process (every record kind); after each round the run waits until it delivered the
-//! whole feed and times that. Reported: each side's median rate and ack p99 over the rounds,
+//! whole feed and times that. `--on platform` declares `"segments": {"platform": ["ios",
+//! "android", "pc"]}` instead, and the `on` side's writes each carry one of them. Reported: each side's median rate and ack p99 over the rounds,
 //! their ratios, and the feed's records made and delivered per second.
 
 use std::sync::Arc;
@@ -29,6 +30,12 @@ use crate::workload::{Population, Rng, player_id};
 
 /// Seeds the write draws apart from every other stream.
 const WRITE_STREAM: u64 = 0x6665_6564;
+
+/// The platform dimension `--on platform` declares.
+const PLATFORM_SEGMENTS: &str = r#","segments":{"platform":["ios","android","pc"]}"#;
+
+/// The platforms the `on` side's writes carry under `--on platform`, in turn.
+const PLATFORMS: [&str; 3] = ["ios", "android", "pc"];
 
 /// Countries handed out in turn.
 const COUNTRIES: [&str; 22] = [
@@ -52,7 +59,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", default_value = "20", value_parser = clap::value_parser!(u16).range(0..=1000))]
     friends: u16,
     /// What the `on` board declares beside the plain one.
-    #[arg(long, value_name = "WHAT", default_value = "both", value_parser = ["segments", "feed", "both"])]
+    #[arg(long, value_name = "WHAT", default_value = "both", value_parser = ["segments", "platform", "feed", "both"])]
     on: String,
     /// Runs the `on` side without a webhook endpoint (the feed is stored, not delivered).
     #[arg(long)]
@@ -134,6 +141,7 @@ async fn side(args: &Args, population: Population, service: &mut Service, on: bo
     let declared = match (on, args.on.as_str()) {
         (false, _) => String::new(),
         (true, "segments") => segments.to_string(),
+        (true, "platform") => PLATFORM_SEGMENTS.to_string(),
         (true, "feed") => feed.to_string(),
         (true, _) => format!("{segments}{feed}"),
     };
@@ -161,7 +169,8 @@ async fn side(args: &Args, population: Population, service: &mut Service, on: bo
         "loadgen feed: loaded in {:.2?}, profiles and friend lists in {:.2?}",
         measured.load, measured.profiles
     );
-    let receiver = if on && args.on != "segments" && !args.no_webhook {
+    let feeds = on && !matches!(args.on.as_str(), "segments" | "platform");
+    let receiver = if feeds && !args.no_webhook {
         let (url, receiver) = Receiver::start(0).await?;
         let body = format!(
             r#"{{"url":"{url}","secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw","kinds":["overtaken","band_entered","band_left","period_closed","season_finalized","reward","correction"]}}"#
@@ -178,12 +187,12 @@ async fn side(args: &Args, population: Population, service: &mut Service, on: bo
         None
     };
     // The records the load and the profiles made are not the rounds': counted apart.
-    let feeds = on && args.on != "segments";
     let before = if feeds { stored(&service.addr).await? } else { 0 };
     tokio::time::sleep(crate::REST_AFTER_LOAD).await;
     for round in 0..args.rounds {
         let began = Instant::now();
-        let (acked, latency) = write_round(args, &service.addr, round as u64).await?;
+        let platforms = on && args.on == "platform";
+        let (acked, latency) = write_round(args, &service.addr, round as u64, platforms).await?;
         let took = began.elapsed();
         measured.writing += took;
         measured.rates.push(acked as f64 / took.as_secs_f64());
@@ -254,7 +263,12 @@ async fn profile(args: &Args, addr: &str) -> Result<(), String> {
 }
 
 /// One round of closed-loop single submissions: acknowledged writes and their latencies.
-async fn write_round(args: &Args, addr: &str, round: u64) -> Result<(u64, Histogram), String> {
+async fn write_round(
+    args: &Args,
+    addr: &str,
+    round: u64,
+    platforms: bool,
+) -> Result<(u64, Histogram), String> {
     let until = Instant::now() + Duration::from_secs_f64(args.seconds);
     let population = Population::new(args.members, args.run.seed)?;
     let mut tasks = Vec::new();
@@ -278,6 +292,13 @@ async fn write_round(args: &Args, addr: &str, round: u64) -> Result<(u64, Histog
                     member,
                     population.fresh_standing(&mut rng),
                 );
+                if platforms && body.last() == Some(&b'}') {
+                    body.pop();
+                    let platform = PLATFORMS[(acked % 3) as usize];
+                    body.extend_from_slice(
+                        format!(r#","segments":{{"platform":"{platform}"}}}}"#).as_bytes(),
+                    );
+                }
                 let sent = Instant::now();
                 let answer = conn.post("/v1/score-events", &body).await?;
                 latency.record(sent.elapsed());
@@ -403,6 +424,7 @@ fn print_report(args: &Args, off: &Side, on: &Side) {
         "## Writes with {} on and off, on a board of {} members ({}, {} connections, {} rounds of {} s{})\n",
         match args.on.as_str() {
             "segments" => "country segments",
+            "platform" => "platform segments, every write carrying its platform",
             "feed" => "the feed",
             _ => "country segments and the feed",
         },
