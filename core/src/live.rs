@@ -325,6 +325,7 @@ impl ViewEntry {
             display_name: self.display_name.as_deref(),
             country: self.country.as_deref(),
             metadata: self.metadata.as_deref(),
+            segments: None,
             anonymous: false,
         }
     }

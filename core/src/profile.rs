@@ -98,6 +98,7 @@ impl Extras {
                 .as_deref()
                 .map(|m| &*m.json)
                 .filter(|json| !json.is_empty()),
+            segments: self.metadata.as_deref().and_then(|m| m.segments.as_deref()),
             anonymous: profile.is_some_and(|p| p.anonymous),
         }
     }
@@ -144,6 +145,10 @@ pub struct EntryInfo<'a> {
     pub country: Option<&'a str>,
     /// The metadata JSON object, as sent.
     pub metadata: Option<&'a str>,
+    /// The event dimension values of the event behind the standing (`platform:ios`), on a
+    /// board that declares event dimensions. Never printed; it places the entry in segments,
+    /// so every audience has it (it reveals nothing an anonymous player hides).
+    pub segments: Option<&'a str>,
     /// Whether the player shows anonymously; only a trusted audience is told.
     pub anonymous: bool,
 }
@@ -154,6 +159,7 @@ impl<'a> EntryInfo<'a> {
         display_name: None,
         country: None,
         metadata: None,
+        segments: None,
         anonymous: false,
     };
 
@@ -162,7 +168,10 @@ impl<'a> EntryInfo<'a> {
     pub fn for_audience(self, audience: Audience) -> EntryInfo<'a> {
         match audience {
             Audience::Trusted => self,
-            Audience::Public if self.anonymous => EntryInfo::NONE,
+            Audience::Public if self.anonymous => EntryInfo {
+                segments: self.segments,
+                ..EntryInfo::NONE
+            },
             Audience::Public => self,
         }
     }

@@ -109,6 +109,11 @@ impl Segments {
         &self.spec
     }
 
+    /// Whether any event dimension is declared. O(1).
+    pub(crate) fn declares_events(&self) -> bool {
+        !self.spec.events.is_empty()
+    }
+
     /// Each declared dimension's value for an entry showing `extras`. O(d).
     fn values_of<'s, 'e>(
         &'s self,

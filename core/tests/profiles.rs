@@ -333,6 +333,7 @@ fn a_checkpoint_keeps_profiles_and_metadata() {
                 display_name: Some("Benedikt"),
                 country: Some("FR"),
                 metadata: Some(r#"{"car":"GT3"}"#),
+                segments: None,
                 anonymous: true,
             },
             "{mode}"
@@ -646,6 +647,7 @@ const AVA: EntryInfo<'static> = EntryInfo {
     display_name: Some("Ava"),
     country: Some("DE"),
     metadata: Some(r#"{"car":"R8"}"#),
+    segments: None,
     anonymous: false,
 };
 

@@ -13,8 +13,12 @@ use standings_core::{
     ScoreEvent, ScoreMode, Segment, SegmentKey, SegmentSpec, Threads, View, ViewDelta, ViewEntry, ViewState,
 };
 
+use standings_core::Audience;
+use standings_core::snapshot::read::{SnapshotReader, Step};
+use standings_core::snapshot::{ChunkingOptions, Publisher, Snapshot};
+
 mod common;
-use common::{mode_strategy, player};
+use common::{AllParts, mode_strategy, player};
 
 const COUNTRIES: [&str; 3] = ["DE", "FR", "JP"];
 
@@ -476,4 +480,105 @@ fn a_cursor_older_than_the_history_is_refused() {
         board.segment_top(&segment, 2, Some(&cursor)),
         Err(QueryError::StaleCursor { .. })
     ));
+}
+
+const SMALL_CHUNKS: ChunkingOptions = ChunkingOptions {
+    min_entries: 2,
+    boundary_modulus: 4,
+    max_entries: 6,
+    lookup_target: 4,
+};
+
+fn public(entry: RankedEntry<'_>) -> RankedEntry<'_> {
+    RankedEntry {
+        info: entry.info.for_audience(Audience::Public),
+        ..entry
+    }
+}
+
+fn done<T>(step: Step<T>) -> T {
+    match step {
+        Step::Done(answer) => answer,
+        Step::Need(parts) => panic!("needs {parts:?} though every part is held"),
+    }
+}
+
+/// A snapshot's segment reads answer as the board's, in the public form a snapshot holds:
+/// every page of every segment (cursors included), every player's rank and window, and the
+/// whole board asked among itself. A publisher following the board cuts the same bytes.
+fn check_snapshot(board: &Board, snapshot: &Snapshot) {
+    let parts = AllParts::of(snapshot);
+    let reader = SnapshotReader::new(&snapshot.manifest);
+    let mut players: Vec<&str> = Vec::new();
+    let ranked = board.ranked_range(1, board.total_players() as usize);
+    players.extend(ranked.iter().map(|e| e.player));
+    players.push("nobody");
+    for segment in segments() {
+        let within = reader.segment(&segment).expect("a declared dimension");
+        let mut cursor: Option<Cursor> = None;
+        loop {
+            let mut expected = board.segment_top(&segment, 3, cursor.as_ref()).unwrap();
+            expected
+                .entries
+                .iter_mut()
+                .for_each(|e| e.entry = public(e.entry));
+            let page = done(within.top(&parts, 3, cursor.as_ref()).unwrap());
+            assert_eq!(page, expected, "{segment:?}");
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        for &player in &players {
+            let expected = board.segment_rank(&segment, player).map(|mut r| {
+                r.within.entry = public(r.within.entry);
+                r
+            });
+            assert_eq!(
+                done(within.rank(&parts, player)),
+                expected,
+                "{segment:?} {player}"
+            );
+            let expected = board.segment_nearby(&segment, player, 2).map(|mut window| {
+                window.iter_mut().for_each(|e| e.entry = public(e.entry));
+                window
+            });
+            assert_eq!(
+                done(within.nearby(&parts, player, 2)),
+                expected,
+                "{segment:?} {player}"
+            );
+        }
+        let mut expected = board.segment_among(&segment, &players);
+        for e in &mut expected.board.entries {
+            e.info = e.info.for_audience(Audience::Public);
+        }
+        assert_eq!(done(within.among(&parts, &players)), expected, "{segment:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Through every change, a snapshot (cut whole, and by a publisher that follows the board)
+    /// answers every segment read as the board does.
+    #[test]
+    fn snapshots_answer_segment_reads_as_the_board(
+        mode in mode_strategy(),
+        ops in proptest::collection::vec(op_strategy(), 1..60),
+    ) {
+        let mut board = Board::new(BoardRules::new(mode));
+        board.declare_segments(spec());
+        let (mut serial, mut events) = (0, Events::new());
+        let mut publisher = Publisher::patching(SMALL_CHUNKS, 4096);
+        for op in &ops {
+            run(&mut board, op, &mut serial, &mut events);
+            let published = publisher.publish(&board);
+            // Segments are counted through whole manifests: never a patch.
+            prop_assert!(published.patches.is_empty());
+            let snapshot = Snapshot::build_with(&board, SMALL_CHUNKS);
+            prop_assert_eq!(&published.manifest_bytes, &snapshot.manifest_bytes);
+            check_snapshot(&board, &snapshot);
+        }
+    }
 }

@@ -55,7 +55,7 @@ impl Board {
                 board_version: self.version,
             });
         };
-        let changed = ChangedSince::new(&self.rules, deltas);
+        let changed = ChangedSince::new(self, deltas);
         let rules = &self.rules;
         // Where the page starts: `ranked_through` players sit at or before the position at
         // `version`; `first_current` is the first current rank after it; `now_next` and
@@ -209,7 +209,11 @@ impl Board {
         // The player's standing then: the `before` of the first delta naming them, or their
         // current one when no delta since names them.
         let (own, then, own_info) = match deltas.clone().find(|d| d.player.as_str() == player) {
-            Some(first) => (first.player.as_str(), first.before, first.extras_before.info()),
+            Some(first) => (
+                first.player.as_str(),
+                first.before,
+                self.shown(&first.extras_before),
+            ),
             None => match self.index.member(player) {
                 Some(member) => (
                     self.index.player(member),
@@ -222,7 +226,7 @@ impl Board {
         let Some(at) = then else {
             return Ok(None);
         };
-        let changed = ChangedSince::new(&self.rules, deltas);
+        let changed = ChangedSince::new(self, deltas);
         let rules = &self.rules;
         let strictly_before = |sorted: &[(Standing, &str)]| {
             sorted.partition_point(|(s, p)| rules.compare((s, p), (&at, own)) == Ordering::Less)
@@ -297,7 +301,8 @@ pub(super) struct ChangedSince<'a> {
 
 impl<'a> ChangedSince<'a> {
     /// Collects the changed players from consecutive deltas, oldest first. O(c log c).
-    pub(super) fn new(rules: &BoardRules, deltas: impl Iterator<Item = &'a Delta>) -> ChangedSince<'a> {
+    pub(super) fn new(board: &'a Board, deltas: impl Iterator<Item = &'a Delta>) -> ChangedSince<'a> {
+        let rules = &board.rules;
         let mut named: Vec<&'a Delta> = deltas.collect();
         // A stable sort keeps each player's deltas oldest first: the first one's `before` is
         // their standing back then, the last one's `after` their standing now.
@@ -309,7 +314,7 @@ impl<'a> ChangedSince<'a> {
                 continue;
             };
             if let Some(at) = first.before {
-                then_with_info.push((at, first.player.as_str(), first.extras_before.info()));
+                then_with_info.push((at, first.player.as_str(), board.shown(&first.extras_before)));
             }
             if let Some(at) = last.after {
                 now.push((at, last.player.as_str()));

@@ -518,8 +518,23 @@ impl Board {
         self.extras.get(&member)?.metadata.as_deref()?.segments.as_deref()
     }
 
+    /// A member's fields; its event dimension values only on a board that declares event
+    /// dimensions (an event names values for every board it counts on). O(log m).
     fn info_of(&self, member: MemberId) -> EntryInfo<'_> {
-        self.extras.get(&member).map(Extras::info).unwrap_or_default()
+        self.extras
+            .get(&member)
+            .map(|extras| self.shown(extras))
+            .unwrap_or_default()
+    }
+
+    /// The fields an entry with `extras` shows on this board: its event dimension values only
+    /// when the board declares event dimensions. O(1).
+    pub(crate) fn shown<'e>(&self, extras: &'e Extras) -> EntryInfo<'e> {
+        let mut info = extras.info();
+        if info.segments.is_some() && !self.segments.as_ref().is_some_and(|s| s.declares_events()) {
+            info.segments = None;
+        }
+        info
     }
 
     /// Fills in the extras of entries the index produced. Free on a board where nobody has

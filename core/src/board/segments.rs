@@ -60,6 +60,11 @@ impl Board {
         self.segments = Some(Box::new(segments));
     }
 
+    /// Whether the board declares any segment dimension. O(1).
+    pub fn declares_segments(&self) -> bool {
+        self.segments.is_some()
+    }
+
     /// The segments the board declares (empty when none). O(1).
     pub fn segment_spec(&self) -> SegmentSpec {
         self.segments
@@ -165,7 +170,7 @@ impl Board {
             });
         };
         let rules = &self.rules;
-        let changed = ChangedSince::new(rules, deltas.clone());
+        let changed = ChangedSince::new(self, deltas.clone());
         let tree = self.segment_tree(segment);
         let segments = self.segments.as_deref();
         let holds = |extras: &Extras| segments.is_some_and(|s| s.holds(segment, Some(extras)));
@@ -181,7 +186,7 @@ impl Board {
             if let Some(at) = first.before
                 && holds(&first.extras_before)
             {
-                then.push((at, first.player.as_str(), first.extras_before.info()));
+                then.push((at, first.player.as_str(), self.shown(&first.extras_before)));
             }
             if let Some(at) = last.after
                 && holds(&last.extras_after)

@@ -11,9 +11,11 @@ use crate::cursor::CursorBinding;
 use crate::error::QueryError;
 use crate::json::{
     PeriodFields, write_friends_answer, write_interval_answer, write_nearby_answer, write_rank_answer,
-    write_top_answer,
+    write_segment_friends_answer, write_segment_nearby_answer, write_segment_rank_answer,
+    write_segment_top_answer, write_top_answer,
 };
-use crate::snapshot::read::{Parts, SnapshotReader, Step};
+use crate::segments::SegmentKey;
+use crate::snapshot::read::{Parts, SegmentReader, SnapshotReader, Step};
 
 /// `top?limit=&cursor=`: the page, its next cursor bound to `binding`. A cursor of another
 /// version than the snapshot's is [`QueryError::StaleCursor`] (the origin, which holds several
@@ -104,6 +106,79 @@ pub fn rank_among(
         Step::Done(ranked) => {
             let mut out = Vec::with_capacity(256 + 128 * players.len());
             write_friends_answer(&mut out, period, &ranked);
+            Step::Done(out)
+        }
+        Step::Need(need) => Step::Need(need),
+    }
+}
+
+/// `top?segment=`: a page of the segment's members, ranked within it, each with its
+/// board-wide rank; as [`top`] otherwise. O(log chunks + chunks read) once held.
+pub fn segment_top(
+    reader: &SegmentReader<'_, '_>,
+    parts: &impl Parts,
+    period: &PeriodFields<'_>,
+    segment: &SegmentKey<'_>,
+    binding: CursorBinding,
+    limit: usize,
+    cursor: Option<&Cursor>,
+) -> Result<Step<Vec<u8>>, QueryError> {
+    Ok(match reader.top(parts, limit, cursor)? {
+        Step::Done(page) => {
+            let next = page.next_cursor.as_ref().map(|c| cursor_text(c, binding));
+            let mut out = Vec::with_capacity(256 + 128 * page.entries.len());
+            write_segment_top_answer(&mut out, period, segment, &page, next.as_deref());
+            Step::Done(out)
+        }
+        Step::Need(need) => Step::Need(need),
+    })
+}
+
+/// `players/{player}/rank?segment=`: `None` when the player has no score in the segment.
+pub fn segment_rank(
+    reader: &SegmentReader<'_, '_>,
+    parts: &impl Parts,
+    period: &PeriodFields<'_>,
+    segment: &SegmentKey<'_>,
+    player: &str,
+) -> Step<Option<Vec<u8>>> {
+    written(reader.rank(parts, player), |found| {
+        let mut out = Vec::with_capacity(384);
+        write_segment_rank_answer(&mut out, period, segment, &found);
+        out
+    })
+}
+
+/// `players/{player}/nearby?segment=`: `None` when the player has no score in the segment.
+pub fn segment_nearby(
+    reader: &SegmentReader<'_, '_>,
+    parts: &impl Parts,
+    period: &PeriodFields<'_>,
+    segment: &SegmentKey<'_>,
+    player: &str,
+    radius: u64,
+    board_version: u64,
+) -> Step<Option<Vec<u8>>> {
+    written(reader.nearby(parts, player, radius), |window| {
+        let mut out = Vec::with_capacity(256 + 128 * window.len());
+        write_segment_nearby_answer(&mut out, period, segment, board_version, &window);
+        out
+    })
+}
+
+/// `friends-of` and `rank-players` with `segment=`: the asked players in the segment ranked
+/// among themselves.
+pub fn segment_among(
+    reader: &SegmentReader<'_, '_>,
+    parts: &impl Parts,
+    period: &PeriodFields<'_>,
+    segment: &SegmentKey<'_>,
+    players: &[&str],
+) -> Step<Vec<u8>> {
+    match reader.among(parts, players) {
+        Step::Done(friends) => {
+            let mut out = Vec::with_capacity(256 + 128 * players.len());
+            write_segment_friends_answer(&mut out, period, segment, &friends);
             Step::Done(out)
         }
         Step::Need(need) => Step::Need(need),

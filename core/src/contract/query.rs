@@ -156,6 +156,19 @@ pub fn check_segment(
     })
 }
 
+/// 400 `INVALID_REQUEST` for a rank interval asked within a segment, which no tier answers.
+pub fn interval_within_segment() -> Problem {
+    Problem::invalid_request("approximate=interval is not answered within a segment; ask for the exact rank")
+}
+
+/// 404 `PLAYER_NOT_RANKED` for a player with no score in the segment asked. O(length).
+pub fn not_in_segment(player: &str, segment: &SegmentParam, board: &dyn core::fmt::Display) -> Problem {
+    Problem::player_not_ranked(format!(
+        "player {player:?} has no score in segment {}:{} of board {board}",
+        segment.dimension, segment.value
+    ))
+}
+
 /// How exact a rank read's answer is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {

@@ -55,8 +55,11 @@ pub use publish::{
 /// first entry; format 2 names its first value and its distinct values instead, which is what
 /// the dense rank needs. Format 3 adds each entry's public extras (name, country, metadata).
 /// Format 4 names a rank sketch ([`RankSketch`]), a part of its own. Format 5 adds the
-/// [`ManifestPatch`], a version as its changes over an earlier manifest.
-pub const SNAPSHOT_FORMAT_VERSION: u16 = 5;
+/// [`ManifestPatch`], a version as its changes over an earlier manifest. Format 6 adds the
+/// board's segment dimensions to the manifest, each rank chunk's members of each segment
+/// ([`SegmentStats`]) and each entry's event dimension values, so segment reads answer from a
+/// snapshot.
+pub const SNAPSHOT_FORMAT_VERSION: u16 = 6;
 
 const TAG_MANIFEST: u8 = b'M';
 const TAG_RANK_CHUNK: u8 = b'R';
@@ -119,6 +122,9 @@ pub struct SnapshotExtras {
     pub country: Option<String>,
     /// The metadata JSON object, as sent.
     pub metadata: Option<String>,
+    /// The event dimension values of the event behind the standing (`platform:ios`), on a
+    /// board that declares event dimensions; an anonymous player's too (they hide nothing).
+    pub segments: Option<String>,
 }
 
 impl SnapshotExtras {
@@ -128,6 +134,7 @@ impl SnapshotExtras {
             display_name: self.display_name.as_deref(),
             country: self.country.as_deref(),
             metadata: self.metadata.as_deref(),
+            segments: self.segments.as_deref(),
             anonymous: false,
         }
     }
@@ -145,7 +152,11 @@ impl SnapshotEntry {
         let Some(extras) = &self.extras else {
             return Ok(());
         };
-        if extras.display_name.is_none() && extras.country.is_none() && extras.metadata.is_none() {
+        if extras.display_name.is_none()
+            && extras.country.is_none()
+            && extras.metadata.is_none()
+            && extras.segments.is_none()
+        {
             return Err(DecodeError::Inconsistent("empty extras"));
         }
         if let Some(name) = &extras.display_name {
@@ -162,6 +173,14 @@ impl SnapshotEntry {
                 return Err(DecodeError::Inconsistent("metadata of a bad length"));
             }
             crate::codec::text(metadata.as_bytes())?;
+        }
+        if let Some(segments) = &extras.segments {
+            if segments.is_empty() || segments.len() > crate::profile::MAX_EVENT_SEGMENTS_BYTES {
+                return Err(DecodeError::Inconsistent(
+                    "event dimension values of a bad length",
+                ));
+            }
+            crate::codec::text(segments.as_bytes())?;
         }
         Ok(())
     }
@@ -190,6 +209,129 @@ pub struct RankChunkRef {
     pub last: SnapshotEntry,
     /// The SHA-256 of the chunk's encoded bytes.
     pub hash: ChunkHash,
+    /// Its members of each segment that has any, by dimension then value: what lets a reader
+    /// count a segment's members before any chunk with no chunk in hand.
+    pub segments: Vec<SegmentStats>,
+}
+
+/// A rank chunk's members of one segment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentStats {
+    /// The dimension, by its place in [`ManifestSegments::names`] (0 is `country` when the
+    /// board declares it).
+    pub dimension: u8,
+    /// The value (`DE`, `ios`).
+    pub value: String,
+    /// The chunk's entries in the segment (at least one).
+    pub count: u32,
+    /// Distinct values among them.
+    pub distinct_values: u32,
+    /// The value of the first of them.
+    pub first_value: i64,
+    /// The value of the last of them.
+    pub last_value: i64,
+}
+
+/// The segment dimensions a snapshot's board declares.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestSegments {
+    /// Segments by the country of each player's profile.
+    pub country: bool,
+    /// Event dimensions: each one's name and declared values.
+    pub events: Vec<(String, Vec<String>)>,
+}
+
+impl ManifestSegments {
+    /// The declared dimensions of `spec`. O(declared values).
+    pub fn of(spec: &crate::segments::SegmentSpec) -> ManifestSegments {
+        ManifestSegments {
+            country: spec.country,
+            events: spec
+                .events
+                .iter()
+                .map(|d| {
+                    (
+                        d.name.as_ref().into(),
+                        d.values.iter().map(|v| v.as_ref().into()).collect(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// The declared dimensions as a spec, to check a read's `segment=` against. O(declared
+    /// values).
+    pub fn spec(&self) -> crate::segments::SegmentSpec {
+        crate::segments::SegmentSpec {
+            country: self.country,
+            events: self
+                .events
+                .iter()
+                .map(|(name, values)| crate::segments::EventDimension {
+                    name: name.as_str().into(),
+                    values: values.iter().map(|v| v.as_str().into()).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether no dimension is declared. O(1).
+    pub fn is_empty(&self) -> bool {
+        !self.country && self.events.is_empty()
+    }
+
+    /// The dimensions' names, in the order [`SegmentStats::dimension`] numbers them. O(d).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.country
+            .then_some(crate::segments::COUNTRY)
+            .into_iter()
+            .chain(self.events.iter().map(|(name, _)| name.as_str()))
+    }
+
+    /// The number of `dimension`, if declared. O(d).
+    pub fn dimension_of(&self, dimension: &str) -> Option<u8> {
+        self.names().position(|n| n == dimension).map(|i| i as u8)
+    }
+
+    /// The segment value an entry showing `country` and event dimension values `segments`
+    /// (its public form) has in dimension number `dimension`: its country, or its event's
+    /// value when declared. O(length).
+    pub(crate) fn value_in<'e>(
+        &self,
+        dimension: u8,
+        country: Option<&'e str>,
+        segments: Option<&'e str>,
+    ) -> Option<&'e str> {
+        let mut events_from = 0;
+        if self.country {
+            if dimension == 0 {
+                return country;
+            }
+            events_from = 1;
+        }
+        let (name, values) = self
+            .events
+            .get(usize::from(dimension).checked_sub(events_from)?)?;
+        let value = crate::profile::segment_value(segments?, name)?;
+        values.iter().any(|v| v == value).then_some(value)
+    }
+
+    /// Checks what untrusted bytes declare: at most the dimensions and values a board may.
+    /// O(declared values).
+    fn check(&self) -> Result<(), DecodeError> {
+        let sane = |text: &str| !text.is_empty() && text.len() <= 32;
+        let fits = self.events.len() <= 4
+            && self.events.iter().all(|(name, values)| {
+                sane(name) && !values.is_empty() && values.len() <= 32 && values.iter().all(|v| sane(v))
+            });
+        if fits {
+            Ok(())
+        } else {
+            Err(DecodeError::Inconsistent(
+                "segment dimensions past a board's limits",
+            ))
+        }
+    }
 }
 
 /// What the manifest says about one lookup chunk.
@@ -215,6 +357,8 @@ pub struct Manifest {
     pub digest: BoardDigest,
     /// The SHA-256 of the encoded rank sketch of this version, the part a rank interval reads.
     pub sketch: ChunkHash,
+    /// The segment dimensions the board declares.
+    pub segments: ManifestSegments,
     /// The rank chunks, in rank order.
     pub rank_chunks: Vec<RankChunkRef>,
     /// The lookup chunks; a player's partition is `fnv1a(player) mod len`, `len` a power of two.
@@ -282,6 +426,8 @@ pub(crate) struct ExtrasRef<'a> {
     country: Option<&'a str>,
     #[serde(borrow)]
     metadata: Option<&'a str>,
+    #[serde(borrow)]
+    segments: Option<&'a str>,
 }
 
 impl<'a> ExtrasRef<'a> {
@@ -292,6 +438,7 @@ impl<'a> ExtrasRef<'a> {
             display_name: public.display_name,
             country: public.country,
             metadata: public.metadata,
+            segments: public.segments,
         })
     }
 }
@@ -334,6 +481,7 @@ impl<'a> EntryRef<'a> {
                 display_name: e.display_name.map(Into::into),
                 country: e.country.map(Into::into),
                 metadata: e.metadata.map(Into::into),
+                segments: e.segments.map(Into::into),
             }),
         }
     }
@@ -382,6 +530,7 @@ struct ManifestHead<'m> {
     total_players: u64,
     digest: &'m BoardDigest,
     sketch: &'m ChunkHash,
+    segments: &'m ManifestSegments,
 }
 
 impl EncodedManifest {
@@ -400,6 +549,7 @@ impl EncodedManifest {
             total_players: manifest.total_players,
             digest: &manifest.digest,
             sketch: &manifest.sketch,
+            segments: &manifest.segments,
         };
         let guess =
             64 + manifest.rank_chunks.len() * (48 + entry_size_guess("")) + manifest.lookup_chunks.len() * 36;
@@ -511,6 +661,29 @@ impl Manifest {
         {
             return Err(DecodeError::Inconsistent(
                 "a rank chunk with no entries or more distinct values than entries",
+            ));
+        }
+        manifest.segments.check()?;
+        let dimensions = manifest.segments.names().count();
+        let stats_fit = |c: &RankChunkRef| {
+            let ordered = c
+                .segments
+                .windows(2)
+                .all(|w| (w[0].dimension, &w[0].value) < (w[1].dimension, &w[1].value));
+            let mut per_dimension = [0u64; 5];
+            let each = c.segments.iter().all(|s| {
+                let d = usize::from(s.dimension);
+                if d >= dimensions || s.count == 0 || s.distinct_values == 0 || s.distinct_values > s.count {
+                    return false;
+                }
+                per_dimension[d] += u64::from(s.count);
+                true
+            });
+            ordered && each && per_dimension.iter().all(|&n| n <= u64::from(c.count))
+        };
+        if !manifest.rank_chunks.iter().all(stats_fit) {
+            return Err(DecodeError::Inconsistent(
+                "a rank chunk's segment members do not fit it",
             ));
         }
         Ok(manifest)
@@ -647,17 +820,21 @@ pub(crate) struct RankCutter<'a> {
     max: usize,
     modulus: u64,
     current: Vec<EntryRef<'a>>,
+    /// The dimensions whose members each chunk counts.
+    segments: ManifestSegments,
 }
 
 impl<'a> RankCutter<'a> {
-    /// A cutter at a boundary (nothing pending).
-    pub(crate) fn new(options: &ChunkingOptions) -> RankCutter<'a> {
+    /// A cutter at a boundary (nothing pending), counting the members of the segments of
+    /// `segments` in each chunk.
+    pub(crate) fn new(options: &ChunkingOptions, segments: ManifestSegments) -> RankCutter<'a> {
         let min = options.min_entries.max(1) as usize;
         RankCutter {
             min,
             max: (options.max_entries as usize).max(min),
             modulus: u64::from(options.boundary_modulus.max(1).next_power_of_two()),
             current: Vec::new(),
+            segments,
         }
     }
 
@@ -675,7 +852,7 @@ impl<'a> RankCutter<'a> {
     /// Seals what is pending (at a cut, or at the end of the board), if anything.
     /// O(entries pending).
     pub(crate) fn finish(&mut self) -> Option<(RankChunkRef, Vec<u8>)> {
-        let sealed = seal(&self.current);
+        let sealed = seal(&self.current, &self.segments);
         // The buffer is kept for the next chunk.
         self.current.clear();
         sealed
@@ -737,7 +914,8 @@ impl Snapshot {
         let total = board.total_players();
         let partitions = options.partitions(total);
 
-        let mut cutter = RankCutter::new(&options);
+        let segments = ManifestSegments::of(&board.segment_spec());
+        let mut cutter = RankCutter::new(&options, segments.clone());
         let mut rank_refs = Vec::new();
         let mut rank_chunks = Vec::new();
         // Borrowed from the board: no id is copied but into the encodings.
@@ -775,6 +953,7 @@ impl Snapshot {
             total_players: total,
             digest: chunk_digest(rules.score_mode, rank_refs.iter().map(|c| &c.hash)),
             sketch: BoardDigest::of(&sketch),
+            segments,
             rank_chunks: rank_refs,
             lookup_chunks: lookup_refs,
         };
@@ -955,7 +1134,7 @@ fn patched<'e>(
 
 /// Encodes a run of entries in rank order as a rank chunk, with the manifest's entry for it;
 /// `None` for an empty run. O(entries).
-fn seal(entries: &[EntryRef<'_>]) -> Option<(RankChunkRef, Vec<u8>)> {
+fn seal(entries: &[EntryRef<'_>], segments: &ManifestSegments) -> Option<(RankChunkRef, Vec<u8>)> {
     let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
         return None;
     };
@@ -967,8 +1146,48 @@ fn seal(entries: &[EntryRef<'_>]) -> Option<(RankChunkRef, Vec<u8>)> {
         first_value: first.value,
         last: last.to_owned(),
         hash: BoardDigest::of(&bytes),
+        segments: segment_stats(entries, segments),
     };
     Some((chunk_ref, bytes))
+}
+
+/// The members of each segment among entries in rank order, by dimension then value. Free
+/// when no dimension is declared; O(entries (d + log s)) for d dimensions and s segments.
+fn segment_stats(entries: &[EntryRef<'_>], segments: &ManifestSegments) -> Vec<SegmentStats> {
+    if segments.is_empty() {
+        return Vec::new();
+    }
+    let dimensions = segments.names().count() as u8;
+    let mut found: alloc::collections::BTreeMap<(u8, &str), SegmentStats> =
+        alloc::collections::BTreeMap::new();
+    for entry in entries {
+        for dimension in 0..dimensions {
+            let extras = entry.extras.as_ref();
+            let Some(value) = segments.value_in(
+                dimension,
+                extras.and_then(|e| e.country),
+                extras.and_then(|e| e.segments),
+            ) else {
+                continue;
+            };
+            found
+                .entry((dimension, value))
+                .and_modify(|s| {
+                    s.count += 1;
+                    s.distinct_values += u32::from(s.last_value != entry.value);
+                    s.last_value = entry.value;
+                })
+                .or_insert_with(|| SegmentStats {
+                    dimension,
+                    value: value.into(),
+                    count: 1,
+                    distinct_values: 1,
+                    first_value: entry.value,
+                    last_value: entry.value,
+                });
+        }
+    }
+    found.into_values().collect()
 }
 
 /// Distinct values among entries in rank order (equal values are adjacent). O(entries).

@@ -41,8 +41,8 @@ use core::cmp::Ordering;
 
 use super::patch::{Inserted, ManifestPatch, Removed};
 use super::{
-    ChunkingOptions, EncodedManifest, EntryRef, LookupChunkRef, Manifest, RankChunkRef, RankCutter, Snapshot,
-    TAG_LOOKUP_CHUNK, chunk_digest, decode_entries, seal_lookup,
+    ChunkingOptions, EncodedManifest, EntryRef, LookupChunkRef, Manifest, ManifestSegments, RankChunkRef,
+    RankCutter, Snapshot, TAG_LOOKUP_CHUNK, chunk_digest, decode_entries, seal_lookup,
 };
 use crate::board::{Board, Delta};
 use crate::digest::{BoardDigest, ChunkHash, fnv1a};
@@ -122,6 +122,9 @@ pub enum FullBuildReason {
     VersionWentBack,
     /// The board's rules differ from the last publication's: another board.
     OtherRules,
+    /// The board declares other segment dimensions than at the last publication, which every
+    /// rank chunk's segment members count by.
+    OtherSegments,
     /// The lookup partition count changed (the board doubled or halved).
     PartitionsChanged,
     /// The last publication ranked nobody, so it has no boundary to cut from.
@@ -282,6 +285,11 @@ impl Publisher {
     /// it. Incremental when it can be: O(c log c + c (log n + k) + chunks) for c changed players
     /// and chunks of about k entries; otherwise a full build, O(n) (see the module doc).
     pub fn publish(&mut self, board: &Board) -> Publication {
+        // A segment read counts members through the manifest's rank chunks, which a patch
+        // does not restate, so a board that declares segments is published whole.
+        if board.declares_segments() {
+            return self.publish_whole(board);
+        }
         if let Some(publication) = self.publish_patch(board) {
             self.path = Some(PublishPath::Patch);
             return publication;
@@ -343,7 +351,7 @@ impl Publisher {
                     middle.board_version,
                     *middle_hash,
                     board,
-                    &changes_of(&held),
+                    &changes_of(board, &held),
                     max,
                 )?;
                 let top = ManifestPatch {
@@ -363,7 +371,7 @@ impl Publisher {
                     last.manifest.board_version,
                     base_hash,
                     board,
-                    &changes_of(&held),
+                    &changes_of(board, &held),
                     limit,
                 )?;
                 let middle = ManifestPatch {
@@ -545,7 +553,7 @@ struct Change<'a> {
 
 /// Each player the deltas change, once, sorted by id bytes: their standing before the first
 /// delta and after the last, when the two differ or the public extras did. O(d log d).
-fn changed_players<'a>(deltas: impl Iterator<Item = &'a Delta>) -> Vec<Change<'a>> {
+fn changed_players<'a>(board: &Board, deltas: impl Iterator<Item = &'a Delta>) -> Vec<Change<'a>> {
     // A stable sort keeps each player's deltas oldest first, so the first one's `before` is
     // their standing at the last publication and the last one's `after` now.
     let mut named: Vec<_> = deltas.collect();
@@ -555,10 +563,12 @@ fn changed_players<'a>(deltas: impl Iterator<Item = &'a Delta>) -> Vec<Change<'a
         let (Some(first), Some(latest)) = (run.first(), run.last()) else {
             continue;
         };
-        let info = latest.extras_after.info();
+        let (info, then_info) = (
+            board.shown(&latest.extras_after),
+            board.shown(&first.extras_before),
+        );
         // A rename moves nobody, but its entry's bytes change wherever the public sees them.
-        let renamed =
-            info.for_audience(Audience::Public) != first.extras_before.info().for_audience(Audience::Public);
+        let renamed = info.for_audience(Audience::Public) != then_info.for_audience(Audience::Public);
         if first.before != latest.after || renamed {
             let player = first.player.as_str();
             changes.push(Change {
@@ -567,7 +577,7 @@ fn changed_players<'a>(deltas: impl Iterator<Item = &'a Delta>) -> Vec<Change<'a
                 then: first.before,
                 now: latest.after,
                 info,
-                then_info: first.extras_before.info(),
+                then_info,
             });
         }
     }
@@ -600,10 +610,10 @@ fn held_changes<'l>(ledger: &'l Ledger, board: &Board) -> Vec<Held<'l>> {
 
 /// The changes of a ledger's players, as [`changed_players`] makes them from deltas: those
 /// whose standing or public extras differ now. O(c).
-fn changes_of<'a>(held: &'a [Held<'a>]) -> Vec<Change<'a>> {
+fn changes_of<'a>(board: &Board, held: &'a [Held<'a>]) -> Vec<Change<'a>> {
     held.iter()
         .filter_map(|h| {
-            let (then_info, info) = (h.then_extras.info(), h.now_extras.info());
+            let (then_info, info) = (board.shown(h.then_extras), board.shown(&h.now_extras));
             let renamed = info.for_audience(Audience::Public) != then_info.for_audience(Audience::Public);
             (h.then != h.now || renamed).then_some(Change {
                 player: h.player,
@@ -767,6 +777,9 @@ fn patch(
     if board.rules() != &old.rules {
         return Err(FullBuildReason::OtherRules);
     }
+    if ManifestSegments::of(&board.segment_spec()) != old.segments {
+        return Err(FullBuildReason::OtherSegments);
+    }
     if board.version() < old.board_version {
         return Err(FullBuildReason::VersionWentBack);
     }
@@ -779,8 +792,9 @@ fn patch(
     }
 
     let mut changes = match held {
-        Some(held) => changes_of(held),
+        Some(held) => changes_of(board, held),
         None => changed_players(
+            board,
             board
                 .deltas_since(old.board_version)
                 .ok_or(FullBuildReason::HistoryGone)?,
@@ -835,6 +849,7 @@ fn patch(
             rank_slots.iter().map(|s| &s.get(&old.rank_chunks).hash),
         ),
         sketch: sketch_hash,
+        segments: old.segments.clone(),
         rank_chunks: Vec::new(),
         lookup_chunks: lookup_refs,
     };
@@ -1000,7 +1015,7 @@ fn recut_rank_chunks(
             continue;
         }
         // Cut again from the boundary before chunk j, which the full build also cuts at.
-        let mut cutter = RankCutter::new(options);
+        let mut cutter = RankCutter::new(options, old.segments.clone());
         let mut ptr = j;
         let mut want = chunks[j].count as usize + 8;
         let resume = 'scan: loop {

@@ -41,6 +41,9 @@ use crate::interval::RankSketch;
 use crate::profile::EntryInfo;
 use crate::rules::Standing;
 
+mod segments;
+pub use segments::SegmentReader;
+
 /// A part of a snapshot, by its place in the manifest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Part {
@@ -239,6 +242,11 @@ impl<'m> SnapshotReader<'m> {
     /// ([`SnapshotReader::board_version`]). O(1).
     pub fn base(&self) -> &'m Manifest {
         self.manifest
+    }
+
+    /// Whether the reader reads patches over its manifest. O(1).
+    pub fn patched(&self) -> bool {
+        !self.layers.is_empty()
     }
 
     /// The version read: the highest patch's, else the manifest's. O(1).

@@ -127,13 +127,7 @@ fn segment_for_audience(entries: &mut [SegmentEntry<'_>], audience: Audience) {
 }
 
 fn not_in_segment(player_id: &str, segment: &SegmentParam, slot: &crate::boards::BoardSlot) -> AppError {
-    AppError::new(
-        Code::PLAYER_NOT_RANKED,
-        format!(
-            "player {player_id:?} has no score in segment {}:{} of board {}",
-            segment.dimension, segment.value, slot.id
-        ),
-    )
+    query::not_in_segment(player_id, segment, &slot.id).into()
 }
 
 fn stale(e: QueryError) -> AppError {
@@ -235,10 +229,7 @@ async fn rank(State(state): State<Shared>, path: RawPathParams, request: Request
     let mut out = Vec::with_capacity(384);
     if let Some(segment) = segment_of(&ReadQuery(request.uri().query()), &board, &slot)? {
         if precision == Precision::Interval {
-            return Err(AppError::new(
-                Code::INVALID_REQUEST,
-                "approximate=interval is not answered within a segment; ask for the exact rank",
-            ));
+            return Err(query::interval_within_segment().into());
         }
         let mut found = board
             .segment_rank(&segment.key(), player_id)
