@@ -87,8 +87,8 @@ pub struct Fallbacks {
     /// A read handed back a write's position (`min_position`): only the origin knows whether
     /// its boards reached it, and it waits for them (`docs/api.md`).
     pub min_position: u64,
-    /// A read within a segment (`segment=country:DE`): snapshots carry the whole board only, so
-    /// the origin ranks the segment (`docs/segments.md`).
+    /// A read within a segment (`segment=country:DE`) of a version published as a patch,
+    /// which does not restate the chunks' segment members (`docs/segments.md`).
     pub segment: u64,
 }
 

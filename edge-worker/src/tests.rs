@@ -12,12 +12,13 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::json;
 use standings_core::json::{
     PeriodFields, write_friends_answer, write_interval_answer, write_nearby_answer, write_rank_answer,
-    write_top_answer,
+    write_segment_friends_answer, write_segment_nearby_answer, write_segment_rank_answer,
+    write_segment_top_answer, write_top_answer,
 };
 use standings_core::profile::Metadata;
 use standings_core::{
-    Audience, Board, BoardId, BoardRules, Cursor, CursorBinding, Extras, Profile, Publisher, RankedEntry,
-    ScoreEvent, ScoreMode, Standing,
+    Audience, Board, BoardId, BoardRules, Cursor, CursorBinding, EventDimension, Extras, Profile, Publisher,
+    RankedEntry, ScoreEvent, ScoreMode, SegmentKey, SegmentSpec, Standing,
 };
 
 use crate::auth::sign_jwt;
@@ -481,21 +482,150 @@ fn a_read_with_a_position_goes_to_the_origin() {
     assert_eq!(stats["fallbacks"]["min_position"], 2);
 }
 
-/// A read within a segment is the origin's to answer (snapshots carry the whole board only),
-/// for every read kind; the same read without the segment is the edge's.
+/// A board that declares country and platform segments: every fifth player in `DE` (as
+/// [`board`] has it), every second on a platform, `ios` or `pc` by turns.
+fn segment_board() -> Board {
+    let mut b = board(300, 5, 0);
+    for i in (0..300).step_by(2) {
+        let player = format!("p{i:04}");
+        let mut extras = b.extras_of(&player);
+        let platform = if i % 4 == 0 { "ios" } else { "pc" };
+        let json = extras
+            .metadata
+            .as_ref()
+            .map_or_else(|| "".into(), |m| m.json.clone());
+        extras.metadata = Some(Arc::new(Metadata {
+            event_id: format!("e{i}").into(),
+            json,
+            segments: Some(format!("platform:{platform}").into()),
+        }));
+        b.restore_extras(&player, extras);
+    }
+    b.declare_segments(SegmentSpec {
+        country: true,
+        events: vec![EventDimension {
+            name: "platform".into(),
+            values: vec!["ios".into(), "pc".into()],
+        }],
+    });
+    b
+}
+
+/// Reads within a segment answer from the snapshot byte for byte as the board answers them,
+/// for every read kind (pages with their cursors, rank, nearby, rank-players), and refuse in
+/// the origin's words; none goes to the origin.
 #[test]
-fn a_segment_read_goes_to_the_origin() {
+fn segment_reads_answer_from_the_snapshot_as_the_board() {
     let world = World::new(&[]);
+    let b = segment_board();
+    world.origin.publish(BOARD, "", &b, &ALL_TIME, PUBLISHED);
+    let base = "/v1/leaderboards/g/m/s/global";
+    for raw in ["country:DE", "platform:ios", "platform:pc", "country:FR"] {
+        let (dimension, value) = raw.split_once(':').unwrap();
+        let key = SegmentKey { dimension, value };
+        let mut cursor: Option<Cursor> = None;
+        for _ in 0..3 {
+            let page = b.segment_top(&key, 7, cursor.as_ref()).unwrap();
+            let next = page.next_cursor.as_ref().map(|c| cursor_text(c, &ALL_TIME));
+            let mut expected = Vec::new();
+            write_segment_top_answer(&mut expected, &ALL_TIME, &key, &page, next.as_deref());
+            let target = match &cursor {
+                None => format!("{TOP}?limit=7&segment={raw}"),
+                Some(c) => format!("{TOP}?limit=7&segment={raw}&cursor={}", cursor_text(c, &ALL_TIME)),
+            };
+            let answer = world.get(&target);
+            assert_eq!(answer.header("x-standings-fallback"), None, "{target}");
+            assert_eq!(text(&answer), String::from_utf8(expected).unwrap(), "{target}");
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        for i in [0usize, 2, 4, 5, 10, 13, 150, 298, 299] {
+            let player = format!("p{i:04}");
+            let target = format!("{base}/players/{player}/rank?segment={raw}");
+            let answer = world.get(&target);
+            match b.segment_rank(&key, &player) {
+                Some(found) => {
+                    let mut expected = Vec::new();
+                    write_segment_rank_answer(&mut expected, &ALL_TIME, &key, &found);
+                    assert_eq!(text(&answer), String::from_utf8(expected).unwrap(), "{target}");
+                }
+                None => assert_eq!(
+                    detail(&answer),
+                    (
+                        404,
+                        "PLAYER_NOT_RANKED".into(),
+                        format!("player \"{player}\" has no score in segment {raw} of board g/m/s/global")
+                    ),
+                    "{target}"
+                ),
+            }
+            let target = format!("{base}/players/{player}/nearby?radius=3&segment={raw}");
+            let answer = world.get(&target);
+            match b.segment_nearby(&key, &player, 3) {
+                Some(window) => {
+                    let mut expected = Vec::new();
+                    write_segment_nearby_answer(&mut expected, &ALL_TIME, &key, b.version(), &window);
+                    assert_eq!(text(&answer), String::from_utf8(expected).unwrap(), "{target}");
+                }
+                None => assert_eq!(detail(&answer).0, 404, "{target}"),
+            }
+        }
+        let asked = ["p0000", "p0004", "p0005", "p0010", "ghost", "p0150"];
+        let mut expected = Vec::new();
+        write_segment_friends_answer(&mut expected, &ALL_TIME, &key, &b.segment_among(&key, &asked));
+        let body = serde_json::to_vec(&json!({ "player_ids": asked })).unwrap();
+        let answer = world.send("POST", &format!("{base}/rank-players?segment={raw}"), None, &body);
+        assert_eq!(text(&answer), String::from_utf8(expected).unwrap(), "{raw}");
+    }
+    let bad_request = |d: &str| (400, "INVALID_REQUEST".to_string(), d.to_string());
+    assert_eq!(
+        detail(&world.get(&format!("{TOP}?segment=region:eu"))),
+        bad_request(
+            "segment=\"region:eu\": board g/m/s/global ranks no segments by \"region\"; its dimensions: country, platform"
+        )
+    );
+    assert_eq!(
+        detail(&world.get(&format!("{TOP}?segment=platform:switch"))),
+        bad_request("segment=\"platform:switch\": platform is one of ios, pc on board g/m/s/global")
+    );
+    assert_eq!(
+        detail(&world.get(&format!(
+            "{base}/players/p0000/rank?segment=country:DE&approximate=interval"
+        ))),
+        bad_request("approximate=interval is not answered within a segment; ask for the exact rank")
+    );
+    let stats: serde_json::Value = serde_json::from_slice(&world.get("/edge/stats").body).unwrap();
+    assert_eq!(stats["fallbacks"]["segment"], 0);
+}
+
+/// A version published as a patch does not restate the chunks' segment members, so a read
+/// within a segment of it is the origin's (a board that declares segments is published
+/// whole, so only a board that declares none is patched); the same read without the segment
+/// is the edge's.
+#[test]
+fn a_segment_read_of_a_patched_version_goes_to_the_origin() {
+    let world = World::new(&[]);
+    let mut b = board(3000, 41, 0);
+    let mut publisher = Publisher::patching(crate::fake::SMALL_CHUNKS, 64 * 1024);
     world
         .origin
-        .publish(BOARD, "", &board(50, 5, 0), &ALL_TIME, PUBLISHED);
+        .publish_with(BOARD, &mut publisher, &b, &ALL_TIME, PUBLISHED);
+    let event = ScoreEvent::new("move", "p0071", 2_000, NOW).unwrap();
+    b.apply(&event).unwrap();
+    let second = world
+        .origin
+        .publish_with(BOARD, &mut publisher, &b, &ALL_TIME, PUBLISHED + 1_000);
+    assert!(second.patch().is_some());
+    world.clock.advance(1_001);
     let base = TOP.trim_end_matches("/top");
-    for (method, path) in [
-        ("GET", format!("{TOP}?segment=country:DE")),
-        ("GET", format!("{base}/players/p1/rank?segment=country:DE")),
-        ("GET", format!("{base}/players/p1/nearby?segment=country:DE")),
+    for path in [
+        format!("{TOP}?segment=country:DE"),
+        format!("{base}/players/p1/rank?segment=country:DE"),
+        format!("{base}/players/p1/nearby?segment=country:DE"),
     ] {
-        let answer = world.send(method, &path, None, b"");
+        let answer = world.get(&path);
         assert_eq!(answer.header("x-standings-fallback"), Some("segment"), "{path}");
         assert!(
             text(&answer).contains("\"echo\":\"GET\""),
@@ -503,7 +633,7 @@ fn a_segment_read_goes_to_the_origin() {
             text(&answer)
         );
     }
-    let plain = world.send("GET", &format!("{base}/players/p1/rank"), None, b"");
+    let plain = world.get(&format!("{base}/players/p0071/rank"));
     assert_eq!(plain.header("x-standings-fallback"), None);
     let stats: serde_json::Value = serde_json::from_slice(&world.get("/edge/stats").body).unwrap();
     assert_eq!(stats["fallbacks"]["segment"], 3);

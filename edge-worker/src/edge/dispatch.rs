@@ -75,19 +75,9 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 .and_then(|value| value.to_str().ok()),
         )
         .is_some();
-        let asks_segment = Query(request.uri().query()).get("segment").is_some();
         let read = match &route {
             Route::Stats => return Outcome::Answer(self.stats_answer()),
             _ if asks_position => Err(Stop::Forward(Fallback::MinPosition)),
-            Route::Top(_)
-            | Route::Rank(..)
-            | Route::Nearby(..)
-            | Route::FriendsOf(..)
-            | Route::RankPlayers(_)
-                if asks_segment =>
-            {
-                Err(Stop::Forward(Fallback::Segment))
-            }
             Route::Top(board) => self.top(&request, board, &mut spend).await,
             Route::Rank(board, player) => {
                 self.player_read(&request, board, player, PlayerRead::Rank, &mut spend)

@@ -110,7 +110,8 @@ enum Fallback {
     Trusted,
     /// A read asks for a write's position, which only the origin can wait for.
     MinPosition,
-    /// A read within a segment, which snapshots do not carry.
+    /// A read within a segment of a version published as a patch, which does not restate
+    /// the chunks' segment members (a board that declares segments is published whole).
     Segment,
 }
 

@@ -10,9 +10,9 @@ use http::header::CONTENT_TYPE;
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 use standings_core::contract::head::Head;
-use standings_core::contract::query::{self, Precision, Query};
+use standings_core::contract::query::{self, Precision, Query, SegmentParam};
 use standings_core::contract::{MAX_BODY_BYTES, answer};
-use standings_core::snapshot::read::Step;
+use standings_core::snapshot::read::{SnapshotReader, Step};
 use standings_core::{BoardDigest, BoardId, CursorBinding};
 
 use super::heads::HeadRead;
@@ -64,12 +64,14 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         {
             return Err(Stop::Forward(Fallback::StaleCursor));
         }
+        // Only an answer is kept, so a segment in the key was one the board declares.
         let page_key = format!(
-            "/top/{}/{}/{}/{limit}/{}",
+            "/top/{}/{}/{}/{limit}/{}/{}",
             board.raw,
             head.period_key,
             head.board_version,
-            query.get("cursor").as_deref().unwrap_or("-")
+            query.get("cursor").as_deref().unwrap_or("-"),
+            query.get("segment").as_deref().unwrap_or("-")
         );
         // The isolate's memory first (no round trip), then the data centre's cache.
         let page_id = BoardDigest(Sha256::digest(page_key.as_bytes()).into());
@@ -93,14 +95,26 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         let version = self.version(&head, spend).await?;
         let reader = version.reader()?;
         let period = head.period_fields();
-        let body = self
-            .answer_from_parts(&reader, spend, |parts| {
-                // A snapshot holds one version; the origin holds a history of them, and its
-                // words for a cursor it no longer holds either.
-                answer::top(&reader, parts, &period, binding, limit, cursor.as_ref())
-                    .map_err(|_| Stop::Forward(Fallback::StaleCursor))
-            })
-            .await?;
+        // A snapshot holds one version; the origin holds a history of them, and its words for
+        // a cursor it no longer holds either.
+        let older = |_| Stop::Forward(Fallback::StaleCursor);
+        let body = match segment_of(query, &reader, &id)? {
+            Some(segment) => {
+                let key = segment.key();
+                let within = reader.segment(&key).ok_or(Stop::Forward(Fallback::Segment))?;
+                self.answer_from_parts(&reader, spend, |parts| {
+                    answer::segment_top(&within, parts, &period, &key, binding, limit, cursor.as_ref())
+                        .map_err(older)
+                })
+                .await?
+            }
+            None => {
+                self.answer_from_parts(&reader, spend, |parts| {
+                    answer::top(&reader, parts, &period, binding, limit, cursor.as_ref()).map_err(older)
+                })
+                .await?
+            }
+        };
         self.state
             .borrow_mut()
             .decoded
@@ -135,6 +149,37 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         let version = self.version(&head, spend).await?;
         let reader = version.reader()?;
         let period = head.period_fields();
+        let id = board_id(board)?;
+        if let Some(segment) = segment_of(query, &reader, &id)? {
+            if matches!(asked, Asked::Interval) {
+                return Err(query::interval_within_segment().into());
+            }
+            let key = segment.key();
+            let within = reader.segment(&key).ok_or(Stop::Forward(Fallback::Segment))?;
+            let board_version = reader.board_version();
+            let body = self
+                .answer_from_parts(&reader, spend, |parts| {
+                    let step = match asked {
+                        Asked::Nearby(radius) => answer::segment_nearby(
+                            &within,
+                            parts,
+                            &period,
+                            &key,
+                            player,
+                            radius,
+                            board_version,
+                        ),
+                        _ => answer::segment_rank(&within, parts, &period, &key, player),
+                    };
+                    match step {
+                        Step::Done(Some(answer)) => Ok(Step::Done(answer)),
+                        Step::Done(None) => Err(query::not_in_segment(player, &segment, &id).into()),
+                        Step::Need(need) => Ok(Step::Need(need)),
+                    }
+                })
+                .await?;
+            return Ok(self.read_answer(&head, stale, !spend.fetched_part, body));
+        }
         let body = self
             .answer_from_parts(&reader, spend, |parts| {
                 let step = match asked {
@@ -173,7 +218,7 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             players.push(player);
         }
         players.extend(friends.value.iter().map(String::as_str));
-        self.rank_among(&head, stale || friends.stale, &players, spend)
+        self.rank_among(board, query, &head, stale || friends.stale, &players, spend)
             .await
     }
 
@@ -196,12 +241,15 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         let HeadRead { head, stale } = self.head(board, query, spend).await?;
         query::rank_players(&body.player_ids)?;
         let players: Vec<&str> = body.player_ids.iter().map(String::as_str).collect();
-        self.rank_among(&head, stale, &players, spend).await
+        self.rank_among(board, query, &head, stale, &players, spend).await
     }
 
-    /// Friends-of and rank-players: the players ranked among themselves from the snapshot.
+    /// Friends-of and rank-players: the players ranked among themselves from the snapshot,
+    /// within the segment the read asks for, if any.
     async fn rank_among(
         &self,
+        board: &BoardPath,
+        query: Query<'_>,
         head: &Head,
         stale: bool,
         players: &[&str],
@@ -210,11 +258,23 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         let version = self.version(head, spend).await?;
         let reader = version.reader()?;
         let period = head.period_fields();
-        let body = self
-            .answer_from_parts(&reader, spend, |parts| {
-                Ok(answer::rank_among(&reader, parts, &period, players))
-            })
-            .await?;
+        let id = board_id(board)?;
+        let body = match segment_of(query, &reader, &id)? {
+            Some(segment) => {
+                let key = segment.key();
+                let within = reader.segment(&key).ok_or(Stop::Forward(Fallback::Segment))?;
+                self.answer_from_parts(&reader, spend, |parts| {
+                    Ok(answer::segment_among(&within, parts, &period, &key, players))
+                })
+                .await?
+            }
+            None => {
+                self.answer_from_parts(&reader, spend, |parts| {
+                    Ok(answer::rank_among(&reader, parts, &period, players))
+                })
+                .await?
+            }
+        };
         Ok(self.read_answer(head, stale, !spend.fetched_part, body))
     }
 
@@ -265,6 +325,23 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
             .append(STALE, HeaderValue::from_static("true"));
         self.count(|s| s.stale_answers += 1);
     }
+}
+
+/// The segment a read asks for, checked as the origin checks it against the dimensions the
+/// snapshot's board declares; a read over patches goes to the origin (a patch does not restate
+/// the chunks' segment members, and a board that declares segments is published whole).
+fn segment_of(
+    query: Query<'_>,
+    reader: &SnapshotReader<'_>,
+    id: &BoardId,
+) -> Result<Option<SegmentParam>, Stop> {
+    if query.get("segment").is_none() {
+        return Ok(None);
+    }
+    if reader.patched() {
+        return Err(Stop::Forward(Fallback::Segment));
+    }
+    Ok(query.segment(&reader.base().segments.spec(), id)?)
 }
 
 /// `HIT` when the answer needed nothing from the origin, `MISS` otherwise.

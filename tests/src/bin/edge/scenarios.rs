@@ -256,10 +256,15 @@ pub(crate) fn with_period(path: &str, daily: bool) -> String {
 }
 
 /// One score event's JSON.
+/// The platforms the board declares; an event carries one by its id.
+const PLATFORMS: [&str; 3] = ["ios", "android", "pc"];
+
 fn event_json(id: &str, player: &str, value: i64, achieved_at: i64) -> String {
+    let platform = PLATFORMS[id.bytes().map(usize::from).sum::<usize>() % PLATFORMS.len()];
     json!({
         "event_id": id, "player_id": player, "game": GAME, "mode": "solo", "season": "s1",
         "scopes": ["global"], "value": value, "achieved_at": rfc3339(achieved_at),
+        "segments": {"platform": platform},
     })
     .to_string()
 }
@@ -548,7 +553,9 @@ async fn seed(run: &mut Run<'_>) -> Result<String, String> {
             DEFINE,
             Some(ADMIN_TOKEN),
             // Split by score range: every answer must still be the whole board's, at the edge too.
-            br#"{"score_mode":"highest","value_min":0,"value_max":1000000,"periods":["all_time","daily"],"shards":4}"#,
+            // Segments by country and platform: the edge answers reads within them from snapshots.
+            br#"{"score_mode":"highest","value_min":0,"value_max":1000000,"periods":["all_time","daily"],"shards":4,
+                "segments":{"country":"profile","platform":["ios","android","pc"]}}"#,
         )
         .await?;
     if reply.status != 201 && reply.status != 200 {
@@ -797,6 +804,107 @@ async fn same_answers(run: &mut Run<'_>) -> Result<String, String> {
             .await
         {
             failures.push(why);
+        }
+    }
+    // Reads within a segment, by country and by platform: members, non-members, the anonymous
+    // player (in no country segment), a next page, and the refusals.
+    let in_de = run.players[0].clone();
+    let members =
+        json!({ "player_ids": [ANONYMOUS, RENAMED, "p-00000", "p-00010", "p-00050", "p-00001", "ghost-3"] })
+            .to_string();
+    for daily in [false, true] {
+        let mut paths: Vec<(&str, String, Option<&[u8]>)> = Vec::new();
+        for segment in [
+            "country:DE",
+            "country:FR",
+            "country:SE",
+            "platform:ios",
+            "platform:pc",
+        ] {
+            paths.extend([
+                ("GET", format!("{BOARD}/top?limit=50&segment={segment}"), None),
+                (
+                    "GET",
+                    format!("{BOARD}/players/{in_de}/rank?segment={segment}"),
+                    None,
+                ),
+                (
+                    "GET",
+                    format!("{BOARD}/players/{player}/rank?segment={segment}"),
+                    None,
+                ),
+                (
+                    "GET",
+                    format!("{BOARD}/players/{ANONYMOUS}/rank?segment={segment}"),
+                    None,
+                ),
+                (
+                    "GET",
+                    format!("{BOARD}/players/{in_de}/nearby?radius=7&segment={segment}"),
+                    None,
+                ),
+                (
+                    "GET",
+                    format!("{BOARD}/players/{player}/nearby?radius=3&segment={segment}"),
+                    None,
+                ),
+                (
+                    "POST",
+                    format!("{BOARD}/rank-players?segment={segment}"),
+                    Some(members.as_bytes()),
+                ),
+                (
+                    "GET",
+                    format!("{BOARD}/friends-of/{READER_PLAYER}?include_self=true&segment={segment}"),
+                    None,
+                ),
+            ]);
+        }
+        paths.extend([
+            (
+                "GET",
+                format!("{BOARD}/top?limit=1000&segment=platform:android"),
+                None,
+            ),
+            ("GET", format!("{BOARD}/top?segment=region:eu"), None),
+            ("GET", format!("{BOARD}/top?segment=platform:switch"), None),
+            ("GET", format!("{BOARD}/top?segment=country:de"), None),
+            ("GET", format!("{BOARD}/top?segment=DE"), None),
+            (
+                "GET",
+                format!("{BOARD}/players/{in_de}/rank?segment=country:DE&approximate=interval"),
+                None,
+            ),
+        ]);
+        for (method, path, body) in paths {
+            *asked.entry("reads within a segment").or_default() += 1;
+            let path = with_period(&path, daily);
+            let token = if path.contains("/friends-of/") {
+                jwt(READER_PLAYER, &[GAME])
+            } else {
+                READER_TOKEN.to_string()
+            };
+            match run.same(method, &path, body, Some(&token), Some(&token)).await {
+                Ok(reply) if reply.header("x-standings-fallback").is_some() => failures.push(format!(
+                    "{path}: the edge handed it to the origin ({:?})",
+                    reply.header("x-standings-fallback")
+                )),
+                Ok(reply) => {
+                    // The next page, through the cursor the first one handed out.
+                    let next = reply
+                        .json()
+                        .ok()
+                        .and_then(|v| v["next_cursor"].as_str().map(str::to_string));
+                    if let (Some(cursor), true) = (next, path.contains("/top?limit=50")) {
+                        *asked.entry("reads within a segment").or_default() += 1;
+                        let page = format!("{path}&cursor={cursor}");
+                        if let Err(why) = run.same("GET", &page, None, Some(&token), Some(&token)).await {
+                            failures.push(why);
+                        }
+                    }
+                }
+                Err(why) => failures.push(why),
+            }
         }
     }
     for q in 0..run.args.queries {
