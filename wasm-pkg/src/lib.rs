@@ -190,6 +190,40 @@ impl SnapshotHandle {
         answer_of(answer)
     }
 
+    /// The segment top answer's JSON (`segment` as `country:DE`), or `undefined` when chunks
+    /// must be fetched first.
+    #[wasm_bindgen(js_name = segmentTop)]
+    pub fn segment_top(
+        &mut self,
+        segment: &str,
+        limit: u32,
+        cursor: Option<String>,
+    ) -> Result<Option<String>, JsError> {
+        let answer = self.0.segment_top(segment, limit as usize, cursor.as_deref());
+        answer_of(answer)
+    }
+
+    /// The segment rank answer's JSON (`null` when not in the segment), or `undefined` when
+    /// chunks are needed.
+    #[wasm_bindgen(js_name = segmentRank)]
+    pub fn segment_rank(&mut self, segment: &str, player: &str) -> Result<Option<String>, JsError> {
+        let answer = self.0.segment_rank(segment, player);
+        answer_of(answer)
+    }
+
+    /// The segment nearby answer's JSON (`null` when not in the segment), or `undefined` when
+    /// chunks are needed.
+    #[wasm_bindgen(js_name = segmentNearby)]
+    pub fn segment_nearby(
+        &mut self,
+        segment: &str,
+        player: &str,
+        radius: u32,
+    ) -> Result<Option<String>, JsError> {
+        let answer = self.0.segment_nearby(segment, player, u64::from(radius));
+        answer_of(answer)
+    }
+
     /// The hashes of the chunks the last query needs, as 64 hex digits.
     pub fn needed(&self) -> Vec<String> {
         self.0.needed().iter().map(ToString::to_string).collect()

@@ -1,5 +1,6 @@
 //! A board's published snapshot read in the browser: the core's [`SnapshotReader`] over the
-//! parts the caller fetched, answering `top`, `rank` and `nearby` with the read API's JSON.
+//! parts the caller fetched, answering `top`, `rank` and `nearby`, on the whole board or
+//! within a segment, with the read API's JSON.
 //!
 //! No IO here, as in the edge worker: a query answers, or names the chunks it needs; the
 //! JavaScript layer fetches them and hands each back through [`SnapshotView::add_part`], which
@@ -45,6 +46,10 @@ pub enum SnapshotError {
     /// A request the origin and the edge refuse too (a limit, a radius, a player id, a
     /// cursor of another board), in the read contract's words.
     Refused(Problem),
+    /// A read within a segment of a version published as a patch, which does not restate the
+    /// chunks' segment members (a board that declares segments is published whole): the API
+    /// answers it.
+    SegmentOfPatch,
     /// A cursor of another version: the origin, which holds several, can still page it.
     StaleCursor {
         /// The version the cursor pages.
@@ -62,6 +67,9 @@ impl core::fmt::Display for SnapshotError {
                 write!(f, "snapshot part {hash} was not asked for by the last query")
             }
             SnapshotError::Refused(problem) => f.write_str(&problem.detail),
+            SnapshotError::SegmentOfPatch => f.write_str(
+                "this version is published as a patch, which does not carry segment members: ask the API",
+            ),
             SnapshotError::StaleCursor {
                 cursor_version,
                 board_version,
@@ -284,6 +292,80 @@ impl SnapshotView {
         let reader = self.reader();
         let step = answer::nearby(&reader, &self.held, &self.fields(), player, radius);
         Ok(self.settle(or_null(step)))
+    }
+
+    /// `GET .../top?segment=&limit=&cursor=` from the snapshot: the segment's members ranked
+    /// within it, each with its board-wide rank. At most 2 rounds.
+    pub fn segment_top(
+        &mut self,
+        segment: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<Answer, SnapshotError> {
+        let limit = query::limit(Some(&limit.to_string())).map_err(SnapshotError::Refused)?;
+        let cursor = cursor
+            .map(|text| query::cursor(text, self.binding, &self.board, &self.period.key))
+            .transpose()
+            .map_err(SnapshotError::Refused)?
+            .map(|(_, cursor)| cursor);
+        let segment = self.segment(segment)?;
+        let key = segment.key();
+        let reader = self.reader();
+        let within = reader.segment(&key).ok_or(SnapshotError::SegmentOfPatch)?;
+        let step = answer::segment_top(
+            &within,
+            &self.held,
+            &self.fields(),
+            &key,
+            self.binding,
+            limit,
+            cursor.as_ref(),
+        )
+        .map_err(|_| SnapshotError::StaleCursor {
+            cursor_version: cursor.as_ref().map_or(0, |c| c.board_version),
+            board_version: reader.board_version(),
+        })?;
+        Ok(self.settle(step))
+    }
+
+    /// `GET .../players/{player}/rank?segment=` from the snapshot (`null` when the player has
+    /// no score in the segment): at most 2 rounds.
+    pub fn segment_rank(&mut self, segment: &str, player: &str) -> Result<Answer, SnapshotError> {
+        query::player_id(player).map_err(SnapshotError::Refused)?;
+        let segment = self.segment(segment)?;
+        let key = segment.key();
+        let reader = self.reader();
+        let within = reader.segment(&key).ok_or(SnapshotError::SegmentOfPatch)?;
+        let step = answer::segment_rank(&within, &self.held, &self.fields(), &key, player);
+        Ok(self.settle(or_null(step)))
+    }
+
+    /// `GET .../players/{player}/nearby?segment=&radius=` from the snapshot (`null` when the
+    /// player has no score in the segment): at most 3 rounds.
+    pub fn segment_nearby(
+        &mut self,
+        segment: &str,
+        player: &str,
+        radius: u64,
+    ) -> Result<Answer, SnapshotError> {
+        query::player_id(player).map_err(SnapshotError::Refused)?;
+        let radius = query::radius(Some(&radius.to_string())).map_err(SnapshotError::Refused)?;
+        let segment = self.segment(segment)?;
+        let key = segment.key();
+        let reader = self.reader();
+        let within = reader.segment(&key).ok_or(SnapshotError::SegmentOfPatch)?;
+        let version = reader.board_version();
+        let step = answer::segment_nearby(&within, &self.held, &self.fields(), &key, player, radius, version);
+        Ok(self.settle(or_null(step)))
+    }
+
+    /// A segment as written (`country:DE`), checked as the API checks it against the
+    /// dimensions the snapshot's board declares.
+    fn segment(&self, raw: &str) -> Result<query::SegmentParam, SnapshotError> {
+        if !self.patches.is_empty() {
+            return Err(SnapshotError::SegmentOfPatch);
+        }
+        query::check_segment(raw, &self.manifest.segments.spec(), &self.board).map_err(SnapshotError::Refused)
     }
 
     /// The period fields of every answer.

@@ -68,9 +68,10 @@ let eventSeq = 0;
 
 async function submit(mode, events) {
   const body = exactJson({
-    events: events.map(([player_id, value, achieved_at, metadata]) => ({
+    events: events.map(([player_id, value, achieved_at, metadata, segments]) => ({
       event_id: `e-${mode}-${eventSeq++}`, player_id, game: GAME, mode, season: "s1", scopes: ["global"],
       value, achieved_at: new Date(achieved_at).toISOString(), ...(metadata === undefined ? {} : { metadata }),
+      ...(segments === undefined ? {} : { segments }),
     })),
   });
   const answer = await call("POST", "/v1/score-events/batch", WRITER, body);
@@ -199,6 +200,51 @@ test("SnapshotReader answers top pages, ranks and windows as the origin does at 
     if (nearby.status === 404) assert.equal(window, null);
     else assert.deepEqual(window, nearby.json(), `nearby ${id} radius ${radius}`);
   }
+});
+
+test("SnapshotReader answers reads within country and platform segments as the origin does", async () => {
+  const mode = "segsnap";
+  const define = await call("PUT", `/v1/boards/${GAME}/${mode}/s1/global`, ADMIN, '{"score_mode":"highest","segments":{"country":"profile","platform":["ios","pc"]}}');
+  assert.ok(define.status === 201 || define.status === 200, define.text);
+  // Values that tie often; every third player on no platform.
+  const events = Array.from({ length: PLAYERS }, (_, i) => [
+    player(i), BigInt(below(40)), pick(TIMES), undefined, i % 3 === 2 ? undefined : { platform: i % 3 === 0 ? "ios" : "pc" },
+  ]);
+  for (let i = 0; i < events.length; i += 100) await submit(mode, events.slice(i, i + 100));
+  const headUrl = `${ORIGIN}/v1/snapshots/${GAME}/${mode}/s1/global/head`;
+  const fetchAsAdmin = (url) => fetch(url, { headers: { authorization: `Bearer ${ADMIN}` } });
+  const version = (await call("GET", `${board(mode)}/top?limit=1`, WRITER)).json().board_version;
+  const reader = new SnapshotReader(fetchAsAdmin, headUrl);
+  const deadline = Date.now() + 20_000;
+  await reader.refresh();
+  while (reader.boardVersion !== version) {
+    assert.ok(Date.now() < deadline, `the head stayed at ${reader.boardVersion}, the board is at ${version}`);
+    await new Promise((r) => setTimeout(r, 100));
+    await reader.refresh();
+  }
+  for (const segment of ["country:DE", "country:SE", "platform:ios", "platform:pc"]) {
+    let cursor;
+    for (const limit of [7, 30]) {
+      const ours = await reader.segmentTop(segment, limit, cursor);
+      const theirs = (await call("GET", `${board(mode)}/top?limit=${limit}&segment=${segment}${cursor ? `&cursor=${cursor}` : ""}`, READER)).json();
+      assert.deepEqual(ours, theirs, `${segment} top ${limit} after ${cursor}`);
+      cursor = ours.next_cursor ?? undefined;
+    }
+    for (const id of ["nobody-at-all", ANONYMOUS, player(0), player(6), player(1), player(2), player(below(PLAYERS))]) {
+      const rank = await call("GET", `${board(mode)}/players/${id}/rank?segment=${segment}`, READER);
+      const ours = await reader.segmentRank(segment, id);
+      if (rank.status === 404) assert.equal(ours, null, `${segment} rank of ${id}`);
+      else assert.deepEqual(ours, rank.json(), `${segment} rank of ${id}`);
+      const nearby = await call("GET", `${board(mode)}/players/${id}/nearby?radius=3&segment=${segment}`, READER);
+      const window = await reader.segmentNearby(segment, id, 3);
+      if (nearby.status === 404) assert.equal(window, null, `${segment} nearby ${id}`);
+      else assert.deepEqual(window, nearby.json(), `${segment} nearby ${id}`);
+    }
+  }
+  // A segment the board does not declare is refused in the API's words.
+  const refused = await call("GET", `${board(mode)}/top?segment=region:eu`, READER);
+  assert.equal(refused.status, 400);
+  await assert.rejects(reader.segmentTop("region:eu"), (e) => e.message === refused.json().detail);
 });
 
 test("SnapshotReader refuses a chunk whose bytes are not the ones its hash names", async () => {

@@ -19,6 +19,10 @@ export {
   type NearbyAnswer,
   type PeriodFields,
   type RankAnswer,
+  type SegmentEntry,
+  type SegmentNearbyAnswer,
+  type SegmentRankAnswer,
+  type SegmentTopAnswer,
   type TopAnswer,
 } from "./snapshot.js";
 export { LiveBoard, type LiveBoardOptions, type LiveEntry, type LiveStatus, type Transport } from "./live.js";

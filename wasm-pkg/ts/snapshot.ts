@@ -90,6 +90,33 @@ export interface NearbyAnswer extends PeriodFields {
   entries: Entry[];
 }
 
+/** An entry of an answer within a segment: `rank` within the segment, `global_rank` on the whole board. */
+export interface SegmentEntry extends Entry {
+  global_rank: number;
+}
+
+/** `GET .../top?segment=` as the read API answers it: `total_players` counts the segment's members. */
+export interface SegmentTopAnswer extends PeriodFields {
+  board_version: number;
+  segment: string;
+  total_players: number;
+  entries: SegmentEntry[];
+  next_cursor: string | null;
+}
+
+/** `GET .../players/{player}/rank?segment=` as the read API answers it, counted within the segment. */
+export interface SegmentRankAnswer extends RankAnswer {
+  segment: string;
+  global_rank: number;
+}
+
+/** `GET .../players/{player}/nearby?segment=` as the read API answers it. */
+export interface SegmentNearbyAnswer extends PeriodFields {
+  board_version: number;
+  segment: string;
+  entries: SegmentEntry[];
+}
+
 /** The most chunks asked of the origin in one bundle request, as it allows. */
 const BUNDLE_MAX = 200;
 /** Every query answers within 3 rounds of parts; more means the parts are not the manifest's. */
@@ -225,6 +252,21 @@ export class SnapshotReader {
   /** The `radius` (0 to 100) entries above and below the player, or null when they have no score. */
   async nearby(player: string, radius = 5): Promise<NearbyAnswer | null> {
     return (await this.#answer((v) => v.nearby(player, radius))) as NearbyAnswer | null;
+  }
+
+  /** The first `limit` members of `segment` (`country:DE`), each ranked within it and with its `global_rank`, or the page after `cursor`. */
+  async segmentTop(segment: string, limit = 10, cursor?: string): Promise<SegmentTopAnswer> {
+    return (await this.#answer((v) => v.segmentTop(segment, limit, cursor))) as SegmentTopAnswer;
+  }
+
+  /** The player's rank within `segment`, or null when they have no score in it. */
+  async segmentRank(segment: string, player: string): Promise<SegmentRankAnswer | null> {
+    return (await this.#answer((v) => v.segmentRank(segment, player))) as SegmentRankAnswer | null;
+  }
+
+  /** The `radius` members of `segment` above and below the player, or null when they have no score in it. */
+  async segmentNearby(segment: string, player: string, radius = 5): Promise<SegmentNearbyAnswer | null> {
+    return (await this.#answer((v) => v.segmentNearby(segment, player, radius))) as SegmentNearbyAnswer | null;
   }
 
   /** Runs a query, fetching the chunks it names, until it answers. */

@@ -78,6 +78,29 @@ export interface NearbyAnswer extends PeriodFields {
     board_version: number;
     entries: Entry[];
 }
+/** An entry of an answer within a segment: `rank` within the segment, `global_rank` on the whole board. */
+export interface SegmentEntry extends Entry {
+    global_rank: number;
+}
+/** `GET .../top?segment=` as the read API answers it: `total_players` counts the segment's members. */
+export interface SegmentTopAnswer extends PeriodFields {
+    board_version: number;
+    segment: string;
+    total_players: number;
+    entries: SegmentEntry[];
+    next_cursor: string | null;
+}
+/** `GET .../players/{player}/rank?segment=` as the read API answers it, counted within the segment. */
+export interface SegmentRankAnswer extends RankAnswer {
+    segment: string;
+    global_rank: number;
+}
+/** `GET .../players/{player}/nearby?segment=` as the read API answers it. */
+export interface SegmentNearbyAnswer extends PeriodFields {
+    board_version: number;
+    segment: string;
+    entries: SegmentEntry[];
+}
 /**
  * Answers `top`, `rank` and `nearby` from a board instance's published snapshot, exactly as the
  * read API answers them at the snapshot's `board_version`.
@@ -109,4 +132,10 @@ export declare class SnapshotReader {
     rankInterval(player: string): Promise<RankIntervalAnswer | null>;
     /** The `radius` (0 to 100) entries above and below the player, or null when they have no score. */
     nearby(player: string, radius?: number): Promise<NearbyAnswer | null>;
+    /** The first `limit` members of `segment` (`country:DE`), each ranked within it and with its `global_rank`, or the page after `cursor`. */
+    segmentTop(segment: string, limit?: number, cursor?: string): Promise<SegmentTopAnswer>;
+    /** The player's rank within `segment`, or null when they have no score in it. */
+    segmentRank(segment: string, player: string): Promise<SegmentRankAnswer | null>;
+    /** The `radius` members of `segment` above and below the player, or null when they have no score in it. */
+    segmentNearby(segment: string, player: string, radius?: number): Promise<SegmentNearbyAnswer | null>;
 }

@@ -130,6 +130,18 @@ export class SnapshotReader {
     async nearby(player, radius = 5) {
         return (await this.#answer((v) => v.nearby(player, radius)));
     }
+    /** The first `limit` members of `segment` (`country:DE`), each ranked within it and with its `global_rank`, or the page after `cursor`. */
+    async segmentTop(segment, limit = 10, cursor) {
+        return (await this.#answer((v) => v.segmentTop(segment, limit, cursor)));
+    }
+    /** The player's rank within `segment`, or null when they have no score in it. */
+    async segmentRank(segment, player) {
+        return (await this.#answer((v) => v.segmentRank(segment, player)));
+    }
+    /** The `radius` members of `segment` above and below the player, or null when they have no score in it. */
+    async segmentNearby(segment, player, radius = 5) {
+        return (await this.#answer((v) => v.segmentNearby(segment, player, radius)));
+    }
     /** Runs a query, fetching the chunks it names, until it answers. */
     async #answer(query) {
         if (!this.#view)

@@ -138,6 +138,21 @@ export class SnapshotView {
      */
     rank(player: string): string | undefined;
     /**
+     * The segment nearby answer's JSON (`null` when not in the segment), or `undefined` when
+     * chunks are needed.
+     */
+    segmentNearby(segment: string, player: string, radius: number): string | undefined;
+    /**
+     * The segment rank answer's JSON (`null` when not in the segment), or `undefined` when
+     * chunks are needed.
+     */
+    segmentRank(segment: string, player: string): string | undefined;
+    /**
+     * The segment top answer's JSON (`segment` as `country:DE`), or `undefined` when chunks
+     * must be fetched first.
+     */
+    segmentTop(segment: string, limit: number, cursor?: string | null): string | undefined;
+    /**
      * The top answer's JSON, or `undefined` when chunks must be fetched first ([`Self::needed`]).
      */
     top(limit: number, cursor?: string | null): string | undefined;
@@ -230,6 +245,9 @@ export interface InitOutput {
     readonly snapshotview_new: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number, i: number, j: number, k: number, l: number, m: number, n: number, o: number, p: number, q: number, r: number, s: number, t: number, u: number, v: number, w: number, x: number, y: number) => void;
     readonly snapshotview_rank: (a: number, b: number, c: number, d: number) => void;
     readonly snapshotview_rankInterval: (a: number, b: number, c: number, d: number) => void;
+    readonly snapshotview_segmentNearby: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => void;
+    readonly snapshotview_segmentRank: (a: number, b: number, c: number, d: number, e: number, f: number) => void;
+    readonly snapshotview_segmentTop: (a: number, b: number, c: number, d: number, e: number, f: number, g: number) => void;
     readonly snapshotview_top: (a: number, b: number, c: number, d: number, e: number) => void;
     readonly snapshotview_totalPlayers: (a: number) => number;
     readonly __wbindgen_externrefs: WebAssembly.Table;
