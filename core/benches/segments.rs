@@ -4,7 +4,10 @@
 //! applying events to a `cumulative` board (each one moves its player) with its segments
 //! declared against the same board without them (side by side, the same events), the same with
 //! the feed's reads of each change (five bands, ten followers) against without, and a rank
-//! within a segment against a board-wide rank.
+//! within a segment against a board-wide rank. Snapshots of a board with both dimensions
+//! declared against the same board without: the manifest's bytes and decode time, the bytes and
+//! time of publishing a version of 100 moves (whole, as a board with segments is, against a
+//! patch), and a segment rank read from the snapshot against a board-wide one.
 //!
 //! `cargo bench -p standings-core --bench segments` (`STANDINGS_BENCH_MEMBERS=1000000` is the
 //! default).
@@ -15,14 +18,19 @@ mod counting;
 
 use std::hint::black_box;
 use std::sync::Arc;
+use std::time::Instant;
 
 use common::{Rng, criterion, player_id};
 use criterion::Throughput;
+use standings_core::interval::RankSketch;
 use standings_core::profile::Metadata;
+use standings_core::snapshot::read::{Parts, SegmentCounts, SnapshotReader, Step};
+use standings_core::snapshot::{ChunkingOptions, DEFAULT_MAX_PATCH_BYTES, Publisher, Snapshot};
 use standings_core::{
     Applied, Band, Board, BoardRules, COUNTRY, DEFAULT_HISTORY_LIMIT, EventDimension, Extras, PlayerId,
     Profile, ScoreEvent, ScoreMode, SegmentKey, SegmentSpec, Standing,
 };
+use standings_core::{LookupChunk, Manifest, RankChunk};
 
 /// How many countries players are spread over: a game's long tail, most in a few.
 const COUNTRIES: usize = 60;
@@ -46,7 +54,7 @@ fn two_dimensions(
     countries: &[Arc<Profile>],
     homes: &[usize],
     country: usize,
-) {
+) -> Board {
     const PLATFORMS: [&str; 3] = ["platform:ios", "platform:android", "platform:pc"];
     let n = players.len();
     let mut board = plain.clone();
@@ -78,6 +86,127 @@ fn two_dimensions(
         both as f64 / n as f64,
         (both - country) as f64 / n as f64
     );
+    board
+}
+
+/// The median of `samples`, sorted in place.
+fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// Snapshots of `plain` and of `segmented` (the same entries, both dimensions declared), side by
+/// side: manifest bytes and decode time, then 15 versions of 100 moves each published by a
+/// patching publisher (a board with segments is published whole), bytes and time per version.
+fn snapshots(plain: &Board, segmented: &Board, events: &[ScoreEvent]) {
+    let mut round = 0;
+    for (name, board) in [("no segments", plain), ("country + platform", segmented)] {
+        let snapshot = Snapshot::build(board);
+        let mut decode = Vec::new();
+        for _ in 0..9 {
+            let started = Instant::now();
+            black_box(Manifest::decode(&snapshot.manifest_bytes).expect("decodes"));
+            decode.push(started.elapsed().as_secs_f64() * 1e3);
+        }
+        let chunk_bytes: usize = snapshot.rank_chunks.iter().map(Vec::len).sum();
+        let mut board = board.clone();
+        let mut publisher = Publisher::patching(ChunkingOptions::default(), DEFAULT_MAX_PATCH_BYTES);
+        publisher.publish(&board);
+        let (mut bytes, mut took) = (Vec::new(), Vec::new());
+        for _ in 0..15 {
+            for _ in 0..100 {
+                round = (round + 1) % events.len();
+                let _ = board.apply(&events[round]);
+            }
+            let started = Instant::now();
+            let publication = publisher.publish(&board);
+            took.push(started.elapsed().as_secs_f64() * 1e3);
+            let new: usize = publication.new_parts.iter().map(|(_, b)| b.len()).sum();
+            bytes.push((publication.manifest_bytes.len() + new) as f64);
+        }
+        println!(
+            "snapshot, {name}: manifest {} B ({} rank chunks, {} B of rank chunks), decoded in {:.2} ms (median of 9); \
+             a version of 100 moves published in {:.2} ms, {:.0} B new (medians of 15)",
+            snapshot.manifest_bytes.len(),
+            snapshot.manifest.rank_chunks.len(),
+            chunk_bytes,
+            median(&mut decode),
+            median(&mut took),
+            median(&mut bytes),
+        );
+    }
+    // A rank read from the snapshot, every part held: board-wide against within a segment
+    // (the segment's counts summed over the manifest on each read, as the edge does).
+    let snapshot = Snapshot::build(segmented);
+    let manifest = &snapshot.manifest;
+    let rank: Vec<RankChunk> = snapshot
+        .rank_chunks
+        .iter()
+        .zip(&manifest.rank_chunks)
+        .map(|(b, r)| RankChunk::decode(b, &r.hash).expect("decodes"))
+        .collect();
+    let lookup: Vec<LookupChunk> = snapshot
+        .lookup_chunks
+        .iter()
+        .zip(&manifest.lookup_chunks)
+        .map(|(b, r)| LookupChunk::decode(b, &r.hash).expect("decodes"))
+        .collect();
+    let parts = Held { rank, lookup };
+    let reader = SnapshotReader::new(manifest);
+    let ranked = segmented.ranked_range(1, 200);
+    let players: Vec<&str> = ranked.iter().map(|e| e.player).collect();
+    let mut c = criterion();
+    let mut group = c.benchmark_group(format!("snapshot_rank/{}", segmented.total_players()));
+    let mut i = 0;
+    group.bench_function("board", |b| {
+        b.iter(|| {
+            i = (i + 1) % players.len();
+            black_box(matches!(
+                reader.player_rank(&parts, players[i]),
+                Step::Done(Some(_))
+            ))
+        })
+    });
+    let ios = SegmentKey {
+        dimension: "platform",
+        value: "ios",
+    };
+    group.bench_function("segment_counted_each_read", |b| {
+        b.iter(|| {
+            i = (i + 1) % players.len();
+            let counts = SegmentCounts::of(manifest, &ios).expect("declared");
+            let within = reader.within(&counts).expect("whole");
+            black_box(matches!(within.rank(&parts, players[i]), Step::Done(_)))
+        })
+    });
+    // As the edge reads it: the counts kept with the manifest.
+    let counts = SegmentCounts::of(manifest, &ios).expect("declared");
+    let within = reader.within(&counts).expect("whole");
+    group.bench_function("segment", |b| {
+        b.iter(|| {
+            i = (i + 1) % players.len();
+            black_box(matches!(within.rank(&parts, players[i]), Step::Done(_)))
+        })
+    });
+    group.finish();
+}
+
+/// Every part of a snapshot, decoded.
+struct Held {
+    rank: Vec<RankChunk>,
+    lookup: Vec<LookupChunk>,
+}
+
+impl Parts for Held {
+    fn rank(&self, i: usize) -> Option<&RankChunk> {
+        self.rank.get(i)
+    }
+    fn lookup(&self, partition: usize) -> Option<&LookupChunk> {
+        self.lookup.get(partition)
+    }
+    fn sketch(&self) -> Option<&RankSketch> {
+        None
+    }
 }
 
 fn run(n: usize) {
@@ -132,7 +261,7 @@ fn run(n: usize) {
         segmented.segment_counts().len(),
         memory as f64 / n as f64
     );
-    two_dimensions(&plain, &players, &countries, &homes, memory);
+    let both = two_dimensions(&plain, &players, &countries, &homes, memory);
 
     let events: Vec<ScoreEvent> = (0..1 << 17)
         .map(|i| {
@@ -141,6 +270,8 @@ fn run(n: usize) {
             ScoreEvent::new(&format!("bench-{i}"), player, s.value, s.achieved_at).expect("valid")
         })
         .collect();
+    snapshots(&plain, &both, &events);
+    drop(both);
     let mut c = criterion();
     {
         let mut group = c.benchmark_group(format!("segments_apply/{n}"));

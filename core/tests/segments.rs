@@ -14,7 +14,7 @@ use standings_core::{
 };
 
 use standings_core::Audience;
-use standings_core::snapshot::read::{SnapshotReader, Step};
+use standings_core::snapshot::read::{SegmentCounts, SnapshotReader, Step};
 use standings_core::snapshot::{ChunkingOptions, Publisher, Snapshot};
 
 mod common;
@@ -514,7 +514,8 @@ fn check_snapshot(board: &Board, snapshot: &Snapshot) {
     players.extend(ranked.iter().map(|e| e.player));
     players.push("nobody");
     for segment in segments() {
-        let within = reader.segment(&segment).expect("a declared dimension");
+        let counts = SegmentCounts::of(&snapshot.manifest, &segment).expect("a declared dimension");
+        let within = reader.within(&counts).expect("a whole manifest");
         let mut cursor: Option<Cursor> = None;
         loop {
             let mut expected = board.segment_top(&segment, 3, cursor.as_ref()).unwrap();

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use standings_core::interval::RankSketch;
-use standings_core::snapshot::read::Parts;
+use standings_core::snapshot::read::{Parts, SegmentCounts};
 use standings_core::{ChunkHash, LookupChunk, Manifest, ManifestPatch, RankChunk, SnapshotEntry};
 
 /// One decoded part.
@@ -29,6 +29,9 @@ pub enum Decoded {
     /// A top page's answer, named by the hash of its cache key (board, period instance,
     /// version, limit, cursor): immutable like a part, so it shares the parts' budget.
     Page(Rc<Vec<u8>>),
+    /// One segment's members counted over a manifest's rank chunks, named by the hash of the
+    /// manifest's hash and the segment: what every read within the segment sums.
+    Segment(Rc<SegmentCounts>),
 }
 
 impl Decoded {
@@ -48,6 +51,11 @@ impl Decoded {
                         .map(|c| size_of_val(c) + c.last.player.capacity())
                         .sum::<usize>()
                     + size_of_val(m.lookup_chunks.as_slice())
+                    + m.rank_chunks
+                        .iter()
+                        .flat_map(|c| &c.segments)
+                        .map(|s| size_of_val(s) + s.value.capacity())
+                        .sum::<usize>()
             }
             Decoded::Patch(p) => {
                 size_of::<ManifestPatch>()
@@ -65,6 +73,7 @@ impl Decoded {
             Decoded::Lookup(c) => size_of::<LookupChunk>() + entries(&c.entries),
             Decoded::Sketch(s) => s.memory(),
             Decoded::Page(bytes) => size_of::<Vec<u8>>() + bytes.capacity(),
+            Decoded::Segment(counts) => counts.memory(),
         }
     }
 }

@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use standings_core::contract::{Problem, answer, query};
 use standings_core::interval::RankSketch;
 use standings_core::json::PeriodFields;
-use standings_core::snapshot::read::{Part, Parts, SnapshotReader, Step};
+use standings_core::snapshot::read::{Part, Parts, SegmentCounts, SnapshotReader, Step};
 use standings_core::{
     BoardDigest, BoardId, ChunkHash, CursorBinding, DecodeError, LookupChunk, MAX_PATCH_LEVELS, Manifest,
-    ManifestPatch, RankChunk, Root,
+    ManifestPatch, RankChunk, Root, SegmentKey,
 };
 
 /// The period instance a head names, printed in every answer.
@@ -123,6 +123,8 @@ pub struct SnapshotView {
     held: Held,
     /// The parts the last query needed, by hash.
     wanted: BTreeMap<ChunkHash, Part>,
+    /// The segments read so far, counted over the manifest's rank chunks.
+    segments: BTreeMap<String, SegmentCounts>,
 }
 
 impl SnapshotView {
@@ -175,6 +177,7 @@ impl SnapshotView {
             patches,
             held: Held::default(),
             wanted: BTreeMap::new(),
+            segments: BTreeMap::new(),
         })
     }
 
@@ -310,8 +313,11 @@ impl SnapshotView {
             .map(|(_, cursor)| cursor);
         let segment = self.segment(segment)?;
         let key = segment.key();
+        let name = self.counted(&key)?;
         let reader = self.reader();
-        let within = reader.segment(&key).ok_or(SnapshotError::SegmentOfPatch)?;
+        let within = reader
+            .within(&self.segments[&name])
+            .ok_or(SnapshotError::SegmentOfPatch)?;
         let step = answer::segment_top(
             &within,
             &self.held,
@@ -334,8 +340,11 @@ impl SnapshotView {
         query::player_id(player).map_err(SnapshotError::Refused)?;
         let segment = self.segment(segment)?;
         let key = segment.key();
+        let name = self.counted(&key)?;
         let reader = self.reader();
-        let within = reader.segment(&key).ok_or(SnapshotError::SegmentOfPatch)?;
+        let within = reader
+            .within(&self.segments[&name])
+            .ok_or(SnapshotError::SegmentOfPatch)?;
         let step = answer::segment_rank(&within, &self.held, &self.fields(), &key, player);
         Ok(self.settle(or_null(step)))
     }
@@ -352,8 +361,11 @@ impl SnapshotView {
         let radius = query::radius(Some(&radius.to_string())).map_err(SnapshotError::Refused)?;
         let segment = self.segment(segment)?;
         let key = segment.key();
+        let name = self.counted(&key)?;
         let reader = self.reader();
-        let within = reader.segment(&key).ok_or(SnapshotError::SegmentOfPatch)?;
+        let within = reader
+            .within(&self.segments[&name])
+            .ok_or(SnapshotError::SegmentOfPatch)?;
         let version = reader.board_version();
         let step = answer::segment_nearby(&within, &self.held, &self.fields(), &key, player, radius, version);
         Ok(self.settle(or_null(step)))
@@ -366,6 +378,17 @@ impl SnapshotView {
             return Err(SnapshotError::SegmentOfPatch);
         }
         query::check_segment(raw, &self.manifest.segments.spec(), &self.board).map_err(SnapshotError::Refused)
+    }
+
+    /// The name under which the counts of `segment` are kept, counting them on first use: once
+    /// per view (one manifest) and segment.
+    fn counted(&mut self, segment: &SegmentKey<'_>) -> Result<String, SnapshotError> {
+        let name = format!("{}:{}", segment.dimension, segment.value);
+        if !self.segments.contains_key(&name) {
+            let counts = SegmentCounts::of(&self.manifest, segment).ok_or(SnapshotError::SegmentOfPatch)?;
+            self.segments.insert(name.clone(), counts);
+        }
+        Ok(name)
     }
 
     /// The period fields of every answer.

@@ -42,7 +42,7 @@ use crate::profile::EntryInfo;
 use crate::rules::Standing;
 
 mod segments;
-pub use segments::SegmentReader;
+pub use segments::{SegmentCounts, SegmentReader};
 
 /// A part of a snapshot, by its place in the manifest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

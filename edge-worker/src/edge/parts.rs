@@ -7,9 +7,11 @@ use std::rc::Rc;
 
 use futures_util::future::join_all;
 use http::StatusCode;
+use sha2::{Digest as _, Sha256};
+use standings_core::SegmentKey;
 use standings_core::contract::head::Head;
 use standings_core::interval::RankSketch;
-use standings_core::snapshot::read::{Part, SnapshotReader, Step};
+use standings_core::snapshot::read::{Part, SegmentCounts, SnapshotReader, Step};
 use standings_core::{
     BoardDigest, ChunkHash, DecodeError, LookupChunk, MAX_PATCH_LEVELS, Manifest, ManifestPatch, RankChunk,
     Root,
@@ -40,6 +42,34 @@ impl Version {
     pub(super) fn reader(&self) -> Result<SnapshotReader<'_>, Stop> {
         let patches: Vec<&ManifestPatch> = self.patches.iter().map(|p| &**p).collect();
         SnapshotReader::over(&self.base, &patches).map_err(|e| bad_part(&self.root, e))
+    }
+}
+
+impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
+    /// The counts of `segment` over the manifest of `version`, held with the decoded parts
+    /// while they are used: O(chunks) once per manifest and segment, O(1) after.
+    pub(super) fn segment_counts(
+        &self,
+        version: &Version,
+        segment: &SegmentKey<'_>,
+    ) -> Result<Rc<SegmentCounts>, Stop> {
+        let mut name = Sha256::new();
+        name.update(b"segment/");
+        name.update(version.root.0);
+        name.update(segment.dimension.as_bytes());
+        name.update(b":");
+        name.update(segment.value.as_bytes());
+        let id = BoardDigest(name.finalize().into());
+        if let Some(Decoded::Segment(counts)) = self.state.borrow_mut().decoded.get(&id) {
+            return Ok(counts);
+        }
+        let counts =
+            Rc::new(SegmentCounts::of(&version.base, segment).ok_or(Stop::Forward(Fallback::Segment))?);
+        self.state
+            .borrow_mut()
+            .decoded
+            .insert(&id, Decoded::Segment(counts.clone()));
+        Ok(counts)
     }
 }
 

@@ -101,7 +101,8 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         let body = match segment_of(query, &reader, &id)? {
             Some(segment) => {
                 let key = segment.key();
-                let within = reader.segment(&key).ok_or(Stop::Forward(Fallback::Segment))?;
+                let counts = self.segment_counts(&version, &key)?;
+                let within = reader.within(&counts).ok_or(Stop::Forward(Fallback::Segment))?;
                 self.answer_from_parts(&reader, spend, |parts| {
                     answer::segment_top(&within, parts, &period, &key, binding, limit, cursor.as_ref())
                         .map_err(older)
@@ -155,7 +156,8 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
                 return Err(query::interval_within_segment().into());
             }
             let key = segment.key();
-            let within = reader.segment(&key).ok_or(Stop::Forward(Fallback::Segment))?;
+            let counts = self.segment_counts(&version, &key)?;
+            let within = reader.within(&counts).ok_or(Stop::Forward(Fallback::Segment))?;
             let board_version = reader.board_version();
             let body = self
                 .answer_from_parts(&reader, spend, |parts| {
@@ -262,7 +264,8 @@ impl<O: Origin, C: Cache, K: Clock> Edge<O, C, K> {
         let body = match segment_of(query, &reader, &id)? {
             Some(segment) => {
                 let key = segment.key();
-                let within = reader.segment(&key).ok_or(Stop::Forward(Fallback::Segment))?;
+                let counts = self.segment_counts(&version, &key)?;
+                let within = reader.within(&counts).ok_or(Stop::Forward(Fallback::Segment))?;
                 self.answer_from_parts(&reader, spend, |parts| {
                     Ok(answer::segment_among(&within, parts, &period, &key, players))
                 })

@@ -10,6 +10,7 @@
 //! declares segments is published whole).
 
 use alloc::collections::BTreeMap;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
@@ -21,18 +22,18 @@ use crate::index::{RankedEntry, ValueRanks};
 use crate::profile::EntryInfo;
 use crate::rules::Standing;
 use crate::segments::{SegmentEntry, SegmentKey};
-use crate::snapshot::{SegmentStats, SnapshotEntry};
+use crate::snapshot::{Manifest, SegmentStats, SnapshotEntry};
 
 use super::Part;
 
-/// One segment of the manifest a [`SnapshotReader`] reads, with its members counted per chunk.
-#[derive(Clone, Debug)]
-pub struct SegmentReader<'r, 'm> {
-    reader: &'r SnapshotReader<'m>,
+/// One segment's members counted over a manifest's rank chunks: what a segment read sums, once
+/// per manifest and segment (a driver may keep it while it keeps the manifest).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentCounts {
     dimension: u8,
-    value: &'r str,
-    /// Each rank chunk's members of the segment, if any.
-    stats: Vec<Option<&'m SegmentStats>>,
+    value: String,
+    /// Each rank chunk's place of the segment in its `segments`, if it has members.
+    stats: Vec<Option<u32>>,
     /// `members_before[i]`: the members in rank chunks `0..i` (one more element than chunks).
     members_before: Vec<u64>,
     /// `values_before[i]`: the distinct values among them.
@@ -41,20 +42,15 @@ pub struct SegmentReader<'r, 'm> {
     last_before: Vec<Option<i64>>,
 }
 
-impl<'m> SnapshotReader<'m> {
-    /// A reader of `segment`, or `None` when this reader cannot answer it: a patch over the
-    /// manifest (whose chunk counts it does not restate), or a dimension the manifest does not
-    /// declare. O(chunks log s) for s segments per chunk.
-    pub fn segment<'r>(&'r self, segment: &SegmentKey<'r>) -> Option<SegmentReader<'r, 'm>> {
-        if !self.layers.is_empty() {
-            return None;
-        }
-        let dimension = self.manifest.segments.dimension_of(segment.dimension)?;
-        let chunks = &self.manifest.rank_chunks;
-        let mut reader = SegmentReader {
-            reader: self,
+impl SegmentCounts {
+    /// The counts of `segment` over `manifest`'s rank chunks, or `None` when the manifest does
+    /// not declare its dimension. O(chunks log s) for s segments per chunk.
+    pub fn of(manifest: &Manifest, segment: &SegmentKey<'_>) -> Option<SegmentCounts> {
+        let dimension = manifest.segments.dimension_of(segment.dimension)?;
+        let chunks = &manifest.rank_chunks;
+        let mut counts = SegmentCounts {
             dimension,
-            value: segment.value,
+            value: segment.value.into(),
             stats: Vec::with_capacity(chunks.len()),
             members_before: Vec::with_capacity(chunks.len() + 1),
             values_before: Vec::with_capacity(chunks.len() + 1),
@@ -62,44 +58,76 @@ impl<'m> SnapshotReader<'m> {
         };
         let (mut members, mut values, mut last) = (0u64, 0u64, None);
         for chunk in chunks {
-            reader.members_before.push(members);
-            reader.values_before.push(values);
-            reader.last_before.push(last);
-            let found = chunk
+            counts.members_before.push(members);
+            counts.values_before.push(values);
+            counts.last_before.push(last);
+            let at = chunk
                 .segments
                 .binary_search_by(|s| (s.dimension, s.value.as_str()).cmp(&(dimension, segment.value)))
-                .ok()
-                .map(|at| &chunk.segments[at]);
-            if let Some(s) = found {
+                .ok();
+            if let Some(s) = at.map(|at| &chunk.segments[at]) {
                 members += u64::from(s.count);
                 // A value that runs on from the previous member was counted there already.
                 values += u64::from(s.distinct_values) - u64::from(last == Some(s.first_value));
                 last = Some(s.last_value);
             }
-            reader.stats.push(found);
+            counts.stats.push(at.map(|at| at as u32));
         }
-        reader.members_before.push(members);
-        reader.values_before.push(values);
-        reader.last_before.push(last);
-        Some(reader)
+        counts.members_before.push(members);
+        counts.values_before.push(values);
+        counts.last_before.push(last);
+        Some(counts)
+    }
+
+    /// About the bytes held. O(1).
+    pub fn memory(&self) -> usize {
+        size_of::<SegmentCounts>()
+            + self.value.capacity()
+            + self.stats.capacity() * size_of::<Option<u32>>()
+            + self.members_before.capacity() * 8
+            + self.values_before.capacity() * 8
+            + self.last_before.capacity() * size_of::<Option<i64>>()
+    }
+}
+
+/// One segment of the manifest a [`SnapshotReader`] reads, through its [`SegmentCounts`].
+#[derive(Clone, Copy, Debug)]
+pub struct SegmentReader<'r, 'm> {
+    reader: &'r SnapshotReader<'m>,
+    counts: &'r SegmentCounts,
+}
+
+impl<'m> SnapshotReader<'m> {
+    /// A reader of the segment `counts` counts, or `None` when this reader cannot answer it: a
+    /// patch over the manifest (whose chunk counts it does not restate), or counts of another
+    /// manifest. O(1).
+    pub fn within<'r>(&'r self, counts: &'r SegmentCounts) -> Option<SegmentReader<'r, 'm>> {
+        (self.layers.is_empty() && counts.stats.len() == self.manifest.rank_chunks.len())
+            .then_some(SegmentReader { reader: self, counts })
     }
 }
 
 impl<'r, 'm> SegmentReader<'r, 'm> {
     /// The segment's members. O(1).
     pub fn total(&self) -> u64 {
-        self.members_before.last().copied().unwrap_or(0)
+        self.counts.members_before.last().copied().unwrap_or(0)
+    }
+
+    /// The members of chunk `i`, if it has any. O(1).
+    fn stats(&self, i: usize) -> Option<&'m SegmentStats> {
+        let at = self.counts.stats.get(i).copied().flatten()?;
+        self.reader.manifest.rank_chunks.get(i)?.segments.get(at as usize)
     }
 
     /// Whether an entry (in public form, as snapshots hold them) is in the segment. O(length).
     fn holds(&self, entry: &SnapshotEntry) -> bool {
         let extras = entry.extras.as_ref();
         let value = self.reader.manifest.segments.value_in(
-            self.dimension,
+            self.counts.dimension,
             extras.and_then(|e| e.country.as_deref()),
             extras.and_then(|e| e.segments.as_deref()),
         );
-        value == Some(self.value)
+        value == Some(self.counts.value.as_str())
     }
 
     /// [`crate::Board::segment_top`]: `limit` members from the segment's top, or after the
@@ -279,7 +307,7 @@ impl<'r, 'm> SegmentReader<'r, 'm> {
         Ok(Some((
             entry,
             self.reader.entries_before[i] + offset as u64 + 1,
-            self.members_before[i] + before,
+            self.counts.members_before[i] + before,
         )))
     }
 
@@ -299,10 +327,10 @@ impl<'r, 'm> SegmentReader<'r, 'm> {
         };
         let last = &manifest.rank_chunks[i].last;
         if rules.compare((&last.standing(), &last.player), (at, player)) == Ordering::Equal {
-            return Ok(self.members_before[i + 1]);
+            return Ok(self.counts.members_before[i + 1]);
         }
-        if self.stats[i].is_none() {
-            return Ok(self.members_before[i]);
+        if self.stats(i).is_none() {
+            return Ok(self.counts.members_before[i]);
         }
         let Some(chunk) = parts.rank(i) else {
             return needs.missing(Part::Rank(i));
@@ -313,7 +341,7 @@ impl<'r, 'm> SegmentReader<'r, 'm> {
             .take_while(|e| rules.compare((&e.standing(), &e.player), (at, player)) != Ordering::Greater)
             .filter(|e| self.holds(e))
             .count();
-        Ok(self.members_before[i] + through as u64)
+        Ok(self.counts.members_before[i] + through as u64)
     }
 
     /// Up to `limit` members from the 0-based place `start`, each with its segment rank and
@@ -335,12 +363,12 @@ impl<'r, 'm> SegmentReader<'r, 'm> {
         }
         let end = start.saturating_add(limit as u64).min(total);
         // The chunks holding places `start` and `end - 1`, and those between with members.
-        let through = &self.members_before[1..];
+        let through = &self.counts.members_before[1..];
         let (first, last) = (
             through.partition_point(|&m| m <= start),
             through.partition_point(|&m| m < end),
         );
-        let chunks: Vec<usize> = (first..=last).filter(|&i| self.stats[i].is_some()).collect();
+        let chunks: Vec<usize> = (first..=last).filter(|&i| self.stats(i).is_some()).collect();
         let mut missing = false;
         for &i in &chunks {
             if parts.rank(i).is_none() {
@@ -356,7 +384,7 @@ impl<'r, 'm> SegmentReader<'r, 'm> {
             let Some(chunk) = parts.rank(i) else {
                 return Err(Pending);
             };
-            let mut place = self.members_before[i];
+            let mut place = self.counts.members_before[i];
             for (offset, e) in chunk.entries.iter().enumerate() {
                 if place >= end {
                     break;
@@ -385,8 +413,11 @@ impl<'r, 'm> SegmentReader<'r, 'm> {
         let start = manifest
             .rank_chunks
             .partition_point(|c| mode.better_value(c.last.value, value));
-        let (members, values) = (self.members_before[start], self.values_before[start]);
-        let Some(stats) = self.stats.get(start).copied().flatten() else {
+        let (members, values) = (
+            self.counts.members_before[start],
+            self.counts.values_before[start],
+        );
+        let Some(stats) = self.stats(start) else {
             return Ok((members, values));
         };
         if !mode.better_value(stats.first_value, value) {
@@ -404,7 +435,7 @@ impl<'r, 'm> SegmentReader<'r, 'm> {
             .collect();
         let runs = better.chunk_by(|a, b| a == b).count() as u64;
         // The first better value may run on from the members before the chunk.
-        let shared = !better.is_empty() && better.first().copied() == self.last_before[start];
+        let shared = !better.is_empty() && better.first().copied() == self.counts.last_before[start];
         Ok((members + better.len() as u64, values + runs - u64::from(shared)))
     }
 }
