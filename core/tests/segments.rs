@@ -583,3 +583,61 @@ proptest! {
         }
     }
 }
+
+/// A board with segments past the publisher's size for whole publication is patched like any
+/// board, and a reader over the patch refuses to read a segment (the driver asks the origin);
+/// at or under the size, every version is whole.
+#[test]
+fn a_large_segment_board_is_patched_and_its_segments_are_not_read_from_patches() {
+    let mut board = Board::new(BoardRules::new(ScoreMode::Highest));
+    board.declare_segments(spec());
+    let (mut serial, mut events) = (0, Events::new());
+    for p in 0..40u16 {
+        run(
+            &mut board,
+            &Op::Apply {
+                player: p,
+                value: i64::from(p),
+                at: 1,
+                country: (p % 4) as u8,
+                platform: (p % 3) as u8,
+            },
+            &mut serial,
+            &mut events,
+        );
+    }
+    let mut whole = Publisher::patching(SMALL_CHUNKS, 4096).segments_whole_up_to(40);
+    let mut patched = Publisher::patching(SMALL_CHUNKS, 4096).segments_whole_up_to(39);
+    patched.publish(&board);
+    whole.publish(&board);
+    run(
+        &mut board,
+        &Op::Apply {
+            player: 3,
+            value: 100,
+            at: 2,
+            country: 0,
+            platform: 0,
+        },
+        &mut serial,
+        &mut events,
+    );
+    assert!(whole.publish(&board).patches.is_empty());
+    let publication = patched.publish(&board);
+    let patch = publication.patch().expect("a small change fits a patch");
+    let reader = SnapshotReader::over(&publication.manifest, &[patch]).unwrap();
+    let segment = SegmentKey {
+        dimension: COUNTRY,
+        value: "DE",
+    };
+    let counts = SegmentCounts::of(&publication.manifest, &segment).expect("declared");
+    assert!(
+        reader.within(&counts).is_none(),
+        "a patch does not restate the segment counts"
+    );
+    assert!(
+        SnapshotReader::new(&publication.manifest)
+            .within(&counts)
+            .is_some()
+    );
+}

@@ -49,6 +49,7 @@ pub mod read;
 pub use patch::{Inserted, MAX_PATCH_LEVELS, ManifestPatch, Removed, Root};
 pub use publish::{
     DEFAULT_MAX_PATCH_BYTES, FullBuildReason, MIDDLE_PATCH_FACTOR, Publication, PublishPath, Publisher,
+    SEGMENTS_WHOLE_MAX_PLAYERS,
 };
 
 /// The snapshot format version this build writes and reads. Format 1 named each rank chunk's

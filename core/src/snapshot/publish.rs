@@ -134,6 +134,12 @@ pub enum FullBuildReason {
     Inconsistent,
 }
 
+/// The most ranked players of a board that declares segments for which every version is
+/// published whole, so that the edge answers its segment reads; a larger one is patched like
+/// any board and its segment reads go to the origin (a whole manifest is about 1.7 MB a
+/// million players with segments, BENCHMARKS.md).
+pub const SEGMENTS_WHOLE_MAX_PLAYERS: u64 = 2_000_000;
+
 /// What the publisher keeps of its last publication.
 #[derive(Clone, Debug)]
 struct Published {
@@ -175,6 +181,8 @@ pub struct Publisher {
     path: Option<PublishPath>,
     /// The most bytes a patch may take before a whole manifest is published instead; 0: never.
     max_patch_bytes: usize,
+    /// The most ranked players of a board with segments that is published whole.
+    segments_whole_max: u64,
     /// The hash of the last manifest, the base of patches.
     base_hash: Option<ChunkHash>,
     /// The patch over the last manifest that later versions are patched over, and its hash.
@@ -239,6 +247,7 @@ impl Publisher {
             last: None,
             path: None,
             max_patch_bytes: 0,
+            segments_whole_max: SEGMENTS_WHOLE_MAX_PLAYERS,
             base_hash: None,
             middle: None,
             patched: None,
@@ -254,6 +263,15 @@ impl Publisher {
         Publisher {
             max_patch_bytes,
             ..Publisher::new(options)
+        }
+    }
+
+    /// The same publisher with a board that declares segments published whole only while it
+    /// ranks at most `players` ([`SEGMENTS_WHOLE_MAX_PLAYERS`] by default). O(1).
+    pub fn segments_whole_up_to(self, players: u64) -> Publisher {
+        Publisher {
+            segments_whole_max: players,
+            ..self
         }
     }
 
@@ -286,8 +304,10 @@ impl Publisher {
     /// and chunks of about k entries; otherwise a full build, O(n) (see the module doc).
     pub fn publish(&mut self, board: &Board) -> Publication {
         // A segment read counts members through the manifest's rank chunks, which a patch
-        // does not restate, so a board that declares segments is published whole.
-        if board.declares_segments() {
+        // does not restate, so a board that declares segments is published whole, up to a
+        // size past which a whole manifest a version costs more than serving its segment reads
+        // from the origin.
+        if board.declares_segments() && board.total_players() <= self.segments_whole_max {
             return self.publish_whole(board);
         }
         if let Some(publication) = self.publish_patch(board) {
