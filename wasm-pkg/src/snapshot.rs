@@ -14,8 +14,8 @@ use standings_core::interval::RankSketch;
 use standings_core::json::PeriodFields;
 use standings_core::snapshot::read::{Part, Parts, SegmentCounts, SnapshotReader, Step};
 use standings_core::{
-    BoardDigest, BoardId, ChunkHash, CursorBinding, DecodeError, LookupChunk, MAX_PATCH_LEVELS, Manifest,
-    ManifestPatch, RankChunk, Root, SegmentKey,
+    BoardDigest, BoardId, ChunkHash, Cursor, CursorBinding, DecodeError, LookupChunk, MAX_PATCH_LEVELS,
+    Manifest, ManifestPatch, RankChunk, Root, SegmentKey,
 };
 
 /// The period instance a head names, printed in every answer.
@@ -246,12 +246,7 @@ impl SnapshotView {
     /// `GET .../top?limit=&cursor=` from the snapshot: at most 2 rounds of parts. O(log chunks
     /// + limit) once the parts are held.
     pub fn top(&mut self, limit: usize, cursor: Option<&str>) -> Result<Answer, SnapshotError> {
-        let limit = query::limit(Some(&limit.to_string())).map_err(SnapshotError::Refused)?;
-        let cursor = cursor
-            .map(|text| query::cursor(text, self.binding, &self.board, &self.period.key))
-            .transpose()
-            .map_err(SnapshotError::Refused)?
-            .map(|(_, cursor)| cursor);
+        let (limit, cursor) = self.page(limit, cursor)?;
         let reader = self.reader();
         let step = answer::top(
             &reader,
@@ -305,12 +300,7 @@ impl SnapshotView {
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<Answer, SnapshotError> {
-        let limit = query::limit(Some(&limit.to_string())).map_err(SnapshotError::Refused)?;
-        let cursor = cursor
-            .map(|text| query::cursor(text, self.binding, &self.board, &self.period.key))
-            .transpose()
-            .map_err(SnapshotError::Refused)?
-            .map(|(_, cursor)| cursor);
+        let (limit, cursor) = self.page(limit, cursor)?;
         let segment = self.segment(segment)?;
         let key = segment.key();
         let name = self.counted(&key)?;
@@ -378,6 +368,17 @@ impl SnapshotView {
             return Err(SnapshotError::SegmentOfPatch);
         }
         query::check_segment(raw, &self.manifest.segments.spec(), &self.board).map_err(SnapshotError::Refused)
+    }
+
+    /// A page's `limit` and `cursor`, checked as the API checks them.
+    fn page(&self, limit: usize, cursor: Option<&str>) -> Result<(usize, Option<Cursor>), SnapshotError> {
+        let limit = query::limit(Some(&limit.to_string())).map_err(SnapshotError::Refused)?;
+        let cursor = cursor
+            .map(|text| query::cursor(text, self.binding, &self.board, &self.period.key))
+            .transpose()
+            .map_err(SnapshotError::Refused)?
+            .map(|(_, cursor)| cursor);
+        Ok((limit, cursor))
     }
 
     /// The name under which the counts of `segment` are kept, counting them on first use: once
