@@ -133,13 +133,16 @@ def _varint(data, at):
 
 def _manifest_chunk_hashes(data):
     """The rank and lookup chunk hashes and the rank sketch's hash a manifest names, as hex.
-    The layout is the core's format 5 (core/src/snapshot/mod.rs): a u16 version, the tag `M`,
+    The layout is the core's format 6 (core/src/snapshot/mod.rs): a u16 version, the tag `M`,
     then postcard: rules (score mode, value_min, value_max), board_version, total_players, the
-    32-byte digest, the 32-byte hash of the rank sketch, the rank chunk refs (count, distinct_values, first_value, last entry with its optional extras, hash)
-    and the lookup chunk refs (count, hash). Only the hashes are wanted, and they are checked: every part named is
+    32-byte digest, the 32-byte hash of the rank sketch, the segment dimensions (country as a
+    bool, then each event dimension's name and values), the rank chunk refs (count,
+    distinct_values, first_value, last entry with its optional extras, hash, and each segment's
+    members: dimension byte, value, count, distinct_values, first_value, last_value) and the
+    lookup chunk refs (count, hash). Only the hashes are wanted, and they are checked: every part named is
     fetched and must hash to its name, so a reading that drifted from the format fails the run
     rather than passing quietly."""
-    if data[:3] != b"\x05\x00M":
+    if data[:3] != b"\x06\x00M":
         raise AssertionError(f"a manifest of another format or tag: {data[:3]!r}")
     at = 3
     for _ in range(5):  # score mode, value_min, value_max, board_version, total_players
@@ -147,6 +150,15 @@ def _manifest_chunk_hashes(data):
     at += 32  # digest
     sketch = data[at : at + 32].hex()
     at += 32
+    at += 1  # country, a bool
+    dimensions, at = _varint(data, at)
+    for _ in range(dimensions):
+        length, at = _varint(data, at)  # the name
+        at += length
+        values, at = _varint(data, at)
+        for _ in range(values):
+            length, at = _varint(data, at)
+            at += length
     rank = []
     count, at = _varint(data, at)
     for _ in range(count):
@@ -159,7 +171,7 @@ def _manifest_chunk_hashes(data):
         has_extras = data[at]  # an Option: 0 none, 1 some
         at += 1
         if has_extras:
-            for _ in range(3):  # display_name, country, metadata: each an optional string
+            for _ in range(4):  # display_name, country, metadata, segments: optional strings
                 present = data[at]
                 at += 1
                 if present:
@@ -167,6 +179,13 @@ def _manifest_chunk_hashes(data):
                     at += length
         rank.append(data[at : at + 32].hex())
         at += 32
+        stats, at = _varint(data, at)
+        for _ in range(stats):
+            at += 1  # the dimension, a byte
+            length, at = _varint(data, at)  # the value
+            at += length
+            for _ in range(4):  # count, distinct_values, first_value, last_value
+                _, at = _varint(data, at)
     lookup = []
     count, at = _varint(data, at)
     for _ in range(count):
@@ -199,7 +218,7 @@ def _seeded_parts(board):
             data = _get(f"/v1/snapshots/manifests/{name}")
             if hashlib.sha256(data).hexdigest() != name:
                 raise AssertionError(f"the root {name} of {board} does not hash to its name")
-            if data[:3] != b"\x05\x00P":
+            if data[:3] != b"\x06\x00P":
                 break
             name = data[3:35].hex()
         _parts_cache[manifest] = _manifest_chunk_hashes(data)
