@@ -230,8 +230,11 @@ impl<'r, 'm> SegmentReader<'r, 'm> {
                 return Ok(None);
             };
             let first = position.saturating_sub(radius);
-            let last = position.saturating_add(radius).min(self.total() - 1);
-            let limit = usize::try_from(last - first + 1).unwrap_or(usize::MAX);
+            // Saturating: counts that disagree with the chunks answer wrongly, never panic.
+            let last = position
+                .saturating_add(radius)
+                .min(self.total().saturating_sub(1));
+            let limit = usize::try_from(last.saturating_sub(first) + 1).unwrap_or(usize::MAX);
             self.members_from(parts, first, limit, &mut needs).map(Some)
         });
         needs.step(|| window.ok().flatten())
