@@ -76,7 +76,10 @@ pub use live::{
 pub use profile::{Audience, EntryInfo, Extras, Profile};
 pub use replay::Replay;
 pub use rules::{BoardId, BoardRules, ScoreMode, Standing};
-pub use segments::{COUNTRY, EventDimension, SegmentEntry, SegmentKey, SegmentSpec};
+pub use segments::{
+    COUNTRY, EventDimension, MAX_DIMENSION_TEXT, MAX_DIMENSION_VALUES, MAX_EVENT_DIMENSIONS, SegmentEntry,
+    SegmentKey, SegmentSpec,
+};
 pub use shards::{MAX_SHARDS, ShardInfo};
 pub use snapshot::{
     ChunkingOptions, LookupChunk, LookupChunkRef, MAX_PATCH_LEVELS, Manifest, ManifestPatch, Publication,

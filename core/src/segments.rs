@@ -71,6 +71,15 @@ impl SegmentSpec {
 /// The dimension fed by the profile's country.
 pub const COUNTRY: &str = "country";
 
+/// The most event dimensions a board declares.
+pub const MAX_EVENT_DIMENSIONS: usize = 4;
+
+/// The most values an event dimension declares.
+pub const MAX_DIMENSION_VALUES: usize = 32;
+
+/// The longest dimension name or value, in bytes.
+pub const MAX_DIMENSION_TEXT: usize = 32;
+
 /// One segment: a dimension and one of its values, as `segment=country:DE` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentKey<'a> {

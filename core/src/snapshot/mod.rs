@@ -320,10 +320,14 @@ impl ManifestSegments {
     /// Checks what untrusted bytes declare: at most the dimensions and values a board may.
     /// O(declared values).
     fn check(&self) -> Result<(), DecodeError> {
-        let sane = |text: &str| !text.is_empty() && text.len() <= 32;
-        let fits = self.events.len() <= 4
+        use crate::segments::{MAX_DIMENSION_TEXT, MAX_DIMENSION_VALUES, MAX_EVENT_DIMENSIONS};
+        let sane = |text: &str| !text.is_empty() && text.len() <= MAX_DIMENSION_TEXT;
+        let fits = self.events.len() <= MAX_EVENT_DIMENSIONS
             && self.events.iter().all(|(name, values)| {
-                sane(name) && !values.is_empty() && values.len() <= 32 && values.iter().all(|v| sane(v))
+                sane(name)
+                    && !values.is_empty()
+                    && values.len() <= MAX_DIMENSION_VALUES
+                    && values.iter().all(|v| sane(v))
             });
         if fits {
             Ok(())
@@ -671,7 +675,8 @@ impl Manifest {
                 .segments
                 .windows(2)
                 .all(|w| (w[0].dimension, &w[0].value) < (w[1].dimension, &w[1].value));
-            let mut per_dimension = [0u64; 5];
+            // Country, then the event dimensions.
+            let mut per_dimension = [0u64; 1 + crate::segments::MAX_EVENT_DIMENSIONS];
             let each = c.segments.iter().all(|s| {
                 let d = usize::from(s.dimension);
                 if d >= dimensions || s.count == 0 || s.distinct_values == 0 || s.distinct_values > s.count {

@@ -2,7 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use standings_core::{Band, BoardId, BoardRules, COUNTRY, EventDimension, ScoreMode, SegmentSpec};
+use standings_core::{
+    Band, BoardId, BoardRules, COUNTRY, EventDimension, MAX_DIMENSION_TEXT, MAX_DIMENSION_VALUES,
+    MAX_EVENT_DIMENSIONS, ScoreMode, SegmentSpec,
+};
 
 use super::periods::{Calendar, PeriodError};
 use super::profiles::check_metadata_cap;
@@ -300,15 +303,6 @@ impl BoardDef {
 
 /// Where the `country` dimension's value comes from: the player's profile.
 const PROFILE: &str = "profile";
-
-/// The most event dimensions a board declares.
-pub(crate) const MAX_EVENT_DIMENSIONS: usize = 4;
-
-/// The most values an event dimension declares.
-pub(crate) const MAX_DIMENSION_VALUES: usize = 32;
-
-/// The longest dimension name or value, in bytes.
-const MAX_DIMENSION_TEXT: usize = 32;
 
 /// An event dimension's name: a lowercase letter, then up to 31 lowercase letters, digits or
 /// `_`. O(length).
